@@ -1,0 +1,40 @@
+// The shape of one `rae` command: one file per command in host/cli/, registered in main.ts.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** One `rae` subcommand. `run` returns the process exit code. */
+export interface Command {
+  name: string;
+  summary: string;
+  /** Full `--help` text: usage line, options, examples. */
+  help: string;
+  run(argv: string[]): Promise<number>;
+}
+
+/** Thrown by parseCommandArgs for bad usage; main prints it with the command's help hint. */
+export class UsageError extends Error {}
+
+/**
+ * parseArgs with the project's conventions: unknown options are usage errors, and every
+ * command accepts -h/--help (returned as `help: true`).
+ */
+export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options']>>(
+  argv: string[],
+  options: T,
+  allowPositionals = false,
+) {
+  try {
+    return parseArgs({
+      args: argv,
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals,
+      strict: true,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/** Writes a log line to stderr (stdout is reserved for alert JSON lines). */
+export function log(msg: string): void {
+  process.stderr.write(`${msg}\n`);
+}

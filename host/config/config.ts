@@ -1,0 +1,109 @@
+// Engine configuration: every setting has a default, so `rae run` needs no file. A YAML file
+// (`--config FILE`) overrides any subset; unknown keys are reported, not ignored silently.
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+
+export type RuleMatching = 'first' | 'all';
+
+/** The whole configuration, with every key present. */
+export interface Config {
+  /** Where generated TLS material, the API database and watched resources live. */
+  stateDir: string;
+  /** Host name in alerts (Falco: $FALCO_HOSTNAME, else gethostname()). */
+  hostname?: string;
+  rules: {
+    /** Built-in rule sets from rules/ (names as in builtInRulesList). */
+    builtIn: string[];
+    /** Extra rule files, loaded after the built-in sets, in order. */
+    files: string[];
+    ruleMatching: RuleMatching;
+    /** Least severe priority whose rules are enabled (Falco `priority`). */
+    minPriority: string;
+  };
+  webhook: { enabled: boolean; address: string; port: number; path: string; sysPrefix: string };
+  forwarder: { enabled: boolean; address: string; port: number; debugLogging: boolean };
+  api: { enabled: boolean; address: string; port: number; externalHost: string };
+}
+
+/** The default state directory: $RAE_STATE_DIR, else /var/lib/runtime-audit-engine for root, else ~/.local/state. */
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.RAE_STATE_DIR) return env.RAE_STATE_DIR;
+  if (process.getuid?.() === 0) return '/var/lib/runtime-audit-engine';
+  return join(env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'), 'runtime-audit-engine');
+}
+
+/** The defaults: every source and server on, built-in syscall and audit rules. */
+export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    stateDir: defaultStateDir(env),
+    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug' },
+    webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8' },
+    forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false },
+    api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080' },
+  };
+}
+
+/** A config problem: the dotted key path and what is wrong with it. */
+export interface ConfigProblem {
+  key: string;
+  message: string;
+}
+
+function mergeInto(target: Record<string, unknown>, src: unknown, path: string, problems: ConfigProblem[]): void {
+  if (src === null || src === undefined) return;
+  if (typeof src !== 'object' || Array.isArray(src)) {
+    problems.push({ key: path || '(root)', message: 'expected a mapping' });
+    return;
+  }
+  for (const [k, v] of Object.entries(src as Record<string, unknown>)) {
+    const key = path ? `${path}.${k}` : k;
+    if (!(k in target)) {
+      problems.push({ key, message: 'unknown key' });
+      continue;
+    }
+    const cur = target[k];
+    if (cur !== null && typeof cur === 'object' && !Array.isArray(cur)) {
+      mergeInto(cur as Record<string, unknown>, v, key, problems);
+    } else if (cur === undefined || typeof v === typeof cur || (Array.isArray(cur) && Array.isArray(v))) {
+      target[k] = v;
+    } else {
+      problems.push({ key, message: `expected ${Array.isArray(cur) ? 'a list' : `a ${typeof cur}`}` });
+    }
+  }
+}
+
+/** Defaults overlaid with a YAML text; problems are returned, never thrown. */
+export function configFromYaml(text: string, env: NodeJS.ProcessEnv = process.env): { config: Config; problems: ConfigProblem[] } {
+  const config = defaultConfig(env);
+  const problems: ConfigProblem[] = [];
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    problems.push({ key: '(file)', message: (err as Error).message });
+    return { config, problems };
+  }
+  const target = config as unknown as Record<string, unknown>;
+  if (!('hostname' in target)) target.hostname = undefined;
+  mergeInto(target, doc, '', problems);
+  return { config, problems };
+}
+
+/** Loads `--config FILE` (or the defaults when no file is given). */
+export function loadConfig(file: string | undefined, stateDirOverride?: string): { config: Config; problems: ConfigProblem[] } {
+  let result: { config: Config; problems: ConfigProblem[] };
+  if (file === undefined) result = { config: defaultConfig(), problems: [] };
+  else {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      return { config: defaultConfig(), problems: [{ key: '(file)', message: `cannot read ${file}: ${(err as Error).message}` }] };
+    }
+    result = configFromYaml(text);
+  }
+  if (stateDirOverride) result.config.stateDir = stateDirOverride;
+  return result;
+}
