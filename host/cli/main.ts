@@ -1,11 +1,9 @@
 // `rae` entry: dispatches to one command per file. Logs and errors go to stderr; stdout carries
 // only alert JSON lines (and a command's requested output, e.g. a manifest).
 import { UsageError, type Command } from './command.js';
-import { runCommand } from './run.js';
-import { validateCommand } from './validate.js';
-import { replayCommand } from './replay.js';
 
-const COMMANDS: Command[] = [runCommand, validateCommand, replayCommand];
+// One line per command; keep the list in the order `rae --help` shows it.
+const COMMANDS: Command[] = [];
 
 function topHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
