@@ -20,6 +20,7 @@ fi
 # --- system packages -------------------------------------------------------------------------
 # One line per package: "<debian package> <command or file that proves it is installed>".
 APT_PACKAGES=(
+  "prometheus /usr/bin/prometheus"
 )
 missing=()
 for entry in "${APT_PACKAGES[@]}"; do
