@@ -24,7 +24,8 @@ export interface Config {
   };
   webhook: { enabled: boolean; address: string; port: number; path: string; sysPrefix: string };
   forwarder: { enabled: boolean; address: string; port: number; debugLogging: boolean };
-  api: { enabled: boolean; address: string; port: number; externalHost: string };
+  /** REST API (docs/api.md): DSNs use externalScheme://...@externalHost; TLS when both tls files are set; bootstrapFile is YAML applied at start. */
+  api: { enabled: boolean; address: string; port: number; externalHost: string; externalScheme: string; tlsCertFile: string; tlsKeyFile: string; bootstrapFile: string };
 }
 
 /** The default state directory: $RAE_STATE_DIR, else /var/lib/runtime-audit-engine for root, else ~/.local/state. */
@@ -41,7 +42,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug' },
     webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8' },
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false },
-    api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080' },
+    api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080', externalScheme: 'https', tlsCertFile: '', tlsKeyFile: '', bootstrapFile: '' },
   };
 }
 
