@@ -21,6 +21,7 @@ fi
 # One line per package: "<debian package> <command or file that proves it is installed>".
 APT_PACKAGES=(
   "prometheus /usr/bin/prometheus"
+  "postgresql /usr/lib/postgresql/15/bin/initdb"
 )
 missing=()
 for entry in "${APT_PACKAGES[@]}"; do
