@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+/*
+ * The kernel probe: CO-RE BPF programs that write the records of events.h into one ring buffer.
+ *
+ *   tp_btf/sys_exit            every syscall exit; syscalls whose number is not set in the
+ *                              `interesting` table (filled by the addon) return at once. Records
+ *                              carry all argument registers, the return value and, per syscall,
+ *                              the strings and socket addresses behind pointer arguments.
+ *   tp_btf/sched_process_exec  the new image: ids, credentials, tty, exe, argv, cwd, cgroup path.
+ *   tp_btf/sched_process_fork  a new thread or process (ids + comm; the host inherits the rest).
+ *   tp_btf/sched_process_exit  a thread exit with its exit code.
+ *
+ * Wakeups follow a watermark: records are committed with BPF_RB_NO_WAKEUP except the one that
+ * makes the queued bytes cross `cfg_wake_bytes`; the consumer also drains on a timeout.
+ * x86-64 syscall numbers only; ia32 compat syscalls are recorded with RAE_SF_COMPAT, not decoded.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "events.h"
+#include "helpers.bpf.h"
+#include "syscalls.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the addon before load. */
+const volatile __u32 cfg_self_tgid = 0;
+const volatile __u64 cfg_wake_bytes = 256 * 1024;
+
+/* Interesting syscall numbers, written by the addon through the mmapped .bss. */
+__u8 interesting[RAE_NR_SYSCALLS];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} ring SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rae_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch_map SEC(".maps");
+
+static __always_inline struct rae_stats *get_stats(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+/* Ring commit flags for a record of `len` bytes: wake the consumer only on the watermark crossing. */
+static __always_inline __u64 wake_flags(__u64 len)
+{
+	__u64 queued = bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA);
+	return (queued < cfg_wake_bytes && queued + len >= cfg_wake_bytes) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+/* Copies a record built in scratch to the ring, counting emitted or lost. */
+static __always_inline void emit(void *rec, __u32 len)
+{
+	struct rae_stats *st = get_stats();
+	if (len > RAE_MAX_RECORD - 8)
+		len = RAE_MAX_RECORD - 8;
+	len &= RAE_MAX_RECORD - 8; /* proves len <= 16376 to the verifier */
+	if (len < sizeof(struct rae_hdr))
+		return;
+	((struct rae_hdr *)rec)->len = len;
+	if (bpf_ringbuf_output(&ring, rec, len, wake_flags(len))) {
+		if (st)
+			st->lost++;
+	} else if (st) {
+		st->emitted++;
+	}
+}
+
+static __always_inline void fill_hdr(struct rae_hdr *h, struct task_struct *t, __u16 kind, __u16 nr, __u32 pid,
+				     __u32 tid)
+{
+	h->ts_ns = bpf_ktime_get_boot_ns();
+	h->kind = kind;
+	h->nr = nr;
+	h->pid = pid;
+	h->tid = tid;
+	h->uid = BPF_CORE_READ(t, cred, euid.val);
+	h->gid = BPF_CORE_READ(t, cred, egid.val);
+	h->cgroup_id = bpf_get_current_cgroup_id();
+	h->ret = 0;
+}
+
+static __always_inline struct scratch *get_scratch(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&scratch_map, &zero);
+}
+
+/* What a syscall's pointer arguments mean: filled by plan_syscall(), executed by on_sys_exit. */
+struct plan {
+	const void *path;  /* user string -> rec.path */
+	const void *path2; /* user string -> rec.path2 */
+	long dirfd;        /* base of a relative `path`; RAE_NO_DIR = do not resolve */
+	long dirfd2;
+	const void *uaddr; /* user sockaddr -> rec.peer (or rec.local when uaddr_local) */
+	const void *umsg;  /* user msghdr whose msg_name is the sockaddr */
+	long sockfd;       /* socket whose tuple fills rec.local / rec.peer; -1 = none */
+	int uaddr_local;
+	int cwd_after;     /* rec.dir = cwd after the call (chdir, fchdir) */
+};
+
+#define RAE_NO_DIR (-1000000)
+
+static __always_inline void plan_syscall(struct plan *p, __u32 nr, __u64 *a, long ret)
+{
+	switch (nr) {
+	case NR_open: case NR_creat: case NR_chmod: case NR_mkdir: case NR_rmdir: case NR_unlink:
+		p->path = (void *)a[0]; p->dirfd = AT_FDCWD; break;
+	case NR_openat: case NR_openat2: case NR_fchmodat: case NR_fchmodat2: case NR_mkdirat: case NR_unlinkat:
+		p->path = (void *)a[1]; p->dirfd = a[0]; break;
+	case NR_execve:
+		if (ret < 0) { p->path = (void *)a[0]; p->dirfd = AT_FDCWD; }
+		break;
+	case NR_execveat:
+		if (ret < 0) { p->path = (void *)a[1]; p->dirfd = a[0]; }
+		break;
+	case NR_rename: case NR_link:
+		p->path = (void *)a[0]; p->dirfd = AT_FDCWD; p->path2 = (void *)a[1]; p->dirfd2 = AT_FDCWD; break;
+	case NR_renameat: case NR_renameat2: case NR_linkat:
+		p->path = (void *)a[1]; p->dirfd = a[0]; p->path2 = (void *)a[3]; p->dirfd2 = a[2]; break;
+	case NR_symlink:
+		p->path = (void *)a[0]; p->path2 = (void *)a[1]; p->dirfd2 = AT_FDCWD; break;
+	case NR_symlinkat:
+		p->path = (void *)a[0]; p->path2 = (void *)a[2]; p->dirfd2 = a[1]; break;
+	case NR_init_module:
+		p->path = (void *)a[2]; break;
+	case NR_finit_module:
+		p->path = (void *)a[1]; break;
+	case NR_memfd_create:
+		p->path = (void *)a[0]; break;
+	case NR_chdir:
+		p->path = (void *)a[0]; p->cwd_after = 1; break;
+	case NR_fchdir:
+		p->cwd_after = 1; break;
+	case NR_connect:
+		p->uaddr = (void *)a[1]; p->sockfd = a[0]; break;
+	case NR_bind:
+		p->uaddr = (void *)a[1]; p->uaddr_local = 1; p->sockfd = a[0]; break;
+	case NR_accept: case NR_accept4:
+		p->sockfd = ret; break;
+	case NR_sendto:
+		p->uaddr = (void *)a[4]; p->sockfd = a[0]; break;
+	case NR_recvfrom:
+		if (ret >= 0) p->uaddr = (void *)a[4];
+		p->sockfd = a[0]; break;
+	case NR_sendmsg:
+		p->umsg = (void *)a[1]; p->sockfd = a[0]; break;
+	case NR_recvmsg:
+		if (ret >= 0) p->umsg = (void *)a[1];
+		p->sockfd = a[0]; break;
+	case NR_listen: case NR_shutdown: case NR_getsockopt: case NR_setsockopt:
+		p->sockfd = a[0]; break;
+	}
+}
+
+/* A relative path (non-empty, not starting with '/') needs its base directory. */
+static __always_inline int is_relative(__u8 *rec, struct rae_str *s)
+{
+	return s->len > 0 && rec[s->off & REC_MASK] != '/';
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr >= RAE_NR_SYSCALLS || !interesting[nr])
+		return 0;
+	if ((pid_tgid >> 32) == cfg_self_tgid)
+		return 0;
+	struct task_struct *t = (void *)bpf_get_current_task();
+	struct scratch *s = get_scratch();
+	struct rae_stats *st = get_stats();
+	if (!s)
+		return 0;
+	if (st)
+		st->seen++;
+	__u8 *rec = s->rec;
+	struct rae_syscall *r = (void *)rec;
+	__builtin_memset(r, 0, sizeof(*r));
+	fill_hdr(&r->hdr, t, RAE_KIND_SYSCALL, nr, pid_tgid >> 32, (__u32)pid_tgid);
+	r->hdr.ret = ret;
+	__u64 a[6];
+	a[0] = BPF_CORE_READ(regs, di);
+	a[1] = BPF_CORE_READ(regs, si);
+	a[2] = BPF_CORE_READ(regs, dx);
+	a[3] = BPF_CORE_READ(regs, r10);
+	a[4] = BPF_CORE_READ(regs, r8);
+	a[5] = BPF_CORE_READ(regs, r9);
+	__builtin_memcpy(r->args, a, sizeof(a));
+	if (BPF_CORE_READ(t, thread_info.status) & 0x2 /* TS_COMPAT */) {
+		r->sflags = RAE_SF_COMPAT;
+		emit(rec, sizeof(*r));
+		return 0;
+	}
+
+	struct plan p = { .dirfd = RAE_NO_DIR, .dirfd2 = RAE_NO_DIR, .sockfd = -1 };
+	plan_syscall(&p, nr, a, ret);
+	__u32 pos = sizeof(*r);
+	if (nr == NR_openat2)
+		bpf_probe_read_user(r->aux, sizeof(r->aux), (void *)a[2]);
+	pos = put_user_str(rec, pos, p.path, &r->path, &r->sflags);
+	pos = put_user_str(rec, pos, p.path2, &r->path2, &r->sflags);
+	if (p.cwd_after && ret == 0)
+		pos = put_dir(rec, pos, s->walk, t, AT_FDCWD, &r->dir, &r->sflags);
+	else if (p.dirfd != RAE_NO_DIR && is_relative(rec, &r->path))
+		pos = put_dir(rec, pos, s->walk, t, p.dirfd, &r->dir, &r->sflags);
+	if (p.dirfd2 != RAE_NO_DIR && is_relative(rec, &r->path2))
+		pos = put_dir(rec, pos, s->walk, t, p.dirfd2, &r->dir2, &r->sflags);
+	if (p.umsg)
+		bpf_probe_read_user(&p.uaddr, sizeof(p.uaddr), p.umsg); /* msg_name is the first member */
+	if (p.uaddr)
+		pos = put_user_sockaddr(rec, pos, p.uaddr, p.uaddr_local ? &r->local : &r->peer, &r->path, &r->sflags);
+	if (p.sockfd >= 0) {
+		struct rae_sockaddr keep = r->local;
+		pos = put_sock_tuple(rec, pos, fd_file(t, p.sockfd), &r->peer, &r->local, &r->path);
+		if (p.uaddr_local && keep.family)
+			r->local = keep;
+	}
+	emit(rec, (pos + 7) & ~7u);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	if ((pid_tgid >> 32) == cfg_self_tgid)
+		return 0;
+	struct scratch *s = get_scratch();
+	if (!s)
+		return 0;
+	__u8 *rec = s->rec;
+	struct rae_proc *r = (void *)rec;
+	struct task_struct *t = (void *)bpf_get_current_task();
+	__builtin_memset(r, 0, sizeof(*r));
+	fill_hdr(&r->hdr, t, RAE_KIND_EXEC, 0, pid_tgid >> 32, (__u32)pid_tgid);
+	fill_proc(r, t);
+	__u32 pos = sizeof(*r);
+	char comm[16];
+	bpf_get_current_comm(comm, sizeof(comm));
+	pos = put_kernel_str(rec, pos, comm, &r->comm);
+	pos = put_kernel_str(rec, pos, BPF_CORE_READ(bprm, filename), &r->exe);
+	struct file *exe = BPF_CORE_READ(t, mm, exe_file);
+	pos = put_path(rec, pos, s->walk, BPF_CORE_READ(exe, f_path.mnt), BPF_CORE_READ(exe, f_path.dentry),
+		       &r->exepath, &r->pflags, RAE_PF_PATH_TRUNC);
+	if (exe_writable(exe, r->hdr.uid, r->hdr.gid))
+		r->pflags |= RAE_PF_EXE_WRITABLE;
+	pos = put_args(rec, pos, t, &r->args, &r->pflags);
+	pos = put_dir(rec, pos, s->walk, t, AT_FDCWD, &r->cwd, &r->pflags);
+	pos = put_cgroup(rec, pos, s->walk, t, &r->cgroup);
+	emit(rec, (pos + 7) & ~7u);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 pid = BPF_CORE_READ(child, tgid);
+	__u32 tid = BPF_CORE_READ(child, pid);
+	if (pid == cfg_self_tgid)
+		return 0;
+	struct scratch *s = get_scratch();
+	if (!s)
+		return 0;
+	__u8 *rec = s->rec;
+	struct rae_proc *r = (void *)rec;
+	__builtin_memset(r, 0, sizeof(*r));
+	fill_hdr(&r->hdr, child, RAE_KIND_FORK, 0, pid, tid);
+	fill_proc(r, child);
+	if (pid != tid)
+		r->pflags |= RAE_PF_THREAD;
+	__u32 pos = sizeof(*r);
+	char comm[16];
+	BPF_CORE_READ_STR_INTO(&comm, child, comm);
+	pos = put_kernel_str(rec, pos, comm, &r->comm);
+	emit(rec, (pos + 7) & ~7u);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	if ((pid_tgid >> 32) == cfg_self_tgid)
+		return 0;
+	struct rae_stats *st = get_stats();
+	__u64 flags = wake_flags(sizeof(struct rae_exit));
+	struct rae_exit *r = bpf_ringbuf_reserve(&ring, sizeof(*r), 0);
+	if (!r) {
+		if (st)
+			st->lost++;
+		return 0;
+	}
+	fill_hdr(&r->hdr, p, RAE_KIND_EXIT, 0, pid_tgid >> 32, (__u32)pid_tgid);
+	r->hdr.len = sizeof(*r);
+	r->hdr.ret = BPF_CORE_READ(p, exit_code);
+	r->xflags = BPF_CORE_READ(p, signal, live.counter) == 0 ? RAE_XF_GROUP_DEAD : 0;
+	r->_pad = 0;
+	bpf_ringbuf_submit(r, flags);
+	if (st)
+		st->emitted++;
+	return 0;
+}
