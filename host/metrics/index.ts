@@ -1,0 +1,99 @@
+// The engine's metrics facade: typed helpers over the metric table (names.ts), each backed by its
+// own prom-client registry (registry.ts). Label values are closed enums or bounded sets:
+// `rule` admits the loaded rules' names plus at most `maxExtraRules` others, `hostname` at most
+// `maxHostnames`, `source` the engine's sources plus at most `maxExtraSources`; past a limit the
+// value is "(other)" and enginesecurity_enginesidekick_label_overflow_total counts it.
+import type { Registry } from 'prom-client';
+import { priorityNumber, type Priority } from '../engine/priority.js';
+import { BoundedLabel } from './bounded.js';
+import { createRegistry } from './registry.js';
+import { SOURCES, type Destination, type DropReason, type RulesetFailureReason, type SourceLabel } from './names.js';
+
+export { METRICS, SOURCES, DROP_REASONS, RULESET_FAILURE_REASONS, DESTINATIONS } from './names.js';
+export type { Destination, DropReason, RulesetFailureReason, SourceLabel } from './names.js';
+
+/** What the events counter needs to know about an alert (an Alert fits). */
+export interface AlertLabels {
+  hostname: string;
+  priority: Priority;
+  rule: string;
+  source: string;
+}
+
+/** Limits on label values that come from outside. */
+export interface MetricsOptions {
+  /** Node process metrics (process_*, nodejs_*) in the same registry; default true. */
+  processMetrics?: boolean;
+  maxExtraRules?: number;
+  maxHostnames?: number;
+  maxExtraSources?: number;
+}
+
+/** The engine's metrics. */
+export interface Metrics {
+  readonly registry: Registry;
+  /** The Prometheus text exposition and its content type (for GET /metrics). */
+  exposition(): Promise<{ contentType: string; body: string }>;
+  /** Rule names that are always valid `rule` label values (call on every ruleset load). */
+  knownRules(names: Iterable<string>): void;
+  /** One alert through the forwarder: enginesecurity_enginesidekick_engine_events_total. */
+  alert(a: AlertLabels): void;
+  /** One request to POST / or POST /test. */
+  input(accepted: boolean): void;
+  /** One finished delivery. */
+  output(destination: Destination, ok: boolean): void;
+  outputRetry(destination: Destination): void;
+  outputDropped(destination: Destination): void;
+  outputQueueLength(destination: Destination, length: number): void;
+  eventsReceived(source: SourceLabel, n?: number): void;
+  eventsEvaluated(source: SourceLabel, n?: number): void;
+  eventsDropped(source: SourceLabel, reason: DropReason, n?: number): void;
+  /** Seconds spent evaluating one batch. */
+  evaluationTime(source: SourceLabel, seconds: number): void;
+  rulesLoaded(source: SourceLabel, count: number): void;
+  rulesetSwapped(): void;
+  rulesetFailed(reason: RulesetFailureReason): void;
+  /** Seconds spent compiling one ruleset. */
+  compileTime(seconds: number): void;
+}
+
+/** A new, independent set of metrics in its own registry. */
+export function createMetrics(opts: MetricsOptions = {}): Metrics {
+  const { registry, instruments: m } = createRegistry({ processMetrics: opts.processMetrics ?? true });
+  const overflow = (label: string) => () => m.labelOverflow.inc({ label });
+  const rules = new BoundedLabel(opts.maxExtraRules ?? 256, overflow('rule'));
+  rules.allow(['Test rule']);
+  const hosts = new BoundedLabel(opts.maxHostnames ?? 64, overflow('hostname'));
+  const sources = new BoundedLabel(opts.maxExtraSources ?? 8, overflow('source'));
+  sources.allow([...SOURCES, 'syscalls']); // 'syscalls': falcosidekick's value for a payload without source
+
+  return {
+    registry,
+    async exposition() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+    knownRules: (names) => rules.allow(names),
+    alert(a) {
+      m.alerts.inc({
+        hostname: hosts.value(a.hostname || 'unknown'),
+        priority: String(priorityNumber(a.priority)),
+        priority_raw: a.priority.toLowerCase(),
+        rule: rules.value(a.rule),
+        source: sources.value(a.source),
+      });
+    },
+    input: (accepted) => m.inputs.inc({ source: 'requests', status: accepted ? 'accepted' : 'rejected' }),
+    output: (destination, ok) => m.outputs.inc({ destination, status: ok ? 'ok' : 'error' }),
+    outputRetry: (destination) => m.outputRetries.inc({ destination }),
+    outputDropped: (destination) => m.outputDropped.inc({ destination }),
+    outputQueueLength: (destination, length) => m.outputQueue.set({ destination }, length),
+    eventsReceived: (source, n = 1) => m.eventsReceived.inc({ source }, n),
+    eventsEvaluated: (source, n = 1) => m.eventsEvaluated.inc({ source }, n),
+    eventsDropped: (source, reason, n = 1) => m.eventsDropped.inc({ source, reason }, n),
+    evaluationTime: (source, seconds) => m.evaluationSeconds.observe({ source }, seconds),
+    rulesLoaded: (source, count) => m.rulesLoaded.set({ source }, count),
+    rulesetSwapped: () => m.rulesetSwaps.inc(),
+    rulesetFailed: (reason) => m.rulesetFailures.inc({ reason }),
+    compileTime: (seconds) => m.compileSeconds.observe(seconds),
+  };
+}

@@ -1,0 +1,139 @@
+// Every metric the engine exports, with its help text and label names, in one place. Names follow
+// `<namespace>_<subsystem>_<name>_<unit|total>`; the forwarder's metrics keep falcosidekick 2.30's
+// shape under our names (reference/module-and-forwarder.md §4): `falcosecurity_falcosidekick_*`
+// becomes `enginesecurity_enginesidekick_*`. Labels take values only from the closed sets below or
+// from bounded sets (see index.ts): no label ever carries free text from an event.
+
+/** Event sources as label values. */
+export const SOURCES = ['syscall', 'k8s_audit', 'internal'] as const;
+export type SourceLabel = (typeof SOURCES)[number];
+
+/** Why an event was dropped before or during evaluation. */
+export const DROP_REASONS = [
+  'queue_full', // a bounded queue between a source and the evaluator was full
+  'kernel_lost', // the kernel ring buffer reported lost records
+  'too_large', // an event exceeded the size limit (e.g. an audit event over maxEventSize)
+  'decode_error', // a record or audit item could not be decoded
+  'trap', // the evaluator trapped on the batch holding the event
+  'watchdog', // evaluation of the batch was stopped by the watchdog
+  'no_ruleset', // no ruleset was loaded for the event's source
+] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
+
+/** Why a new ruleset was not installed (the running one stays). */
+export const RULESET_FAILURE_REASONS = ['invalid', 'compile', 'validate', 'warmup'] as const;
+export type RulesetFailureReason = (typeof RULESET_FAILURE_REASONS)[number];
+
+/** The forwarder's outputs, as `destination` label values. */
+export const DESTINATIONS = ['stdout', 'webhook'] as const;
+export type Destination = (typeof DESTINATIONS)[number];
+
+interface Def<L extends string> {
+  readonly type: 'counter' | 'gauge' | 'histogram';
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: readonly L[];
+  readonly buckets?: readonly number[];
+}
+
+function def<const D extends Def<string>>(d: D): D {
+  return d;
+}
+
+/** The metric table. */
+export const METRICS = {
+  alerts: def({
+    type: 'counter',
+    name: 'enginesecurity_enginesidekick_engine_events_total',
+    help: 'Alerts accepted by the event forwarder: every detection, POST / and POST /test. priority is 1 (Debug) .. 8 (Emergency).',
+    labelNames: ['hostname', 'priority', 'priority_raw', 'rule', 'source'],
+  }),
+  inputs: def({
+    type: 'counter',
+    name: 'enginesecurity_enginesidekick_inputs_total',
+    help: 'HTTP requests to the forwarder event inputs (POST / and POST /test), by outcome.',
+    labelNames: ['source', 'status'],
+  }),
+  outputs: def({
+    type: 'counter',
+    name: 'enginesecurity_enginesidekick_outputs_total',
+    help: 'Alert deliveries per output: status ok, or error once every retry has failed.',
+    labelNames: ['destination', 'status'],
+  }),
+  outputRetries: def({
+    type: 'counter',
+    name: 'enginesecurity_enginesidekick_output_retries_total',
+    help: 'Failed delivery attempts that were retried.',
+    labelNames: ['destination'],
+  }),
+  outputDropped: def({
+    type: 'counter',
+    name: 'enginesecurity_enginesidekick_output_dropped_total',
+    help: "Alerts an output refused because its bounded queue (or the stream's buffer) was full.",
+    labelNames: ['destination'],
+  }),
+  outputQueue: def({
+    type: 'gauge',
+    name: 'enginesecurity_enginesidekick_output_queue_length',
+    help: 'Alerts waiting in an output queue.',
+    labelNames: ['destination'],
+  }),
+  labelOverflow: def({
+    type: 'counter',
+    name: 'enginesecurity_enginesidekick_label_overflow_total',
+    help: 'Alerts counted under the value "(other)" because a label had reached its limit of distinct values.',
+    labelNames: ['label'],
+  }),
+  eventsReceived: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_events_received_total',
+    help: 'Events received from a source.',
+    labelNames: ['source'],
+  }),
+  eventsEvaluated: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_events_evaluated_total',
+    help: 'Events evaluated against the loaded rules.',
+    labelNames: ['source'],
+  }),
+  eventsDropped: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_events_dropped_total',
+    help: 'Events dropped before or during evaluation, by reason.',
+    labelNames: ['source', 'reason'],
+  }),
+  evaluationSeconds: def({
+    type: 'histogram',
+    name: 'enginesecurity_engine_evaluation_seconds',
+    help: 'Time to evaluate one batch of events.',
+    labelNames: ['source'],
+    buckets: [1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1, 0.5, 1],
+  }),
+  rulesLoaded: def({
+    type: 'gauge',
+    name: 'enginesecurity_engine_rules_loaded',
+    help: 'Enabled rules in the running ruleset.',
+    labelNames: ['source'],
+  }),
+  rulesetSwaps: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_ruleset_swaps_total',
+    help: 'Rulesets installed (the first load and every hot swap).',
+    labelNames: [],
+  }),
+  rulesetFailures: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_ruleset_failures_total',
+    help: 'Rulesets rejected; the running ruleset stayed.',
+    labelNames: ['reason'],
+  }),
+  compileSeconds: def({
+    type: 'histogram',
+    name: 'enginesecurity_engine_ruleset_compile_seconds',
+    help: 'Time to compile a ruleset to WebAssembly.',
+    labelNames: [],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  }),
+} as const;
+
+export type MetricKey = keyof typeof METRICS;
