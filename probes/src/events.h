@@ -21,12 +21,7 @@
 #define RAE_EVENTS_H
 
 #ifndef __VMLINUX_H__
-#include <stdint.h>
-typedef uint8_t __u8;
-typedef uint16_t __u16;
-typedef uint32_t __u32;
-typedef uint64_t __u64;
-typedef int64_t __s64;
+#include <linux/types.h>
 #endif
 
 #define RAE_ABI_VERSION 1
@@ -137,7 +132,7 @@ struct rae_stats {
 	__u64 emitted; /* records written to the ring */
 	__u64 lost;    /* records dropped because the ring was full */
 	__u64 seen;    /* interesting syscalls that reached the probe */
-	__u64 big;     /* records cut to RAE_MAX_RECORD */
+	__u64 truncated; /* records with a string cut short (RAE_SF_PATH_TRUNC, RAE_PF_*_TRUNC) */
 };
 
 #endif

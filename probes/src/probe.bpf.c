@@ -233,6 +233,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		if (p.uaddr_local && keep.family)
 			r->local = keep;
 	}
+	if ((r->sflags & RAE_SF_PATH_TRUNC) && st)
+		st->truncated++;
 	emit(rec, (pos + 7) & ~7u);
 	return 0;
 }
@@ -265,6 +267,11 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	pos = put_args(rec, pos, t, &r->args, &r->pflags);
 	pos = put_dir(rec, pos, s->walk, t, AT_FDCWD, &r->cwd, &r->pflags);
 	pos = put_cgroup(rec, pos, s->walk, t, &r->cgroup);
+	if (r->pflags & (RAE_PF_ARGS_TRUNC | RAE_PF_PATH_TRUNC)) {
+		struct rae_stats *st = get_stats();
+		if (st)
+			st->truncated++;
+	}
 	emit(rec, (pos + 7) & ~7u);
 	return 0;
 }

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * node-addon-api binding of the capture core (capture.c): notify-then-pull delivery.
+ *
+ * A background thread waits on the ring buffer (edge-triggered epoll, ending on a kernel
+ * watermark wakeup or on a timeout) and, when records are queued and JS is not already told,
+ * wakes JS once through a ThreadSafeFunction. JS then drains with poll(view), which copies whole
+ * records into the caller's buffer; a poll that finds the ring empty re-arms the notification.
+ *
+ * Exports: abiVersion, maxRecord, layout(), checkKernel(), clocks(), open(options) -> Capture
+ * with watch(fn), poll(view[, meta]), setInterestingSyscalls(ids), stats(), ref(), unref(), close().
+ */
+#include <napi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <ctime>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+extern "C" {
+#include "capture.h"
+#include "../src/events.h"
+#include "../src/syscalls.h"
+}
+
+namespace {
+
+Napi::Error MakeError(Napi::Env env, const rae_capture_error &e)
+{
+	Napi::Error err = Napi::Error::New(env, e.message);
+	err.Set("code", Napi::String::New(env, e.code));
+	err.Set("errno", Napi::Number::New(env, e.err));
+	return err;
+}
+
+class Capture : public Napi::ObjectWrap<Capture> {
+public:
+	static Napi::Function Init(Napi::Env env)
+	{
+		return DefineClass(env, "Capture",
+				   { InstanceMethod("watch", &Capture::Watch), InstanceMethod("poll", &Capture::Poll),
+				     InstanceMethod("setInterestingSyscalls", &Capture::SetSyscalls),
+				     InstanceMethod("stats", &Capture::Stats), InstanceMethod("ref", &Capture::Ref),
+				     InstanceMethod("unref", &Capture::Unref), InstanceMethod("close", &Capture::Close) });
+	}
+
+	Capture(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Capture>(info)
+	{
+		Napi::Env env = info.Env();
+		Napi::Object o = info.Length() > 0 && info[0].IsObject() ? info[0].As<Napi::Object>() : Napi::Object::New(env);
+		rae_capture_opts opts{};
+		opts.self_tgid = NumberOr(o, "ignorePid", 0);
+		opts.ring_bytes = NumberOr(o, "ringBufferBytes", 32u << 20);
+		opts.wake_bytes = NumberOr(o, "wakeupBytes", 256u << 10);
+		maxLatencyMs_ = static_cast<int>(NumberOr(o, "maxLatencyMs", 10));
+		uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+		if (opts.ring_bytes < page || (opts.ring_bytes & (opts.ring_bytes - 1)) || opts.ring_bytes > (1ull << 31))
+			throw Napi::RangeError::New(env, "ringBufferBytes must be a power of two between the page size and 2 GiB");
+		if (opts.wake_bytes == 0 || opts.wake_bytes >= opts.ring_bytes)
+			throw Napi::RangeError::New(env, "wakeupBytes must be positive and smaller than ringBufferBytes");
+		if (maxLatencyMs_ < 1 || maxLatencyMs_ > 1000)
+			throw Napi::RangeError::New(env, "maxLatencyMs must be between 1 and 1000");
+		rae_capture_error e;
+		cap_ = rae_capture_open(&opts, &e);
+		if (!cap_)
+			throw MakeError(env, e);
+	}
+
+	~Capture() override { Shutdown(); }
+
+private:
+	static uint64_t NumberOr(Napi::Object o, const char *key, uint64_t dflt)
+	{
+		Napi::Value v = o.Get(key);
+		if (v.IsUndefined())
+			return dflt;
+		if (!v.IsNumber())
+			throw Napi::TypeError::New(o.Env(), std::string(key) + " must be a number");
+		double d = v.As<Napi::Number>().DoubleValue();
+		if (d < 0 || d != static_cast<double>(static_cast<uint64_t>(d)))
+			throw Napi::RangeError::New(o.Env(), std::string(key) + " must be a non-negative integer");
+		return static_cast<uint64_t>(d);
+	}
+
+	void Open(Napi::Env env) const
+	{
+		if (!cap_)
+			throw Napi::Error::New(env, "capture is closed");
+	}
+
+	// watch(fn): fn() is called on the JS thread when records are queued; once per empty poll().
+	Napi::Value Watch(const Napi::CallbackInfo &info)
+	{
+		Napi::Env env = info.Env();
+		Open(env);
+		if (!info[0].IsFunction())
+			throw Napi::TypeError::New(env, "watch(fn) needs a function");
+		if (watching_)
+			throw Napi::Error::New(env, "watch() was already called");
+		tsfn_ = Napi::ThreadSafeFunction::New(env, info[0].As<Napi::Function>(), "rae-capture", 1, 1);
+		watching_ = true;
+		armed_.store(true);
+		thread_ = std::thread([this] { Loop(); });
+		return env.Undefined();
+	}
+
+	void Loop()
+	{
+		for (;;) {
+			if (rae_capture_wait(cap_, maxLatencyMs_) < 0)
+				return;
+			// Consume on every wakeup and on every timeout: watermark wakeups can be missed.
+			if (armed_.load() && rae_capture_pending(cap_)) {
+				armed_.store(false);
+				tsfn_.NonBlockingCall([](Napi::Env, Napi::Function fn) { fn.Call({}); });
+			}
+		}
+	}
+
+	// poll(view[, meta]): bytes of whole records copied into view; meta[0] = record count.
+	Napi::Value Poll(const Napi::CallbackInfo &info)
+	{
+		Napi::Env env = info.Env();
+		Open(env);
+		if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+			throw Napi::TypeError::New(env, "poll(view) needs a Uint8Array");
+		Napi::Uint8Array view = info[0].As<Napi::Uint8Array>();
+		if (view.ByteLength() < RAE_MAX_RECORD)
+			throw Napi::RangeError::New(env, "poll(view): view must hold at least maxRecord bytes");
+		uint32_t records = 0;
+		size_t bytes = rae_capture_poll(cap_, view.Data(), view.ByteLength(), &records);
+		if (info.Length() > 1 && info[1].IsTypedArray()) {
+			Napi::TypedArray meta = info[1].As<Napi::TypedArray>();
+			if (meta.TypedArrayType() == napi_uint32_array && meta.ElementLength() > 0)
+				meta.As<Napi::Uint32Array>()[0] = records;
+		}
+		if (bytes == 0)
+			armed_.store(true);
+		return Napi::Number::New(env, static_cast<double>(bytes));
+	}
+
+	Napi::Value SetSyscalls(const Napi::CallbackInfo &info)
+	{
+		Napi::Env env = info.Env();
+		Open(env);
+		if (!info[0].IsArray())
+			throw Napi::TypeError::New(env, "setInterestingSyscalls(ids) needs an array of numbers");
+		Napi::Array a = info[0].As<Napi::Array>();
+		std::vector<uint32_t> ids;
+		for (uint32_t i = 0; i < a.Length(); i++) {
+			Napi::Value v = a.Get(i);
+			if (!v.IsNumber())
+				throw Napi::TypeError::New(env, "setInterestingSyscalls(ids): every id must be a number");
+			int64_t id = v.As<Napi::Number>().Int64Value();
+			if (id < 0 || id >= RAE_NR_SYSCALLS)
+				throw Napi::RangeError::New(env, "setInterestingSyscalls(ids): id " + std::to_string(id) +
+									 " is outside 0.." + std::to_string(RAE_NR_SYSCALLS - 1));
+			ids.push_back(static_cast<uint32_t>(id));
+		}
+		return Napi::Number::New(env, static_cast<double>(rae_capture_set_syscalls(cap_, ids.data(), ids.size())));
+	}
+
+	Napi::Value Stats(const Napi::CallbackInfo &info)
+	{
+		Napi::Env env = info.Env();
+		Open(env);
+		rae_counters c;
+		uint64_t queued, size;
+		rae_capture_counters(cap_, &c);
+		rae_capture_ring(cap_, &queued, &size);
+		Napi::Object o = Napi::Object::New(env);
+		o.Set("emitted", static_cast<double>(c.emitted));
+		o.Set("lost", static_cast<double>(c.lost));
+		o.Set("seen", static_cast<double>(c.seen));
+		o.Set("truncated", static_cast<double>(c.truncated));
+		o.Set("queuedBytes", static_cast<double>(queued));
+		o.Set("ringBytes", static_cast<double>(size));
+		return o;
+	}
+
+	Napi::Value Ref(const Napi::CallbackInfo &info)
+	{
+		if (watching_)
+			tsfn_.Ref(info.Env());
+		return info.Env().Undefined();
+	}
+
+	Napi::Value Unref(const Napi::CallbackInfo &info)
+	{
+		if (watching_)
+			tsfn_.Unref(info.Env());
+		return info.Env().Undefined();
+	}
+
+	Napi::Value Close(const Napi::CallbackInfo &info)
+	{
+		Shutdown();
+		return info.Env().Undefined();
+	}
+
+	void Shutdown()
+	{
+		if (!cap_)
+			return;
+		if (watching_) {
+			rae_capture_interrupt(cap_);
+			thread_.join();
+			tsfn_.Release();
+			watching_ = false;
+		}
+		rae_capture_close(cap_);
+		cap_ = nullptr;
+	}
+
+	rae_capture *cap_ = nullptr;
+	int maxLatencyMs_ = 10;
+	bool watching_ = false;
+	std::atomic<bool> armed_{ false };
+	std::thread thread_;
+	Napi::ThreadSafeFunction tsfn_;
+};
+
+#define FIELD(obj, type, field) obj.Set(#field, static_cast<double>(offsetof(type, field)))
+
+// layout(): offsets and sizes as the C compiler lays out events.h, for the layout test.
+Napi::Value Layout(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	Napi::Object o = Napi::Object::New(env);
+	Napi::Object hdr = Napi::Object::New(env), sys = Napi::Object::New(env), proc = Napi::Object::New(env),
+		     ex = Napi::Object::New(env), sa = Napi::Object::New(env), sizes = Napi::Object::New(env);
+	FIELD(hdr, rae_hdr, ts_ns); FIELD(hdr, rae_hdr, len); FIELD(hdr, rae_hdr, kind); FIELD(hdr, rae_hdr, nr);
+	FIELD(hdr, rae_hdr, pid); FIELD(hdr, rae_hdr, tid); FIELD(hdr, rae_hdr, uid); FIELD(hdr, rae_hdr, gid);
+	FIELD(hdr, rae_hdr, cgroup_id); FIELD(hdr, rae_hdr, ret);
+	FIELD(sys, rae_syscall, args); FIELD(sys, rae_syscall, aux); FIELD(sys, rae_syscall, sflags);
+	FIELD(sys, rae_syscall, path); FIELD(sys, rae_syscall, path2); FIELD(sys, rae_syscall, dir);
+	FIELD(sys, rae_syscall, dir2); FIELD(sys, rae_syscall, peer); FIELD(sys, rae_syscall, local);
+	FIELD(proc, rae_proc, ppid); FIELD(proc, rae_proc, vpid); FIELD(proc, rae_proc, vtid); FIELD(proc, rae_proc, sid);
+	FIELD(proc, rae_proc, pgid); FIELD(proc, rae_proc, ruid); FIELD(proc, rae_proc, rgid);
+	FIELD(proc, rae_proc, loginuid); FIELD(proc, rae_proc, tty); FIELD(proc, rae_proc, pflags);
+	FIELD(proc, rae_proc, start_ns); FIELD(proc, rae_proc, pidns); FIELD(proc, rae_proc, mntns);
+	FIELD(proc, rae_proc, comm); FIELD(proc, rae_proc, exe); FIELD(proc, rae_proc, exepath);
+	FIELD(proc, rae_proc, args); FIELD(proc, rae_proc, cwd); FIELD(proc, rae_proc, cgroup);
+	FIELD(ex, rae_exit, xflags);
+	FIELD(sa, rae_sockaddr, family); FIELD(sa, rae_sockaddr, port); FIELD(sa, rae_sockaddr, addr);
+	sizes.Set("hdr", static_cast<double>(sizeof(rae_hdr)));
+	sizes.Set("syscall", static_cast<double>(sizeof(rae_syscall)));
+	sizes.Set("proc", static_cast<double>(sizeof(rae_proc)));
+	sizes.Set("exit", static_cast<double>(sizeof(rae_exit)));
+	sizes.Set("sockaddr", static_cast<double>(sizeof(rae_sockaddr)));
+	sizes.Set("str", static_cast<double>(sizeof(rae_str)));
+	sizes.Set("stats", static_cast<double>(sizeof(rae_stats)));
+	o.Set("hdr", hdr); o.Set("syscall", sys); o.Set("proc", proc); o.Set("exit", ex); o.Set("sockaddr", sa);
+	o.Set("sizes", sizes);
+	Napi::Object kinds = Napi::Object::New(env);
+	kinds.Set("SYSCALL", RAE_KIND_SYSCALL); kinds.Set("EXEC", RAE_KIND_EXEC); kinds.Set("FORK", RAE_KIND_FORK);
+	kinds.Set("EXIT", RAE_KIND_EXIT); kinds.Set("PROC", RAE_KIND_PROC);
+	o.Set("kinds", kinds);
+	return o;
+}
+
+Napi::Value CheckKernel(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	rae_capture_error e;
+	Napi::Object o = Napi::Object::New(env);
+	int rc = rae_kernel_check(&e);
+	o.Set("ok", rc == 0);
+	if (rc != 0) {
+		o.Set("code", e.code);
+		o.Set("reason", e.message);
+	}
+	return o;
+}
+
+// clocks(): CLOCK_BOOTTIME (record timestamps) and CLOCK_REALTIME sampled back to back, in ns.
+Napi::Value Clocks(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	timespec b{}, r{};
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	clock_gettime(CLOCK_REALTIME, &r);
+	Napi::Object o = Napi::Object::New(env);
+	o.Set("boottimeNs", Napi::BigInt::New(env, static_cast<uint64_t>(b.tv_sec * 1000000000ll + b.tv_nsec)));
+	o.Set("realtimeNs", Napi::BigInt::New(env, static_cast<uint64_t>(r.tv_sec * 1000000000ll + r.tv_nsec)));
+	return o;
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports)
+{
+	exports.Set("abiVersion", Napi::Number::New(env, RAE_ABI_VERSION));
+	exports.Set("maxRecord", Napi::Number::New(env, RAE_MAX_RECORD));
+	exports.Set("layout", Napi::Function::New(env, Layout));
+	exports.Set("checkKernel", Napi::Function::New(env, CheckKernel));
+	exports.Set("clocks", Napi::Function::New(env, Clocks));
+	exports.Set("Capture", Capture::Init(env));
+	return exports;
+}
+
+} // namespace
+
+NODE_API_MODULE(rae_probe, Init)

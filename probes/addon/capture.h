@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * C core of the capture addon: loads and attaches the probe (libbpf skeleton), maps the ring
+ * buffer and copies whole records out of it. No Node types here; addon.cc wraps it.
+ */
+#ifndef RAE_CAPTURE_H
+#define RAE_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rae_capture;
+
+struct rae_capture_opts {
+	uint32_t self_tgid;     /* records of this process are not produced (0 = keep all) */
+	uint64_t ring_bytes;    /* power of two, multiple of the page size */
+	uint64_t wake_bytes;    /* watermark at which the kernel wakes the consumer */
+};
+
+/* Why an open failed: a stable code ("EPERM", "ENOBTF", "ENOTRACEPOINT", "EPROBE"), the errno and
+ * every libbpf warning printed during the attempt. */
+struct rae_capture_error {
+	char code[24];
+	int err;
+	char message[4096];
+};
+
+struct rae_counters {
+	uint64_t emitted, lost, seen, truncated;
+};
+
+/* Loads, attaches and maps the probe. Returns NULL and fills *e on failure. */
+struct rae_capture *rae_capture_open(const struct rae_capture_opts *o, struct rae_capture_error *e);
+/* Copies whole records (never a part of one) into dst; returns bytes copied, *records their count. */
+size_t rae_capture_poll(struct rae_capture *c, uint8_t *dst, size_t cap, uint32_t *records);
+/* Whether unread records are queued. */
+int rae_capture_pending(struct rae_capture *c);
+/* Waits up to timeout_ms for a kernel wakeup; returns -1 once rae_capture_interrupt was called. */
+int rae_capture_wait(struct rae_capture *c, int timeout_ms);
+/* Makes a concurrent rae_capture_wait return -1 (from any thread). */
+void rae_capture_interrupt(struct rae_capture *c);
+/* Replaces the interesting-syscall table; ids outside it are ignored. Returns ids accepted. */
+size_t rae_capture_set_syscalls(struct rae_capture *c, const uint32_t *ids, size_t n);
+/* Kernel counters summed over CPUs. */
+void rae_capture_counters(struct rae_capture *c, struct rae_counters *out);
+/* Bytes queued in the ring and its size. */
+void rae_capture_ring(struct rae_capture *c, uint64_t *queued, uint64_t *size);
+/* Detaches and frees everything. */
+void rae_capture_close(struct rae_capture *c);
+/* Checks kernel BTF and the tracepoints the probe attaches to; 0 = fine, else fills *e. */
+int rae_kernel_check(struct rae_capture_error *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,39 @@
+# node-gyp build of the capture addon (run by scripts/build-probe.sh, never downloads headers:
+# it is always given --nodedir). The `probe_skel` action compiles src/probe.bpf.c with clang and
+# turns the object into a libbpf skeleton header (build-skel.sh); the addon embeds it, so no .o
+# ships beside the .node. libbpf is linked dynamically (Debian's libbpf.a is not PIC).
+{
+  "targets": [
+    {
+      "target_name": "probe_skel",
+      "type": "none",
+      "actions": [
+        {
+          "action_name": "bpf_skeleton",
+          "inputs": [
+            "build-skel.sh",
+            "src/probe.bpf.c",
+            "src/helpers.bpf.h",
+            "src/events.h",
+            "src/syscalls.h",
+            "src/vmlinux.h"
+          ],
+          "outputs": ["<(SHARED_INTERMEDIATE_DIR)/probe.skel.h"],
+          "action": ["bash", "build-skel.sh", "<(SHARED_INTERMEDIATE_DIR)"]
+        }
+      ]
+    },
+    {
+      "target_name": "rae_probe",
+      "dependencies": [
+        "probe_skel",
+        "<!(node -p \"require('node-addon-api').targets\"):node_addon_api_except"
+      ],
+      "sources": ["addon/addon.cc", "addon/capture.c"],
+      "include_dirs": ["<(SHARED_INTERMEDIATE_DIR)", "addon"],
+      "cflags": ["-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "cflags_cc": ["-std=c++17", "-Wall", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
+      "libraries": ["-lbpf", "-lelf", "-lz"]
+    }
+  ]
+}
