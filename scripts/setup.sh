@@ -22,6 +22,15 @@ fi
 APT_PACKAGES=(
   "prometheus /usr/bin/prometheus"
   "postgresql /usr/lib/postgresql/15/bin/initdb"
+  "clang /usr/bin/clang"
+  "llvm /usr/bin/llvm-strip"
+  "libbpf-dev /usr/include/bpf/libbpf.h"
+  "bpftool /usr/sbin/bpftool"
+  "libelf-dev /usr/include/libelf.h"
+  "zlib1g-dev /usr/include/zlib.h"
+  "pkg-config /usr/bin/pkg-config"
+  "g++ /usr/bin/g++"
+  "make /usr/bin/make"
 )
 missing=()
 for entry in "${APT_PACKAGES[@]}"; do
@@ -41,4 +50,5 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: tests that need them will be reported as skipped" >&2
   fi
 fi
+bash scripts/build-probe.sh $([ "$quiet" = 1 ] && echo --quiet) || echo "setup: kernel probe build failed; the syscall source will report it" >&2
 say "ready"
