@@ -1,0 +1,102 @@
+// Facade of the error tracking API: startApi opens the database (PGlite in <stateDir>/api-db, or
+// PostgreSQL when a URL is given), applies migrations and the bootstrap file, and serves the
+// routes (HTTPS when api.tlsCertFile/tlsKeyFile are set). Docs: docs/api.md.
+import { readFileSync } from 'node:fs';
+import type { Config } from '../config/config.js';
+import { applyBootstrap, parseBootstrap } from './bootstrap.js';
+import { openApiDatabase, type Db } from './db/index.js';
+import { buildServer } from './server.js';
+
+export { applyBootstrap, parseBootstrap } from './bootstrap.js';
+export { openApiDatabase, pgliteDir } from './db/index.js';
+export { buildServer } from './server.js';
+
+/** A running API. */
+export interface RunningApi {
+  /** Base URL, e.g. http://127.0.0.1:8080 (the real port when configured as 0). */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Thrown by startApi with a message fit for the user (bad TLS files, bootstrap problems, locked database). */
+export class ApiStartError extends Error {
+  readonly code = 'API_START_FAILED';
+}
+
+/**
+ * Starts the API. `databaseUrl` falls back to $DATABASE_URL; pass '' to force PGlite.
+ * Rejects with ApiStartError (or the database's own error) when it cannot start.
+ */
+export async function startApi(opts: { config: Config; log: (msg: string) => void; databaseUrl?: string }): Promise<RunningApi> {
+  const api = opts.config.api;
+  const databaseUrl = opts.databaseUrl ?? process.env.DATABASE_URL ?? '';
+  const tls = readTls(api.tlsCertFile, api.tlsKeyFile);
+  const bootstrap = api.bootstrapFile ? readBootstrap(api.bootstrapFile) : undefined;
+  if (api.externalScheme !== 'https' && api.externalScheme !== 'http') {
+    throw new ApiStartError(`api.externalScheme: expected https or http, got ${JSON.stringify(api.externalScheme)}`);
+  }
+  const { db, applied } = await openApiDatabase({ stateDir: opts.config.stateDir, databaseUrl });
+  try {
+    const where = db.kind === 'pglite' ? `PGlite at ${db.location}` : `PostgreSQL at ${db.location}`;
+    opts.log(`api: storage ${where}${applied.length > 0 ? `, applied migrations ${applied.join(', ')}` : ''}`);
+    if (bootstrap) {
+      const result = await applyBootstrap(db, bootstrap);
+      if (!result.ok) throw new ApiStartError(`api.bootstrapFile: ${result.problems.join('; ')}`);
+      opts.log(`api: bootstrap ${api.bootstrapFile}: ${result.summary}`);
+    }
+    return await listen(db, opts, tls);
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}
+
+async function listen(db: Db, opts: { config: Config; log: (msg: string) => void }, tls: { cert: Buffer; key: Buffer } | undefined): Promise<RunningApi> {
+  const api = opts.config.api;
+  const app = await buildServer({ db, tls, log: opts.log, dsnBase: { scheme: api.externalScheme, host: api.externalHost } }).catch((err: Error) => {
+    throw new ApiStartError(tls ? `api TLS: ${err.message}` : `api: ${err.message}`);
+  });
+  try {
+    await app.listen({ host: api.address, port: api.port });
+  } catch (err) {
+    await app.close();
+    throw new ApiStartError(`api: cannot listen on ${api.address}:${api.port}: ${(err as Error).message}`);
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : api.port;
+  const host = api.address.includes(':') ? `[${api.address}]` : api.address;
+  const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
+  opts.log(`api: listening on ${url}/api/v4 (DSNs point at ${api.externalScheme}://${api.externalHost})`);
+  let closed = false;
+  return {
+    url,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await db.close();
+    },
+  };
+}
+
+function readTls(certFile: string, keyFile: string): { cert: Buffer; key: Buffer } | undefined {
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new ApiStartError('api.tlsCertFile and api.tlsKeyFile must be set together');
+  try {
+    return { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+  } catch (err) {
+    throw new ApiStartError(`api TLS: ${(err as Error).message}`);
+  }
+}
+
+function readBootstrap(file: string) {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ApiStartError(`api.bootstrapFile: cannot read ${file}: ${(err as Error).message}`);
+  }
+  const parsed = parseBootstrap(file, text);
+  if (!parsed.ok) throw new ApiStartError(`api.bootstrapFile: ${parsed.problems.join('; ')}`);
+  return parsed.plan;
+}

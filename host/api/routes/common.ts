@@ -1,0 +1,97 @@
+// Helpers shared by the REST routes: the guard as an onRequest hook (so 401/404/403 come before
+// body parsing and parameter validation, GitLab's order), sending ApiError values, and GitLab's
+// offset pagination headers.
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { guard, type Caller } from '../auth.js';
+import type { Db } from '../db/index.js';
+import type { DsnBase } from '../entities.js';
+import { mergeParams, validateParams, type ParamSpec, type ParamValue } from '../params.js';
+import type { ApiError } from '../errors.js';
+
+/** What every route needs. */
+export interface RouteContext {
+  db: Db;
+  dsnBase: DsnBase;
+  /** Log lines (stderr); never request bodies or tokens. */
+  log: (msg: string) => void;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the guard hook on routes under /projects/:id. */
+    caller: Caller | null;
+  }
+}
+
+/** Sends an ApiError value. */
+export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
+  if (typeof err.body === 'string') return reply.code(err.status).type('text/plain; charset=utf-8').send(err.body);
+  return reply.code(err.status).type('application/json; charset=utf-8').send(err.body);
+}
+
+/** onRequest hook: authenticate, find the project, check the role; answers the error itself. */
+export function guardHook(ctx: RouteContext, minAccess: number): onRequestHookHandler {
+  return async function (request, reply) {
+    const result = await guard(
+      ctx.db,
+      {
+        method: request.method,
+        headers: request.headers,
+        query: (request.query ?? {}) as Record<string, unknown>,
+        projectId: (request.params as { id: string }).id,
+      },
+      minAccess,
+    );
+    if ('code' in result) return sendError(reply, result);
+    request.caller = result;
+  };
+}
+
+/** The guarded caller (the hook has run). */
+export function callerOf(request: FastifyRequest): Caller {
+  if (!request.caller) throw new Error('route without guard hook');
+  return request.caller;
+}
+
+/** Validates the merged query and body parameters of a request. */
+export function paramsOf(request: FastifyRequest, specs: readonly ParamSpec[]): { ok: true; values: Record<string, ParamValue> } | { ok: false; error: ApiError } {
+  return validateParams(specs, mergeParams(request.query, request.body));
+}
+
+/** GitLab's pagination parameters. */
+export const PAGE_PARAMS: readonly ParamSpec[] = [
+  { name: 'page', type: 'integer' },
+  { name: 'per_page', type: 'integer' },
+];
+
+/** page (from 1) and per_page (1..100, default 20) from validated values. */
+export function pageOf(values: Record<string, ParamValue>): { page: number; perPage: number } {
+  const page = typeof values.page === 'number' && values.page >= 1 ? values.page : 1;
+  const per = typeof values.per_page === 'number' && values.per_page >= 1 ? Math.min(values.per_page, 100) : 20;
+  return { page, perPage: per };
+}
+
+/** Sets X-Page, X-Per-Page, X-Next-Page, X-Prev-Page, X-Total, X-Total-Pages and Link. */
+export function setPaginationHeaders(request: FastifyRequest, reply: FastifyReply, page: number, perPage: number, total: number): void {
+  const totalPages = Math.max(1, Math.ceil(total / perPage));
+  const next = page < totalPages ? page + 1 : null;
+  const prev = page > 1 ? Math.min(page - 1, totalPages) : null;
+  const url = new URL(request.url, `${request.protocol}://${request.headers.host ?? 'localhost'}`);
+  for (const secret of ['private_token', 'access_token']) url.searchParams.delete(secret); // never echo credentials
+  const link = (p: number, rel: string): string => {
+    const u = new URL(url);
+    u.searchParams.set('page', String(p));
+    u.searchParams.set('per_page', String(perPage));
+    return `<${u.toString()}>; rel="${rel}"`;
+  };
+  const links = [prev && link(prev, 'prev'), next && link(next, 'next'), link(1, 'first'), link(totalPages, 'last')].filter(Boolean);
+  reply.headers({
+    'x-page': String(page),
+    'x-per-page': String(perPage),
+    'x-next-page': next ? String(next) : '',
+    'x-prev-page': prev ? String(prev) : '',
+    'x-total': String(total),
+    'x-total-pages': String(totalPages),
+    link: links.join(', '),
+  });
+}
