@@ -3,10 +3,10 @@
 // line `N passed, N failed[, N skipped]`. In CI (CI=true) a skipped test counts as a failure,
 // because nothing may be skipped there (see README, "Tests").
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
-const require = createRequire(import.meta.url);
-const uvuBin = require.resolve('uvu/bin.js');
+// uvu's package exports do not include its CLI, so it is named by path.
+const uvuBin = fileURLToPath(new URL('../node_modules/uvu/bin.js', import.meta.url));
 const pattern = process.argv[2] ?? '\\.test\\.ts$';
 const child = spawn(process.execPath, ['--import', 'tsx', uvuBin, 'test', pattern], {
   stdio: ['ignore', 'pipe', 'inherit'],
