@@ -1,0 +1,61 @@
+// `rae validate`: loads rules files and prints their diagnostics, like `falco -V`. Exit 0 when
+// every file is valid (warnings allowed), 1 when any is not, 2 for bad usage.
+import { diagnosticJson, renderDiagnostic } from '../engine/diagnostics.js';
+import { loadRules } from '../engine/index.js';
+import { parseCommandArgs, UsageError, type Command } from './command.js';
+import { readRulesFiles } from './rules-files.js';
+
+const HELP = `Usage: rae validate -r FILE [-r FILE ...] [--json]
+
+Loads the rules files in order (later files may append to or override earlier ones) and reports
+every error and warning with its location: file:line:col, the context chain and a caret under
+the source. Exit status: 0 valid (warnings allowed), 1 invalid, 2 bad usage.
+
+Options:
+  -r, --rules FILE   a rules file or a directory of *.yaml files (repeatable, required)
+      --json         print the results as JSON ({"falco_load_results":[...]}, like falco -V)
+  -h, --help         show this help
+
+Example:
+  rae validate -r rules/syscall/falco_rules.yaml -r my_rules.yaml`;
+
+export const validateCommand: Command = {
+  name: 'validate',
+  summary: 'check rules files and print their diagnostics (like falco -V)',
+  help: HELP,
+  async run(argv) {
+    const { values } = parseCommandArgs(argv, { rules: { type: 'string', short: 'r', multiple: true }, json: { type: 'boolean' } });
+    const paths = values.rules ?? [];
+    if (paths.length === 0) throw new UsageError('at least one -r FILE is required');
+    const { files, problems } = readRulesFiles(paths);
+    for (const p of problems) process.stderr.write(`${p}\n`);
+    const result = loadRules(files);
+    if (values.json) {
+      const out = {
+        falco_load_results: result.files.map((f) => ({
+          name: f.name,
+          successful: f.successful,
+          errors: f.errors.map((d) => diagnosticJson(d, result.sources)),
+          warnings: f.warnings.map((d) => diagnosticJson(d, result.sources)),
+        })),
+      };
+      process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    } else {
+      for (const f of result.files) {
+        const status = !f.successful ? 'Invalid' : f.warnings.length > 0 ? 'Ok, with warnings' : 'Ok';
+        process.stdout.write(`${f.name}: ${status}\n`);
+        if (f.errors.length > 0) {
+          process.stdout.write(`${f.errors.length} Errors:\n`);
+          for (const d of f.errors) process.stdout.write(`${renderDiagnostic(d, result.sources)}\n`);
+        }
+        if (f.warnings.length > 0) {
+          process.stdout.write(`${f.warnings.length} Warnings:\n`);
+          for (const d of f.warnings) process.stdout.write(`${renderDiagnostic(d, result.sources)}\n`);
+        }
+      }
+      const s = result.ruleset.stats;
+      process.stderr.write(`validate: ${files.length} file(s), ${s.lists} lists, ${s.macros} macros, ${s.rules} rules (${result.ruleset.rules.length} compiled)\n`);
+    }
+    return result.ok && problems.length === 0 ? 0 : 1;
+  },
+};

@@ -1,0 +1,257 @@
+// Checker: an expanded condition (AST with macro nodes) to a CheckedExpr for one event source.
+// Resolves fields against the registry, checks operators against field types and list-ness,
+// converts literals, validates transformers and field-vs-field comparisons, and emits libsinsp's
+// compiler warnings (reference/falco-language.md A.5, A.7-A.9, A.11, H.2). Problems are located
+// diagnostics; the first error of a condition stops its check.
+import type { BinaryCheckNode, Expr, FieldNode, Operand as AstOperand, Rhs, TransformerArg, TransformerNode } from './ast.js';
+import type { Diagnostics, Location, WarningCode } from './diagnostics.js';
+import { EVENT_NAMES } from './event-names.js';
+import { resolveField, typeClass, type PtType, type Source } from './fields.js';
+import type { CheckedExpr, CmpOp, FieldRef, Literal, Operand } from './ir.js';
+import { convertLiteral } from './literals.js';
+import { printValue } from './printer.js';
+
+/** Where a condition's spans point, and how to name a macro body's location. */
+export interface CheckContext {
+  source: Source;
+  /** Location chain for an offset of the top-level condition. */
+  locate: (offset: number) => Location[];
+  /** Location chain for an offset inside a macro's condition (by macro name). */
+  locateInMacro: (macro: string, offset: number) => Location[];
+}
+
+class CheckError {
+  constructor(
+    readonly message: string,
+    readonly offset: number,
+  ) {}
+}
+
+const STRING_OPS: ReadonlySet<CmpOp> = new Set<CmpOp>([
+  '=', '!=', '<', '<=', '>', '>=', 'contains', 'icontains', 'startswith', 'endswith', 'glob', 'iglob', 'pmatch', 'regex', 'in', 'intersects',
+]);
+const NUMERIC_OPS: ReadonlySet<CmpOp> = new Set<CmpOp>(['=', '!=', '<', '<=', '>', '>=', 'in', 'intersects']);
+const EQ_OPS: ReadonlySet<CmpOp> = new Set<CmpOp>(['=', '!=', 'in', 'intersects']);
+const BYTES_OPS: ReadonlySet<CmpOp> = new Set<CmpOp>(['=', '!=', 'contains', 'startswith', 'endswith', 'bcontains', 'bstartswith', 'in', 'intersects']);
+const LIST_FIELD_OPS: ReadonlySet<CmpOp> = new Set<CmpOp>(['in', 'intersects']);
+
+const CLASS_NAME: Record<ReturnType<typeof typeClass>, string> = {
+  string: 'string',
+  bytes: 'buffer',
+  bool: 'boolean',
+  signed: 'numeric',
+  unsigned: 'numeric',
+  double: 'numeric',
+  ipaddr: 'IP address',
+  ipnet: 'IP network',
+};
+
+/** Operators a field type supports (A.5). */
+function opsFor(type: PtType, isList: boolean): ReadonlySet<CmpOp> {
+  if (isList) return LIST_FIELD_OPS;
+  switch (typeClass(type)) {
+    case 'string':
+      return STRING_OPS;
+    case 'bytes':
+      return BYTES_OPS;
+    case 'signed':
+    case 'unsigned':
+    case 'double':
+      return NUMERIC_OPS;
+    default:
+      return EQ_OPS;
+  }
+}
+
+const STRING_TYPES: ReadonlySet<PtType> = new Set<PtType>(['PT_CHARBUF', 'PT_FSPATH', 'PT_FSRELPATH']);
+const FIELD_NAME = /^[a-zA-Z]+[a-zA-Z0-9_]*(\.[a-zA-Z]+[a-zA-Z0-9_]*)+(\[[^\]]*\])?$/;
+const DEPRECATED_FIELDS = new Set(['evt.dir', 'evt.latency', 'evt.latency.s', 'evt.latency.ns', 'evt.latency.human', 'evt.wait_latency']);
+
+/** Checks one expanded condition. Undefined (with a diagnostic) when it does not compile. */
+export function checkCondition(expr: Expr, ctx: CheckContext, diags: Diagnostics, skipUnknown = false): CheckedExpr | undefined {
+  const c = new Checker(ctx, diags);
+  try {
+    return c.expr(expr);
+  } catch (e) {
+    if (!(e instanceof CheckError)) throw e;
+    const unknown = e.message.includes('nonexistent field') || e.message.includes('unknown event type');
+    diags.add(unknown && skipUnknown ? 'LOAD_UNKNOWN_FILTER' : 'LOAD_ERR_COMPILE_CONDITION', e.message, c.where(e.offset));
+    return undefined;
+  }
+}
+
+class Checker {
+  private macroPath: string[] = [];
+
+  constructor(
+    private readonly ctx: CheckContext,
+    private readonly diags: Diagnostics,
+  ) {}
+
+  where(offset: number): Location[] {
+    const m = this.macroPath.at(-1);
+    return m === undefined ? this.ctx.locate(offset) : this.ctx.locateInMacro(m, offset);
+  }
+
+  private warn(code: WarningCode, message: string, offset: number): void {
+    this.diags.add(code, message, this.where(offset));
+  }
+
+  expr(e: Expr): CheckedExpr {
+    switch (e.kind) {
+      case 'and':
+      case 'or':
+        return { kind: e.kind, children: e.children.map((x) => this.expr(x)), span: e.span };
+      case 'not':
+        return { kind: 'not', child: this.expr(e.child), span: e.span };
+      case 'macro': {
+        this.macroPath.push(e.name);
+        try {
+          return this.expr(e.body);
+        } finally {
+          this.macroPath.pop();
+        }
+      }
+      case 'identifier':
+        throw new CheckError(`filter error: unexpected identifier '${e.name}'`, e.span.start);
+      case 'unary':
+        return { kind: 'exists', operand: this.operand(e.left), span: e.span };
+      case 'binary':
+        return this.binary(e);
+    }
+  }
+
+  private field(f: FieldNode): FieldRef {
+    const r = resolveField(this.ctx.source, f.name, f.arg);
+    if (!r.ok) throw new CheckError(r.message, f.span.start);
+    if (DEPRECATED_FIELDS.has(r.def.name)) {
+      this.warn('LOAD_DEPRECATED_ITEM', `usage of deprecated field '${r.def.name}' has been detected in the rule condition`, f.span.start);
+    }
+    const canonical = f.arg === undefined ? f.name : `${f.name}[${f.arg === '' ? '""' : f.arg}]`;
+    return { kind: 'field', def: r.def, arg: r.arg, canonical, type: r.def.type, isList: r.def.isList };
+  }
+
+  private operand(o: AstOperand): Operand {
+    return o.kind === 'field' ? this.field(o) : this.transformer(o);
+  }
+
+  private transformer(t: TransformerNode): Operand {
+    if (t.arg !== undefined) throw new CheckError(`filter error: transformer '${t.name}' does not support field arguments`, t.span.start);
+    const arg = (a: TransformerArg): Operand | { kind: 'const'; value: string } => {
+      if (a.kind === 'value') return { kind: 'const', value: a.value };
+      if (a.kind === 'tr-list') throw new CheckError(`filter error: transformer '${t.name}' does not take a list argument`, a.span.start);
+      const op = this.operand(a);
+      if (op.kind === 'field' && op.def.noTransformer) {
+        throw new CheckError(`can't add field transformer: field '${op.canonical}' does not support transformers`, a.span.start);
+      }
+      return op;
+    };
+    switch (t.name) {
+      case 'tolower':
+      case 'toupper':
+      case 'b64':
+      case 'basename':
+      case 'len': {
+        if (t.args.length !== 1) throw new CheckError(`filter error: transformer '${t.name}' takes exactly one argument`, t.span.start);
+        const a = arg(t.args[0]!);
+        if (a.kind === 'const') throw new CheckError(`filter error: transformer '${t.name}' needs a field argument`, t.span.start);
+        const ok = t.name === 'len' ? (STRING_TYPES.has(a.type) || a.type === 'PT_BYTEBUF' || a.isList) : t.name === 'b64' ? STRING_TYPES.has(a.type) || a.type === 'PT_BYTEBUF' : STRING_TYPES.has(a.type);
+        if (!ok) throw new CheckError(`can't add field transformer: type '${a.type}' is not supported by '${t.name}' transformer`, t.span.start);
+        if (t.name === 'len') return { kind: 'transform', name: t.name, args: [a], type: 'PT_UINT64', isList: false };
+        return { kind: 'transform', name: t.name, args: [a], type: a.type, isList: a.isList };
+      }
+      case 'concat': {
+        if (t.args.length < 2) throw new CheckError("filter error: transformer 'concat' takes at least two arguments", t.span.start);
+        const args = t.args.map(arg);
+        for (const a of args) if (a.kind !== 'const' && a.isList) throw new CheckError("filter error: transformer 'concat' does not take list fields", t.span.start);
+        return { kind: 'transform', name: 'concat', args, type: 'PT_CHARBUF', isList: false };
+      }
+      default:
+        throw new CheckError(`filter error: transformer '${t.name}' is not supported by this engine`, t.span.start);
+    }
+  }
+
+  private binary(e: BinaryCheckNode): CheckedExpr {
+    const op: CmpOp = e.op === '==' ? '=' : e.op;
+    const left = this.operand(e.left);
+    const allowed = opsFor(left.type, left.isList);
+    if (!allowed.has(op)) {
+      const what = left.isList ? 'list' : CLASS_NAME[typeClass(left.type)];
+      throw new CheckError(`'${e.op}' operator not supported for ${what} filters`, e.span.start);
+    }
+    if (e.modifier && (typeClass(left.type) === 'ipaddr' || typeClass(left.type) === 'ipnet') && op !== '=' && op !== '!=') {
+      throw new CheckError(`'${e.op} ${e.modifier}' operator not supported for IP filters`, e.span.start);
+    }
+    const rhs = e.right;
+    if (rhs.kind === 'val' || rhs.kind === 'transformer') return this.fieldCompare(e, op, left, rhs);
+    const values = rhs.kind === 'list' ? rhs.values : [rhs];
+    const lits: Literal[] = [];
+    const bytesOp = op === 'bcontains' || op === 'bstartswith';
+    for (const v of values) {
+      const r = convertLiteral(v.value, left.type, bytesOp);
+      if (!r.ok) throw new CheckError(r.message, v.span.start);
+      lits.push(r.lit);
+      this.valueWarnings(v.value, v.span.start);
+    }
+    if (op === 'regex') for (const l of lits) this.checkRegex(l.text, e.span.start);
+    if (left.kind === 'field' && left.def.name === 'evt.type') {
+      for (const l of lits) if (!EVENT_NAMES.has(l.text)) throw new CheckError(`unknown event type ${l.text}`, e.span.start);
+    }
+    if (
+      left.kind === 'field' &&
+      (left.def.name.startsWith('ka.') || left.def.name.startsWith('jevt.')) &&
+      (op === '=' || op === '!=' || op === 'in') &&
+      lits.some((l) => l.text === '<NA>')
+    ) {
+      this.warn(
+        'LOAD_UNSAFE_NA_CHECK',
+        'The condition compares a field with the literal <NA>: k8saudit fields are missing, not <NA>, when absent, so this check is not reliable. Use exists.',
+        e.span.start,
+      );
+    }
+    return { kind: 'cmp', op, modifier: e.modifier, left, values: lits, list: rhs.kind === 'list', span: e.span };
+  }
+
+  private fieldCompare(e: BinaryCheckNode, op: CmpOp, left: Operand, rhs: Exclude<Rhs, { kind: 'value' | 'list' }>): CheckedExpr {
+    if (op === 'pmatch' || op === 'regex') throw new CheckError(`'${e.op}' operator does not support field comparisons`, e.span.start);
+    const right = rhs.kind === 'val' ? this.field(rhs.field) : this.transformer(rhs);
+    for (const side of [left, right]) {
+      if (side.kind === 'field' && side.def.noRhs) throw new CheckError(`field '${side.canonical}' can't be used in a field comparison`, e.span.start);
+      if (typeClass(side.type) === 'ipnet') throw new CheckError('IP network fields can\'t be used in a field comparison', e.span.start);
+    }
+    if (right.type !== left.type || right.isList !== left.isList) {
+      throw new CheckError(
+        `field comparison: the two operands have different types (${left.type}${left.isList ? ' list' : ''} and ${right.type}${right.isList ? ' list' : ''})`,
+        rhs.span.start,
+      );
+    }
+    return { kind: 'cmpfield', op, left, right, span: e.span };
+  }
+
+  /** libsinsp's check_value_and_add_warnings (A.11). */
+  private valueWarnings(value: string, offset: number): void {
+    const compact = value.replace(/\s+/g, '');
+    if (FIELD_NAME.test(compact)) {
+      const m = /^([^[]+)(?:\[([^\]]*)\])?$/.exec(compact)!;
+      if (resolveField(this.ctx.source, m[1]!, m[2]).ok) {
+        this.warn('LOAD_COMPILE_CONDITION', `'${value}' may be a valid field misused as a const string value`, offset);
+      }
+    }
+    if (/^(tolower|toupper|b64|basename|len|join|concat|getopt|val)\(.*\)$/.test(compact)) {
+      this.warn('LOAD_COMPILE_CONDITION', `'${value}' may be a valid field transformer misused as a const string value`, offset);
+    }
+  }
+
+  private checkRegex(pattern: string, offset: number): void {
+    if (/\\[1-9]|\(\?[=!<]/.test(pattern)) throw new CheckError(`invalid regex pattern: ${printValue(pattern)}: unsupported construct (backreference or lookaround)`, offset);
+    try {
+      new RegExp(pattern, 'su');
+    } catch (err) {
+      throw new CheckError(`invalid regex pattern: ${(err as Error).message}`, offset);
+    }
+    const inner = pattern.replace(/^\^/, '').replace(/^\.[*+?]/, '').replace(/\$$/, '').replace(/\.[*+?]$/, '');
+    if (!/[\\.*+?()[\]{}|^$]/.test(inner)) {
+      this.warn('LOAD_COMPILE_CONDITION', `regex check with '${pattern}' may be optimized with simpler operators such as '=', 'contains', 'startswith', 'endswith'`, offset);
+    }
+  }
+}

@@ -1,0 +1,136 @@
+// Expand: conditions parsed after list substitution, macro references resolved into `macro`
+// nodes with Falco's visibility rules (reference/falco-language.md B.5-B.6,
+// falco:userspace/engine/rule_loader_compiler.cpp compile_macros_infos / resolve_macros).
+// Consumes the collected definitions; produces parsed and resolved macro and rule conditions.
+import type { Expr, IdentifierNode } from './ast.js';
+import type { MacroDef, RuleDef } from './collector.js';
+import type { Diagnostics, Location } from './diagnostics.js';
+import { conditionWithExceptions } from './exceptions.js';
+import { compileLists, substituteLists, type CompiledList } from './lists.js';
+import type { MappedText } from './mapped-text.js';
+import { parseCondition } from './parser.js';
+import type { Collected } from './collector.js';
+
+/** Falco's maximum nesting depth for rule and macro conditions. */
+export const MAX_CONDITION_DEPTH = 1000;
+
+/** A condition text after list substitution, and where its spans point. */
+export interface ConditionSource {
+  text: MappedText;
+  /** The context chain of the item the condition belongs to (ends with `... condition`). */
+  ctx: Location[];
+}
+
+export interface ExpandedMacro {
+  name: string;
+  def: MacroDef;
+  source: ConditionSource;
+  expr?: Expr;
+  /** True once `expr` holds no identifiers: it can be embedded as it is. */
+  resolved: boolean;
+  used: boolean;
+}
+
+export interface ExpandedRule {
+  def: RuleDef;
+  source: ConditionSource;
+  expr: Expr;
+}
+
+export interface Expanded {
+  lists: CompiledList[];
+  macros: Map<string, ExpandedMacro>;
+  rules: ExpandedRule[];
+}
+
+/** The location chain of a span inside a condition: the item's chain plus the expression position. */
+export function conditionLocation(src: ConditionSource, offset: number): Location[] {
+  const head = src.text.text.slice(0, 20);
+  return [...src.ctx, { itemType: 'condition expression', itemName: head, position: src.text.position(offset) }];
+}
+
+/** Parses every macro and rule condition and resolves macros. Rules that fail are reported and left out. */
+export function expand(col: Collected, diags: Diagnostics): Expanded {
+  const lists = compileLists(col.lists);
+  const macros = new Map<string, ExpandedMacro>();
+  for (const def of col.macros) {
+    const source: ConditionSource = { text: substituteLists(def.cond, lists), ctx: def.condCtx };
+    const parsed = parse(source, diags);
+    macros.set(def.name, { name: def.name, def, source, expr: parsed, resolved: false, used: false });
+  }
+  // Macros resolve in definition order, each seeing only macros defined before its visibility.
+  for (const m of macros.values()) {
+    if (!m.expr) continue;
+    const visible = (name: string) => {
+      const t = macros.get(name);
+      return t && t.def.index < m.def.visibility ? t : undefined;
+    };
+    m.expr = resolve(m.expr, m.source, visible, diags, [m.name]);
+    m.resolved = m.expr !== undefined;
+  }
+  const rules: ExpandedRule[] = [];
+  for (const def of col.rules) {
+    if (def.unknownSource) continue;
+    const text = substituteLists(conditionWithExceptions(def.cond, def.exceptions), lists);
+    const source: ConditionSource = { text, ctx: def.condCtx };
+    const parsed = parse(source, diags);
+    if (!parsed) continue;
+    const expr = resolve(parsed, source, (name) => macros.get(name), diags, []);
+    if (expr) rules.push({ def, source, expr });
+  }
+  return { lists, macros, rules };
+}
+
+function parse(source: ConditionSource, diags: Diagnostics): Expr | undefined {
+  const res = parseCondition(source.text.text, { maxDepth: MAX_CONDITION_DEPTH });
+  if (res.ok) return res.expr;
+  diags.add('LOAD_ERR_COMPILE_CONDITION', res.error.message, conditionLocation(source, res.error.offset));
+  return undefined;
+}
+
+/**
+ * Replaces identifiers by `macro` nodes holding the macro's resolved tree. Returns undefined
+ * (after reporting) on an undefined macro or a reference loop.
+ */
+function resolve(
+  expr: Expr,
+  source: ConditionSource,
+  lookup: (name: string) => ExpandedMacro | undefined,
+  diags: Diagnostics,
+  path: string[],
+): Expr | undefined {
+  let failed = false;
+  const fail = (node: IdentifierNode, message: string) => {
+    if (!failed) diags.add('LOAD_ERR_VALIDATE', message, conditionLocation(source, node.span.start));
+    failed = true;
+  };
+  const visit = (e: Expr, stack: string[]): Expr => {
+    switch (e.kind) {
+      case 'and':
+      case 'or':
+        return { ...e, children: e.children.map((c) => visit(c, stack)) };
+      case 'not':
+        return { ...e, child: visit(e.child, stack) };
+      case 'macro':
+        return e; // made by this pass from a resolved body
+      case 'identifier': {
+        const m = lookup(e.name);
+        if (!m || !m.expr) {
+          fail(e, m ? `Macro '${e.name}' has an invalid condition` : `Undefined macro '${e.name}' used in filter.`);
+          return e;
+        }
+        if (stack.includes(e.name)) {
+          fail(e, `reference loop in macro '${e.name}'`);
+          return e;
+        }
+        m.used = true;
+        const body = m.resolved ? m.expr : visit(m.expr, [...stack, e.name]);
+        return { kind: 'macro', name: e.name, body, span: e.span };
+      }
+      default:
+        return e;
+    }
+  };
+  const out = visit(expr, path);
+  return failed ? undefined : out;
+}

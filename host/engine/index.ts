@@ -1,0 +1,196 @@
+// Engine facade: rules files to a loaded ruleset through the named stages
+//   reader -> collector -> expand (lists, exceptions, parse, macros) -> checker -> evttypes -> outputs
+// Every stage appends to one Diagnostics; a rule that fails is reported and left out, the rest
+// load. A file with any error is invalid, and an invalid set must not replace a running one.
+import type { Expr } from './ast.js';
+import { checkCondition } from './checker.js';
+import { collect, type RuleDef } from './collector.js';
+import { Diagnostics, diagnosticFile, type Diagnostic, type Location } from './diagnostics.js';
+import { conditionLocation, expand, type ConditionSource, type Expanded } from './expand.js';
+import { ruleEvttypes } from './evttypes.js';
+import type { Source } from './fields.js';
+import type { CheckedExpr } from './ir.js';
+import { suggestedOutput } from './fields.js';
+import { parseOutput, type OutputToken } from './output-template.js';
+import type { Priority } from './priority.js';
+import { readRulesFile, type RulesItem } from './reader.js';
+import { SourceText, type RulesFile } from './source-text.js';
+
+export type { RulesFile } from './source-text.js';
+
+/** A rule ready for evaluation. */
+export interface LoadedRule {
+  /** Position in definition order (Falco evaluates rules of one event type in this order). */
+  index: number;
+  name: string;
+  desc: string;
+  priority: Priority;
+  source: Source;
+  enabled: boolean;
+  tags: string[];
+  /** The expanded condition (macros resolved), for printing and analysis. */
+  expanded: Expr;
+  condition: CheckedExpr;
+  /** The event types a syscall rule can match (undefined for other sources). */
+  evttypes?: Set<string>;
+  output: OutputToken[];
+}
+
+/** A loaded set of rules. */
+export interface Ruleset {
+  rules: LoadedRule[];
+  /** Counts of what was defined, for summaries. */
+  stats: { lists: number; macros: number; rules: number; enabled: number };
+  requiredPlugins: Array<{ name: string; version: string }>;
+}
+
+/** The per-file verdict, as `falco -V` reports it. */
+export interface FileResult {
+  name: string;
+  successful: boolean;
+  errors: Diagnostic[];
+  warnings: Diagnostic[];
+}
+
+export interface LoadResult {
+  /** True when no file has an error. */
+  ok: boolean;
+  files: FileResult[];
+  diagnostics: Diagnostic[];
+  /** The rules that loaded (present even when some failed, so callers can decide). */
+  ruleset: Ruleset;
+  /** Looks up a file's text by name (for rendering snippets). */
+  sources: (name: string) => SourceText | undefined;
+}
+
+export interface LoadOptions {
+  /** Append Falco's suggested output fields to syscall rule outputs (Falco default: true). */
+  suggestedOutput?: boolean;
+}
+
+/** Loads rules files, in order, into one ruleset. Never throws on bad input. */
+export function loadRules(files: readonly RulesFile[], options: LoadOptions = {}): LoadResult {
+  const diags = new Diagnostics();
+  const texts = new Map<string, SourceText>();
+  const items: RulesItem[] = [];
+  for (const f of files) {
+    const src = new SourceText(f.name, f.text);
+    texts.set(f.name, src);
+    items.push(...readRulesFile(src, diags));
+  }
+  const collected = collect(items, diags);
+  const expanded = expand(collected, diags);
+  const rules: LoadedRule[] = [];
+  for (const r of expanded.rules) {
+    const loaded = compileRule(r.def, r.source, r.expr, expanded, diags, options);
+    if (loaded) rules.push(loaded);
+  }
+  if (!diags.hasErrors()) unusedWarnings(expanded, diags);
+  const diagnostics = sortByPosition(diags.items, files);
+  const fileResults = files.map((f): FileResult => {
+    const mine = diagnostics.filter((d) => diagnosticFile(d) === f.name);
+    const errors = mine.filter((d) => d.severity === 'error');
+    return { name: f.name, successful: errors.length === 0, errors, warnings: mine.filter((d) => d.severity === 'warning') };
+  });
+  return {
+    ok: !diags.hasErrors(),
+    files: fileResults,
+    diagnostics,
+    ruleset: {
+      rules,
+      stats: { lists: collected.lists.length, macros: collected.macros.length, rules: collected.rules.length, enabled: rules.filter((r) => r.enabled).length },
+      requiredPlugins: collected.requiredPlugins.map((p) => ({ name: p.name, version: p.version })),
+    },
+    sources: (name) => texts.get(name),
+  };
+}
+
+function compileRule(
+  def: RuleDef,
+  source: ConditionSource,
+  expr: Expr,
+  expanded: Expanded,
+  diags: Diagnostics,
+  options: LoadOptions,
+): LoadedRule | undefined {
+  const src = def.source as Source;
+  // Output first, as Falco does: an invalid output fails the rule before its condition.
+  let outputText = def.output.text;
+  if (outputText.includes('%container.info')) {
+    diags.add(
+      'LOAD_DEPRECATED_ITEM',
+      '%container.info is deprecated and no more useful, and will be dropped by Falco 1.0.0. The container plugin will automatically add required fields to the output message.',
+      def.ctx,
+    );
+    outputText = outputText.replaceAll('%container.info', '');
+  }
+  if (options.suggestedOutput !== false && src === 'syscall') outputText += suggestedOutput(src);
+  const out = parseOutput(src, outputText);
+  const outputCtx = (offset: number): Location[] => [
+    ...def.outputCtx,
+    { itemType: 'rule output expression', itemName: '', position: def.output.position(Math.min(offset, def.output.text.length)) },
+  ];
+  if (!out.ok) {
+    const unknown = out.message.startsWith('unknown filter') || out.message.includes('nonexistent field');
+    diags.add(unknown && def.skipIfUnknownFilter ? 'LOAD_UNKNOWN_FILTER' : 'LOAD_ERR_COMPILE_OUTPUT', out.message, outputCtx(out.offset));
+    return undefined;
+  }
+  const condition = checkCondition(
+    expr,
+    {
+      source: src,
+      locate: (offset) => conditionLocation(source, offset),
+      locateInMacro: (name, offset) => {
+        const m = expanded.macros.get(name)!;
+        return [...source.ctx, ...conditionLocation(m.source, offset).slice(1)];
+      },
+    },
+    diags,
+    def.skipIfUnknownFilter,
+  );
+  if (!condition) return undefined;
+  let evttypes: Set<string> | undefined;
+  if (src === 'syscall') {
+    const et = ruleEvttypes(expr);
+    if (!et.ok) {
+      diags.add('LOAD_ERR_COMPILE_CONDITION', et.message, conditionLocation(source, et.offset));
+      return undefined;
+    }
+    evttypes = et.names;
+    if (et.names.size > 100 && def.warnEvttypes) {
+      diags.add('LOAD_NO_EVTTYPE', 'Rule matches too many evt.type values. This has a significant performance penalty.', def.ctx);
+    }
+  }
+  return {
+    index: def.index,
+    name: def.name,
+    desc: def.desc,
+    priority: def.priority,
+    source: src,
+    enabled: def.enabled,
+    tags: def.tags,
+    expanded: expr,
+    condition,
+    evttypes,
+    output: out.tokens,
+  };
+}
+
+/** Diagnostics in file order, then by position of their most specific location (stable). */
+function sortByPosition(items: Diagnostic[], files: readonly RulesFile[]): Diagnostic[] {
+  const fileIndex = new Map(files.map((f, i) => [f.name, i]));
+  const key = (d: Diagnostic) => [fileIndex.get(diagnosticFile(d) ?? '') ?? files.length, d.locations.at(-1)?.position.offset ?? 0] as const;
+  return items
+    .map((d, i) => ({ d, i, k: key(d) }))
+    .sort((a, b) => a.k[0] - b.k[0] || a.k[1] - b.k[1] || a.i - b.i)
+    .map((x) => x.d);
+}
+
+function unusedWarnings(expanded: Expanded, diags: Diagnostics): void {
+  for (const m of expanded.macros.values()) {
+    if (!m.used) diags.add('LOAD_UNUSED_MACRO', 'Macro not referred to by any other rule/macro', m.def.ctx);
+  }
+  for (const l of expanded.lists) {
+    if (!l.used) diags.add('LOAD_UNUSED_LIST', 'List not referred to by any other rule/macro', l.def.ctx);
+  }
+}

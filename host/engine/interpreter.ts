@@ -1,0 +1,293 @@
+// Reference interpreter: evaluates a CheckedExpr on one event, in plain TypeScript, with Falco's
+// semantics (reference/falco-language.md A.5, A.8). It is the oracle the compiled evaluator is
+// tested against, never the fast path. A missing field makes every comparison false (`!=` too);
+// `not` still inverts. List fields: `in` = every value in the set, `intersects` = any.
+import type { Modifier } from './ast.js';
+import { typeClass } from './fields.js';
+import type { CheckedExpr, CmpOp, FieldRef, IpAddr, Literal, Operand } from './ir.js';
+import { parseIp, truncInt } from './literals.js';
+import { asciiLower, asciiUpper, b64decode, basename, globMatch, pmatch } from './operators.js';
+
+/** A raw field value as an event source provides it. */
+export type RawScalar = string | number | bigint | boolean;
+export type RawValue = RawScalar | RawScalar[];
+
+/** Field access for one event; undefined means the field cannot be extracted (missing). */
+export interface EventAccessor {
+  field(ref: FieldRef): RawValue | undefined;
+}
+
+/** Fields whose un-indexed form means "any ancestor, starting at the parent". */
+const ANCESTOR_FIELDS = new Set(['proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.apid', 'proc.acmdline', 'proc.aenv']);
+/** Fields that match either endpoint of a connection (`!=`: both must differ). */
+const ENDPOINT_FIELDS = new Set(['fd.ip', 'fd.net', 'fd.port', 'fd.proto']);
+
+type V = string | bigint | number | boolean | Uint8Array | IpAddr;
+
+/** Evaluates checked conditions; keeps compiled regexes between calls. */
+export class Interpreter {
+  private readonly regexes = new Map<string, RegExp>();
+
+  /** True when the condition matches the event. */
+  evaluate(e: CheckedExpr, ev: EventAccessor): boolean {
+    switch (e.kind) {
+      case 'and':
+        return e.children.every((c) => this.evaluate(c, ev));
+      case 'or':
+        return e.children.some((c) => this.evaluate(c, ev));
+      case 'not':
+        return !this.evaluate(e.child, ev);
+      case 'exists':
+        return this.operand(e.operand, ev) !== undefined;
+      case 'cmp':
+        return this.cmp(e.op, e.modifier, e.left, e.values, ev);
+      case 'cmpfield': {
+        const l = this.operand(e.left, ev);
+        const r = this.operand(e.right, ev);
+        if (l === undefined || r === undefined) return false;
+        const rl = (Array.isArray(r) ? r : [r]).map((x) => ({ text: String(x), ...litFrom(x) }));
+        if (Array.isArray(l)) return this.listCmp(e.op, l, rl);
+        return e.op === 'in' || e.op === 'intersects' ? rl.some((x) => this.scalar('=', l, x)) : rl.length === 1 && this.scalar(e.op, l, rl[0]!);
+      }
+    }
+  }
+
+  private cmp(op: CmpOp, modifier: Modifier | undefined, left: Operand, values: Literal[], ev: EventAccessor): boolean {
+    const v = this.operand(left, ev);
+    if (v === undefined) return false;
+    if (left.kind === 'field' && ((ANCESTOR_FIELDS.has(left.def.name) && left.arg === undefined) || ENDPOINT_FIELDS.has(left.def.name)) && Array.isArray(v)) {
+      // Each ancestor / endpoint is tested on its own; `!=` on endpoints needs all of them to differ.
+      if (op === '!=' && ENDPOINT_FIELDS.has(left.def.name)) return v.every((x) => this.one(op, modifier, x, values));
+      return v.some((x) => this.one(op, modifier, x, values));
+    }
+    if (Array.isArray(v)) return this.listCmp(op, v, values);
+    return this.one(op, modifier, v, values);
+  }
+
+  private one(op: CmpOp, modifier: Modifier | undefined, v: V, values: Literal[]): boolean {
+    if (modifier) {
+      const n = values.filter((l) => this.scalar(op, v, l)).length;
+      if (values.length === 0) return false;
+      return modifier === 'anyof' ? n > 0 : modifier === 'allof' ? n === values.length : n === 1;
+    }
+    switch (op) {
+      case 'in':
+      case 'intersects':
+        return values.some((l) => this.scalar('=', v, l));
+      case 'pmatch':
+        return pmatch(values.map((l) => l.text), String(v));
+      default:
+        return this.scalar(op, v, values[0]!);
+    }
+  }
+
+  private listCmp(op: CmpOp, vs: V[], values: Literal[]): boolean {
+    const inSet = (x: V) => values.some((l) => this.scalar('=', x, l));
+    if (op === 'in') return vs.every(inSet);
+    if (op === 'intersects') return vs.some(inSet);
+    return false;
+  }
+
+  /** One scalar comparison `v op lit`. */
+  private scalar(op: CmpOp, v: V, lit: Literal): boolean {
+    if (typeof v === 'bigint' || typeof v === 'number') {
+      const a = typeof v === 'bigint' ? v : v;
+      const b = lit.num ?? (lit.dbl !== undefined ? lit.dbl : undefined);
+      if (b === undefined) return false;
+      return numCmp(op, a, b);
+    }
+    if (typeof v === 'boolean') {
+      if (lit.bool === undefined) return false;
+      return op === '=' ? v === lit.bool : op === '!=' ? v !== lit.bool : false;
+    }
+    if (v instanceof Uint8Array) return bytesCmp(op, v, lit.bytes ?? new TextEncoder().encode(lit.text));
+    if (typeof v === 'object') return ipCmp(op, v, lit);
+    return this.strCmp(op, v, lit);
+  }
+
+  private strCmp(op: CmpOp, v: string, lit: Literal): boolean {
+    const r = lit.text;
+    switch (op) {
+      case '=':
+        return v === r;
+      case '!=':
+        return v !== r;
+      case '<':
+        return v < r;
+      case '<=':
+        return v <= r;
+      case '>':
+        return v > r;
+      case '>=':
+        return v >= r;
+      case 'contains':
+        return v.includes(r);
+      case 'icontains':
+        return asciiLower(v).includes(asciiLower(r));
+      case 'startswith':
+        return v.startsWith(r);
+      case 'endswith':
+        return v.endsWith(r);
+      case 'glob':
+        return globMatch(r, v);
+      case 'iglob':
+        return globMatch(r, v, true);
+      case 'regex':
+        return this.regex(r).test(v);
+      case 'bcontains':
+      case 'bstartswith':
+        return bytesCmp(op, new TextEncoder().encode(v), lit.bytes ?? new Uint8Array());
+      default:
+        return false;
+    }
+  }
+
+  private regex(pattern: string): RegExp {
+    let re = this.regexes.get(pattern);
+    if (!re) {
+      re = new RegExp(`^(?:${pattern})$`, 'u');
+      this.regexes.set(pattern, re);
+    }
+    return re;
+  }
+
+  /** The operand's typed value(s), or undefined when missing. */
+  private operand(o: Operand, ev: EventAccessor): V | V[] | undefined {
+    if (o.kind === 'field') {
+      const raw = ev.field(o);
+      if (raw === undefined || raw === null) return undefined;
+      return Array.isArray(raw) ? raw.map((x) => normalize(x, o)) : normalize(raw, o);
+    }
+    const args = o.args.map((a) => (a.kind === 'const' ? a.value : this.operand(a, ev)));
+    if (args.some((a) => a === undefined)) return undefined;
+    const first = args[0]!;
+    const map = (f: (s: string) => string | undefined) => {
+      if (Array.isArray(first)) {
+        const out = first.map((x) => f(String(x)));
+        return out.some((x) => x === undefined) ? undefined : (out as string[]);
+      }
+      return f(String(first));
+    };
+    switch (o.name) {
+      case 'tolower':
+        return map(asciiLower);
+      case 'toupper':
+        return map(asciiUpper);
+      case 'b64':
+        return map(b64decode);
+      case 'basename':
+        return map(basename);
+      case 'len':
+        if (Array.isArray(first)) return BigInt(first.length);
+        return BigInt(first instanceof Uint8Array ? first.length : Buffer.byteLength(String(first)));
+      case 'concat':
+        return args.map((a) => String(a)).join('');
+      default:
+        return undefined;
+    }
+  }
+}
+
+function litFrom(x: V): Partial<Literal> {
+  if (typeof x === 'bigint') return { num: x };
+  if (typeof x === 'number') return { dbl: x };
+  if (typeof x === 'boolean') return { bool: x };
+  if (x instanceof Uint8Array) return { bytes: x };
+  if (typeof x === 'object') return { ip: x };
+  return {};
+}
+
+/** Converts a raw value to the field's type class. */
+function normalize(raw: RawScalar, ref: FieldRef): V {
+  switch (typeClass(ref.type)) {
+    case 'signed':
+    case 'unsigned': {
+      if (typeof raw === 'bigint') return truncInt(raw, ref.type);
+      if (typeof raw === 'number') return truncInt(BigInt(Math.trunc(raw)), ref.type);
+      if (typeof raw === 'boolean') return raw ? 1n : 0n;
+      return /^[+-]?\d+$/.test(raw.trim()) ? truncInt(BigInt(raw.trim()), ref.type) : raw;
+    }
+    case 'double':
+      return typeof raw === 'number' ? raw : Number(raw);
+    case 'bool':
+      return typeof raw === 'boolean' ? raw : raw === 'true' || raw === 1;
+    case 'ipaddr':
+    case 'ipnet':
+      return parseIp(String(raw)) ?? String(raw);
+    case 'bytes':
+      return typeof raw === 'string' ? new TextEncoder().encode(raw) : new TextEncoder().encode(String(raw));
+    default:
+      return typeof raw === 'string' ? raw : String(raw);
+  }
+}
+
+function numCmp(op: CmpOp, a: bigint | number, b: bigint | number): boolean {
+  const x = typeof a === 'number' || typeof b === 'number' ? Number(a) : a;
+  const y = typeof a === 'number' || typeof b === 'number' ? Number(b) : b;
+  switch (op) {
+    case '=':
+      return x === y;
+    case '!=':
+      return x !== y;
+    case '<':
+      return x < y;
+    case '<=':
+      return x <= y;
+    case '>':
+      return x > y;
+    case '>=':
+      return x >= y;
+    default:
+      return false;
+  }
+}
+
+function indexOfBytes(h: Uint8Array, n: Uint8Array): number {
+  outer: for (let i = 0; i + n.length <= h.length; i++) {
+    for (let j = 0; j < n.length; j++) if (h[i + j] !== n[j]) continue outer;
+    return i;
+  }
+  return -1;
+}
+
+function bytesCmp(op: CmpOp, v: Uint8Array, r: Uint8Array): boolean {
+  const eq = v.length === r.length && indexOfBytes(v, r) === 0;
+  switch (op) {
+    case '=':
+      return eq;
+    case '!=':
+      return !eq;
+    case 'contains':
+    case 'bcontains':
+      return indexOfBytes(v, r) >= 0;
+    case 'startswith':
+    case 'bstartswith':
+      return r.length <= v.length && indexOfBytes(v.subarray(0, r.length), r) === 0;
+    case 'endswith':
+      return r.length <= v.length && indexOfBytes(v.subarray(v.length - r.length), r) === 0;
+    default:
+      return false;
+  }
+}
+
+function ipCmp(op: CmpOp, v: IpAddr, lit: Literal): boolean {
+  let eq: boolean;
+  if (lit.net) {
+    const { bytes, prefix } = lit.net;
+    if (bytes.length !== v.bytes.length) eq = false;
+    else {
+      eq = true;
+      for (let bit = 0; bit < prefix; bit++) {
+        const i = bit >> 3;
+        const m = 0x80 >> (bit & 7);
+        if ((bytes[i]! & m) !== (v.bytes[i]! & m)) {
+          eq = false;
+          break;
+        }
+      }
+    }
+  } else if (lit.ip) {
+    eq = lit.ip.bytes.length === v.bytes.length && lit.ip.bytes.every((b, i) => b === v.bytes[i]);
+  } else return false;
+  return op === '=' ? eq : op === '!=' ? !eq : false;
+}

@@ -1,0 +1,85 @@
+// A matched rule and its event to an Alert: the rule output rendered with `<NA>` for missing
+// values and `%N` widths, and output_fields typed as Falco's rawval_to_json does
+// (reference/falco-language.md D.1, D.4): integers as numbers, booleans, strings, lists as
+// arrays, missing as null.
+import { typeClass } from '../engine/fields.js';
+import type { LoadedRule } from '../engine/index.js';
+import type { RawScalar, RawValue } from '../engine/interpreter.js';
+import type { FieldRef } from '../engine/ir.js';
+import type { OutputToken } from '../engine/output-template.js';
+import type { SourceEvent } from '../sources/types.js';
+import type { Alert, OutputFieldValue } from './alert.js';
+
+type FieldToken = Extract<OutputToken, { kind: 'field' }>;
+
+function refOf(tok: FieldToken): FieldRef {
+  return { kind: 'field', def: tok.def, arg: tok.arg, canonical: tok.canonical, type: tok.def.type, isList: tok.def.isList };
+}
+
+function scalarJson(v: RawScalar, ref: FieldRef): string | number | bigint | boolean {
+  const cls = typeClass(ref.type);
+  if (cls === 'signed' || cls === 'unsigned' || cls === 'double') {
+    if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+    if (typeof v === 'number') return v;
+    if (typeof v === 'string' && /^[+-]?\d+$/.test(v)) return scalarJson(BigInt(v), ref);
+  }
+  if (cls === 'bool') {
+    if (typeof v === 'boolean') return v;
+    if (v === 'true' || v === 'false') return v === 'true';
+  }
+  return typeof v === 'string' ? v : String(v);
+}
+
+/** The typed JSON value of a field for output_fields. */
+export function fieldJson(v: RawValue | undefined, ref: FieldRef): OutputFieldValue {
+  if (v === undefined) return null;
+  if (Array.isArray(v)) return v.map((x) => { const j = scalarJson(x, ref); return typeof j === 'bigint' ? Number(j) : j; });
+  return scalarJson(v, ref);
+}
+
+/** The text of a field in a rendered output. */
+export function fieldText(v: RawValue | undefined, ref: FieldRef): string {
+  if (v === undefined) return '<NA>';
+  if (Array.isArray(v)) {
+    // An un-indexed ancestor field prints its ancestors space-separated; other lists as (a,b).
+    if (ref.def.name.startsWith('proc.a') && ref.arg === undefined) return v.map(String).join(' ');
+    return `(${v.map(String).join(',')})`;
+  }
+  return String(v);
+}
+
+/** Renders an output template for an event. */
+export function renderTokens(tokens: readonly OutputToken[], ev: SourceEvent): string {
+  let out = '';
+  for (const t of tokens) {
+    if (t.kind === 'text') {
+      out += t.text;
+      continue;
+    }
+    const ref = refOf(t);
+    let s = fieldText(ev.fields.field(ref), ref);
+    if (t.width !== undefined) s = s.length >= t.width ? s.slice(0, t.width) : s.padEnd(t.width, ' ');
+    out += s;
+  }
+  return out;
+}
+
+/** The alert for a rule that matched an event. */
+export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string): Alert {
+  const outputFields: Alert['outputFields'] = {};
+  for (const t of rule.output) {
+    if (t.kind !== 'field') continue;
+    const ref = refOf(t);
+    outputFields[t.canonical] = fieldJson(ev.fields.field(ref), ref);
+  }
+  return {
+    timeNs: ev.timeNs,
+    rule: rule.name,
+    priority: rule.priority,
+    source: rule.source,
+    tags: rule.tags,
+    hostname,
+    message: renderTokens(rule.output, ev),
+    outputFields,
+  };
+}
