@@ -73,8 +73,9 @@ function needsQuotes(v: string): boolean {
 /**
  * libsinsp `escape_str`: a value is printed raw unless it contains `\b \f \n \r \t`, space, `=`,
  * `\`, `"`, `'` or NUL; then it is wrapped in `"…"` with `\b \f \n \r \t \\ \"` escaped (NUL as
- * `\x00`; `'` and `=` stay literal). One deliberate difference: the empty string prints as `""`
- * (upstream prints nothing, which does not parse back).
+ * `\x00`; `'` and `=` stay literal). Two deliberate differences keep every print parseable: the
+ * empty string prints as `""` (upstream prints nothing) and a final backslash as `\x5c`
+ * (upstream's `"…\\"` never closes, reference A.2).
  */
 export function escapeStr(v: string): string {
   if (v === '') return '""';
@@ -88,7 +89,9 @@ export function escapeStr(v: string): string {
       case '\n': out += '\\n'; break;
       case '\r': out += '\\r'; break;
       case '\t': out += '\\t'; break;
-      case '\\': out += '\\\\'; break;
+      // A final backslash would sit before the closing quote, which libsinsp's lexer then does
+      // not see as closing; `\x5c` keeps the printed form parseable.
+      case '\\': out += i === v.length - 1 ? '\\x5c' : '\\\\'; break;
       case '"': out += '\\"'; break;
       case '\0': out += '\\x00'; break;
       default: out += ch;
