@@ -1,0 +1,87 @@
+// The forwarder's HTTP server (fastify), answering as falcosidekick 2.30 does
+// (reference/module-and-forwarder.md §4):
+//   POST /test     creates the test event; 200, empty body
+//   POST /         a Falco JSON alert; 200 empty, or 400 "Please send a valid request body: <why>"
+//   /healthz       200 {"status": "ok"} (any method);   /ping  200 "pong\n" (any method)
+//   /metrics       Prometheus text exposition
+//   any other path falls into POST / (Go's ServeMux sends unknown paths to "/"); a method other
+//   than POST on / or /test is 400 "Please send with post http method".
+// Bodies are read as text whatever the Content-Type (falcosidekick checks none), then parsed by
+// parseAlertJson. Consumes accepted alerts into `accept`; produces HTTP answers.
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { parseAlertJson, type Alert } from '../output/alert.js';
+import type { Metrics } from '../metrics/index.js';
+import { normalizePayload, testAlert } from './normalize.js';
+
+/** What the server needs from the forwarder. */
+export interface ServerDeps {
+  metrics: Metrics;
+  /** Hands an accepted alert to the forwarder (never waits). */
+  accept(alert: Alert): void;
+  hostname: string;
+  log: (message: string) => void;
+}
+
+/** A listening server. */
+export interface ForwarderServer {
+  /** `http://address:port` as bound (port 0 resolved). */
+  url: string;
+  close(): Promise<void>;
+}
+
+const TEXT = 'text/plain; charset=utf-8';
+export const BAD_METHOD = 'Please send with post http method\n';
+export const BAD_BODY = 'Please send a valid request body';
+const HEALTHZ = Buffer.from('{"status": "ok"}');
+/** Larger bodies are refused with 413 before parsing. */
+export const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+
+function refuse(reply: FastifyReply, metrics: Metrics, text: string) {
+  metrics.input(false);
+  return reply.code(400).type(TEXT).header('x-content-type-options', 'nosniff').send(text);
+}
+
+/** Starts the server on `address:port` (port 0 picks a free port). */
+export async function startServer(deps: ServerDeps, address: string, port: number): Promise<ForwarderServer> {
+  const { metrics } = deps;
+  const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT_BYTES });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 500) deps.log(`forwarder: internal error: ${err.message}`);
+    return reply.code(status).type(TEXT).send(`${status === 500 ? 'internal error' : err.message}\n`);
+  });
+
+  async function input(req: FastifyRequest, reply: FastifyReply) {
+    if (req.method !== 'POST') return refuse(reply, metrics, BAD_METHOD);
+    const text = typeof req.body === 'string' ? req.body : '';
+    const parsed = parseAlertJson(text);
+    if (!parsed.ok) return refuse(reply, metrics, `${BAD_BODY}: ${parsed.error}\n`);
+    metrics.input(true);
+    deps.accept(normalizePayload(parsed.alert, text.length));
+    return reply.code(200).send();
+  }
+
+  app.all('/test', async (req, reply) => {
+    if (req.method !== 'POST') return refuse(reply, metrics, BAD_METHOD);
+    metrics.input(true);
+    deps.accept(testAlert(deps.hostname));
+    return reply.code(200).send();
+  });
+  app.all('/', input);
+  app.setNotFoundHandler(input);
+  app.all('/ping', async (_req, reply) => reply.type(TEXT).send('pong\n'));
+  // A Buffer, so fastify leaves the Content-Type exactly as falcosidekick's (no charset).
+  app.all('/healthz', async (_req, reply) => reply.header('content-type', 'application/json').send(HEALTHZ));
+  app.all('/metrics', async (_req, reply) => {
+    const { contentType, body } = await metrics.exposition();
+    return reply.type(contentType).send(body);
+  });
+
+  await app.listen({ host: address, port });
+  const bound = app.server.address();
+  const actualPort = typeof bound === 'object' && bound ? bound.port : port;
+  const host = address.includes(':') ? `[${address}]` : address;
+  return { url: `http://${host}:${actualPort}`, close: () => app.close() };
+}
