@@ -3,7 +3,7 @@
 // Fields are keyed by their canonical text (`proc.aname[2]`). A few are derived when absent, as
 // the live sources would: `proc.aname[0]` is proc.name, `proc.aname[1]` proc.pname, an
 // un-indexed `proc.aname` (a list of ancestors from the parent up) yields `proc.aname[N]`, and
-// `fd.ip`/`fd.port` are both endpoints of fd.cip/fd.sip and fd.cport/fd.sport.
+// `fd.ip`/`fd.port` are both endpoints of fd.cip/fd.sip and fd.cport/fd.sport, and `fd.snet` is fd.sip.
 import type { FieldRef } from '../engine/ir.js';
 import type { EventAccessor, RawScalar, RawValue } from '../engine/interpreter.js';
 
@@ -21,6 +21,8 @@ const PARENT_OF: Record<string, string> = {
   'proc.pid': 'proc.ppid',
   'proc.cmdline': 'proc.pcmdline',
 };
+/** Network fields derived from the matching address field. */
+const NETWORK_OF: Record<string, string> = { 'fd.snet': 'fd.sip', 'fd.cnet': 'fd.cip', 'fd.rnet': 'fd.rip', 'fd.lnet': 'fd.lip' };
 const ENDPOINTS: Record<string, [string, string]> = {
   'fd.ip': ['fd.cip', 'fd.sip'],
   'fd.net': ['fd.cip', 'fd.sip'],
@@ -62,6 +64,7 @@ export class FieldEvent implements EventAccessor {
     }
     const base = ANCESTOR_BASE[name];
     if (base) return this.ancestor(name, base, ref.arg);
+    if (NETWORK_OF[name]) return this.raw(NETWORK_OF[name]!);
     const ends = ENDPOINTS[name];
     if (ends) {
       const vs = ends.map((k) => this.raw(k)).filter((v): v is RawScalar => isScalar(v));
