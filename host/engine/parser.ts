@@ -32,16 +32,14 @@
 //   Modifier    ::= 'oneof' | 'anyof' | 'allof'
 //   TrName      ::= 'tolower' | 'toupper' | 'b64' | 'basename' | 'len' | 'join' | 'concat' | 'getopt'
 // Tokens (lexer.ts): Blank = [ \t\b\r\n]+, Space = [[:space:]], Identifier, FieldName,
-// FieldArgBareStr, HexNumber, Number, BareStr, QuotedStr (escaping.ts).
+// FieldArgBareStr, HexNumber, Number, BareStr, QuotedStr (escaping.ts). The lexing steps and
+// the depth guard live in cursor.ts.
 import type {
   BinaryCheckNode, BinaryOp, Expr, FieldNode, FieldValueNode, ListNode, Modifier, Operand, Rhs,
   TransformerArg, TransformerListNode, TransformerName, TransformerNode, ValueNode,
 } from './ast.js';
-import { unescapeQuoted } from './escaping.js';
-import {
-  isAlpha, isBlank, scanBareStr, scanFieldArgBareStr, scanFieldName, scanHexNumber, scanIdentifier,
-  scanNotBlank, scanNumber, scanQuoted, skipBlanks,
-} from './lexer.js';
+import { Cursor, Failure, TRANSFORMERS } from './cursor.js';
+import { scanFieldName, scanHexNumber, scanIdentifier, scanNotBlank, scanNumber } from './lexer.js';
 
 /** A parse failure: libsinsp's message and the 0-based offset of its cursor at that moment. */
 export interface ParseError {
@@ -73,26 +71,19 @@ const STR_OPS: ReadonlyArray<readonly [string, boolean]> = [
   ['endswith', true], ['regex', true],
 ];
 const LIST_OPS: ReadonlyArray<readonly [string, boolean]> = [['intersects', false], ['in', false], ['pmatch', false]];
-const TRANSFORMERS: readonly TransformerName[] = ['tolower', 'toupper', 'b64', 'basename', 'len', 'join', 'concat', 'getopt'];
-const MODIFIERS: readonly Modifier[] = ['oneof', 'anyof', 'allof'];
 
 const quoteList = (xs: readonly string[]): string => xs.map((x) => `'${x}'`).join(', ');
 const TRANSFORMER_LIST = quoteList(['val', ...TRANSFORMERS]);
 const OPERATOR_LIST = quoteList(['exists', ...[...NUM_OPS, ...STR_OPS, ...LIST_OPS].map(([op]) => op)]);
 
-/** Internal unwinding only; caught in parseCondition (and in the list head, as libsinsp does). */
-class Failure {
-  constructor(readonly message: string, readonly offset: number) {}
-}
-
 /** Parses one condition. Never throws: failures come back as `{ ok: false, error }`. */
 export function parseCondition(text: string, options: ParseOptions = {}): ParseResult {
-  const maxLength = options.maxLength ?? DEFAULT_MAX_LENGTH;
+  const maxLength = numberOr(options.maxLength, DEFAULT_MAX_LENGTH);
   if (text.length === 0) return { ok: false, error: { message: 'filter input string is empty', offset: 0 } };
   if (text.length > maxLength) {
     return { ok: false, error: { message: `filter input string exceeds the maximum length of ${maxLength}`, offset: maxLength } };
   }
-  const maxDepth = Math.min(Math.max(Math.floor(options.maxDepth ?? DEFAULT_MAX_DEPTH), 0), HARD_MAX_DEPTH);
+  const maxDepth = Math.min(Math.max(Math.floor(numberOr(options.maxDepth, DEFAULT_MAX_DEPTH)), 0), HARD_MAX_DEPTH);
   const parser = new Parser(text, maxDepth);
   try {
     return { ok: true, expr: parser.parse() };
@@ -104,21 +95,12 @@ export function parseCondition(text: string, options: ParseOptions = {}): ParseR
   }
 }
 
-class Parser {
-  private pos = 0;
-  /** libsinsp's m_last_token: the last lexed token (decoded, for quoted strings). */
-  private last = '';
-  /** End offset of the last consumed token (blanks excluded), for node spans. */
-  private lastEnd = 0;
-  private depth = 0;
+/** `v` unless it is missing or NaN. */
+function numberOr(v: number | undefined, fallback: number): number {
+  return v === undefined || Number.isNaN(v) ? fallback : v;
+}
 
-  constructor(private readonly s: string, private readonly maxDepth: number) {}
-
-  /** The cursor offset. */
-  get offset(): number {
-    return this.pos;
-  }
-
+class Parser extends Cursor {
   parse(): Expr {
     const expr = this.parseOr();
     // Reachable only when a depth failure inside a list head was swallowed (see parseListBody).
@@ -215,7 +197,7 @@ class Parser {
   private parseField(name: string, start: number): FieldNode {
     this.enter();
     try {
-      const arg = this.parseOptionalArg();
+      const arg = this.lexOptionalArg();
       return arg === undefined
         ? { kind: 'field', name, span: { start, end: this.lastEnd } }
         : { kind: 'field', name, arg, span: { start, end: this.lastEnd } };
@@ -236,7 +218,7 @@ class Parser {
       } while (this.lexStr(','));
       this.lexBlank();
       if (!this.lexStr(')')) this.fail("expected a ')' token closing the transformer");
-      const arg = this.parseOptionalArg();
+      const arg = this.lexOptionalArg();
       const node: TransformerNode = { kind: 'transformer', name, args, span: { start, end: this.lastEnd } };
       if (arg !== undefined) node.arg = arg;
       return node;
@@ -440,137 +422,5 @@ class Parser {
     } finally {
       this.depth--;
     }
-  }
-
-  // ---- lexing helpers (each mirrors a libsinsp lex_* function) -------------------------------
-
-  /** `[` FieldArg `]` right at the cursor, or undefined when there is no `[`. */
-  private parseOptionalArg(): string | undefined {
-    if (!this.lexStr('[')) return undefined;
-    let arg: string;
-    const quoted = this.lexQuoted();
-    if (quoted !== null) arg = quoted.value;
-    else if (this.lexWith(scanFieldArgBareStr)) arg = this.last;
-    else return this.fail('expected a valid field argument: a quoted string or a bare string');
-    if (!this.lexStr(']')) this.fail("expected a ']' token");
-    return arg;
-  }
-
-  /** QuotedStr or BareStr at the cursor, as a value node. */
-  private lexStrValue(start: number): ValueNode | null {
-    const quoted = this.lexQuoted();
-    if (quoted !== null) return quoted;
-    if (this.lexWith(scanBareStr)) return this.value(start, false);
-    return null;
-  }
-
-  /**
-   * A comparison modifier. libs 0.25 treats `oneof|anyof|allof` after a string operator as a
-   * modifier only when a blank precedes and follows it and a list or list name comes next;
-   * before `and`/`or`/`not`, `)` or the end it is the plain value `oneof` (reference A.6).
-   */
-  private lexModifier(): Modifier | null {
-    const s = this.s;
-    const at = skipBlanks(s, this.pos);
-    if (at === 0 || !isBlank(s.charCodeAt(at - 1))) return null;
-    for (const m of MODIFIERS) {
-      if (!s.startsWith(m, at)) continue;
-      const next = skipBlanks(s, at + m.length);
-      if (next === at + m.length) return null;
-      const c = s.charCodeAt(next);
-      if (c !== 40 /* ( */ && !(isAlpha(c) && !this.isKeywordAt(next))) return null;
-      this.pos = at + m.length;
-      this.last = m;
-      this.lastEnd = this.pos;
-      return m;
-    }
-    return null;
-  }
-
-  /** `and`/`or`/`not` as a keyword at `i` (followed by a blank or `(`). */
-  private isKeywordAt(i: number): boolean {
-    for (const kw of ['and', 'or', 'not']) {
-      if (!this.s.startsWith(kw, i)) continue;
-      const c = this.s.charCodeAt(i + kw.length);
-      if (c === 40 || isBlank(c) || (kw === 'not' && c >= 9 && c <= 13)) return true;
-    }
-    return false;
-  }
-
-  /** libsinsp lex_helper_operator_list: a prefix match; word operators then need a blank. */
-  private lexOperator(ops: ReadonlyArray<readonly [string, boolean]>): string | null {
-    for (const [op, needsBlank] of ops) {
-      if (!needsBlank) {
-        if (this.lexStr(op)) return op;
-        continue;
-      }
-      // The operator stays consumed even when the blank is missing (`containsin (a)` is `in`).
-      if (this.lexStr(op)) return this.lexBlank() ? op : null;
-    }
-    return null;
-  }
-
-  private lexTransformerName(): TransformerName | null {
-    for (const name of TRANSFORMERS) {
-      if (this.s.startsWith(name, this.pos) && this.s.charCodeAt(this.pos + name.length) === 40) {
-        this.pos += name.length + 1;
-        this.last = name;
-        this.lastEnd = this.pos;
-        return name;
-      }
-    }
-    return null;
-  }
-
-  /** A quoted string at the cursor, decoded; a bad escape fails after the closing quote. */
-  private lexQuoted(): ValueNode | null {
-    const start = this.pos;
-    const end = scanQuoted(this.s, start);
-    if (end < 0) return null;
-    this.pos = end;
-    this.lastEnd = end;
-    const r = unescapeQuoted(this.s.slice(start, end));
-    if (!r.ok) return this.fail(r.message);
-    this.last = r.value;
-    return { kind: 'value', value: r.value, quoted: true, span: { start, end } };
-  }
-
-  private lexWith(scan: (s: string, i: number) => number): boolean {
-    const end = scan(this.s, this.pos);
-    if (end < 0) return false;
-    this.last = this.s.slice(this.pos, end);
-    this.pos = end;
-    this.lastEnd = end;
-    return true;
-  }
-
-  private lexStr(lit: string): boolean {
-    if (!this.s.startsWith(lit, this.pos)) return false;
-    this.pos += lit.length;
-    this.last = lit;
-    this.lastEnd = this.pos;
-    return true;
-  }
-
-  /** Skips blanks; true when there was at least one. Leaves `last` alone, as libsinsp does. */
-  private lexBlank(): boolean {
-    const end = skipBlanks(this.s, this.pos);
-    const found = end > this.pos;
-    this.pos = end;
-    return found;
-  }
-
-  /** The last lexed token as an unquoted value node starting at `start`. */
-  private value(start: number, quoted: boolean): ValueNode {
-    return { kind: 'value', value: this.last, quoted, span: { start, end: this.pos } };
-  }
-
-  /** libsinsp's depth_guard: count on entry, fail at the limit (the failed entry stays counted). */
-  private enter(): void {
-    if (++this.depth >= this.maxDepth) this.fail(`exceeded max depth limit of ${this.maxDepth}`);
-  }
-
-  private fail(message: string): never {
-    throw new Failure(message, this.pos);
   }
 }
