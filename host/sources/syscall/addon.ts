@@ -1,0 +1,149 @@
+// Loads the capture addon (probes/build/Release/rae_probe.node) and says whether the kernel probe
+// can run here. Consumes the platform, the addon binary, /sys/kernel/btf/vmlinux, the process's
+// effective capabilities and the kernel's BTF tracepoints; produces a `Support` value (never
+// throws) and, through openCapture(), a typed Capture handle whose open errors carry a stable code.
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { ABI_VERSION, MAX_RECORD } from './abi.js';
+
+/** Why the probe cannot run, as a stable code. */
+export type SupportCode = 'ENOTLINUX' | 'ENOADDON' | 'EABI' | 'ENOBTF' | 'EPERM' | 'ENOTRACEPOINT';
+
+/** Result of probeSupport(). */
+export type Support = { available: true } | { available: false; code: SupportCode; reason: string };
+
+/** Options of openCapture(). */
+export interface CaptureOptions {
+  /** Records of this process are not produced (default: the current process). 0 keeps all. */
+  ignorePid?: number;
+  /** Ring buffer size, a power of two (default 32 MiB). */
+  ringBufferBytes?: number;
+  /** Queued bytes at which the kernel wakes the consumer (default 256 KiB). */
+  wakeupBytes?: number;
+  /** The consumer also drains after this long without a wakeup (default 10 ms). */
+  maxLatencyMs?: number;
+}
+
+/** Kernel counters, summed over CPUs, plus the ring's fill. */
+export interface CaptureStats {
+  emitted: number;
+  /** Records dropped because the ring was full. */
+  lost: number;
+  /** Interesting syscalls that reached the probe. */
+  seen: number;
+  /** Records with a string cut short. */
+  truncated: number;
+  queuedBytes: number;
+  ringBytes: number;
+}
+
+/** An attached probe. */
+export interface Capture {
+  /** fn() runs on the JS thread when records are queued; again only after a poll() returned 0. */
+  watch(fn: () => void): void;
+  /** Copies whole records into view (>= MAX_RECORD bytes); returns bytes; meta[0] = records. */
+  poll(view: Uint8Array, meta?: Uint32Array): number;
+  /** Replaces the in-kernel interesting-syscall table; returns how many ids were set. */
+  setInterestingSyscalls(ids: readonly number[]): number;
+  stats(): CaptureStats;
+  /** Keep (ref) or not (unref) the event loop alive while watching. */
+  ref(): void;
+  unref(): void;
+  /** Detaches the probe and frees the ring. Idempotent. */
+  close(): void;
+}
+
+/** Error thrown by openCapture(): `code` is EPERM, ENOBTF, ENOTRACEPOINT, EPROBE or a SupportCode. */
+export interface CaptureError extends Error {
+  code: string;
+  errno?: number;
+}
+
+/** Offsets and sizes as compiled from events.h (for the layout test). */
+export type NativeLayout = Record<'hdr' | 'syscall' | 'proc' | 'exit' | 'sockaddr' | 'sizes' | 'kinds', Record<string, number>>;
+
+interface Native {
+  abiVersion: number;
+  maxRecord: number;
+  layout(): NativeLayout;
+  checkKernel(): { ok: true } | { ok: false; code: SupportCode; reason: string };
+  clocks(): { boottimeNs: bigint; realtimeNs: bigint };
+  Capture: new (opts: CaptureOptions) => Capture;
+}
+
+/** Where scripts/build-probe.sh puts the addon. */
+export const ADDON_PATH = fileURLToPath(new URL('../../../probes/build/Release/rae_probe.node', import.meta.url));
+const BTF_PATH = '/sys/kernel/btf/vmlinux';
+const CAP = { SYS_ADMIN: 21, PERFMON: 38, BPF: 39 } as const;
+
+let cached: { native: Native } | { error: string } | undefined;
+
+/** The native module, or why it cannot be loaded (cached; the require never throws out). */
+export function loadNative(): { native: Native } | { error: string } {
+  if (cached) return cached;
+  if (!existsSync(ADDON_PATH)) {
+    cached = { error: `the probe addon is not built (${ADDON_PATH} is missing; run scripts/build-probe.sh)` };
+    return cached;
+  }
+  try {
+    const native = createRequire(import.meta.url)(ADDON_PATH) as Native;
+    cached = { native };
+  } catch (err) {
+    cached = { error: `the probe addon does not load: ${(err as Error).message}` };
+  }
+  return cached;
+}
+
+/** Effective capability bits of this process, from /proc/self/status. */
+function effectiveCaps(): bigint {
+  const m = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? BigInt(`0x${m[1]}`) : 0n;
+}
+
+function hasCap(caps: bigint, bit: number): boolean {
+  return (caps & (1n << BigInt(bit))) !== 0n;
+}
+
+/** Cheap, side-effect-free check of everything the probe needs; says why it cannot run. */
+export function probeSupport(): Support {
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    return { available: false, code: 'ENOTLINUX', reason: `the kernel probe needs Linux on x86-64 (this is ${process.platform}/${process.arch})` };
+  }
+  const loaded = loadNative();
+  if ('error' in loaded) return { available: false, code: 'ENOADDON', reason: loaded.error };
+  const { native } = loaded;
+  if (native.abiVersion !== ABI_VERSION || native.maxRecord !== MAX_RECORD) {
+    return { available: false, code: 'EABI', reason: `the addon speaks record ABI ${native.abiVersion}, the host ${ABI_VERSION}; rebuild with scripts/build-probe.sh` };
+  }
+  if (!existsSync(BTF_PATH)) {
+    return { available: false, code: 'ENOBTF', reason: `the kernel exposes no BTF (${BTF_PATH} is missing; it needs CONFIG_DEBUG_INFO_BTF=y)` };
+  }
+  const caps = effectiveCaps();
+  const privileged = hasCap(caps, CAP.SYS_ADMIN) || (hasCap(caps, CAP.BPF) && hasCap(caps, CAP.PERFMON));
+  if (!privileged) {
+    return { available: false, code: 'EPERM', reason: `loading the probe needs root, or CAP_BPF and CAP_PERFMON (this process runs as uid ${process.getuid?.()} without them)` };
+  }
+  const kernel = native.checkKernel();
+  if (!kernel.ok) return { available: false, code: kernel.code, reason: kernel.reason };
+  return { available: true };
+}
+
+/** Loads and attaches the probe; throws a CaptureError with a stable code when it cannot. */
+export function openCapture(opts: CaptureOptions = {}): Capture {
+  const support = probeSupport();
+  if (!support.available) {
+    const err = new Error(support.reason) as CaptureError;
+    err.code = support.code;
+    throw err;
+  }
+  const { native } = loadNative() as { native: Native };
+  return new native.Capture({ ignorePid: process.pid, ...opts });
+}
+
+/** CLOCK_BOOTTIME and CLOCK_REALTIME sampled together: epoch ns = ts_ns + (realtimeNs - boottimeNs). */
+export function clocks(): { boottimeNs: bigint; realtimeNs: bigint } {
+  const loaded = loadNative();
+  if ('error' in loaded) throw new Error(loaded.error);
+  return loaded.native.clocks();
+}

@@ -1,0 +1,192 @@
+// /proc bootstrap: the processes that existed before the probe attached. Consumes /proc/<pid>/
+// {stat,status,cmdline,comm,exe,cwd,cgroup,loginuid,ns/pid,ns/mnt} and the cgroup v2 mount;
+// produces ProcSnapshot values and encodes them as RAE_KIND_PROC wire records (the same layout
+// as EXEC records), so the thread table is filled by one code path whatever the source.
+// Processes that vanish while being read are skipped; unreadable fields stay empty.
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { HDR, KIND, MAX_ARGS, MAX_PATH, PF, PROC, SIZES } from './abi.js';
+
+/** One process as read from /proc. Strings are raw bytes (Linux paths need not be UTF-8). */
+export interface ProcSnapshot {
+  pid: number;
+  ppid: number;
+  /** pid in the process's own pid namespace (last NStgid entry). */
+  vpid: number;
+  sid: number;
+  pgid: number;
+  ruid: number;
+  euid: number;
+  rgid: number;
+  egid: number;
+  loginuid: number;
+  /** (major << 20) | minor, as in the probe's records; 0 = no controlling tty. */
+  tty: number;
+  /** Start time, CLOCK_BOOTTIME ns (/proc stat starttime × 10 ms). */
+  startNs: bigint;
+  pidns: number;
+  mntns: number;
+  cgroupId: bigint;
+  /** Whether the process's euid may write its executable (mode bits; root always). */
+  exeWritable: boolean;
+  comm: Buffer;
+  exepath: Buffer;
+  args: Buffer[];
+  cwd: Buffer;
+  cgroup: Buffer;
+}
+
+/** USER_HZ: /proc/<pid>/stat counts in 1/100 s on every Linux architecture Node runs on. */
+const TICK_NS = 10_000_000n;
+const CGROUP_ROOT = '/sys/fs/cgroup';
+
+function read(path: string): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function link(path: string): Buffer {
+  try {
+    const target = readlinkSync(path, { encoding: 'buffer' });
+    const deleted = Buffer.from(' (deleted)');
+    return target.subarray(target.length - deleted.length).equals(deleted) ? target.subarray(0, target.length - deleted.length) : target;
+  } catch {
+    return Buffer.alloc(0);
+  }
+}
+
+function nsInode(path: string): number {
+  const m = /\[(\d+)\]/.exec(link(path).toString('latin1'));
+  return m ? Number(m[1]) : 0;
+}
+
+/** Reads one process; undefined when it exited meanwhile or is not readable. */
+export function readProcess(pid: number, root = '/proc'): ProcSnapshot | undefined {
+  const dir = `${root}/${pid}`;
+  const stat = read(`${dir}/stat`)?.toString('latin1');
+  const status = read(`${dir}/status`)?.toString('latin1');
+  if (stat === undefined || status === undefined) return undefined;
+  // comm may hold spaces and parentheses: the fields after it start past the last ')'.
+  const close = stat.lastIndexOf(')');
+  const f = stat.slice(close + 2).split(' ');
+  const ttyNr = Number(f[4]);
+  const ids = (key: string): number[] => (new RegExp(`^${key}:\\s*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).map(Number);
+  const uids = ids('Uid');
+  const gids = ids('Gid');
+  const nstgid = ids('NStgid');
+  const loginuid = Number(read(`${dir}/loginuid`)?.toString('latin1') ?? 4294967295);
+  const cmdline = read(`${dir}/cmdline`) ?? Buffer.alloc(0);
+  const cgroupLine = (read(`${dir}/cgroup`)?.toString('latin1') ?? '').split('\n').find((l) => l.startsWith('0::'));
+  const cgroup = Buffer.from(cgroupLine ? cgroupLine.slice(3) : '', 'latin1');
+  let cgroupId = 0n;
+  try {
+    if (cgroup.length) cgroupId = BigInt(statSync(CGROUP_ROOT + cgroup.toString('latin1')).ino);
+  } catch {
+    cgroupId = 0n;
+  }
+  const euid = uids[1] ?? 0;
+  const egid = gids[1] ?? 0;
+  const args = cmdline.length ? splitNul(cmdline.at(-1) === 0 ? cmdline.subarray(0, -1) : cmdline) : [];
+  return {
+    pid,
+    ppid: Number(f[1]),
+    pgid: Number(f[2]),
+    sid: Number(f[3]),
+    tty: ttyNr ? (((ttyNr >> 8) & 0xfff) << 20) | ((ttyNr & 0xff) | ((ttyNr >> 12) & 0xfff00)) : 0,
+    startNs: BigInt(f[19]) * TICK_NS,
+    ruid: uids[0] ?? 0,
+    euid,
+    rgid: gids[0] ?? 0,
+    egid,
+    vpid: nstgid.at(-1) || pid,
+    loginuid: Number.isFinite(loginuid) ? loginuid : 4294967295,
+    pidns: nsInode(`${dir}/ns/pid`),
+    mntns: nsInode(`${dir}/ns/mnt`),
+    cgroupId,
+    exeWritable: exeWritable(`${dir}/exe`, euid, egid),
+    comm: (read(`${dir}/comm`) ?? Buffer.alloc(0)).subarray(0, -1),
+    exepath: link(`${dir}/exe`),
+    args,
+    cwd: link(`${dir}/cwd`),
+    cgroup,
+  };
+}
+
+/** Same rule as the probe's exe_writable(): owner, group or other write bit for euid/egid. */
+function exeWritable(path: string, euid: number, egid: number): boolean {
+  try {
+    const st = statSync(path);
+    if (euid === 0) return true;
+    if (st.uid === euid) return (st.mode & 0o200) !== 0;
+    if (st.gid === egid) return (st.mode & 0o020) !== 0;
+    return (st.mode & 0o002) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+function splitNul(b: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  let start = 0;
+  for (let i = 0; i <= b.length; i++) {
+    if (i === b.length || b[i] === 0) {
+      out.push(b.subarray(start, i));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+/** Every process currently in /proc, ordered by pid (parents mostly before children). */
+export function readProcesses(root = '/proc'): ProcSnapshot[] {
+  const pids = readdirSync(root).filter((n) => /^\d+$/.test(n)).map(Number).sort((a, b) => a - b);
+  return pids.flatMap((pid) => readProcess(pid, root) ?? []);
+}
+
+/**
+ * Encodes a snapshot as a RAE_KIND_PROC record at view[off..]; returns its length, or 0 when it
+ * does not fit. `tsNs` is the record time (CLOCK_BOOTTIME ns).
+ */
+export function encodeProcRecord(p: ProcSnapshot, view: Uint8Array, off: number, tsNs: bigint): number {
+  const argv = Buffer.concat(p.args.flatMap((a, i) => (i ? [Buffer.from([0]), a] : [a]))).subarray(0, MAX_ARGS - 1);
+  const strings: [number, Buffer][] = [
+    [PROC.comm, p.comm.subarray(0, 15)],
+    [PROC.exe, (p.args[0] ?? Buffer.alloc(0)).subarray(0, MAX_PATH - 1)],
+    [PROC.exepath, p.exepath.subarray(0, MAX_PATH - 1)],
+    [PROC.args, argv],
+    [PROC.cwd, p.cwd.subarray(0, MAX_PATH - 1)],
+    [PROC.cgroup, p.cgroup.subarray(0, MAX_PATH - 1)],
+  ];
+  const size = strings.reduce<number>((n, [, s]) => n + (s.length ? s.length + 1 : 0), SIZES.proc);
+  const len = (size + 7) & ~7;
+  if (off + len > view.byteLength) return 0;
+  view.fill(0, off, off + len);
+  const dv = new DataView(view.buffer, view.byteOffset + off, len);
+  dv.setBigUint64(HDR.ts_ns, tsNs, true);
+  dv.setUint32(HDR.len, len, true);
+  dv.setUint16(HDR.kind, KIND.PROC, true);
+  dv.setUint32(HDR.pid, p.pid, true);
+  dv.setUint32(HDR.tid, p.pid, true);
+  dv.setUint32(HDR.uid, p.euid, true);
+  dv.setUint32(HDR.gid, p.egid, true);
+  dv.setBigUint64(HDR.cgroup_id, p.cgroupId, true);
+  const u32: [number, number][] = [
+    [PROC.ppid, p.ppid], [PROC.vpid, p.vpid], [PROC.vtid, p.vpid], [PROC.sid, p.sid], [PROC.pgid, p.pgid],
+    [PROC.ruid, p.ruid], [PROC.rgid, p.rgid], [PROC.loginuid, p.loginuid], [PROC.tty, p.tty],
+    [PROC.pidns, p.pidns], [PROC.mntns, p.mntns],
+  ];
+  for (const [at, v] of u32) dv.setUint32(at, v >>> 0, true);
+  dv.setUint32(PROC.pflags, p.exeWritable ? PF.EXE_WRITABLE : 0, true);
+  dv.setBigUint64(PROC.start_ns, p.startNs, true);
+  let pos = SIZES.proc;
+  for (const [at, s] of strings) {
+    if (s.length === 0) continue;
+    view.set(s, off + pos);
+    dv.setUint16(at, pos, true);
+    dv.setUint16(at + 2, s.length, true);
+    pos += s.length + 1;
+  }
+  return len;
+}
