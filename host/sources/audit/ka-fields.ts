@@ -1,0 +1,160 @@
+// ka.* field extraction with the k8saudit plugin's semantics
+// (plugins:plugins/k8saudit/pkg/k8saudit/extract.go; reference/falco-language.md E.2): every
+// field is missing unless the event has an `auditID` key; scalar fields read one key path and
+// turn non-string values into JSON text; list fields give string arrays.
+import { asText, getPath, isObject, type Json } from './json-value.js';
+import { anyContainerPrivileged, arrayAt, containerField, nonEmpty, volumeField, volumeHasHostPath, type ContainerList } from './pod-fields.js';
+import { uriParam } from './uri-param.js';
+
+type Value = string | string[] | undefined;
+
+/** Scalar fields: one key path each. */
+const SCALAR: Readonly<Record<string, readonly string[]>> = {
+  'ka.auditid': ['auditID'],
+  'ka.stage': ['stage'],
+  'ka.auth.decision': ['annotations', 'authorization.k8s.io/decision'],
+  'ka.auth.reason': ['annotations', 'authorization.k8s.io/reason'],
+  // Newer plugin fields read the standard annotations of OpenShift, validating admission
+  // policies and pod security admission (paths not checked against the plugin source).
+  'ka.auth.openshift.decision': ['annotations', 'authentication.openshift.io/decision'],
+  'ka.auth.openshift.username': ['annotations', 'authentication.openshift.io/username'],
+  'ka.validations.admission.policy.failure': ['annotations', 'validation.policy.admission.k8s.io/validation_failure'],
+  'ka.security.pod.violations': ['annotations', 'pod-security.kubernetes.io/audit-violations'],
+  'ka.user.name': ['user', 'username'],
+  'ka.impuser.name': ['impersonatedUser', 'username'],
+  'ka.verb': ['verb'],
+  'ka.uri': ['requestURI'],
+  'ka.target.name': ['objectRef', 'name'],
+  'ka.target.namespace': ['objectRef', 'namespace'],
+  'ka.target.resource': ['objectRef', 'resource'],
+  'ka.target.subresource': ['objectRef', 'subresource'],
+  'ka.req.binding.role': ['requestObject', 'roleRef', 'name'],
+  'ka.req.configmap.name': ['objectRef', 'name'],
+  'ka.req.configmap.obj': ['requestObject', 'data'],
+  'ka.req.pod.host_ipc': ['requestObject', 'spec', 'hostIPC'],
+  'ka.req.pod.host_network': ['requestObject', 'spec', 'hostNetwork'],
+  'ka.req.container.host_network': ['requestObject', 'spec', 'hostNetwork'],
+  'ka.req.pod.host_pid': ['requestObject', 'spec', 'hostPID'],
+  'ka.req.pod.run_as_user': ['requestObject', 'spec', 'securityContext', 'runAsUser'],
+  'ka.req.pod.run_as_group': ['requestObject', 'spec', 'securityContext', 'runAsGroup'],
+  'ka.req.pod.fs_group': ['requestObject', 'spec', 'securityContext', 'fsGroup'],
+  'ka.req.service.type': ['requestObject', 'spec', 'type'],
+  'ka.resp.name': ['responseObject', 'metadata', 'name'],
+  'ka.response.code': ['responseStatus', 'code'],
+  'ka.response.reason': ['responseStatus', 'reason'],
+  'ka.useragent': ['userAgent'],
+};
+
+/** Whole-array list fields (no index): every element as text. */
+const LIST: Readonly<Record<string, readonly string[]>> = {
+  'ka.user.groups': ['user', 'groups'],
+  'ka.req.binding.subjects': ['requestObject', 'subjects'],
+  'ka.req.role.rules': ['requestObject', 'rules'],
+  'ka.req.pod.supplemental_groups': ['requestObject', 'spec', 'securityContext', 'supplementalGroups'],
+};
+
+/** Role-rule list fields: the named array of every rule (or rule [N]), flattened. */
+const RULES: Readonly<Record<string, string>> = {
+  'ka.req.role.rules.apiGroups': 'apiGroups',
+  'ka.req.role.rules.nonResourceURLs': 'nonResourceURLs',
+  'ka.req.role.rules.verbs': 'verbs',
+  'ka.req.role.rules.resources': 'resources',
+};
+
+/** Binding-subject name lists by subject kind. */
+const SUBJECTS: Readonly<Record<string, string>> = {
+  'ka.req.binding.subjects.user_names': 'User',
+  'ka.req.binding.subjects.serviceaccount_names': 'ServiceAccount',
+  'ka.req.binding.subjects.serviceaccount_ns_names': 'ServiceAccount',
+  'ka.req.binding.subjects.group_names': 'Group',
+};
+
+const POD_LIST = /^ka\.req\.pod\.(containers|initContainers|ephemeralContainers)\.(.+)$/;
+const VOLUMES = /^ka\.req\.pod\.volumes\.(.+)$/;
+
+const indexOf = (arg: string | undefined): number => (arg !== undefined && /^[0-9]+$/.test(arg) ? Number(arg) : -1);
+
+/** One ka.* field of an audit event JSON; undefined when missing or unknown. */
+export function extractKaField(root: Json, name: string, arg: string | undefined): Value {
+  if (!isObject(root) || !Object.prototype.hasOwnProperty.call(root, 'auditID')) return undefined;
+  const path = SCALAR[name];
+  if (path) {
+    const v = getPath(root, ...path);
+    return v === undefined ? undefined : asText(v);
+  }
+  const listPath = LIST[name];
+  if (listPath) {
+    const v = getPath(root, ...listPath);
+    return Array.isArray(v) ? nonEmpty(v.map(asText)) : undefined;
+  }
+  const rulesKey = RULES[name];
+  if (rulesKey) return ruleValues(root, rulesKey, indexOf(arg));
+  const kind = SUBJECTS[name];
+  if (kind) return subjectNames(root, kind, name.endsWith('_ns_names'));
+  const pod = POD_LIST.exec(name);
+  if (pod) return containerField(root, pod[1] as ContainerList, pod[2]!, indexOf(arg));
+  const vol = VOLUMES.exec(name);
+  if (vol) return volumeField(root, vol[1]!, indexOf(arg));
+  return special(root, name, arg);
+}
+
+function special(root: Json, name: string, arg: string | undefined): Value {
+  switch (name) {
+    case 'ka.uri.param': {
+      const uri = getPath(root, 'requestURI');
+      return uri === undefined || arg === undefined || arg === '' ? undefined : uriParam(asText(uri), arg);
+    }
+    case 'ka.req.binding.subject.has_name':
+      // Documented as "N/A"; the plugin (like the original implementation) returns "true".
+      return arg ? 'true' : undefined;
+    case 'ka.req.container.image':
+      return containerField(root, 'containers', 'image', 0)?.[0];
+    case 'ka.req.container.image.repository':
+      return containerField(root, 'containers', 'image.repository', 0)?.[0];
+    case 'ka.req.container.privileged':
+      return anyContainerPrivileged(root);
+    case 'ka.req.volume.hostpath':
+      return arg === undefined ? undefined : volumeHasHostPath(root, arg);
+    case 'ka.req.service.ports': {
+      const ports = arrayAt(root, indexOf(arg), 'requestObject', 'spec', 'ports');
+      return ports ? nonEmpty(ports.map(asText)) : undefined;
+    }
+    case 'ka.sourceips': {
+      // The plugin reads requestObject.rules[*].sourceIPs here, so the field is never set
+      // (falcosecurity/plugins#236); this reads the event's sourceIPs as documented.
+      const ips = arrayAt(root, indexOf(arg), 'sourceIPs');
+      return ips ? nonEmpty(ips.map(asText)) : undefined;
+    }
+    case 'ka.target.pod.name': {
+      // The pod a request targets: the object name when the resource is pods.
+      const resource = getPath(root, 'objectRef', 'resource');
+      const podName = getPath(root, 'objectRef', 'name');
+      return resource === 'pods' && podName !== undefined ? asText(podName) : undefined;
+    }
+    default:
+      // ka.cluster.name is set by the cloud variants of the plugin only; unknown names miss too.
+      return undefined;
+  }
+}
+
+function ruleValues(root: Json, key: string, index: number): string[] | undefined {
+  const rules = arrayAt(root, index, 'requestObject', 'rules');
+  if (!rules) return undefined;
+  return nonEmpty(rules.flatMap((r) => {
+    const v = getPath(r, key);
+    return Array.isArray(v) ? v.map(asText) : [];
+  }));
+}
+
+function subjectNames(root: Json, kind: string, withNamespace: boolean): string[] | undefined {
+  const subjects = getPath(root, 'requestObject', 'subjects');
+  if (!Array.isArray(subjects)) return undefined;
+  return nonEmpty(subjects.flatMap((s) => {
+    if (getPath(s, 'kind') !== kind) return [];
+    const name = getPath(s, 'name');
+    if (name === undefined) return [];
+    if (!withNamespace) return [asText(name)];
+    const ns = getPath(s, 'namespace');
+    return [`${ns === undefined ? '' : asText(ns)}:${asText(name)}`];
+  }));
+}
