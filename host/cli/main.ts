@@ -1,9 +1,13 @@
 // `rae` entry: dispatches to one command per file. Logs and errors go to stderr; stdout carries
 // only alert JSON lines (and a command's requested output, e.g. a manifest).
+import { adminCommand } from './admin.js';
 import { UsageError, type Command } from './command.js';
+import { replayCommand } from './replay.js';
+import { runCommand } from './run.js';
+import { validateCommand } from './validate.js';
 
 // One line per command; keep the list in the order `rae --help` shows it.
-const COMMANDS: Command[] = [];
+const COMMANDS: Command[] = [runCommand, validateCommand, replayCommand, adminCommand];
 
 function topHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

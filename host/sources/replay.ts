@@ -1,0 +1,141 @@
+// Replay inputs: field events (JSON lines of {"source","time","fields"}) and orchestrator audit
+// events (JSON lines as the API server's log backend writes them, or one EventList / Event
+// document). Each input record becomes a SourceEvent or a located rejection; nothing is
+// dropped silently.
+import { auditEventTimeNs, extractAuditField, type AuditEvent } from './audit/extract.js';
+import type { FieldRef } from '../engine/ir.js';
+import type { EventAccessor, RawValue } from '../engine/interpreter.js';
+import { parseRfc3339 } from '../output/time.js';
+import { FieldEvent } from './field-event.js';
+import type { SourceEvent } from './types.js';
+
+export type ReplayFormat = 'fields' | 'audit';
+
+/** One input record that could not become an event, with its 1-based line. */
+export interface Rejection {
+  line: number;
+  reason: string;
+}
+
+export interface ReplayInput {
+  events: SourceEvent[];
+  rejected: Rejection[];
+}
+
+/** Audit event field access (ka.*, jevt.*, json.* with the plugins' semantics; evt.* generic). */
+export class AuditFields implements EventAccessor {
+  constructor(
+    private readonly ev: AuditEvent,
+    private readonly generic: { timeNs: bigint; num: bigint },
+  ) {}
+  field(ref: FieldRef): RawValue | undefined {
+    const name = ref.def.name;
+    if (name.startsWith('evt.')) {
+      if (name === 'evt.time' || name === 'evt.rawtime') return this.generic.timeNs;
+      if (name === 'evt.source') return 'k8s_audit';
+      if (name === 'evt.num') return this.generic.num;
+      return undefined;
+    }
+    return extractAuditField(this.ev, name, ref.arg);
+  }
+}
+
+/** True for an object that looks like an audit.k8s.io Event (the plugin's check). */
+export function isAuditEvent(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as Record<string, unknown>).auditID === 'string';
+}
+
+/** Audit events of one JSON document: an EventList's items, or a single Event. */
+export function auditDocumentEvents(doc: unknown): { events: Record<string, unknown>[]; reason?: string } {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return { events: [], reason: 'data not recognized as a k8s audit event' };
+  const o = doc as Record<string, unknown>;
+  if (o.kind === 'EventList') {
+    if (!Array.isArray(o.items)) return { events: [], reason: "EventList has no 'items' array" };
+    const events = o.items.filter(isAuditEvent);
+    const bad = o.items.length - events.length;
+    return bad > 0 ? { events, reason: `${bad} item(s) of the EventList are not audit events` } : { events };
+  }
+  if (isAuditEvent(o)) return { events: [o] };
+  return { events: [], reason: 'data not recognized as a k8s audit event' };
+}
+
+function nonEmptyLines(text: string): Array<{ line: number; text: string }> {
+  return text
+    .split('\n')
+    .map((t, i) => ({ line: i + 1, text: t.trim() }))
+    .filter((l) => l.text.length > 0);
+}
+
+/** Parses a replay input text. */
+export function readReplayInput(text: string, format: ReplayFormat): ReplayInput {
+  const events: SourceEvent[] = [];
+  const rejected: Rejection[] = [];
+  let num = 0n;
+  if (format === 'audit') {
+    let docs: Array<{ line: number; value: unknown }>;
+    // One JSON document (an EventList or Event, possibly pretty-printed), else JSON lines.
+    let whole: unknown;
+    try {
+      whole = JSON.parse(text);
+    } catch {
+      whole = undefined;
+    }
+    if (whole !== undefined) docs = [{ line: 1, value: whole }];
+    else {
+      docs = [];
+      for (const l of nonEmptyLines(text)) {
+        try {
+          docs.push({ line: l.line, value: JSON.parse(l.text) });
+        } catch (err) {
+          rejected.push({ line: l.line, reason: `invalid JSON: ${(err as Error).message}` });
+        }
+      }
+    }
+    for (const d of docs) {
+      const { events: evs, reason } = auditDocumentEvents(d.value);
+      if (reason) rejected.push({ line: d.line, reason });
+      for (const json of evs) {
+        const ev: AuditEvent = { json };
+        const timeNs = auditEventTimeNs(ev) ?? 0n;
+        events.push({ source: 'k8s_audit', timeNs, fields: new AuditFields(ev, { timeNs, num: ++num }) });
+      }
+    }
+    return { events, rejected };
+  }
+  for (const l of nonEmptyLines(text)) {
+    let obj: unknown;
+    try {
+      obj = JSON.parse(l.text);
+    } catch (err) {
+      rejected.push({ line: l.line, reason: `invalid JSON: ${(err as Error).message}` });
+      continue;
+    }
+    const o = obj as { source?: unknown; time?: unknown; fields?: unknown };
+    if (typeof obj !== 'object' || obj === null || typeof o.fields !== 'object' || o.fields === null || Array.isArray(o.fields)) {
+      rejected.push({ line: l.line, reason: "a field event needs a 'fields' object" });
+      continue;
+    }
+    const source = o.source ?? 'syscall';
+    if (source !== 'syscall' && source !== 'k8s_audit') {
+      rejected.push({ line: l.line, reason: `unknown source '${String(source)}' (expected syscall or k8s_audit)` });
+      continue;
+    }
+    let timeNs = 0n;
+    if (o.time !== undefined) {
+      const t = typeof o.time === 'string' ? parseRfc3339(o.time) : undefined;
+      if (t === undefined) {
+        rejected.push({ line: l.line, reason: `invalid 'time' (expected RFC 3339): ${JSON.stringify(o.time)}` });
+        continue;
+      }
+      timeNs = t;
+    }
+    const fields = o.fields as Record<string, unknown>;
+    const evtType = typeof fields['evt.type'] === 'string' ? fields['evt.type'] : undefined;
+    if (source === 'syscall' && evtType === undefined) {
+      rejected.push({ line: l.line, reason: "a syscall field event needs 'evt.type'" });
+      continue;
+    }
+    events.push({ source, timeNs, evtType, fields: new FieldEvent(fields, { source, timeNs, num: ++num }) });
+  }
+  return { events, rejected };
+}
