@@ -15,6 +15,8 @@ export { buildServer } from './server.js';
 export interface RunningApi {
   /** Base URL, e.g. http://127.0.0.1:8080 (the real port when configured as 0). */
   url: string;
+  /** The open database (for `rae admin`-like seeding in tests and benchmarks). */
+  db: Db;
   close(): Promise<void>;
 }
 
@@ -70,6 +72,7 @@ async function listen(db: Db, opts: { config: Config; log: (msg: string) => void
   let closed = false;
   return {
     url,
+    db,
     async close() {
       if (closed) return;
       closed = true;

@@ -80,6 +80,8 @@ export function setPaginationHeaders(request: FastifyRequest, reply: FastifyRepl
   for (const secret of ['private_token', 'access_token']) url.searchParams.delete(secret); // never echo credentials
   const link = (p: number, rel: string): string => {
     const u = new URL(url);
+    u.searchParams.delete('page');
+    u.searchParams.delete('per_page');
     u.searchParams.set('page', String(p));
     u.searchParams.set('per_page', String(perPage));
     return `<${u.toString()}>; rel="${rel}"`;

@@ -1,0 +1,10 @@
+// The API suites on PGlite (embedded PostgreSQL in a state directory).
+import { accessSuites } from './cases/access.js';
+import { settingsKeysSuites } from './cases/settings-keys.js';
+import { finalSuite } from './cases/final.js';
+import { pgliteStorage } from './helpers/storage.js';
+
+const storage = pgliteStorage();
+accessSuites(storage);
+settingsKeysSuites(storage);
+finalSuite(storage);

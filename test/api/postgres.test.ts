@@ -1,0 +1,19 @@
+// The API suites on a real PostgreSQL server: a throwaway cluster on a free loopback port,
+// started here and stopped by the last suite. Without the binaries every suite is skipped,
+// loudly (CI counts a skip as a failure; scripts/setup.sh installs Debian's postgresql).
+import { test } from 'uvu';
+import { accessSuites } from './cases/access.js';
+import { finalSuite } from './cases/final.js';
+import { settingsKeysSuites } from './cases/settings-keys.js';
+import { postgresStorage } from './helpers/storage.js';
+
+const storage = postgresStorage();
+if ('unavailable' in storage) {
+  process.stderr.write(`\n*** SKIPPING the API tests on PostgreSQL: ${storage.unavailable} ***\n\n`);
+  test.skip('API suites on PostgreSQL (binaries missing)', () => {});
+  test.run();
+} else {
+  accessSuites(storage);
+  settingsKeysSuites(storage);
+  finalSuite(storage);
+}
