@@ -2,11 +2,16 @@
 // built-in and configured rules, starts every enabled component, reports `ready` on stderr once
 // all are up, and stops them cleanly on SIGTERM/SIGINT.
 import { mkdirSync } from 'node:fs';
+import { hostname as osHostname } from 'node:os';
 import { startApi } from '../api/index.js';
 import { loadConfig, type Config } from '../config/config.js';
-import { builtinRulesFiles } from '../engine/builtin.js';
+import { BUILTIN_SETS, builtinRulesFiles } from '../engine/builtin.js';
 import { renderDiagnostic } from '../engine/diagnostics.js';
-import { loadRules, type LoadResult } from '../engine/index.js';
+import type { LoadResult, RulesFile } from '../engine/index.js';
+import { parsePriority } from '../engine/priority.js';
+import { startForwarder } from '../forwarder/index.js';
+import { createMetrics } from '../metrics/index.js';
+import { DetectionEngine } from '../runtime/detection-engine.js';
 import { log, parseCommandArgs, type Command } from './command.js';
 import { readRulesFiles } from './rules-files.js';
 
@@ -24,6 +29,8 @@ Options:
   -h, --help            show this help
 
 Components (each can be disabled in the configuration):
+  forwarder  event forwarder and metrics on 127.0.0.1:2801: /test, /, /healthz, /ping, /metrics
+             (forwarder.*); every detection goes through it to stdout and optional outputs
   api        error-tracking REST API on 127.0.0.1:8080 (api.*)`;
 
 /** A started part of the host. */
@@ -32,22 +39,24 @@ interface Component {
   stop(): Promise<void>;
 }
 
-/** Loads the built-in sets and configured files; prints diagnostics. Undefined when invalid. */
-function loadConfiguredRules(config: Config): LoadResult | undefined {
+/** The configured rules files (built-in sets, then configured files); undefined after reporting a problem. */
+function configuredRulesFiles(config: Config): RulesFile[] | undefined {
   const builtin = builtinRulesFiles(config.rules.builtIn);
   if (builtin.unknown.length > 0) {
-    log(`run: unknown built-in rule set(s): ${builtin.unknown.join(', ')} (known: syscall, syscall-incubating, syscall-sandbox, orchestrator-audit)`);
+    log(`run: unknown built-in rule set(s): ${builtin.unknown.join(', ')} (known: ${BUILTIN_SETS.join(', ')})`);
     return undefined;
   }
   const extra = readRulesFiles(config.rules.files);
   for (const p of extra.problems) log(`run: ${p}`);
-  const result = loadRules([...builtin.files, ...extra.files]);
+  return extra.problems.length > 0 ? undefined : [...builtin.files, ...extra.files];
+}
+
+/** Logs a load result: errors in full, then a one-line summary. */
+function reportLoad(result: LoadResult, files: number): void {
   for (const d of result.diagnostics.filter((x) => x.severity === 'error')) log(renderDiagnostic(d, result.sources));
-  if (!result.ok || extra.problems.length > 0) return undefined;
-  const warnings = result.diagnostics.length;
   const s = result.ruleset.stats;
-  log(`run: loaded ${s.rules} rules (${s.enabled} enabled), ${s.macros} macros, ${s.lists} lists from ${builtin.files.length + extra.files.length} file(s); ${warnings} warning(s) (see rae validate)`);
-  return result;
+  const warnings = result.diagnostics.filter((d) => d.severity === 'warning').length;
+  log(`run: loaded ${s.rules} rules (${s.enabled} enabled), ${s.macros} macros, ${s.lists} lists from ${files} file(s); ${warnings} warning(s) (see rae validate)`);
 }
 
 export const runCommand: Command = {
@@ -63,8 +72,14 @@ export const runCommand: Command = {
     }
     mkdirSync(config.stateDir, { recursive: true });
     log(`run: state directory ${config.stateDir}`);
-    const rules = loadConfiguredRules(config);
-    if (!rules) return 1;
+    const minPriority = parsePriority(config.rules.minPriority);
+    if (!minPriority) {
+      log(`run: config rules.minPriority: unknown priority '${config.rules.minPriority}'`);
+      return 1;
+    }
+    const files = configuredRulesFiles(config);
+    if (!files) return 1;
+    const hostname = config.hostname ?? process.env.RAE_HOSTNAME ?? process.env.FALCO_HOSTNAME ?? osHostname();
 
     const components: Component[] = [];
     const stopAll = async () => {
@@ -77,6 +92,18 @@ export const runCommand: Command = {
       }
     };
     try {
+      const metrics = createMetrics({ processMetrics: true });
+      const forwarder = await startForwarder({ config, metrics, log, hostname });
+      components.push({ name: 'forwarder', stop: () => forwarder.close() });
+      if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
+      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, hostname, onAlert: (a) => forwarder.submit(a) });
+      const loaded = await engine.load(files);
+      reportLoad(loaded.result, files.length);
+      if (!loaded.swapped) throw new Error('the configured rules are invalid');
+      metrics.knownRules(loaded.result.ruleset.rules.map((r) => r.name));
+      for (const source of ['syscall', 'k8s_audit'] as const) {
+        metrics.rulesLoaded(source, loaded.result.ruleset.rules.filter((r) => r.source === source && r.enabled).length);
+      }
       if (config.api.enabled) {
         const api = await startApi({ config, log, databaseUrl: process.env.DATABASE_URL });
         components.push({ name: 'api', stop: () => api.close() });
