@@ -4,6 +4,7 @@
 import { test } from 'uvu';
 import { accessSuites } from './cases/access.js';
 import { finalSuite } from './cases/final.js';
+import { ingestionSuites } from './cases/ingestion.js';
 import { settingsKeysSuites } from './cases/settings-keys.js';
 import { postgresStorage } from './helpers/storage.js';
 
@@ -15,5 +16,6 @@ if ('unavailable' in storage) {
 } else {
   accessSuites(storage);
   settingsKeysSuites(storage);
+  ingestionSuites(storage);
   finalSuite(storage);
 }
