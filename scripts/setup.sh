@@ -22,6 +22,7 @@ fi
 APT_PACKAGES=(
   "prometheus /usr/bin/prometheus"
   "postgresql /usr/lib/postgresql/15/bin/initdb"
+  "openssl /usr/bin/openssl"
   "clang /usr/bin/clang"
   "llvm /usr/bin/llvm-strip"
   "libbpf-dev /usr/include/bpf/libbpf.h"
