@@ -3,10 +3,12 @@ import { accessSuites } from './cases/access.js';
 import { settingsKeysSuites } from './cases/settings-keys.js';
 import { finalSuite } from './cases/final.js';
 import { ingestionSuites } from './cases/ingestion.js';
+import { sentrySdkSuite } from './cases/sentry-sdk.js';
 import { pgliteStorage } from './helpers/storage.js';
 
 const storage = pgliteStorage();
 accessSuites(storage);
 settingsKeysSuites(storage);
 ingestionSuites(storage);
+sentrySdkSuite(storage);
 finalSuite(storage);
