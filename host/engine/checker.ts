@@ -21,6 +21,8 @@ export interface CheckContext {
 }
 
 class CheckError {
+  /** Set where the error leaves a macro body, while the macro is still on the path. */
+  locations?: Location[];
   constructor(
     readonly message: string,
     readonly offset: number,
@@ -75,7 +77,7 @@ export function checkCondition(expr: Expr, ctx: CheckContext, diags: Diagnostics
   } catch (e) {
     if (!(e instanceof CheckError)) throw e;
     const unknown = e.message.includes('nonexistent field') || e.message.includes('unknown event type');
-    diags.add(unknown && skipUnknown ? 'LOAD_UNKNOWN_FILTER' : 'LOAD_ERR_COMPILE_CONDITION', e.message, c.where(e.offset));
+    diags.add(unknown && skipUnknown ? 'LOAD_UNKNOWN_FILTER' : 'LOAD_ERR_COMPILE_CONDITION', e.message, e.locations ?? c.where(e.offset));
     return undefined;
   }
 }
@@ -108,6 +110,9 @@ class Checker {
         this.macroPath.push(e.name);
         try {
           return this.expr(e.body);
+        } catch (err) {
+          if (err instanceof CheckError) err.locations ??= this.where(err.offset);
+          throw err;
         } finally {
           this.macroPath.pop();
         }

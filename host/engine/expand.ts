@@ -2,7 +2,7 @@
 // nodes with Falco's visibility rules (reference/falco-language.md B.5-B.6,
 // falco:userspace/engine/rule_loader_compiler.cpp compile_macros_infos / resolve_macros).
 // Consumes the collected definitions; produces parsed and resolved macro and rule conditions.
-import type { Expr, IdentifierNode } from './ast.js';
+import { LIST_OPS, walk, type Expr, type IdentifierNode, type ValueNode } from './ast.js';
 import type { MacroDef, RuleDef } from './collector.js';
 import type { Diagnostics, Location } from './diagnostics.js';
 import { conditionWithExceptions } from './exceptions.js';
@@ -83,9 +83,27 @@ export function expand(col: Collected, diags: Diagnostics): Expanded {
 
 function parse(source: ConditionSource, diags: Diagnostics): Expr | undefined {
   const res = parseCondition(source.text.text, { maxDepth: MAX_CONDITION_DEPTH });
-  if (res.ok) return res.expr;
-  diags.add('LOAD_ERR_COMPILE_CONDITION', res.error.message, conditionLocation(source, res.error.offset));
-  return undefined;
+  if (!res.ok) {
+    diags.add('LOAD_ERR_COMPILE_CONDITION', res.error.message, conditionLocation(source, res.error.offset));
+    return undefined;
+  }
+  const undefinedList = bareListReference(res.expr);
+  if (undefinedList) {
+    // libsinsp would read `x in name` as the one-element list ("name"); Falco substitutes defined
+    // lists first, so a bare name that survived is a list that does not exist: report it.
+    diags.add('LOAD_ERR_VALIDATE', `Undefined list '${undefinedList.value}' used in filter.`, conditionLocation(source, undefinedList.span.start));
+    return undefined;
+  }
+  return res.expr;
+}
+
+/** The first unquoted bare value written directly after a list operator (`in name`), if any. */
+function bareListReference(expr: Expr): ValueNode | undefined {
+  let found: ValueNode | undefined;
+  walk(expr, (n) => {
+    if (!found && n.kind === 'binary' && (LIST_OPS.has(n.op) || n.modifier) && n.right.kind === 'value' && !n.right.quoted) found = n.right;
+  });
+  return found;
 }
 
 /**

@@ -152,6 +152,10 @@ export function readRulesFile(src: SourceText, diags: Diagnostics): RulesItem[] 
   return items;
 }
 
+function keyLoc(src: SourceText, pair: Pair<unknown, unknown>, name: string): Location {
+  return at(src, 'value for', name, (pair.key as Node | null)?.range?.[0] ?? 0);
+}
+
 function at(src: SourceText, itemType: ItemType, itemName: string, offset: number): Location {
   return { itemType, itemName, position: src.position(offset) };
 }
@@ -174,7 +178,10 @@ function readItem(src: SourceText, node: Node, itemCtx: Location[], diags: Diagn
   const r = new ItemReader(src, keys, itemCtx);
   for (const [k, pair] of keys) {
     if (!KNOWN_KEYS[kind]!.includes(k)) {
-      diags.add('LOAD_UNKNOWN_KEY', `Unknown key '${k}'. The key will be ignored.`, [...itemCtx, r.locOf(pair, 'value for', k)]);
+      // Falco only warns (LOAD_UNKNOWN_KEY); here a misspelt key is an error, so a typo such as
+      // `enable: false` cannot silently leave a rule on.
+      const known = KNOWN_KEYS[kind]!.join(', ');
+      diags.add('LOAD_ERR_YAML_VALIDATE', `Unknown key '${k}' in ${kind} item (known keys: ${known})`, [...itemCtx, keyLoc(src, pair, k)]);
     }
   }
   switch (kind) {
@@ -310,10 +317,11 @@ class ItemReader {
   }
 }
 
-function named(r: ItemReader, kind: 'list' | 'macro' | 'rule', itemCtx: Location[]): { name: string; ctx: Location[] } {
-  const name = r.scalar(kind, true, true)!;
+/** The item's name, its named context, and a reader whose locations carry that context. */
+function named(r0: ItemReader, kind: 'list' | 'macro' | 'rule', itemCtx: Location[]): { name: string; ctx: Location[]; r: ItemReader } {
+  const name = r0.scalar(kind, true, true)!;
   const ctx = [itemCtx[0]!, { ...itemCtx[1]!, itemType: kind as ItemType, itemName: name }];
-  return { name, ctx };
+  return { name, ctx, r: new ItemReader(r0.src, r0.keys, ctx) };
 }
 
 function readPluginVersions(r: ItemReader, itemCtx: Location[]): PluginVersionsItem {
@@ -379,8 +387,8 @@ function singleOverride(
 const LIST_NAME = /^[^()"'\s=,]+$/;
 const MACRO_NAME = /^[a-zA-Z]+[a-zA-Z0-9_]*$/;
 
-function readList(r: ItemReader, itemCtx: Location[], diags: Diagnostics): ListItem {
-  const { name, ctx } = named(r, 'list', itemCtx);
+function readList(r0: ItemReader, itemCtx: Location[], diags: Diagnostics): ListItem {
+  const { name, ctx, r } = named(r0, 'list', itemCtx);
   const { append, overrides } = checkAppendOverride(r, ctx);
   const override = singleOverride(r, ctx, overrides, 'items');
   deprecatedAppend(r, ctx, diags, append);
@@ -389,8 +397,8 @@ function readList(r: ItemReader, itemCtx: Location[], diags: Diagnostics): ListI
   return { kind: 'list', name, items, append, override, ctx };
 }
 
-function readMacro(r: ItemReader, itemCtx: Location[], diags: Diagnostics): MacroItem {
-  const { name, ctx } = named(r, 'macro', itemCtx);
+function readMacro(r0: ItemReader, itemCtx: Location[], diags: Diagnostics): MacroItem {
+  const { name, ctx, r } = named(r0, 'macro', itemCtx);
   const { append, overrides } = checkAppendOverride(r, ctx);
   const override = singleOverride(r, ctx, overrides, 'condition');
   deprecatedAppend(r, ctx, diags, append);
@@ -405,8 +413,8 @@ const REPLACEABLE: readonly RuleKey[] = [
   'condition', 'output', 'desc', 'priority', 'capture', 'capture_duration', 'tags', 'exceptions', 'enabled', 'warn_evttypes', 'skip-if-unknown-filter',
 ];
 
-function readRule(r: ItemReader, itemCtx: Location[], diags: Diagnostics): RuleItem {
-  const { name, ctx } = named(r, 'rule', itemCtx);
+function readRule(r0: ItemReader, itemCtx: Location[], diags: Diagnostics): RuleItem {
+  const { name, ctx, r } = named(r0, 'rule', itemCtx);
   const { append, overrides } = checkAppendOverride(r, ctx);
   deprecatedAppend(r, ctx, diags, append);
   let override: Partial<Record<RuleKey, OverrideOp>> | undefined;
