@@ -2,9 +2,7 @@
 // events (JSON lines as the API server's log backend writes them, or one EventList / Event
 // document). Each input record becomes a SourceEvent or a located rejection; nothing is
 // dropped silently.
-import { auditEventTimeNs, extractAuditField, type AuditEvent } from './audit/extract.js';
-import type { FieldRef } from '../engine/ir.js';
-import type { EventAccessor, RawValue } from '../engine/interpreter.js';
+import { auditDocumentEvents, auditSourceEvent } from './audit/document.js';
 import { parseRfc3339 } from '../output/time.js';
 import { FieldEvent } from './field-event.js';
 import type { SourceEvent } from './types.js';
@@ -20,43 +18,6 @@ export interface Rejection {
 export interface ReplayInput {
   events: SourceEvent[];
   rejected: Rejection[];
-}
-
-/** Audit event field access (ka.*, jevt.*, json.* with the plugins' semantics; evt.* generic). */
-export class AuditFields implements EventAccessor {
-  constructor(
-    private readonly ev: AuditEvent,
-    private readonly generic: { timeNs: bigint; num: bigint },
-  ) {}
-  field(ref: FieldRef): RawValue | undefined {
-    const name = ref.def.name;
-    if (name.startsWith('evt.')) {
-      if (name === 'evt.time' || name === 'evt.rawtime') return this.generic.timeNs;
-      if (name === 'evt.source') return 'k8s_audit';
-      if (name === 'evt.num') return this.generic.num;
-      return undefined;
-    }
-    return extractAuditField(this.ev, name, ref.arg);
-  }
-}
-
-/** True for an object that looks like an audit.k8s.io Event (the plugin's check). */
-export function isAuditEvent(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as Record<string, unknown>).auditID === 'string';
-}
-
-/** Audit events of one JSON document: an EventList's items, or a single Event. */
-export function auditDocumentEvents(doc: unknown): { events: Record<string, unknown>[]; reason?: string } {
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return { events: [], reason: 'data not recognized as a k8s audit event' };
-  const o = doc as Record<string, unknown>;
-  if (o.kind === 'EventList') {
-    if (!Array.isArray(o.items)) return { events: [], reason: "EventList has no 'items' array" };
-    const events = o.items.filter(isAuditEvent);
-    const bad = o.items.length - events.length;
-    return bad > 0 ? { events, reason: `${bad} item(s) of the EventList are not audit events` } : { events };
-  }
-  if (isAuditEvent(o)) return { events: [o] };
-  return { events: [], reason: 'data not recognized as a k8s audit event' };
 }
 
 function nonEmptyLines(text: string): Array<{ line: number; text: string }> {
@@ -94,11 +55,7 @@ export function readReplayInput(text: string, format: ReplayFormat): ReplayInput
     for (const d of docs) {
       const { events: evs, reason } = auditDocumentEvents(d.value);
       if (reason) rejected.push({ line: d.line, reason });
-      for (const json of evs) {
-        const ev: AuditEvent = { json };
-        const timeNs = auditEventTimeNs(ev) ?? 0n;
-        events.push({ source: 'k8s_audit', timeNs, fields: new AuditFields(ev, { timeNs, num: ++num }) });
-      }
+      for (const json of evs) events.push(auditSourceEvent(json, ++num));
     }
     return { events, rejected };
   }
