@@ -22,7 +22,8 @@ export interface Config {
     /** Least severe priority whose rules are enabled (Falco `priority`). */
     minPriority: string;
   };
-  webhook: { enabled: boolean; address: string; port: number; path: string; sysPrefix: string };
+  /** Audit webhook (docs/webhook.md): TLS files when set, else generated into <stateDir>/webhook-tls; queue bounded in events and bytes. */
+  webhook: { enabled: boolean; address: string; port: number; path: string; sysPrefix: string; tlsCertFile: string; tlsKeyFile: string; tlsCaFile: string; queueSize: number; queueBytes: number; maxBodyBytes: number; maxEventBytes: number };
   forwarder: { enabled: boolean; address: string; port: number; debugLogging: boolean; stdout: boolean; webhookUrl: string; webhookTimeoutMs: number; webhookRetries: number; queueSize: number };
   /** REST API (docs/api.md): DSNs use externalScheme://...@externalHost; TLS when both tls files are set; bootstrapFile is YAML applied at start. */
   api: { enabled: boolean; address: string; port: number; externalHost: string; externalScheme: string; tlsCertFile: string; tlsKeyFile: string; bootstrapFile: string };
@@ -40,7 +41,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     stateDir: defaultStateDir(env),
     rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug' },
-    webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8' },
+    webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024 },
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000 },
     api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080', externalScheme: 'https', tlsCertFile: '', tlsKeyFile: '', bootstrapFile: '' },
   };
