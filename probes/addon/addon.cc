@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <ctime>
+#include <memory>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -114,7 +115,11 @@ private:
 			// Consume on every wakeup and on every timeout: watermark wakeups can be missed.
 			if (armed_.load() && rae_capture_pending(cap_)) {
 				armed_.store(false);
-				tsfn_.NonBlockingCall([](Napi::Env, Napi::Function fn) { fn.Call({}); });
+				std::shared_ptr<std::atomic<bool>> open = open_;
+				tsfn_.NonBlockingCall([open](Napi::Env, Napi::Function fn) {
+					if (open->load()) // a call queued just before close() is dropped
+						fn.Call({});
+				});
 			}
 		}
 	}
@@ -204,6 +209,7 @@ private:
 	{
 		if (!cap_)
 			return;
+		open_->store(false);
 		if (watching_) {
 			rae_capture_interrupt(cap_);
 			thread_.join();
@@ -218,6 +224,7 @@ private:
 	int maxLatencyMs_ = 10;
 	bool watching_ = false;
 	std::atomic<bool> armed_{ false };
+	std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(true);
 	std::thread thread_;
 	Napi::ThreadSafeFunction tsfn_;
 };

@@ -256,6 +256,9 @@ static __always_inline __u32 put_sock_tuple(__u8 *rec, __u32 pos, struct file *f
 			if (len > 0 && len < 108) {
 				__u8 *dst = rec + (pos & REC_MASK);
 				bpf_probe_read_kernel(dst, len & 127, (void *)ua + bpf_core_field_offset(struct unix_address, name) + 2);
+				/* Filesystem names are stored with their NUL; abstract ones (leading NUL) are not. */
+				if (rec[(pos + len - 1) & REC_MASK] == 0)
+					len--;
 				__u32 end = (pos + len) & REC_MASK;
 				rec[end] = 0;
 				path->off = pos;

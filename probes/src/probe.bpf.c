@@ -230,8 +230,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if (p.sockfd >= 0) {
 		struct rae_sockaddr keep = r->local;
 		pos = put_sock_tuple(rec, pos, fd_file(t, p.sockfd), &r->peer, &r->local, &r->path);
-		if (p.uaddr_local && keep.family)
-			r->local = keep;
+		if (p.uaddr_local && ret < 0)
+			r->local = keep; /* failed bind: the requested address; else the bound one */
 	}
 	if ((r->sflags & RAE_SF_PATH_TRUNC) && st)
 		st->truncated++;
