@@ -70,6 +70,11 @@ export const runCommand: Command = {
       for (const p of problems) log(`run: config ${p.key}: ${p.message}`);
       return 1;
     }
+    // Listen for SIGTERM/SIGINT from the start, so a stop during start-up is clean too.
+    const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
     mkdirSync(config.stateDir, { recursive: true });
     log(`run: state directory ${config.stateDir}`);
     const minPriority = parsePriority(config.rules.minPriority);
@@ -115,10 +120,7 @@ export const runCommand: Command = {
       return 1;
     }
     log(`run: ready (${components.map((c) => c.name).join(', ') || 'no servers'})`);
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-      process.once('SIGINT', () => resolve('SIGINT'));
-    });
+    const signal = await stopSignal;
     log(`run: ${signal} received, stopping`);
     await stopAll();
     log('run: stopped');
