@@ -13,10 +13,7 @@
           "inputs": [
             "build-skel.sh",
             "src/probe.bpf.c",
-            "src/helpers.bpf.h",
-            "src/events.h",
-            "src/syscalls.h",
-            "src/vmlinux.h"
+            "<!@(ls src/*.h)"
           ],
           "outputs": ["<(SHARED_INTERMEDIATE_DIR)/probe.skel.h"],
           "action": ["bash", "build-skel.sh", "<(SHARED_INTERMEDIATE_DIR)"]

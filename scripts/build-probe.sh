@@ -32,7 +32,11 @@ fi
 
 echo "build-probe: building probes/build (clang, bpftool, node-gyp)" >&2
 log=$(mktemp)
-if ! node node_modules/node-gyp/bin/node-gyp.js rebuild --nodedir=/usr --directory=probes >"$log" 2>&1; then
+# Incremental when configured already (make tracks every source), so the .node is replaced in place
+# rather than deleted first: a concurrent reader never finds it missing.
+step=rebuild
+[ -f "$out/Makefile" ] && [ -f "$out/config.gypi" ] && [ probes/binding.gyp -ot "$out/Makefile" ] && step="configure build"
+if ! for s in $step; do node node_modules/node-gyp/bin/node-gyp.js "$s" --nodedir=/usr --directory=probes || exit 1; done >"$log" 2>&1; then
   cat "$log" >&2; rm -f "$log"
   echo "build-probe: build failed (output above)" >&2; exit 1
 fi
