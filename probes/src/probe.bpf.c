@@ -90,8 +90,9 @@ static __always_inline void fill_hdr(struct rae_hdr *h, struct task_struct *t, _
 	h->nr = nr;
 	h->pid = pid;
 	h->tid = tid;
-	h->uid = BPF_CORE_READ(t, cred, euid.val);
-	h->gid = BPF_CORE_READ(t, cred, egid.val);
+	const struct cred *cred = t->cred; /* direct BTF loads: no helper call per field */
+	h->uid = cred->euid.val;
+	h->gid = cred->egid.val;
 	h->cgroup_id = bpf_get_current_cgroup_id();
 	h->ret = 0;
 }
@@ -179,12 +180,12 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 nr = BPF_CORE_READ(regs, orig_ax);
+	__u32 nr = regs->orig_ax;
 	if (nr >= RAE_NR_SYSCALLS || !interesting[nr])
 		return 0;
 	if ((pid_tgid >> 32) == cfg_self_tgid)
 		return 0;
-	struct task_struct *t = (void *)bpf_get_current_task();
+	struct task_struct *t = bpf_get_current_task_btf();
 	struct scratch *s = get_scratch();
 	struct rae_stats *st = get_stats();
 	if (!s)
@@ -197,14 +198,14 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	fill_hdr(&r->hdr, t, RAE_KIND_SYSCALL, nr, pid_tgid >> 32, (__u32)pid_tgid);
 	r->hdr.ret = ret;
 	__u64 a[6];
-	a[0] = BPF_CORE_READ(regs, di);
-	a[1] = BPF_CORE_READ(regs, si);
-	a[2] = BPF_CORE_READ(regs, dx);
-	a[3] = BPF_CORE_READ(regs, r10);
-	a[4] = BPF_CORE_READ(regs, r8);
-	a[5] = BPF_CORE_READ(regs, r9);
+	a[0] = regs->di;
+	a[1] = regs->si;
+	a[2] = regs->dx;
+	a[3] = regs->r10;
+	a[4] = regs->r8;
+	a[5] = regs->r9;
 	__builtin_memcpy(r->args, a, sizeof(a));
-	if (BPF_CORE_READ(t, thread_info.status) & 0x2 /* TS_COMPAT */) {
+	if (t->thread_info.status & 0x2 /* TS_COMPAT */) {
 		r->sflags = RAE_SF_COMPAT;
 		emit(rec, sizeof(*r));
 		return 0;
@@ -250,7 +251,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		return 0;
 	__u8 *rec = s->rec;
 	struct rae_proc *r = (void *)rec;
-	struct task_struct *t = (void *)bpf_get_current_task();
+	struct task_struct *t = bpf_get_current_task_btf();
 	__builtin_memset(r, 0, sizeof(*r));
 	fill_hdr(&r->hdr, t, RAE_KIND_EXEC, 0, pid_tgid >> 32, (__u32)pid_tgid);
 	fill_proc(r, t);
