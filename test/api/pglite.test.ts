@@ -3,6 +3,7 @@ import { accessSuites } from './cases/access.js';
 import { settingsKeysSuites } from './cases/settings-keys.js';
 import { finalSuite } from './cases/final.js';
 import { ingestionSuites } from './cases/ingestion.js';
+import { lifecycleSuite } from './cases/lifecycle.js';
 import { sentrySdkSuite } from './cases/sentry-sdk.js';
 import { pgliteStorage } from './helpers/storage.js';
 
@@ -11,4 +12,5 @@ accessSuites(storage);
 settingsKeysSuites(storage);
 ingestionSuites(storage);
 sentrySdkSuite(storage);
+lifecycleSuite(storage);
 finalSuite(storage);

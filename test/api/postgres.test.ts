@@ -5,6 +5,7 @@ import { test } from 'uvu';
 import { accessSuites } from './cases/access.js';
 import { finalSuite } from './cases/final.js';
 import { ingestionSuites } from './cases/ingestion.js';
+import { lifecycleSuite } from './cases/lifecycle.js';
 import { sentrySdkSuite } from './cases/sentry-sdk.js';
 import { settingsKeysSuites } from './cases/settings-keys.js';
 import { postgresStorage } from './helpers/storage.js';
@@ -19,5 +20,6 @@ if ('unavailable' in storage) {
   settingsKeysSuites(storage);
   ingestionSuites(storage);
   sentrySdkSuite(storage);
+  lifecycleSuite(storage);
   finalSuite(storage);
 }

@@ -15,6 +15,8 @@ export interface PgCluster {
   /** URL of the `postgres` database (trust auth on 127.0.0.1). */
   adminUrl: string;
   port: number;
+  /** The temp directory holding the data directory and the socket. */
+  dir: string;
   stop(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function startPgCluster(bin: string): Promise<PgCluster> {
   return {
     adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
+    dir,
     async stop() {
       try {
         await pgRun('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);

@@ -20,8 +20,8 @@ export interface Storage {
   name: 'pglite' | 'postgres';
   /** A new, empty database with the migrations applied. */
   fresh(): Promise<Location>;
-  /** Removes everything the storage created (stops the cluster). */
-  shutdown(): Promise<void>;
+  /** Removes everything the storage created (stops the cluster); returns the directories removed. */
+  shutdown(): Promise<string[]>;
 }
 
 /** PGlite storage. */
@@ -46,7 +46,9 @@ export function pgliteStorage(): Storage {
       return { stateDir, databaseUrl: '' };
     },
     async shutdown() {
-      for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+      const removed = dirs.splice(0);
+      for (const d of removed) rmSync(d, { recursive: true, force: true });
+      return removed;
     },
   };
 }
@@ -75,7 +77,10 @@ export function postgresStorage(): Storage | { unavailable: string } {
     },
     async shutdown() {
       rmSync(stateDir, { recursive: true, force: true });
-      if (cluster) await (await cluster).stop();
+      if (!cluster) return [stateDir];
+      const c = await cluster;
+      await c.stop();
+      return [stateDir, c.dir];
     },
   };
 }
