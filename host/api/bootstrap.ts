@@ -17,7 +17,9 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 
 /** Keys allowed at each level, so a typo is reported instead of ignored. */
 function checkKeys(o: Obj, allowed: string[], at: string, problems: string[]): void {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) problems.push(`${at}.${k}: unknown key (expected one of ${allowed.join(', ')})`);
+  for (const k of Object.keys(o)) {
+    if (!allowed.includes(k)) problems.push(`${at}${at.endsWith(':') ? ' ' : '.'}${k}: unknown key (expected one of ${allowed.join(', ')})`);
+  }
 }
 
 function list(v: unknown, at: string, problems: string[]): unknown[] {
@@ -55,7 +57,7 @@ export function parseBootstrap(source: string, yamlText: string): { ok: true; pl
   const plan: BootstrapPlan = { users: [], projects: [] };
   if (doc === null || doc === undefined) return { ok: true, plan };
   if (!isObj(doc)) return { ok: false, problems: [`${source}: expected a mapping with users and projects`] };
-  checkKeys(doc, ['users', 'projects'], source, problems);
+  checkKeys(doc, ['users', 'projects'], `${source}:`, problems);
   list(doc.users, `${source}: users`, problems).forEach((u, i) => {
     const at = `${source}: users[${i}]`;
     if (!isObj(u)) return problems.push(`${at}: expected a mapping`);
