@@ -1,29 +1,11 @@
 // The checked condition: what the checker produces from an expanded AST and what the reference
 // interpreter and codegen consume. Fields are resolved against the registry, operators are
 // normalised (`==` is `=`), and literals are converted to the field's type once, at load time.
-import type { Modifier, Span, TransformerName } from './ast.js';
+import type { BinaryOp, Modifier, Span, TransformerName } from './ast.js';
 import type { FieldDef, PtType } from './fields.js';
 
 /** Comparison operators after normalisation (`==` folded into `=`). */
-export type CmpOp =
-  | '='
-  | '!='
-  | '<'
-  | '<='
-  | '>'
-  | '>='
-  | 'contains'
-  | 'icontains'
-  | 'bcontains'
-  | 'startswith'
-  | 'bstartswith'
-  | 'endswith'
-  | 'glob'
-  | 'iglob'
-  | 'regex'
-  | 'in'
-  | 'intersects'
-  | 'pmatch';
+export type CmpOp = Exclude<BinaryOp, '=='>;
 
 /** A resolved field reference. `canonical` is its printed form, the key in output_fields. */
 export interface FieldRef {
