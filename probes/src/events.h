@@ -22,6 +22,9 @@
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
+/* The evaluator's side of the layout (records in WebAssembly linear memory). */
+#include "eval_abi.h"
+
 #endif
 
 #define RAE_ABI_VERSION 1
@@ -134,5 +137,8 @@ struct rae_stats {
 	__u64 seen;    /* interesting syscalls that reached the probe */
 	__u64 truncated; /* records with a string cut short (RAE_SF_PATH_TRUNC, RAE_PF_*_TRUNC) */
 };
+
+/* The evaluator's side of the layout (records in WebAssembly linear memory). */
+#include "eval_abi.h"
 
 #endif

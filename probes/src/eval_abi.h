@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Evaluator side of the wire format: how events, process state and matches are laid out in the
+ * linear memory of a compiled rule module. Included from events.h (the single source of truth),
+ * mirrored by assembly/abi.ts and host/runtime/abi.ts; test/runtime/abi-layout.test.ts fails on
+ * any drift. Shares RAE_ABI_VERSION with the kernel records.
+ *
+ * Linear memory of a module (fixed size, fixed addresses, so the state region can be copied from
+ * one module to the next at a hot swap without relocation):
+ *
+ *   [0, RAE_EVAL_STATIC_END)           module statics (constant tables); a module whose statics
+ *                                       reach past this is refused
+ *   [RAE_EVAL_STATE_BASE, +SIZE)       persistent state: thread table, fd table, user and group
+ *                                       names, string heap; written once per process, carried
+ *                                       over on swap
+ *   [RAE_EVAL_BATCH_BASE, +SIZE)       one batch: eval records, per-batch thread entries, string
+ *                                       and list area (host-written, or copied kernel records)
+ *   [RAE_EVAL_OUT_BASE, +SIZE)         match buffer: struct rae_match per (event, rule)
+ *   [RAE_EVAL_SCRATCH_BASE, +SIZE)     per-event scratch for transformers (tolower(), b64()...)
+ *
+ * Strings are {u32 addr, u32 len} with `addr` an absolute address in linear memory (a string may
+ * live in the batch area, a thread entry's heap or a copied kernel record). Lists are
+ * {u32 addr, u32 count} pointing at `count` 8-byte elements (strings or numbers).
+ * All integers little-endian.
+ */
+#ifndef RAE_EVAL_ABI_H
+#define RAE_EVAL_ABI_H
+
+/* Memory map (bytes). The module's memory is exactly RAE_EVAL_PAGES pages, minimum = maximum. */
+#define RAE_EVAL_PAGES 512
+#define RAE_EVAL_MEMORY_BYTES 0x2000000
+#define RAE_EVAL_STATIC_END 0x100000
+#define RAE_EVAL_STATE_BASE 0x100000
+#define RAE_EVAL_STATE_SIZE 0x800000
+#define RAE_EVAL_BATCH_BASE 0x900000
+#define RAE_EVAL_BATCH_SIZE 0x1400000
+#define RAE_EVAL_OUT_BASE 0x1D00000
+#define RAE_EVAL_OUT_SIZE 0x100000
+#define RAE_EVAL_SCRATCH_BASE 0x1E00000
+#define RAE_EVAL_SCRATCH_SIZE 0x100000
+
+/* Longest string the host writes into an eval record (bytes; longer values are cut). */
+#define RAE_EVAL_MAX_STRING 4096
+/* Deepest ancestor walk (proc.aname and friends); also bounds cycles in parent links. */
+#define RAE_EVAL_MAX_DEPTH 16
+
+/* Event sources: the first argument of evaluate(). */
+#define RAE_SRC_SYSCALL 0
+#define RAE_SRC_K8S_AUDIT 1
+
+/*
+ * An eval record: a fixed header, the module's presence words, then the module's slots (8 bytes
+ * each: a string or list reference, an i64/u64, an f64, or 0/1 for booleans). Which field sits
+ * in which slot is the module's own table (CompiledRuleset.layout); slot i is present when bit
+ * (i % 64) of presence word (i / 64) is set. Stride = 8 + 8 * words + 8 * slots.
+ */
+struct rae_eval_rec {
+	__u32 type;   /* 0 evt.type id (host/runtime/abi.ts evtTypeId), 0 = none */
+	__u32 thread; /* 4 address of the thread entry (struct rae_thread), 0 = none */
+	/* 8: __u64 present[words]; then __u64 slots[n] */
+};
+#define RAE_REC_TYPE 0
+#define RAE_REC_THREAD 4
+#define RAE_REC_PRESENT 8
+
+/* A string or list reference inside a record, a thread entry or a list. */
+struct rae_ref {
+	__u32 addr;
+	__u32 len; /* bytes for strings, elements for lists */
+};
+
+/*
+ * A thread entry: one per process (written once, by the kernel-record ingest or by the host),
+ * linked to its parent's entry, so proc.pname and proc.aname[N] are parent walks. 160 bytes.
+ */
+struct rae_thread {
+	__u32 tid;      /*   0 */
+	__u32 pid;      /*   4 proc.pid */
+	__u32 parent;   /*   8 address of the parent's entry, 0 = none */
+	__u32 present;  /*  12 RAE_TP_* bits */
+	__s64 vpid;     /*  16 proc.vpid */
+	__s64 loginuid; /*  24 user.loginuid */
+	__u32 tty;      /*  32 proc.tty */
+	__u32 uid;      /*  36 user.uid */
+	__u32 gid;      /*  40 group.gid */
+	__u32 flags;    /*  44 RAE_TF_* booleans (present bits say which are known) */
+	struct rae_ref name;       /*  48 proc.name */
+	struct rae_ref exe;        /*  56 proc.exe */
+	struct rae_ref exepath;    /*  64 proc.exepath */
+	struct rae_ref cmdline;    /*  72 proc.cmdline */
+	struct rae_ref args;       /*  80 proc.args */
+	struct rae_ref cwd;        /*  88 proc.cwd */
+	struct rae_ref env;        /*  96 proc.env */
+	struct rae_ref user;       /* 104 user.name */
+	struct rae_ref group;      /* 112 group.name */
+	struct rae_ref container;  /* 120 container.id */
+	struct rae_ref cname;      /* 128 container.name */
+	struct rae_ref image;      /* 136 container.image.repository */
+	struct rae_ref k8s_ns;     /* 144 k8s.ns.name */
+	struct rae_ref k8s_pod;    /* 152 k8s.pod.name */
+};
+#define RAE_THREAD_SIZE 160
+
+/* rae_thread.present bits, one per field (in offset order). */
+#define RAE_TP_PID 0x1
+#define RAE_TP_VPID 0x2
+#define RAE_TP_LOGINUID 0x4
+#define RAE_TP_TTY 0x8
+#define RAE_TP_UID 0x10
+#define RAE_TP_GID 0x20
+#define RAE_TP_NAME 0x40
+#define RAE_TP_EXE 0x80
+#define RAE_TP_EXEPATH 0x100
+#define RAE_TP_CMDLINE 0x200
+#define RAE_TP_ARGS 0x400
+#define RAE_TP_CWD 0x800
+#define RAE_TP_ENV 0x1000
+#define RAE_TP_USER 0x2000
+#define RAE_TP_GROUP 0x4000
+#define RAE_TP_CONTAINER 0x8000
+#define RAE_TP_CNAME 0x10000
+#define RAE_TP_IMAGE 0x20000
+#define RAE_TP_K8S_NS 0x40000
+#define RAE_TP_K8S_POD 0x80000
+#define RAE_TP_EXE_WRITABLE 0x100000
+#define RAE_TP_EXE_UPPER 0x200000
+#define RAE_TP_EXE_MEMFD 0x400000
+#define RAE_TP_PRIVILEGED 0x800000
+
+/* rae_thread.flags: the value of each boolean field. */
+#define RAE_TF_EXE_WRITABLE 0x1
+#define RAE_TF_EXE_UPPER 0x2
+#define RAE_TF_EXE_MEMFD 0x4
+#define RAE_TF_PRIVILEGED 0x8
+
+/*
+ * The persistent state region at RAE_EVAL_STATE_BASE: a header, an open-addressing thread table
+ * keyed by tid, an fd table keyed by (pid, fd), uid and gid name tables, then a string heap.
+ */
+struct rae_state_hdr {
+	__u32 abi;       /*  0 RAE_ABI_VERSION of the writer */
+	__u32 threads;   /*  4 live thread entries */
+	__u32 heap_top;  /*  8 next free byte of the string heap (absolute address) */
+	__u32 fds;       /* 12 live fd entries */
+};
+#define RAE_STATE_HDR_SIZE 64
+#define RAE_STATE_THREADS (RAE_EVAL_STATE_BASE + RAE_STATE_HDR_SIZE)
+#define RAE_STATE_THREAD_SLOTS 16384
+#define RAE_STATE_FDS (RAE_STATE_THREADS + RAE_STATE_THREAD_SLOTS * RAE_THREAD_SIZE)
+#define RAE_STATE_FD_SLOTS 32768
+#define RAE_STATE_USERS (RAE_STATE_FDS + RAE_STATE_FD_SLOTS * RAE_FD_SIZE)
+#define RAE_STATE_NAME_SLOTS 1024
+#define RAE_STATE_GROUPS (RAE_STATE_USERS + RAE_STATE_NAME_SLOTS * RAE_NAME_SIZE)
+#define RAE_STATE_HEAP (RAE_STATE_GROUPS + RAE_STATE_NAME_SLOTS * RAE_NAME_SIZE)
+
+/* An fd table entry: 16 bytes; pid 0 = free. */
+struct rae_fd {
+	__u32 pid;
+	__s32 fd;
+	struct rae_ref name;
+};
+#define RAE_FD_SIZE 16
+
+/* A uid or gid name entry: 12 bytes; name.len 0 = free. */
+struct rae_name {
+	__u32 id;
+	struct rae_ref name;
+};
+#define RAE_NAME_SIZE 12
+
+/* One match in the match buffer: event index within the batch and the rule's id. */
+struct rae_match {
+	__u32 event;
+	__u32 rule;
+};
+#define RAE_MATCH_SIZE 8
+
+#endif
