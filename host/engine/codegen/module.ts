@@ -1,0 +1,190 @@
+// Checked rules to one AssemblyScript module (deterministic text): syscall rules grouped by
+// evt.type id (a rule sits in the group of every type it can match, in definition order),
+// k8s_audit rules in one group, one `evaluate(src, rec, n, first, out, cap)` export that walks a
+// batch of eval records (probes/src/eval_abi.h) and writes (event, rule) matches. Consumes
+// LoadedRules; produces the source text and the record layouts the host encoder must follow.
+import { createHash } from 'node:crypto';
+import type { LoadedRule } from '../index.js';
+import type { CheckedExpr } from '../ir.js';
+import { walkChecked } from '../ir.js';
+import type { Operand } from '../ir.js';
+import { evtTypeId } from '../../runtime/abi.js';
+import { resolveAccess, SlotTable, type SourceLayout } from './access.js';
+import { LeafGen, ModuleParts } from './leaves.js';
+import { CodegenLimit } from './strings.js';
+import { Statics } from './values.js';
+
+/** A rule the generator could not compile. */
+export interface CodegenError {
+  code: 'ECODEGEN';
+  rule: string;
+  message: string;
+}
+
+/** The generated module and what the host needs to drive it. */
+export interface GeneratedModule {
+  /** AssemblyScript source of the entry file (imports the runtime from "./index"). */
+  code: string;
+  /** Rule id (the value in match records) -> rule. */
+  rules: readonly LoadedRule[];
+  layouts: { syscall: SourceLayout; k8s_audit: SourceLayout };
+  /** The most matches one event can produce (the largest group). */
+  maxGroup: number;
+  /** sha256 of the code. */
+  hash: string;
+}
+
+const PRELUDE = `import {
+  ABI_VERSION, MISSING, ancestor, parentOf, has, eqBytes, cmpBytes, findBytes, ieqBytes, lower,
+  globMatch, pmatch, foldCase, baseName, b64, concatStart, concatAdd, pack, scratchReset,
+} from "./index";
+
+let epoch: u64 = 1;
+let resume: i32 = 0;
+
+@inline function thr(e: usize): usize { return usize(load<u32>(e + 4)); }
+@inline function sref(e: usize, w: usize, bit: u64, off: usize): u64 { return (load<u64>(e + w) & bit) != 0 ? load<u64>(e + off) : MISSING; }
+@inline function tref(t: usize, bit: u32, off: usize): u64 { return has(t, bit) ? load<u64>(t + off) : MISSING; }
+@inline function cmpSU(x: i64, y: u64): i32 { return x < 0 ? -1 : u64(x) < y ? -1 : u64(x) > y ? 1 : 0; }
+
+/** The ABI version this module was generated for. */
+export function abiVersion(): i32 { return ABI_VERSION; }
+/** End of the module's statics. */
+export function heapBase(): usize { return __heap_base; }
+/** After evaluate() returned early (match buffer full), the index of the first event not evaluated. */
+export function resumeAt(): i32 { return resume; }
+`;
+
+function operandsOf(e: CheckedExpr): Operand[] {
+  const out: Operand[] = [];
+  const add = (o: Operand) => {
+    out.push(o);
+    if (o.kind === 'transform') for (const a of o.args) if (a.kind !== 'const') add(a);
+  };
+  walkChecked(e, (n) => {
+    if (n.kind === 'exists') add(n.operand);
+    else if (n.kind === 'cmp') add(n.left);
+    else if (n.kind === 'cmpfield') {
+      add(n.left);
+      add(n.right);
+    }
+  });
+  return out;
+}
+
+/** Generates the module for rules given in evaluation order (ids are positions). */
+export function generateModule(rules: readonly LoadedRule[]): { module?: GeneratedModule; errors: CodegenError[] } {
+  const tables = { syscall: new SlotTable('syscall'), k8s_audit: new SlotTable('k8s_audit') };
+  for (const r of rules) for (const o of operandsOf(r.condition)) if (o.kind === 'field') resolveAccess(o, r.source, tables[r.source]);
+  const layouts = { syscall: tables.syscall.layout(), k8s_audit: tables.k8s_audit.layout() };
+  const statics = new Statics();
+  const parts = new ModuleParts();
+  const gens = { syscall: new LeafGen('syscall', tables.syscall, statics, parts), k8s_audit: new LeafGen('k8s_audit', tables.k8s_audit, statics, parts) };
+  const errors: CodegenError[] = [];
+  const ruleFns: string[] = [];
+  const live: boolean[] = [];
+  rules.forEach((r, id) => {
+    let body: string;
+    try {
+      body = expr(r.condition, gens[r.source]);
+    } catch (err) {
+      if (!(err instanceof CodegenLimit)) throw err;
+      errors.push({ code: 'ECODEGEN', rule: r.name, message: `rule '${r.name}': ${err.message}` });
+      live.push(false);
+      return;
+    }
+    live.push(body !== 'false');
+    ruleFns.push(`// rule ${id}: ${r.name.replace(/\s+/g, ' ')}`, `function R${id}(e: usize): bool {`, `  return ${body};`, `}`);
+  });
+  const groups = new Map<number, number[]>();
+  const audit: number[] = [];
+  rules.forEach((r, id) => {
+    if (!live[id]) return;
+    if (r.source === 'k8s_audit') audit.push(id);
+    else for (const t of [...(r.evttypes ?? [])].sort()) {
+      const tid = evtTypeId(t);
+      if (tid === 0) continue;
+      groups.set(tid, [...(groups.get(tid) ?? []), id]);
+    }
+  });
+  const groupFns: string[] = [];
+  const groupFn = (name: string, ids: number[]) => {
+    groupFns.push(`function ${name}(e: usize, i: i32, out: usize, k: i32, first: bool): i32 {`);
+    for (const id of ids) {
+      groupFns.push(`  if (R${id}(e)) { store<u64>(out + (<usize>k << 3), u64(u32(i)) | (u64(${id}) << 32)); k++; if (first) return k; }`);
+    }
+    groupFns.push('  return k;', '}');
+  };
+  const tids = [...groups.keys()].sort((a, b) => a - b);
+  for (const t of tids) groupFn(`G${t}`, groups.get(t)!.sort((a, b) => a - b));
+  groupFn('A', audit);
+  const maxGroup = Math.max(1, audit.length, ...[...groups.values()].map((g) => g.length));
+  const loop = (stride: number, dispatch: string[]) => [
+    '    for (let i = 0; i < n; i++) {',
+    `      if (k + ${maxGroup} > cap) { resume = i; return k; }`,
+    `      const e = rec + <usize>i * ${stride};`,
+    '      epoch++;',
+    '      scratchReset();',
+    ...dispatch.map((d) => `      ${d}`),
+    '    }',
+    '    return k;',
+  ];
+  const evaluate = [
+    '/** Evaluates n records of source src at rec; writes (event, rule) matches at out (cap entries). */',
+    'export function evaluate(src: i32, rec: usize, n: i32, first: i32, out: usize, cap: i32): i32 {',
+    '  let k = 0;',
+    '  resume = n;',
+    '  const f = first != 0;',
+    '  if (src == 0) {',
+    ...loop(layouts.syscall.stride, ['switch (load<u32>(e)) {', ...tids.map((t) => `  case ${t}: k = G${t}(e, i, out, k, f); break;`), '  default: break;', '}']),
+    '  }',
+    '  if (src == 1) {',
+    ...loop(layouts.k8s_audit.stride, ['k = A(e, i, out, k, f);']),
+    '  }',
+    '  return k;',
+    '}',
+  ];
+  const code = [
+    '// Generated by host/engine/codegen from the rules listed below; do not edit.',
+    PRELUDE,
+    ...statics.decls,
+    ...parts.operands.flatMap((o) => {
+      const out: string[] = [];
+      o.emit(out);
+      return out;
+    }),
+    ...parts.decls,
+    ...ruleFns,
+    ...groupFns,
+    ...evaluate,
+    '',
+  ].join('\n');
+  if (errors.length > 0) return { errors };
+  const hash = createHash('sha256').update(code).digest('hex');
+  return { module: { code, rules, layouts, maxGroup, hash }, errors };
+}
+
+function expr(e: CheckedExpr, g: LeafGen): string {
+  switch (e.kind) {
+    case 'and':
+    case 'or': {
+      const parts = e.children.map((c) => expr(c, g));
+      const absorb = e.kind === 'and' ? 'false' : 'true';
+      const unit = e.kind === 'and' ? 'true' : 'false';
+      if (parts.includes(absorb)) return absorb;
+      const rest = parts.filter((p) => p !== unit);
+      if (rest.length === 0) return unit;
+      return rest.length === 1 ? rest[0]! : `(${rest.join(e.kind === 'and' ? ' && ' : ' || ')})`;
+    }
+    case 'not': {
+      const inner = expr(e.child, g);
+      return inner === 'true' ? 'false' : inner === 'false' ? 'true' : `!${inner.startsWith('(') || /^L\d+\(e\)$/.test(inner) ? inner : `(${inner})`}`;
+    }
+    case 'exists':
+      return g.exists(e);
+    case 'cmp':
+      return g.cmp(e, `${e.left.kind === 'field' ? e.left.canonical : e.left.name + '()'} ${e.op} ${e.values.map((v) => v.text).join(', ')}`);
+    case 'cmpfield':
+      return g.cmpField(e, `${e.op} between fields`);
+  }
+}

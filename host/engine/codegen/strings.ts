@@ -1,0 +1,182 @@
+// Per-operand string work, generated once per module and done at most once per event:
+//  - classification: every `=`, `!=` and `in` on one string operand becomes a bit; one function
+//    switches on the length, loads the value in wide chunks once and returns, for the constant
+//    it equals, the bits of every set holding that constant (so a list test costs one AND);
+//  - needles: every `contains` (and every `icontains`) constant on one operand is found in a
+//    single pass with a first-byte filter table, then verified with wide loads.
+// Results are memoised per event (an epoch counter) in module globals.
+import { chunkLoad, chunkPlan, chunkType, chunkValue, eqAt, staticBytes } from './bytes.js';
+
+/** Collected string work of one operand (its value expression is `expr`, a packed ref). */
+export class StrOperand {
+  /** Set key -> bit; a set is the sorted constants joined by NUL. */
+  readonly sets = new Map<string, number>();
+  readonly setValues: Uint8Array[][] = [];
+  readonly needles: Uint8Array[] = [];
+  readonly ineedles: Uint8Array[] = [];
+  private readonly needleKeys = new Map<string, number>();
+  private readonly ineedleKeys = new Map<string, number>();
+
+  constructor(
+    readonly id: number,
+    /** The packed-ref expression of a scalar operand (in terms of `e`); undefined for list elements. */
+    readonly expr: string | undefined,
+  ) {}
+
+  /** The bit of a constant set (allocated on first use). */
+  setBit(values: Uint8Array[]): number {
+    const uniq = [...new Map(values.map((v) => [Buffer.from(v).toString('latin1'), v])).entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const key = uniq.map((u) => u[0]).join('\0');
+    let bit = this.sets.get(key);
+    if (bit === undefined) {
+      bit = this.sets.size;
+      this.sets.set(key, bit);
+      this.setValues.push(uniq.map((u) => u[1]));
+    }
+    return bit;
+  }
+
+  /** The index of a contains needle (case-folded needles are lower-case bytes); group = index >> 6. */
+  needleIndex(needle: Uint8Array, folded: boolean): number {
+    const keys = folded ? this.ineedleKeys : this.needleKeys;
+    const list = folded ? this.ineedles : this.needles;
+    const key = Buffer.from(needle).toString('latin1');
+    let bit = keys.get(key);
+    if (bit === undefined) {
+      bit = list.length;
+      keys.set(key, bit);
+      list.push(needle);
+    }
+    return bit;
+  }
+
+  get words(): number {
+    return Math.ceil(this.sets.size / 64);
+  }
+
+  /** Name of the memoised class word w for a scalar (needs `e`). */
+  classMemo(w: number): string {
+    return `S${this.id}c${w}(e)`;
+  }
+
+  /** Name of the pure class function for word w (takes a, l). */
+  classFn(w: number): string {
+    return `S${this.id}k${w}`;
+  }
+
+  /** Emits the module-level code for this operand. */
+  emit(out: string[]): void {
+    const id = this.id;
+    out.push(`// operand ${id}: ${this.expr ?? 'list elements'}`);
+    if (this.expr !== undefined) {
+      out.push(`let S${id}ex: u64 = 0;`, `let S${id}x: u64 = 0;`);
+      out.push(`@inline function S${id}v(e: usize): u64 {`, `  if (S${id}ex != epoch) { S${id}ex = epoch; S${id}x = ${this.expr}; }`, `  return S${id}x;`, `}`);
+    }
+    for (let w = 0; w < this.words; w++) this.emitClass(out, w);
+    for (let g = 0; g * 64 < this.needles.length; g++) this.emitNeedles(out, false, g);
+    for (let g = 0; g * 64 < this.ineedles.length; g++) this.emitNeedles(out, true, g);
+  }
+
+  private emitClass(out: string[], w: number): void {
+    const id = this.id;
+    // constant bytes -> bits of word w
+    const bits = new Map<string, { bytes: Uint8Array; mask: bigint }>();
+    this.setValues.forEach((vals, bit) => {
+      if (bit >> 6 !== w) return;
+      for (const v of vals) {
+        const k = Buffer.from(v).toString('latin1');
+        const cur = bits.get(k) ?? { bytes: v, mask: 0n };
+        cur.mask |= 1n << BigInt(bit & 63);
+        bits.set(k, cur);
+      }
+    });
+    const byLen = new Map<number, Array<{ bytes: Uint8Array; mask: bigint }>>();
+    for (const b of [...bits.values()].sort((x, y) => x.bytes.length - y.bytes.length)) {
+      const l = byLen.get(b.bytes.length) ?? [];
+      l.push(b);
+      byLen.set(b.bytes.length, l);
+    }
+    out.push(`function ${this.classFn(w)}(a: usize, l: u32): u64 {`, `  switch (l) {`);
+    for (const [len, consts] of byLen) {
+      out.push(`    case ${len}: {`);
+      const plan = chunkPlan(len);
+      plan.forEach((c, i) => out.push(`      const c${i} = ${chunkLoad('a', c)};`));
+      for (const c of consts) {
+        const cond = plan.length === 0 ? 'true' : plan.map((ch, i) => `c${i} == <${chunkType(ch)}>${chunkValue(c.bytes, ch)}`).join(' && ');
+        out.push(`      if (${cond}) return 0x${c.mask.toString(16)};`);
+      }
+      out.push(`      return 0;`, `    }`);
+    }
+    out.push(`    default: return 0;`, `  }`, `}`);
+    if (this.expr === undefined) return;
+    out.push(`let S${id}ec${w}: u64 = 0;`, `let S${id}m${w}: u64 = 0;`);
+    out.push(
+      `@inline function S${id}c${w}(e: usize): u64 {`,
+      `  if (S${id}ec${w} != epoch) { S${id}ec${w} = epoch; const x = S${id}v(e); S${id}m${w} = x == MISSING ? 0 : ${this.classFn(w)}(usize(u32(x)), u32(x >>> 32)); }`,
+      `  return S${id}m${w};`,
+      `}`,
+    );
+  }
+
+  /** Name of the pure needle scan of group g (takes a, l). */
+  needleFn(folded: boolean, g: number): string {
+    return `S${this.id}${folded ? 'i' : 'n'}${g}`;
+  }
+
+  /** The per-event memo of needle group g (needs `e`). */
+  needleMemo(folded: boolean, g: number): string {
+    return `S${this.id}${folded ? 'I' : 'N'}${g}(e)`;
+  }
+
+  private emitNeedles(out: string[], folded: boolean, g: number): void {
+    const list = (folded ? this.ineedles : this.needles).slice(g * 64, g * 64 + 64);
+    const fn = this.needleFn(folded, g);
+    const all = list.length === 64 ? 0xffffffffffffffffn : (1n << BigInt(list.length)) - 1n;
+    const table = new Uint8Array(256);
+    let empty = 0n;
+    const byFirst = new Map<number, number[]>();
+    list.forEach((n, i) => {
+      if (n.length === 0) {
+        empty |= 1n << BigInt(i);
+        return;
+      }
+      const firsts = folded && n[0]! >= 97 && n[0]! <= 122 ? [n[0]!, n[0]! - 32] : [n[0]!];
+      for (const f of firsts) table[f] = 1;
+      const key = n[0]!;
+      byFirst.set(key, [...(byFirst.get(key) ?? []), i]);
+    });
+    out.push(`const ${fn}T = ${staticBytes(table)};`);
+    const statics: string[] = [];
+    out.push(`function ${fn}(a: usize, l: u32): u64 {`, `  let r: u64 = 0x${empty.toString(16)};`, `  for (let i: u32 = 0; i < l; i++) {`);
+    out.push(`    const b = u32(load<u8>(a + i));`, `    if (load<u8>(${fn}T + b) == 0) continue;`, `    const p = a + i;`, `    const rem = l - i;`);
+    out.push(`    switch (${folded ? 'lower(b)' : 'b'}) {`);
+    for (const [first, idxs] of [...byFirst].sort((x, y) => x[0] - y[0])) {
+      out.push(`      case ${first}: {`);
+      for (const i of idxs) {
+        const n = list[i]!;
+        let check: string;
+        if (folded) {
+          const name = `${fn}D${i}`;
+          statics.push(`const ${name} = ${staticBytes(n)};`);
+          check = `ieqBytes(p, ${name}, ${n.length})`;
+        } else check = eqAt('p', n);
+        out.push(`        if (rem >= ${n.length} && ${check}) r |= 0x${(1n << BigInt(i)).toString(16)};`);
+      }
+      out.push(`        break;`, `      }`);
+    }
+    out.push(`      default: break;`, `    }`, `    if (r == 0x${all.toString(16)}) return r;`, `  }`, `  return r;`, `}`);
+    out.push(...statics);
+    if (this.expr === undefined) return;
+    const memo = `S${this.id}${folded ? 'I' : 'N'}${g}`;
+    out.push(`let ${memo}e: u64 = 0;`, `let ${memo}m: u64 = 0;`);
+    out.push(
+      `@inline function ${memo}(e: usize): u64 {`,
+      `  if (${memo}e != epoch) { ${memo}e = epoch; const x = S${this.id}v(e); ${memo}m = x == MISSING ? 0 : ${fn}(usize(u32(x)), u32(x >>> 32)); }`,
+      `  return ${memo}m;`,
+      `}`,
+    );
+  }
+}
+
+/** A construct the code generator cannot compile (reported, never thrown across the stage). */
+export class CodegenLimit extends Error {}

@@ -1,0 +1,78 @@
+// Host mirror of the evaluator layout in probes/src/eval_abi.h (included from events.h, the
+// single source of truth): the memory map of a compiled rule module, the eval record header,
+// the thread entry, the state region and the match record. test/runtime/abi-layout.test.ts
+// compares every number here with the C compiler's and with assembly/abi.ts.
+import { EVENT_NAMES } from '../engine/event-names.js';
+import { ABI_VERSION } from '../sources/syscall/abi.js';
+
+/** RAE_ABI_VERSION, shared with the kernel records. */
+export { ABI_VERSION };
+
+/** Memory map of a module's linear memory (RAE_EVAL_*). */
+export const MEM = {
+  pages: 512,
+  bytes: 0x2000000,
+  staticEnd: 0x100000,
+  stateBase: 0x100000,
+  stateSize: 0x800000,
+  batchBase: 0x900000,
+  batchSize: 0x1400000,
+  outBase: 0x1d00000,
+  outSize: 0x100000,
+  scratchBase: 0x1e00000,
+  scratchSize: 0x100000,
+} as const;
+
+/** RAE_EVAL_MAX_STRING and RAE_EVAL_MAX_DEPTH. */
+export const LIMITS = { maxString: 4096, maxDepth: 16 } as const;
+
+/** Event sources as evaluate() numbers them (RAE_SRC_*). */
+export const SRC = { syscall: 0, k8s_audit: 1 } as const;
+
+/** struct rae_eval_rec header offsets (RAE_REC_*). */
+export const REC = { type: 0, thread: 4, present: 8 } as const;
+
+/** struct rae_thread offsets and size. */
+export const THREAD = {
+  tid: 0, pid: 4, parent: 8, present: 12, vpid: 16, loginuid: 24, tty: 32, uid: 36, gid: 40, flags: 44,
+  name: 48, exe: 56, exepath: 64, cmdline: 72, args: 80, cwd: 88, env: 96, user: 104, group: 112,
+  container: 120, cname: 128, image: 136, k8s_ns: 144, k8s_pod: 152, size: 160,
+} as const;
+
+/** rae_thread.present bits (RAE_TP_*). */
+export const TP = {
+  PID: 0x1, VPID: 0x2, LOGINUID: 0x4, TTY: 0x8, UID: 0x10, GID: 0x20, NAME: 0x40, EXE: 0x80,
+  EXEPATH: 0x100, CMDLINE: 0x200, ARGS: 0x400, CWD: 0x800, ENV: 0x1000, USER: 0x2000, GROUP: 0x4000,
+  CONTAINER: 0x8000, CNAME: 0x10000, IMAGE: 0x20000, K8S_NS: 0x40000, K8S_POD: 0x80000,
+  EXE_WRITABLE: 0x100000, EXE_UPPER: 0x200000, EXE_MEMFD: 0x400000, PRIVILEGED: 0x800000,
+} as const;
+
+/** rae_thread.flags bits (RAE_TF_*). */
+export const TF = { EXE_WRITABLE: 0x1, EXE_UPPER: 0x2, EXE_MEMFD: 0x4, PRIVILEGED: 0x8 } as const;
+
+/** The persistent state region (RAE_STATE_*), absolute addresses. */
+export const STATE = {
+  hdrSize: 64,
+  threads: 0x100000 + 64,
+  threadSlots: 16384,
+  fds: 0x100000 + 64 + 16384 * 160,
+  fdSlots: 32768,
+  fdSize: 16,
+  users: 0x100000 + 64 + 16384 * 160 + 32768 * 16,
+  nameSlots: 1024,
+  nameSize: 12,
+  groups: 0x100000 + 64 + 16384 * 160 + 32768 * 16 + 1024 * 12,
+  heap: 0x100000 + 64 + 16384 * 160 + 32768 * 16 + 2 * 1024 * 12,
+} as const;
+
+/** struct rae_match (RAE_MATCH_SIZE). */
+export const MATCH_SIZE = 8;
+
+/** Every evt.type name in a fixed order; an event type's id is its index + 1 (0 = none). */
+export const EVT_TYPES: readonly string[] = [...EVENT_NAMES].sort();
+const TYPE_IDS = new Map(EVT_TYPES.map((n, i) => [n, i + 1]));
+
+/** The evt.type id written in rae_eval_rec.type (0 for an unknown or absent type). */
+export function evtTypeId(name: string | undefined): number {
+  return name === undefined ? 0 : (TYPE_IDS.get(name) ?? 0);
+}
