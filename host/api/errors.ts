@@ -29,6 +29,9 @@ const REGISTRY = {
   INVALID_BODY: [400, { error: 'message body does not match declared format' }],
   UNSUPPORTED_MEDIA_TYPE: [415, { message: '415 Unsupported Media Type' }],
   REQUEST_TOO_LARGE: [413, { message: '413 Request Entity Too Large' }],
+  // the URL itself (fastify's router errors)
+  BAD_URL: [400, { message: '400 Bad request - malformed URL' }],
+  URI_TOO_LONG: [414, { message: '414 URI Too Long' }],
   // Sentry ingestion (lib/api/error_tracking/collector.rb, lib/gitlab/middleware/compressed_json.rb)
   SENTRY_UNPARSABLE: [400, { message: '400 Bad request - Failed to parse sentry request' }],
   SENTRY_UNSUPPORTED: [400, { message: '400 Bad request - Unsupported sentry payload' }],

@@ -171,6 +171,8 @@ export function accessSuites(storage: Storage): void {
     expectRes(await api.call('GET', `${keys(w)}/1`, h), 404, B.route, 'GET one key');
     expectRes(await api.call('POST', settings(w), h), 404, B.route, 'POST settings');
     expectRes(await api.call('GET', '/api/v4/nothing', {}), 404, B.route, 'unknown path');
+    expectRes(await api.call('GET', '/api/v4/projects/a%2F%ZZ/error_tracking/settings', h), 400, { message: '400 Bad request - malformed URL' }, 'bad escape');
+    expectRes(await api.call('GET', `/api/v4/projects/${'x'.repeat(1001)}/error_tracking/settings`, h), 414, { message: '414 URI Too Long' }, 'long id');
   });
 
   s.run();
