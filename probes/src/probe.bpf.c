@@ -179,10 +179,10 @@ static __always_inline int is_relative(__u8 *rec, struct rae_str *s)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 nr = regs->orig_ax;
 	if (nr >= RAE_NR_SYSCALLS || !interesting[nr])
-		return 0;
+		return 0; /* the common case: as little as possible before this */
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if ((pid_tgid >> 32) == cfg_self_tgid)
 		return 0;
 	struct task_struct *t = bpf_get_current_task_btf();
