@@ -25,6 +25,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** 9090, Prometheus's own port as the issue names it, when it is free here; else any free port. */
+async function prometheusPort(): Promise<number> {
+  const srv = createServer();
+  const free = await new Promise<boolean>((resolve) => {
+    srv.once('error', () => resolve(false));
+    srv.listen(9090, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+  return free ? 9090 : freePort();
+}
+
 async function getJson(url: string): Promise<{ status: number; body: unknown }> {
   try {
     const res = await request(url);
@@ -73,7 +83,7 @@ t('POST /test shows up in a real Prometheus with the forwarder and scrape labels
     writeFileSync(join(dir, 'rules.yaml'), ruleFileFromManifest('cluster-observability-metrics-rules-group.yaml'));
     writeFileSync(join(dir, 'prometheus.yml'), stringifyYaml({ global: { scrape_interval: '1s', evaluation_interval: '1s' }, rule_files: ['rules.yaml'], ...shipped }));
 
-    const port = await freePort();
+    const port = await prometheusPort();
     const api = `http://127.0.0.1:${port}`;
     proc = spawn(
       prometheus as string,
