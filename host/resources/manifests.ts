@@ -1,0 +1,303 @@
+// Module resources from manifest files: multi-document YAML, each document one resource of
+// apiVersion `<group>/v1alpha1` (reference/module-and-forwarder.md §1-2):
+//   ModuleConfig `runtime-audit-engine`   spec.enabled, spec.version, spec.settings.{debugLogging, builtInRulesList}
+//   EngineAuditRules <name>                spec.rules: items of exactly one of macro | list | rule
+// Consumes a file name and its text; produces typed resources and located diagnostics (rendered
+// like rule diagnostics by renderDiagnostic). A document with any error yields no resource; the
+// other documents of the file are unaffected.
+import { isMap, isScalar, isSeq, parseAllDocuments, type Node, type YAMLMap } from 'yaml';
+import { BUILTIN_SETS } from '../engine/builtin.js';
+import { diagnostic, type Diagnostic, type Location } from '../engine/diagnostics.js';
+import { PRIORITIES } from '../engine/priority.js';
+import { SourceText } from '../engine/source-text.js';
+import { mapPairs, validateNode, valueLocation, type Schema } from './schema.js';
+
+/** The module's name: the only valid ModuleConfig name. */
+export const MODULE_NAME = 'runtime-audit-engine';
+/** The resource version of every kind. */
+export const RESOURCE_VERSION = 'v1alpha1';
+/** The kinds this module reads. */
+export const KINDS = ['ModuleConfig', 'EngineAuditRules'] as const;
+export type Kind = (typeof KINDS)[number];
+
+/** Orchestrator object names: a DNS-1123 subdomain. */
+export const RESOURCE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const NAME: Schema = { type: 'string', maxLength: 253, pattern: { re: RESOURCE_NAME, text: 'a lower-case DNS-1123 name (a-z, 0-9, "-" and ".", starting and ending with a letter or digit)' } };
+
+const METADATA: Schema = {
+  type: 'object',
+  required: ['name'],
+  properties: {
+    name: NAME,
+    labels: { type: 'object', properties: {}, additional: { type: 'string' } },
+    annotations: { type: 'object', properties: {}, additional: { type: 'string' } },
+  },
+};
+
+const STRINGS: Schema = { type: 'array', items: { type: 'string' } };
+
+/** The EngineAuditRules spec (the FalcoAuditRules CRD schema, reference §2). */
+const RULES_SPEC: Schema = {
+  type: 'object',
+  required: ['rules'],
+  properties: {
+    requiredEngineVersion: { type: 'integer' },
+    requiredK8sAuditPluginVersion: { type: 'string' },
+    rules: {
+      type: 'array',
+      items: {
+        type: 'object',
+        exactlyOne: ['macro', 'list', 'rule'],
+        properties: {
+          rule: {
+            type: 'object',
+            label: 'rule',
+            required: ['name', 'condition', 'desc', 'output', 'priority'],
+            properties: {
+              name: { type: 'string' },
+              desc: { type: 'string' },
+              condition: { type: 'string' },
+              output: { type: 'string' },
+              priority: { type: 'string', enum: PRIORITIES },
+              tags: STRINGS,
+              enabled: { type: 'boolean' },
+              source: { type: 'string', enum: ['Syscall', 'K8sAudit'] },
+            },
+          },
+          macro: { type: 'object', label: 'macro', required: ['name', 'condition'], properties: { name: { type: 'string' }, condition: { type: 'string' } } },
+          list: { type: 'object', label: 'list', required: ['name', 'items'], properties: { name: { type: 'string' }, items: { type: 'array', items: { type: 'int-or-string' } } } },
+        },
+      },
+    },
+  },
+};
+
+/** The ModuleConfig spec (Deckhouse ModuleConfig, settings of reference §1 with our rule sets). */
+const MODULE_SPEC: Schema = {
+  type: 'object',
+  properties: {
+    enabled: { type: 'boolean' },
+    version: { type: 'integer', enum: [1] },
+    settings: {
+      type: 'object',
+      properties: {
+        debugLogging: { type: 'boolean' },
+        builtInRulesList: { type: 'array', items: { type: 'string', enum: BUILTIN_SETS } },
+      },
+    },
+  },
+};
+
+function resourceSchema(spec: Schema): Schema {
+  return {
+    type: 'object',
+    required: ['apiVersion', 'kind', 'metadata', 'spec'],
+    properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: METADATA, spec },
+  };
+}
+
+/** A string from the manifest with the raw range of its node (for locating errors in it). */
+export interface Spanned {
+  text: string;
+  start: number;
+  end: number;
+}
+
+/** One item of spec.rules, with the ranges the rules-file translation maps back to. */
+export type RulesSpecItem =
+  | { kind: 'list'; node: Spanned; name: Spanned; items: Spanned[] }
+  | { kind: 'macro'; node: Spanned; name: Spanned; condition: Spanned }
+  | {
+      kind: 'rule';
+      node: Spanned;
+      name: Spanned;
+      desc: Spanned;
+      condition: Spanned;
+      output: Spanned;
+      priority: Spanned;
+      source: 'syscall' | 'k8s_audit';
+      enabled?: boolean;
+      tags?: Spanned[];
+    };
+
+interface ResourceBase {
+  name: string;
+  /** The manifest file and the document's start. */
+  file: string;
+  doc: number;
+  /** `rules content 'Kind/name'` at the document start: the root of every diagnostic chain. */
+  ctx: Location[];
+  src: SourceText;
+}
+
+export interface ModuleConfigResource extends ResourceBase {
+  kind: 'ModuleConfig';
+  enabled: boolean;
+  debugLogging: boolean;
+  /** Absent when the setting is not given (the configured default applies). */
+  builtInRulesList?: string[];
+}
+
+export interface EngineAuditRulesResource extends ResourceBase {
+  kind: 'EngineAuditRules';
+  requiredEngineVersion?: number;
+  requiredK8sAuditPluginVersion?: string;
+  items: RulesSpecItem[];
+}
+
+export type Resource = ModuleConfigResource | EngineAuditRulesResource;
+
+/** What one manifest file holds. */
+export interface ManifestRead {
+  src: SourceText;
+  resources: Resource[];
+  /** Every problem, located; a document with an error produced no resource. */
+  diagnostics: Diagnostic[];
+  /** Every rejected document with its errors; kind and name are '' when they could not be read. */
+  rejected: RejectedDocument[];
+}
+
+/** A document that produced no resource. */
+export interface RejectedDocument {
+  kind: string;
+  name: string;
+  ctx: Location[];
+  errors: Diagnostic[];
+}
+
+/** Reads every document of a manifest file; `apiGroup` is the group of the expected apiVersion. */
+export function readManifests(name: string, text: string, apiGroup: string): ManifestRead {
+  const src = new SourceText(name, text);
+  const out: ManifestRead = { src, resources: [], diagnostics: [], rejected: [] };
+  const top = (offset: number, itemName = ''): Location => ({ itemType: 'rules content', itemName, position: src.position(offset) });
+  const docs = parseAllDocuments(text, { prettyErrors: false, uniqueKeys: true });
+  const list = Array.isArray(docs) ? docs : [docs];
+  list.forEach((doc, index) => {
+    const start = doc.contents?.range?.[0] ?? doc.range[0];
+    if (doc.errors.length > 0) {
+      const errors = doc.errors.map((err) => diagnostic('LOAD_ERR_YAML_PARSE', err.message.split('\n')[0]!, [top(start), top(err.pos[0])]));
+      out.diagnostics.push(...errors);
+      out.rejected.push({ kind: '', name: '', ctx: [top(start)], errors });
+      return;
+    }
+    const root = doc.contents as Node | null;
+    if (root === null || (isScalar(root) && root.value === null)) return; // an empty document (e.g. after a trailing ---)
+    const ident = identity(root);
+    const ctx = [top(start, ident.kind && ident.name ? `${ident.kind}/${ident.name}` : '')];
+    const diags = checkDocument(root, src, ctx, apiGroup);
+    if (diags.length > 0) {
+      out.diagnostics.push(...diags);
+      out.rejected.push({ kind: ident.kind ?? '', name: ident.name ?? '', ctx, errors: diags });
+      return;
+    }
+    const base = { name: ident.name!, file: name, doc: index, ctx, src };
+    out.resources.push(ident.kind === 'ModuleConfig' ? moduleConfig(root as YAMLMap<unknown, unknown>, base) : auditRules(root as YAMLMap<unknown, unknown>, base, src));
+  });
+  return out;
+}
+
+function identity(root: Node): { kind?: string; name?: string } {
+  if (!isMap(root)) return {};
+  const pairs = mapPairs(root as YAMLMap<unknown, unknown>);
+  const str = (n: unknown) => (isScalar(n) && typeof n.value === 'string' ? n.value : undefined);
+  const meta = pairs.get('metadata')?.value;
+  return { kind: str(pairs.get('kind')?.value), name: isMap(meta) ? str(mapPairs(meta as YAMLMap<unknown, unknown>).get('name')?.value) : undefined };
+}
+
+/** apiVersion, kind and name first (they decide the schema), then the kind's schema. */
+function checkDocument(root: Node, src: SourceText, ctx: Location[], apiGroup: string): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const fail = (message: string, path: string, node: Node | null | undefined) => out.push(diagnostic('LOAD_ERR_YAML_VALIDATE', message, [...ctx, valueLocation(src, path, node, root.range?.[0])]));
+  if (!isMap(root)) {
+    fail(`a resource must be a mapping with apiVersion, kind, metadata and spec`, '', root);
+    return out;
+  }
+  const pairs = mapPairs(root as YAMLMap<unknown, unknown>);
+  const kindNode = pairs.get('kind')?.value as Node | undefined;
+  const kind = isScalar(kindNode) ? String(kindNode.value) : undefined;
+  if (kind !== undefined && !(KINDS as readonly string[]).includes(kind)) {
+    fail(`kind ${JSON.stringify(kind)} is not a resource of this module (known kinds: ${KINDS.join(', ')})`, 'kind', kindNode);
+    return out;
+  }
+  const apiNode = pairs.get('apiVersion')?.value as Node | undefined;
+  const want = `${apiGroup}/${RESOURCE_VERSION}`;
+  if (isScalar(apiNode) && apiNode.value !== want) fail(`apiVersion must be ${JSON.stringify(want)}, not ${JSON.stringify(apiNode.value)}`, 'apiVersion', apiNode);
+  validateNode(root, resourceSchema(kind === 'ModuleConfig' ? MODULE_SPEC : RULES_SPEC), '', { src, ctx }, out);
+  const meta = pairs.get('metadata')?.value;
+  const nameNode = isMap(meta) ? (mapPairs(meta as YAMLMap<unknown, unknown>).get('name')?.value as Node | undefined) : undefined;
+  if (kind === 'ModuleConfig' && isScalar(nameNode) && nameNode.value !== MODULE_NAME) {
+    fail(`a ModuleConfig of this module must be named ${JSON.stringify(MODULE_NAME)}, not ${JSON.stringify(nameNode.value)}`, 'metadata.name', nameNode);
+  }
+  return out;
+}
+
+/** The node at a key path of validated mappings (undefined when absent). */
+function at(map: YAMLMap<unknown, unknown>, ...keys: string[]): Node | undefined {
+  let cur: Node | undefined = map;
+  for (const k of keys) {
+    if (!isMap(cur)) return undefined;
+    cur = mapPairs(cur as YAMLMap<unknown, unknown>).get(k)?.value as Node | undefined;
+  }
+  return cur ?? undefined;
+}
+
+function moduleConfig(root: YAMLMap<unknown, unknown>, base: Omit<ResourceBase, never>): ModuleConfigResource {
+  const bool = (n: Node | undefined) => isScalar(n) && n.value === true;
+  const list = at(root, 'spec', 'settings', 'builtInRulesList');
+  return {
+    ...base,
+    kind: 'ModuleConfig',
+    enabled: bool(at(root, 'spec', 'enabled')),
+    debugLogging: bool(at(root, 'spec', 'settings', 'debugLogging')),
+    builtInRulesList: isSeq(list) ? (list.items as Node[]).map((n) => String((n as { value: unknown }).value)) : undefined,
+  };
+}
+
+/** A scalar's text as written for non-strings (list items keep `0700`, not 448), with its range. */
+function spanned(src: SourceText, n: Node | undefined): Spanned {
+  const [start, end] = n?.range ?? [0, 0];
+  const v = isScalar(n) ? n.value : undefined;
+  return { text: typeof v === 'string' ? v : src.text.slice(start, end).trim(), start, end };
+}
+
+function auditRules(root: YAMLMap<unknown, unknown>, base: ResourceBase, src: SourceText): EngineAuditRulesResource {
+  const items: RulesSpecItem[] = [];
+  const rules = at(root, 'spec', 'rules');
+  for (const item of isSeq(rules) ? (rules.items as Array<YAMLMap<unknown, unknown>>) : []) {
+    const kind = (['rule', 'macro', 'list'] as const).find((k) => at(item, k) !== undefined)!;
+    const body = at(item, kind) as YAMLMap<unknown, unknown>;
+    const s = (key: string) => spanned(src, at(body, key));
+    const node = spanned(src, body);
+    if (kind === 'list') {
+      const seq = at(body, 'items');
+      items.push({ kind, node, name: s('name'), items: isSeq(seq) ? (seq.items as Node[]).map((n) => spanned(src, n)) : [] });
+    } else if (kind === 'macro') {
+      items.push({ kind, node, name: s('name'), condition: s('condition') });
+    } else {
+      const enabled = at(body, 'enabled');
+      const tags = at(body, 'tags');
+      const source = at(body, 'source');
+      items.push({
+        kind,
+        node,
+        name: s('name'),
+        desc: s('desc'),
+        condition: s('condition'),
+        output: s('output'),
+        priority: s('priority'),
+        source: isScalar(source) && source.value === 'K8sAudit' ? 'k8s_audit' : 'syscall',
+        enabled: isScalar(enabled) ? enabled.value === true : undefined,
+        tags: isSeq(tags) ? (tags.items as Node[]).map((n) => spanned(src, n)) : undefined,
+      });
+    }
+  }
+  const rev = at(root, 'spec', 'requiredEngineVersion');
+  const plugin = at(root, 'spec', 'requiredK8sAuditPluginVersion');
+  return {
+    ...base,
+    kind: 'EngineAuditRules',
+    requiredEngineVersion: isScalar(rev) ? Number(rev.value) : undefined,
+    requiredK8sAuditPluginVersion: isScalar(plugin) ? String(plugin.value) : undefined,
+    items,
+  };
+}
