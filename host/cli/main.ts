@@ -2,12 +2,13 @@
 // only alert JSON lines (and a command's requested output, e.g. a manifest).
 import { adminCommand } from './admin.js';
 import { UsageError, type Command } from './command.js';
+import { convertCommand } from './convert.js';
 import { replayCommand } from './replay.js';
 import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
 
 // One line per command; keep the list in the order `rae --help` shows it.
-const COMMANDS: Command[] = [runCommand, validateCommand, replayCommand, adminCommand];
+const COMMANDS: Command[] = [runCommand, validateCommand, replayCommand, convertCommand, adminCommand];
 
 function topHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
