@@ -53,7 +53,7 @@ const SOURCES: Record<string, string> = { syscall: 'Syscall', k8s_audit: 'K8sAud
 const INT = /^-?(0|[1-9][0-9]*)$/;
 
 /** One rules item as a spec.rules entry, or the reason it cannot be one. */
-function convertItem(item: RulesItem, fail: (message: string, ctx: Location[]) => void, note: (message: string, ctx: Location[]) => void): object | undefined {
+function convertItem(item: RulesItem, fail: (message: string, ctx: Location[]) => undefined, note: (message: string, ctx: Location[]) => void): object | undefined {
   const how = (op: string) => `an EngineAuditRules resource only defines complete items; merge the ${op} into the item it changes`;
   switch (item.kind) {
     case 'required_engine_version':
