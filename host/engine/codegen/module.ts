@@ -30,8 +30,19 @@ export interface GeneratedModule {
   layouts: { syscall: SourceLayout; k8s_audit: SourceLayout };
   /** The most matches one event can produce (the largest group). */
   maxGroup: number;
+  /** Which thread-entry fields the syscall rules read (for the host encoder). */
+  threadUse: ThreadUse;
   /** sha256 of the code. */
   hash: string;
+}
+
+/** Which thread-entry fields a module reads, and how deep. */
+export interface ThreadUse {
+  bases: string[];
+  /** Deepest indexed ancestor level read. */
+  levels: number;
+  /** Whether some rule walks all ancestors (proc.aname without index). */
+  walk: boolean;
 }
 
 const PRELUDE = `import {
@@ -75,7 +86,19 @@ function operandsOf(e: CheckedExpr): Operand[] {
 /** Generates the module for rules given in evaluation order (ids are positions). */
 export function generateModule(rules: readonly LoadedRule[]): { module?: GeneratedModule; errors: CodegenError[] } {
   const tables = { syscall: new SlotTable('syscall'), k8s_audit: new SlotTable('k8s_audit') };
-  for (const r of rules) for (const o of operandsOf(r.condition)) if (o.kind === 'field') resolveAccess(o, r.source, tables[r.source]);
+  const threadUse: ThreadUse = { bases: [], levels: 0, walk: false };
+  for (const r of rules) {
+    for (const o of operandsOf(r.condition)) {
+      if (o.kind !== 'field') continue;
+      const acc = resolveAccess(o, r.source, tables[r.source]);
+      if (acc.k === 'thread' || acc.k === 'walk') {
+        if (!threadUse.bases.includes(acc.field.base)) threadUse.bases.push(acc.field.base);
+        if (acc.k === 'walk') threadUse.walk = true;
+        else threadUse.levels = Math.max(threadUse.levels, acc.level);
+      }
+    }
+  }
+  threadUse.bases.sort();
   const layouts = { syscall: tables.syscall.layout(), k8s_audit: tables.k8s_audit.layout() };
   const statics = new Statics();
   const parts = new ModuleParts();
@@ -161,7 +184,7 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
   ].join('\n');
   if (errors.length > 0) return { errors };
   const hash = createHash('sha256').update(code).digest('hex');
-  return { module: { code, rules, layouts, maxGroup, hash }, errors };
+  return { module: { code, rules, layouts, maxGroup, threadUse, hash }, errors };
 }
 
 function expr(e: CheckedExpr, g: LeafGen): string {

@@ -1,0 +1,44 @@
+// One compile of generated rule code to a checked, warmed WebAssembly.Module: AssemblyScript,
+// WebAssembly.compile, the sandbox checks, then warming on synthetic batches. Runs in the compile
+// worker (compile-worker.ts) and, for tools and tests, in-process.
+import { MEM } from './abi.js';
+import { compileAssemblyScript } from './compile.js';
+import { runtimeError, type RuntimeError } from './errors.js';
+import { checkInstance, checkModule } from './validate.js';
+import { warmInstance, type WarmPlan } from './warm.js';
+
+/** A built module with its timings. */
+export interface Built {
+  module: WebAssembly.Module;
+  wasm: Uint8Array;
+  compileMs: number;
+  warmMs: number;
+}
+
+/** Compiles, checks and warms; never throws. */
+export async function buildModule(code: string, plan: WarmPlan | undefined): Promise<{ ok: true; built: Built } | { ok: false; error: RuntimeError }> {
+  const t0 = performance.now();
+  const asc = await compileAssemblyScript(code);
+  if (!asc.ok) return { ok: false, error: runtimeError('ECOMPILE', asc.message) };
+  let module: WebAssembly.Module;
+  try {
+    module = await WebAssembly.compile(asc.wasm as Uint8Array<ArrayBuffer>);
+  } catch (err) {
+    return { ok: false, error: runtimeError('EWASM', `module refused: ${(err as Error).message}`) };
+  }
+  const bad = checkModule(module, asc.wasm, MEM.pages);
+  if (bad) return { ok: false, error: bad };
+  const compileMs = performance.now() - t0;
+  let warmMs = 0;
+  if (plan) {
+    try {
+      const inst = new WebAssembly.Instance(module, {});
+      const badInst = checkInstance(inst.exports);
+      if (badInst) return { ok: false, error: badInst };
+      warmMs = warmInstance(inst.exports, plan);
+    } catch (err) {
+      return { ok: false, error: runtimeError('ETRAP', `the module trapped while warming: ${(err as Error).message}`) };
+    }
+  }
+  return { ok: true, built: { module, wasm: asc.wasm, compileMs, warmMs } };
+}

@@ -1,0 +1,238 @@
+// Batch encoder for sources whose events arrive decoded (audit webhook, replay, field events):
+// writes eval records (probes/src/eval_abi.h) into a module's batch region: the record header,
+// presence words and slots of the module's layout, per-batch thread entries (a process and its
+// ancestors, linked by parent addresses, interned per batch), and a string/list heap after the
+// records. Values are normalised as the reference interpreter does (host/engine/interpreter.ts).
+// Known limits: a numeric field given as non-numeric text and an IP field given as text that is
+// not an address are written as missing (the interpreter would compare them as text).
+import type { SourceLayout, Slot, ThreadField, ThreadUse, ValueKind } from '../engine/codegen/index.js';
+import { THREAD_FIELDS } from '../engine/codegen/index.js';
+import { lookupField, typeClass } from '../engine/fields.js';
+import type { RawScalar, RawValue } from '../engine/interpreter.js';
+import type { FieldRef } from '../engine/ir.js';
+import { parseIp, truncInt } from '../engine/literals.js';
+import type { SourceEvent } from '../sources/types.js';
+import { evtTypeId, LIMITS, MEM, REC, THREAD } from './abi.js';
+
+const ANCESTOR_OF: Record<string, string> = {
+  'proc.name': 'proc.aname',
+  'proc.exe': 'proc.aexe',
+  'proc.exepath': 'proc.aexepath',
+  'proc.cmdline': 'proc.acmdline',
+  'proc.pid': 'proc.apid',
+};
+
+function ref(name: string, arg?: string): FieldRef {
+  const def = lookupField('syscall', name)!;
+  return { kind: 'field', def, arg, canonical: arg === undefined ? name : `${name}[${arg}]`, type: def.type, isList: def.isList };
+}
+
+/** Result of encoding: how many events went in and where the heap ended. */
+export interface Encoded {
+  count: number;
+  heapEnd: number;
+}
+
+/** Writes SourceEvents of one source into linear memory. */
+export class BatchEncoder {
+  private readonly threadFields: Array<{ f: ThreadField; refs: FieldRef[] }>;
+  private readonly walkRefs: FieldRef[];
+  private readonly indexedLevels: number;
+  private readonly enc = new TextEncoder();
+  private u8!: Uint8Array;
+  private dv!: DataView;
+  private heap = 0;
+  private limit = 0;
+  private strings = new Map<string, bigint>();
+  private threads = new Map<string, number>();
+
+  constructor(
+    private readonly layout: SourceLayout,
+    use: ThreadUse,
+  ) {
+    const levels = use.walk ? LIMITS.maxDepth : use.levels;
+    this.indexedLevels = Math.min(LIMITS.maxDepth, use.levels);
+    this.threadFields = THREAD_FIELDS.filter((f) => use.bases.includes(f.base)).map((f) => {
+      const anc = ANCESTOR_OF[f.base];
+      const refs = [ref(f.base)];
+      if (anc) for (let k = 1; k <= levels; k++) refs.push(ref(anc, String(k)));
+      return { f, refs };
+    });
+    this.walkRefs = use.walk ? Object.values(ANCESTOR_OF).map((n) => ref(n)) : [];
+  }
+
+  /** Encodes events[start..] at rec until `max` events or the batch region is full. */
+  encode(memory: WebAssembly.Memory, events: readonly SourceEvent[], start: number, max: number): Encoded {
+    this.u8 = new Uint8Array(memory.buffer);
+    this.dv = new DataView(memory.buffer);
+    const stride = this.layout.stride;
+    const n = Math.min(max, events.length - start);
+    const rec = MEM.batchBase;
+    this.heap = align8(rec + n * stride);
+    this.limit = MEM.batchBase + MEM.batchSize;
+    this.strings.clear();
+    this.threads.clear();
+    this.u8.fill(0, rec, rec + n * stride);
+    let i = 0;
+    for (; i < n; i++) {
+      const saved = this.heap;
+      if (!this.record(events[start + i]!, rec + i * stride)) {
+        this.heap = saved;
+        break;
+      }
+    }
+    return { count: i, heapEnd: this.heap };
+  }
+
+  private record(ev: SourceEvent, at: number): boolean {
+    const dv = this.dv;
+    dv.setUint32(at + REC.type, evtTypeId(ev.evtType), true);
+    if (this.threadFields.length > 0 && ev.source === 'syscall') {
+      const t = this.thread(ev);
+      if (t < 0) return false;
+      dv.setUint32(at + REC.thread, t, true);
+    }
+    for (const s of this.layout.slots) {
+      const raw = ev.fields.field(s.ref);
+      if (raw === undefined || raw === null) continue;
+      const bits = s.list ? this.list(raw, s) : Array.isArray(raw) ? undefined : this.value(raw, s.kind, s.ref);
+      if (bits === undefined) continue;
+      if (bits < 0n) return false;
+      dv.setBigUint64(at + s.offset, bits, true);
+      const w = at + REC.present + 8 * (s.index >> 6);
+      dv.setBigUint64(w, dv.getBigUint64(w, true) | (1n << BigInt(s.index & 63)), true);
+    }
+    return true;
+  }
+
+  /** A list slot: 8-byte elements in the heap, ref = addr | count << 32. */
+  private list(raw: RawValue, s: Slot): bigint | undefined {
+    const items = Array.isArray(raw) ? raw : [raw];
+    const vals: bigint[] = [];
+    for (const x of items) {
+      const v = this.value(x, s.kind, s.ref);
+      if (v === undefined) return undefined;
+      if (v < 0n) return -1n;
+      vals.push(v);
+    }
+    const at = this.alloc(8 * vals.length);
+    if (at < 0) return -1n;
+    vals.forEach((v, j) => this.dv.setBigUint64(at + 8 * j, v, true));
+    return BigInt(at) | (BigInt(vals.length) << 32n);
+  }
+
+  /** The 8-byte bits of one value; undefined = missing; -1n = out of room. */
+  private value(raw: RawScalar, kind: ValueKind, r: FieldRef): bigint | undefined {
+    switch (kind) {
+      case 'str': {
+        const cls = typeClass(r.type);
+        if (cls === 'ipaddr' || cls === 'ipnet') {
+          const ip = parseIp(String(raw));
+          return ip ? this.bytes(ip.bytes) : undefined;
+        }
+        return this.str(typeof raw === 'string' ? raw : String(raw));
+      }
+      case 'i64':
+      case 'u64': {
+        const n = toInt(raw, r);
+        if (n === undefined) return undefined;
+        return BigInt.asUintN(64, n);
+      }
+      case 'f64': {
+        const d = typeof raw === 'number' ? raw : Number(raw);
+        this.dv.setFloat64(MEM.scratchBase, d, true);
+        return this.dv.getBigUint64(MEM.scratchBase, true);
+      }
+      case 'bool':
+        return (typeof raw === 'boolean' ? raw : raw === 'true' || raw === 1) ? 1n : 0n;
+    }
+  }
+
+  private str(s: string): bigint {
+    let v = this.strings.get(s);
+    if (v !== undefined) return v;
+    const max = Math.min(s.length * 3, LIMITS.maxString);
+    const at = this.alloc(max);
+    if (at < 0) return -1n;
+    const { written } = this.enc.encodeInto(s.length * 3 > LIMITS.maxString ? s.slice(0, LIMITS.maxString) : s, this.u8.subarray(at, at + max));
+    this.heap = align8(at + written!);
+    v = BigInt(at) | (BigInt(written!) << 32n);
+    this.strings.set(s, v);
+    return v;
+  }
+
+  private bytes(b: Uint8Array): bigint {
+    const at = this.alloc(b.length);
+    if (at < 0) return -1n;
+    this.u8.set(b, at);
+    return BigInt(at) | (BigInt(b.length) << 32n);
+  }
+
+  private alloc(n: number): number {
+    const at = this.heap;
+    if (at + n > this.limit) return -1;
+    this.heap = align8(at + n);
+    return at;
+  }
+
+  /** The event's thread entry (with its ancestors), interned per batch; -1 = out of room. */
+  private thread(ev: SourceEvent): number {
+    let depth = 0;
+    for (const w of this.walkRefs) {
+      const v = ev.fields.field(w);
+      if (Array.isArray(v)) depth = Math.max(depth, v.length);
+      else if (v !== undefined) depth = Math.max(depth, 1);
+    }
+    const levels = Math.min(LIMITS.maxDepth, Math.max(depth, this.indexedLevels));
+    const values: Array<Array<RawValue | undefined>> = [];
+    for (let k = 0; k <= levels; k++) values.push(this.threadFields.map(({ refs }) => (refs[k] ? ev.fields.field(refs[k]!) : undefined)));
+    while (values.length > 1 && values[values.length - 1]!.every((v) => v === undefined) && depth < values.length - 1) values.pop();
+    const key = JSON.stringify(values, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v));
+    const hit = this.threads.get(key);
+    if (hit !== undefined) return hit;
+    let parent = 0;
+    for (let k = values.length - 1; k >= 0; k--) {
+      const at = this.alloc(THREAD.size);
+      if (at < 0) return -1;
+      this.u8.fill(0, at, at + THREAD.size);
+      this.dv.setUint32(at + THREAD.parent, parent, true);
+      let present = 0;
+      let flags = 0;
+      this.threadFields.forEach(({ f }, j) => {
+        const raw = values[k]![j];
+        if (raw === undefined || raw === null || Array.isArray(raw)) return;
+        if (f.load === 'str') {
+          const v = this.str(typeof raw === 'string' ? raw : String(raw));
+          if (v < 0n) return;
+          this.dv.setBigUint64(at + f.offset, v, true);
+        } else if (f.load === 'flag') {
+          if (raw === true || raw === 'true' || raw === 1) flags |= f.flag!;
+        } else {
+          const n = toInt(raw, ref(f.base));
+          if (n === undefined) return;
+          if (f.load === 'u32') this.dv.setUint32(at + f.offset, Number(BigInt.asUintN(32, n)), true);
+          else this.dv.setBigInt64(at + f.offset, BigInt.asIntN(64, n), true);
+        }
+        present |= f.bit;
+      });
+      this.dv.setUint32(at + THREAD.present, present, true);
+      this.dv.setUint32(at + THREAD.flags, flags, true);
+      parent = at;
+    }
+    this.threads.set(key, parent);
+    return parent;
+  }
+}
+
+/** An integer value normalised to the field's type, as the interpreter does. */
+function toInt(raw: RawScalar, r: FieldRef): bigint | undefined {
+  if (typeof raw === 'bigint') return truncInt(raw, r.type);
+  if (typeof raw === 'number') return Number.isFinite(raw) ? truncInt(BigInt(Math.trunc(raw)), r.type) : undefined;
+  if (typeof raw === 'boolean') return raw ? 1n : 0n;
+  const t = raw.trim();
+  return /^[+-]?\d+$/.test(t) ? truncInt(BigInt(t), r.type) : undefined;
+}
+
+function align8(n: number): number {
+  return (n + 7) & ~7;
+}

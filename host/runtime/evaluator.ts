@@ -1,0 +1,162 @@
+// The sandboxed evaluator: one instance of a checked rule module, fed batches of events. A batch
+// is encoded into the module's batch region (or already sits there, for byte sources), judged
+// by one `evaluate` call per chunk, and its matches read back from the match buffer. A trap fails
+// that batch (an error value, never an exception); with a watchdog deadline, evaluation runs
+// under vm's timeout, which interrupts wasm too (reference/wasm-evaluator-notes.md §6).
+import vm from 'node:vm';
+import type { GeneratedModule } from '../engine/codegen/index.js';
+import type { LoadedRule } from '../engine/index.js';
+import type { SourceEvent } from '../sources/types.js';
+import { MATCH_SIZE, MEM, SRC } from './abi.js';
+import { BatchEncoder } from './encode.js';
+import { runtimeError, type RuntimeError } from './errors.js';
+import { checkInstance, checkModule } from './validate.js';
+
+/** A compiled, checked ruleset: what the compile worker hands over. */
+export interface CompiledRuleset {
+  generated: GeneratedModule;
+  module: WebAssembly.Module;
+  wasm: Uint8Array;
+  /** Generation + compile time in the worker (ms). */
+  compileMs: number;
+  /** Time spent warming the module in the worker (ms). */
+  warmMs: number;
+}
+
+/** One (event, rule) match; `event` indexes the evaluated batch. */
+export interface Match {
+  event: number;
+  rule: LoadedRule;
+}
+
+/** Outcome of one batch. */
+export type BatchResult = { ok: true; matches: Match[] } | { ok: false; error: RuntimeError };
+
+type EvaluateFn = (src: number, rec: number, n: number, first: number, out: number, cap: number) => number;
+
+/** Most records encoded per evaluate call (keeps the heap room for strings). */
+const CHUNK = 8192;
+const OUT_CAP = MEM.outSize / MATCH_SIZE;
+
+/** A live instance of a rule module. */
+export class RuleModule {
+  readonly memory: WebAssembly.Memory;
+  private readonly evaluateFn: EvaluateFn;
+  private readonly resumeAt: () => number;
+  private readonly encoders: { syscall: BatchEncoder; k8s_audit: BatchEncoder };
+  private readonly guard: { ctx: vm.Context; script: vm.Script } | undefined;
+
+  private constructor(
+    readonly compiled: CompiledRuleset,
+    instance: WebAssembly.Instance,
+    readonly watchdogMs: number,
+  ) {
+    const ex = instance.exports;
+    this.memory = ex.memory as WebAssembly.Memory;
+    this.evaluateFn = ex.evaluate as EvaluateFn;
+    this.resumeAt = ex.resumeAt as () => number;
+    const g = compiled.generated;
+    this.encoders = { syscall: new BatchEncoder(g.layouts.syscall, g.threadUse), k8s_audit: new BatchEncoder(g.layouts.k8s_audit, { bases: [], levels: 0, walk: false }) };
+    if (watchdogMs > 0) {
+      const ctx = vm.createContext({ f: this.evaluateFn, a: 0, b: 0, c: 0, d: 0, r: 0 });
+      this.guard = { ctx, script: new vm.Script('r = f(a, b, c, d, o, cap)') };
+      Object.assign(ctx, { o: MEM.outBase, cap: OUT_CAP });
+    }
+  }
+
+  /** Checks and instantiates a compiled ruleset (zero imports, so nothing of the host is reachable). */
+  static create(compiled: CompiledRuleset, watchdogMs = 0): { ok: true; module: RuleModule } | { ok: false; error: RuntimeError } {
+    const bad = checkModule(compiled.module, compiled.wasm);
+    if (bad) return { ok: false, error: bad };
+    let instance: WebAssembly.Instance;
+    try {
+      instance = new WebAssembly.Instance(compiled.module, {});
+    } catch (err) {
+      return { ok: false, error: runtimeError('EWASM', `module refused: it cannot be instantiated: ${(err as Error).message}`) };
+    }
+    const badInstance = checkInstance(instance.exports);
+    if (badInstance) return { ok: false, error: badInstance };
+    return { ok: true, module: new RuleModule(compiled, instance, watchdogMs) };
+  }
+
+  /** The rules, by the ids in match records. */
+  get rules(): readonly LoadedRule[] {
+    return this.compiled.generated.rules;
+  }
+
+  /** Copies the persistent state region from the module being replaced (skipped while empty). */
+  adoptState(previous: RuleModule): void {
+    const from = new Uint32Array(previous.memory.buffer, MEM.stateBase, 4);
+    if (from[1] === 0 && from[3] === 0) return;
+    new Uint8Array(this.memory.buffer).set(new Uint8Array(previous.memory.buffer, MEM.stateBase, MEM.stateSize), MEM.stateBase);
+  }
+
+  /** Evaluates decoded events; `first` = Falco's rule_matching first. */
+  evaluate(events: readonly SourceEvent[], first: boolean): BatchResult {
+    const matches: Match[] = [];
+    let i = 0;
+    while (i < events.length) {
+      const source = events[i]!.source;
+      let j = i;
+      while (j < events.length && events[j]!.source === source) j++;
+      let p = i;
+      while (p < j) {
+        const enc = this.encoders[source].encode(this.memory, events, p, Math.min(CHUNK, j - p));
+        if (enc.count === 0) {
+          p++; // one event larger than the whole batch region: it cannot be evaluated
+          continue;
+        }
+        const r = this.run(SRC[source], enc.count, first, p, matches);
+        if (!r.ok) return r;
+        p += enc.count;
+      }
+      i = j;
+    }
+    return { ok: true, matches };
+  }
+
+  /** Evaluates n records already written at the batch region (byte sources); events indexed from 0. */
+  evaluateRecords(source: 'syscall' | 'k8s_audit', n: number, first: boolean): BatchResult {
+    const matches: Match[] = [];
+    const r = this.run(SRC[source], n, first, 0, matches);
+    return r.ok ? { ok: true, matches } : r;
+  }
+
+  /** The record stride of a source in this module. */
+  stride(source: 'syscall' | 'k8s_audit'): number {
+    return this.compiled.generated.layouts[source].stride;
+  }
+
+  private run(src: number, n: number, first: boolean, base: number, matches: Match[]): BatchResult {
+    const stride = src === SRC.syscall ? this.compiled.generated.layouts.syscall.stride : this.compiled.generated.layouts.k8s_audit.stride;
+    const rules = this.compiled.generated.rules;
+    let start = 0;
+    while (start < n) {
+      let k: number;
+      try {
+        k = this.call(src, MEM.batchBase + start * stride, n - start, first ? 1 : 0);
+      } catch (err) {
+        const e = err as Error & { code?: string };
+        if (e.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return { ok: false, error: runtimeError('ETIMEOUT', `evaluation stopped by the watchdog after ${this.watchdogMs} ms`) };
+        if (e instanceof WebAssembly.RuntimeError) return { ok: false, error: runtimeError('ETRAP', `the rule module trapped: ${e.message}`) };
+        return { ok: false, error: runtimeError('ETRAP', `evaluation failed: ${e.message}`) };
+      }
+      const out = new Uint32Array(this.memory.buffer, MEM.outBase, k * 2);
+      for (let m = 0; m < k; m++) matches.push({ event: base + start + out[2 * m]!, rule: rules[out[2 * m + 1]!]! });
+      const resumed = this.resumeAt();
+      start += resumed >= n - start ? n - start : resumed;
+    }
+    return { ok: true, matches };
+  }
+
+  private call(src: number, rec: number, n: number, first: number): number {
+    if (!this.guard) return this.evaluateFn(src, rec, n, first, MEM.outBase, OUT_CAP);
+    const ctx = this.guard.ctx;
+    ctx.a = src;
+    ctx.b = rec;
+    ctx.c = n;
+    ctx.d = first;
+    this.guard.script.runInContext(ctx, { timeout: this.watchdogMs });
+    return ctx.r as number;
+  }
+}

@@ -1,0 +1,41 @@
+// Warming a freshly compiled module before it goes live: V8 compiles wasm lazily and runs it in
+// Liftoff first, so the first batches after a swap would be 10-30x slower
+// (reference/wasm-evaluator-notes.md §4e). Running synthetic batches through every evt.type group
+// in the compile worker tiers the code up; the tiered code lives in the shared native module.
+import { MEM, SRC } from './abi.js';
+
+/** What warming needs to know about a module. */
+export interface WarmPlan {
+  syscallStride: number;
+  auditStride: number;
+  typeIds: number[];
+}
+
+/** Every slot (string, list or number) points at a self-referencing, in-bounds area. */
+function fill(u8: Uint8Array, dv: DataView, stride: number, n: number, types: number[]): void {
+  const area = MEM.batchBase + n * stride + 64;
+  const ref = BigInt(area) | (8n << 32n);
+  for (let j = 0; j < 16; j++) dv.setBigUint64(area + 8 * j, ref, true);
+  for (let i = 0; i < n; i++) {
+    const at = MEM.batchBase + i * stride;
+    u8.fill(0xff, at, at + stride);
+    for (let off = 8; off + 8 <= stride; off += 8) if (i % 3 !== 0) dv.setBigUint64(at + off, ref, true);
+    dv.setUint32(at, types.length > 0 ? types[i % types.length]! : 0, true);
+    dv.setUint32(at + 4, 0, true);
+  }
+}
+
+/** Runs `rounds` synthetic batches of n events per source; returns the time taken (ms). */
+export function warmInstance(exports: WebAssembly.Exports, plan: WarmPlan, rounds = 24, n = 4096): number {
+  const t0 = performance.now();
+  const mem = exports.memory as WebAssembly.Memory;
+  const evaluate = exports.evaluate as (src: number, rec: number, n: number, first: number, out: number, cap: number) => number;
+  const u8 = new Uint8Array(mem.buffer);
+  const dv = new DataView(mem.buffer);
+  for (const [src, stride] of [[SRC.syscall, plan.syscallStride], [SRC.k8s_audit, plan.auditStride]] as const) {
+    fill(u8, dv, stride, n, src === SRC.syscall ? plan.typeIds : []);
+    for (let r = 0; r < rounds; r++) evaluate(src, MEM.batchBase, n, r & 1, MEM.outBase, MEM.outSize / 8);
+  }
+  u8.fill(0, MEM.batchBase, MEM.batchBase + MEM.batchSize);
+  return performance.now() - t0;
+}
