@@ -1,0 +1,142 @@
+// The orchestrator audit webhook: an HTTPS server (fastify) taking audit.k8s.io/v1 EventList
+// batches and single Events from the API server's webhook backend on POST <path>
+// (reference/module-and-forwarder.md §5). Unlike the k8saudit plugin, which answers 200 before
+// parsing and drops bad bodies with a log line, every answer says what happened:
+//   200  queued for evaluation: {"accepted":N,"skipped":[{"index","code","reason"}]}
+//   400  invalid JSON, or neither an EventList nor an Event   404  another path
+//   405  another method (Allow: POST)   413  body over maxBodyBytes   415  not application/json
+//   429  the queue is full (Retry-After: 1; the API server sends the batch again)
+//   503  the engine is stopping (Retry-After: 1)
+// Refusals carry {"code","message"}; every answer is counted in
+// enginesecurity_engine_webhook_requests_total{status,reason}. Items over maxEventBytes and items
+// that are not events are skipped, reported in the 200 body and counted as dropped events.
+// Consumes Config.webhook, TLS PEMs and an evaluate function; produces a listening AuditWebhook.
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Config } from '../../config/config.js';
+import type { Metrics, WebhookReason } from '../../metrics/index.js';
+import type { SourceEvent } from '../types.js';
+import { decodeAuditBody } from './batch.js';
+import { auditSourceEvent } from './document.js';
+import { AuditQueue } from './queue.js';
+
+/** HTTP status of each answer reason (one place; codes are never reused for another meaning). */
+export const WEBHOOK_STATUS: Record<WebhookReason, number> = {
+  accepted: 200,
+  bad_request: 400,
+  invalid_json: 400,
+  not_audit_events: 400,
+  not_found: 404,
+  method_not_allowed: 405,
+  body_too_large: 413,
+  unsupported_media_type: 415,
+  queue_full: 429,
+  internal: 500,
+  stopping: 503,
+};
+
+/** What startWebhook needs. */
+export interface WebhookOptions {
+  webhook: Pick<Config['webhook'], 'address' | 'port' | 'path' | 'maxBodyBytes' | 'maxEventBytes' | 'queueSize' | 'queueBytes'>;
+  tls: { certPem: string; keyPem: string };
+  /** Evaluates one batch synchronously (DetectionEngine.evaluate). */
+  evaluate(events: readonly SourceEvent[]): number;
+  metrics: Metrics;
+  /** Log lines (stderr); never stdout. */
+  log: (message: string) => void;
+}
+
+/** A listening webhook. */
+export interface AuditWebhook {
+  /** `https://address:port/path` as bound (port 0 resolved). */
+  readonly url: string;
+  readonly port: number;
+  /** Events waiting for evaluation. */
+  readonly queueLength: number;
+  /** Resolves once every accepted event has been evaluated. */
+  idle(): Promise<void>;
+  /** Refuses new requests (503), finishes those in flight, evaluates everything queued. */
+  close(): Promise<void>;
+}
+
+/** `https://host:port/path`, with IPv6 hosts in brackets and a wildcard address shown as loopback. */
+export function webhookUrl(address: string, port: number, path: string): string {
+  const host = address === '0.0.0.0' || address === '' ? '127.0.0.1' : address === '::' ? '::1' : address;
+  return `https://${host.includes(':') ? `[${host}]` : host}:${port}${path}`;
+}
+
+const isJsonMediaType = (ct: string | undefined) => ct !== undefined && ct.split(';')[0]!.trim().toLowerCase() === 'application/json';
+
+/** Starts the HTTPS server on address:port (port 0 picks a free port). */
+export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> {
+  const { webhook: w, metrics, log } = opts;
+  const queue = new AuditQueue({ capacity: w.queueSize, capacityBytes: w.queueBytes, evaluate: opts.evaluate, metrics, log });
+  let stopping = false;
+  let num = 0n;
+
+  function answer(reply: FastifyReply, reason: WebhookReason, message: string) {
+    const status = WEBHOOK_STATUS[reason];
+    metrics.webhookRequest(status, reason);
+    if (status === 429 || status === 503) reply.header('retry-after', '1');
+    if (status === 405) reply.header('allow', 'POST');
+    return reply.code(status).type('application/json').send(JSON.stringify({ code: reason, message }));
+  }
+
+  const app = Fastify({ logger: false, https: { cert: opts.tls.certPem, key: opts.tls.keyPem }, bodyLimit: w.maxBodyBytes, requestTimeout: 30_000, return503OnClosing: false });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: w.maxBodyBytes }, (_req, body, done) => done(null, body));
+  app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, _req, reply) => {
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return answer(reply, 'body_too_large', `request body larger than ${w.maxBodyBytes} bytes`);
+    if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) return answer(reply, 'bad_request', err.message);
+    log(`webhook: internal error: ${err.message}`);
+    return answer(reply, 'internal', 'internal error');
+  });
+  app.setNotFoundHandler((req, reply) => answer(reply, 'not_found', `no audit endpoint at ${req.url.split('?')[0]}; POST audit events to ${w.path}`));
+
+  /** Refusals decided from the request line and headers alone, before the body is read. */
+  async function guard(req: FastifyRequest, reply: FastifyReply) {
+    if (req.method !== 'POST') return answer(reply, 'method_not_allowed', `${req.method} method not allowed; POST an audit.k8s.io EventList`);
+    if (!isJsonMediaType(req.headers['content-type'])) {
+      return answer(reply, 'unsupported_media_type', `Content-Type must be application/json, not ${req.headers['content-type'] ?? '(none)'}`);
+    }
+    if (stopping) return answer(reply, 'stopping', 'the engine is stopping; send the batch again');
+    if (queue.full) return answer(reply, 'queue_full', `the evaluation queue is full (${queue.length} events); send the batch again`);
+    return undefined;
+  }
+
+  async function accept(req: FastifyRequest, reply: FastifyReply) {
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const decoded = decodeAuditBody(body, w.maxEventBytes);
+    if (!decoded.ok) return answer(reply, decoded.code, decoded.message);
+    const { events: items, skipped } = decoded.batch;
+    if (!queue.fits(items.length, body.length)) {
+      return answer(reply, 'queue_full', `the evaluation queue has no room for ${items.length} events (${queue.length} waiting); send the batch again`);
+    }
+    const events = items.map((json) => auditSourceEvent(json, ++num));
+    queue.offer(events, body.length);
+    metrics.eventsReceived('k8s_audit', events.length + skipped.length);
+    const tooLarge = skipped.filter((s) => s.code === 'too_large').length;
+    if (tooLarge > 0) metrics.eventsDropped('k8s_audit', 'too_large', tooLarge);
+    if (skipped.length > tooLarge) metrics.eventsDropped('k8s_audit', 'decode_error', skipped.length - tooLarge);
+    if (skipped.length > 0) log(`webhook: skipped ${skipped.length} of ${events.length + skipped.length} items: ${skipped.map((s) => `#${s.index} ${s.reason}`).join('; ')}`);
+    metrics.webhookRequest(200, 'accepted');
+    return reply.code(200).type('application/json').send(JSON.stringify({ accepted: events.length, skipped }));
+  }
+
+  app.all(w.path, { onRequest: guard }, accept);
+  await app.listen({ host: w.address, port: w.port });
+  const bound = app.server.address();
+  const port = typeof bound === 'object' && bound ? bound.port : w.port;
+  return {
+    url: webhookUrl(w.address, port, w.path),
+    port,
+    get queueLength() {
+      return queue.length;
+    },
+    idle: () => queue.idle(),
+    async close() {
+      stopping = true;
+      await app.close();
+      await queue.idle();
+    },
+  };
+}
