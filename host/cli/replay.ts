@@ -12,6 +12,9 @@ import { readReplayInput, type ReplayFormat } from '../sources/replay.js';
 import type { SourceEvent } from '../sources/types.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 import { readRulesFiles } from './rules-files.js';
+import { RuleCompiler } from '../runtime/compiler.js';
+import { selectRules } from '../runtime/detection-engine.js';
+import { RuleModule } from '../runtime/evaluator.js';
 
 const HELP = `Usage: rae replay -r FILE [-r FILE ...] --input FILE [options]
 
@@ -32,6 +35,9 @@ Options:
                               alert on the first matching rule of an event, or on all (default: first)
       --min-priority NAME     skip rules less severe than NAME (default: Debug)
       --hostname NAME         hostname in alerts (default: $RAE_HOSTNAME, $FALCO_HOSTNAME, or the host's name)
+      --engine wasm|interpreter
+                              evaluate with the compiled WebAssembly rules (default) or the
+                              reference interpreter (the oracle, for comparison)
   -h, --help                  show this help
 
 Exit status: 0 replayed (even with rejected lines, which are reported), 1 invalid rules or
@@ -55,6 +61,32 @@ export function replayAlerts(
   return { lines, byRule };
 }
 
+/** The same alert lines through the compiled evaluator (compiled in the compile worker). */
+export async function replayAlertsWasm(
+  ruleset: LoadResult['ruleset'],
+  events: readonly SourceEvent[],
+  options: { ruleMatching: RuleMatching; minPriority: Priority; hostname: string },
+): Promise<{ ok: true; lines: string[]; byRule: Map<string, number> } | { ok: false; message: string }> {
+  const compiler = new RuleCompiler();
+  try {
+    const compiled = await compiler.compile(selectRules(ruleset.rules, options.minPriority));
+    if (!compiled.ok) return { ok: false, message: compiled.errors.map((e) => `${e.code}: ${e.message}`).join('\n') };
+    const created = RuleModule.create(compiled.compiled);
+    if (!created.ok) return { ok: false, message: `${created.error.code}: ${created.error.message}` };
+    const r = created.module.evaluate(events, options.ruleMatching === 'first');
+    if (!r.ok) return { ok: false, message: `${r.error.code}: ${r.error.message}` };
+    const lines: string[] = [];
+    const byRule = new Map<string, number>();
+    for (const m of r.matches) {
+      lines.push(alertJson(alertFor(m.rule, events[m.event]!, options.hostname)));
+      byRule.set(m.rule.name, (byRule.get(m.rule.name) ?? 0) + 1);
+    }
+    return { ok: true, lines, byRule };
+  } finally {
+    await compiler.close();
+  }
+}
+
 export const replayCommand: Command = {
   name: 'replay',
   summary: 'evaluate recorded events (field events or audit logs) and print alerts',
@@ -67,6 +99,7 @@ export const replayCommand: Command = {
       'rule-matching': { type: 'string' },
       'min-priority': { type: 'string' },
       hostname: { type: 'string' },
+      engine: { type: 'string' },
     });
     const paths = values.rules ?? [];
     if (paths.length === 0) throw new UsageError('at least one -r FILE is required');
@@ -75,6 +108,8 @@ export const replayCommand: Command = {
     if (format !== 'fields' && format !== 'audit') throw new UsageError(`--format must be fields or audit, not '${values.format}'`);
     const ruleMatching = (values['rule-matching'] ?? 'first') as RuleMatching;
     if (ruleMatching !== 'first' && ruleMatching !== 'all') throw new UsageError(`--rule-matching must be first or all, not '${ruleMatching}'`);
+    const engine = values.engine ?? 'wasm';
+    if (engine !== 'wasm' && engine !== 'interpreter') throw new UsageError(`--engine must be wasm or interpreter, not '${engine}'`);
     const minPriority = parsePriority(values['min-priority'] ?? 'Debug');
     if (!minPriority) throw new UsageError(`--min-priority: unknown priority '${values['min-priority']}'`);
 
@@ -96,7 +131,18 @@ export const replayCommand: Command = {
     const input = readReplayInput(text, format);
     for (const r of input.rejected) process.stderr.write(`replay: ${values.input}:${r.line}: rejected: ${r.reason}\n`);
     const host = values.hostname ?? process.env.RAE_HOSTNAME ?? process.env.FALCO_HOSTNAME ?? osHostname();
-    const { lines, byRule } = replayAlerts(loaded.ruleset, input.events, { ruleMatching, minPriority, hostname: host });
+    const opts = { ruleMatching, minPriority, hostname: host };
+    let lines: string[];
+    let byRule: Map<string, number>;
+    if (engine === 'interpreter') ({ lines, byRule } = replayAlerts(loaded.ruleset, input.events, opts));
+    else {
+      const r = await replayAlertsWasm(loaded.ruleset, input.events, opts);
+      if (!r.ok) {
+        process.stderr.write(`replay: the compiled evaluator failed: ${r.message}\n`);
+        return 1;
+      }
+      ({ lines, byRule } = r);
+    }
     if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
     process.stderr.write(
       `replay: ${input.events.length} events, ${input.rejected.length} rejected, ${lines.length} alerts` +

@@ -1,20 +1,32 @@
 // The detection engine of `rae run`: holds the running ruleset, evaluates batches of events from
-// the sources, and hands every match as an Alert to `onAlert`. `load` replaces the ruleset only
-// when the new one is valid; an invalid set is rejected with its diagnostics and the running one
-// stays. Today evaluation uses the reference interpreter (RuleMatcher); the compiled WASM
-// evaluator of the compiled-rules issue replaces it behind this same interface.
-import { loadRules, type LoadResult, type RulesFile } from '../engine/index.js';
+// the sources, and hands every match as an Alert to `onAlert`. `load` validates the rules, then
+// compiles and warms the new module in the compile worker while the old one keeps evaluating,
+// and swaps between two batches (evaluate() is synchronous, so a batch is judged by exactly one
+// ruleset); the persistent state region moves with the swap. An invalid or uncompilable set is
+// rejected with its diagnostics and the running one stays. A trap fails one batch (counted,
+// logged); a batch stopped by the watchdog also restores the last good module.
+// `engine: 'interpreter'` keeps the reference interpreter reachable behind the same interface.
+import { loadRules, type LoadedRule, type LoadResult, type RulesFile } from '../engine/index.js';
 import { RuleMatcher, type RuleMatching } from '../engine/matcher.js';
-import type { Priority } from '../engine/priority.js';
+import { prioritySeverity, type Priority } from '../engine/priority.js';
 import type { Alert } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
 import type { SourceEvent } from '../sources/types.js';
+import { RuleCompiler } from './compiler.js';
+import type { RuntimeError } from './errors.js';
+import { RuleModule, type BatchResult } from './evaluator.js';
 
 export interface DetectionEngineOptions {
   ruleMatching: RuleMatching;
   minPriority: Priority;
   hostname: string;
   onAlert: (alert: Alert) => void;
+  /** 'wasm' (default) or the reference 'interpreter'. */
+  engine?: 'wasm' | 'interpreter';
+  /** Watchdog deadline per evaluate call, ms (default 1000; 0 = off). */
+  watchdogMs?: number;
+  /** Where failures are reported (default: a line on stderr). */
+  onError?: (error: RuntimeError) => void;
 }
 
 /** What `load` did. */
@@ -22,25 +34,90 @@ export interface LoadOutcome {
   /** True when the new ruleset is now running. */
   swapped: boolean;
   result: LoadResult;
+  /** Why a valid ruleset could not be compiled (then the old one keeps running). */
+  errors?: RuntimeError[];
+}
+
+/** Counters and last timings of the evaluator, for metrics. */
+export interface EngineStats {
+  batches: number;
+  failedBatches: number;
+  traps: number;
+  timeouts: number;
+  restores: number;
+  swaps: number;
+  /** Main-thread time of the last swap (instantiate + state copy), ms. */
+  lastSwapStallMs: number;
+  /** Compile worker time of the last load (codegen + asc + checks), ms. */
+  lastCompileMs: number;
+  lastWarmMs: number;
+  /** load() call to the new module running, ms. */
+  lastChangeToLiveMs: number;
+}
+
+/** The rules a ruleset evaluates, in order: enabled, at least as severe as the minimum. */
+export function selectRules(rules: readonly LoadedRule[], minPriority: Priority): LoadedRule[] {
+  const min = prioritySeverity(minPriority);
+  return rules.filter((r) => r.enabled && prioritySeverity(r.priority) <= min).sort((a, b) => a.index - b.index);
 }
 
 /** Evaluates events against the current ruleset; swaps rulesets between batches. */
 export class DetectionEngine {
   private matcher: RuleMatcher | undefined;
+  private module: RuleModule | undefined;
+  private lastGood: { module: RuleModule; result: LoadResult } | undefined;
   private current: LoadResult | undefined;
   private evaluated = 0;
   private generation = 0;
+  private loading: Promise<unknown> = Promise.resolve();
+  private readonly compiler = new RuleCompiler();
+  private readonly counters: EngineStats = {
+    batches: 0, failedBatches: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0,
+    lastSwapStallMs: 0, lastCompileMs: 0, lastWarmMs: 0, lastChangeToLiveMs: 0,
+  };
 
   constructor(private readonly options: DetectionEngineOptions) {}
 
-  /** Loads rules files; the new set replaces the running one only if it is valid. */
-  async load(files: readonly RulesFile[]): Promise<LoadOutcome> {
+  /** Loads rules files; the new set replaces the running one only if it is valid and compiles. */
+  load(files: readonly RulesFile[]): Promise<LoadOutcome> {
+    const next = this.loading.then(() => this.loadNow(files));
+    this.loading = next.catch(() => undefined);
+    return next;
+  }
+
+  private async loadNow(files: readonly RulesFile[]): Promise<LoadOutcome> {
+    const t0 = performance.now();
     const result = loadRules(files);
     if (!result.ok) return { swapped: false, result };
-    this.matcher = new RuleMatcher(result.ruleset, this.options);
+    if (this.options.engine === 'interpreter') {
+      this.matcher = new RuleMatcher(result.ruleset, this.options);
+      this.install(result);
+      return { swapped: true, result };
+    }
+    const compiled = await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority));
+    if (!compiled.ok) return { swapped: false, result, errors: compiled.errors };
+    // The swap point: everything below runs between two evaluate() calls.
+    const s0 = performance.now();
+    const created = RuleModule.create(compiled.compiled, this.options.watchdogMs ?? 1000);
+    if (!created.ok) return { swapped: false, result, errors: [created.error] };
+    if (this.module) created.module.adoptState(this.module);
+    this.lastGood = this.module && this.current ? { module: this.module, result: this.current } : undefined;
+    this.module = created.module;
+    const s1 = performance.now();
+    this.install(result);
+    Object.assign(this.counters, {
+      swaps: this.counters.swaps + 1,
+      lastSwapStallMs: s1 - s0,
+      lastCompileMs: compiled.compiled.compileMs,
+      lastWarmMs: compiled.compiled.warmMs,
+      lastChangeToLiveMs: s1 - t0,
+    });
+    return { swapped: true, result };
+  }
+
+  private install(result: LoadResult): void {
     this.current = result;
     this.generation++;
-    return { swapped: true, result };
   }
 
   /** The running load result, if any. */
@@ -58,8 +135,50 @@ export class DetectionEngine {
     return this.evaluated;
   }
 
+  /** Evaluator counters and timings. */
+  get stats(): Readonly<EngineStats> {
+    return this.counters;
+  }
+
+  /** The running compiled module (undefined with the interpreter or before the first load). */
+  get ruleModule(): RuleModule | undefined {
+    return this.module;
+  }
+
   /** Evaluates one batch synchronously (a batch is never split across two rulesets); returns the alert count. */
   evaluate(events: readonly SourceEvent[]): number {
+    if (this.options.engine === 'interpreter') return this.evaluateInterpreted(events);
+    const module = this.module;
+    if (!module) return 0;
+    this.counters.batches++;
+    const r = module.evaluate(events, this.options.ruleMatching === 'first');
+    this.evaluated += events.length;
+    if (!this.settle(module, r)) return 0;
+    if (!r.ok) return 0;
+    for (const m of r.matches) this.options.onAlert(alertFor(m.rule, events[m.event]!, this.options.hostname));
+    return r.matches.length;
+  }
+
+  /** Counts a failed batch; after a watchdog stop, goes back to the last good module. */
+  private settle(module: RuleModule, r: BatchResult): boolean {
+    if (r.ok) return true;
+    this.counters.failedBatches++;
+    if (r.error.code === 'ETIMEOUT') this.counters.timeouts++;
+    else this.counters.traps++;
+    const report = this.options.onError ?? ((e: RuntimeError) => process.stderr.write(`engine: batch failed (${e.code}): ${e.message}\n`));
+    report(r.error);
+    const good = this.lastGood;
+    if (r.error.code === 'ETIMEOUT' && good && module === this.module) {
+      good.module.adoptState(module);
+      this.module = good.module;
+      this.lastGood = undefined;
+      this.install(good.result);
+      this.counters.restores++;
+    }
+    return false;
+  }
+
+  private evaluateInterpreted(events: readonly SourceEvent[]): number {
     const matcher = this.matcher;
     if (!matcher) return 0;
     let alerts = 0;
@@ -71,5 +190,10 @@ export class DetectionEngine {
     }
     this.evaluated += events.length;
     return alerts;
+  }
+
+  /** Stops the compile worker. */
+  async close(): Promise<void> {
+    await this.compiler.close();
   }
 }

@@ -5,6 +5,8 @@
 //  2. golden files of the full alert lines (test/golden/k8saudit/*.jsonl), regenerated with
 //     UPDATE_GOLDEN=1 and reviewed in the diff.
 // Times render in UTC (the test pins TZ) so the text line is the same on every machine.
+// Every golden file is checked twice: through the reference interpreter and through the compiled
+// WebAssembly evaluator (rae replay's default engine); both must give the identical lines.
 process.env.TZ = 'UTC';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,6 +16,11 @@ import * as assert from 'uvu/assert';
 import { replayAlerts } from '../../host/cli/replay.js';
 import { loadRules } from '../../host/engine/index.js';
 import { readReplayInput } from '../../host/sources/replay.js';
+import { alertJson } from '../../host/output/alert.js';
+import { alertFor } from '../../host/output/from-match.js';
+import { RuleCompiler } from '../../host/runtime/compiler.js';
+import { selectRules } from '../../host/runtime/detection-engine.js';
+import { RuleModule } from '../../host/runtime/evaluator.js';
 
 const SAMPLES = '../shared/corpus/k8saudit-samples';
 const GOLDEN = 'test/golden/k8saudit';
@@ -24,6 +31,19 @@ const options = { ruleMatching: 'first' as const, minPriority: 'Debug' as const,
 function replay(file: string): { lines: string[]; rejected: number } {
   const input = readReplayInput(readFileSync(join(SAMPLES, file), 'utf8'), 'audit');
   return { lines: replayAlerts(loaded.ruleset, input.events, options).lines, rejected: input.rejected.length };
+}
+
+const compiler = new RuleCompiler();
+const compiled = await compiler.compile(selectRules(loaded.ruleset.rules, 'Debug'));
+await compiler.close();
+const wasm = compiled.ok ? RuleModule.create(compiled.compiled) : undefined;
+
+function replayWasm(file: string): string[] {
+  if (!wasm?.ok) throw new Error(`the compiled evaluator is not available: ${JSON.stringify(compiled.ok ? wasm?.error : compiled.errors)}`);
+  const input = readReplayInput(readFileSync(join(SAMPLES, file), 'utf8'), 'audit');
+  const r = wasm.module.evaluate(input.events, true);
+  if (!r.ok) throw new Error(r.error.message);
+  return r.matches.map((m) => alertJson(alertFor(m.rule, input.events[m.event]!, options.hostname)));
 }
 
 test('replay-audit: the rules load without errors', () => {
@@ -88,16 +108,28 @@ for (const file of samples) {
     assert.ok(existsSync(golden), `missing golden file ${golden} (run with UPDATE_GOLDEN=1 and review)`);
     assert.fixture(got, readFileSync(golden, 'utf8'));
   });
+  test(`replay-audit (golden, wasm): ${file}`, () => {
+    const golden = join(GOLDEN, basename(file, '.json') + '.jsonl');
+    assert.fixture(replayWasm(file).join('\n') + '\n', readFileSync(golden, 'utf8'));
+  });
 }
 
-test('replay-audit: the rae replay command prints the same lines and a summary', () => {
-  const r = spawnSync(process.execPath, ['bin/rae.js', 'replay', '-r', RULES, '--format', 'audit', '--hostname', 'test-node', '--input', join(SAMPLES, 'exec_pod.json')], {
-    encoding: 'utf8',
-    env: { ...process.env, TZ: 'UTC' },
+for (const engine of ['wasm', 'interpreter']) {
+  test(`replay-audit: the rae replay command (--engine ${engine}) prints the same lines and a summary`, () => {
+    const r = spawnSync(process.execPath, ['bin/rae.js', 'replay', '-r', RULES, '--format', 'audit', '--engine', engine, '--hostname', 'test-node', '--input', join(SAMPLES, 'exec_pod.json')], {
+      encoding: 'utf8',
+      env: { ...process.env, TZ: 'UTC' },
+    });
+    assert.is(r.status, 0, r.stderr);
+    assert.is(r.stdout, readFileSync(join(GOLDEN, 'exec_pod.jsonl'), 'utf8'));
+    assert.match(r.stderr, 'replay: 1 events, 0 rejected, 1 alerts (Attach/Exec Pod: 1)');
   });
-  assert.is(r.status, 0, r.stderr);
-  assert.is(r.stdout, readFileSync(join(GOLDEN, 'exec_pod.jsonl'), 'utf8'));
-  assert.match(r.stderr, 'replay: 1 events, 0 rejected, 1 alerts (Attach/Exec Pod: 1)');
+}
+
+test('replay-audit: an unknown --engine is a usage error', () => {
+  const r = spawnSync(process.execPath, ['bin/rae.js', 'replay', '-r', RULES, '--format', 'audit', '--engine', 'jit', '--input', join(SAMPLES, 'exec_pod.json')], { encoding: 'utf8' });
+  assert.is(r.status, 2);
+  assert.match(r.stderr, "--engine must be wasm or interpreter, not 'jit'");
 });
 
 test.run();
