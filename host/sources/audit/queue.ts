@@ -3,7 +3,8 @@
 // so an accepted event is never dropped for lack of room. The bound is in events and in request
 // bytes; a batch larger than the whole bound is still admitted into an empty queue (the body
 // limit bounds it). A consumer drains the queue on the event loop, one evaluate() call per
-// request batch, yielding to I/O between turns. Consumes SourceEvents; produces evaluate() calls,
+// request batch in arrival order (an evaluator may be asynchronous: its promise is awaited before
+// the next batch), yielding to I/O every `turnEvents` events. Consumes SourceEvents; produces evaluate() calls,
 // metrics (queue length, evaluated, evaluation time) and, if evaluate throws, counted drops.
 import type { Metrics } from '../../metrics/index.js';
 import type { SourceEvent } from '../types.js';
@@ -14,8 +15,8 @@ export interface AuditQueueOptions {
   capacity: number;
   /** Most request bytes held at once. */
   capacityBytes: number;
-  /** Evaluates one batch synchronously (DetectionEngine.evaluate). */
-  evaluate(events: readonly SourceEvent[]): number;
+  /** Evaluates one batch (DetectionEngine.evaluate); a promise is awaited before the next batch. */
+  evaluate(events: readonly SourceEvent[]): number | Promise<number>;
   metrics: Metrics;
   log: (message: string) => void;
   /** Events evaluated per event-loop turn before yielding (default 2000). */
@@ -33,7 +34,7 @@ export class AuditQueue {
   private head = 0;
   private events = 0;
   private byteCount = 0;
-  private scheduled = false;
+  private running = false;
   private waiters: Array<() => void> = [];
 
   constructor(private readonly opts: AuditQueueOptions) {}
@@ -72,43 +73,62 @@ export class AuditQueue {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.turn());
+    if (this.running) return;
+    this.running = true;
+    setImmediate(() => void this.consume());
   }
 
-  private turn(): void {
-    this.scheduled = false;
+  /** Evaluates batches in order until the queue is empty, yielding to I/O every `turnEvents`. */
+  private async consume(): Promise<void> {
     const budget = this.opts.turnEvents ?? 2000;
     let done = 0;
-    while (this.head < this.chunks.length && done < budget) {
+    while (this.head < this.chunks.length) {
       const chunk = this.chunks[this.head]!;
+      const pending = this.evaluate(chunk.events);
+      if (pending) await pending;
+      // The batch counts against the bound until it has been evaluated.
       this.chunks[this.head++] = undefined as unknown as Chunk;
-      this.evaluate(chunk.events);
-      done += chunk.events.length;
       this.events -= chunk.events.length;
       this.byteCount -= chunk.bytes;
+      this.opts.metrics.sourceQueueLength('k8s_audit', this.events);
+      if (this.head >= 1024) {
+        this.chunks.splice(0, this.head);
+        this.head = 0;
+      }
+      done += chunk.events.length;
+      if (done >= budget && this.head < this.chunks.length) {
+        done = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
-    if (this.head > 1024 || this.head === this.chunks.length) {
-      this.chunks = this.chunks.slice(this.head);
-      this.head = 0;
-    }
-    this.opts.metrics.sourceQueueLength('k8s_audit', this.events);
-    if (this.events > 0) this.schedule();
-    else for (const w of this.waiters.splice(0)) w();
+    this.chunks = [];
+    this.head = 0;
+    this.running = false;
+    for (const w of this.waiters.splice(0)) w();
   }
 
-  private evaluate(events: SourceEvent[]): void {
-    const { metrics } = this.opts;
+  /** One evaluate() call, timed and counted; a failure drops (and counts) only this batch. */
+  private evaluate(events: SourceEvent[]): Promise<void> | undefined {
+    const { metrics, log } = this.opts;
     const start = process.hrtime.bigint();
+    const finish = (err?: unknown) => {
+      metrics.evaluationTime('k8s_audit', Number(process.hrtime.bigint() - start) / 1e9);
+      if (err === undefined) metrics.eventsEvaluated('k8s_audit', events.length);
+      else {
+        metrics.eventsDropped('k8s_audit', 'trap', events.length);
+        log(`webhook: evaluation of ${events.length} audit events failed: ${(err as Error)?.message ?? String(err)}`);
+      }
+    };
     try {
-      this.opts.evaluate(events);
-      metrics.eventsEvaluated('k8s_audit', events.length);
+      const r = this.opts.evaluate(events);
+      if (typeof r === 'number') return void finish();
+      return r.then(
+        () => finish(),
+        (err: unknown) => finish(err ?? new Error('rejected')),
+      );
     } catch (err) {
-      // A failing batch is counted and reported; the next batches still run.
-      metrics.eventsDropped('k8s_audit', 'trap', events.length);
-      this.opts.log(`webhook: evaluation of ${events.length} audit events failed: ${(err as Error).message}`);
+      finish(err ?? new Error('thrown'));
+      return undefined;
     }
-    metrics.evaluationTime('k8s_audit', Number(process.hrtime.bigint() - start) / 1e9);
   }
 }
