@@ -12,6 +12,7 @@ import { parsePriority } from '../engine/priority.js';
 import { startForwarder } from '../forwarder/index.js';
 import { createMetrics } from '../metrics/index.js';
 import { DetectionEngine } from '../runtime/detection-engine.js';
+import { startAuditWebhook } from '../sources/audit/index.js';
 import { log, parseCommandArgs, type Command } from './command.js';
 import { readRulesFiles } from './rules-files.js';
 
@@ -31,6 +32,8 @@ Options:
 Components (each can be disabled in the configuration):
   forwarder  event forwarder and metrics on 127.0.0.1:2801: /test, /, /healthz, /ping, /metrics
              (forwarder.*); every detection goes through it to stdout and optional outputs
+  webhook    orchestrator audit webhook, HTTPS on 127.0.0.1:9765/orchestrator-audit (webhook.*;
+             TLS material in <state-dir>/webhook-tls; see rae webhook-config and docs/webhook.md)
   api        error-tracking REST API on 127.0.0.1:8080 (api.*)`;
 
 /** A started part of the host. */
@@ -108,6 +111,11 @@ export const runCommand: Command = {
       metrics.knownRules(loaded.result.ruleset.rules.map((r) => r.name));
       for (const source of ['syscall', 'k8s_audit'] as const) {
         metrics.rulesLoaded(source, loaded.result.ruleset.rules.filter((r) => r.source === source && r.enabled).length);
+      }
+      if (config.webhook.enabled) {
+        const audit = await startAuditWebhook({ config, evaluate: (events) => engine.evaluate(events), metrics, log });
+        components.push({ name: 'webhook', stop: () => audit.webhook.close() });
+        log(`run: webhook listening on ${audit.webhook.url}`);
       }
       if (config.api.enabled) {
         const api = await startApi({ config, log, databaseUrl: process.env.DATABASE_URL });
