@@ -1,0 +1,58 @@
+// `rae webhook-config`: prints the API server's audit webhook configuration (the kubeconfig
+// file given to --audit-webhook-config-file) for this engine: one cluster, user and context, all
+// named `webhook`, whose server is the webhook URL and whose certificate-authority-data is the
+// base64 ca.crt. Creates the TLS material first if `rae run` has not yet (the same files).
+import { stringify as toYaml } from 'yaml';
+import { loadConfig } from '../config/config.js';
+import { ensureWebhookTls, webhookUrl } from '../sources/audit/index.js';
+import { parseCommandArgs, type Command } from './command.js';
+
+const HELP = `Usage: rae webhook-config [--config FILE] [--state-dir DIR]
+
+Prints the orchestrator API server's audit webhook configuration (kubeconfig format) on stdout:
+save it and start the API server with
+  --audit-webhook-config-file=<that file> --audit-policy-file=<a policy>
+The server URL comes from webhook.address, webhook.port and webhook.path; the CA is the ca.crt
+of the webhook's TLS material (webhook.tlsCaFile, or generated into <state-dir>/webhook-tls,
+created now if missing). See docs/webhook.md.
+
+Options:
+  -c, --config FILE     YAML configuration (the same file as rae run)
+      --state-dir DIR   state directory (as rae run)
+  -h, --help            show this help
+
+Exit status: 0 printed, 1 bad configuration or TLS material, 2 bad usage.`;
+
+/** The kubeconfig document the API server's webhook backend reads. */
+export function webhookKubeconfig(server: string, caPem: string): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'webhook', cluster: { server, 'certificate-authority-data': Buffer.from(caPem, 'utf8').toString('base64') } }],
+    users: [{ name: 'webhook', user: {} }],
+    contexts: [{ name: 'webhook', context: { cluster: 'webhook', user: 'webhook' } }],
+    'current-context': 'webhook',
+  };
+}
+
+export const webhookConfigCommand: Command = {
+  name: 'webhook-config',
+  summary: "print the API server's audit webhook configuration (kubeconfig with this engine's CA)",
+  help: HELP,
+  async run(argv) {
+    const { values } = parseCommandArgs(argv, { config: { type: 'string', short: 'c' }, 'state-dir': { type: 'string' } });
+    const { config, problems } = loadConfig(values.config, values['state-dir']);
+    if (problems.length > 0) {
+      for (const p of problems) process.stderr.write(`webhook-config: config ${p.key}: ${p.message}\n`);
+      return 1;
+    }
+    const material = ensureWebhookTls({ stateDir: config.stateDir, webhook: config.webhook });
+    if (!material.ok) {
+      process.stderr.write(`webhook-config: ${material.error}\n`);
+      return 1;
+    }
+    const w = config.webhook;
+    process.stdout.write(toYaml(webhookKubeconfig(webhookUrl(w.address, w.port, w.path), material.tls.caPem)));
+    return 0;
+  },
+};
