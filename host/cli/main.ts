@@ -6,9 +6,10 @@ import { convertCommand } from './convert.js';
 import { replayCommand } from './replay.js';
 import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
+import { webhookConfigCommand } from './webhook-config.js';
 
 // One line per command; keep the list in the order `rae --help` shows it.
-const COMMANDS: Command[] = [runCommand, validateCommand, replayCommand, convertCommand, adminCommand];
+const COMMANDS: Command[] = [runCommand, validateCommand, replayCommand, convertCommand, webhookConfigCommand, adminCommand];
 
 function topHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
