@@ -18,7 +18,8 @@ function fill(u8: Uint8Array, dv: DataView, stride: number, n: number, types: nu
   for (let j = 0; j < 16; j++) dv.setBigUint64(area + 8 * j, ref, true);
   for (let i = 0; i < n; i++) {
     const at = MEM.batchBase + i * stride;
-    u8.fill(0xff, at, at + stride);
+    u8.fill(0, at, at + stride);
+    // a third of the records have every slot missing, the rest every slot present
     for (let off = 8; off + 8 <= stride; off += 8) if (i % 3 !== 0) dv.setBigUint64(at + off, ref, true);
     dv.setUint32(at, types.length > 0 ? types[i % types.length]! : 0, true);
     dv.setUint32(at + 4, 0, true);
