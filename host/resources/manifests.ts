@@ -207,7 +207,9 @@ function identity(root: Node): { kind?: string; name?: string } {
 /** apiVersion, kind and name first (they decide the schema), then the kind's schema. */
 function checkDocument(root: Node, src: SourceText, ctx: Location[], apiGroup: string): Diagnostic[] {
   const out: Diagnostic[] = [];
-  const fail = (message: string, path: string, node: Node | null | undefined) => out.push(diagnostic('LOAD_ERR_YAML_VALIDATE', message, [...ctx, valueLocation(src, path, node, root.range?.[0])]));
+  const fail = (message: string, path: string, node: Node | null | undefined) => {
+    out.push(diagnostic('LOAD_ERR_YAML_VALIDATE', message, path ? [...ctx, valueLocation(src, path, node, root.range?.[0])] : ctx));
+  };
   if (!isMap(root)) {
     fail(`a resource must be a mapping with apiVersion, kind, metadata and spec`, '', root);
     return out;

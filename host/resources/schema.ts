@@ -61,7 +61,7 @@ const TYPE_NAMES = { object: 'a mapping', array: 'a list', string: 'a string', b
 /** Validates `node` against `schema`; appends every problem to `out`. `path` is the dotted field path. */
 export function validateNode(node: Node | null, schema: Schema, path: string, c: SchemaContext, out: Diagnostic[]): void {
   const fail = (message: string, at: Node | null = node): void => {
-    out.push(diagnostic('LOAD_ERR_YAML_VALIDATE', message, [...c.ctx, valueLocation(c.src, path, at)]));
+    out.push(diagnostic('LOAD_ERR_YAML_VALIDATE', message, path ? [...c.ctx, valueLocation(c.src, path, at)] : c.ctx));
   };
   const wrongType = (): void => fail(`'${path}' must be ${TYPE_NAMES[schema.type]}, not ${describe(node)}`);
   switch (schema.type) {
@@ -76,8 +76,15 @@ export function validateNode(node: Node | null, schema: Schema, path: string, c:
       }
       const inner: SchemaContext = { src: c.src, ctx };
       const failHere = (message: string, at: Node | null): void => {
-        out.push(diagnostic('LOAD_ERR_YAML_VALIDATE', message, [...ctx, valueLocation(c.src, path, at)]));
+        out.push(diagnostic('LOAD_ERR_YAML_VALIDATE', message, path ? [...ctx, valueLocation(c.src, path, at)] : ctx));
       };
+      if (schema.exactlyOne) {
+        const present = schema.exactlyOne.filter((k) => pairs.has(k));
+        if (present.length !== 1) {
+          const has = present.length === 0 ? 'none' : present.join(' and ');
+          return failHere(`'${path}' must have exactly one of ${schema.exactlyOne.join(', ')}; it has ${has}`, node);
+        }
+      }
       for (const [key, pair] of pairs) {
         const sub = path ? `${path}.${key}` : key;
         const child = schema.properties[key] ?? schema.additional;
@@ -87,14 +94,6 @@ export function validateNode(node: Node | null, schema: Schema, path: string, c:
           continue;
         }
         validateNode(pair.value as Node | null, child, sub, inner, out);
-      }
-      if (schema.exactlyOne) {
-        const present = schema.exactlyOne.filter((k) => pairs.has(k));
-        if (present.length !== 1) {
-          const has = present.length === 0 ? 'none' : present.join(' and ');
-          failHere(`'${path}' must have exactly one of ${schema.exactlyOne.join(', ')}; it has ${has}`, node);
-          return;
-        }
       }
       const missing = (schema.required ?? []).filter((k) => !pairs.has(k)).map((k) => `'${path ? `${path}.${k}` : k}'`);
       if (missing.length > 0) failHere(`missing required field${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`, node);
@@ -122,7 +121,9 @@ export function validateNode(node: Node | null, schema: Schema, path: string, c:
       return;
     case 'integer': {
       if (!isScalar(node) || typeof node.value !== 'number' || !Number.isInteger(node.value)) return wrongType();
-      if (schema.enum && !schema.enum.includes(node.value)) return fail(`'${path}' must be one of ${schema.enum.join(', ')}, not ${node.value}`);
+      if (schema.enum && !schema.enum.includes(node.value)) {
+        return fail(`'${path}' must be ${schema.enum.length === 1 ? schema.enum[0] : `one of ${schema.enum.join(', ')}`}, not ${node.value}`);
+      }
       return;
     }
     case 'int-or-string': {
