@@ -2,7 +2,7 @@
 // tlsKeyFile, optional tlsCaFile), or material generated on first start into
 // <stateDir>/webhook-tls/ as Deckhouse's hook makes it (reference/module-and-forwarder.md §5):
 // a self-signed CA and a server certificate, ECDSA P-256, CN and IP SAN 127.0.0.1, ten years,
-// renewed when less than six months remain or the SANs differ (a valid CA is kept, so API
+// renewed when less than six months remain (or not valid yet) or the SANs differ (a valid CA is kept, so API
 // servers configured with it keep working). Also writes the Secret manifest
 // `runtime-audit-engine-webhook-tls` (namespace `<sysPrefix>-runtime-audit-engine`) holding
 // ca.crt, tls.crt and tls.key. Consumes Config.webhook + stateDir; produces PEM text or an error.
@@ -68,7 +68,9 @@ function readPair(certPath: string, keyPath: string): { cert: X509Certificate; c
   }
 }
 
-const expiresSoon = (cert: X509Certificate, now: Date) => new Date(cert.validTo).getTime() - now.getTime() < RENEW_BEFORE_MS;
+/** Not valid yet (the clock went back) or less than six months left. */
+const needsRenewal = (cert: X509Certificate, now: Date) =>
+  new Date(cert.validFrom).getTime() > now.getTime() || new Date(cert.validTo).getTime() - now.getTime() < RENEW_BEFORE_MS;
 
 /** Writes a file through a temporary name, so a reader never sees half of it. */
 function writeAtomic(path: string, text: string, mode: number): void {
@@ -123,7 +125,7 @@ function generated(opts: TlsOptions, dir: string): Omit<WebhookTls, 'dir' | 'sec
   let generatedWhat: WebhookTls['generated'] = 'none';
 
   let ca = readPair(join(dir, 'ca.crt'), join(dir, 'ca.key'));
-  if (!ca || !ca.cert.ca || expiresSoon(ca.cert, now)) {
+  if (!ca || !ca.cert.ca || needsRenewal(ca.cert, now)) {
     const keys = newEcKeyPair();
     const certPem = buildCertificate({ subject: CA_NAME, issuer: CA_NAME, publicKey: keys.publicKey, issuerKey: keys.privateKey, issuerPublicKey: keys.publicKey, notBefore, notAfter, ca: true });
     const keyPem = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -134,7 +136,7 @@ function generated(opts: TlsOptions, dir: string): Omit<WebhookTls, 'dir' | 'sec
   }
   let server = readPair(join(dir, 'tls.crt'), join(dir, 'tls.key'));
   const sameNames = (c: X509Certificate) => certAltNames(c).sort().join(',') === [...altNames].sort().join(',');
-  if (generatedWhat !== 'none' || !server || !server.cert.verify(ca.cert.publicKey) || expiresSoon(server.cert, now) || !sameNames(server.cert)) {
+  if (generatedWhat !== 'none' || !server || !server.cert.verify(ca.cert.publicKey) || needsRenewal(server.cert, now) || !sameNames(server.cert)) {
     const keys = newEcKeyPair();
     const certPem = buildCertificate({
       subject: { commonName: '127.0.0.1' },

@@ -1,0 +1,189 @@
+// Bad input to the audit webhook, as a table: each request gets its status, its {"code"} body and
+// exactly one count in enginesecurity_engine_webhook_requests_total{status,reason}, skipped items
+// are reported and counted as dropped events, and after every case the server still accepts a
+// good batch. The full-queue cases hold the evaluator on a gate so the queue stays full.
+import { Readable } from 'node:stream';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { SourceEvent } from '../../../host/sources/types.js';
+import { eventList, metricValue, startTestWebhook, type Answer, type TestWebhook } from './webhook-helpers.js';
+
+const REQUESTS = 'enginesecurity_engine_webhook_requests_total';
+const DROPPED = 'enginesecurity_engine_events_dropped_total';
+const MiB = 1024 * 1024;
+
+const event = (id: string, extra: Record<string, unknown> = {}) => ({
+  auditID: id,
+  stage: 'ResponseComplete',
+  verb: 'get',
+  requestURI: '/api/v1/namespaces/default/pods',
+  user: { username: 'alice' },
+  stageTimestamp: '2024-05-01T10:00:00.123456Z',
+  ...extra,
+});
+const GOOD = JSON.stringify(eventList([event('good')]));
+
+let evaluated: SourceEvent[] = [];
+let wh: TestWebhook;
+
+test.before(async () => {
+  wh = await startTestWebhook((events) => {
+    evaluated.push(...events);
+    return 0;
+  });
+});
+test.after(async () => {
+  await wh.close();
+});
+
+/** A body of `total` bytes sent in 1 MiB pieces without a Content-Length (chunked). */
+function chunks(total: number): Readable {
+  const piece = Buffer.alloc(MiB, 0x20);
+  return Readable.from(
+    (function* () {
+      for (let sent = 0; sent < total; sent += MiB) yield piece.subarray(0, Math.min(MiB, total - sent));
+    })(),
+  );
+}
+
+type Case = [name: string, request: Parameters<TestWebhook['send']>[0], status: number, reason: string, check?: (a: Answer) => void];
+const cases: Case[] = [
+  ['GET', { method: 'GET', contentType: null }, 405, 'method_not_allowed', (a) => assert.is(a.headers.allow, 'POST')],
+  ['PUT with a good body', { method: 'PUT', body: GOOD }, 405, 'method_not_allowed'],
+  ['DELETE', { method: 'DELETE', contentType: null }, 405, 'method_not_allowed'],
+  ['text/plain', { contentType: 'text/plain', body: GOOD }, 415, 'unsupported_media_type'],
+  ['no Content-Type', { contentType: null, body: GOOD }, 415, 'unsupported_media_type'],
+  ['application/jsonx', { contentType: 'application/jsonx', body: GOOD }, 415, 'unsupported_media_type'],
+  ['body over 12 MiB (Content-Length)', { body: Buffer.alloc(12 * MiB + 1, 0x20) }, 413, 'body_too_large'],
+  ['body over 12 MiB (chunked)', { body: chunks(12 * MiB + 1) }, 413, 'body_too_large'],
+  ['invalid JSON', { body: '{"kind": "EventList", "items": [' }, 400, 'invalid_json', (a) => assert.match(a.text, 'invalid JSON: ')],
+  ['empty body', { body: '' }, 400, 'invalid_json', (a) => assert.match(a.text, 'empty body')],
+  ['a JSON array', { body: JSON.stringify([event('a')]) }, 400, 'not_audit_events'],
+  ['a JSON string', { body: '"EventList"' }, 400, 'not_audit_events'],
+  ['an EventList without items', { body: '{"kind":"EventList","apiVersion":"audit.k8s.io/v1"}' }, 400, 'not_audit_events', (a) => assert.match(a.text, "no 'items' array")],
+  ['a Pod', { body: '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}' }, 400, 'not_audit_events'],
+  ['another path', { path: '/k8s-audit', body: GOOD }, 404, 'not_found'],
+];
+
+for (const [name, req, status, reason, check] of cases) {
+  test(`bad input: ${name} -> ${status} ${reason}; the server keeps serving`, async () => {
+    const before = await metricValue(wh.metrics, REQUESTS, { status: String(status), reason });
+    const a = await wh.send(req);
+    assert.is(a.status, status, a.text);
+    assert.is((JSON.parse(a.text) as { code: string }).code, reason);
+    check?.(a);
+    assert.is(await metricValue(wh.metrics, REQUESTS, { status: String(status), reason }), before + 1);
+    const ok = await wh.send({ body: GOOD });
+    assert.is(ok.status, 200, ok.text);
+  });
+}
+
+test('bad input: application/json with parameters is JSON', async () => {
+  const a = await wh.send({ contentType: 'Application/JSON; charset=utf-8', body: GOOD });
+  assert.is(a.status, 200, a.text);
+});
+
+test('bad input: an event over 256 KiB is skipped, reported and counted; the others are evaluated', async () => {
+  evaluated = [];
+  const big = event('big', { annotations: { note: 'x'.repeat(256 * 1024) } });
+  const before = await metricValue(wh.metrics, DROPPED, { source: 'k8s_audit', reason: 'too_large' });
+  const a = await wh.post(eventList([event('one'), big, event('three')]));
+  assert.is(a.status, 200);
+  const body = JSON.parse(a.text) as { accepted: number; skipped: Array<{ index: number; code: string; reason: string }> };
+  assert.is(body.accepted, 2);
+  assert.is(body.skipped.length, 1);
+  assert.is(body.skipped[0]!.index, 1);
+  assert.is(body.skipped[0]!.code, 'too_large');
+  assert.is(body.skipped[0]!.reason, `event larger than maxEventSize: size=${JSON.stringify(big).length}`);
+  assert.is(await metricValue(wh.metrics, DROPPED, { source: 'k8s_audit', reason: 'too_large' }), before + 1);
+  await wh.webhook.idle();
+  assert.is(evaluated.length, 2);
+  assert.match(wh.logs.join('\n'), '#1 event larger than maxEventSize');
+});
+
+test('bad input: a single Event over 256 KiB is skipped and reported (200, nothing to evaluate)', async () => {
+  const a = await wh.post(event('big', { annotations: { note: 'y'.repeat(300 * 1024) } }));
+  assert.is(a.status, 200);
+  const body = JSON.parse(a.text) as { accepted: number; skipped: Array<{ code: string }> };
+  assert.is(body.accepted, 0);
+  assert.equal(body.skipped.map((s) => s.code), ['too_large']);
+});
+
+test('bad input: items that are not audit events are skipped, reported and counted as decode errors', async () => {
+  const before = await metricValue(wh.metrics, DROPPED, { source: 'k8s_audit', reason: 'decode_error' });
+  const a = await wh.post(eventList([1, event('ok'), { kind: 0 }, null]));
+  assert.is(a.status, 200);
+  const body = JSON.parse(a.text) as { accepted: number; skipped: Array<{ index: number; code: string }> };
+  assert.is(body.accepted, 1);
+  assert.equal(body.skipped.map((s) => [s.index, s.code]), [[0, 'not_an_event'], [2, 'not_an_event'], [3, 'not_an_event']]);
+  assert.is(await metricValue(wh.metrics, DROPPED, { source: 'k8s_audit', reason: 'decode_error' }), before + 3);
+});
+
+test('bad input: a full queue answers 429 with Retry-After, nothing is dropped, and it recovers', async () => {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const got: string[] = [];
+  const q = await startTestWebhook(
+    async (events) => {
+      await gate;
+      for (const e of events) got.push(String(e.fields.field({ def: { name: 'ka.auditid' } } as never)));
+      return 0;
+    },
+    { queueSize: 3 },
+  );
+  try {
+    const post = (ids: string[]) => q.post(eventList(ids.map((id) => event(id))));
+    assert.is((await post(['a', 'b'])).status, 200); // held at the gate: 2 of 3
+    const noRoom = await post(['c', 'd']); // 2 more do not fit
+    assert.is(noRoom.status, 429);
+    assert.is(noRoom.headers['retry-after'], '1');
+    assert.is((JSON.parse(noRoom.text) as { code: string }).code, 'queue_full');
+    assert.is((await post(['c'])).status, 200); // exactly full now
+    const full = await post(['d']); // refused before the body is read
+    assert.is(full.status, 429);
+    assert.is(await metricValue(q.metrics, REQUESTS, { status: '429', reason: 'queue_full' }), 2);
+    assert.is(await metricValue(q.metrics, 'enginesecurity_engine_source_queue_length', { source: 'k8s_audit' }), 3);
+    release();
+    await q.webhook.idle();
+    assert.is((await post(['d'])).status, 200); // the API server's retry succeeds
+    await q.webhook.idle();
+    assert.equal(got, ['a', 'b', 'c', 'd']);
+    assert.is(await metricValue(q.metrics, 'enginesecurity_engine_events_evaluated_total', { source: 'k8s_audit' }), 4);
+    assert.is(await metricValue(q.metrics, 'enginesecurity_engine_source_queue_length', { source: 'k8s_audit' }), 0);
+  } finally {
+    release();
+    await q.close();
+  }
+});
+
+test('bad input: a batch larger than the whole queue is still taken into an empty queue', async () => {
+  const q = await startTestWebhook(() => 0, { queueSize: 2 });
+  try {
+    const a = await q.post(eventList(['a', 'b', 'c', 'd', 'e'].map((id) => event(id))));
+    assert.is(a.status, 200);
+    assert.is((JSON.parse(a.text) as { accepted: number }).accepted, 5);
+  } finally {
+    await q.close();
+  }
+});
+
+test('bad input: an evaluator failure drops and counts only that batch', async () => {
+  let calls = 0;
+  const q = await startTestWebhook(() => {
+    if (++calls === 1) throw new Error('trap in batch');
+    return 0;
+  });
+  try {
+    assert.is((await q.post(eventList([event('a'), event('b')]))).status, 200);
+    await q.webhook.idle();
+    assert.is((await q.post(eventList([event('c')]))).status, 200);
+    await q.webhook.idle();
+    assert.is(await metricValue(q.metrics, DROPPED, { source: 'k8s_audit', reason: 'trap' }), 2);
+    assert.is(await metricValue(q.metrics, 'enginesecurity_engine_events_evaluated_total', { source: 'k8s_audit' }), 1);
+    assert.match(q.logs.join('\n'), 'evaluation of 2 audit events failed: trap in batch');
+  } finally {
+    await q.close();
+  }
+});
+
+test.run();
