@@ -23,6 +23,7 @@ APT_PACKAGES=(
   "prometheus /usr/bin/prometheus"
   "postgresql /usr/lib/postgresql/15/bin/initdb"
   "openssl /usr/bin/openssl"
+  "curl /usr/bin/curl"
   "clang /usr/bin/clang"
   "llvm /usr/bin/llvm-strip"
   "libbpf-dev /usr/include/bpf/libbpf.h"
