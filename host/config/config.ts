@@ -25,6 +25,10 @@ export interface Config {
   /** Audit webhook (docs/webhook.md): TLS files when set, else generated into <stateDir>/webhook-tls; queue bounded in events and bytes. */
   webhook: { enabled: boolean; address: string; port: number; path: string; sysPrefix: string; tlsCertFile: string; tlsKeyFile: string; tlsCaFile: string; queueSize: number; queueBytes: number; maxBodyBytes: number; maxEventBytes: number };
   forwarder: { enabled: boolean; address: string; port: number; debugLogging: boolean; stdout: boolean; webhookUrl: string; webhookTimeoutMs: number; webhookRetries: number; queueSize: number };
+  /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources) and the apiVersion group. */
+  resources: { dir: string; apiGroup: string };
+  /** controlPlaneManager: publish the API server's audit webhook configuration while the audit source runs ('' = <stateDir>/audit-webhook-config.yaml). */
+  module: { controlPlaneManager: boolean; auditWebhookConfigFile: string };
   /** REST API (docs/api.md): DSNs use externalScheme://...@externalHost; TLS when both tls files are set; bootstrapFile is YAML applied at start. */
   api: { enabled: boolean; address: string; port: number; externalHost: string; externalScheme: string; tlsCertFile: string; tlsKeyFile: string; bootstrapFile: string };
 }
@@ -43,6 +47,8 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug' },
     webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024 },
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000 },
+    resources: { dir: '', apiGroup: 'deckhouse.io' },
+    module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080', externalScheme: 'https', tlsCertFile: '', tlsKeyFile: '', bootstrapFile: '' },
   };
 }
