@@ -1,7 +1,7 @@
 // Watches one directory of manifest files and hands a full snapshot of it to `onChange` whenever
 // its content changes. inotify (fs.watch) gives the fast path; a periodic stat rescan covers what
 // inotify misses (network file systems, the directory being replaced, events lost under load).
-// Changes are debounced (Falco waits for 100 ms of silence too: reference §2 "Hot reload") and
+// Changes are debounced (50 ms of silence; Falco waits 100 ms: reference §2 "Hot reload") and
 // reconciles never overlap: a change during one schedules exactly one more. Bounded: at most
 // `maxFiles` files of at most `maxFileBytes` each are read; the rest are reported, not read.
 // Consumes a directory path; produces ManifestFile snapshots (sorted by path).
@@ -96,7 +96,7 @@ function contentKey(files: ManifestFile[]): string {
 
 /** Starts watching; the first snapshot is delivered (and handled) before this resolves. */
 export async function watchDirectory(opts: WatchOptions): Promise<DirectoryWatch> {
-  const debounceMs = opts.debounceMs ?? 100;
+  const debounceMs = opts.debounceMs ?? 50;
   const rescanMs = opts.rescanMs ?? 1000;
   let watcher: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;

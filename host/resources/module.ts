@@ -1,0 +1,153 @@
+// The module as `rae run` starts it. startResources: the watched directory reconciled by the
+// controller (the first snapshot is in force before it resolves). startModule, on top: the
+// resources directory (created and seeded with an enabled ModuleConfig on first start), the
+// ruleset = built-in sets + configured files + valid EngineAuditRules loaded through the engine,
+// rejections reported through the forwarder, and the module state applied: sources started when
+// enabled and stopped when disabled, the forwarder's debug logging switched by
+// settings.debugLogging. Consumes run's parts; produces a stop().
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../config/config.js';
+import { builtinRulesFiles } from '../engine/builtin.js';
+import type { LoadResult, RulesFile } from '../engine/index.js';
+import type { Metrics } from '../metrics/index.js';
+import type { Alert } from '../output/alert.js';
+import { ResourceController, type ControllerOptions, type ModuleState, type RulesEngine } from './controller.js';
+import { MODULE_NAME, RESOURCE_VERSION } from './manifests.js';
+import type { ModuleSources } from './sources.js';
+import { watchDirectory, type DirectoryWatch } from './watch.js';
+
+/** The ModuleConfig written into a resources directory that did not exist (first start). */
+export function defaultModuleConfig(apiGroup: string): string {
+  return [
+    '# Written by `rae run` when it created this directory: the module is on, with default settings.',
+    '# Set enabled: false (or delete this file) to stop the event sources; see docs/resources.md.',
+    `apiVersion: ${apiGroup}/${RESOURCE_VERSION}`,
+    'kind: ModuleConfig',
+    'metadata:',
+    `  name: ${MODULE_NAME}`,
+    'spec:',
+    '  enabled: true',
+    '  version: 1',
+    '',
+  ].join('\n');
+}
+
+/** Creates the directory if missing; on creation, seeds it with the default ModuleConfig. Returns true when created. */
+export function ensureResourcesDir(dir: string, apiGroup: string): boolean {
+  if (existsSync(dir)) return false;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'module-config.yaml'), defaultModuleConfig(apiGroup));
+  return true;
+}
+
+export interface ResourcesOptions extends ControllerOptions {
+  dir: string;
+  debounceMs?: number;
+  rescanMs?: number;
+}
+
+/** Running resources. */
+export interface Resources {
+  controller: ResourceController;
+  readonly state: ModuleState | undefined;
+  /** Resolves once no directory change is pending or being reconciled. */
+  idle(): Promise<void>;
+  close(): void;
+}
+
+/** Watches `dir` and reconciles every change; resolves after the first snapshot is in force. */
+export async function startResources(opts: ResourcesOptions): Promise<Resources> {
+  const controller = new ResourceController(opts);
+  const watch: DirectoryWatch = await watchDirectory({
+    dir: opts.dir,
+    debounceMs: opts.debounceMs,
+    rescanMs: opts.rescanMs,
+    log: opts.reporter.log,
+    onChange: async (files) => {
+      await controller.apply(files);
+    },
+  });
+  return {
+    controller,
+    get state() {
+      return controller.moduleState;
+    },
+    idle: () => watch.idle(),
+    close: () => watch.close(),
+  };
+}
+
+export interface ModuleOptions {
+  config: Config;
+  /** `--resources DIR` (else resources.dir, else <stateDir>/resources). */
+  dir?: string;
+  engine: RulesEngine;
+  sources: ModuleSources;
+  /** Configured rules files, loaded after the built-in sets. */
+  extraFiles: readonly RulesFile[];
+  metrics: Metrics;
+  log: (message: string) => void;
+  submit: (alert: Alert) => void;
+  hostname: string;
+  onRulesLoaded?: (result: LoadResult) => void;
+}
+
+/** The running module. */
+export interface RunningModule {
+  resources: Resources;
+  dir: string;
+  /** Stops watching and stops the sources. */
+  stop(): Promise<void>;
+}
+
+/** The resources directory of a configuration. */
+export function resourcesDir(config: Config, override?: string): string {
+  return override || config.resources.dir || join(config.stateDir, 'resources');
+}
+
+/** Starts the module; rejects when the first ruleset (built-in sets + configured files) is invalid. */
+export async function startModule(opts: ModuleOptions): Promise<RunningModule> {
+  const { config, log, metrics, sources } = opts;
+  const dir = resourcesDir(config, opts.dir);
+  const apiGroup = config.resources.apiGroup;
+  if (ensureResourcesDir(dir, apiGroup)) log(`module: created ${dir} with module-config.yaml (ModuleConfig runtime-audit-engine, enabled: true)`);
+  log(`module: watching ${dir} for ${apiGroup}/v1alpha1 ModuleConfig and EngineAuditRules`);
+  const configuredDebug = config.forwarder.debugLogging;
+  const resources = await startResources({
+    dir,
+    apiGroup,
+    engine: opts.engine,
+    baseFiles: (sel) => [...builtinRulesFiles(sel).files, ...opts.extraFiles],
+    defaultBuiltIn: config.rules.builtIn,
+    reporter: { log, alert: opts.submit, metrics, hostname: opts.hostname },
+    onRulesLoaded: (result) => {
+      metrics.knownRules(result.ruleset.rules.map((r) => r.name));
+      for (const source of ['syscall', 'k8s_audit'] as const) {
+        metrics.rulesLoaded(source, result.ruleset.rules.filter((r) => r.source === source && r.enabled).length);
+      }
+      metrics.rulesetSwapped();
+      opts.onRulesLoaded?.(result);
+    },
+    onModuleState: async (s) => {
+      // The forwarder reads this flag on every alert (falcosidekick's DEBUG=true, reference §1).
+      config.forwarder.debugLogging = configuredDebug || s.debugLogging;
+      log(`module: ${s.enabled ? 'enabled' : 'disabled'} (built-in rule sets: ${s.builtIn.join(', ') || 'none'}; debugLogging: ${s.debugLogging})`);
+      await sources.setEnabled(s.enabled);
+    },
+  });
+  if (!resources.controller.loaded) {
+    resources.close();
+    await sources.stopAll();
+    throw new Error('the configured rules are invalid');
+  }
+  return {
+    resources,
+    dir,
+    async stop() {
+      resources.close();
+      await resources.idle();
+      await sources.stopAll();
+    },
+  };
+}
