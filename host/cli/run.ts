@@ -3,6 +3,7 @@
 // all are up, and stops them cleanly on SIGTERM/SIGINT.
 import { mkdirSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
+import { join } from 'node:path';
 import { startApi } from '../api/index.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { BUILTIN_SETS, builtinRulesFiles } from '../engine/builtin.js';
@@ -12,11 +13,12 @@ import { parsePriority } from '../engine/priority.js';
 import { startForwarder } from '../forwarder/index.js';
 import { createMetrics } from '../metrics/index.js';
 import { DetectionEngine } from '../runtime/detection-engine.js';
+import { ModuleSources, publishAuditWebhookConfig, startModule } from '../resources/index.js';
 import { startAuditWebhook } from '../sources/audit/index.js';
 import { log, parseCommandArgs, type Command } from './command.js';
 import { readRulesFiles } from './rules-files.js';
 
-const HELP = `Usage: rae run [--config FILE] [--state-dir DIR]
+const HELP = `Usage: rae run [--config FILE] [--state-dir DIR] [--resources DIR]
 
 Runs the engine: loads the built-in rules (rules/) and any configured rules files, starts the
 enabled sources and servers, prints one line containing 'ready' on stderr once everything is up,
@@ -27,6 +29,10 @@ Options:
   -c, --config FILE     YAML configuration; every setting has a default, so none is needed
       --state-dir DIR   state directory (default: $RAE_STATE_DIR, else /var/lib/runtime-audit-engine
                         as root, else ~/.local/state/runtime-audit-engine)
+      --resources DIR   watched directory of ModuleConfig and EngineAuditRules manifests (default:
+                        resources.dir, else <state-dir>/resources, created with an enabled
+                        ModuleConfig on first start); the sources run only while a ModuleConfig
+                        enables the module; see docs/resources.md
   -h, --help            show this help
 
 Components (each can be disabled in the configuration):
@@ -42,7 +48,7 @@ interface Component {
   stop(): Promise<void>;
 }
 
-/** The configured rules files (built-in sets, then configured files); undefined after reporting a problem. */
+/** The configured rules files (loaded after the built-in sets); undefined after reporting a problem. */
 function configuredRulesFiles(config: Config): RulesFile[] | undefined {
   const builtin = builtinRulesFiles(config.rules.builtIn);
   if (builtin.unknown.length > 0) {
@@ -51,15 +57,15 @@ function configuredRulesFiles(config: Config): RulesFile[] | undefined {
   }
   const extra = readRulesFiles(config.rules.files);
   for (const p of extra.problems) log(`run: ${p}`);
-  return extra.problems.length > 0 ? undefined : [...builtin.files, ...extra.files];
+  return extra.problems.length > 0 ? undefined : extra.files;
 }
 
 /** Logs a load result: errors in full, then a one-line summary. */
-function reportLoad(result: LoadResult, files: number): void {
+function reportLoad(result: LoadResult): void {
   for (const d of result.diagnostics.filter((x) => x.severity === 'error')) log(renderDiagnostic(d, result.sources));
   const s = result.ruleset.stats;
   const warnings = result.diagnostics.filter((d) => d.severity === 'warning').length;
-  log(`run: loaded ${s.rules} rules (${s.enabled} enabled), ${s.macros} macros, ${s.lists} lists from ${files} file(s); ${warnings} warning(s) (see rae validate)`);
+  log(`run: loaded ${s.rules} rules (${s.enabled} enabled), ${s.macros} macros, ${s.lists} lists from ${result.files.length} file(s); ${warnings} warning(s) (see rae validate)`);
 }
 
 export const runCommand: Command = {
@@ -67,7 +73,7 @@ export const runCommand: Command = {
   summary: 'run the engine (built-in rules, sources, servers) until SIGTERM/SIGINT',
   help: HELP,
   async run(argv) {
-    const { values } = parseCommandArgs(argv, { config: { type: 'string', short: 'c' }, 'state-dir': { type: 'string' } });
+    const { values } = parseCommandArgs(argv, { config: { type: 'string', short: 'c' }, 'state-dir': { type: 'string' }, resources: { type: 'string' } });
     const { config, problems } = loadConfig(values.config, values['state-dir']);
     if (problems.length > 0) {
       for (const p of problems) log(`run: config ${p.key}: ${p.message}`);
@@ -105,18 +111,28 @@ export const runCommand: Command = {
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
       if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
       const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, hostname, onAlert: (a) => forwarder.submit(a) });
-      const loaded = await engine.load(files);
-      reportLoad(loaded.result, files.length);
-      if (!loaded.swapped) throw new Error('the configured rules are invalid');
-      metrics.knownRules(loaded.result.ruleset.rules.map((r) => r.name));
-      for (const source of ['syscall', 'k8s_audit'] as const) {
-        metrics.rulesLoaded(source, loaded.result.ruleset.rules.filter((r) => r.source === source && r.enabled).length);
-      }
+      // Sources run while the module is enabled (a ModuleConfig in the resources directory).
+      const sources = new ModuleSources(log);
       if (config.webhook.enabled) {
-        const audit = await startAuditWebhook({ config, evaluate: (events) => engine.evaluate(events), metrics, log });
-        components.push({ name: 'webhook', stop: () => audit.webhook.close() });
-        log(`run: webhook listening on ${audit.webhook.url}`);
+        await sources.add({
+          name: 'webhook',
+          start: async () => {
+            const audit = await startAuditWebhook({ config, evaluate: (events) => engine.evaluate(events), metrics, log });
+            log(`run: webhook listening on ${audit.webhook.url}`);
+            const cpm = config.module.controlPlaneManager
+              ? publishAuditWebhookConfig(config.module.auditWebhookConfigFile || join(config.stateDir, 'audit-webhook-config.yaml'), audit.webhook.url, audit.tls.caPem, log)
+              : undefined;
+            return {
+              async stop() {
+                cpm?.remove();
+                await audit.webhook.close();
+              },
+            };
+          },
+        });
       }
+      const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => forwarder.submit(a), onRulesLoaded: (r) => reportLoad(r) });
+      components.push({ name: `module (${module.dir})`, stop: () => module.stop() });
       if (config.api.enabled) {
         const api = await startApi({ config, log, databaseUrl: process.env.DATABASE_URL });
         components.push({ name: 'api', stop: () => api.close() });
