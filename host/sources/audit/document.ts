@@ -14,10 +14,12 @@ export const NOT_AUDIT_DATA = 'data not recognized as a k8s audit event';
 export class AuditFields implements EventAccessor {
   constructor(
     private readonly ev: AuditEvent,
-    private readonly generic: { timeNs: bigint; num: bigint },
+    private readonly generic: { timeNs: bigint; num: bigint; timeKnown?: boolean },
   ) {}
   field(ref: FieldRef): RawValue | undefined {
     const name = ref.def.name;
+    // jevt.rawtime / json.rawtime: the stageTimestamp already parsed for the event time.
+    if (this.generic.timeKnown && (name === 'jevt.rawtime' || name === 'json.rawtime')) return this.generic.timeNs.toString();
     if (name.startsWith('evt.')) {
       if (name === 'evt.time' || name === 'evt.rawtime') return this.generic.timeNs;
       if (name === 'evt.source') return 'k8s_audit';
@@ -60,6 +62,7 @@ export function auditDocumentEvents(doc: unknown): { events: Record<string, unkn
 /** The SourceEvent of one audit event object; `num` is its evt.num. Time = stageTimestamp (0 if unreadable). */
 export function auditSourceEvent(json: Record<string, unknown>, num: bigint): SourceEvent {
   const ev: AuditEvent = { json };
-  const timeNs = auditEventTimeNs(ev) ?? 0n;
-  return { source: 'k8s_audit', timeNs, fields: new AuditFields(ev, { timeNs, num }) };
+  const parsed = auditEventTimeNs(ev);
+  const timeNs = parsed ?? 0n;
+  return { source: 'k8s_audit', timeNs, fields: new AuditFields(ev, { timeNs, num, timeKnown: parsed !== undefined }) };
 }

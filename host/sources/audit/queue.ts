@@ -19,7 +19,7 @@ export interface AuditQueueOptions {
   evaluate(events: readonly SourceEvent[]): number | Promise<number>;
   metrics: Metrics;
   log: (message: string) => void;
-  /** Events evaluated per event-loop turn before yielding (default 2000). */
+  /** Events evaluated per event-loop turn before yielding to I/O (default 800: two API server batches). */
   turnEvents?: number;
 }
 
@@ -80,7 +80,7 @@ export class AuditQueue {
 
   /** Evaluates batches in order until the queue is empty, yielding to I/O every `turnEvents`. */
   private async consume(): Promise<void> {
-    const budget = this.opts.turnEvents ?? 2000;
+    const budget = this.opts.turnEvents ?? 800;
     let done = 0;
     while (this.head < this.chunks.length) {
       const chunk = this.chunks[this.head]!;

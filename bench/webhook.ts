@@ -1,0 +1,170 @@
+// Scenario `webhook`: audit events per second ingested over HTTPS and evaluated, with batches of
+// 400 (the API server's default --audit-webhook-batch-max-size), and the p99 round trip of one
+// batch. The engine side (TLS, decode, queue, DetectionEngine with the built-in orchestrator-audit
+// rules, alerts counted) runs on this process's one thread; the sender is a child process, as the
+// API server would be, posting EventLists of corpus samples (auditIDs made unique) over loopback
+// with a few connections. Bounded: a fixed number of batches after a warm-up, and a time limit.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultConfig } from '../host/config/config.js';
+import { builtinRulesFiles } from '../host/engine/builtin.js';
+import { createMetrics } from '../host/metrics/index.js';
+import { DetectionEngine } from '../host/runtime/detection-engine.js';
+import { ensureWebhookTls, startWebhook } from '../host/sources/audit/index.js';
+import type { SourceEvent } from '../host/sources/types.js';
+import { figure, median, progress } from './report.js';
+
+const SAMPLES = new URL('../../shared/corpus/k8saudit-samples/', import.meta.url);
+const BATCH = 400;
+const WARMUP_BATCHES = 25;
+const BATCHES = 250;
+const CONNECTIONS = 4;
+const TIME_LIMIT_MS = 120_000;
+
+/** The sender (plain ESM run by `node -e`): posts the bodies, prints one JSON line of latencies. */
+const SENDER = `
+import { readFileSync } from 'node:fs';
+import { Pool } from 'undici';
+const [url, caFile, bodiesFile, count, connections] = process.argv.slice(1);
+const u = new URL(url);
+const pool = new Pool(u.origin, { connections: Number(connections), connect: { ca: readFileSync(caFile, 'utf8') } });
+const bodies = JSON.parse(readFileSync(bodiesFile, 'utf8')).map((b) => Buffer.from(b));
+const latencies = [];
+let next = 0, failed = 0, retries = 0;
+const t0 = performance.now();
+// One batch until it is taken: a 429/503 (queue full) is sent again after 20 ms, as the API
+// server sends a refused batch again (it waits longer: Retry-After, then backoff).
+const sendOne = async (body) => {
+  const t = performance.now();
+  for (;;) {
+    const res = await pool.request({ method: 'POST', path: u.pathname, headers: { 'content-type': 'application/json' }, body });
+    await res.body.dump();
+    if (res.statusCode === 429 || res.statusCode === 503) { retries++; await new Promise((r) => setTimeout(r, 20)); continue; }
+    if (res.statusCode !== 200) failed++;
+    return performance.now() - t;
+  }
+};
+const worker = async () => {
+  while (next < Number(count)) latencies.push(await sendOne(bodies[next++ % bodies.length]));
+};
+await Promise.all(Array.from({ length: Number(connections) }, worker));
+process.stdout.write(JSON.stringify({ latencies, failed, retries, ms: performance.now() - t0 }) + '\\n');
+await pool.close();
+`;
+
+/** Every audit event object of the corpus samples. */
+function corpusEvents(): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const f of readdirSync(SAMPLES).filter((n) => n.endsWith('.json')).sort()) {
+    const text = readFileSync(new URL(f, SAMPLES), 'utf8');
+    let docs: unknown[];
+    try {
+      docs = [JSON.parse(text)];
+    } catch {
+      docs = text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as unknown);
+    }
+    for (const d of docs) if (typeof (d as { auditID?: unknown }).auditID === 'string') out.push(d as Record<string, unknown>);
+  }
+  return out;
+}
+
+function sendBatches(url: string, caFile: string, bodiesFile: string, count: number): Promise<{ latencies: number[]; failed: number; retries: number; ms: number }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', SENDER, url, caFile, bodiesFile, String(count), String(CONNECTIONS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGTERM'), TIME_LIMIT_MS);
+  return new Promise((resolve, reject) => {
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) reject(new Error(`sender exited with ${code}`));
+      else resolve(JSON.parse(out) as { latencies: number[]; failed: number; retries: number; ms: number });
+    });
+  });
+}
+
+/** Sends BATCHES batches (after a warm-up) to a webhook whose batches go to `evaluate`; returns rate and latencies. */
+async function measure(
+  dir: string,
+  evaluate: (events: readonly SourceEvent[]) => number,
+  bodiesFile: string,
+): Promise<{ perS: number; latencies: number[]; retries: number }> {
+  const config = defaultConfig({});
+  const settings = { ...config.webhook, address: '127.0.0.1', port: 0, queueSize: 50 * BATCH };
+  const material = ensureWebhookTls({ stateDir: dir, webhook: settings });
+  if (!material.ok) throw new Error(material.error);
+  let evaluated = 0;
+  const counting = (events: readonly SourceEvent[]) => {
+    evaluated += events.length;
+    return evaluate(events);
+  };
+  const webhook = await startWebhook({ webhook: settings, tls: material.tls, evaluate: counting, metrics: createMetrics({ processMetrics: false }), log: progress });
+  const caFile = join(material.tls.dir, 'ca.crt');
+  try {
+    await sendBatches(webhook.url, caFile, bodiesFile, WARMUP_BATCHES);
+    await webhook.idle();
+    evaluated = 0;
+    const t0 = performance.now();
+    const sent = await sendBatches(webhook.url, caFile, bodiesFile, BATCHES);
+    await webhook.idle();
+    const seconds = (performance.now() - t0) / 1000;
+    if (sent.failed > 0 || evaluated !== BATCHES * BATCH) throw new Error(`${sent.failed} batches refused, ${evaluated} of ${BATCHES * BATCH} events evaluated`);
+    return { perS: evaluated / seconds, latencies: sent.latencies, retries: sent.retries };
+  } finally {
+    await webhook.close();
+  }
+}
+
+const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!;
+
+export async function run(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'rae-bench-webhook-'));
+  try {
+    // Eight distinct bodies of 400 events each, cycled; every auditID is unique within a body.
+    const events = corpusEvents();
+    const bodies: string[] = [];
+    for (let b = 0; b < 8; b++) {
+      const items = Array.from({ length: BATCH }, (_, i) => ({ ...events[(b * BATCH + i) % events.length]!, auditID: `bench-${b}-${i}` }));
+      bodies.push(JSON.stringify({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items }));
+    }
+    const bodiesFile = join(dir, 'bodies.json');
+    writeFileSync(bodiesFile, JSON.stringify(bodies));
+    const meanBytes = bodies.reduce((n, b) => n + b.length, 0) / bodies.length;
+    progress(`${events.length} corpus events; batches of ${BATCH} events, ${(meanBytes / 1024).toFixed(0)} KiB per body; ${CONNECTIONS} connections`);
+
+    // The whole path: TLS, decode, queue, DetectionEngine (built-in orchestrator-audit rules).
+    let alerts = 0;
+    const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'bench', onAlert: () => alerts++ });
+    const loaded = await engine.load(builtinRulesFiles(['orchestrator-audit']).files);
+    if (!loaded.swapped) throw new Error('the orchestrator-audit rules do not load');
+    const evalMs: number[] = [];
+    const full = await measure(
+      dir,
+      (batch) => {
+        const t = performance.now();
+        const n = engine.evaluate(batch);
+        evalMs.push(performance.now() - t);
+        return n;
+      },
+      bodiesFile,
+    );
+    const measuredEval = evalMs.slice(-BATCHES);
+    progress(`with evaluation: ${full.perS.toFixed(0)} events/s, ${alerts} alerts in all; evaluate() median ${median(measuredEval).toFixed(2)} ms per batch`);
+    // The webhook alone (evaluate does nothing): the ingestion ceiling.
+    const ingest = await measure(dir, () => 0, bodiesFile);
+    progress(`ingestion only: ${ingest.perS.toFixed(0)} events/s`);
+
+    const extra = { batch: BATCH, batches: BATCHES, connections: CONNECTIONS, body_kib: Math.round(meanBytes / 1024) };
+    figure('webhook', 'audit_events_per_s', full.perS, 'events/s', { ...extra, alert_ratio: Number((alerts / ((WARMUP_BATCHES + BATCHES) * BATCH)).toFixed(3)) });
+    figure('webhook', 'batch_p99_ms', p99(full.latencies), 'ms', {
+      what: 'HTTPS round trip of one 400-event batch until its 200 (429 answers sent again after 20 ms)',
+      retries: full.retries,
+      median_ms: Number(median(full.latencies).toFixed(2)),
+      evaluate_p99_ms: Number(p99(measuredEval).toFixed(2)),
+    });
+    figure('webhook', 'ingest_events_per_s', ingest.perS, 'events/s', { ...extra, what: 'TLS + decode + queue, evaluate() a no-op' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
