@@ -149,6 +149,7 @@ export async function run(): Promise<void> {
       },
       bodiesFile,
     );
+    await engine.close();
     const measuredEval = evalMs.slice(-BATCHES);
     progress(`with evaluation: ${full.perS.toFixed(0)} events/s, ${alerts} alerts in all; evaluate() median ${median(measuredEval).toFixed(2)} ms per batch`);
     // The webhook alone (evaluate does nothing): the ingestion ceiling.

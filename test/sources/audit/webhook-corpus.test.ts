@@ -1,6 +1,7 @@
 // Every orchestrator audit sample of the corpus, posted as an EventList to the real webhook over
-// TLS (verified with the generated ca.crt), evaluated by the DetectionEngine with the upstream
-// k8s_audit_rules.yaml, gives exactly the alert lines `rae replay` gives for the same file.
+// TLS (verified with the generated ca.crt), evaluated by the DetectionEngine (its default
+// evaluator) with the upstream k8s_audit_rules.yaml, gives exactly the alert lines that
+// replayAlerts (`rae replay`'s reference interpreter path) gives for the same file.
 process.env.TZ = 'UTC';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,6 +47,7 @@ test.before(async () => {
 });
 test.after(async () => {
   await wh.close();
+  await engine.close();
 });
 
 test('webhook-corpus: there are samples, and the comparison is not vacuous', () => {
