@@ -38,8 +38,8 @@ export const WEBHOOK_STATUS: Record<WebhookReason, number> = {
 export interface WebhookOptions {
   webhook: Pick<Config['webhook'], 'address' | 'port' | 'path' | 'maxBodyBytes' | 'maxEventBytes' | 'queueSize' | 'queueBytes'>;
   tls: { certPem: string; keyPem: string };
-  /** Evaluates one batch synchronously (DetectionEngine.evaluate). */
-  evaluate(events: readonly SourceEvent[]): number;
+  /** Evaluates one batch (DetectionEngine.evaluate); a returned promise is awaited before the next. */
+  evaluate(events: readonly SourceEvent[]): number | Promise<number>;
   metrics: Metrics;
   /** Log lines (stderr); never stdout. */
   log: (message: string) => void;
