@@ -1,0 +1,69 @@
+// The event generator (like falcosecurity/event-generator): the action catalogue, selection by a
+// regular expression over action names, and a run that performs each action once, in order, in
+// a fresh temporary directory that is removed afterwards. Actions that cannot work on this
+// machine are reported with the reason and counted, never silently dropped.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AUDIT_ACTIONS } from './audit-actions.js';
+import type { AuditPoster } from './post.js';
+import { SYSCALL_ACTIONS } from './syscall-actions.js';
+import type { Action, ActionOutcome } from './types.js';
+
+export { auditPoster, type AuditPoster } from './post.js';
+export { auditActionEvent } from './audit-actions.js';
+export type { Action, ActionOutcome, ActionSource } from './types.js';
+
+/** Every action: syscall actions, then audit actions. */
+export const ACTIONS: readonly Action[] = [...SYSCALL_ACTIONS, ...AUDIT_ACTIONS];
+
+/** The actions whose name matches `pattern` (all when absent). */
+export function selectActions(pattern?: RegExp): Action[] {
+  return ACTIONS.filter((a) => !pattern || pattern.test(a.name));
+}
+
+/** Why an action cannot work here, considering how audit events would be sent. */
+export function whyUnavailable(a: Action, audit: { poster?: AuditPoster; unavailable?: string }): string | undefined {
+  if (a.source === 'k8s_audit' && !audit.poster) return audit.unavailable ?? 'no webhook to send audit events to';
+  return a.unavailable?.();
+}
+
+export interface RunOptions {
+  /** How audit events are sent; without it audit actions are unavailable for `auditUnavailable`. */
+  poster?: AuditPoster;
+  auditUnavailable?: string;
+  /** Pause between two actions (upstream default 100 ms). */
+  sleepMs?: number;
+  /** Called after each action. */
+  onOutcome?(o: ActionOutcome): void;
+}
+
+/** Runs the actions once each, in order. */
+export async function runActions(actions: readonly Action[], opts: RunOptions = {}): Promise<ActionOutcome[]> {
+  const tmp = mkdtempSync(join(tmpdir(), 'rae-event-generator-'));
+  const postAudit: AuditPoster = (events) => (opts.poster ? opts.poster(events) : Promise.reject(new Error('no webhook')));
+  const outcomes: ActionOutcome[] = [];
+  try {
+    for (const [i, a] of actions.entries()) {
+      const base = { action: a.name, source: a.source, rule: a.rule };
+      const why = whyUnavailable(a, { poster: opts.poster, unavailable: opts.auditUnavailable });
+      let outcome: ActionOutcome;
+      if (why) outcome = { ...base, status: 'unavailable', reason: why };
+      else {
+        const dir = mkdtempSync(join(tmp, 'action-'));
+        try {
+          await a.run({ tmp: dir, postAudit });
+          outcome = { ...base, status: 'performed' };
+        } catch (err) {
+          outcome = { ...base, status: 'failed', reason: (err as Error).message };
+        }
+        if (i < actions.length - 1 && (opts.sleepMs ?? 100) > 0) await new Promise((r) => setTimeout(r, opts.sleepMs ?? 100));
+      }
+      outcomes.push(outcome);
+      opts.onOutcome?.(outcome);
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return outcomes;
+}

@@ -1,0 +1,217 @@
+// Syscall actions: each performs, for real, a behaviour that a rule of the built-in syscall set
+// (rules/syscall) detects, harmlessly: anything written goes to the run's temporary directory (or
+// one made for the purpose under /dev/shm, removed at once), sensitive files are only read, the
+// hard link to /etc/shadow is attempted where it must fail, and the only packet that leaves is one
+// TCP SYN to a documentation address (RFC 5737). Rules that need a container or a login session
+// are listed with the reason they cannot work on a host run.
+import { chmodSync, copyFileSync, linkSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, openSync, closeSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { hasDefaultRoute, isRoot, mountOptions, mustRun, perlSyscallsUnavailable, runProgram, syscallNumbers, which } from './exec.js';
+import type { Action } from './types.js';
+
+const needs = (...programs: string[]) => () => {
+  const missing = programs.filter((p) => !which(p));
+  return missing.length > 0 ? `needs ${missing.join(', ')} on PATH` : undefined;
+};
+const rootAnd = (more?: () => string | undefined) => () => (isRoot() ? more?.() : 'needs root (to open /etc/shadow)');
+const first = (...checks: Array<() => string | undefined>) => () => checks.map((c) => c()).find((r) => r !== undefined);
+
+/** A copy of perl named `httpd` in the temporary directory: a web server, as the rules see it (proc.name is the executable's name). */
+function fakeHttpd(tmp: string): string {
+  const path = join(tmp, 'httpd');
+  symlinkSync(which('perl')!, path);
+  return path;
+}
+
+const CONTAINER = 'needs a container (container.id != host); the generator runs on the host';
+
+/** Rules of the default syscall set that only fire inside a container. */
+const CONTAINER_ONLY: Array<[string, string]> = [
+  ['TerminalShellInContainer', 'Terminal shell in container'],
+  ['ContactK8SAPIServerFromContainer', 'Contact K8S API Server From Container'],
+  ['NetcatRemoteCodeExecutionInContainer', 'Netcat Remote Code Execution in Container'],
+  ['PacketSocketCreatedInContainer', 'Packet socket created in container'],
+  ['RedirectStdoutStdinToNetworkConnectionInContainer', 'Redirect STDOUT/STDIN to Network Connection in Container'],
+  ['LinuxKernelModuleInjectionDetected', 'Linux Kernel Module Injection Detected'],
+  ['DebugfsLaunchedInPrivilegedContainer', 'Debugfs Launched in Privileged Container'],
+  ['DetectReleaseAgentFileContainerEscapes', 'Detect release_agent File Container Escapes'],
+  ['DropAndExecuteNewBinaryInContainer', 'Drop and execute new binary in container'],
+];
+
+/** Every syscall action. */
+export const SYSCALL_ACTIONS: Action[] = [
+  {
+    name: 'syscall.DirectoryTraversalMonitoredFileRead',
+    source: 'syscall',
+    rule: 'Directory traversal monitored file read',
+    description: 'cat /etc/passwd through a path with ../ segments',
+    unavailable: needs('cat'),
+    run: ({ tmp }) => mustRun(which('cat')!, [`${tmp}/${relative(tmp, '/etc/passwd')}`]),
+  },
+  {
+    name: 'syscall.ReadSensitiveFileTrustedAfterStartup',
+    source: 'syscall',
+    rule: 'Read sensitive file trusted after startup',
+    description: 'a process named httpd reads /etc/shadow 6 s after it started',
+    unavailable: rootAnd(needs('perl')),
+    run: ({ tmp }) => mustRun(fakeHttpd(tmp), ['-e', 'sleep 6; open(my $f, "<", "/etc/shadow") or die "open: $!"'], { timeoutMs: 20_000 }),
+  },
+  {
+    name: 'syscall.ReadSensitiveFileUntrusted',
+    source: 'syscall',
+    rule: 'Read sensitive file untrusted',
+    description: 'cat /etc/shadow',
+    unavailable: rootAnd(needs('cat')),
+    run: () => mustRun(which('cat')!, ['/etc/shadow']),
+  },
+  {
+    name: 'syscall.RunShellUntrusted',
+    source: 'syscall',
+    rule: 'Run shell untrusted',
+    description: 'a process named httpd spawns sh -c',
+    unavailable: needs('perl', 'sh'),
+    run: ({ tmp }) => mustRun(fakeHttpd(tmp), ['-e', `exit(system("${which('sh')}", "-c", "echo rae-event-generator > /dev/null") == 0 ? 0 : 1)`]),
+  },
+  {
+    name: 'syscall.SearchPrivateKeysOrPasswords',
+    source: 'syscall',
+    rule: 'Search Private Keys or Passwords',
+    description: 'find <tmp> -name id_rsa',
+    unavailable: needs('find'),
+    run: ({ tmp }) => mustRun(which('find')!, [tmp, '-name', 'id_rsa']),
+  },
+  {
+    name: 'syscall.ClearLogActivities',
+    source: 'syscall',
+    rule: 'Clear Log Activities',
+    description: 'truncate a file named auth.log (in <tmp>) with O_TRUNC',
+    run: async ({ tmp }) => {
+      const log = join(tmp, 'auth.log');
+      writeFileSync(log, 'Nov 23 01:00:00 host sshd[1]: Accepted publickey for root\n');
+      closeSync(openSync(log, 'w')); // O_WRONLY|O_CREAT|O_TRUNC
+    },
+  },
+  {
+    name: 'syscall.RemoveBulkDataFromDisk',
+    source: 'syscall',
+    rule: 'Remove Bulk Data from Disk',
+    description: 'shred -u a file in <tmp>',
+    unavailable: needs('shred'),
+    run: async ({ tmp }) => {
+      const f = join(tmp, 'data.bin');
+      writeFileSync(f, Buffer.alloc(4096, 1));
+      await mustRun(which('shred')!, ['-u', f]);
+    },
+  },
+  {
+    name: 'syscall.CreateSymlinkOverSensitiveFiles',
+    source: 'syscall',
+    rule: 'Create Symlink Over Sensitive Files',
+    description: 'symlink <tmp>/etc-link -> /etc',
+    run: async ({ tmp }) => symlinkSync('/etc', join(tmp, 'etc-link')),
+  },
+  {
+    name: 'syscall.CreateHardlinkOverSensitiveFiles',
+    source: 'syscall',
+    rule: 'Create Hardlink Over Sensitive Files',
+    description: 'link /etc/shadow into a missing directory of <tmp> (fails with ENOENT: nothing is created)',
+    run: async ({ tmp }) => {
+      try {
+        linkSync('/etc/shadow', join(tmp, 'missing', 'shadow'));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        return;
+      }
+      throw new Error('the link was created'); // cannot happen: the directory does not exist
+    },
+  },
+  {
+    name: 'syscall.PtraceAttachedToProcess',
+    source: 'syscall',
+    rule: 'PTRACE attached to process',
+    description: 'perl forks a child, PTRACE_ATTACHes to it, detaches and ends it',
+    unavailable: perlSyscallsUnavailable,
+    run: () => {
+      const nr = syscallNumbers()!.ptrace;
+      // PTRACE_ATTACH (16), wait for the attach stop, PTRACE_DETACH (17), then end the child.
+      const script = `my $p = fork(); if ($p == 0) { sleep 10; exit 0 } my $r = syscall(${nr}, 16, $p, 0, 0); if ($r == 0) { waitpid($p, 0); syscall(${nr}, 17, $p, 0, 0) } kill 'KILL', $p; waitpid($p, 0); exit($r == 0 ? 0 : 1)`;
+      return mustRun(which('perl')!, ['-e', script]);
+    },
+  },
+  {
+    name: 'syscall.PtraceAntiDebugAttempt',
+    source: 'syscall',
+    rule: 'PTRACE anti-debug attempt',
+    description: 'perl calls ptrace(PTRACE_TRACEME)',
+    unavailable: perlSyscallsUnavailable,
+    run: () => mustRun(which('perl')!, ['-e', `exit(syscall(${syscallNumbers()!.ptrace}, 0, 0, 0, 0) == 0 ? 0 : 1)`]),
+  },
+  {
+    name: 'syscall.FindAwsCredentials',
+    source: 'syscall',
+    rule: 'Find AWS Credentials',
+    description: 'find <tmp> -path */.aws/credentials',
+    unavailable: needs('find'),
+    run: ({ tmp }) => mustRun(which('find')!, [tmp, '-path', '*/.aws/credentials']),
+  },
+  {
+    name: 'syscall.ExecutionFromDevShm',
+    source: 'syscall',
+    rule: 'Execution from /dev/shm',
+    description: 'run a copy of true from a directory under /dev/shm (removed at once)',
+    unavailable: first(needs('true'), () => {
+      const opts = mountOptions('/dev/shm');
+      if (!opts) return 'needs /dev/shm mounted';
+      return opts.includes('noexec') ? '/dev/shm is mounted noexec' : undefined;
+    }),
+    run: async () => {
+      const dir = mkdtempSync('/dev/shm/rae-event-generator-');
+      try {
+        const bin = join(dir, 'true');
+        copyFileSync(which('true')!, bin);
+        chmodSync(bin, 0o755);
+        await mustRun(bin, []);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  },
+  {
+    name: 'syscall.FilelessExecutionViaMemfdCreate',
+    source: 'syscall',
+    rule: 'Fileless execution via memfd_create',
+    description: 'perl copies true into a memfd and executes it from there',
+    unavailable: first(perlSyscallsUnavailable, needs('true')),
+    run: () => {
+      const script = [
+        `my $name = "rae-event-generator"; my $fd = syscall(${syscallNumbers()!.memfd_create}, $name, 0); die "memfd_create: $!" if $fd < 0;`,
+        `open(my $in, "<:raw", "${which('true')}") or die "open: $!"; local $/; my $bin = <$in>;`,
+        'open(my $out, ">&=", $fd) or die "fdopen: $!"; binmode $out; syswrite($out, $bin) == length($bin) or die "write: $!";',
+        'exec {"/proc/self/fd/$fd"} "rae-memfd" or die "exec: $!";',
+      ].join(' ');
+      return mustRun(which('perl')!, ['-e', script]);
+    },
+  },
+  {
+    name: 'syscall.DisallowedSshConnectionNonStandardPort',
+    source: 'syscall',
+    rule: 'Disallowed SSH Connection Non Standard Port',
+    description: 'ssh to port 443 of 203.0.113.1 (TEST-NET-3, RFC 5737: one SYN, nobody answers), 1 s timeout',
+    unavailable: first(needs('ssh'), () => (hasDefaultRoute() ? undefined : 'needs a default route (an outbound connection that leaves the host)')),
+    run: async () => {
+      // Exit 255 (connection timed out) is the expected outcome.
+      await runProgram(which('ssh')!, ['-F', '/dev/null', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=1', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-p', '443', 'rae-event-generator@203.0.113.1', 'true'], { timeoutMs: 10_000 });
+    },
+  },
+  {
+    name: 'syscall.SystemUserInteractive',
+    source: 'syscall',
+    rule: 'System user interactive',
+    description: 'a system user runs a command in a login session',
+    unavailable: () => 'needs a login session (an sshd or login ancestor) of a system user such as www-data',
+    run: async () => {},
+  },
+  ...CONTAINER_ONLY.map(
+    ([name, rule]): Action => ({ name: `syscall.${name}`, source: 'syscall', rule, description: `the behaviour of "${rule}" inside a container`, unavailable: () => CONTAINER, run: async () => {} }),
+  ),
+];

@@ -1,0 +1,39 @@
+// The event generator's action: one behaviour that a named rule of the built-in sets detects,
+// like falcosecurity/event-generator's `syscall.*` and `k8saudit.*` actions. Syscall actions do
+// the behaviour for real and harmlessly (inside a temporary directory); audit actions POST a
+// realistic audit.k8s.io/v1 event to the engine's webhook.
+
+/** Where an action's events come from. */
+export type ActionSource = 'syscall' | 'k8s_audit';
+
+/** What an action may use while it runs. */
+export interface ActionContext {
+  /** A fresh temporary directory, removed after the run: the only place syscall actions write. */
+  tmp: string;
+  /** Sends one audit EventList to the webhook; rejects with the reason when it is not accepted. */
+  postAudit(events: object[]): Promise<void>;
+}
+
+/** One action. */
+export interface Action {
+  /** `syscall.ReadSensitiveFileUntrusted`, `k8saudit.CreatePrivilegedPod`, ... */
+  name: string;
+  source: ActionSource;
+  /** The rule (of the default built-in sets) the action is meant to trigger. */
+  rule: string;
+  /** What the action does, in one line. */
+  description: string;
+  /** Why the action cannot work on this machine, or undefined when it can. */
+  unavailable?(): string | undefined;
+  run(ctx: ActionContext): Promise<void>;
+}
+
+/** The outcome of one action in a run. */
+export interface ActionOutcome {
+  action: string;
+  source: ActionSource;
+  rule: string;
+  status: 'performed' | 'unavailable' | 'failed';
+  /** Why it was not performed (unavailable) or what went wrong (failed). */
+  reason?: string;
+}

@@ -1,0 +1,128 @@
+// The event generator's actions: every audit action, POSTed by the generator to a real HTTPS
+// audit webhook (generated TLS, verified with its CA) feeding the real DetectionEngine with the
+// default built-in rules, fires exactly the rule `list` names for it (rule matching `first`);
+// every action names a rule of the built-in sets; syscall actions leave nothing behind; the CLI
+// lists and runs them.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { defaultConfig } from '../../host/config/config.js';
+import { builtinRulesFiles, DEFAULT_BUILTIN } from '../../host/engine/builtin.js';
+import { loadRules } from '../../host/engine/index.js';
+import { ACTIONS, auditPoster, runActions, selectActions } from '../../host/generator/index.js';
+import { createMetrics } from '../../host/metrics/index.js';
+import type { Alert } from '../../host/output/alert.js';
+import { DetectionEngine } from '../../host/runtime/detection-engine.js';
+import { ensureWebhookTls, startWebhook } from '../../host/sources/audit/index.js';
+
+test('generator: every action names a rule of the default built-in sets, once per rule', () => {
+  const rules = new Map(loadRules(builtinRulesFiles(DEFAULT_BUILTIN).files).ruleset.rules.map((r) => [r.name, r]));
+  for (const a of ACTIONS) {
+    const r = rules.get(a.rule);
+    assert.ok(r, `${a.name}: no rule '${a.rule}'`);
+    assert.is(r!.source, a.source, a.name);
+    assert.ok(r!.enabled, `${a.name}: '${a.rule}' is disabled`);
+  }
+  assert.is(new Set(ACTIONS.map((a) => a.rule)).size, ACTIONS.length);
+  assert.is(new Set(ACTIONS.map((a) => a.name)).size, ACTIONS.length);
+  assert.ok(ACTIONS.filter((a) => a.source === 'k8s_audit').length >= 25);
+  assert.ok(ACTIONS.filter((a) => a.source === 'syscall').length >= 25);
+});
+
+test('generator: selection by regular expression', () => {
+  assert.equal(selectActions(/^syscall\.Ptrace/).map((a) => a.name), ['syscall.PtraceAttachedToProcess', 'syscall.PtraceAntiDebugAttempt']);
+  assert.is(selectActions().length, ACTIONS.length);
+  assert.is(selectActions(/^k8saudit\./).length, ACTIONS.filter((a) => a.source === 'k8s_audit').length);
+});
+
+test('generator: every audit action, POSTed to the real webhook, fires exactly its rule', async () => {
+  const alerts: Alert[] = [];
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', onAlert: (a) => alerts.push(a) });
+  const loaded = await engine.load(builtinRulesFiles(DEFAULT_BUILTIN).files);
+  assert.ok(loaded.swapped);
+  const stateDir = mkdtempSync(join(tmpdir(), 'rae-generator-'));
+  const settings = { ...defaultConfig({}).webhook, port: 0 };
+  const material = ensureWebhookTls({ stateDir, webhook: settings });
+  if (!material.ok) throw new Error(material.error);
+  const webhook = await startWebhook({ webhook: settings, tls: material.tls, evaluate: (evs) => engine.evaluate(evs), metrics: createMetrics({ processMetrics: false }), log: () => {} });
+  try {
+    const poster = auditPoster(webhook.url, material.tls.caPem);
+    const actions = selectActions(/^k8saudit\./);
+    for (const a of actions) {
+      alerts.length = 0;
+      const [outcome] = await runActions([a], { poster, sleepMs: 0 });
+      assert.is(outcome!.status, 'performed', outcome!.reason);
+      await webhook.idle();
+      assert.equal(alerts.map((x) => x.rule), [a.rule], a.name);
+      assert.is(alerts[0]!.source, 'k8s_audit');
+    }
+    // A webhook that refuses is a failed action with its answer, not a silent success.
+    const wrong = auditPoster(webhook.url.replace('/orchestrator-audit', '/elsewhere'), material.tls.caPem);
+    const [failed] = await runActions([actions[0]!], { poster: wrong, sleepMs: 0 });
+    assert.is(failed!.status, 'failed');
+    assert.match(failed!.reason!, 'the webhook answered 404');
+  } finally {
+    await webhook.close();
+    await engine.close();
+  }
+});
+
+test('generator: without a webhook the audit actions are unavailable, with the reason', async () => {
+  const out = await runActions(selectActions(/^k8saudit\.Create/), { auditUnavailable: 'no CA here', sleepMs: 0 });
+  assert.ok(out.length > 5);
+  assert.ok(out.every((o) => o.status === 'unavailable' && o.reason === 'no CA here'));
+});
+
+test('generator: syscall actions run for real and leave nothing behind', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'rae-generator-tmp-'));
+  const before = readdirSync('/dev/shm').filter((n) => n.startsWith('rae-event-generator-'));
+  const saved = process.env.TMPDIR;
+  process.env.TMPDIR = root;
+  let outcomes;
+  try {
+    // Without the slow one (6 s) and the one that sends a packet off the host.
+    outcomes = await runActions(selectActions(/^syscall\.(?!ReadSensitiveFileTrustedAfterStartup|DisallowedSsh)/), { sleepMs: 0 });
+  } finally {
+    if (saved === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = saved;
+  }
+  const failed = outcomes.filter((o) => o.status === 'failed');
+  assert.equal(failed, []);
+  const unavailable = outcomes.filter((o) => o.status === 'unavailable');
+  for (const o of unavailable) assert.ok(o.reason && o.reason.length > 10, o.action);
+  assert.ok(outcomes.filter((o) => o.status === 'performed').length >= 10, JSON.stringify(unavailable));
+  assert.equal(readdirSync(root), []);
+  assert.equal(readdirSync('/dev/shm').filter((n) => n.startsWith('rae-event-generator-')), before);
+});
+
+function rae(args: string[]) {
+  return spawnSync(process.execPath, ['bin/rae.js', ...args], { encoding: 'utf8' });
+}
+
+test('generator: rae event-generator list names the rule of each action', () => {
+  const r = rae(['event-generator', 'list', '--json', '--state-dir', mkdtempSync(join(tmpdir(), 'rae-generator-'))]);
+  assert.is(r.status, 0, r.stderr);
+  const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { action: string; rule: string; unavailable: string | null });
+  assert.equal(rows.map((x) => [x.action, x.rule]), ACTIONS.map((a) => [a.name, a.rule]));
+  assert.match(rows.find((x) => x.action === 'syscall.TerminalShellInContainer')!.unavailable!, 'needs a container');
+  assert.match(r.stderr, 'audit actions need the webhook: no webhook CA certificate at');
+  const text = rae(['event-generator', 'list', 'PrivilegedPod']);
+  assert.match(text.stdout, /^k8saudit\.CreatePrivilegedPod\s+Create Privileged Pod\n$/);
+});
+
+test('generator: rae event-generator run without a CA counts the audit actions as unavailable; usage errors', () => {
+  const r = rae(['event-generator', 'run', '^k8saudit\\.Secret', '--ca', '/nonexistent/ca.crt', '--sleep', '0']);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(r.stdout, 'unavailable k8saudit.SecretCreated -> K8s Secret Created: no webhook CA certificate at /nonexistent/ca.crt');
+  assert.match(r.stderr, 'event-generator: 3 action(s): 0 performed, 3 cannot work here, 0 failed');
+  assert.is(rae(['event-generator']).status, 2);
+  assert.match(rae(['event-generator', 'explode']).stderr, "unknown subcommand 'explode' (list or run)");
+  assert.match(rae(['event-generator', 'run', '(']).stderr, 'invalid REGEX');
+  assert.match(rae(['event-generator', 'run', 'nothing-matches-this']).stderr, 'no action matches nothing-matches-this');
+  assert.match(rae(['event-generator', 'run', '--sleep', 'soon']).stderr, '--sleep must be a whole number of milliseconds');
+});
+
+test.run();
