@@ -3,13 +3,14 @@
 import { adminCommand } from './admin.js';
 import { UsageError, type Command } from './command.js';
 import { convertCommand } from './convert.js';
+import { eventGeneratorCommand } from './event-generator.js';
 import { replayCommand } from './replay.js';
 import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
 import { webhookConfigCommand } from './webhook-config.js';
 
 // One line per command; keep the list in the order `rae --help` shows it.
-const COMMANDS: Command[] = [runCommand, validateCommand, replayCommand, convertCommand, webhookConfigCommand, adminCommand];
+const COMMANDS: Command[] = [runCommand, validateCommand, replayCommand, convertCommand, eventGeneratorCommand, webhookConfigCommand, adminCommand];
 
 function topHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
