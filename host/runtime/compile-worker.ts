@@ -11,7 +11,7 @@ import type { WarmPlan } from './warm.js';
 export interface CompileRequest {
   id: number;
   code: string;
-  plan: WarmPlan;
+  plan: WarmPlan | undefined;
 }
 
 const port = parentPort!;

@@ -26,6 +26,8 @@ export function warmPlan(g: GeneratedModule): WarmPlan {
 export class RuleCompiler {
   private worker: Worker | undefined;
   private nextId = 1;
+  /** Built modules by code hash: reloading rules that generate the same code skips the compiler. */
+  private readonly cache = new Map<string, Built>();
   private readonly pending = new Map<number, (r: { ok: true; built: Built } | { ok: false; error: RuntimeError }) => void>();
 
   constructor(private readonly opts: { inProcess?: boolean } = {}) {}
@@ -37,9 +39,18 @@ export class RuleCompiler {
     const codegenMs = performance.now() - t0;
     if (!gen.module) return { ok: false, errors: gen.errors.map((e) => runtimeError('ECODEGEN', e.message)) };
     const plan = warmPlan(gen.module);
-    const r = this.opts.inProcess ? await buildModule(gen.module.code, plan) : await this.inWorker(gen.module.code, plan);
+    const hit = this.cache.get(gen.module.hash);
+    const r = hit ? { ok: true as const, built: hit } : this.opts.inProcess ? await buildModule(gen.module.code, plan) : await this.inWorker(gen.module.code, plan);
     if (!r.ok) return { ok: false, errors: [r.error] };
+    this.cache.delete(gen.module.hash);
+    this.cache.set(gen.module.hash, r.built);
+    if (this.cache.size > 8) this.cache.delete(this.cache.keys().next().value!);
     return { ok: true, codegenMs, compiled: { generated: gen.module, module: r.built.module, wasm: r.built.wasm, compileMs: r.built.compileMs + codegenMs, warmMs: r.built.warmMs } };
+  }
+
+  /** Builds arbitrary module source (tools and tests): compile and the sandbox checks, no warm-up. */
+  buildSource(code: string): Promise<{ ok: true; built: Built } | { ok: false; error: RuntimeError }> {
+    return this.opts.inProcess ? buildModule(code, undefined) : this.inWorker(code, undefined);
   }
 
   private spawn(): Worker {
@@ -69,7 +80,7 @@ export class RuleCompiler {
     return w;
   }
 
-  private inWorker(code: string, plan: WarmPlan): Promise<{ ok: true; built: Built } | { ok: false; error: RuntimeError }> {
+  private inWorker(code: string, plan: WarmPlan | undefined): Promise<{ ok: true; built: Built } | { ok: false; error: RuntimeError }> {
     this.worker ??= this.spawn();
     const w = this.worker;
     const id = this.nextId++;

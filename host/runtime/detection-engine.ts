@@ -14,7 +14,7 @@ import { alertFor } from '../output/from-match.js';
 import type { SourceEvent } from '../sources/types.js';
 import { RuleCompiler } from './compiler.js';
 import type { RuntimeError } from './errors.js';
-import { RuleModule, type BatchResult } from './evaluator.js';
+import { RuleModule, type BatchResult, type CompiledRuleset } from './evaluator.js';
 
 export interface DetectionEngineOptions {
   ruleMatching: RuleMatching;
@@ -96,23 +96,29 @@ export class DetectionEngine {
     }
     const compiled = await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority));
     if (!compiled.ok) return { swapped: false, result, errors: compiled.errors };
+    const swapped = this.swapCompiled(compiled.compiled, result);
+    if (!swapped.ok) return { swapped: false, result, errors: [swapped.error] };
+    Object.assign(this.counters, { lastCompileMs: compiled.compiled.compileMs, lastWarmMs: compiled.compiled.warmMs, lastChangeToLiveMs: performance.now() - t0 });
+    return { swapped: true, result };
+  }
+
+  /**
+   * Installs an already compiled ruleset (byte-level sources and tools; load() uses it): checks
+   * and instantiates it, carries the state region over, and swaps between two batches.
+   */
+  swapCompiled(compiled: CompiledRuleset, result: LoadResult): { ok: true } | { ok: false; error: RuntimeError } {
     // The swap point: everything below runs between two evaluate() calls.
     const s0 = performance.now();
-    const created = RuleModule.create(compiled.compiled, this.options.watchdogMs ?? 1000);
-    if (!created.ok) return { swapped: false, result, errors: [created.error] };
+    const created = RuleModule.create(compiled, this.options.watchdogMs ?? 1000);
+    if (!created.ok) return created;
     if (this.module) created.module.adoptState(this.module);
     this.lastGood = this.module && this.current ? { module: this.module, result: this.current } : undefined;
     this.module = created.module;
     const s1 = performance.now();
     this.install(result);
-    Object.assign(this.counters, {
-      swaps: this.counters.swaps + 1,
-      lastSwapStallMs: s1 - s0,
-      lastCompileMs: compiled.compiled.compileMs,
-      lastWarmMs: compiled.compiled.warmMs,
-      lastChangeToLiveMs: s1 - t0,
-    });
-    return { swapped: true, result };
+    this.counters.swaps++;
+    this.counters.lastSwapStallMs = s1 - s0;
+    return { ok: true };
   }
 
   private install(result: LoadResult): void {

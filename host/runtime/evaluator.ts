@@ -143,8 +143,10 @@ export class RuleModule {
       }
       const out = new Uint32Array(this.memory.buffer, MEM.outBase, k * 2);
       for (let m = 0; m < k; m++) matches.push({ event: base + start + out[2 * m]!, rule: rules[out[2 * m + 1]!]! });
+      // A module only stops early after at least one event; anything else ends the batch, so a
+      // misbehaving module cannot make the host loop.
       const resumed = this.resumeAt();
-      start += resumed >= n - start ? n - start : resumed;
+      start += resumed > 0 && resumed < n - start ? resumed : n - start;
     }
     return { ok: true, matches };
   }

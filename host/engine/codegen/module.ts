@@ -117,7 +117,7 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
       return;
     }
     live.push(body !== 'false');
-    ruleFns.push(`// rule ${id}: ${r.name.replace(/\s+/g, ' ')}`, `function R${id}(e: usize): bool {`, `  return ${body};`, `}`);
+    ruleFns.push(`// rule ${id}`, `function R${id}(e: usize): bool {`, `  return ${body};`, `}`);
   });
   const groups = new Map<number, number[]>();
   const audit: number[] = [];
