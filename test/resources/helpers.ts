@@ -1,0 +1,60 @@
+// A real `rae run` process for tests: stdout alert lines and stderr log lines collected as they
+// come, waits on log and alert conditions (bounded, failing with the logs rather than hanging),
+// and a clean stop.
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** A running `rae run`. */
+export interface RaeRun {
+  child: ChildProcess;
+  /** Every stdout line parsed as JSON (alerts). */
+  alerts: Array<{ rule: string; source: string; output_fields: Record<string, unknown> }>;
+  stderr(): string;
+  /** Resolves once stderr matches (after `from`, an offset into stderr). */
+  waitLog(re: RegExp, from?: number, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Resolves once `pred` holds for the alerts seen so far. */
+  waitAlerts(pred: (alerts: RaeRun['alerts']) => boolean, what: string, timeoutMs?: number): Promise<void>;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `rae run` with the given arguments. */
+export function startRae(args: string[]): RaeRun {
+  const child = spawn(process.execPath, ['bin/rae.js', 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TZ: 'UTC' } });
+  let err = '';
+  let out = '';
+  const alerts: RaeRun['alerts'] = [];
+  child.stderr!.on('data', (c: Buffer) => {
+    err += c.toString('utf8');
+  });
+  child.stdout!.on('data', (c: Buffer) => {
+    out += c.toString('utf8');
+    let nl: number;
+    while ((nl = out.indexOf('\n')) >= 0) {
+      const line = out.slice(0, nl);
+      out = out.slice(nl + 1);
+      if (line.startsWith('{')) alerts.push(JSON.parse(line));
+    }
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const poll = async (ok: () => boolean, what: string, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!ok()) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`rae run: ${child.exitCode !== null ? `exited (${child.exitCode})` : 'timed out'} waiting for ${what}\n--- stderr:\n${err}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  return {
+    child,
+    alerts,
+    stderr: () => err,
+    async waitLog(re, from = 0, timeoutMs = 120_000) {
+      await poll(() => re.test(err.slice(from)), String(re), timeoutMs);
+      return err.slice(from).match(re)!;
+    },
+    waitAlerts: (pred, what, timeoutMs = 60_000) => poll(() => pred(alerts), what, timeoutMs),
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
