@@ -141,6 +141,8 @@ export interface ModuleConfigResource extends ResourceBase {
 export interface EngineAuditRulesResource extends ResourceBase {
   kind: 'EngineAuditRules';
   requiredEngineVersion?: number;
+  /** Offset of the requiredEngineVersion value (where its errors point). */
+  requiredEngineVersionAt?: number;
   requiredK8sAuditPluginVersion?: string;
   items: RulesSpecItem[];
 }
@@ -299,6 +301,7 @@ function auditRules(root: YAMLMap<unknown, unknown>, base: ResourceBase, src: So
     ...base,
     kind: 'EngineAuditRules',
     requiredEngineVersion: isScalar(rev) ? Number(rev.value) : undefined,
+    requiredEngineVersionAt: rev?.range?.[0],
     requiredK8sAuditPluginVersion: isScalar(plugin) ? String(plugin.value) : undefined,
     items,
   };

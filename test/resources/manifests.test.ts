@@ -295,4 +295,16 @@ test('manifests: an error in a macro of a manifest is located in that macro', ()
   assert.ok(loc.column > 20, String(loc.column));
 });
 
+test('manifests: requiredEngineVersion is checked by the engine, located at the field', () => {
+  const text = (v: number) => `${H}kind: EngineAuditRules\nmetadata:\n  name: x\nspec:\n  requiredEngineVersion: ${v}\n  rules: []\n`;
+  const ok = readManifests('a.yaml', text(15), 'deckhouse.io');
+  assert.ok(loadRules([toRulesFile(ok.resources[0] as EngineAuditRulesResource).file]).ok);
+  const m = readManifests('a.yaml', text(999), 'deckhouse.io');
+  const t = toRulesFile(m.resources[0] as EngineAuditRulesResource);
+  const r = loadRules([t.file]);
+  assert.equal(remapDiagnostics(r.diagnostics, [t]).map((d) => renderDiagnostic(d, () => m.src).split('\n')[0]), [
+    'a.yaml:6:26: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): Rules require engine version 0.999.0, but engine version is 0.62.0',
+  ]);
+});
+
 test.run();
