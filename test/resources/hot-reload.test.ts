@@ -164,4 +164,51 @@ test('hot reload: add, reject, keep, delete an EngineAuditRules under a running 
   assert.is(engine.eventsEvaluated, fed);
 });
 
+const BAD_MANIFESTS: Array<[string, string, RegExp]> = [
+  ['wrong kind', `${H}kind: FalcoAuditRules\nmetadata:\n  name: bad\nspec:\n  rules: []\n`, /bad\.yaml:2:7: error LOAD_ERR_YAML_VALIDATE .*kind "FalcoAuditRules" is not a resource of this module/],
+  ['wrong name', `${H}kind: ModuleConfig\nmetadata:\n  name: falco\nspec:\n  enabled: false\n`, /bad\.yaml:4:9: error LOAD_ERR_YAML_VALIDATE .*must be named "runtime-audit-engine"/],
+  ['unknown field', CANARY.replace('name: canary', 'name: bad').replace('        tags: [canary]', '        tag: [canary]'), /bad\.yaml:16:9: error LOAD_ERR_YAML_VALIDATE .*unknown field 'spec\.rules\[1\]\.rule\.tag'/],
+  ['bad priority', CANARY.replace('name: canary', 'name: bad').replace('priority: Critical', 'priority: critical'), /bad\.yaml:15:19: error LOAD_ERR_YAML_VALIDATE .*not "critical" \(did you mean Critical\?\)/],
+  ['macro and rule in one item', CANARY.replace('name: canary', 'name: bad').replace('    - rule:\n', '    - macro: {name: m, condition: evt.type = open}\n      rule:\n'), /bad\.yaml:10:7: error LOAD_ERR_YAML_VALIDATE .*must have exactly one of macro, list, rule; it has macro and rule/],
+  ['YAML error', `${H}kind: EngineAuditRules\nmetadata: {name: bad\nspec: {}\n`, /bad\.yaml:\d+:\d+: error LOAD_ERR_YAML_PARSE/],
+];
+
+test('hot reload: each bad manifest gets a located error while the engine keeps running its rules', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rae-bad-'));
+  writeFileSync(join(dir, 'canary.yaml'), CANARY);
+  let canary = 0;
+  const internal: Alert[] = [];
+  const logs: string[] = [];
+  // Schema errors never reach the engine; the reference interpreter keeps this test quick.
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', onAlert: (a) => (canary += a.rule === 'Canary file opened' ? 1 : 0), engine: 'interpreter' });
+  const resources = await startResources({
+    dir,
+    apiGroup: 'deckhouse.io',
+    engine,
+    baseFiles: (sel) => builtinRulesFiles(sel).files,
+    defaultBuiltIn: ['syscall'],
+    onModuleState: () => {},
+    reporter: { log: (m) => logs.push(m), alert: (a) => internal.push(a), hostname: 'h' },
+  });
+  try {
+    for (const [name, text, expected] of BAD_MANIFESTS) {
+      const rejections = internal.length;
+      writeFileSync(join(dir, 'bad.yaml'), text);
+      const deadline = Date.now() + 30_000;
+      while (internal.length === rejections) {
+        if (Date.now() > deadline) throw new Error(`${name}: no rejection\n${logs.join('\n')}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.match(logs.join('\n'), expected, name);
+      const before = canary;
+      engine.evaluate(EVENTS);
+      assert.is(canary, before + 1, `${name}: the canary rule still fires`);
+      assert.equal(resources.controller.activeRules, ['canary'], name);
+    }
+  } finally {
+    resources.close();
+    await engine.close();
+  }
+});
+
 test.run();
