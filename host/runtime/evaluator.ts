@@ -8,7 +8,7 @@ import type { GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
 import type { SourceEvent } from '../sources/types.js';
 import { MATCH_SIZE, MEM, SRC } from './abi.js';
-import { BatchEncoder } from './encode.js';
+import { BatchEncoder, type Encoded } from './encode.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { checkInstance, checkModule } from './validate.js';
 
@@ -120,6 +120,11 @@ export class RuleModule {
     const matches: Match[] = [];
     const r = this.run(SRC[source], n, first, 0, matches);
     return r.ok ? { ok: true, matches } : r;
+  }
+
+  /** Encodes events[start..] into the batch region (at most max); evaluateRecords() then judges them. */
+  encode(source: 'syscall' | 'k8s_audit', events: readonly SourceEvent[], start: number, max: number): Encoded {
+    return this.encoders[source].encode(this.memory, events, start, Math.min(max, CHUNK));
   }
 
   /** The record stride of a source in this module. */

@@ -25,7 +25,7 @@ export interface WasmSpec {
 }
 
 /** A module with the rule-module interface, shaped by `spec`. */
-export function wasmModule(spec: WasmSpec = {}): Uint8Array {
+export function wasmModule(spec: WasmSpec = {}): Uint8Array<ArrayBuffer> {
   const types = vec([
     [0x60, 0, 1, 0x7f], // () -> i32
     [0x60, 6, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 1, 0x7f], // (i32 x6) -> i32

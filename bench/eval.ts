@@ -1,0 +1,211 @@
+// Benchmark `eval`: the compiled evaluator against the reference interpreter on the stable
+// ruleset (falco_rules.yaml, enabled rules), 1,048,576 synthetic syscall events (70% opens,
+// 20% execs, 10% connect, ptrace, symlink and others; a 400-process table with ancestry, 3000
+// paths, 0.3% sensitive files, 15% of opens for writing), batches of 4096, on the main thread.
+// The WASM figure starts from binary batches (records + strings, as a byte source delivers them)
+// copied into linear memory, then one evaluate call per batch (watchdog on, as the engine runs
+// it); the encoder figure (JS objects -> records) is reported on its own. Also: compile times,
+// change-to-live and swap stall through DetectionEngine.load, first batch after a swap,
+// batch latency while the worker compiles, and resident memory.
+import { readFileSync } from 'node:fs';
+import { loadRules, type LoadedRule } from '../host/engine/index.js';
+import { RuleMatcher } from '../host/engine/matcher.js';
+import { MEM } from '../host/runtime/abi.js';
+import { RuleCompiler } from '../host/runtime/compiler.js';
+import { DetectionEngine, selectRules } from '../host/runtime/detection-engine.js';
+import { RuleModule } from '../host/runtime/evaluator.js';
+import { FieldEvent } from '../host/sources/field-event.js';
+import type { SourceEvent } from '../host/sources/types.js';
+import { figure, median, progress } from './report.js';
+
+const S = 'eval';
+const CORPUS = '../shared/corpus/';
+const EVENTS = 1 << 20;
+const BATCH = 4096;
+const read = (n: string) => ({ name: n, text: readFileSync(CORPUS + n, 'utf8') });
+
+/** A small deterministic PRNG (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function syntheticEvents(): SourceEvent[] {
+  const r = rng(42);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const names = ['bash', 'sh', 'nginx', 'python3', 'node', 'java', 'sshd', 'systemd', 'containerd', 'kubelet', 'cron', 'postgres', 'redis-server', 'apt', 'dpkg', 'cat', 'ls', 'grep', 'curl', 'git', 'runc', 'dockerd', 'sudo', 'su', 'vi'];
+  const users = ['root', 'www-data', 'postgres', 'nobody', 'ubuntu'];
+  const procs = Array.from({ length: 400 }, (_, i) => {
+    const name = pick(names);
+    const chain = Array.from({ length: 1 + Math.floor(r() * 4) }, () => pick(names));
+    return {
+      'proc.name': name, 'proc.exe': `/usr/bin/${name}`, 'proc.exepath': `/usr/bin/${name}`, 'proc.cmdline': `${name} --flag ${i}`,
+      'proc.args': `--flag ${i}`, 'proc.pid': 1000 + i, 'proc.vpid': 1000 + i, 'proc.tty': r() < 0.1 ? 34816 : 0, 'proc.cwd': '/',
+      'proc.pname': chain[0], 'proc.pcmdline': `${chain[0]} -d`, 'proc.pexe': `/usr/bin/${chain[0]}`, 'proc.aname': chain,
+      'user.name': pick(users), 'user.uid': Math.floor(r() * 3) * 1000, 'user.loginuid': -1,
+      'container.id': r() < 0.5 ? 'host' : 'a1b2c3d4e5f6', 'container.image.repository': r() < 0.5 ? '' : 'docker.io/library/nginx',
+      'proc.duration': Math.floor(r() * 1e10), 'proc.is_exe_upper_layer': false, 'proc.is_exe_from_memfd': false,
+    };
+  });
+  const dirs = ['/usr/lib/x86_64-linux-gnu', '/proc/self', '/etc', '/dev', '/tmp', '/var/log', '/usr/share', '/home/ubuntu', '/run'];
+  const paths = Array.from({ length: 3000 }, (_, i) => `${pick(dirs)}/file${i}.${pick(['so', 'conf', 'log', 'txt', 'py'])}`);
+  const sensitive = ['/etc/shadow', '/etc/sudoers', '/etc/pam.conf', '/root/.ssh/authorized_keys', '/etc/gshadow'];
+  const others = ['connect', 'ptrace', 'symlink', 'symlinkat', 'chmod', 'fchmodat', 'unlinkat', 'renameat2', 'setuid', 'mkdirat', 'link', 'linkat', 'bpf', 'mount', 'setns', 'socket', 'accept4', 'sendto', 'dup2', 'finit_module', 'memfd_create'];
+  const out: SourceEvent[] = [];
+  for (let i = 0; i < EVENTS; i++) {
+    const x = r();
+    const type = x < 0.55 ? 'openat' : x < 0.65 ? 'open' : x < 0.7 ? 'openat2' : x < 0.89 ? 'execve' : x < 0.9 ? 'execveat' : pick(others);
+    const p = pick(procs);
+    const fields: Record<string, unknown> = { ...p, 'evt.type': type, 'evt.res': r() < 0.9 ? 'SUCCESS' : 'ENOENT', 'evt.rawres': 3 };
+    if (type.startsWith('open')) {
+      const name = r() < 0.003 ? pick(sensitive) : pick(paths);
+      const write = r() < 0.15;
+      Object.assign(fields, { 'fd.name': name, 'fd.nameraw': name, 'fd.directory': name.slice(0, name.lastIndexOf('/')), 'fd.filename': name.slice(name.lastIndexOf('/') + 1), 'fd.typechar': 'f', 'fd.type': 'file', 'fd.num': 3 + (i % 60), 'evt.is_open_read': !write, 'evt.is_open_write': write });
+    } else if (type === 'connect') {
+      Object.assign(fields, { 'fd.typechar': '4', 'fd.type': 'ipv4', 'fd.sip': `10.0.${i % 256}.${(i >> 8) % 256}`, 'fd.cip': '172.17.0.2', 'fd.sport': pick([443, 80, 22, 4444, 53]), 'fd.cport': 40000 + (i % 20000), 'fd.l4proto': 'tcp', 'fd.name': `172.17.0.2:40000->10.0.0.1:443` });
+    } else if (!type.startsWith('exec')) {
+      Object.assign(fields, { 'evt.arg.target': pick(paths), 'evt.arg.linkpath': pick(paths), 'fd.name': pick(paths) });
+    }
+    out.push({ source: 'syscall', timeNs: BigInt(i), evtType: type, fields: new FieldEvent(fields, { source: 'syscall', timeNs: BigInt(i), num: BigInt(i + 1) }) });
+  }
+  return out;
+}
+
+async function compileOnce(compiler: RuleCompiler, rules: LoadedRule[]): Promise<{ module: RuleModule; ms: number }> {
+  const t0 = performance.now();
+  const c = await compiler.compile(rules);
+  if (!c.ok) throw new Error(c.errors.map((e) => e.message).join('\n'));
+  const m = RuleModule.create(c.compiled, 1000);
+  if (!m.ok) throw new Error(m.error.message);
+  return { module: m.module, ms: performance.now() - t0 };
+}
+
+/** Event rates of the compiled evaluator over pre-encoded batches, and the encoder's own rate. */
+function wasmRates(module: RuleModule, events: SourceEvent[]): { perS: number; encodePerS: number; matches: number; batches: Uint8Array[]; counts: number[] } {
+  const batches: Uint8Array[] = [];
+  const counts: number[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < events.length; i += BATCH) {
+    const enc = module.encode('syscall', events, i, BATCH);
+    batches.push(new Uint8Array(module.memory.buffer, MEM.batchBase, enc.heapEnd - MEM.batchBase).slice());
+    counts.push(enc.count);
+  }
+  const encodePerS = events.length / ((performance.now() - t0) / 1000);
+  const mem = new Uint8Array(module.memory.buffer);
+  let matches = 0;
+  const pass = () => {
+    matches = 0;
+    const t = performance.now();
+    batches.forEach((b, j) => {
+      mem.set(b, MEM.batchBase);
+      const r = module.evaluateRecords('syscall', counts[j]!, true);
+      if (r.ok) matches += r.matches.length;
+    });
+    return performance.now() - t;
+  };
+  for (let w = 0; w < 3; w++) pass();
+  const times = Array.from({ length: 5 }, pass);
+  return { perS: events.length / (median(times) / 1000), encodePerS, matches, batches, counts };
+}
+
+function interpreterRate(rules: LoadedRule[], events: SourceEvent[]): { perS: number; matches: number } {
+  const matcher = new RuleMatcher({ rules, stats: { lists: 0, macros: 0, rules: 0, enabled: 0 }, requiredPlugins: [] }, { ruleMatching: 'first', minPriority: 'Debug' });
+  let matches = 0;
+  const pass = () => {
+    matches = 0;
+    const t = performance.now();
+    for (const ev of events) matches += matcher.match(ev.source, ev.evtType, ev.fields).length;
+    return performance.now() - t;
+  };
+  pass();
+  const times = [pass(), pass(), pass()];
+  return { perS: events.length / (median(times) / 1000), matches };
+}
+
+/** Runs the scenario. */
+export async function run(): Promise<void> {
+  const stable = loadRules([read('falco_rules.yaml')]);
+  const rules = selectRules(stable.ruleset.rules, 'Debug');
+  progress(`${rules.length} enabled rules of falco_rules.yaml; generating ${EVENTS} events`);
+  const events = syntheticEvents();
+  const compiler = new RuleCompiler();
+  const cold = await compileOnce(compiler, rules);
+  figure(S, 'stable_compile_cold_ms', cold.ms, 'ms', { note: 'first compile in a fresh worker (compiler import + JIT cold)' });
+  const corpusSys = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml'].map(read)).ruleset.rules;
+  const corpusAudit = loadRules([read('k8s_audit_rules.yaml')]).ruleset.rules;
+  const corpusTimes: number[] = [];
+  for (let k = 0; k < 3; k++) {
+    // a different rule order each time, so the module cache does not answer
+    const all = [...corpusSys, ...corpusAudit];
+    const c = await compiler.compile([...all.slice(k), ...all.slice(0, k)]);
+    if (!c.ok) throw new Error(c.errors.map((e) => e.message).join('\n'));
+    corpusTimes.push(c.compiled.compileMs);
+  }
+  figure(S, 'corpus_compile_ms', median(corpusTimes), 'ms', { rules: corpusSys.length + corpusAudit.length, note: 'all rules of the four corpus files in one module: codegen + asc + checks, warm worker, median of 3' });
+
+  progress('wasm: encoding batches, warming, 5 timed passes');
+  const w = wasmRates(cold.module, events);
+  figure(S, 'wasm_events_per_s', w.perS, 'events/s', { batch: BATCH, events: EVENTS, rules: rules.length, matches: w.matches, note: 'binary batches copied into linear memory + one evaluate per batch, watchdog on' });
+  figure(S, 'encode_events_per_s', w.encodePerS, 'events/s', { note: 'JS field objects -> eval records (audit/replay path), not part of wasm_events_per_s' });
+  progress('interpreter: 3 timed passes');
+  const it = interpreterRate(rules, events);
+  figure(S, 'interpreter_events_per_s', it.perS, 'events/s', { matches: it.matches });
+  figure(S, 'wasm_vs_interpreter', w.perS / it.perS, 'x', { agree: w.matches === it.matches });
+
+  // Swaps through the engine: change-to-live, stall, first batch after the swap, latency while compiling.
+  progress('swaps through DetectionEngine');
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'bench', onAlert: () => undefined });
+  const base = read('falco_rules.yaml');
+  await engine.load([base]);
+  const live: number[] = [];
+  const stall: number[] = [];
+  const first: number[] = [];
+  const steady: number[] = [];
+  const during: number[] = [];
+  for (let k = 0; k < 6; k++) {
+    const extra = { name: 'extra.yaml', text: `- rule: bench extra ${k}\n  desc: d\n  condition: evt.type = openat and fd.name = /bench/${k}\n  output: x\n  priority: INFO\n` };
+    let done = false;
+    const pending = engine.load([base, extra]).then((o) => {
+      done = true;
+      return o;
+    });
+    let j = 0;
+    while (!done) {
+      const mod = engine.ruleModule!;
+      const t = performance.now();
+      new Uint8Array(mod.memory.buffer).set(w.batches[j % w.batches.length]!, MEM.batchBase);
+      mod.evaluateRecords('syscall', w.counts[j % w.counts.length]!, true);
+      during.push(performance.now() - t);
+      j++;
+      await new Promise((r) => setImmediate(r));
+    }
+    const o = await pending;
+    if (!o.swapped) throw new Error(JSON.stringify(o.errors));
+    live.push(engine.stats.lastChangeToLiveMs);
+    stall.push(engine.stats.lastSwapStallMs);
+    const mod = engine.ruleModule!;
+    const mem = new Uint8Array(mod.memory.buffer);
+    for (let b = 0; b < 6; b++) {
+      const t = performance.now();
+      mem.set(w.batches[b]!, MEM.batchBase);
+      mod.evaluateRecords('syscall', w.counts[b]!, true);
+      (b === 0 ? first : steady).push(performance.now() - t);
+    }
+  }
+  figure(S, 'change_to_live_ms', median(live), 'ms', { samples: live.length, max: Math.max(...live), note: 'load() of a changed stable ruleset: validate + codegen + asc + checks + warm + swap' });
+  figure(S, 'swap_stall_ms', median(stall), 'ms', { max: Math.max(...stall), note: 'main thread: instantiate + checks + state carry-over' });
+  figure(S, 'first_batch_after_swap_ms', median(first), 'ms', { steady_ms: median(steady), batch: BATCH });
+  figure(S, 'batch_latency_during_compile_ms', Math.max(...during), 'ms', { median_ms: median(during), note: 'max over batches evaluated while the worker compiled (2 shared cores)' });
+  const region = new Uint8Array(MEM.stateSize);
+  const t0 = performance.now();
+  for (let k = 0; k < 10; k++) new Uint8Array(engine.ruleModule!.memory.buffer).set(region, MEM.stateBase);
+  figure(S, 'state_copy_ms', (performance.now() - t0) / 10, 'ms', { bytes: MEM.stateSize, note: 'carrying a non-empty state region over (skipped while it is empty)' });
+  figure(S, 'rss_mb', process.memoryUsage().rss / 2 ** 20, 'MiB', { note: 'whole bench process incl. 1M event objects and encoded batches' });
+  await engine.close();
+  await compiler.close();
+}
