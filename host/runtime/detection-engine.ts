@@ -46,8 +46,10 @@ export interface EngineStats {
   timeouts: number;
   restores: number;
   swaps: number;
-  /** Main-thread time of the last swap (instantiate + state copy), ms. */
+  /** Main-thread time of the last swap itself (state carry-over + switch), ms. */
   lastSwapStallMs: number;
+  /** Main-thread time spent instantiating and checking the new module before the swap, ms. */
+  lastPrepareMs: number;
   /** Compile worker time of the last load (codegen + asc + checks), ms. */
   lastCompileMs: number;
   lastWarmMs: number;
@@ -73,7 +75,7 @@ export class DetectionEngine {
   private readonly compiler = new RuleCompiler();
   private readonly counters: EngineStats = {
     batches: 0, failedBatches: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0,
-    lastSwapStallMs: 0, lastCompileMs: 0, lastWarmMs: 0, lastChangeToLiveMs: 0,
+    lastSwapStallMs: 0, lastPrepareMs: 0, lastCompileMs: 0, lastWarmMs: 0, lastChangeToLiveMs: 0,
   };
 
   constructor(private readonly options: DetectionEngineOptions) {}
@@ -96,8 +98,13 @@ export class DetectionEngine {
     }
     const compiled = await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority));
     if (!compiled.ok) return { swapped: false, result, errors: compiled.errors };
-    const swapped = this.swapCompiled(compiled.compiled, result);
-    if (!swapped.ok) return { swapped: false, result, errors: [swapped.error] };
+    const p0 = performance.now();
+    const created = RuleModule.create(compiled.compiled, this.options.watchdogMs ?? 1000);
+    if (!created.ok) return { swapped: false, result, errors: [created.error] };
+    const p1 = performance.now();
+    await created.module.pretouch();
+    this.counters.lastPrepareMs = p1 - p0;
+    this.install(result, created.module);
     Object.assign(this.counters, { lastCompileMs: compiled.compiled.compileMs, lastWarmMs: compiled.compiled.warmMs, lastChangeToLiveMs: performance.now() - t0 });
     return { swapped: true, result };
   }
@@ -107,23 +114,24 @@ export class DetectionEngine {
    * and instantiates it, carries the state region over, and swaps between two batches.
    */
   swapCompiled(compiled: CompiledRuleset, result: LoadResult): { ok: true } | { ok: false; error: RuntimeError } {
-    // The swap point: everything below runs between two evaluate() calls.
-    const s0 = performance.now();
     const created = RuleModule.create(compiled, this.options.watchdogMs ?? 1000);
     if (!created.ok) return created;
-    if (this.module) created.module.adoptState(this.module);
-    this.lastGood = this.module && this.current ? { module: this.module, result: this.current } : undefined;
-    this.module = created.module;
-    const s1 = performance.now();
-    this.install(result);
-    this.counters.swaps++;
-    this.counters.lastSwapStallMs = s1 - s0;
+    this.install(result, created.module);
     return { ok: true };
   }
 
-  private install(result: LoadResult): void {
+  /** The swap point: runs between two evaluate() calls; the state region moves with it. */
+  private install(result: LoadResult, module?: RuleModule): void {
+    const s0 = performance.now();
+    if (module) {
+      if (this.module) module.adoptState(this.module);
+      this.lastGood = this.module && this.current ? { module: this.module, result: this.current } : undefined;
+      this.module = module;
+      this.counters.swaps++;
+    }
     this.current = result;
     this.generation++;
+    if (module) this.counters.lastSwapStallMs = performance.now() - s0;
   }
 
   /** The running load result, if any. */
@@ -178,7 +186,8 @@ export class DetectionEngine {
       good.module.adoptState(module);
       this.module = good.module;
       this.lastGood = undefined;
-      this.install(good.result);
+      this.current = good.result;
+      this.generation++;
       this.counters.restores++;
     }
     return false;
