@@ -153,7 +153,8 @@ export class ResourceController {
     this.module = module;
     const state: ModuleState = { enabled: module?.enabled ?? false, debugLogging: module?.debugLogging ?? false, builtIn: this.running?.builtIn ?? builtIn };
     this.report(rejections, lookup);
-    if (JSON.stringify(state) !== JSON.stringify(this.state)) {
+    // Without any ruleset there is nothing to run the sources for: the state waits for one.
+    if (this.loaded && JSON.stringify(state) !== JSON.stringify(this.state)) {
       this.state = state;
       await this.opts.onModuleState(state);
     }
@@ -224,7 +225,7 @@ export class ResourceController {
     for (const r of rejections) {
       const id = `${r.kind}/${r.name}@${r.where}:${r.errors.map((d) => d.message).join('\n')}`;
       now.add(id);
-      if (!this.reported.has(id)) reportRejection(this.opts.reporter, r, lookup);
+      if (!this.reported.has(id)) reportRejection(this.opts.reporter, r, lookup, this.loaded);
     }
     this.reported = now;
   }

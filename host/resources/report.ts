@@ -35,8 +35,13 @@ function headline(d: Diagnostic): string {
   return `${last ? `${last.name}:${last.line}:${last.column}: ` : ''}${d.message}`;
 }
 
-/** The internal alert for a rejection. */
-export function rejectionAlert(r: Rejection, hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
+/** What still runs after a rejection. */
+function keeps(running: boolean): string {
+  return running ? 'the running rules stay' : 'no ruleset is running';
+}
+
+/** The internal alert for a rejection; `running` says whether a ruleset is still running. */
+export function rejectionAlert(r: Rejection, hostname: string, running = true, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
   const first = r.errors[0] ? headline(r.errors[0]) : 'invalid';
   const what = r.name ? `${r.kind}/${r.name}` : r.kind || 'a manifest document';
   return {
@@ -46,7 +51,7 @@ export function rejectionAlert(r: Rejection, hostname: string, now: bigint = Big
     source: 'internal',
     tags: ['resources'],
     hostname,
-    message: `${RESOURCE_REJECTED_RULE}: ${what} at ${r.where} has ${r.errors.length} error(s), the running rules stay (first: ${first})`,
+    message: `${RESOURCE_REJECTED_RULE}: ${what} at ${r.where} has ${r.errors.length} error(s), ${keeps(running)} (first: ${first})`,
     outputFields: {
       'resource.kind': r.kind || null,
       'resource.name': r.name || null,
@@ -58,10 +63,10 @@ export function rejectionAlert(r: Rejection, hostname: string, now: bigint = Big
 }
 
 /** Reports one rejection on every channel. */
-export function reportRejection(rep: Reporter, r: Rejection, lookup: SourceLookup): void {
+export function reportRejection(rep: Reporter, r: Rejection, lookup: SourceLookup, running = true): void {
   for (const d of r.errors) rep.log(renderDiagnostic(d, lookup));
   const what = r.name ? `${r.kind}/${r.name}` : r.kind || 'document';
-  rep.log(`resources: rejected ${what} at ${r.where}: ${r.errors.length} error(s); the running rules stay`);
+  rep.log(`resources: rejected ${what} at ${r.where}: ${r.errors.length} error(s); ${keeps(running)}`);
   rep.metrics?.rulesetFailed(r.reason ?? 'invalid');
-  rep.alert(rejectionAlert(r, rep.hostname));
+  rep.alert(rejectionAlert(r, rep.hostname, running));
 }
