@@ -189,4 +189,26 @@ test('controller: dropping a built-in set that a manifest needs rejects the mani
   assert.match(s.logs.join('\n'), "res/canary.yaml:10:20: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): Undefined macro 'opened' used in filter.");
 });
 
+test('controller: invalid built-in or configured files: nothing loads, no module state, the report says so', async () => {
+  const logs: string[] = [];
+  const states: ModuleState[] = [];
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', onAlert: () => {}, engine: 'interpreter' });
+  const controller = new ResourceController({
+    apiGroup: 'deckhouse.io',
+    engine,
+    baseFiles: () => [{ name: 'conf/bad.yaml', text: '- rule: r\n  desc: d\n  condition: evt.type = open and fd.nmae = x\n  output: o\n  priority: INFO\n' }],
+    defaultBuiltIn: [],
+    onModuleState: (s) => {
+      states.push(s);
+    },
+    reporter: { log: (m) => logs.push(m), alert: () => {}, hostname: 'h' },
+  });
+  const r = await controller.apply([ENABLED]);
+  assert.not.ok(r.swapped);
+  assert.not.ok(controller.loaded);
+  assert.equal(states, []);
+  assert.match(logs.join('\n'), 'conf/bad.yaml:3:34: error LOAD_ERR_COMPILE_CONDITION');
+  assert.match(logs.join('\n'), 'resources: rejected ruleset at conf/bad.yaml:1:1: 1 error(s); no ruleset is running');
+});
+
 test.run();
