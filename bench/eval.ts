@@ -35,7 +35,12 @@ function rng(seed: number): () => number {
   };
 }
 
-function syntheticEvents(): SourceEvent[] {
+/** The scenario's events (exported for profiling tools). */
+export function syntheticEventsForProfile(n: number): SourceEvent[] {
+  return syntheticEvents(n);
+}
+
+function syntheticEvents(count = EVENTS): SourceEvent[] {
   const r = rng(42);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const names = ['bash', 'sh', 'nginx', 'python3', 'node', 'java', 'sshd', 'systemd', 'containerd', 'kubelet', 'cron', 'postgres', 'redis-server', 'apt', 'dpkg', 'cat', 'ls', 'grep', 'curl', 'git', 'runc', 'dockerd', 'sudo', 'su', 'vi'];
@@ -57,7 +62,7 @@ function syntheticEvents(): SourceEvent[] {
   const sensitive = ['/etc/shadow', '/etc/sudoers', '/etc/pam.conf', '/root/.ssh/authorized_keys', '/etc/gshadow'];
   const others = ['connect', 'ptrace', 'symlink', 'symlinkat', 'chmod', 'fchmodat', 'unlinkat', 'renameat2', 'setuid', 'mkdirat', 'link', 'linkat', 'bpf', 'mount', 'setns', 'socket', 'accept4', 'sendto', 'dup2', 'finit_module', 'memfd_create'];
   const out: SourceEvent[] = [];
-  for (let i = 0; i < EVENTS; i++) {
+  for (let i = 0; i < count; i++) {
     const x = r();
     const type = x < 0.55 ? 'openat' : x < 0.65 ? 'open' : x < 0.7 ? 'openat2' : x < 0.89 ? 'execve' : x < 0.9 ? 'execveat' : pick(others);
     const p = pick(procs);

@@ -1,0 +1,70 @@
+// Code generation: a golden file of the AssemblyScript generated for a small ruleset (regenerate
+// with UPDATE_GOLDEN=1 and review the diff), deterministic output for the corpus, the record
+// layout and thread use it reports, and the error for a construct it cannot compile.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { generateModule } from '../../host/engine/codegen/index.js';
+import { loadRules } from '../../host/engine/index.js';
+
+const RULES = `
+- list: shells
+  items: [bash, sh, zsh]
+- rule: shell reads shadow
+  desc: d
+  condition: evt.type in (open, openat) and evt.is_open_read = true and fd.name in (/etc/shadow, /etc/gshadow) and proc.name in (shells) and not proc.pname = sshd
+  output: o
+  priority: WARNING
+- rule: curl pipes
+  desc: d
+  condition: evt.type = execve and (proc.cmdline contains "| sh" or proc.cmdline icontains "BASE64 -d") and fd.name startswith /tmp and proc.aname[2] glob "*ssh*"
+  output: o
+  priority: NOTICE
+- rule: ancestors and endpoints
+  desc: d
+  condition: evt.type = connect and (proc.aname in (nginx) or fd.net = 10.0.0.0/8 or fd.sport >= 8000) and user.uid != 0 and fd.name pmatch (/var/run, /usr/*/x)
+  output: o
+  priority: ERROR
+`;
+const GOLDEN = 'test/golden/codegen/small.as.txt';
+
+test('codegen: the generated AssemblyScript for a small ruleset (golden)', () => {
+  const loaded = loadRules([{ name: 'r.yaml', text: RULES }]);
+  assert.ok(loaded.ok, loaded.diagnostics.map((d) => d.message).join('\n'));
+  const g = generateModule(loaded.ruleset.rules);
+  assert.equal(g.errors, []);
+  const code = g.module!.code;
+  if (process.env.UPDATE_GOLDEN === '1') writeFileSync(GOLDEN, code);
+  assert.ok(existsSync(GOLDEN), `missing ${GOLDEN} (run with UPDATE_GOLDEN=1 and review)`);
+  assert.fixture(code, readFileSync(GOLDEN, 'utf8'));
+});
+
+test('codegen: layout and thread use of the small ruleset', () => {
+  const g = generateModule(loadRules([{ name: 'r.yaml', text: RULES }]).ruleset.rules).module!;
+  assert.equal(g.layouts.syscall.slots.map((s) => `${s.ref.canonical}${s.list ? '[]' : ''}@${s.offset}:${s.kind}`), [
+    'evt.is_open_read@16:bool', 'fd.name@24:str', 'fd.net[]@32:str', 'fd.sport@40:u64',
+  ]);
+  assert.is(g.layouts.syscall.stride, 48);
+  assert.is(g.layouts.k8s_audit.stride, 16);
+  assert.equal(g.threadUse, { bases: ['proc.cmdline', 'proc.name', 'user.uid'], levels: 2, walk: true });
+  assert.is(g.maxGroup, 1);
+});
+
+test('codegen: the output is deterministic for the whole corpus', () => {
+  const files = ['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml'].map((n) => ({ name: n, text: readFileSync(`../shared/corpus/${n}`, 'utf8') }));
+  const a = generateModule(loadRules(files).ruleset.rules);
+  const b = generateModule(loadRules(files).ruleset.rules);
+  assert.equal(a.errors, []);
+  assert.is(a.module!.hash, b.module!.hash);
+  assert.is(a.module!.code, b.module!.code);
+});
+
+test('codegen: a construct it cannot compile is an error value naming the rule', () => {
+  const loaded = loadRules([{ name: 'r.yaml', text: `- rule: re\n  desc: d\n  condition: evt.type = open and proc.name regex "ba.*"\n  output: o\n  priority: WARNING\n` }]);
+  assert.ok(loaded.ok, loaded.diagnostics.map((d) => d.message).join('\n'));
+  const g = generateModule(loaded.ruleset.rules);
+  assert.is(g.module, undefined);
+  assert.equal(g.errors, [{ code: 'ECODEGEN', rule: 're', message: "rule 're': regex is not supported by the compiled evaluator" }]);
+});
+
+test.run();
