@@ -83,14 +83,3 @@ export function mountOptions(path: string): string[] | undefined {
   return found;
 }
 
-/** True when the machine has a default IPv4 route (outbound connections can leave the host). */
-export function hasDefaultRoute(): boolean {
-  try {
-    return readFileSync('/proc/net/route', 'utf8')
-      .split('\n')
-      .slice(1)
-      .some((l) => l.split(/\s+/)[1] === '00000000');
-  } catch {
-    return false;
-  }
-}

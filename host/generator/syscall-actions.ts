@@ -6,8 +6,11 @@
 // are listed with the reason they cannot work on a host run.
 import { chmodSync, copyFileSync, linkSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, openSync, closeSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { hasDefaultRoute, isRoot, mountOptions, mustRun, perlSyscallsUnavailable, runProgram, syscallNumbers, which } from './exec.js';
+import { isRoot, mountOptions, mustRun, perlSyscallsUnavailable, runProgram, syscallNumbers, which } from './exec.js';
 import type { Action } from './types.js';
+
+/** TEST-NET-2 (RFC 5737): public-looking, never routed; only ever put on a private namespace's loopback here. */
+const PRIVATE_NET_ADDR = '198.51.100.7';
 
 const needs = (...programs: string[]) => () => {
   const missing = programs.filter((p) => !which(p));
@@ -196,11 +199,16 @@ export const SYSCALL_ACTIONS: Action[] = [
     name: 'syscall.DisallowedSshConnectionNonStandardPort',
     source: 'syscall',
     rule: 'Disallowed SSH Connection Non Standard Port',
-    description: 'ssh to port 443 of 203.0.113.1 (TEST-NET-3, RFC 5737: one SYN, nobody answers), 1 s timeout',
-    unavailable: first(needs('ssh'), () => (hasDefaultRoute() ? undefined : 'needs a default route (an outbound connection that leaves the host)')),
+    description: `ssh to port 443 of ${PRIVATE_NET_ADDR} inside a private network namespace (the address lives on that namespace's loopback; nothing leaves the machine)`,
+    unavailable: first(needs('ssh', 'unshare', 'ip', 'perl'), () => (isRoot() ? undefined : 'needs root (to create a network namespace)')),
     run: async () => {
-      // Exit 255 (connection timed out) is the expected outcome.
-      await runProgram(which('ssh')!, ['-F', '/dev/null', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=1', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-p', '443', 'rae-event-generator@203.0.113.1', 'true'], { timeoutMs: 10_000 });
+      // The rule wants a TCP connect to a public, non-loopback address. A fresh network namespace
+      // gets that address on its own loopback and a listener, so the connect is real and local:
+      // no packet reaches any network. ssh then times out waiting for a banner (exit 255).
+      const listener = `perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalAddr => "${PRIVATE_NET_ADDR}", LocalPort => 443, Listen => 1, ReuseAddr => 1) or die "listen: $!"; $c = $s->accept; sleep 2'`;
+      const ssh = [which('ssh')!, '-F', '/dev/null', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=1', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-p', '443', `rae-event-generator@${PRIVATE_NET_ADDR}`, 'true'].join(' ');
+      const script = `ip link set lo up && ip addr add ${PRIVATE_NET_ADDR}/32 dev lo && { ${listener} & sleep 0.3; ${ssh}; wait; }`;
+      await runProgram(which('unshare')!, ['--net', 'sh', '-c', script], { timeoutMs: 15_000 });
     },
   },
   {
