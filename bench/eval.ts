@@ -169,6 +169,7 @@ export async function run(): Promise<void> {
   await engine.load([base]);
   const live: number[] = [];
   const stall: number[] = [];
+  const prepare: number[] = [];
   const first: number[] = [];
   const steady: number[] = [];
   const during: number[] = [];
@@ -193,6 +194,7 @@ export async function run(): Promise<void> {
     if (!o.swapped) throw new Error(JSON.stringify(o.errors));
     live.push(engine.stats.lastChangeToLiveMs);
     stall.push(engine.stats.lastSwapStallMs);
+    prepare.push(engine.stats.lastPrepareMs);
     const mod = engine.ruleModule!;
     const mem = new Uint8Array(mod.memory.buffer);
     for (let b = 0; b < 6; b++) {
@@ -203,7 +205,8 @@ export async function run(): Promise<void> {
     }
   }
   figure(S, 'change_to_live_ms', median(live), 'ms', { samples: live.length, max: Math.max(...live), note: 'load() of a changed stable ruleset: validate + codegen + asc + checks + warm + swap' });
-  figure(S, 'swap_stall_ms', median(stall), 'ms', { max: Math.max(...stall), note: 'main thread: instantiate + checks + state carry-over' });
+  figure(S, 'swap_stall_ms', median(stall), 'ms', { max: Math.max(...stall), note: 'the swap itself between two batches: state carry-over + switch' });
+  figure(S, 'swap_prepare_ms', median(prepare), 'ms', { note: 'main-thread instantiate + checks before the swap point (pre-touch and warm-up follow in separate macrotasks)' });
   figure(S, 'first_batch_after_swap_ms', median(first), 'ms', { steady_ms: median(steady), batch: BATCH });
   figure(S, 'batch_latency_during_compile_ms', Math.max(...during), 'ms', { median_ms: median(during), note: 'max over batches evaluated while the worker compiled (2 shared cores)' });
   const region = new Uint8Array(MEM.stateSize);

@@ -12,7 +12,7 @@ import { prioritySeverity, type Priority } from '../engine/priority.js';
 import type { Alert } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
 import type { SourceEvent } from '../sources/types.js';
-import { RuleCompiler } from './compiler.js';
+import { RuleCompiler, warmPlan } from './compiler.js';
 import type { RuntimeError } from './errors.js';
 import { RuleModule, type BatchResult, type CompiledRuleset } from './evaluator.js';
 
@@ -103,6 +103,7 @@ export class DetectionEngine {
     if (!created.ok) return { swapped: false, result, errors: [created.error] };
     const p1 = performance.now();
     await created.module.pretouch();
+    await created.module.warmUp(warmPlan(compiled.compiled.generated));
     this.counters.lastPrepareMs = p1 - p0;
     this.install(result, created.module);
     Object.assign(this.counters, { lastCompileMs: compiled.compiled.compileMs, lastWarmMs: compiled.compiled.warmMs, lastChangeToLiveMs: performance.now() - t0 });

@@ -11,8 +11,8 @@ export interface WarmPlan {
   typeIds: number[];
 }
 
-/** Every slot (string, list or number) points at a self-referencing, in-bounds area. */
-function fill(u8: Uint8Array, dv: DataView, stride: number, n: number, types: number[]): void {
+/** Writes n synthetic records: every slot (string, list or number) points at a self-referencing, in-bounds area. */
+export function fillSynthetic(u8: Uint8Array, dv: DataView, stride: number, n: number, types: number[]): void {
   const area = MEM.batchBase + n * stride + 64;
   const ref = BigInt(area) | (8n << 32n);
   for (let j = 0; j < 16; j++) dv.setBigUint64(area + 8 * j, ref, true);
@@ -34,7 +34,7 @@ export function warmInstance(exports: WebAssembly.Exports, plan: WarmPlan, round
   const u8 = new Uint8Array(mem.buffer);
   const dv = new DataView(mem.buffer);
   for (const [src, stride] of [[SRC.syscall, plan.syscallStride], [SRC.k8s_audit, plan.auditStride]] as const) {
-    fill(u8, dv, stride, n, src === SRC.syscall ? plan.typeIds : []);
+    fillSynthetic(u8, dv, stride, n, src === SRC.syscall ? plan.typeIds : []);
     for (let r = 0; r < rounds; r++) evaluate(src, MEM.batchBase, n, r & 1, MEM.outBase, MEM.outSize / 8);
   }
   u8.fill(0, MEM.batchBase, MEM.batchBase + MEM.batchSize);
