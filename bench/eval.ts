@@ -91,7 +91,7 @@ async function compileOnce(compiler: RuleCompiler, rules: LoadedRule[]): Promise
 }
 
 /** Event rates of the compiled evaluator over pre-encoded batches, and the encoder's own rate. */
-function wasmRates(module: RuleModule, events: SourceEvent[]): { perS: number; encodePerS: number; matches: number; batches: Uint8Array[]; counts: number[] } {
+function wasmRates(module: RuleModule, events: SourceEvent[]): { perS: number; encodePerS: number; matches: number; batches: Uint8Array[]; counts: number[]; copyNs: number } {
   const batches: Uint8Array[] = [];
   const counts: number[] = [];
   const t0 = performance.now();
@@ -115,7 +115,13 @@ function wasmRates(module: RuleModule, events: SourceEvent[]): { perS: number; e
   };
   for (let w = 0; w < 3; w++) pass();
   const times = Array.from({ length: 5 }, pass);
-  return { perS: events.length / (median(times) / 1000), encodePerS, matches, batches, counts };
+  const copyOnly = () => {
+    const t = performance.now();
+    for (const b of batches) mem.set(b, MEM.batchBase);
+    return performance.now() - t;
+  };
+  const copyNs = (median(Array.from({ length: 5 }, copyOnly)) * 1e6) / events.length;
+  return { perS: events.length / (median(times) / 1000), encodePerS, matches, batches, counts, copyNs };
 }
 
 function interpreterRate(rules: LoadedRule[], events: SourceEvent[]): { perS: number; matches: number } {
@@ -222,6 +228,7 @@ export async function run(): Promise<void> {
   progress('wasm: encoding batches, warming, 5 timed passes');
   const w = wasmRates(cold.module, events);
   figure(S, 'wasm_events_per_s', w.perS, 'events/s', { batch: BATCH, events: EVENTS, rules: rules.length, matches: w.matches, note: 'binary batches copied into linear memory + one evaluate per batch, watchdog on' });
+  figure(S, 'wasm_ns_per_event', 1e9 / w.perS, 'ns', { batch_copy_ns: w.copyNs, record_bytes: cold.module.stride('syscall'), note: 'of which batch_copy_ns is copying records + strings into linear memory' });
   figure(S, 'encode_events_per_s', w.encodePerS, 'events/s', { note: 'JS field objects -> eval records (audit/replay path), not part of wasm_events_per_s' });
   progress('interpreter: 3 timed passes');
   const it = interpreterRate(rules, events);

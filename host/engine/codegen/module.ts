@@ -8,7 +8,10 @@ import type { LoadedRule } from '../index.js';
 import type { CheckedExpr } from '../ir.js';
 import { walkChecked } from '../ir.js';
 import type { Operand } from '../ir.js';
-import { evtTypeId } from '../../runtime/abi.js';
+import { EVT_TYPES, evtTypeId } from '../../runtime/abi.js';
+
+/** Event types tested first when dispatching a record to its group (most frequent first). */
+const HOT_TYPES = ['openat', 'open', 'openat2', 'execve', 'execveat', 'connect', 'accept4', 'accept', 'socket', 'sendto', 'recvfrom', 'close'];
 import { resolveAccess, SlotTable, type SourceLayout } from './access.js';
 import { LeafGen, ModuleParts } from './leaves.js';
 import { CodegenLimit } from './strings.js';
@@ -140,6 +143,13 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
   };
   const tids = [...groups.keys()].sort((a, b) => a - b);
   for (const t of tids) groupFn(`G${t}`, groups.get(t)!.sort((a, b) => a - b));
+  // AssemblyScript compiles a switch to a chain of compares: the event types that dominate
+  // every real workload come first, the rest in id order (deterministic either way).
+  const hot = (t: number) => {
+    const i = HOT_TYPES.indexOf(EVT_TYPES[t - 1]!);
+    return i < 0 ? HOT_TYPES.length : i;
+  };
+  const dispatchOrder = [...tids].sort((a, b) => hot(a) - hot(b) || a - b);
   groupFn('A', audit);
   const maxGroup = Math.max(1, audit.length, ...[...groups.values()].map((g) => g.length));
   const loop = (stride: number, dispatch: string[]) => [
@@ -159,7 +169,7 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     '  resume = n;',
     '  const f = first != 0;',
     '  if (src == 0) {',
-    ...loop(layouts.syscall.stride, ['switch (load<u32>(e)) {', ...tids.map((t) => `  case ${t}: k = G${t}(e, i, out, k, f); break;`), '  default: break;', '}']),
+    ...loop(layouts.syscall.stride, ['switch (load<u32>(e)) {', ...dispatchOrder.map((t) => `  case ${t}: k = G${t}(e, i, out, k, f); break;`), '  default: break;', '}']),
     '  }',
     '  if (src == 1) {',
     ...loop(layouts.k8s_audit.stride, ['k = A(e, i, out, k, f);']),
