@@ -1,5 +1,5 @@
 // Differential test over generated conditions: random rules (fast-check) mixing every operator
-// the compiled evaluator supports (=, !=, in, contains, icontains, startswith, endswith,
+// the compiled evaluator supports (=, !=, in, regex, contains, icontains, startswith, endswith,
 // glob, iglob, pmatch, exists, intersects, field-to-field, transformers, ancestors by index and
 // walk, endpoint IPs and networks, numbers, booleans) under and/or/not, loaded through the real
 // front end, then 100,000 random events compared with the reference interpreter.
@@ -28,6 +28,7 @@ const leaf = fc.oneof(
   fc.constantFrom('proc.name = val(proc.pname)', 'proc.name != val(proc.pname)', 'fd.name startswith val(proc.cwd)', 'proc.pid < val(proc.ppid)', 'proc.cmdline contains val(proc.name)'),
   fc.constantFrom('proc.aname exists', 'proc.pname exists', 'fd.sip exists', 'user.name exists', 'proc.aname[3] exists'),
   fc.constantFrom('evt.type = execve', 'evt.type != openat', 'evt.type in (open, connect)'),
+  fc.tuple(fc.constantFrom('proc.name', 'fd.name', 'proc.cmdline', 'proc.pname'), fc.constantFrom('ba.*', '/etc/[a-z]+', '(sh|bash)', '.*py(thon)?[0-9]?', '[^/]*', 'c?at|[A-Z]+.*')).map(([f, p]) => `${f} regex "${p}"`),
 );
 const cond: fc.Arbitrary<string> = fc.letrec((tie) => ({
   node: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, tie('and'), tie('or'), tie('not')),

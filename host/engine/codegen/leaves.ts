@@ -8,6 +8,7 @@ import type { CheckedExpr, CmpOp, Literal } from '../ir.js';
 import { evtTypeId } from '../../runtime/abi.js';
 import type { SlotTable, ValueKind } from './access.js';
 import { eqAt, u64Literal, utf8Bytes } from './bytes.js';
+import { compileRegex } from './regex.js';
 import { CodegenLimit, StrOperand } from './strings.js';
 import { operandValue, threadBits, type Many, type Scalar, type Statics } from './values.js';
 import type { TypeClass } from '../fields.js';
@@ -251,8 +252,10 @@ export class LeafGen {
         const p = utf8Bytes(op === 'iglob' ? asciiLower(lit.text) : lit.text);
         return `globMatch(${this.statics.bytes(p)}, ${p.length}, a, i32(l), ${op === 'iglob'})`;
       }
-      case 'regex':
-        throw new CodegenLimit('regex is not supported by the compiled evaluator');
+      case 'regex': {
+        const dfa = compileRegex(lit.text);
+        return `dfaMatch(${this.statics.bytes(dfa.next)}, ${this.statics.bytes(dfa.accept)}, a, l)`;
+      }
       default:
         return 'false';
     }

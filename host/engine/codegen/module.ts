@@ -50,7 +50,7 @@ export interface ThreadUse {
 
 const PRELUDE = `import {
   ABI_VERSION, MISSING, ancestor, parentOf, has, eqBytes, cmpBytes, findBytes, ieqBytes, lower,
-  globMatch, pmatch, foldCase, baseName, b64, concatStart, concatAdd, pack, scratchReset,
+  globMatch, pmatch, dfaMatch, foldCase, baseName, b64, concatStart, concatAdd, pack, scratchReset,
 } from "./index";
 
 let epoch: u64 = 1;
