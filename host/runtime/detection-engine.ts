@@ -11,6 +11,7 @@ import { RuleMatcher, type RuleMatching } from '../engine/matcher.js';
 import { prioritySeverity, type Priority } from '../engine/priority.js';
 import type { Alert } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
+import type { Metrics } from '../metrics/index.js';
 import type { SourceEvent } from '../sources/types.js';
 import { RuleCompiler, warmPlan } from './compiler.js';
 import type { RuntimeError } from './errors.js';
@@ -27,6 +28,8 @@ export interface DetectionEngineOptions {
   watchdogMs?: number;
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;
+  /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog). */
+  metrics?: Pick<Metrics, 'compileTime' | 'eventsDropped'>;
 }
 
 /** What `load` did. */
@@ -98,6 +101,7 @@ export class DetectionEngine {
     }
     const compiled = await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority));
     if (!compiled.ok) return { swapped: false, result, errors: compiled.errors };
+    this.options.metrics?.compileTime(compiled.compiled.compileMs / 1000);
     const p0 = performance.now();
     const created = RuleModule.create(compiled.compiled, this.options.watchdogMs ?? 1000);
     if (!created.ok) return { swapped: false, result, errors: [created.error] };
@@ -168,16 +172,19 @@ export class DetectionEngine {
     this.counters.batches++;
     const r = module.evaluate(events, this.options.ruleMatching === 'first');
     this.evaluated += events.length;
-    if (!this.settle(module, r)) return 0;
+    if (!this.settle(module, r, events)) return 0;
     if (!r.ok) return 0;
     for (const m of r.matches) this.options.onAlert(alertFor(m.rule, events[m.event]!, this.options.hostname));
     return r.matches.length;
   }
 
   /** Counts a failed batch; after a watchdog stop, goes back to the last good module. */
-  private settle(module: RuleModule, r: BatchResult): boolean {
+  private settle(module: RuleModule, r: BatchResult, events: readonly SourceEvent[]): boolean {
     if (r.ok) return true;
     this.counters.failedBatches++;
+    const bySource = new Map<SourceEvent['source'], number>();
+    for (const ev of events) bySource.set(ev.source, (bySource.get(ev.source) ?? 0) + 1);
+    for (const [source, n] of bySource) this.options.metrics?.eventsDropped(source, r.error.code === 'ETIMEOUT' ? 'watchdog' : 'trap', n);
     if (r.error.code === 'ETIMEOUT') this.counters.timeouts++;
     else this.counters.traps++;
     const report = this.options.onError ?? ((e: RuntimeError) => process.stderr.write(`engine: batch failed (${e.code}): ${e.message}\n`));

@@ -7,6 +7,7 @@ import { generateModule } from '../../host/engine/codegen/index.js';
 import { RuleModule, type CompiledRuleset } from '../../host/runtime/evaluator.js';
 import { checkModule } from '../../host/runtime/validate.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
+import { createMetrics } from '../../host/metrics/index.js';
 import { toEvents } from './differential-helpers.js';
 import { wasmModule, type WasmSpec } from './wasm-bytes.js';
 
@@ -61,7 +62,8 @@ test('sandbox: the watchdog stops a runaway batch (ETIMEOUT)', () => {
 test('sandbox: after a runaway batch the engine restores the last good module', async () => {
   const alerts: string[] = [];
   const errors: string[] = [];
-  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', watchdogMs: 50, onAlert: (a) => alerts.push(a.rule), onError: (e) => errors.push(e.code) });
+  const metrics = createMetrics({ processMetrics: false });
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', watchdogMs: 50, metrics, onAlert: (a) => alerts.push(a.rule), onError: (e) => errors.push(e.code) });
   const rules = `- rule: cat opens\n  desc: d\n  condition: evt.type = openat and proc.name = cat\n  output: cat opened\n  priority: WARNING\n`;
   const loaded = await engine.load([{ name: 'r.yaml', text: rules }]);
   assert.ok(loaded.swapped, JSON.stringify(loaded.errors));
@@ -74,6 +76,9 @@ test('sandbox: after a runaway batch the engine restores the last good module', 
   assert.is(engine.rulesetGeneration, gen + 2);
   assert.is(engine.evaluate(events), 1, 'the last good module judges the next batch');
   assert.equal(alerts, ['cat opens', 'cat opens']);
+  const text = (await metrics.exposition()).body;
+  assert.match(text, 'enginesecurity_engine_events_dropped_total{source="syscall",reason="watchdog"} 1');
+  assert.match(text, 'enginesecurity_engine_ruleset_compile_seconds_count 1');
   await engine.close();
 });
 
