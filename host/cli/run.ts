@@ -110,7 +110,7 @@ export const runCommand: Command = {
       const forwarder = await startForwarder({ config, metrics, log, hostname });
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
       if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
-      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, hostname, onAlert: (a) => forwarder.submit(a) });
+      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, hostname, metrics, onAlert: (a) => forwarder.submit(a) });
       // Sources run while the module is enabled (a ModuleConfig in the resources directory).
       const sources = new ModuleSources(log);
       if (config.webhook.enabled) {
