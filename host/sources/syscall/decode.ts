@@ -187,7 +187,8 @@ export function decodeRecord(view: Uint8Array, off: number, dv = new DataView(vi
   return { code: 'EBADKIND', offset: off, message: `record at byte ${off} has kind ${kind} and length ${len}, which do not match any record layout` };
 }
 
-function sockaddr(dv: DataView, at: number): SockAddr {
+/** The rae_sockaddr at byte `at` of `dv`. */
+export function sockaddr(dv: DataView, at: number): SockAddr {
   const family = dv.getUint16(at + SOCKADDR.family, true);
   const port = dv.getUint16(at + SOCKADDR.port, true);
   const a = at + SOCKADDR.addr;

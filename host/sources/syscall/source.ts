@@ -1,0 +1,249 @@
+// The live kernel source of `rae run`: attaches the probe, tells it which syscalls the running
+// ruleset needs, fills the process table from /proc, then on every wake drains the ring into one
+// reusable buffer: process records update the table, SYSCALL records become SourceEvents whose
+// fields are read lazily (event.ts) and are evaluated batch by batch. Never blocks the kernel:
+// the ring is the bounded backlog; when it is more than 3/4 full the source sheds evaluation
+// (state is still applied) and counts those events as queue_full. Kernel-side lost records and
+// userspace drops are counted in metrics and reported as one internal alert per interval.
+import type { Metrics } from '../../metrics/index.js';
+import type { Alert } from '../../output/alert.js';
+import type { SourceEvent } from '../types.js';
+import type { LoadResult } from '../../engine/index.js';
+import { HDR, KIND, MAX_RECORD, SIZES } from './abi.js';
+import { clocks, openCapture, probeSupport, type Capture, type CaptureOptions } from './addon.js';
+import { SyscallEvent, type EventContext } from './event.js';
+import { encodeProcRecord, readProcess, readProcesses } from './procfs.js';
+import { syscallIds, syscallName } from './syscalls.js';
+import { ProcessTable } from './state.js';
+import { UserNames } from './users.js';
+
+/** The internal alert's rule name for dropped kernel events. */
+export const SYSCALL_DROP_RULE = 'Engine internal: syscall event drop';
+/** Syscalls the state needs whatever the rules say (socket types for fd.l4proto). */
+const STATE_SYSCALLS = ['socket'];
+const BUFFER_BYTES = 1 << 20;
+/** Longest stretch of draining before yielding to the event loop, ms. */
+const SLICE_MS = 8;
+
+/** What the source needs from the detection engine. */
+export interface EngineLike {
+  evaluate(events: readonly SourceEvent[]): number;
+  readonly ruleset: LoadResult | undefined;
+  readonly rulesetGeneration: number;
+}
+
+/** Options of startSyscallSource(). */
+export interface SyscallSourceOptions {
+  engine: EngineLike;
+  metrics?: Pick<Metrics, 'eventsReceived' | 'eventsEvaluated' | 'eventsDropped' | 'evaluationTime'>;
+  log: (message: string) => void;
+  /** Where the internal drop alert goes (the forwarder). */
+  submit: (alert: Alert) => void;
+  hostname: string;
+  capture?: CaptureOptions;
+  /** At most one drop alert per this many ms (default 10 000). */
+  dropAlertIntervalMs?: number;
+}
+
+/** A running kernel source. */
+export interface SyscallSource {
+  /** Counters since start. */
+  stats(): { records: number; events: number; lost: number; shed: number; processes: number };
+  stop(): Promise<void>;
+}
+
+/** Attaches the probe and starts evaluating kernel events; throws a CaptureError when it cannot. */
+export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
+  const cap: Capture = openCapture(opts.capture);
+  const table = new ProcessTable();
+  const ctx: EventContext = { table, names: new UserNames(), hostname: opts.hostname };
+  const buf = new Uint8Array(BUFFER_BYTES);
+  const dv = new DataView(buf.buffer);
+  const meta = new Uint32Array(1);
+  const c = clocks();
+  const toEpoch = c.realtimeNs - c.boottimeNs;
+  const events: SourceEvent[] = [];
+  const missing = new Set<number>();
+  let generation = -1;
+  let num = 0;
+  let records = 0;
+  let evaluated = 0;
+  let shed = 0;
+  let lostSeen = 0;
+  let pendingLost = 0;
+  let pendingShed = 0;
+  let lastAlert = 0;
+  let stopped = false;
+  let scheduled = false;
+
+  const setInteresting = () => {
+    const gen = opts.engine.rulesetGeneration;
+    if (gen === generation) return;
+    generation = gen;
+    const names = new Set(STATE_SYSCALLS);
+    for (const r of opts.engine.ruleset?.ruleset.rules ?? []) if (r.source === 'syscall' && r.enabled) for (const t of r.evttypes ?? []) names.add(t);
+    const { ids } = syscallIds(names);
+    cap.setInterestingSyscalls(ids);
+    opts.log(`syscall: capturing ${ids.length} syscalls the rules need (${ids.map(syscallName).join(' ')})`);
+  };
+
+  // Bootstrap after attaching, so a process started meanwhile is seen by one path or the other.
+  const bootNs = c.boottimeNs;
+  for (const p of readProcesses()) {
+    const len = encodeProcRecord(p, buf, 0, bootNs);
+    if (len > 0) table.apply(buf, dv, 0, KIND.PROC);
+  }
+  setInteresting();
+
+  /** The process of `pid`, read from /proc when the table has not seen it (once per second). */
+  const procOf = (pid: number) => {
+    const p = table.get(pid);
+    if (p || missing.has(pid)) return p;
+    const snap = readProcess(pid);
+    if (!snap) {
+      missing.add(pid);
+      return undefined;
+    }
+    const scratch = new Uint8Array(MAX_RECORD);
+    if (encodeProcRecord(snap, scratch, 0, clocksNow()) > 0) table.apply(scratch, new DataView(scratch.buffer), 0, KIND.PROC);
+    return table.get(pid);
+  };
+
+  const batch = (bytes: number, shedding: boolean) => {
+    events.length = 0;
+    let off = 0;
+    let n = 0;
+    let dropped = 0;
+    while (off + SIZES.hdr <= bytes) {
+      const len = dv.getUint32(off + HDR.len, true);
+      if (len < SIZES.hdr || len % 8 !== 0 || off + len > bytes) {
+        opts.metrics?.eventsDropped('syscall', 'decode_error', 1);
+        pendingShed++;
+        break;
+      }
+      const kind = dv.getUint16(off + HDR.kind, true);
+      n++;
+      if (kind === KIND.SYSCALL && len >= SIZES.syscall) {
+        const type = syscallName(dv.getUint16(off + HDR.nr, true));
+        const pid = dv.getUint32(off + HDR.pid, true);
+        const ret = Number(dv.getBigInt64(off + HDR.ret, true));
+        if (type === 'socket' && ret >= 0) table.setSocket(pid, ret, { domain: Number(dv.getBigUint64(off + 48, true)), type: Number(dv.getBigUint64(off + 56, true)) & 0xf });
+        if (!shedding) {
+          const ts = dv.getBigUint64(off + HDR.ts_ns, true);
+          events.push({ source: 'syscall', timeNs: ts + toEpoch, evtType: type, fields: new SyscallEvent(ctx, buf, dv, off, type, procOf(pid), ts + toEpoch, ++num) });
+        } else dropped++;
+      } else table.apply(buf, dv, off, kind);
+      off += len;
+    }
+    records += n;
+    opts.metrics?.eventsReceived('syscall', n);
+    if (dropped > 0) {
+      shed += dropped;
+      pendingShed += dropped;
+      opts.metrics?.eventsDropped('syscall', 'queue_full', dropped);
+    }
+    if (events.length > 0) {
+      const start = process.hrtime.bigint();
+      try {
+        opts.engine.evaluate(events);
+        evaluated += events.length;
+        opts.metrics?.eventsEvaluated('syscall', events.length);
+      } catch (err) {
+        opts.metrics?.eventsDropped('syscall', 'trap', events.length);
+        opts.log(`syscall: evaluation of ${events.length} events failed: ${(err as Error)?.message ?? String(err)}`);
+      }
+      opts.metrics?.evaluationTime('syscall', Number(process.hrtime.bigint() - start) / 1e9);
+      events.length = 0;
+    }
+    table.flushExits();
+  };
+
+  const drain = () => {
+    scheduled = false;
+    if (stopped) return;
+    setInteresting();
+    const until = performance.now() + SLICE_MS;
+    for (;;) {
+      const st = cap.stats();
+      const shedding = st.queuedBytes > st.ringBytes * 0.75;
+      const bytes = cap.poll(buf, meta);
+      if (bytes === 0) return; // the watcher is re-armed
+      batch(bytes, shedding);
+      if (performance.now() > until) break;
+    }
+    scheduled = true;
+    setImmediate(drain);
+  };
+
+  const checkDrops = () => {
+    const lost = cap.stats().lost;
+    if (lost > lostSeen) {
+      opts.metrics?.eventsDropped('syscall', 'kernel_lost', lost - lostSeen);
+      pendingLost += lost - lostSeen;
+      lostSeen = lost;
+    }
+    const now = Date.now();
+    if ((pendingLost > 0 || pendingShed > 0) && now - lastAlert >= (opts.dropAlertIntervalMs ?? 10_000)) {
+      lastAlert = now;
+      opts.submit(dropAlert(pendingLost, pendingShed, opts.hostname));
+      opts.log(`syscall: ${pendingLost} kernel event(s) lost (ring buffer full), ${pendingShed} dropped in userspace`);
+      pendingLost = 0;
+      pendingShed = 0;
+    }
+  };
+  const timer = setInterval(() => {
+    setInteresting();
+    checkDrops();
+    missing.clear();
+  }, 1000);
+  timer.unref();
+
+  cap.watch(() => {
+    if (!scheduled) drain();
+  });
+  drain();
+
+  return {
+    stats: () => ({ records, events: evaluated, lost: cap.stats().lost, shed, processes: table.size }),
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      checkDrops();
+      cap.close();
+    },
+  };
+}
+
+function clocksNow(): bigint {
+  return clocks().boottimeNs;
+}
+
+/** The internal alert for dropped kernel events (like Falco's syscall event drop alert). */
+export function dropAlert(lost: number, shed: number, hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
+  return {
+    timeNs: now,
+    rule: SYSCALL_DROP_RULE,
+    priority: 'Warning',
+    source: 'internal',
+    tags: ['syscall', 'drops'],
+    hostname,
+    message: `${SYSCALL_DROP_RULE}: ${lost + shed} syscall event(s) dropped since the last report (${lost} lost in the kernel ring buffer, ${shed} shed in userspace)`,
+    outputFields: { 'n_drops': lost + shed, 'n_drops_kernel': lost, 'n_drops_userspace': shed },
+  };
+}
+
+/** The kernel source as a module source for `rae run`, or undefined after logging why it is off. */
+export function syscallModuleSource(opts: SyscallSourceOptions): { name: 'syscall'; start(): Promise<{ stop(): Promise<void> }> } | undefined {
+  const support = probeSupport();
+  if (!support.available) {
+    opts.log(`run: kernel (syscall) source off: ${support.code}: ${support.reason}; the other sources keep running`);
+    return undefined;
+  }
+  return {
+    name: 'syscall',
+    start: async () => {
+      const src = startSyscallSource(opts);
+      return { stop: () => src.stop() };
+    },
+  };
+}
