@@ -15,6 +15,7 @@ import { createMetrics } from '../metrics/index.js';
 import { DetectionEngine } from '../runtime/detection-engine.js';
 import { ModuleSources, publishAuditWebhookConfig, startModule } from '../resources/index.js';
 import { startAuditWebhook } from '../sources/audit/index.js';
+import { syscallModuleSource } from '../sources/syscall/source.js';
 import { log, parseCommandArgs, type Command } from './command.js';
 import { readRulesFiles } from './rules-files.js';
 
@@ -131,6 +132,8 @@ export const runCommand: Command = {
           },
         });
       }
+      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: (a) => forwarder.submit(a) });
+      if (kernel) await sources.add(kernel);
       const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => forwarder.submit(a), onRulesLoaded: (r) => reportLoad(r) });
       components.push({ name: `module (${module.dir})`, stop: () => module.stop() });
       if (config.api.enabled) {
