@@ -134,14 +134,16 @@ struct rae_thread {
 #define RAE_TF_PRIVILEGED 0x8
 
 /*
- * The persistent state region at RAE_EVAL_STATE_BASE: a header, an open-addressing thread table
- * keyed by tid, an fd table keyed by (pid, fd), uid and gid name tables, then a string heap.
+ * The persistent state region at RAE_EVAL_STATE_BASE: a header, the thread entries (an array;
+ * the writer keeps the tid -> entry index and reuses freed entries), an fd table keyed by
+ * (pid, fd), uid and gid name tables, then a string heap. A hot swap copies the header, the
+ * entries up to `threads` and the heap up to `heap_top` to the same addresses in the new module.
  */
 struct rae_state_hdr {
 	__u32 abi;       /*  0 RAE_ABI_VERSION of the writer */
-	__u32 threads;   /*  4 live thread entries */
+	__u32 threads;   /*  4 thread entries in use (high-water mark) */
 	__u32 heap_top;  /*  8 next free byte of the string heap (absolute address) */
-	__u32 fds;       /* 12 live fd entries */
+	__u32 fds;       /* 12 fd entries in use (reserved; 0 while the fd table is unused) */
 };
 #define RAE_STATE_HDR_SIZE 64
 #define RAE_STATE_THREADS (RAE_EVAL_STATE_BASE + RAE_STATE_HDR_SIZE)
