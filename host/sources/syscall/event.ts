@@ -27,6 +27,13 @@ const OPEN = new Set(['open', 'openat', 'openat2', 'creat']);
 /** Syscalls whose first argument is the socket fd the record's addresses belong to. */
 const SOCK_ARG0 = new Set(['connect', 'sendto', 'sendmsg', 'recvfrom', 'recvmsg', 'bind', 'listen', 'shutdown', 'getsockopt', 'setsockopt']);
 
+/** Executed through an fd whose file lives on no mounted path: the probe's exepath walk yields
+ * only `/` for a memfd (its dentry sits at the root of the kernel's internal shmem mount). */
+const FD_PATH = /^\/(?:proc\/(?:self|\d+)\/fd|dev\/fd)\/\d+$/;
+function isMemfdExe(p: ProcInfo): boolean {
+  return p.exepath.startsWith('memfd:') || p.exepath.startsWith('/memfd:') || (p.exepath === '/' && FD_PATH.test(p.execPath));
+}
+
 /** A process field of `p` (proc.name, proc.exe, ...). */
 function procField(p: ProcInfo, name: string): RawValue | undefined {
   switch (name) {
@@ -42,7 +49,7 @@ function procField(p: ProcInfo, name: string): RawValue | undefined {
     case 'proc.sid': return p.sid;
     case 'proc.vpgid': return p.pgid;
     case 'proc.is_exe_writable': return p.exeWritable;
-    case 'proc.is_exe_from_memfd': return p.exepath.startsWith('/memfd:') || p.exepath.startsWith('memfd:');
+    case 'proc.is_exe_from_memfd': return isMemfdExe(p);
     case 'proc.is_exe_upper_layer': return false;
     case 'user.loginuid': return p.loginuid | 0;
     case 'container.id': return p.containerId;

@@ -23,6 +23,8 @@ export interface ProcInfo {
   /** argv[0] (libsinsp proc.exe), else the path given to execve. */
   exe: string;
   exepath: string;
+  /** The path given to execve (the record's `exe`). */
+  execPath: string;
   /** argv[1..]. */
   args: string[];
   cwd: string;
@@ -69,6 +71,7 @@ function fromRecord(r: ProcRecord, base: ProcInfo | undefined): ProcInfo {
     comm: r.comm ?? base?.comm ?? '',
     exe: fork ? (base?.exe ?? '') : (r.args[0] ?? r.exe ?? ''),
     exepath: (fork ? base?.exepath : r.exepath) ?? '',
+    execPath: (fork ? base?.execPath : r.exe) ?? '',
     args,
     cwd: (fork ? base?.cwd : r.cwd) ?? '',
     cgroup,
