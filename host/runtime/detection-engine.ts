@@ -12,7 +12,9 @@ import { prioritySeverity, type Priority } from '../engine/priority.js';
 import type { Alert } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
 import type { Metrics } from '../metrics/index.js';
+import { FieldEvent } from '../sources/field-event.js';
 import type { SourceEvent } from '../sources/types.js';
+import { KernelIngest } from './kernel-ingest.js';
 import { RuleCompiler, warmPlan } from './compiler.js';
 import type { RuntimeError } from './errors.js';
 import { RuleModule, type BatchResult, type CompiledRuleset } from './evaluator.js';
@@ -66,6 +68,12 @@ export function selectRules(rules: readonly LoadedRule[], minPriority: Priority)
   return rules.filter((r) => r.enabled && prioritySeverity(r.priority) <= min).sort((a, b) => a.index - b.index);
 }
 
+function countBySource(events: readonly SourceEvent[]): Map<SourceEvent['source'], number> {
+  const out = new Map<SourceEvent['source'], number>();
+  for (const ev of events) out.set(ev.source, (out.get(ev.source) ?? 0) + 1);
+  return out;
+}
+
 /** Evaluates events against the current ruleset; swaps rulesets between batches. */
 export class DetectionEngine {
   private matcher: RuleMatcher | undefined;
@@ -76,6 +84,7 @@ export class DetectionEngine {
   private generation = 0;
   private loading: Promise<unknown> = Promise.resolve();
   private readonly compiler = new RuleCompiler();
+  private readonly kernel = new KernelIngest();
   private readonly counters: EngineStats = {
     batches: 0, failedBatches: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0,
     lastSwapStallMs: 0, lastPrepareMs: 0, lastCompileMs: 0, lastWarmMs: 0, lastChangeToLiveMs: 0,
@@ -172,18 +181,42 @@ export class DetectionEngine {
     this.counters.batches++;
     const r = module.evaluate(events, this.options.ruleMatching === 'first');
     this.evaluated += events.length;
-    if (!this.settle(module, r, events)) return 0;
+    if (!this.settle(module, r, countBySource(events))) return 0;
     if (!r.ok) return 0;
     for (const m of r.matches) this.options.onAlert(alertFor(m.rule, events[m.event]!, this.options.hostname));
     return r.matches.length;
   }
 
+  /**
+   * Evaluates a batch of kernel wire records (probes/src/events.h) as the capture addon delivers
+   * them: process records update the thread table in the module's state region, syscall records
+   * become eval records without JS objects; only matched events are decoded, for their alerts.
+   * Record times are CLOCK_BOOTTIME; `bootToEpochNs` turns them into alert times. Returns the
+   * alert count (0 with the interpreter engine, which needs decoded events).
+   */
+  evaluateKernel(view: Uint8Array, bytes: number, bootToEpochNs = 0n): number {
+    const module = this.module;
+    if (!module || this.options.engine === 'interpreter') return 0;
+    this.counters.batches++;
+    const offsets = this.kernel.ingest(module, view, bytes);
+    const r = module.evaluateRecords('syscall', offsets.length, this.options.ruleMatching === 'first');
+    this.evaluated += offsets.length;
+    const lazy: SourceEvent[] = [];
+    const eventAt = (i: number): SourceEvent => {
+      const fields = this.kernel.fieldsOf(module, view, offsets[i]!, i);
+      const timeNs = new DataView(view.buffer, view.byteOffset + offsets[i]!).getBigUint64(0, true) + bootToEpochNs;
+      return (lazy[i] ??= { source: 'syscall', timeNs, evtType: fields['evt.type'] as string, fields: new FieldEvent(fields, { source: 'syscall', timeNs, num: BigInt(this.evaluated - offsets.length + i + 1) }) });
+    };
+    if (!this.settle(module, r, new Map([['syscall', offsets.length]]))) return 0;
+    if (!r.ok) return 0;
+    for (const m of r.matches) this.options.onAlert(alertFor(m.rule, eventAt(m.event), this.options.hostname));
+    return r.matches.length;
+  }
+
   /** Counts a failed batch; after a watchdog stop, goes back to the last good module. */
-  private settle(module: RuleModule, r: BatchResult, events: readonly SourceEvent[]): boolean {
+  private settle(module: RuleModule, r: BatchResult, bySource: ReadonlyMap<SourceEvent['source'], number>): boolean {
     if (r.ok) return true;
     this.counters.failedBatches++;
-    const bySource = new Map<SourceEvent['source'], number>();
-    for (const ev of events) bySource.set(ev.source, (bySource.get(ev.source) ?? 0) + 1);
     for (const [source, n] of bySource) this.options.metrics?.eventsDropped(source, r.error.code === 'ETIMEOUT' ? 'watchdog' : 'trap', n);
     if (r.error.code === 'ETIMEOUT') this.counters.timeouts++;
     else this.counters.traps++;

@@ -7,7 +7,7 @@ import vm from 'node:vm';
 import type { GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
 import type { SourceEvent } from '../sources/types.js';
-import { MATCH_SIZE, MEM, SRC } from './abi.js';
+import { MATCH_SIZE, MEM, SRC, STATE, THREAD } from './abi.js';
 import { BatchEncoder, type Encoded } from './encode.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { checkInstance, checkModule } from './validate.js';
@@ -116,11 +116,19 @@ export class RuleModule {
     u8.fill(0, MEM.batchBase, MEM.batchBase + Math.max(plan.syscallStride, plan.auditStride) * n + 256);
   }
 
-  /** Copies the persistent state region from the module being replaced (skipped while empty). */
+  /**
+   * Copies the used part of the persistent state region from the module being replaced: the
+   * header, the thread entries up to the high-water mark and the string heap up to its top.
+   */
   adoptState(previous: RuleModule): void {
-    const from = new Uint32Array(previous.memory.buffer, MEM.stateBase, 4);
-    if (from[1] === 0 && from[3] === 0) return;
-    new Uint8Array(this.memory.buffer).set(new Uint8Array(previous.memory.buffer, MEM.stateBase, MEM.stateSize), MEM.stateBase);
+    const from = new Uint8Array(previous.memory.buffer);
+    const hdr = new DataView(previous.memory.buffer, MEM.stateBase, 16);
+    const threads = hdr.getUint32(4, true);
+    const heapTop = hdr.getUint32(8, true);
+    if (threads === 0 && hdr.getUint32(12, true) === 0) return;
+    const to = new Uint8Array(this.memory.buffer);
+    to.set(from.subarray(MEM.stateBase, STATE.threads + threads * THREAD.size), MEM.stateBase);
+    if (heapTop > STATE.heap) to.set(from.subarray(STATE.heap, heapTop), STATE.heap);
   }
 
   /** Evaluates decoded events; `first` = Falco's rule_matching first. */

@@ -1,0 +1,242 @@
+// The persistent thread table in a module's state region (probes/src/eval_abi.h): one
+// struct rae_thread per process, written once from the kernel's PROC/EXEC/FORK records (bytes
+// copied from the record, never decoded into JS strings), linked to the parent's entry, freed
+// when the process has exited and no child points at it any more. The tid -> entry index lives
+// here on the host; the entries and their strings live in linear memory and move with a hot
+// swap (RuleModule.adoptState copies the used part of the region).
+import { EXIT, HDR, KIND, PF, PROC, XF } from '../sources/syscall/abi.js';
+import { MEM, STATE, THREAD, TP } from './abi.js';
+
+interface Proc {
+  addr: number;
+  pid: number;
+  parent: Proc | undefined;
+  children: number;
+  exited: boolean;
+}
+
+/** Offsets of the state header (struct rae_state_hdr). */
+const H = { abi: 0, threads: 4, heapTop: 8 } as const;
+
+/** Writes and indexes thread entries; call `bind` with the live module's memory first. */
+export class ThreadTable {
+  private readonly procs = new Map<number, Proc>();
+  private readonly tids = new Map<number, number>();
+  private readonly free: number[] = [];
+  private highWater = 0;
+  private heapTop: number = STATE.heap;
+  private u8!: Uint8Array;
+  private dv!: DataView;
+  /** Processes whose strings were cut because the heap was full even after compaction. */
+  dropped = 0;
+
+  /** Points the writer at a module's memory (after a swap, the state region has moved with it). */
+  bind(memory: WebAssembly.Memory): void {
+    this.u8 = new Uint8Array(memory.buffer);
+    this.dv = new DataView(memory.buffer);
+    this.header();
+  }
+
+  /** The entry address of a thread (0 when unknown). */
+  entryOf(tid: number): number {
+    const pid = this.tids.get(tid);
+    return pid === undefined ? 0 : (this.procs.get(pid)?.addr ?? 0);
+  }
+
+  /** Live processes. */
+  get size(): number {
+    return this.procs.size;
+  }
+
+  /** Applies one PROC, EXEC, FORK or EXIT record at view[off..]. */
+  apply(view: Uint8Array, off: number): void {
+    const rv = new DataView(view.buffer, view.byteOffset + off);
+    const kind = rv.getUint16(HDR.kind, true);
+    const pid = rv.getUint32(HDR.pid, true);
+    const tid = rv.getUint32(HDR.tid, true);
+    if (kind === KIND.EXIT) {
+      this.tids.delete(tid);
+      if (tid === pid || (rv.getUint32(EXIT.xflags, true) & XF.GROUP_DEAD) !== 0) {
+        const p = this.procs.get(pid);
+        if (p) {
+          p.exited = true;
+          this.procs.delete(pid);
+          this.release(p);
+        }
+      }
+      return;
+    }
+    if (kind === KIND.FORK && (rv.getUint32(PROC.pflags, true) & PF.THREAD) !== 0) {
+      this.tids.set(tid, pid);
+      return;
+    }
+    let p = this.procs.get(pid);
+    if (!p || kind === KIND.FORK) {
+      const old = p;
+      const addr = this.free.pop() ?? this.allocEntry();
+      if (addr === 0) return;
+      p = { addr, pid, parent: undefined, children: 0, exited: false };
+      this.procs.set(pid, p);
+      if (old) {
+        old.exited = true;
+        this.release(old);
+      }
+      const parent = this.procs.get(rv.getUint32(PROC.ppid, true));
+      if (kind === KIND.FORK && parent) this.u8.copyWithin(p.addr, parent.addr, parent.addr + THREAD.size);
+      else this.u8.fill(0, p.addr, p.addr + THREAD.size);
+      p.parent = parent;
+      if (parent) parent.children++;
+    }
+    this.tids.set(tid, pid);
+    this.write(p, rv, view, off, kind);
+  }
+
+  private write(p: Proc, rv: DataView, view: Uint8Array, off: number, kind: number): void {
+    const dv = this.dv;
+    const at = p.addr;
+    let present = kind === KIND.FORK ? dv.getUint32(at + THREAD.present, true) : 0;
+    dv.setUint32(at + THREAD.tid, rv.getUint32(HDR.tid, true), true);
+    dv.setUint32(at + THREAD.pid, p.pid, true);
+    dv.setUint32(at + THREAD.parent, p.parent?.addr ?? 0, true);
+    dv.setBigInt64(at + THREAD.vpid, BigInt(rv.getUint32(PROC.vpid, true)), true);
+    const login = rv.getUint32(PROC.loginuid, true);
+    dv.setBigInt64(at + THREAD.loginuid, login === 0xffffffff ? -1n : BigInt(login), true);
+    dv.setUint32(at + THREAD.tty, rv.getUint32(PROC.tty, true), true);
+    dv.setUint32(at + THREAD.uid, rv.getUint32(HDR.uid, true), true);
+    dv.setUint32(at + THREAD.gid, rv.getUint32(HDR.gid, true), true);
+    dv.setUint32(at + THREAD.flags, (rv.getUint32(PROC.pflags, true) & PF.EXE_WRITABLE) !== 0 ? 1 : 0, true);
+    present |= TP.PID | TP.VPID | TP.LOGINUID | TP.TTY | TP.UID | TP.GID | TP.EXE_WRITABLE;
+    const str = (field: number) => ({ o: rv.getUint16(field, true), l: rv.getUint16(field + 2, true) });
+    const comm = str(PROC.comm);
+    present = this.copy(at + THREAD.name, TP.NAME, present, view, off, comm.o, comm.l, comm.o !== 0);
+    if (kind === KIND.FORK) {
+      dv.setUint32(at + THREAD.present, present, true);
+      return;
+    }
+    for (const [field, dst, bit] of [[PROC.exe, THREAD.exe, TP.EXE], [PROC.exepath, THREAD.exepath, TP.EXEPATH], [PROC.cwd, THREAD.cwd, TP.CWD]] as const) {
+      const s = str(field);
+      present = this.copy(at + dst, bit, present, view, off, s.o, s.l, true);
+    }
+    // argv: args = argv[1..] joined by blanks; cmdline = comm + ' ' + args (libsinsp).
+    const args = str(PROC.args);
+    let first = 0;
+    while (first < args.l && view[off + args.o + first] !== 0) first++;
+    const restOff = args.o + Math.min(args.l, first + 1);
+    const restLen = Math.max(0, args.l - first - 1);
+    present = this.copy(at + THREAD.args, TP.ARGS, present, view, off, restOff, restLen, true, true);
+    const cmd = this.heap(comm.l + (restLen > 0 ? 1 + restLen : 0));
+    if (cmd !== 0) {
+      this.u8.set(view.subarray(off + comm.o, off + comm.o + comm.l), cmd);
+      if (restLen > 0) {
+        this.u8[cmd + comm.l] = 32;
+        for (let i = 0; i < restLen; i++) {
+          const b = view[off + restOff + i]!;
+          this.u8[cmd + comm.l + 1 + i] = b === 0 ? 32 : b;
+        }
+      }
+      dv.setUint32(at + THREAD.cmdline, cmd, true);
+      dv.setUint32(at + THREAD.cmdline + 4, comm.l + (restLen > 0 ? 1 + restLen : 0), true);
+      present |= TP.CMDLINE;
+    }
+    const cg = str(PROC.cgroup);
+    const id = containerId(view.subarray(off + cg.o, off + cg.o + cg.l));
+    const cid = this.heap(id.length);
+    if (cid !== 0) {
+      this.u8.set(id, cid);
+      dv.setUint32(at + THREAD.container, cid, true);
+      dv.setUint32(at + THREAD.container + 4, id.length, true);
+      present |= TP.CONTAINER;
+    }
+    dv.setUint32(at + THREAD.present, present, true);
+  }
+
+  /** Copies a record string into the heap and sets its ref and present bit. */
+  private copy(ref: number, bit: number, present: number, view: Uint8Array, off: number, so: number, sl: number, ok: boolean, nulToBlank = false): number {
+    if (!ok) return present & ~bit;
+    const at = this.heap(sl);
+    if (at === 0) return present & ~bit;
+    if (nulToBlank) for (let i = 0; i < sl; i++) this.u8[at + i] = view[off + so + i] === 0 ? 32 : view[off + so + i]!;
+    else this.u8.set(view.subarray(off + so, off + so + sl), at);
+    this.dv.setUint32(ref, at, true);
+    this.dv.setUint32(ref + 4, sl, true);
+    return present | bit;
+  }
+
+  private allocEntry(): number {
+    if (this.highWater >= STATE.threadSlots) {
+      this.dropped++;
+      return 0;
+    }
+    const addr = STATE.threads + this.highWater * THREAD.size;
+    this.highWater++;
+    this.header();
+    return addr;
+  }
+
+  private release(p: Proc): void {
+    if (!p.exited || p.children > 0) return;
+    this.free.push(p.addr);
+    const parent = p.parent;
+    p.parent = undefined;
+    if (parent) {
+      parent.children--;
+      this.release(parent);
+    }
+  }
+
+  /** Heap bytes for a string (compacting once when full); 0 when there is no room. */
+  private heap(n: number): number {
+    const end = MEM.stateBase + MEM.stateSize;
+    if (this.heapTop + n > end) this.compact();
+    if (this.heapTop + n > end) {
+      this.dropped++;
+      return 0;
+    }
+    const at = this.heapTop;
+    this.heapTop = (at + n + 7) & ~7;
+    this.header();
+    return at;
+  }
+
+  /** Rewrites the strings of live entries to the start of the heap. */
+  private compact(): void {
+    const live = new Set<number>();
+    const mark = (p: Proc | undefined) => {
+      for (; p && !live.has(p.addr); p = p.parent) live.add(p.addr);
+    };
+    for (const p of this.procs.values()) mark(p);
+    const refs = [THREAD.name, THREAD.exe, THREAD.exepath, THREAD.cmdline, THREAD.args, THREAD.cwd, THREAD.env, THREAD.user, THREAD.group, THREAD.container, THREAD.cname, THREAD.image, THREAD.k8s_ns, THREAD.k8s_pod];
+    const saved: Array<[number, Uint8Array]> = [];
+    for (const addr of live) for (const r of refs) {
+      const len = this.dv.getUint32(addr + r + 4, true);
+      const a = this.dv.getUint32(addr + r, true);
+      if (a !== 0) saved.push([addr + r, this.u8.slice(a, a + len)]);
+    }
+    this.heapTop = STATE.heap;
+    for (const [ref, bytes] of saved) {
+      const at = this.heapTop;
+      this.u8.set(bytes, at);
+      this.heapTop = (at + bytes.length + 7) & ~7;
+      this.dv.setUint32(ref, at, true);
+    }
+    this.header();
+  }
+
+  private header(): void {
+    this.dv.setUint32(MEM.stateBase + H.abi, 1, true);
+    this.dv.setUint32(MEM.stateBase + H.threads, this.highWater, true);
+    this.dv.setUint32(MEM.stateBase + H.heapTop, this.heapTop, true);
+  }
+}
+
+const HEX = /^[0-9a-f]{64}$/;
+
+/** container.id from a cgroup v2 path: the first 12 hex digits of a 64-digit id, else 'host'. */
+export function containerId(cgroup: Uint8Array): Uint8Array {
+  const text = Buffer.from(cgroup).toString('latin1');
+  for (const part of text.split('/').reverse()) {
+    const m = /([0-9a-f]{64})(\.scope)?$/.exec(part);
+    if (m && HEX.test(m[1]!)) return Buffer.from(m[1]!.slice(0, 12));
+  }
+  return Buffer.from('host');
+}
