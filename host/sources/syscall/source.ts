@@ -28,6 +28,8 @@ const SLICE_MS = 8;
 /** What the source needs from the detection engine. */
 export interface EngineLike {
   evaluate(events: readonly SourceEvent[]): number;
+  /** The evaluator's byte path: wire records straight into its memory (DetectionEngine.evaluateKernel). */
+  evaluateKernel?(view: Uint8Array, bytes: number, bootToEpochNs?: bigint): number;
   readonly ruleset: LoadResult | undefined;
   readonly rulesetGeneration: number;
 }
@@ -41,6 +43,12 @@ export interface SyscallSourceOptions {
   submit: (alert: Alert) => void;
   hostname: string;
   capture?: CaptureOptions;
+  /**
+   * 'objects' (default): SourceEvents with lazy field access (this folder's process table);
+   * 'bytes': whole poll buffers handed to engine.evaluateKernel (no per-event JS objects; the
+   * thread table lives in the evaluator's state region).
+   */
+  path?: 'objects' | 'bytes';
   /** At most one drop alert per this many ms (default 10 000). */
   dropAlertIntervalMs?: number;
 }
@@ -89,10 +97,19 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
 
   // Bootstrap after attaching, so a process started meanwhile is seen by one path or the other.
   const bootNs = c.boottimeNs;
+  const bytePath = opts.path === 'bytes' && opts.engine.evaluateKernel !== undefined;
+  let fill = 0;
   for (const p of readProcesses()) {
-    const len = encodeProcRecord(p, buf, 0, bootNs);
-    if (len > 0) table.apply(buf, dv, 0, KIND.PROC);
+    if (fill + MAX_RECORD > buf.length) {
+      opts.engine.evaluateKernel!(buf, fill, toEpoch);
+      fill = 0;
+    }
+    const len = encodeProcRecord(p, buf, bytePath ? fill : 0, bootNs);
+    if (len <= 0) continue;
+    if (bytePath) fill += len;
+    else table.apply(buf, dv, 0, KIND.PROC);
   }
+  if (bytePath && fill > 0) opts.engine.evaluateKernel!(buf, fill, toEpoch);
   setInteresting();
 
   /** The process of `pid`, read from /proc when the table has not seen it (once per second). */
@@ -158,6 +175,49 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
     table.flushExits();
   };
 
+  /** The byte path: the batch as it is, or only its process records while shedding. */
+  const batchBytes = (bytes: number, shedding: boolean) => {
+    let n = 0;
+    let syscalls = 0;
+    let keep = 0;
+    for (let off = 0; off + SIZES.hdr <= bytes; ) {
+      const len = dv.getUint32(off + HDR.len, true);
+      if (len < SIZES.hdr || len % 8 !== 0 || off + len > bytes) {
+        opts.metrics?.eventsDropped('syscall', 'decode_error', 1);
+        pendingShed++;
+        bytes = off;
+        break;
+      }
+      const isSyscall = dv.getUint16(off + HDR.kind, true) === KIND.SYSCALL;
+      n++;
+      if (isSyscall) syscalls++;
+      if (shedding && !isSyscall) {
+        if (keep !== off) buf.copyWithin(keep, off, off + len);
+        keep += len;
+      }
+      off += len;
+    }
+    records += n;
+    opts.metrics?.eventsReceived('syscall', n);
+    if (shedding) {
+      shed += syscalls;
+      pendingShed += syscalls;
+      if (syscalls > 0) opts.metrics?.eventsDropped('syscall', 'queue_full', syscalls);
+    }
+    const start = process.hrtime.bigint();
+    try {
+      opts.engine.evaluateKernel!(buf, shedding ? keep : bytes, toEpoch);
+      if (!shedding) {
+        evaluated += syscalls;
+        opts.metrics?.eventsEvaluated('syscall', syscalls);
+      }
+    } catch (err) {
+      opts.metrics?.eventsDropped('syscall', 'trap', syscalls);
+      opts.log(`syscall: evaluation of ${syscalls} events failed: ${(err as Error)?.message ?? String(err)}`);
+    }
+    opts.metrics?.evaluationTime('syscall', Number(process.hrtime.bigint() - start) / 1e9);
+  };
+
   const drain = () => {
     scheduled = false;
     if (stopped) return;
@@ -168,7 +228,8 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
       const shedding = st.queuedBytes > st.ringBytes * 0.75;
       const bytes = cap.poll(buf, meta);
       if (bytes === 0) return; // the watcher is re-armed
-      batch(bytes, shedding);
+      if (bytePath) batchBytes(bytes, shedding);
+      else batch(bytes, shedding);
       if (performance.now() > until) break;
     }
     scheduled = true;
