@@ -83,6 +83,11 @@ function loadgen(bin: string, mode: string, rate: number, secs: number, path: st
 }
 
 async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', target: number, file: string, path: string): Promise<Step> {
+  // Start from an empty ring: wait (up to 5 s) until the previous step's backlog is drained.
+  for (let i = 0, last = -1; i < 50 && src.stats().records !== last; i++) {
+    last = src.stats().records;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const before = src.stats();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
