@@ -54,32 +54,16 @@ interface Plan {
   stride: number;
 }
 
-/** What one syscall record says, read once (numbers and byte ranges only). */
-interface Facts {
-  name: string;
-  ret: bigint;
-  /** fd.name bytes: an absolute range (record-relative offsets), or joined into the heap. */
-  fdName: number;
-  fdLen: number;
-  rawOff: number;
-  rawLen: number;
-  file: boolean;
-  dirFlag: boolean;
-  flags: number;
-  client: number;
-  server: number;
-}
-
 /** Turns kernel record batches into eval records for the running module. */
 export class KernelIngest {
   readonly threads = new ThreadTable();
   private readonly plans = new WeakMap<RuleModule, Plan>();
   private bound: RuleModule | undefined;
-  private num = 0n;
+  private num = 0;
   private u8!: Uint8Array;
   private dv!: DataView;
   private heap = 0;
-  private consts = new Map<string, bigint>();
+  private consts = new Map<string, [number, number]>();
 
   private plan(m: RuleModule): Plan {
     let p = this.plans.get(m);
@@ -133,174 +117,197 @@ export class KernelIngest {
 
   private record(plan: Plan, view: Uint8Array, vd: DataView, off: number, at: number): void {
     const nr = vd.getUint16(off + HDR.nr, true);
-    this.dv.setUint32(at + REC.type, nr < NR_SYSCALLS ? TYPE_IDS[nr]! : 0, true);
-    this.dv.setUint32(at + REC.thread, this.threads.entryOf(vd.getUint32(off + HDR.tid, true)), true);
+    const dv = this.dv;
+    dv.setUint32(at + REC.type, nr < NR_SYSCALLS ? TYPE_IDS[nr]! : 0, true);
+    dv.setUint32(at + REC.thread, this.threads.entryOf(vd.getUint32(off + HDR.tid, true)), true);
     this.num++;
     if (plan.slots.length === 0) return;
-    const f = this.facts(view, vd, off, nr);
-    for (const { slot, field } of plan.slots) {
-      const v = this.value(field, f, view, vd, off);
-      if (v === undefined) continue;
-      this.dv.setBigUint64(at + slot.offset, v, true);
-      const w = at + REC.present + 8 * (slot.index >> 6);
-      this.dv.setBigUint64(w, this.dv.getBigUint64(w, true) | (1n << BigInt(slot.index & 63)), true);
+    this.facts(view, vd, off, nr);
+    for (let j = 0; j < plan.slots.length; j++) {
+      const { slot, field } = plan.slots[j]!;
+      if (!this.value(field, view, vd, off, at + slot.offset)) continue;
+      const w = at + REC.present + 4 * (slot.index >> 5);
+      dv.setUint32(w, dv.getUint32(w, true) | (1 << (slot.index & 31)), true);
     }
   }
 
-  private facts(view: Uint8Array, vd: DataView, off: number, nr: number): Facts {
+  // The facts of the record being written (one reused object, no allocation per event).
+  private readonly f = { name: '', ret: 0, fdName: 0, fdLen: 0, rawOff: 0, rawLen: 0, file: false, dirFlag: false, flags: 0, client: 0, server: 0, fam: 0 };
+
+  private facts(view: Uint8Array, vd: DataView, off: number, nr: number): void {
+    const f = this.f;
     const name = nr < NR_SYSCALLS ? NAMES[nr]! : '';
-    const path = { o: vd.getUint16(off + SYSCALL.path, true), l: vd.getUint16(off + SYSCALL.path + 2, true) };
-    const dir = { o: vd.getUint16(off + SYSCALL.dir, true), l: vd.getUint16(off + SYSCALL.dir + 2, true) };
-    let fdName = 0;
-    let fdLen = 0;
-    if (path.o !== 0) {
-      if (view[off + path.o] === 47 || dir.o === 0) {
-        fdName = off + path.o;
-        fdLen = path.l;
-        fdName = -fdName - 1; // negative: a range in the kernel view, copied on demand
+    const po = vd.getUint16(off + SYSCALL.path, true);
+    const pl = vd.getUint16(off + SYSCALL.path + 2, true);
+    const d0 = vd.getUint16(off + SYSCALL.dir, true);
+    const dl = vd.getUint16(off + SYSCALL.dir + 2, true);
+    f.fdName = 0;
+    f.fdLen = 0;
+    if (po !== 0) {
+      if (view[off + po] === 47 || d0 === 0) {
+        f.fdName = -(off + po) - 1; // a range in the kernel view, copied on first use
+        f.fdLen = pl;
       } else {
-        const slash = dir.l > 0 && view[off + dir.o + dir.l - 1] === 47 ? 0 : 1;
-        const at = this.alloc(dir.l + slash + path.l);
+        const slash = dl > 0 && view[off + d0 + dl - 1] === 47 ? 0 : 1;
+        const at = this.alloc(dl + slash + pl);
         if (at !== 0) {
-          this.u8.set(view.subarray(off + dir.o, off + dir.o + dir.l), at);
-          if (slash) this.u8[at + dir.l] = 47;
-          this.u8.set(view.subarray(off + path.o, off + path.o + path.l), at + dir.l + slash);
-          fdName = at;
-          fdLen = dir.l + slash + path.l;
+          this.u8.set(view.subarray(off + d0, off + d0 + dl), at);
+          if (slash) this.u8[at + dl] = 47;
+          this.u8.set(view.subarray(off + po, off + po + pl), at + dl + slash);
+          f.fdName = at;
+          f.fdLen = dl + slash + pl;
         }
       }
     }
-    const argFlags = name === 'open' ? 1 : name === 'openat' ? 2 : -1;
-    const flags = name === 'openat2' ? Number(vd.getBigUint64(off + SYSCALL.aux, true) & 0xffffffffn) : name === 'creat' ? 0x241 : argFlags >= 0 ? Number(vd.getBigUint64(off + SYSCALL.args + 8 * argFlags, true) & 0xffffffffn) : 0;
+    const flagsAt = name === 'openat2' ? SYSCALL.aux : name === 'open' ? SYSCALL.args + 8 : name === 'openat' ? SYSCALL.args + 16 : -1;
+    f.flags = name === 'creat' ? 0x241 : flagsAt >= 0 ? vd.getUint32(off + flagsAt, true) : 0;
     const server = SERVER_SIDE.has(name);
-    return {
-      name, ret: vd.getBigInt64(off + HDR.ret, true), fdName, fdLen, rawOff: path.o ? off + path.o : 0, rawLen: path.l,
-      file: OPENS.has(name), dirFlag: (flags & O_DIRECTORY) !== 0, flags,
-      client: off + (server ? SYSCALL.peer : SYSCALL.local), server: off + (server ? SYSCALL.local : SYSCALL.peer),
-    };
+    f.name = name;
+    f.ret = Number(vd.getBigInt64(off + HDR.ret, true));
+    f.rawOff = po ? off + po : 0;
+    f.rawLen = pl;
+    f.file = OPENS.has(name);
+    f.dirFlag = (f.flags & O_DIRECTORY) !== 0;
+    f.client = off + (server ? SYSCALL.peer : SYSCALL.local);
+    f.server = off + (server ? SYSCALL.local : SYSCALL.peer);
+    f.fam = vd.getUint16(off + SYSCALL.peer + SOCKADDR.family, true) || vd.getUint16(off + SYSCALL.local + SOCKADDR.family, true);
   }
 
-  /** The 8 bytes of one field, or undefined when the record does not provide it. */
-  private value(field: number, f: Facts, view: Uint8Array, vd: DataView, off: number): bigint | undefined {
-    const ok = f.ret >= 0n;
-    const fam = (at: number) => vd.getUint16(at + SOCKADDR.family, true);
-    const sockFam = fam(off + SYSCALL.peer) || fam(off + SYSCALL.local);
+  /** Writes the 8 bytes of one field at `to`; false when the record does not provide it. */
+  private value(field: number, view: Uint8Array, vd: DataView, off: number, to: number): boolean {
+    const f = this.f;
+    const ok = f.ret >= 0;
     switch (field) {
-      case F.NUM: return this.num;
-      case F.RAWRES: return BigInt.asUintN(64, f.ret);
-      case F.FAILED: return ok ? 0n : 1n;
+      case F.NUM: return this.num64(to, this.num);
+      case F.RAWRES: return this.num64(to, f.ret);
+      case F.FAILED: return this.num64(to, ok ? 0 : 1);
       case F.RES: {
-        const e = ok ? 'SUCCESS' : ERRNO[Number(-f.ret)];
-        return e === undefined ? undefined : this.constant(e);
+        const e = ok ? 'SUCCESS' : ERRNO[-f.ret];
+        return e !== undefined && this.constant(e, to);
       }
       case F.FDNUM:
-        if (FD_FROM_RET.has(f.name)) return ok ? BigInt.asUintN(64, f.ret) : undefined;
-        if (FD_FROM_ARG0.has(f.name)) return BigInt.asUintN(64, BigInt.asIntN(32, vd.getBigUint64(off + SYSCALL.args, true)));
-        return undefined;
+        if (FD_FROM_RET.has(f.name)) return ok && this.num64(to, f.ret);
+        if (FD_FROM_ARG0.has(f.name)) return this.num64(to, vd.getInt32(off + SYSCALL.args, true));
+        return false;
       case F.NAME:
-        if (f.fdLen === 0 && f.fdName === 0) return sockFam === AF.INET ? this.tupleName(vd, f) : undefined;
-        return this.fdNameRef(view, f);
+        if (f.fdLen === 0 && f.fdName === 0) return f.fam === AF.INET && this.tupleName(vd, to);
+        return this.fdName(view, to);
       case F.NAMERAW:
-        return f.rawOff ? this.copyRange(view, f.rawOff, f.rawLen) : undefined;
+        return f.rawOff !== 0 && this.copyRange(view, f.rawOff, f.rawLen, to);
       case F.DIR:
       case F.FILE: {
-        if (f.fdLen === 0 && f.fdName === 0) return undefined;
-        const ref = this.fdNameRef(view, f);
-        if (ref === undefined) return undefined;
-        const a = Number(ref & 0xffffffffn);
+        if ((f.fdLen === 0 && f.fdName === 0) || !this.fdName(view, to)) return false;
+        const a = f.fdName;
         const l = f.fdLen;
         let k = l - 1;
         while (k >= 0 && this.u8[a + k] !== 47) k--;
-        if (field === F.FILE) return BigInt(a + k + 1) | (BigInt(l - k - 1) << 32n);
-        if (k < 0) return undefined;
-        return BigInt(a) | (BigInt(k === 0 ? 1 : k) << 32n);
+        if (field === F.FILE) return this.ref(to, a + k + 1, l - k - 1);
+        return k >= 0 && this.ref(to, a, k === 0 ? 1 : k);
       }
       case F.TYPECHAR:
       case F.TYPE: {
-        let t: [string, string] | undefined;
-        if (f.file) t = f.dirFlag ? ['d', 'directory'] : ['f', 'file'];
-        else if (sockFam === AF.INET) t = ['4', 'ipv4'];
-        else if (sockFam === AF.INET6) t = ['6', 'ipv6'];
-        else if (sockFam === AF.UNIX) t = ['u', 'unix'];
-        return t === undefined ? undefined : this.constant(field === F.TYPECHAR ? t[0] : t[1]);
+        const i = field === F.TYPECHAR ? 0 : 1;
+        if (f.file) return this.constant(f.dirFlag ? (['d', 'directory'] as const)[i] : (['f', 'file'] as const)[i], to);
+        if (f.fam === AF.INET) return this.constant((['4', 'ipv4'] as const)[i], to);
+        if (f.fam === AF.INET6) return this.constant((['6', 'ipv6'] as const)[i], to);
+        if (f.fam === AF.UNIX) return this.constant((['u', 'unix'] as const)[i], to);
+        return false;
       }
       case F.FAMILY:
-        return sockFam === AF.INET || sockFam === AF.INET6 ? this.constant('ip') : sockFam === AF.UNIX ? this.constant('unix') : undefined;
+        return f.fam === AF.INET || f.fam === AF.INET6 ? this.constant('ip', to) : f.fam === AF.UNIX && this.constant('unix', to);
       case F.READ:
       case F.WRITE:
       case F.CREATE: {
-        if (!f.file) return undefined;
+        if (!f.file) return false;
         const acc = f.flags & O_ACCMODE;
         const v = field === F.READ ? acc === 0 || acc === 2 : field === F.WRITE ? acc === 1 || acc === 2 : (f.flags & O_CREAT) !== 0;
-        return v ? 1n : 0n;
+        return this.num64(to, v ? 1 : 0);
       }
-      case F.SIP: return this.ip(view, vd, f.server);
-      case F.CIP: return this.ip(view, vd, f.client);
-      case F.LIP: return this.ip(view, vd, off + SYSCALL.local);
-      case F.RIP: return this.ip(view, vd, off + SYSCALL.peer);
-      case F.SPORT: return this.port(vd, f.server);
-      case F.CPORT: return this.port(vd, f.client);
-      case F.LPORT: return this.port(vd, off + SYSCALL.local);
-      case F.RPORT: return this.port(vd, off + SYSCALL.peer);
+      case F.SIP: return this.ip(view, vd, f.server, to);
+      case F.CIP: return this.ip(view, vd, f.client, to);
+      case F.LIP: return this.ip(view, vd, off + SYSCALL.local, to);
+      case F.RIP: return this.ip(view, vd, off + SYSCALL.peer, to);
+      case F.SPORT: return this.port(vd, f.server, to);
+      case F.CPORT: return this.port(vd, f.client, to);
+      case F.LPORT: return this.port(vd, off + SYSCALL.local, to);
+      case F.RPORT: return this.port(vd, off + SYSCALL.peer, to);
       case F.IPS:
       case F.PORTS: {
-        const vals = [f.client, f.server].map((s) => (field === F.IPS ? this.ip(view, vd, s) : this.port(vd, s))).filter((v): v is bigint => v !== undefined);
-        if (vals.length === 0) return undefined;
-        const at = this.alloc(8 * vals.length);
-        if (at === 0) return undefined;
-        vals.forEach((v, j) => this.dv.setBigUint64(at + 8 * j, v, true));
-        return BigInt(at) | (BigInt(vals.length) << 32n);
+        const at = this.alloc(16);
+        if (at === 0) return false;
+        let n = 0;
+        for (const sa of [f.client, f.server]) {
+          if (field === F.IPS ? this.ip(view, vd, sa, at + 8 * n) : this.port(vd, sa, at + 8 * n)) n++;
+        }
+        return n > 0 && this.ref(to, at, n);
       }
       default:
-        return undefined;
+        return false;
     }
   }
 
-  private fdNameRef(view: Uint8Array, f: Facts): bigint | undefined {
+  private num64(to: number, v: number): true {
+    this.dv.setUint32(to, v >>> 0, true);
+    this.dv.setInt32(to + 4, Math.floor(v / 4294967296), true);
+    return true;
+  }
+
+  private ref(to: number, addr: number, len: number): true {
+    this.dv.setUint32(to, addr, true);
+    this.dv.setUint32(to + 4, len, true);
+    return true;
+  }
+
+  /** fd.name as a ref (copying the kernel range into the heap on first use). */
+  private fdName(view: Uint8Array, to: number): boolean {
+    const f = this.f;
     if (f.fdName < 0) {
-      const at = this.copyRange(view, -f.fdName - 1, f.fdLen);
-      if (at === undefined) return undefined;
-      f.fdName = Number(at & 0xffffffffn);
+      const at = this.alloc(f.fdLen);
+      if (at === 0) return false;
+      const from = -f.fdName - 1;
+      this.u8.set(view.subarray(from, from + f.fdLen), at);
+      f.fdName = at;
     }
-    return f.fdName === 0 ? undefined : BigInt(f.fdName) | (BigInt(f.fdLen) << 32n);
+    return f.fdName !== 0 && this.ref(to, f.fdName, f.fdLen);
   }
 
-  private copyRange(view: Uint8Array, from: number, len: number): bigint | undefined {
+  private copyRange(view: Uint8Array, from: number, len: number, to: number): boolean {
     const at = this.alloc(len);
-    if (at === 0) return undefined;
+    if (at === 0) return false;
     this.u8.set(view.subarray(from, from + len), at);
-    return BigInt(at) | (BigInt(len) << 32n);
+    return this.ref(to, at, len);
   }
 
-  private ip(view: Uint8Array, vd: DataView, sa: number): bigint | undefined {
+  private ip(view: Uint8Array, vd: DataView, sa: number, to: number): boolean {
     const fam = vd.getUint16(sa + SOCKADDR.family, true);
     const n = fam === AF.INET ? 4 : fam === AF.INET6 ? 16 : 0;
-    return n === 0 ? undefined : this.copyRange(view, sa + SOCKADDR.addr, n);
+    return n !== 0 && this.copyRange(view, sa + SOCKADDR.addr, n, to);
   }
 
-  private port(vd: DataView, sa: number): bigint | undefined {
+  private port(vd: DataView, sa: number, to: number): boolean {
     const fam = vd.getUint16(sa + SOCKADDR.family, true);
-    return fam === AF.INET || fam === AF.INET6 ? BigInt(vd.getUint16(sa + SOCKADDR.port, true)) : undefined;
+    return (fam === AF.INET || fam === AF.INET6) && this.num64(to, vd.getUint16(sa + SOCKADDR.port, true));
   }
 
   /** `cip:cport->sip:sport` for an IPv4 socket. */
-  private tupleName(vd: DataView, f: Facts): bigint | undefined {
+  private tupleName(vd: DataView, to: number): boolean {
+    const f = this.f;
     const q = (sa: number) => `${[0, 1, 2, 3].map((i) => vd.getUint8(sa + SOCKADDR.addr + i)).join('.')}:${vd.getUint16(sa + SOCKADDR.port, true)}`;
-    if (vd.getUint16(f.client + SOCKADDR.family, true) !== AF.INET || vd.getUint16(f.server + SOCKADDR.family, true) !== AF.INET) return undefined;
-    return this.constant(`${q(f.client)}->${q(f.server)}`);
+    if (vd.getUint16(f.client + SOCKADDR.family, true) !== AF.INET || vd.getUint16(f.server + SOCKADDR.family, true) !== AF.INET) return false;
+    return this.constant(`${q(f.client)}->${q(f.server)}`, to);
   }
 
-  private constant(s: string): bigint | undefined {
+  private constant(s: string, to: number): boolean {
     let v = this.consts.get(s);
     if (v === undefined) {
       const b = Buffer.from(s);
       const at = this.alloc(b.length);
-      if (at === 0) return undefined;
+      if (at === 0) return false;
       this.u8.set(b, at);
-      v = BigInt(at) | (BigInt(b.length) << 32n);
+      v = [at, b.length];
       this.consts.set(s, v);
     }
-    return v;
+    return this.ref(to, v[0], v[1]);
   }
 
   private alloc(n: number): number {
