@@ -90,25 +90,21 @@ export class KernelIngest {
     const plan = this.plan(m);
     const vd = new DataView(view.buffer, view.byteOffset, view.byteLength);
     const offsets: number[] = [];
-    for (let off = 0; off + 48 <= bytes; ) {
-      const len = vd.getUint32(off + HDR.len, true);
-      if (len < 48 || len % 8 !== 0 || off + len > bytes) break;
-      if (vd.getUint16(off + HDR.kind, true) === KIND.SYSCALL) offsets.push(off);
-      off += len;
-    }
-    const n = Math.min(offsets.length, Math.floor((MEM.batchSize / 2) / plan.stride));
-    offsets.length = n;
-    this.heap = MEM.batchBase + n * plan.stride;
+    // records in the first half of the batch region, their strings and lists in the second
+    const max = Math.floor(MEM.batchSize / 2 / plan.stride);
+    const head = REC.present + 8 * m.compiled.generated.layouts.syscall.words; // header + presence words
+    this.heap = MEM.batchBase + MEM.batchSize / 2;
     this.consts.clear();
-    this.u8.fill(0, MEM.batchBase, this.heap);
-    let i = 0;
     for (let off = 0; off + 48 <= bytes; ) {
       const len = vd.getUint32(off + HDR.len, true);
       if (len < 48 || len % 8 !== 0 || off + len > bytes) break;
-      const kind = vd.getUint16(off + HDR.kind, true);
-      if (kind === KIND.SYSCALL) {
-        if (i < n) this.record(plan, view, vd, off, MEM.batchBase + i * plan.stride);
-        i++;
+      if (vd.getUint16(off + HDR.kind, true) === KIND.SYSCALL) {
+        if (offsets.length < max) {
+          const at = MEM.batchBase + offsets.length * plan.stride;
+          this.u8.fill(0, at, at + head);
+          this.record(plan, view, vd, off, at);
+          offsets.push(off);
+        }
       } else this.threads.apply(view, off);
       off += len;
     }
