@@ -22,6 +22,7 @@ export class ModuleParts {
   readonly decls: string[] = [];
   readonly operands: StrOperand[] = [];
   readonly byKey = new Map<string, StrOperand>();
+  readonly leafByBody = new Map<string, string>();
   leaves = 0;
 }
 
@@ -46,7 +47,12 @@ export class LeafGen {
   }
 
   private fn(body: string[], comment: string): string {
+    // identical leaves (macros expanded into many rules) share one function
+    const key = body.join('\n');
+    const known = this.parts.leafByBody.get(key);
+    if (known) return known;
     const name = `L${this.parts.leaves++}`;
+    this.parts.leafByBody.set(key, `${name}(e)`);
     this.parts.decls.push(`// ${comment.replace(/\s+/g, ' ').slice(0, 160)}`, `@inline function ${name}(e: usize): bool {`, ...body.map((l) => `  ${l}`), `}`);
     return `${name}(e)`;
   }
