@@ -5,7 +5,9 @@
 // ruleset); the persistent state region moves with the swap. An invalid or uncompilable set is
 // rejected with its diagnostics and the running one stays. A trap fails one batch (counted,
 // logged); a batch stopped by the watchdog also restores the last good module.
-// `engine: 'interpreter'` keeps the reference interpreter reachable behind the same interface.
+// Decoded events go through evaluate(); kernel wire records through evaluateKernel() (no JS
+// object per event, only matches are decoded). `engine: 'interpreter'` keeps the reference
+// interpreter reachable behind the same interface.
 import { loadRules, type LoadedRule, type LoadResult, type RulesFile } from '../engine/index.js';
 import { RuleMatcher, type RuleMatching } from '../engine/matcher.js';
 import { prioritySeverity, type Priority } from '../engine/priority.js';

@@ -3,17 +3,17 @@
 // event. PROC/EXEC/FORK/EXIT records update the persistent thread table (thread-table.ts); each
 // SYSCALL record becomes one eval record whose slots (the module's layout) are filled from the
 // record's numbers and byte ranges, its `thread` pointing at the process's entry. Only matched
-// events are later decoded into objects (fieldsOf) for alert formatting.
+// events are later decoded into objects (fieldsOf, kernel-fields.ts) for alert formatting.
 // Fields the kernel record provides: evt.type, evt.num, evt.rawres, evt.res, evt.failed, fd.num,
 // fd.name/nameraw/directory/filename, fd.type/typechar/sockfamily, evt.is_open_read/write/create,
 // fd.sip/cip/lip/rip, fd.sport/cport/lport/rport, fd.ip/port/net and the networks; process
 // fields come from the thread entry. Any other field is missing for kernel events.
 import type { Slot } from '../engine/codegen/index.js';
-import { decodeRecord, type SockAddr } from '../sources/syscall/decode.js';
 import { AF, HDR, KIND, SOCKADDR, SYSCALL } from '../sources/syscall/abi.js';
 import { NR_SYSCALLS, syscallName } from '../sources/syscall/syscalls.js';
-import { evtTypeId, MEM, REC, THREAD, TP } from './abi.js';
+import { evtTypeId, MEM, REC } from './abi.js';
 import type { RuleModule } from './evaluator.js';
+import { ERRNO, FD_FROM_ARG0, FD_FROM_RET, kernelEventFields, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './kernel-fields.js';
 import { ThreadTable } from './thread-table.js';
 
 const F = {
@@ -29,22 +29,6 @@ const BY_FIELD: Record<string, number> = {
   'fd.lnet': F.LIP, 'fd.rnet': F.RIP, 'fd.sport': F.SPORT, 'fd.cport': F.CPORT, 'fd.lport': F.LPORT,
   'fd.rport': F.RPORT, 'fd.ip': F.IPS, 'fd.net': F.IPS, 'fd.port': F.PORTS, 'fd.sockfamily': F.FAMILY,
 };
-const ERRNO: Record<number, string> = {
-  1: 'EPERM', 2: 'ENOENT', 3: 'ESRCH', 4: 'EINTR', 5: 'EIO', 6: 'ENXIO', 7: 'E2BIG', 8: 'ENOEXEC', 9: 'EBADF', 10: 'ECHILD',
-  11: 'EAGAIN', 12: 'ENOMEM', 13: 'EACCES', 14: 'EFAULT', 16: 'EBUSY', 17: 'EEXIST', 18: 'EXDEV', 19: 'ENODEV', 20: 'ENOTDIR',
-  21: 'EISDIR', 22: 'EINVAL', 23: 'ENFILE', 24: 'EMFILE', 25: 'ENOTTY', 26: 'ETXTBSY', 27: 'EFBIG', 28: 'ENOSPC', 29: 'ESPIPE',
-  30: 'EROFS', 31: 'EMLINK', 32: 'EPIPE', 36: 'ENAMETOOLONG', 38: 'ENOSYS', 39: 'ENOTEMPTY', 40: 'ELOOP', 95: 'EOPNOTSUPP',
-  97: 'EAFNOSUPPORT', 98: 'EADDRINUSE', 99: 'EADDRNOTAVAIL', 101: 'ENETUNREACH', 104: 'ECONNRESET', 110: 'ETIMEDOUT',
-  111: 'ECONNREFUSED', 113: 'EHOSTUNREACH', 115: 'EINPROGRESS',
-};
-const OPENS = new Set(['open', 'openat', 'openat2', 'creat']);
-const FD_FROM_RET = new Set([...OPENS, 'socket', 'accept', 'accept4', 'dup', 'dup2', 'dup3', 'memfd_create']);
-const FD_FROM_ARG0 = new Set(['connect', 'sendto', 'recvfrom', 'sendmsg', 'recvmsg', 'bind', 'listen', 'close', 'shutdown', 'setsockopt', 'getsockopt', 'fchdir', 'fchmod', 'fcntl']);
-const SERVER_SIDE = new Set(['accept', 'accept4']);
-const O_ACCMODE = 3;
-const O_CREAT = 0x40;
-const O_DIRECTORY = 0x10000;
-
 /** Per-syscall-number facts, computed once. */
 const TYPE_IDS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => evtTypeId(syscallName(nr) || undefined));
 const NAMES = Array.from({ length: NR_SYSCALLS }, (_, nr) => syscallName(nr));
@@ -315,99 +299,10 @@ export class KernelIngest {
 
   /**
    * The fields of event i of the last ingested batch (its kernel record at `recordOffset`) as a
-   * field-event object, for alert formatting of matches and for tests: the same semantics as
-   * the eval record, decoded into strings; process fields from the thread entry the event's
-   * eval record points at (the process as it was when the event happened).
+   * field-event object, for alert formatting of matches and for tests (kernel-fields.ts).
    */
   fieldsOf(m: RuleModule, view: Uint8Array, recordOffset: number, event: number): Record<string, unknown> {
-    const rec = decodeRecord(view, recordOffset);
-    if ('code' in rec || rec.kind !== KIND.SYSCALL) return {};
-    const out: Record<string, unknown> = { 'evt.type': rec.name };
-    const ok = rec.ret >= 0;
-    out['evt.rawres'] = rec.ret;
-    out['evt.failed'] = !ok;
-    const res = ok ? 'SUCCESS' : ERRNO[-rec.ret];
-    if (res) out['evt.res'] = res;
-    if (FD_FROM_RET.has(rec.name) && ok) out['fd.num'] = rec.ret;
-    if (FD_FROM_ARG0.has(rec.name)) out['fd.num'] = Number(BigInt.asIntN(32, rec.args[0]!));
-    const file = OPENS.has(rec.name);
-    if (rec.path !== undefined) {
-      out['fd.nameraw'] = rec.path;
-      const name = rec.path.startsWith('/') || rec.dir === undefined ? rec.path : `${rec.dir}${rec.dir.endsWith('/') ? '' : '/'}${rec.path}`;
-      out['fd.name'] = name;
-      const k = name.lastIndexOf('/');
-      out['fd.filename'] = name.slice(k + 1);
-      if (k >= 0) out['fd.directory'] = k === 0 ? '/' : name.slice(0, k);
-    }
-    const server = SERVER_SIDE.has(rec.name);
-    const [client, srv] = server ? [rec.peer, rec.local] : [rec.local, rec.peer];
-    const fam = rec.peer.family || rec.local.family;
-    const flags = rec.name === 'openat2' ? Number(rec.aux[0]! & 0xffffffffn) : rec.name === 'creat' ? 0x241 : rec.name === 'open' ? Number(rec.args[1]! & 0xffffffffn) : rec.name === 'openat' ? Number(rec.args[2]! & 0xffffffffn) : 0;
-    if (file) {
-      const acc = flags & O_ACCMODE;
-      Object.assign(out, { 'evt.is_open_read': acc === 0 || acc === 2, 'evt.is_open_write': acc === 1 || acc === 2, 'evt.is_open_create': (flags & O_CREAT) !== 0 });
-      Object.assign(out, (flags & O_DIRECTORY) !== 0 ? { 'fd.typechar': 'd', 'fd.type': 'directory' } : { 'fd.typechar': 'f', 'fd.type': 'file' });
-    } else if (fam === AF.INET || fam === AF.INET6 || fam === AF.UNIX) {
-      Object.assign(out, fam === AF.INET ? { 'fd.typechar': '4', 'fd.type': 'ipv4' } : fam === AF.INET6 ? { 'fd.typechar': '6', 'fd.type': 'ipv6' } : { 'fd.typechar': 'u', 'fd.type': 'unix' });
-    }
-    if (fam === AF.INET || fam === AF.INET6) out['fd.sockfamily'] = 'ip';
-    else if (fam === AF.UNIX) out['fd.sockfamily'] = 'unix';
-    const ip = (s: SockAddr) => (s.family === AF.INET || s.family === AF.INET6 ? s.addr : undefined);
-    const port = (s: SockAddr) => (s.family === AF.INET || s.family === AF.INET6 ? s.port : undefined);
-    const put = (k: string, v: unknown) => v !== undefined && (out[k] = v);
-    put('fd.cip', ip(client));
-    put('fd.sip', ip(srv));
-    put('fd.lip', ip(rec.local));
-    put('fd.rip', ip(rec.peer));
-    put('fd.cport', port(client));
-    put('fd.sport', port(srv));
-    put('fd.lport', port(rec.local));
-    put('fd.rport', port(rec.peer));
-    if (out['fd.name'] === undefined && client.family === AF.INET && srv.family === AF.INET) out['fd.name'] = `${client.addr}:${client.port}->${srv.addr}:${srv.port}`;
-    const plan = this.plan(m);
-    Object.assign(out, this.processFields(m, new DataView(m.memory.buffer).getUint32(MEM.batchBase + event * plan.stride + REC.thread, true)));
-    return out;
-  }
-
-  /** Process fields of a thread entry and its ancestors, read back from linear memory. */
-  private processFields(m: RuleModule, entry: number): Record<string, unknown> {
-    const dv = new DataView(m.memory.buffer);
-    const u8 = new Uint8Array(m.memory.buffer);
-    const out: Record<string, unknown> = {};
-    const str = (t: number, off: number, bit: number) => ((dv.getUint32(t + THREAD.present, true) & bit) !== 0 ? Buffer.from(u8.subarray(dv.getUint32(t + off, true), dv.getUint32(t + off, true) + dv.getUint32(t + off + 4, true))).toString('utf8') : undefined);
-    const has = (t: number, bit: number) => (dv.getUint32(t + THREAD.present, true) & bit) !== 0;
-    if (entry === 0) return out;
-    const put = (k: string, v: unknown) => v !== undefined && (out[k] = v);
-    put('proc.name', str(entry, THREAD.name, TP.NAME));
-    put('proc.exe', str(entry, THREAD.exe, TP.EXE));
-    put('proc.exepath', str(entry, THREAD.exepath, TP.EXEPATH));
-    put('proc.cmdline', str(entry, THREAD.cmdline, TP.CMDLINE));
-    put('proc.args', str(entry, THREAD.args, TP.ARGS));
-    put('proc.cwd', str(entry, THREAD.cwd, TP.CWD));
-    put('container.id', str(entry, THREAD.container, TP.CONTAINER));
-    if (has(entry, TP.PID)) out['proc.pid'] = dv.getUint32(entry + THREAD.pid, true);
-    if (has(entry, TP.VPID)) out['proc.vpid'] = dv.getBigInt64(entry + THREAD.vpid, true);
-    if (has(entry, TP.LOGINUID)) out['user.loginuid'] = dv.getBigInt64(entry + THREAD.loginuid, true);
-    if (has(entry, TP.TTY)) out['proc.tty'] = dv.getUint32(entry + THREAD.tty, true);
-    if (has(entry, TP.UID)) out['user.uid'] = dv.getUint32(entry + THREAD.uid, true);
-    if (has(entry, TP.GID)) out['group.gid'] = dv.getUint32(entry + THREAD.gid, true);
-    if (has(entry, TP.EXE_WRITABLE)) out['proc.is_exe_writable'] = (dv.getUint32(entry + THREAD.flags, true) & 1) !== 0;
-    // Ancestors as the walk sees them: the present values in order (un-indexed lists), each
-    // level by index, and the parent's value.
-    const keys = [['name', 'proc.aname', 'proc.pname'], ['exe', 'proc.aexe', 'proc.pexe'], ['exepath', 'proc.aexepath', 'proc.pexepath'], ['cmdline', 'proc.acmdline', 'proc.pcmdline'], ['pid', 'proc.apid', 'proc.ppid']] as const;
-    const lists = new Map<string, unknown[]>(keys.map(([, l]) => [l, []]));
-    let level = 1;
-    for (let t = dv.getUint32(entry + THREAD.parent, true); t !== 0 && level <= 16; t = dv.getUint32(t + THREAD.parent, true), level++) {
-      const vals = { name: str(t, THREAD.name, TP.NAME), exe: str(t, THREAD.exe, TP.EXE), exepath: str(t, THREAD.exepath, TP.EXEPATH), cmdline: str(t, THREAD.cmdline, TP.CMDLINE), pid: has(t, TP.PID) ? dv.getUint32(t + THREAD.pid, true) : undefined };
-      for (const [k, list, parent] of keys) {
-        const v = vals[k];
-        if (v === undefined) continue;
-        lists.get(list)!.push(v);
-        out[`${list}[${level}]`] = v;
-        if (level === 1) out[parent] = v;
-      }
-    }
-    for (const [list, vals] of lists) if (vals.length > 0) out[list] = vals;
-    return out;
+    const thread = new DataView(m.memory.buffer).getUint32(MEM.batchBase + event * this.plan(m).stride + REC.thread, true);
+    return kernelEventFields(m.memory, view, recordOffset, thread);
   }
 }
