@@ -8,15 +8,24 @@ export type Json = unknown;
 
 /** fastjson Value.Get(keys...): object members by name, array elements by decimal index. */
 export function getPath(v: Json, ...keys: string[]): Json | undefined {
+  return getKeys(v, keys);
+}
+
+const DECIMAL = /^[+-]?[0-9]+$/;
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** getPath with the keys as one array (no rest-argument copy on hot paths). */
+export function getKeys(v: Json, keys: readonly string[]): Json | undefined {
   let cur: Json = v;
-  for (const k of keys) {
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
     if (Array.isArray(cur)) {
       // strconv.Atoi accepts an optional sign; negative or out-of-range indexes miss.
-      if (!/^[+-]?[0-9]+$/.test(k)) return undefined;
+      if (!DECIMAL.test(k)) return undefined;
       const n = Number(k);
       if (!Number.isSafeInteger(n) || n < 0 || n >= cur.length) return undefined;
       cur = cur[n];
-    } else if (typeof cur === 'object' && cur !== null && Object.prototype.hasOwnProperty.call(cur, k)) {
+    } else if (typeof cur === 'object' && cur !== null && hasOwn.call(cur, k)) {
       cur = (cur as Record<string, Json>)[k];
     } else {
       return undefined;
@@ -42,10 +51,17 @@ export function isObject(v: Json): v is Record<string, Json> {
  */
 export function jsonPointer(root: Json, pointer: string): Json | undefined {
   if (pointer.length === 0) return undefined;
-  const body = pointer.startsWith('/') ? pointer.slice(1) : pointer;
-  const keys = body.split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
-  return getPath(root, ...keys);
+  let keys = POINTER_KEYS.get(pointer);
+  if (keys === undefined) {
+    const body = pointer.startsWith('/') ? pointer.slice(1) : pointer;
+    keys = body.split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+    if (POINTER_KEYS.size < 1024) POINTER_KEYS.set(pointer, keys);
+  }
+  return getKeys(root, keys);
 }
+
+/** Split pointers by text (rules use a few fixed pointers; bounded). */
+const POINTER_KEYS = new Map<string, string[]>();
 
 /**
  * Go's json.Indent(dst, src, "", "  ") of a JSON text: insignificant blanks dropped, one member

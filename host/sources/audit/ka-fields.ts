@@ -2,7 +2,7 @@
 // (plugins:plugins/k8saudit/pkg/k8saudit/extract.go; reference/falco-language.md E.2): every
 // field is missing unless the event has an `auditID` key; scalar fields read one key path and
 // turn non-string values into JSON text; list fields give string arrays.
-import { asText, getPath, isObject, type Json } from './json-value.js';
+import { asText, getKeys, getPath, isObject, type Json } from './json-value.js';
 import { anyContainerPrivileged, arrayAt, containerField, nonEmpty, volumeField, volumeHasHostPath, type ContainerList } from './pod-fields.js';
 import { uriParam } from './uri-param.js';
 
@@ -74,28 +74,56 @@ const VOLUMES = /^ka\.req\.pod\.volumes\.(.+)$/;
 
 const indexOf = (arg: string | undefined): number => (arg !== undefined && /^[0-9]+$/.test(arg) ? Number(arg) : -1);
 
-/** One ka.* field of an audit event JSON; undefined when missing or unknown. */
-export function extractKaField(root: Json, name: string, arg: string | undefined): Value {
-  if (!isObject(root) || !Object.prototype.hasOwnProperty.call(root, 'auditID')) return undefined;
+type Extractor = (root: Record<string, Json>, arg: string | undefined) => Value;
+
+/** The extractor of each field name, resolved once (the name tables and patterns are read once per name). */
+const RESOLVED = new Map<string, Extractor>();
+
+function resolve(name: string): Extractor {
   const path = SCALAR[name];
   if (path) {
-    const v = getPath(root, ...path);
-    return v === undefined ? undefined : asText(v);
+    return (root) => {
+      const v = getKeys(root, path);
+      return v === undefined ? undefined : asText(v);
+    };
   }
   const listPath = LIST[name];
   if (listPath) {
-    const v = getPath(root, ...listPath);
-    return Array.isArray(v) ? nonEmpty(v.map(asText)) : undefined;
+    return (root) => {
+      const v = getKeys(root, listPath);
+      return Array.isArray(v) ? nonEmpty(v.map(asText)) : undefined;
+    };
   }
   const rulesKey = RULES[name];
-  if (rulesKey) return ruleValues(root, rulesKey, indexOf(arg));
+  if (rulesKey) return (root, arg) => ruleValues(root, rulesKey, indexOf(arg));
   const kind = SUBJECTS[name];
-  if (kind) return subjectNames(root, kind, name.endsWith('_ns_names'));
+  if (kind) {
+    const withNamespace = name.endsWith('_ns_names');
+    return (root) => subjectNames(root, kind, withNamespace);
+  }
   const pod = POD_LIST.exec(name);
-  if (pod) return containerField(root, pod[1] as ContainerList, pod[2]!, indexOf(arg));
+  if (pod) {
+    const list = pod[1] as ContainerList;
+    const prop = pod[2]!;
+    return (root, arg) => containerField(root, list, prop, indexOf(arg));
+  }
   const vol = VOLUMES.exec(name);
-  if (vol) return volumeField(root, vol[1]!, indexOf(arg));
-  return special(root, name, arg);
+  if (vol) {
+    const prop = vol[1]!;
+    return (root, arg) => volumeField(root, prop, indexOf(arg));
+  }
+  return (root, arg) => special(root, name, arg);
+}
+
+/** One ka.* field of an audit event JSON; undefined when missing or unknown. */
+export function extractKaField(root: Json, name: string, arg: string | undefined): Value {
+  if (!isObject(root) || !Object.prototype.hasOwnProperty.call(root, 'auditID')) return undefined;
+  let f = RESOLVED.get(name);
+  if (f === undefined) {
+    f = resolve(name);
+    if (RESOLVED.size < 4096) RESOLVED.set(name, f);
+  }
+  return f(root, arg);
 }
 
 function special(root: Json, name: string, arg: string | undefined): Value {
