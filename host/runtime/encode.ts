@@ -99,8 +99,8 @@ export class BatchEncoder {
       if (bits === undefined) continue;
       if (bits < 0n) return false;
       dv.setBigUint64(at + s.offset, bits, true);
-      const w = at + REC.present + 8 * (s.index >> 6);
-      dv.setBigUint64(w, dv.getBigUint64(w, true) | (1n << BigInt(s.index & 63)), true);
+      // Bit index&63 of little-endian 64-bit presence word index>>6 is bit index&7 of byte index>>3.
+      this.u8[at + REC.present + (s.index >> 3)]! |= 1 << (s.index & 7);
     }
     return true;
   }
