@@ -27,7 +27,7 @@ export function fillSynthetic(u8: Uint8Array, dv: DataView, stride: number, n: n
 }
 
 /** Runs `rounds` synthetic batches of n events per source; returns the time taken (ms). */
-export function warmInstance(exports: WebAssembly.Exports, plan: WarmPlan, rounds = 24, n = 4096): number {
+export function warmInstance(exports: WebAssembly.Exports, plan: WarmPlan, rounds = 12, n = 4096): number {
   const t0 = performance.now();
   const mem = exports.memory as WebAssembly.Memory;
   const evaluate = exports.evaluate as (src: number, rec: number, n: number, first: number, out: number, cap: number) => number;
