@@ -6,7 +6,7 @@
 import type { BinaryCheckNode, Expr, FieldNode, Operand as AstOperand, Rhs, TransformerArg, TransformerNode } from './ast.js';
 import type { Diagnostics, Location, WarningCode } from './diagnostics.js';
 import { EVENT_NAMES } from './event-names.js';
-import { resolveField, typeClass, type PtType, type Source } from './fields.js';
+import { DEPRECATED_FIELDS, resolveField, typeClass, type PtType, type Source } from './fields.js';
 import type { CheckedExpr, CmpOp, FieldRef, Literal, Operand } from './ir.js';
 import { convertLiteral } from './literals.js';
 import { printValue } from './printer.js';
@@ -67,7 +67,6 @@ function opsFor(type: PtType, isList: boolean): ReadonlySet<CmpOp> {
 
 const STRING_TYPES: ReadonlySet<PtType> = new Set<PtType>(['PT_CHARBUF', 'PT_FSPATH', 'PT_FSRELPATH']);
 const FIELD_NAME = /^[a-zA-Z]+[a-zA-Z0-9_]*(\.[a-zA-Z]+[a-zA-Z0-9_]*)+(\[[^\]]*\])?$/;
-const DEPRECATED_FIELDS = new Set(['evt.dir', 'evt.latency', 'evt.latency.s', 'evt.latency.ns', 'evt.latency.human', 'evt.wait_latency']);
 
 /** Checks one expanded condition. Undefined (with a diagnostic) when it does not compile. */
 export function checkCondition(expr: Expr, ctx: CheckContext, diags: Diagnostics, skipUnknown = false): CheckedExpr | undefined {
