@@ -1,10 +1,11 @@
 // The `rae` command line as a user meets it: real processes, exit codes, stdout vs stderr.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { startRae } from '../helpers/rae-run.js';
 
 const CORPUS = '../shared/corpus';
 
@@ -105,23 +106,10 @@ test('cli: bad usage exits 2 with a hint', () => {
 test('cli: rae run reports ready and stops cleanly on SIGTERM', async () => {
   const cfg = join(tmp, 'run.yaml');
   writeFileSync(cfg, 'forwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\n');
-  const child = spawn(process.execPath, ['bin/rae.js', 'run', '--config', cfg, '--state-dir', join(tmp, 'state')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ready line in 60 s:\n${err}`)), 60_000);
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (/\bready\b/.test(err)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  await ready;
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  child.kill('SIGTERM');
-  assert.is(await exited, 0);
-  assert.match(err, 'run: stopped');
+  const run = startRae(['--config', cfg, '--state-dir', join(tmp, 'state')]);
+  await run.waitLog(/\bready\b/, 0, 60_000);
+  assert.is(await run.stop(), 0);
+  assert.match(run.stderr(), 'run: stopped');
 });
 
 test.run();

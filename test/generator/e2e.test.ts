@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ActionOutcome } from '../../host/generator/index.js';
-import { startRae, type RaeRun } from '../resources/helpers.js';
+import { startRae, type RaeRun } from '../helpers/rae-run.js';
 
 const root = mkdtempSync(join(tmpdir(), 'rae-e2e-'));
 const state = join(root, 'state');

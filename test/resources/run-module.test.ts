@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import { auditPoster } from '../../host/generator/index.js';
 import { auditEvent } from '../../host/generator/audit-events.js';
 import { RESOURCE_REJECTED_RULE } from '../../host/resources/index.js';
-import { startRae } from './helpers.js';
+import { startRae } from '../helpers/rae-run.js';
 
 const H = 'apiVersion: deckhouse.io/v1alpha1\n';
 const moduleConfig = (enabled: boolean) => `${H}kind: ModuleConfig\nmetadata:\n  name: runtime-audit-engine\nspec:\n  enabled: ${enabled}\n  version: 1\n`;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SYSCALL_ACTIONS } from '../../../host/generator/syscall-actions.js';
-import { startRae, type RaeRun } from '../../resources/helpers.js';
+import { startRae, type RaeRun } from '../../helpers/rae-run.js';
 import { kernelGate } from './collector.js';
 
 const gate = kernelGate('live.test.ts');

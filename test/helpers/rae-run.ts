@@ -9,6 +9,8 @@ export interface RaeRun {
   /** Every stdout line parsed as JSON (alerts). */
   alerts: Array<{ rule: string; source: string; output_fields: Record<string, unknown> }>;
   stderr(): string;
+  /** Every stdout line so far, alert or not. */
+  stdoutLines(): string[];
   /** Resolves once stderr matches (after `from`, an offset into stderr). */
   waitLog(re: RegExp, from?: number, timeoutMs?: number): Promise<RegExpMatchArray>;
   /** Resolves once `pred` holds for the alerts seen so far. */
@@ -22,6 +24,7 @@ export function startRae(args: string[]): RaeRun {
   const child = spawn(process.execPath, ['bin/rae.js', 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TZ: 'UTC' } });
   let err = '';
   let out = '';
+  const lines: string[] = [];
   const alerts: RaeRun['alerts'] = [];
   child.stderr!.on('data', (c: Buffer) => {
     err += c.toString('utf8');
@@ -32,6 +35,7 @@ export function startRae(args: string[]): RaeRun {
     while ((nl = out.indexOf('\n')) >= 0) {
       const line = out.slice(0, nl);
       out = out.slice(nl + 1);
+      lines.push(line);
       if (line.startsWith('{')) alerts.push(JSON.parse(line));
     }
   });
@@ -47,6 +51,7 @@ export function startRae(args: string[]): RaeRun {
     child,
     alerts,
     stderr: () => err,
+    stdoutLines: () => [...lines],
     async waitLog(re, from = 0, timeoutMs = 120_000) {
       await poll(() => re.test(err.slice(from)), String(re), timeoutMs);
       return err.slice(from).match(re)!;
