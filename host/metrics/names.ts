@@ -28,6 +28,10 @@ export type WebhookReason = (typeof WEBHOOK_REASONS)[number];
 export const RULESET_FAILURE_REASONS = ['invalid', 'compile', 'validate', 'warmup'] as const;
 export type RulesetFailureReason = (typeof RULESET_FAILURE_REASONS)[number];
 
+/** Which evaluator judges decoded events: the compiled module, or the reference interpreter while a new ruleset compiles. */
+export const EVALUATOR_TIERS = ['wasm', 'interpreter'] as const;
+export type EvaluatorTier = (typeof EVALUATOR_TIERS)[number];
+
 /** The forwarder's outputs, as `destination` label values. */
 export const DESTINATIONS = ['stdout', 'webhook'] as const;
 export type Destination = (typeof DESTINATIONS)[number];
@@ -132,6 +136,12 @@ export const METRICS = {
     name: 'enginesecurity_engine_ruleset_failures_total',
     help: 'Rulesets rejected; the running ruleset stayed.',
     labelNames: ['reason'],
+  }),
+  evaluatorTier: def({
+    type: 'gauge',
+    name: 'enginesecurity_engine_evaluator_tier',
+    help: 'The tier judging decoded events (1 for the active one): wasm, or interpreter while a new ruleset is being compiled (or failed to compile).',
+    labelNames: ['tier'],
   }),
   compileSeconds: def({
     type: 'histogram',

@@ -3,7 +3,9 @@
 // says `enabled: true`; its settings pick the built-in rule sets and debug logging) and the
 // ruleset = the selected built-in sets (+ configured files) + every valid EngineAuditRules, in
 // resource-name order, each translated to a rules file in memory. The ruleset only changes
-// through `engine.load`, which installs a valid set and refuses an invalid one.
+// through `engine.load`, which installs a valid set and refuses an invalid one. The first
+// ruleset is compiled before it goes live; every later one goes live at once on the engine's
+// interpreter tier and moves to WASM when compiled (DetectionEngine, interpreterFirst).
 //   - an invalid resource is rejected (diagnostics, internal alert, metric); its previous
 //     accepted version, if any, stays in force, and so do the running rules;
 //   - a resource that is gone from the directory is gone from the ruleset;
@@ -29,8 +31,14 @@ export interface ModuleState {
 
 /** The engine as the controller uses it (DetectionEngine fits). */
 export interface RulesEngine {
-  /** Installs the files' ruleset if valid (and compilable: `errors` says why not). */
-  load(files: readonly RulesFile[]): Promise<{ swapped: boolean; result: LoadResult; errors?: ReadonlyArray<{ code: string; message: string }> }>;
+  /**
+   * Installs the files' ruleset if valid (and compilable: `errors` says why not); with
+   * `interpreterFirst`, live at once and compiled in the background (`compiled` settles then).
+   */
+  load(
+    files: readonly RulesFile[],
+    opts?: { interpreterFirst?: boolean },
+  ): Promise<{ swapped: boolean; result: LoadResult; errors?: ReadonlyArray<{ code: string; message: string }>; compiled?: Promise<{ state: string; changeToCompiledMs?: number }> }>;
 }
 
 export interface ControllerOptions {
@@ -172,15 +180,19 @@ export class ResourceController {
         return false;
       }
       const started = performance.now();
-      const { swapped, result, errors: runtime } = await this.opts.engine.load(files);
+      const { swapped, result, errors: runtime, compiled } = await this.opts.engine.load(files, { interpreterFirst: this.running !== undefined });
       if (swapped) {
         this.rules = candidates;
         this.running = { fingerprint: fp, builtIn };
         const s = result.ruleset.stats;
         const names = translations.map((t) => t.resource.name).join(', ') || 'none';
         const summary = `resources: ruleset loaded in ${Math.round(performance.now() - started)} ms: ${s.rules} rules (${s.enabled} enabled); built-in sets: ${builtIn.join(', ') || 'none'}; EngineAuditRules: ${names}`;
-        this.opts.reporter.log(summary);
+        this.opts.reporter.log(compiled ? `${summary} (reference interpreter until compiled)` : summary);
         this.opts.onRulesLoaded?.(result, summary);
+        // A compile failure is reported by the engine (the interpreter keeps serving this ruleset).
+        void compiled?.then((u) => {
+          if (u.state === 'wasm') this.opts.reporter.log(`resources: ruleset compiled, on WASM ${Math.round(u.changeToCompiledMs ?? 0)} ms after the load started`);
+        });
         return true;
       }
       const errors = result.diagnostics.filter((d) => d.severity === 'error');

@@ -8,18 +8,37 @@
 // Decoded events go through evaluate(); kernel wire records through evaluateKernel() (no JS
 // object per event, only matches are decoded). `engine: 'interpreter'` keeps the reference
 // interpreter reachable behind the same interface.
+//
+// Tiers (like a JIT): `load(files, { interpreterFirst: true })` puts a valid new ruleset live at
+// once on the reference interpreter (differential-tested equal to the compiled evaluator), swaps
+// between two batches, and compiles in the background; when the module is compiled and warmed,
+// and no newer ruleset has superseded it, a second swap between two batches moves the same
+// ruleset to WASM. Loads that come while a compile runs are coalesced: only the newest ruleset is
+// compiled next. A compile failure leaves the interpreter tier running: reported through
+// onError, counted (ruleset failures, reason compile) and visible in stats.tier and the
+// evaluator-tier gauge. An invalid ruleset never replaces the running one, whatever its tier.
+// close() stops a pending compile (its `compiled` promise settles as 'closed').
+// The kernel byte path (evaluateKernel) needs a compiled module: while a ruleset is on the
+// interpreter tier, kernel records keep being judged by the last compiled module (the previous
+// ruleset) and its state region, which moves to the new module at the tier-up swap. The first
+// load of an engine has no compiled module to fall back on, so callers compile it first (the
+// resources controller does: `rae run` starts serving on WASM).
+import type { Gauge } from 'prom-client';
 import { loadRules, type LoadedRule, type LoadResult, type RulesFile } from '../engine/index.js';
 import { RuleMatcher, type RuleMatching } from '../engine/matcher.js';
 import { prioritySeverity, type Priority } from '../engine/priority.js';
 import type { Alert } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
 import type { Metrics } from '../metrics/index.js';
+import { EVALUATOR_TIERS, METRICS, type EvaluatorTier } from '../metrics/names.js';
 import { FieldEvent } from '../sources/field-event.js';
 import type { SourceEvent } from '../sources/types.js';
 import { KernelIngest } from './kernel-ingest.js';
 import { RuleCompiler, warmPlan } from './compiler.js';
-import type { RuntimeError } from './errors.js';
+import { runtimeError, type RuntimeError } from './errors.js';
 import { RuleModule, type BatchResult, type CompiledRuleset } from './evaluator.js';
+
+export type { EvaluatorTier } from '../metrics/names.js';
 
 export interface DetectionEngineOptions {
   ruleMatching: RuleMatching;
@@ -32,9 +51,22 @@ export interface DetectionEngineOptions {
   watchdogMs?: number;
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;
-  /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog). */
-  metrics?: Pick<Metrics, 'compileTime' | 'eventsDropped'>;
+  /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures and the tier gauge (from the registry). */
+  metrics?: Pick<Metrics, 'compileTime' | 'eventsDropped'> & Partial<Pick<Metrics, 'rulesetFailed' | 'registry'>>;
 }
+
+/** How `load` installs a valid ruleset. */
+export interface LoadOptions {
+  /** Serve it with the reference interpreter at once and move it to WASM when compiled (default: compile first). */
+  interpreterFirst?: boolean;
+}
+
+/** How the background compile of an interpreter-first ruleset ended. */
+export type TierUp =
+  | { state: 'wasm'; changeToCompiledMs: number }
+  | { state: 'superseded' }
+  | { state: 'failed'; errors: RuntimeError[] }
+  | { state: 'closed' };
 
 /** What `load` did. */
 export interface LoadOutcome {
@@ -43,6 +75,10 @@ export interface LoadOutcome {
   result: LoadResult;
   /** Why a valid ruleset could not be compiled (then the old one keeps running). */
   errors?: RuntimeError[];
+  /** The tier the new ruleset went live on (when swapped). */
+  tier?: EvaluatorTier;
+  /** Interpreter-first loads: settles when the ruleset runs on WASM, or why it never will. */
+  compiled?: Promise<TierUp>;
 }
 
 /** Counters and last timings of the evaluator, for metrics. */
@@ -52,7 +88,16 @@ export interface EngineStats {
   traps: number;
   timeouts: number;
   restores: number;
+  /** Rulesets installed (on either tier); a tier-up of the same ruleset is not counted here. */
   swaps: number;
+  /** The tier judging decoded events now. */
+  tier: EvaluatorTier;
+  /** Interpreter-tier rulesets moved to their compiled module. */
+  tierUps: number;
+  /** Interpreter-tier rulesets whose compile failed (they stay on the interpreter). */
+  tierFailures: number;
+  /** Background compiles thrown away because a newer ruleset came first. */
+  superseded: number;
   /** Main-thread time of the last swap itself (state carry-over + switch), ms. */
   lastSwapStallMs: number;
   /** Main-thread time spent instantiating and checking the new module before the swap, ms. */
@@ -60,8 +105,10 @@ export interface EngineStats {
   /** Compile worker time of the last load (codegen + asc + checks), ms. */
   lastCompileMs: number;
   lastWarmMs: number;
-  /** load() call to the new module running, ms. */
+  /** load() call to the new ruleset running (on its first tier), ms. */
   lastChangeToLiveMs: number;
+  /** load() call to the new ruleset running on WASM, ms. */
+  lastChangeToCompiledMs: number;
 }
 
 /** The rules a ruleset evaluates, in order: enabled, at least as severe as the minimum. */
@@ -76,53 +123,119 @@ function countBySource(events: readonly SourceEvent[]): Map<SourceEvent['source'
   return out;
 }
 
+type Prepared = { ok: true; module: RuleModule; compiled: CompiledRuleset; prepareMs: number } | { ok: false; errors: RuntimeError[] };
+
+/** A ruleset on the interpreter tier waiting for its compiled module. */
+interface TierTarget {
+  result: LoadResult;
+  t0: number;
+  settle: (u: TierUp) => void;
+}
+
 /** Evaluates events against the current ruleset; swaps rulesets between batches. */
 export class DetectionEngine {
+  /** Decoded events go to the interpreter while set (interpreter engine or interpreter tier). */
   private matcher: RuleMatcher | undefined;
+  /** The last compiled module and the ruleset it was compiled from (the kernel path's judge). */
   private module: RuleModule | undefined;
+  private moduleResult: LoadResult | undefined;
   private lastGood: { module: RuleModule; result: LoadResult } | undefined;
   private current: LoadResult | undefined;
   private evaluated = 0;
   private generation = 0;
+  private target: TierTarget | undefined;
+  private tiering: Promise<void> | undefined;
+  private closed = false;
   private loading: Promise<unknown> = Promise.resolve();
   private readonly compiler = new RuleCompiler();
   private readonly kernel = new KernelIngest();
+  private readonly tierGauge: Gauge<string> | undefined;
   private readonly counters: EngineStats = {
-    batches: 0, failedBatches: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0,
-    lastSwapStallMs: 0, lastPrepareMs: 0, lastCompileMs: 0, lastWarmMs: 0, lastChangeToLiveMs: 0,
+    batches: 0, failedBatches: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0, tier: 'wasm', tierUps: 0, tierFailures: 0, superseded: 0,
+    lastSwapStallMs: 0, lastPrepareMs: 0, lastCompileMs: 0, lastWarmMs: 0, lastChangeToLiveMs: 0, lastChangeToCompiledMs: 0,
   };
 
-  constructor(private readonly options: DetectionEngineOptions) {}
+  constructor(private readonly options: DetectionEngineOptions) {
+    this.tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
+    this.setTier(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
+  }
 
-  /** Loads rules files; the new set replaces the running one only if it is valid and compiles. */
-  load(files: readonly RulesFile[]): Promise<LoadOutcome> {
-    const next = this.loading.then(() => this.loadNow(files));
+  /** Loads rules files; the new set replaces the running one only if it is valid (and, unless interpreter-first, compiles). */
+  load(files: readonly RulesFile[], opts: LoadOptions = {}): Promise<LoadOutcome> {
+    const next = this.loading.then(() => this.loadNow(files, opts));
     this.loading = next.catch(() => undefined);
     return next;
   }
 
-  private async loadNow(files: readonly RulesFile[]): Promise<LoadOutcome> {
+  private async loadNow(files: readonly RulesFile[], opts: LoadOptions): Promise<LoadOutcome> {
     const t0 = performance.now();
     const result = loadRules(files);
     if (!result.ok) return { swapped: false, result };
-    if (this.options.engine === 'interpreter') {
-      this.matcher = new RuleMatcher(result.ruleset, this.options);
-      this.install(result);
-      return { swapped: true, result };
+    if (this.options.engine === 'interpreter' || opts.interpreterFirst) {
+      this.installInterpreter(result);
+      this.counters.lastChangeToLiveMs = performance.now() - t0;
+      if (this.options.engine === 'interpreter') return { swapped: true, result, tier: 'interpreter' };
+      return { swapped: true, result, tier: 'interpreter', compiled: this.tierUp(result, t0) };
     }
+    const prepared = await this.prepare(result);
+    if (!prepared.ok) return { swapped: false, result, errors: prepared.errors };
+    this.install(result, prepared.module);
+    const live = performance.now() - t0;
+    Object.assign(this.counters, { lastPrepareMs: prepared.prepareMs, lastCompileMs: prepared.compiled.compileMs, lastWarmMs: prepared.compiled.warmMs, lastChangeToLiveMs: live, lastChangeToCompiledMs: live });
+    return { swapped: true, result, tier: 'wasm' };
+  }
+
+  /** Compiles (worker), instantiates, checks and warms a ruleset's module; nothing is swapped. */
+  private async prepare(result: LoadResult): Promise<Prepared> {
     const compiled = await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority));
-    if (!compiled.ok) return { swapped: false, result, errors: compiled.errors };
+    if (!compiled.ok) return { ok: false, errors: compiled.errors };
     this.options.metrics?.compileTime(compiled.compiled.compileMs / 1000);
     const p0 = performance.now();
     const created = RuleModule.create(compiled.compiled, this.options.watchdogMs ?? 1000);
-    if (!created.ok) return { swapped: false, result, errors: [created.error] };
-    const p1 = performance.now();
+    if (!created.ok) return { ok: false, errors: [created.error] };
+    const prepareMs = performance.now() - p0;
     await created.module.pretouch();
     await created.module.warmUp(warmPlan(compiled.compiled.generated));
-    this.counters.lastPrepareMs = p1 - p0;
-    this.install(result, created.module);
-    Object.assign(this.counters, { lastCompileMs: compiled.compiled.compileMs, lastWarmMs: compiled.compiled.warmMs, lastChangeToLiveMs: performance.now() - t0 });
-    return { swapped: true, result };
+    return { ok: true, module: created.module, compiled: compiled.compiled, prepareMs };
+  }
+
+  /** Schedules the background compile of the ruleset just put on the interpreter tier. */
+  private tierUp(result: LoadResult, t0: number): Promise<TierUp> {
+    return new Promise<TierUp>((settle) => {
+      this.target = { result, t0, settle };
+      if (!this.tiering) this.tiering = this.tierLoop();
+    });
+  }
+
+  /** Compiles the newest waiting ruleset until none waits; installs only a ruleset still running. */
+  private async tierLoop(): Promise<void> {
+    await Promise.resolve(); // so that `tiering` is set before the loop can end
+    for (;;) {
+      const t = this.target;
+      if (!t || this.closed) {
+        this.tiering = undefined;
+        return;
+      }
+      const prepared = await this.prepare(t.result);
+      if (this.closed) continue; // close() settled the target
+      if (this.target !== t) {
+        this.counters.superseded++;
+        continue;
+      }
+      this.target = undefined;
+      if (!prepared.ok) {
+        this.counters.tierFailures++;
+        this.options.metrics?.rulesetFailed?.('compile');
+        const why = prepared.errors.map((e) => `${e.code}: ${e.message}`).join('; ');
+        this.report('tier-up failed', runtimeError(prepared.errors[0]?.code ?? 'ECOMPILE', `the new ruleset stays on the reference interpreter: it does not compile (${why})`));
+        t.settle({ state: 'failed', errors: prepared.errors });
+        continue;
+      }
+      this.install(t.result, prepared.module, true);
+      const ms = performance.now() - t.t0;
+      Object.assign(this.counters, { lastPrepareMs: prepared.prepareMs, lastCompileMs: prepared.compiled.compileMs, lastWarmMs: prepared.compiled.warmMs, lastChangeToCompiledMs: ms });
+      t.settle({ state: 'wasm', changeToCompiledMs: ms });
+    }
   }
 
   /**
@@ -136,18 +249,48 @@ export class DetectionEngine {
     return { ok: true };
   }
 
-  /** The swap point: runs between two evaluate() calls; the state region moves with it. */
-  private install(result: LoadResult, module?: RuleModule): void {
-    const s0 = performance.now();
-    if (module) {
-      if (this.module) module.adoptState(this.module);
-      this.lastGood = this.module && this.current ? { module: this.module, result: this.current } : undefined;
-      this.module = module;
-      this.counters.swaps++;
+  /** A new ruleset goes live: supersedes any compile waiting for an older one. */
+  private newRuleset(result: LoadResult): void {
+    if (this.target) {
+      this.target.settle({ state: 'superseded' });
+      this.target = undefined;
     }
     this.current = result;
     this.generation++;
-    if (module) this.counters.lastSwapStallMs = performance.now() - s0;
+    this.counters.swaps++;
+  }
+
+  /** The interpreter-tier swap point: decoded events go to the reference interpreter from the next batch. */
+  private installInterpreter(result: LoadResult): void {
+    const s0 = performance.now();
+    this.newRuleset(result);
+    this.matcher = new RuleMatcher(result.ruleset, this.options);
+    this.setTier('interpreter');
+    this.counters.lastSwapStallMs = performance.now() - s0;
+  }
+
+  /** The compiled swap point: runs between two evaluate() calls; the state region moves with it. */
+  private install(result: LoadResult, module: RuleModule, tierUp = false): void {
+    const s0 = performance.now();
+    if (this.module) module.adoptState(this.module);
+    this.lastGood = this.module && this.moduleResult ? { module: this.module, result: this.moduleResult } : undefined;
+    this.module = module;
+    this.moduleResult = result;
+    if (tierUp) this.counters.tierUps++;
+    else this.newRuleset(result);
+    this.matcher = undefined;
+    this.setTier('wasm');
+    this.counters.lastSwapStallMs = performance.now() - s0;
+  }
+
+  private setTier(tier: EvaluatorTier): void {
+    this.counters.tier = tier;
+    for (const t of EVALUATOR_TIERS) this.tierGauge?.set({ tier: t }, t === tier ? 1 : 0);
+  }
+
+  private report(what: string, error: RuntimeError): void {
+    const report = this.options.onError ?? ((e: RuntimeError) => process.stderr.write(`engine: ${what} (${e.code}): ${e.message}\n`));
+    report(error);
   }
 
   /** The running load result, if any. */
@@ -155,7 +298,7 @@ export class DetectionEngine {
     return this.current;
   }
 
-  /** Increases on every successful swap. */
+  /** Increases on every new ruleset (and on a restore); not on a tier-up of the same ruleset. */
   get rulesetGeneration(): number {
     return this.generation;
   }
@@ -170,14 +313,14 @@ export class DetectionEngine {
     return this.counters;
   }
 
-  /** The running compiled module (undefined with the interpreter or before the first load). */
+  /** The last compiled module (undefined with the interpreter engine or before the first compiled load). */
   get ruleModule(): RuleModule | undefined {
     return this.module;
   }
 
   /** Evaluates one batch synchronously (a batch is never split across two rulesets); returns the alert count. */
   evaluate(events: readonly SourceEvent[]): number {
-    if (this.options.engine === 'interpreter') return this.evaluateInterpreted(events);
+    if (this.matcher) return this.evaluateInterpreted(this.matcher, events);
     const module = this.module;
     if (!module) return 0;
     this.counters.batches++;
@@ -194,7 +337,8 @@ export class DetectionEngine {
    * them: process records update the thread table in the module's state region, syscall records
    * become eval records without JS objects; only matched events are decoded, for their alerts.
    * Record times are CLOCK_BOOTTIME; `bootToEpochNs` turns them into alert times. Returns the
-   * alert count (0 with the interpreter engine, which needs decoded events).
+   * alert count (0 with the interpreter engine, which needs decoded events). On the interpreter
+   * tier, the last compiled module (the previous ruleset) judges these records until the tier-up.
    */
   evaluateKernel(view: Uint8Array, bytes: number, bootToEpochNs = 0n): number {
     const module = this.module;
@@ -216,42 +360,51 @@ export class DetectionEngine {
   }
 
   /** Counts a failed batch; after a watchdog stop, goes back to the last good module. */
-  private settle(module: RuleModule, r: BatchResult, bySource: ReadonlyMap<SourceEvent['source'], number>): boolean {
+  private settle(module: RuleModule | undefined, r: BatchResult, bySource: ReadonlyMap<SourceEvent['source'], number>): boolean {
     if (r.ok) return true;
     this.counters.failedBatches++;
     for (const [source, n] of bySource) this.options.metrics?.eventsDropped(source, r.error.code === 'ETIMEOUT' ? 'watchdog' : 'trap', n);
     if (r.error.code === 'ETIMEOUT') this.counters.timeouts++;
     else this.counters.traps++;
-    const report = this.options.onError ?? ((e: RuntimeError) => process.stderr.write(`engine: batch failed (${e.code}): ${e.message}\n`));
-    report(r.error);
+    this.report('batch failed', r.error);
     const good = this.lastGood;
-    if (r.error.code === 'ETIMEOUT' && good && module === this.module) {
+    if (r.error.code === 'ETIMEOUT' && good && module && module === this.module) {
       good.module.adoptState(module);
       this.module = good.module;
+      this.moduleResult = good.result;
       this.lastGood = undefined;
-      this.current = good.result;
-      this.generation++;
+      // On the interpreter tier the decoded path keeps its ruleset; only the kernel path's module goes back.
+      if (!this.matcher) {
+        this.current = good.result;
+        this.generation++;
+      }
       this.counters.restores++;
     }
     return false;
   }
 
-  private evaluateInterpreted(events: readonly SourceEvent[]): number {
-    const matcher = this.matcher;
-    if (!matcher) return 0;
-    let alerts = 0;
-    for (const ev of events) {
-      for (const rule of matcher.match(ev.source, ev.evtType, ev.fields)) {
-        this.options.onAlert(alertFor(rule, ev, this.options.hostname));
-        alerts++;
-      }
+  private evaluateInterpreted(matcher: RuleMatcher, events: readonly SourceEvent[]): number {
+    this.counters.batches++;
+    const alerts: Array<[LoadedRule, SourceEvent]> = [];
+    try {
+      for (const ev of events) for (const rule of matcher.match(ev.source, ev.evtType, ev.fields)) alerts.push([rule, ev]);
+    } catch (err) {
+      // The interpreter does not throw on events it was tested with; if it ever does, one batch fails, as a trap would.
+      this.evaluated += events.length;
+      this.settle(undefined, { ok: false, error: runtimeError('ETRAP', `the reference interpreter failed: ${(err as Error).message}`) }, countBySource(events));
+      return 0;
     }
     this.evaluated += events.length;
-    return alerts;
+    for (const [rule, ev] of alerts) this.options.onAlert(alertFor(rule, ev, this.options.hostname));
+    return alerts.length;
   }
 
-  /** Stops the compile worker. */
+  /** Stops a pending background compile (its `compiled` promise settles as 'closed') and the compile worker. */
   async close(): Promise<void> {
+    this.closed = true;
+    this.target?.settle({ state: 'closed' });
+    this.target = undefined;
     await this.compiler.close();
+    await this.tiering;
   }
 }
