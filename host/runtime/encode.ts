@@ -33,8 +33,21 @@ export interface Encoded {
   heapEnd: number;
 }
 
+/** A slot with what the encoder needs per value resolved once: its IP-ness. */
+interface EncSlot {
+  s: Slot;
+  /** An address/network field: text is parsed to bytes. */
+  ip: boolean;
+  /** A plain string slot (no IP parsing): strings go in without BigInt arithmetic. */
+  plainStr: boolean;
+}
+
+/** 2^32: a heap reference as a number is addr + len * 2^32 (exact: len <= LIMITS.maxString). */
+const HI = 4294967296;
+
 /** Writes SourceEvents of one source into linear memory. */
 export class BatchEncoder {
+  private readonly slots: EncSlot[];
   private readonly threadFields: Array<{ f: ThreadField; refs: FieldRef[] }>;
   private readonly walkRefs: FieldRef[];
   private readonly indexedLevels: number;
@@ -43,13 +56,18 @@ export class BatchEncoder {
   private dv!: DataView;
   private heap = 0;
   private limit = 0;
-  private strings = new Map<string, bigint>();
+  private strings = new Map<string, number>();
   private threads = new Map<string, number>();
 
   constructor(
     private readonly layout: SourceLayout,
     use: ThreadUse,
   ) {
+    this.slots = layout.slots.map((s) => {
+      const cls = typeClass(s.ref.type);
+      const ip = cls === 'ipaddr' || cls === 'ipnet';
+      return { s, ip, plainStr: s.kind === 'str' && !ip };
+    });
     const levels = use.walk ? LIMITS.maxDepth : use.levels;
     this.indexedLevels = Math.min(LIMITS.maxDepth, use.levels);
     this.threadFields = THREAD_FIELDS.filter((f) => use.bases.includes(f.base)).map((f) => {
@@ -92,25 +110,55 @@ export class BatchEncoder {
       if (t < 0) return false;
       dv.setUint32(at + REC.thread, t, true);
     }
-    for (const s of this.layout.slots) {
+    const u8 = this.u8;
+    for (const e of this.slots) {
+      const s = e.s;
       const raw = ev.fields.field(s.ref);
       if (raw === undefined || raw === null) continue;
-      const bits = s.list ? this.list(raw, s) : Array.isArray(raw) ? undefined : this.value(raw, s.kind, s.ref);
-      if (bits === undefined) continue;
-      if (bits < 0n) return false;
-      dv.setBigUint64(at + s.offset, bits, true);
+      const where = at + s.offset;
+      if (e.plainStr) {
+        // Strings (and string lists) without BigInt: two 32-bit halves of the reference.
+        const ref = s.list ? this.strList(raw) : Array.isArray(raw) ? undefined : this.strRef(typeof raw === 'string' ? raw : String(raw));
+        if (ref === undefined) continue;
+        if (ref < 0) return false;
+        dv.setUint32(where, ref % HI, true);
+        dv.setUint32(where + 4, Math.floor(ref / HI), true);
+      } else {
+        const bits = s.list ? this.list(raw, s, e.ip) : Array.isArray(raw) ? undefined : this.value(raw, s.kind, s.ref, e.ip);
+        if (bits === undefined) continue;
+        if (bits < 0n) return false;
+        dv.setBigUint64(where, bits, true);
+      }
       // Bit index&63 of little-endian 64-bit presence word index>>6 is bit index&7 of byte index>>3.
-      this.u8[at + REC.present + (s.index >> 3)]! |= 1 << (s.index & 7);
+      u8[at + REC.present + (s.index >> 3)]! |= 1 << (s.index & 7);
     }
     return true;
   }
 
+  /** A string list slot: 8-byte references in the heap; addr | count << 32 as a number; -1 = out of room. */
+  private strList(raw: RawValue): number {
+    const items = Array.isArray(raw) ? raw : [raw];
+    const refs: number[] = [];
+    for (const x of items) {
+      const r = this.strRef(typeof x === 'string' ? x : String(x));
+      if (r < 0) return -1;
+      refs.push(r);
+    }
+    const at = this.alloc(8 * refs.length);
+    if (at < 0) return -1;
+    for (let j = 0; j < refs.length; j++) {
+      this.dv.setUint32(at + 8 * j, refs[j]! % HI, true);
+      this.dv.setUint32(at + 8 * j + 4, Math.floor(refs[j]! / HI), true);
+    }
+    return at + refs.length * HI;
+  }
+
   /** A list slot: 8-byte elements in the heap, ref = addr | count << 32. */
-  private list(raw: RawValue, s: Slot): bigint | undefined {
+  private list(raw: RawValue, s: Slot, ip: boolean): bigint | undefined {
     const items = Array.isArray(raw) ? raw : [raw];
     const vals: bigint[] = [];
     for (const x of items) {
-      const v = this.value(x, s.kind, s.ref);
+      const v = this.value(x, s.kind, s.ref, ip);
       if (v === undefined) return undefined;
       if (v < 0n) return -1n;
       vals.push(v);
@@ -122,11 +170,10 @@ export class BatchEncoder {
   }
 
   /** The 8-byte bits of one value; undefined = missing; -1n = out of room. */
-  private value(raw: RawScalar, kind: ValueKind, r: FieldRef): bigint | undefined {
+  private value(raw: RawScalar, kind: ValueKind, r: FieldRef, isIp: boolean): bigint | undefined {
     switch (kind) {
       case 'str': {
-        const cls = typeClass(r.type);
-        if (cls === 'ipaddr' || cls === 'ipnet') {
+        if (isIp) {
           const ip = parseIp(String(raw));
           return ip ? this.bytes(ip.bytes) : undefined;
         }
@@ -149,14 +196,31 @@ export class BatchEncoder {
   }
 
   private str(s: string): bigint {
+    const r = this.strRef(s);
+    return r < 0 ? -1n : BigInt(r % HI) | (BigInt(Math.floor(r / HI)) << 32n);
+  }
+
+  /** A string in the heap (UTF-8, cut at LIMITS.maxString bytes, interned per batch): addr + len * 2^32; -1 = out of room. */
+  private strRef(s: string): number {
     let v = this.strings.get(s);
     if (v !== undefined) return v;
-    const max = Math.min(s.length * 3, LIMITS.maxString);
+    const n = s.length;
+    const max = Math.min(n * 3, LIMITS.maxString);
     const at = this.alloc(max);
-    if (at < 0) return -1n;
-    const { written } = this.enc.encodeInto(s.length * 3 > LIMITS.maxString ? s.slice(0, LIMITS.maxString) : s, this.u8.subarray(at, at + max));
-    this.heap = align8(at + written!);
-    v = BigInt(at) | (BigInt(written!) << 32n);
+    if (at < 0) return -1;
+    let written = 0;
+    if (n <= 128) {
+      // Short ASCII text (nearly every audit value) is copied code unit by code unit.
+      const u8 = this.u8;
+      for (; written < n; written++) {
+        const c = s.charCodeAt(written);
+        if (c >= 0x80) break;
+        u8[at + written] = c;
+      }
+    }
+    if (written < n) written = this.enc.encodeInto(n * 3 > LIMITS.maxString ? s.slice(0, LIMITS.maxString) : s, this.u8.subarray(at, at + max)).written!;
+    this.heap = align8(at + written);
+    v = at + written * HI;
     this.strings.set(s, v);
     return v;
   }

@@ -6,28 +6,72 @@ import type { FieldRef } from '../../engine/ir.js';
 import type { EventAccessor, RawValue } from '../../engine/interpreter.js';
 import type { SourceEvent } from '../types.js';
 import { auditEventTimeNs, extractAuditField, type AuditEvent } from './extract.js';
+import { asText, getKeys, pointerKeys } from './json-value.js';
+import { hasAuditId, kaExtractor } from './ka-fields.js';
 
 /** Why a document is neither an EventList nor an Event (the k8saudit plugin's log text). */
 export const NOT_AUDIT_DATA = 'data not recognized as a k8s audit event';
 
+/** Reads one field of one event; resolved once per FieldRef (name tables, pointers, argument). */
+type Getter = (f: AuditFields) => RawValue | undefined;
+
+/** Getters by FieldRef: a ruleset's refs are long-lived objects, so each is resolved once. */
+const GETTERS = new WeakMap<FieldRef, Getter>();
+
 /** Audit event field access (ka.*, jevt.*, json.* with the plugins' semantics; evt.* generic). */
 export class AuditFields implements EventAccessor {
+  /** Whether ka.* fields can be read (an object with an auditID key); checked on first use. */
+  private kaGate: boolean | undefined;
+
   constructor(
-    private readonly ev: AuditEvent,
-    private readonly generic: { timeNs: bigint; num: bigint; timeKnown?: boolean },
+    readonly ev: AuditEvent,
+    readonly generic: { timeNs: bigint; num: bigint; timeKnown?: boolean },
   ) {}
+
   field(ref: FieldRef): RawValue | undefined {
-    const name = ref.def.name;
-    // jevt.rawtime / json.rawtime: the stageTimestamp already parsed for the event time.
-    if (this.generic.timeKnown && (name === 'jevt.rawtime' || name === 'json.rawtime')) return this.generic.timeNs.toString();
-    if (name.startsWith('evt.')) {
-      if (name === 'evt.time' || name === 'evt.rawtime') return this.generic.timeNs;
-      if (name === 'evt.source') return 'k8s_audit';
-      if (name === 'evt.num') return this.generic.num;
-      return undefined;
+    let get = GETTERS.get(ref);
+    if (get === undefined) {
+      get = getterFor(ref.def.name, ref.arg);
+      GETTERS.set(ref, get);
     }
-    return extractAuditField(this.ev, name, ref.arg);
+    return get(this);
   }
+
+  /** The event's JSON object when ka.* fields can be read from it. */
+  kaRoot(): Record<string, unknown> | undefined {
+    if (this.kaGate === undefined) this.kaGate = hasAuditId(this.ev.json);
+    return this.kaGate ? (this.ev.json as Record<string, unknown>) : undefined;
+  }
+}
+
+function getterFor(name: string, arg: string | undefined): Getter {
+  if (name === 'jevt.rawtime' || name === 'json.rawtime') {
+    // The stageTimestamp already parsed for the event time.
+    return (f) => (f.generic.timeKnown ? f.generic.timeNs.toString() : extractAuditField(f.ev, name, arg));
+  }
+  if (name.startsWith('evt.')) {
+    if (name === 'evt.time' || name === 'evt.rawtime') return (f) => f.generic.timeNs;
+    if (name === 'evt.source') return () => 'k8s_audit';
+    if (name === 'evt.num') return (f) => f.generic.num;
+    return () => undefined;
+  }
+  if (name.startsWith('ka.')) {
+    const extract = kaExtractor(name);
+    return (f) => {
+      const root = f.kaRoot();
+      return root === undefined ? undefined : extract(root, arg);
+    };
+  }
+  if ((name === 'jevt.value' || name === 'json.value') && arg !== undefined && arg !== '') {
+    const keys = pointerKeys(arg);
+    return (f) => {
+      const root = f.ev.json;
+      if (typeof root !== 'object' || root === null) return undefined;
+      const v = getKeys(root, keys);
+      return v === undefined ? undefined : asText(v);
+    };
+  }
+  return (f) => extractAuditField(f.ev, name, arg);
 }
 
 /** True for an object that looks like an audit.k8s.io Event (it has a string auditID). */

@@ -14,21 +14,27 @@ export function getPath(v: Json, ...keys: string[]): Json | undefined {
 const DECIMAL = /^[+-]?[0-9]+$/;
 const hasOwn = Object.prototype.hasOwnProperty;
 
+const OBJECT_PROTO = Object.prototype;
+
 /** getPath with the keys as one array (no rest-argument copy on hot paths). */
 export function getKeys(v: Json, keys: readonly string[]): Json | undefined {
   let cur: Json = v;
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
+    if (typeof cur !== 'object' || cur === null) return undefined;
     if (Array.isArray(cur)) {
       // strconv.Atoi accepts an optional sign; negative or out-of-range indexes miss.
       if (!DECIMAL.test(k)) return undefined;
       const n = Number(k);
       if (!Number.isSafeInteger(n) || n < 0 || n >= cur.length) return undefined;
       cur = cur[n];
-    } else if (typeof cur === 'object' && cur !== null && hasOwn.call(cur, k)) {
-      cur = (cur as Record<string, Json>)[k];
     } else {
-      return undefined;
+      // One lookup: a parsed JSON member is never undefined nor a function, so only a hit that
+      // may come from Object.prototype (a method, or __proto__ itself) needs the own-key check.
+      const next: Json = (cur as Record<string, Json>)[k];
+      if (next === undefined) return undefined;
+      if ((typeof next === 'function' || next === OBJECT_PROTO) && !hasOwn.call(cur, k)) return undefined;
+      cur = next;
     }
   }
   return cur;
@@ -51,13 +57,18 @@ export function isObject(v: Json): v is Record<string, Json> {
  */
 export function jsonPointer(root: Json, pointer: string): Json | undefined {
   if (pointer.length === 0) return undefined;
+  return getKeys(root, pointerKeys(pointer));
+}
+
+/** The lookup keys of a non-empty json plugin pointer (split once per pointer text, bounded cache). */
+export function pointerKeys(pointer: string): readonly string[] {
   let keys = POINTER_KEYS.get(pointer);
   if (keys === undefined) {
     const body = pointer.startsWith('/') ? pointer.slice(1) : pointer;
     keys = body.split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
     if (POINTER_KEYS.size < 1024) POINTER_KEYS.set(pointer, keys);
   }
-  return getKeys(root, keys);
+  return keys;
 }
 
 /** Split pointers by text (rules use a few fixed pointers; bounded). */

@@ -115,15 +115,24 @@ function resolve(name: string): Extractor {
   return (root, arg) => special(root, name, arg);
 }
 
-/** One ka.* field of an audit event JSON; undefined when missing or unknown. */
-export function extractKaField(root: Json, name: string, arg: string | undefined): Value {
-  if (!isObject(root) || !Object.prototype.hasOwnProperty.call(root, 'auditID')) return undefined;
+/** The extractor of one ka.* field name, resolved once (no auditID gate: the caller checks it). */
+export function kaExtractor(name: string): (root: Record<string, Json>, arg: string | undefined) => Value {
   let f = RESOLVED.get(name);
   if (f === undefined) {
     f = resolve(name);
     if (RESOLVED.size < 4096) RESOLVED.set(name, f);
   }
-  return f(root, arg);
+  return f;
+}
+
+/** True when ka.* fields can be read from `root`: the plugin requires an object with an `auditID` key. */
+export function hasAuditId(root: Json): root is Record<string, Json> {
+  return isObject(root) && Object.prototype.hasOwnProperty.call(root, 'auditID');
+}
+
+/** One ka.* field of an audit event JSON; undefined when missing or unknown. */
+export function extractKaField(root: Json, name: string, arg: string | undefined): Value {
+  return hasAuditId(root) ? kaExtractor(name)(root, arg) : undefined;
 }
 
 function special(root: Json, name: string, arg: string | undefined): Value {
