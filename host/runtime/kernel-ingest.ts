@@ -8,8 +8,12 @@
 // fd.name/nameraw/directory/filename, fd.type/typechar/sockfamily, evt.is_open_read/write/create,
 // fd.sip/cip/lip/rip, fd.sport/cport/lport/rport, fd.ip/port/net and the networks; process
 // fields come from the thread entry. Any other field is missing for kernel events.
+// When the capture addon loads, the per-event work runs in C (probes/addon/ingest.c, same
+// semantics, driven by a per-module plan of slots); this file's JS translator is the fallback
+// and the reference the tests compare the native one with.
 import type { Slot } from '../engine/codegen/index.js';
-import { AF, HDR, KIND, SOCKADDR, SYSCALL } from '../sources/syscall/abi.js';
+import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from '../sources/syscall/abi.js';
+import { loadNative, type NativeIngest } from '../sources/syscall/addon.js';
 import { NR_SYSCALLS, syscallName } from '../sources/syscall/syscalls.js';
 import { evtTypeId, MEM, REC } from './abi.js';
 import type { RuleModule } from './evaluator.js';
@@ -36,11 +40,86 @@ const NAMES = Array.from({ length: NR_SYSCALLS }, (_, nr) => syscallName(nr));
 interface Plan {
   slots: Array<{ slot: Slot; field: number }>;
   stride: number;
+  /** The native translator's plan (probes/addon/ingest.h RAE_IP_*). */
+  words: Int32Array;
+}
+
+/** ingest.h numbers this file relies on; the addon's ingestAbi must say the same. */
+const IABI = {
+  FLD_NUM: F.NUM, FLD_NAME: F.NAME, FLD_IPS: F.IPS, FLD_FAMILY: F.FAMILY, FLD_COUNT: F.FAMILY + 1,
+  NRC_OPEN: 1, NRC_FD_RET: 2, NRC_FD_ARG0: 4, NRC_SERVER: 8, NRC_FLAGS_SHIFT: 4,
+  K_ERRNO_END: 256, K_F: 256, K_IP: 266, K_COUNT: 267,
+  IP_STRIDE: 0, IP_HEAD: 1, IP_NSLOTS: 2, IP_NR: 4, IP_CONST: 4 + 2 * 512, IP_SLOTS: 4 + 2 * 512 + 2 * 267,
+  IS_EVENTS: 0, IS_MAX: 1, IS_HEAP: 2, IS_HEAP_END: 3, IS_NUM: 4, IS_BASE: 5, IS_CONST: 6, IS_STOP: 7, IS_WORDS: 8,
+  NR_SYSCALLS: NR_SYSCALLS,
+} as const;
+/** Constant strings after the errno names, in RAE_K_* order from RAE_K_F. */
+const KONST = ['f', 'file', 'd', 'directory', '4', 'ipv4', '6', 'ipv6', 'u', 'unix', 'ip'];
+
+/** The constant blob and its (offset, length) table: evt.res by errno (0 = SUCCESS), then KONST. */
+const CONSTS = (() => {
+  const strs: string[] = Array.from({ length: IABI.K_ERRNO_END }, (_, e) => (e === 0 ? 'SUCCESS' : (ERRNO[e] ?? '')));
+  strs.push(...KONST);
+  const table = new Int32Array(2 * IABI.K_COUNT);
+  const parts: Buffer[] = [];
+  let at = 0;
+  strs.forEach((str, i) => {
+    const b = Buffer.from(str);
+    table[2 * i] = at;
+    table[2 * i + 1] = b.length;
+    parts.push(b);
+    at += b.length;
+  });
+  return { blob: new Uint8Array(Buffer.concat(parts)), table };
+})();
+
+/** Per syscall number: class bits of the native plan (RAE_NRC_*). */
+const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
+  const name = NAMES[nr]!;
+  const flagsFrom = name === 'creat' ? 1 : name === 'openat2' ? 2 : name === 'open' ? 3 : name === 'openat' ? 4 : 0;
+  return (OPENS.has(name) ? IABI.NRC_OPEN : 0) | (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) | (FD_FROM_ARG0.has(name) ? IABI.NRC_FD_ARG0 : 0) | (SERVER_SIDE.has(name) ? IABI.NRC_SERVER : 0) | (flagsFrom << IABI.NRC_FLAGS_SHIFT);
+});
+
+let nativeCache: NativeIngest | null | undefined;
+
+/** The addon's translator when it loads and speaks this file's numbers, else undefined. */
+export function nativeTranslator(): NativeIngest | undefined {
+  if (nativeCache === undefined) {
+    const loaded = loadNative();
+    const n = 'native' in loaded && typeof loaded.native.ingest === 'function' ? loaded.native : undefined;
+    nativeCache = n && Object.entries(IABI).every(([k, v]) => n.ingestAbi[k] === v) ? n : null;
+  }
+  return nativeCache ?? undefined;
+}
+
+function nativePlan(stride: number, head: number, slots: Plan['slots']): Int32Array {
+  const w = new Int32Array(IABI.IP_SLOTS + 3 * slots.length);
+  w[IABI.IP_STRIDE] = stride;
+  w[IABI.IP_HEAD] = head;
+  w[IABI.IP_NSLOTS] = slots.length;
+  for (let nr = 0; nr < NR_SYSCALLS; nr++) {
+    w[IABI.IP_NR + 2 * nr] = TYPE_IDS[nr]!;
+    w[IABI.IP_NR + 2 * nr + 1] = NR_CLASS[nr]!;
+  }
+  w.set(CONSTS.table, IABI.IP_CONST);
+  slots.forEach(({ slot, field }, j) => w.set([field, slot.offset, slot.index], IABI.IP_SLOTS + 3 * j));
+  return w;
 }
 
 /** Turns kernel record batches into eval records for the running module. */
 export class KernelIngest {
   readonly threads = new ThreadTable();
+  /** The native translator in use, undefined for the JS one. */
+  readonly native: NativeIngest | undefined;
+  private readonly state = new Float64Array(IABI.IS_WORDS);
+  private offs = new Uint32Array(0);
+  private mem!: Uint8Array;
+
+  /** `native: false` forces the JS translator (tests compare the two). */
+  constructor(opts: { native?: boolean } = {}) {
+    this.native = opts.native === false ? undefined : nativeTranslator();
+  }
+
   private readonly plans = new WeakMap<RuleModule, Plan>();
   private bound: RuleModule | undefined;
   private num = 0;
@@ -53,7 +132,8 @@ export class KernelIngest {
     let p = this.plans.get(m);
     if (!p) {
       const layout = m.compiled.generated.layouts.syscall;
-      p = { stride: layout.stride, slots: layout.slots.flatMap((slot) => (BY_FIELD[slot.ref.canonical] && slot.ref.arg === undefined ? [{ slot, field: BY_FIELD[slot.ref.canonical]! }] : [])) };
+      const slots = layout.slots.flatMap((slot) => (BY_FIELD[slot.ref.canonical] && slot.ref.arg === undefined ? [{ slot, field: BY_FIELD[slot.ref.canonical]! }] : []));
+      p = { stride: layout.stride, slots, words: nativePlan(layout.stride, REC.present + 8 * layout.words, slots) };
       this.plans.set(m, p);
     }
     return p;
@@ -68,14 +148,16 @@ export class KernelIngest {
     if (this.bound !== m) {
       this.threads.bind(m.memory);
       this.bound = m;
+      this.mem = new Uint8Array(m.memory.buffer);
+      this.u8 = this.mem;
+      this.dv = new DataView(m.memory.buffer);
     }
-    this.u8 = new Uint8Array(m.memory.buffer);
-    this.dv = new DataView(m.memory.buffer);
     const plan = this.plan(m);
-    const vd = new DataView(view.buffer, view.byteOffset, view.byteLength);
-    const offsets: number[] = [];
     // records in the first half of the batch region, their strings and lists in the second
     const max = Math.floor(MEM.batchSize / 2 / plan.stride);
+    if (this.native) return this.ingestNative(this.native, plan, max, view, bytes);
+    const vd = new DataView(view.buffer, view.byteOffset, view.byteLength);
+    const offsets: number[] = [];
     const head = REC.present + 8 * m.compiled.generated.layouts.syscall.words; // header + presence words
     this.heap = MEM.batchBase + MEM.batchSize / 2;
     this.consts.clear();
@@ -83,7 +165,7 @@ export class KernelIngest {
       const len = vd.getUint32(off + HDR.len, true);
       if (len < 48 || len % 8 !== 0 || off + len > bytes) break;
       if (vd.getUint16(off + HDR.kind, true) === KIND.SYSCALL) {
-        if (offsets.length < max) {
+        if (offsets.length < max && len >= SIZES.syscall) {
           const at = MEM.batchBase + offsets.length * plan.stride;
           this.u8.fill(0, at, at + head);
           this.record(plan, view, vd, off, at);
@@ -92,6 +174,31 @@ export class KernelIngest {
       } else this.threads.apply(view, off);
       off += len;
     }
+    return offsets;
+  }
+
+  /** The same pass in C: the translator stops at each process record, which the table applies here. */
+  private ingestNative(native: NativeIngest, plan: Plan, max: number, view: Uint8Array, bytes: number): number[] {
+    if (this.offs.length < max) this.offs = new Uint32Array(max);
+    const st = this.state;
+    st[IABI.IS_EVENTS] = 0;
+    st[IABI.IS_MAX] = max;
+    st[IABI.IS_HEAP] = MEM.batchBase + MEM.batchSize / 2;
+    st[IABI.IS_HEAP_END] = MEM.batchBase + MEM.batchSize;
+    st[IABI.IS_NUM] = this.num;
+    st[IABI.IS_BASE] = MEM.batchBase;
+    st[IABI.IS_CONST] = 0;
+    const { tidPid, pidAddr } = this.threads;
+    for (let off = 0; ; ) {
+      off = native.ingest(view, off, bytes, this.mem, plan.words, CONSTS.blob, tidPid, pidAddr, st, this.offs);
+      if (st[IABI.IS_STOP] !== 1) break;
+      this.threads.apply(view, off);
+      off += view[off + HDR.len]! | (view[off + HDR.len + 1]! << 8) | (view[off + HDR.len + 2]! << 16) | (view[off + HDR.len + 3]! << 24);
+    }
+    this.num = st[IABI.IS_NUM]!;
+    const n = st[IABI.IS_EVENTS]!;
+    const offsets: number[] = new Array<number>(n);
+    for (let i = 0; i < n; i++) offsets[i] = this.offs[i]!;
     return offsets;
   }
 

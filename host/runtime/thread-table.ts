@@ -2,8 +2,9 @@
 // struct rae_thread per process, written once from the kernel's PROC/EXEC/FORK records (bytes
 // copied from the record, never decoded into JS strings), linked to the parent's entry, freed
 // when the process has exited and no child points at it any more. The tid -> entry index lives
-// here on the host; the entries and their strings live in linear memory and move with a hot
-// swap (RuleModule.adoptState copies the used part of the region).
+// here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
+// the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
+// live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
 import { EXIT, HDR, KIND, PF, PROC, XF } from '../sources/syscall/abi.js';
 import { MEM, STATE, THREAD, TP } from './abi.js';
 
@@ -15,13 +16,19 @@ interface Proc {
   exited: boolean;
 }
 
+/** Kernel pids and tids are below PID_MAX_LIMIT (4194304 on 64-bit); the arrays cover them all. */
+const PID_LIMIT = 4194304;
+
 /** Offsets of the state header (struct rae_state_hdr). */
 const H = { abi: 0, threads: 4, heapTop: 8 } as const;
 
 /** Writes and indexes thread entries; call `bind` with the live module's memory first. */
 export class ThreadTable {
   private readonly procs = new Map<number, Proc>();
-  private readonly tids = new Map<number, number>();
+  /** tid -> pid (0 = unknown), indexed directly; lazily committed pages. */
+  readonly tidPid = new Uint32Array(PID_LIMIT);
+  /** pid -> thread entry address (0 = none). */
+  readonly pidAddr = new Uint32Array(PID_LIMIT);
   private readonly free: number[] = [];
   private highWater = 0;
   private heapTop: number = STATE.heap;
@@ -39,8 +46,7 @@ export class ThreadTable {
 
   /** The entry address of a thread (0 when unknown). */
   entryOf(tid: number): number {
-    const pid = this.tids.get(tid);
-    return pid === undefined ? 0 : (this.procs.get(pid)?.addr ?? 0);
+    return tid < PID_LIMIT ? this.pidAddr[this.tidPid[tid]!]! : 0;
   }
 
   /** Live processes. */
@@ -54,20 +60,22 @@ export class ThreadTable {
     const kind = rv.getUint16(HDR.kind, true);
     const pid = rv.getUint32(HDR.pid, true);
     const tid = rv.getUint32(HDR.tid, true);
+    if (pid >= PID_LIMIT || tid >= PID_LIMIT || pid === 0) return;
     if (kind === KIND.EXIT) {
-      this.tids.delete(tid);
+      this.tidPid[tid] = 0;
       if (tid === pid || (rv.getUint32(EXIT.xflags, true) & XF.GROUP_DEAD) !== 0) {
         const p = this.procs.get(pid);
         if (p) {
           p.exited = true;
           this.procs.delete(pid);
+          this.pidAddr[pid] = 0;
           this.release(p);
         }
       }
       return;
     }
     if (kind === KIND.FORK && (rv.getUint32(PROC.pflags, true) & PF.THREAD) !== 0) {
-      this.tids.set(tid, pid);
+      this.tidPid[tid] = pid;
       return;
     }
     let p = this.procs.get(pid);
@@ -77,6 +85,7 @@ export class ThreadTable {
       if (addr === 0) return;
       p = { addr, pid, parent: undefined, children: 0, exited: false };
       this.procs.set(pid, p);
+      this.pidAddr[pid] = addr;
       if (old) {
         old.exited = true;
         this.release(old);
@@ -87,7 +96,7 @@ export class ThreadTable {
       p.parent = parent;
       if (parent) parent.children++;
     }
-    this.tids.set(tid, pid);
+    this.tidPid[tid] = pid;
     this.write(p, rv, view, off, kind);
   }
 

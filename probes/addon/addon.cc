@@ -8,7 +8,8 @@
  * records into the caller's buffer; a poll that finds the ring empty re-arms the notification.
  *
  * Exports: abiVersion, maxRecord, layout(), checkKernel(), clocks(), open(options) -> Capture
- * with watch(fn), poll(view[, meta]), setInterestingSyscalls(ids), stats(), ref(), unref(), close().
+ * with watch(fn), poll(view[, meta]), setInterestingSyscalls(ids), stats(), ref(), unref(), close();
+ * ingest(...) and ingestAbi: the native kernel-record translator (ingest.c), no probe needed.
  */
 #include <napi.h>
 
@@ -22,6 +23,7 @@
 
 extern "C" {
 #include "capture.h"
+#include "ingest.h"
 #include "../src/events.h"
 #include "../src/syscalls.h"
 }
@@ -295,8 +297,71 @@ Napi::Value Clocks(const Napi::CallbackInfo &info)
 	return o;
 }
 
+template <typename T, napi_typedarray_type K>
+T *ArrayArg(const Napi::CallbackInfo &info, size_t i, size_t *len)
+{
+	Napi::Value v = info[i];
+	if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != K)
+		throw Napi::TypeError::New(info.Env(), "ingest: argument " + std::to_string(i) + " has the wrong typed-array type");
+	Napi::TypedArray a = v.As<Napi::TypedArray>();
+	*len = a.ElementLength();
+	return reinterpret_cast<T *>(static_cast<uint8_t *>(a.ArrayBuffer().Data()) + a.ByteOffset());
+}
+
+// ingest(view, start, bytes, memory, plan, blob, tidPid, pidAddr, state, offsets): translates
+// SYSCALL records of view[start..bytes) into eval records (ingest.h); returns where it stopped.
+Napi::Value Ingest(const Napi::CallbackInfo &info)
+{
+	Napi::Env env = info.Env();
+	if (info.Length() < 10 || !info[1].IsNumber() || !info[2].IsNumber())
+		throw Napi::TypeError::New(env, "ingest(view, start, bytes, memory, plan, blob, tidPid, pidAddr, state, offsets)");
+	rae_ingest_io io{};
+	size_t view_len, tp_len, pa_len, st_len;
+	io.view = ArrayArg<uint8_t, napi_uint8_array>(info, 0, &view_len);
+	double start = info[1].As<Napi::Number>().DoubleValue(), bytes = info[2].As<Napi::Number>().DoubleValue();
+	io.mem = ArrayArg<uint8_t, napi_uint8_array>(info, 3, &io.mem_len);
+	io.plan = ArrayArg<int32_t, napi_int32_array>(info, 4, &io.plan_len);
+	io.blob = ArrayArg<uint8_t, napi_uint8_array>(info, 5, &io.blob_len);
+	io.tid_pid = ArrayArg<uint32_t, napi_uint32_array>(info, 6, &tp_len);
+	io.pid_addr = ArrayArg<uint32_t, napi_uint32_array>(info, 7, &pa_len);
+	io.state = ArrayArg<double, napi_float64_array>(info, 8, &st_len);
+	io.offsets = ArrayArg<uint32_t, napi_uint32_array>(info, 9, &io.offsets_len);
+	if (!(start >= 0 && bytes >= start && bytes <= static_cast<double>(view_len)) || st_len < RAE_IS_WORDS)
+		throw Napi::RangeError::New(env, "ingest: start/bytes outside the view, or a short state array");
+	io.bytes = static_cast<size_t>(bytes);
+	io.pid_limit = tp_len < pa_len ? tp_len : pa_len;
+	long r = rae_ingest(&io, static_cast<size_t>(start));
+	if (r < 0)
+		throw Napi::RangeError::New(env, "ingest: the plan or the state does not fit the memory");
+	return Napi::Number::New(env, static_cast<double>(r));
+}
+
+// ingestAbi: the numbers of ingest.h, checked by kernel-ingest.ts before it uses ingest().
+Napi::Object IngestAbi(Napi::Env env)
+{
+	Napi::Object o = Napi::Object::New(env);
+	const std::pair<const char *, int> nums[] = {
+		{ "FLD_NUM", RAE_FLD_NUM }, { "FLD_COUNT", RAE_FLD_COUNT }, { "FLD_FAMILY", RAE_FLD_FAMILY },
+		{ "FLD_NAME", RAE_FLD_NAME }, { "FLD_IPS", RAE_FLD_IPS },
+		{ "NRC_OPEN", RAE_NRC_OPEN }, { "NRC_FD_RET", RAE_NRC_FD_RET }, { "NRC_FD_ARG0", RAE_NRC_FD_ARG0 },
+		{ "NRC_SERVER", RAE_NRC_SERVER }, { "NRC_FLAGS_SHIFT", RAE_NRC_FLAGS_SHIFT },
+		{ "K_ERRNO_END", RAE_K_ERRNO_END }, { "K_F", RAE_K_F }, { "K_IP", RAE_K_IP }, { "K_COUNT", RAE_K_COUNT },
+		{ "IP_STRIDE", RAE_IP_STRIDE }, { "IP_HEAD", RAE_IP_HEAD }, { "IP_NSLOTS", RAE_IP_NSLOTS },
+		{ "IP_NR", RAE_IP_NR }, { "IP_CONST", RAE_IP_CONST }, { "IP_SLOTS", RAE_IP_SLOTS },
+		{ "IS_EVENTS", RAE_IS_EVENTS }, { "IS_MAX", RAE_IS_MAX }, { "IS_HEAP", RAE_IS_HEAP },
+		{ "IS_HEAP_END", RAE_IS_HEAP_END }, { "IS_NUM", RAE_IS_NUM }, { "IS_BASE", RAE_IS_BASE },
+		{ "IS_CONST", RAE_IS_CONST }, { "IS_STOP", RAE_IS_STOP }, { "IS_WORDS", RAE_IS_WORDS },
+		{ "NR_SYSCALLS", RAE_NR_SYSCALLS },
+	};
+	for (const auto &[k, v] : nums)
+		o.Set(k, v);
+	return o;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports)
 {
+	exports.Set("ingest", Napi::Function::New(env, Ingest));
+	exports.Set("ingestAbi", IngestAbi(env));
 	exports.Set("abiVersion", Napi::Number::New(env, RAE_ABI_VERSION));
 	exports.Set("maxRecord", Napi::Number::New(env, RAE_MAX_RECORD));
 	exports.Set("layout", Napi::Function::New(env, Layout));

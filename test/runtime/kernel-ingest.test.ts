@@ -7,7 +7,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules, type LoadedRule } from '../../host/engine/index.js';
 import { Interpreter } from '../../host/engine/interpreter.js';
-import { KernelIngest } from '../../host/runtime/kernel-ingest.js';
+import { KernelIngest, nativeTranslator } from '../../host/runtime/kernel-ingest.js';
+import { MEM, REC } from '../../host/runtime/abi.js';
+import { loadNative } from '../../host/sources/syscall/addon.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { RuleModule } from '../../host/runtime/evaluator.js';
 import { FieldEvent } from '../../host/sources/field-event.js';
@@ -189,6 +191,61 @@ test('kernel ingest: DetectionEngine.evaluateKernel turns kernel records into al
   assert.equal(alerts.map((a) => a.rule), ['shadow A', 'shadow B']);
   assert.match(alerts[0]!.output, 'cat read /etc/shadow (parent sshd, cmdline cat /etc/shadow)');
   await engine.close();
+});
+
+/** Every eval record of the last batch decoded: type, the thread's pid, and each present slot's value. */
+function decodeRecords(m: RuleModule, n: number): string[] {
+  const layout = m.compiled.generated.layouts.syscall;
+  const dv = new DataView(m.memory.buffer);
+  const u8 = new Uint8Array(m.memory.buffer);
+  const str = (a: number) => Buffer.from(u8.subarray(dv.getUint32(a, true), dv.getUint32(a, true) + dv.getUint32(a + 4, true))).toString('latin1');
+  const one = (kind: string, a: number) => (kind === 'str' ? JSON.stringify(str(a)) : String(dv.getBigInt64(a, true)));
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const at = MEM.batchBase + i * layout.stride;
+    const thread = dv.getUint32(at + REC.thread, true);
+    const parts = [`type=${dv.getUint32(at + REC.type, true)}`, `pid=${thread === 0 ? '-' : dv.getUint32(thread + 4, true)}`];
+    for (const slot of layout.slots) {
+      if ((dv.getUint32(at + REC.present + 4 * (slot.index >> 5), true) & (1 << (slot.index & 31))) === 0) continue;
+      const a = at + slot.offset;
+      const v = slot.list ? `[${Array.from({ length: dv.getUint32(a + 4, true) }, (_, k) => one(slot.kind, dv.getUint32(a, true) + 8 * k)).join(',')}]` : one(slot.kind, a);
+      parts.push(`${slot.ref.canonical}=${v}`);
+    }
+    out.push(parts.join(' '));
+  }
+  return out;
+}
+
+const native = 'error' in loadNative() ? test.skip : test;
+
+native('kernel ingest: the native translator (probes/addon/ingest.c) writes the same eval records as the JS one', async () => {
+  assert.ok(nativeTranslator(), 'the addon loads but its ingestAbi disagrees with kernel-ingest.ts');
+  const m = await compileAll(rules);
+  const c = new KernelIngest();
+  const js = new KernelIngest({ native: false });
+  assert.ok(c.native && !js.native);
+  // IPv6 and unix-socket endpoints, a relative path without a directory, a too-short record
+  const extra = new Uint8Array(4096);
+  let off = 0;
+  off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: -115n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [10, 443, [0x20, 1, 0xd, 0xb8, ...Array<number>(11).fill(0), 1]], local: [10, 50000, [...Array<number>(15).fill(0), 1]] });
+  off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 101, ret: 0n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [1, 0, []], path: '/run/docker.sock' });
+  off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid: 102, ret: 7n, args: [3n, 0n, 0x10000n, 0n, 0n, 0n], path: 'rel/x' });
+  off += syscallRecord(extra, off, { nr: syscallNr('accept4')!, tid: 103, ret: 9n, args: [3n, 0n, 0n, 0n, 0n, 0n], peer: [2, 51000, [10, 1, 2, 3]], local: [2, 22, [10, 0, 0, 1]] });
+  const batches = [...Array.from({ length: 8 }, (_, i) => batch(100 + i, 3000, i % 3 === 0)), { bytes: extra, len: off }];
+  let compared = 0;
+  for (const b of batches) {
+    const oc = c.ingest(m, b.bytes, b.len);
+    const fromC = decodeRecords(m, oc.length);
+    const oj = js.ingest(m, b.bytes, b.len);
+    const fromJs = decodeRecords(m, oj.length);
+    assert.equal(oc, oj, 'the same records become events');
+    assert.equal(fromC, fromJs);
+    compared += oc.length;
+  }
+  assert.ok(compared > 20000, `${compared} records compared`);
+  const joined = decodeRecords(m, js.ingest(m, extra, off).length).join('\n');
+  assert.match(joined, '"ipv6"');
+  assert.match(joined, '"/run/docker.sock"');
 });
 
 test.run();

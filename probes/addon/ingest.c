@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Native kernel-record translator (see ingest.h): one pass over a batch of wire records writing
+ * one eval record per SYSCALL record, with the exact semantics of kernel-ingest.ts's JS path
+ * (open flags per syscall, fd.name joined with the record's directory, endpoints by side, errno
+ * names, IPv4 tuple names). Strings are copied into the batch's string area; nothing is
+ * allocated. Every write into linear memory is bounds-checked against the plan's regions.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ingest.h"
+#include "../src/events.h"
+#include "../src/syscalls.h"
+
+#define AF_UNIX_ 1
+#define AF_INET_ 2
+#define AF_INET6_ 10
+
+struct facts {
+	const uint8_t *rec;
+	uint32_t len;
+	int64_t ret;
+	uint32_t cls;
+	uint32_t flags;
+	const uint8_t *name; /* fd.name bytes (in the record or already in memory) */
+	uint32_t name_len;
+	uint32_t name_addr;  /* address in memory once copied, 0 = not yet */
+	int has_name;
+	const uint8_t *client, *server, *local, *peer;
+	uint16_t fam;
+};
+
+struct ctx {
+	const struct rae_ingest_io *io;
+	uint64_t heap, heap_end, konst;
+};
+
+static inline uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void wr64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+
+static uint32_t alloc(struct ctx *c, uint32_t n)
+{
+	uint64_t at = c->heap;
+	if (at + n > c->heap_end)
+		return 0;
+	c->heap = (at + n + 7) & ~7ull;
+	return (uint32_t)at;
+}
+
+static int ref(uint8_t *to, uint32_t addr, uint32_t len)
+{
+	wr32(to, addr);
+	wr32(to + 4, len);
+	return 1;
+}
+
+static int num(uint8_t *to, int64_t v)
+{
+	wr64(to, (uint64_t)v);
+	return 1;
+}
+
+static int copy(struct ctx *c, const uint8_t *from, uint32_t len, uint8_t *to)
+{
+	uint32_t at = alloc(c, len);
+	if (!at)
+		return 0;
+	memcpy(c->io->mem + at, from, len);
+	return ref(to, at, len);
+}
+
+static int konst(struct ctx *c, int id, uint8_t *to)
+{
+	const int32_t *k = c->io->plan + RAE_IP_CONST + 2 * id;
+	if (k[1] <= 0)
+		return 0;
+	return ref(to, (uint32_t)(c->konst + (uint32_t)k[0]), (uint32_t)k[1]);
+}
+
+static int fd_name(struct ctx *c, struct facts *f, uint8_t *to)
+{
+	if (!f->has_name)
+		return 0;
+	if (!f->name_addr) {
+		uint32_t at = alloc(c, f->name_len);
+		if (!at)
+			return 0;
+		memcpy(c->io->mem + at, f->name, f->name_len);
+		f->name_addr = at;
+	}
+	return ref(to, f->name_addr, f->name_len);
+}
+
+static int ip(struct ctx *c, const uint8_t *sa, uint8_t *to)
+{
+	uint16_t fam = rd16(sa + offsetof(struct rae_sockaddr, family));
+	uint32_t n = fam == AF_INET_ ? 4 : fam == AF_INET6_ ? 16 : 0;
+	return n && copy(c, sa + offsetof(struct rae_sockaddr, addr), n, to);
+}
+
+static int port(const uint8_t *sa, uint8_t *to)
+{
+	uint16_t fam = rd16(sa + offsetof(struct rae_sockaddr, family));
+	return (fam == AF_INET_ || fam == AF_INET6_) && num(to, rd16(sa + offsetof(struct rae_sockaddr, port)));
+}
+
+/* "cip:cport->sip:sport" for an IPv4 socket. */
+static int tuple_name(struct ctx *c, struct facts *f, uint8_t *to)
+{
+	if (rd16(f->client) != AF_INET_ || rd16(f->server) != AF_INET_)
+		return 0;
+	const uint8_t *a = f->client + offsetof(struct rae_sockaddr, addr), *b = f->server + offsetof(struct rae_sockaddr, addr);
+	char s[64];
+	int n = snprintf(s, sizeof(s), "%u.%u.%u.%u:%u->%u.%u.%u.%u:%u", a[0], a[1], a[2], a[3],
+			 rd16(f->client + offsetof(struct rae_sockaddr, port)), b[0], b[1], b[2], b[3],
+			 rd16(f->server + offsetof(struct rae_sockaddr, port)));
+	return n > 0 && copy(c, (const uint8_t *)s, (uint32_t)n, to);
+}
+
+static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t evt_num)
+{
+	int ok = f->ret >= 0;
+	switch (field) {
+	case RAE_FLD_NUM: return num(to, evt_num);
+	case RAE_FLD_RAWRES: return num(to, f->ret);
+	case RAE_FLD_FAILED: return num(to, ok ? 0 : 1);
+	case RAE_FLD_RES:
+		if (ok)
+			return konst(c, 0, to);
+		return f->ret > -RAE_K_ERRNO_END && konst(c, (int)-f->ret, to);
+	case RAE_FLD_FDNUM:
+		if (f->cls & RAE_NRC_FD_RET)
+			return ok && num(to, f->ret);
+		if (f->cls & RAE_NRC_FD_ARG0)
+			return num(to, (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args)));
+		return 0;
+	case RAE_FLD_NAME:
+		if (!f->has_name)
+			return f->fam == AF_INET_ && tuple_name(c, f, to);
+		return fd_name(c, f, to);
+	case RAE_FLD_NAMERAW: {
+		uint16_t po = rd16(f->rec + offsetof(struct rae_syscall, path));
+		uint16_t pl = rd16(f->rec + offsetof(struct rae_syscall, path) + 2);
+		return po != 0 && (uint32_t)po + pl < f->len && copy(c, f->rec + po, pl, to);
+	}
+	case RAE_FLD_DIR:
+	case RAE_FLD_FILE: {
+		if (!fd_name(c, f, to))
+			return 0;
+		const uint8_t *a = c->io->mem + f->name_addr;
+		long k = (long)f->name_len - 1;
+		while (k >= 0 && a[k] != '/')
+			k--;
+		if (field == RAE_FLD_FILE)
+			return ref(to, f->name_addr + (uint32_t)(k + 1), f->name_len - (uint32_t)(k + 1));
+		return k >= 0 && ref(to, f->name_addr, k == 0 ? 1 : (uint32_t)k);
+	}
+	case RAE_FLD_TYPECHAR:
+	case RAE_FLD_TYPE: {
+		int i = field == RAE_FLD_TYPECHAR ? 0 : 1;
+		if (f->cls & RAE_NRC_OPEN)
+			return konst(c, (f->flags & 0x10000) ? RAE_K_D + i : RAE_K_F + i, to);
+		if (f->fam == AF_INET_)
+			return konst(c, RAE_K_4 + i, to);
+		if (f->fam == AF_INET6_)
+			return konst(c, RAE_K_6 + i, to);
+		if (f->fam == AF_UNIX_)
+			return konst(c, RAE_K_U + i, to);
+		return 0;
+	}
+	case RAE_FLD_FAMILY:
+		if (f->fam == AF_INET_ || f->fam == AF_INET6_)
+			return konst(c, RAE_K_IP, to);
+		return f->fam == AF_UNIX_ && konst(c, RAE_K_UNIX, to);
+	case RAE_FLD_READ:
+	case RAE_FLD_WRITE:
+	case RAE_FLD_CREATE: {
+		if (!(f->cls & RAE_NRC_OPEN))
+			return 0;
+		uint32_t acc = f->flags & 3;
+		int v = field == RAE_FLD_READ ? (acc == 0 || acc == 2) : field == RAE_FLD_WRITE ? (acc == 1 || acc == 2) : (f->flags & 0x40) != 0;
+		return num(to, v);
+	}
+	case RAE_FLD_SIP: return ip(c, f->server, to);
+	case RAE_FLD_CIP: return ip(c, f->client, to);
+	case RAE_FLD_LIP: return ip(c, f->local, to);
+	case RAE_FLD_RIP: return ip(c, f->peer, to);
+	case RAE_FLD_SPORT: return port(f->server, to);
+	case RAE_FLD_CPORT: return port(f->client, to);
+	case RAE_FLD_LPORT: return port(f->local, to);
+	case RAE_FLD_RPORT: return port(f->peer, to);
+	case RAE_FLD_IPS:
+	case RAE_FLD_PORTS: {
+		uint32_t at = alloc(c, 16);
+		if (!at)
+			return 0;
+		uint32_t n = 0;
+		const uint8_t *ends[2] = { f->client, f->server };
+		for (int e = 0; e < 2; e++)
+			if (field == RAE_FLD_IPS ? ip(c, ends[e], c->io->mem + at + 8 * n) : port(ends[e], c->io->mem + at + 8 * n))
+				n++;
+		return n > 0 && ref(to, at, n);
+	}
+	default:
+		return 0;
+	}
+}
+
+/* The facts of one SYSCALL record; a relative path is joined with its directory in the heap. */
+static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t len, uint16_t nr)
+{
+	const int32_t *plan = c->io->plan;
+	f->rec = rec;
+	f->cls = nr < RAE_NR_SYSCALLS ? (uint32_t)plan[RAE_IP_NR + 2 * nr + 1] : 0;
+	f->ret = (int64_t)rd64(rec + offsetof(struct rae_hdr, ret));
+	uint16_t po = rd16(rec + offsetof(struct rae_syscall, path)), pl = rd16(rec + offsetof(struct rae_syscall, path) + 2);
+	uint16_t d0 = rd16(rec + offsetof(struct rae_syscall, dir)), dl = rd16(rec + offsetof(struct rae_syscall, dir) + 2);
+	if ((uint32_t)po + pl >= len)
+		po = pl = 0; /* a string must end inside the record (its NUL included) */
+	if ((uint32_t)d0 + dl >= len)
+		d0 = dl = 0;
+	f->len = len;
+	f->has_name = 0;
+	f->name_addr = 0;
+	if (po != 0) {
+		if (rec[po] == '/' || d0 == 0) {
+			f->has_name = 1;
+			f->name = rec + po;
+			f->name_len = pl;
+		} else {
+			uint32_t slash = dl > 0 && rec[d0 + dl - 1] == '/' ? 0 : 1;
+			uint32_t at = alloc(c, dl + slash + pl);
+			if (at) {
+				uint8_t *m = c->io->mem + at;
+				memcpy(m, rec + d0, dl);
+				if (slash)
+					m[dl] = '/';
+				memcpy(m + dl + slash, rec + po, pl);
+				f->has_name = 1;
+				f->name = m;
+				f->name_len = dl + slash + pl;
+				f->name_addr = at;
+			}
+		}
+	}
+	switch (f->cls >> RAE_NRC_FLAGS_SHIFT) {
+	case 1: f->flags = 0x241; break;
+	case 2: f->flags = rd32(rec + offsetof(struct rae_syscall, aux)); break;
+	case 3: f->flags = rd32(rec + offsetof(struct rae_syscall, args) + 8); break;
+	case 4: f->flags = rd32(rec + offsetof(struct rae_syscall, args) + 16); break;
+	default: f->flags = 0;
+	}
+	f->local = rec + offsetof(struct rae_syscall, local);
+	f->peer = rec + offsetof(struct rae_syscall, peer);
+	int server = (f->cls & RAE_NRC_SERVER) != 0;
+	f->client = server ? f->peer : f->local;
+	f->server = server ? f->local : f->peer;
+	f->fam = rd16(f->peer) ? rd16(f->peer) : rd16(f->local);
+}
+
+long rae_ingest(const struct rae_ingest_io *io, size_t start)
+{
+	const int32_t *plan = io->plan;
+	double *st = io->state;
+	if (io->plan_len < RAE_IP_SLOTS)
+		return -1;
+	uint32_t stride = (uint32_t)plan[RAE_IP_STRIDE], head = (uint32_t)plan[RAE_IP_HEAD];
+	uint32_t nslots = (uint32_t)plan[RAE_IP_NSLOTS];
+	if (stride == 0 || head > stride || io->plan_len < RAE_IP_SLOTS + 3 * (size_t)nslots)
+		return -1;
+	const int32_t *slots = plan + RAE_IP_SLOTS;
+	for (uint32_t j = 0; j < nslots; j++)
+		if (slots[3 * j + 1] < 0 || (uint32_t)slots[3 * j + 1] + 8 > stride || slots[3 * j + 2] < 0 ||
+		    RAE_REC_PRESENT + 4 * ((uint32_t)slots[3 * j + 2] >> 5) + 4 > head)
+			return -1;
+	struct ctx c = { .io = io, .heap = (uint64_t)st[RAE_IS_HEAP], .heap_end = (uint64_t)st[RAE_IS_HEAP_END] };
+	uint64_t base = (uint64_t)st[RAE_IS_BASE];
+	uint64_t n = (uint64_t)st[RAE_IS_EVENTS], max = (uint64_t)st[RAE_IS_MAX];
+	if (c.heap_end > io->mem_len || c.heap > c.heap_end || max > io->offsets_len || base + max * stride > io->mem_len)
+		return -1;
+	c.konst = (uint64_t)st[RAE_IS_CONST];
+	if (c.konst == 0) {
+		uint32_t at = alloc(&c, (uint32_t)io->blob_len);
+		if (!at && io->blob_len)
+			return -1;
+		memcpy(io->mem + at, io->blob, io->blob_len);
+		c.konst = at;
+		for (int k = 0; k < RAE_K_COUNT; k++)
+			if ((uint64_t)plan[RAE_IP_CONST + 2 * k] + (uint64_t)plan[RAE_IP_CONST + 2 * k + 1] > io->blob_len)
+				return -1;
+	}
+	int64_t evt_num = (int64_t)st[RAE_IS_NUM];
+	size_t off = start;
+	int stop = 0;
+	while (off + sizeof(struct rae_hdr) <= io->bytes) {
+		const uint8_t *rec = io->view + off;
+		uint32_t len = rd32(rec + offsetof(struct rae_hdr, len));
+		if (len < sizeof(struct rae_hdr) || len % 8 || off + len > io->bytes)
+			break;
+		if (rd16(rec + offsetof(struct rae_hdr, kind)) != RAE_KIND_SYSCALL) {
+			stop = 1;
+			break;
+		}
+		if (n < max && len >= sizeof(struct rae_syscall)) {
+			uint8_t *e = io->mem + base + n * stride;
+			memset(e, 0, head);
+			uint16_t nr = rd16(rec + offsetof(struct rae_hdr, nr));
+			uint32_t tid = rd32(rec + offsetof(struct rae_hdr, tid));
+			wr32(e + RAE_REC_TYPE, nr < RAE_NR_SYSCALLS ? (uint32_t)plan[RAE_IP_NR + 2 * nr] : 0);
+			wr32(e + RAE_REC_THREAD, tid < io->pid_limit && io->tid_pid[tid] < io->pid_limit ? io->pid_addr[io->tid_pid[tid]] : 0);
+			evt_num++;
+			if (nslots) {
+				struct facts f;
+				facts(&c, &f, rec, len, nr);
+				for (uint32_t j = 0; j < nslots; j++) {
+					uint32_t idx = (uint32_t)slots[3 * j + 2];
+					if (value(&c, &f, slots[3 * j], e + slots[3 * j + 1], evt_num)) {
+						uint8_t *w = e + RAE_REC_PRESENT + 4 * (idx >> 5);
+						wr32(w, rd32(w) | (1u << (idx & 31)));
+					}
+				}
+			}
+			io->offsets[n++] = (uint32_t)off;
+		}
+		off += len;
+	}
+	st[RAE_IS_EVENTS] = (double)n;
+	st[RAE_IS_HEAP] = (double)c.heap;
+	st[RAE_IS_NUM] = (double)evt_num;
+	st[RAE_IS_CONST] = (double)c.konst;
+	st[RAE_IS_STOP] = stop;
+	return (long)off;
+}

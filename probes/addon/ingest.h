@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Native kernel-record translator: SYSCALL wire records (../src/events.h) into the eval records
+ * of a rule module's batch region (../src/eval_abi.h), the per-event half of
+ * host/runtime/kernel-ingest.ts done in C. Process records (EXEC/FORK/EXIT/PROC) are left to
+ * the host's thread table: the translator stops at each one and says where.
+ *
+ * The host describes the running module in a plan (int32 words, RAE_IP_* below): the record
+ * stride, the bytes of header and presence words to zero, the slots the module reads (field id,
+ * slot offset, slot index), per syscall number its evt.type id and class bits, and the
+ * constant strings (errno names and fd types) as (offset, length) pairs in a blob that the
+ * translator copies to the start of the batch's string area. Field ids (RAE_FLD_*) are mirrored
+ * by kernel-ingest.ts, which checks them against the addon's `ingestAbi` at load.
+ */
+#ifndef RAE_INGEST_H
+#define RAE_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Field ids of the slots the translator can fill. */
+enum {
+	RAE_FLD_NUM = 1, RAE_FLD_RAWRES, RAE_FLD_RES, RAE_FLD_FAILED, RAE_FLD_FDNUM, RAE_FLD_NAME,
+	RAE_FLD_NAMERAW, RAE_FLD_DIR, RAE_FLD_FILE, RAE_FLD_TYPECHAR, RAE_FLD_TYPE, RAE_FLD_READ,
+	RAE_FLD_WRITE, RAE_FLD_CREATE, RAE_FLD_SIP, RAE_FLD_CIP, RAE_FLD_LIP, RAE_FLD_RIP, RAE_FLD_SPORT,
+	RAE_FLD_CPORT, RAE_FLD_LPORT, RAE_FLD_RPORT, RAE_FLD_IPS, RAE_FLD_PORTS, RAE_FLD_FAMILY,
+	RAE_FLD_COUNT
+};
+
+/* Per-syscall class bits (plan word RAE_IP_NR + 2 * nr + 1). */
+#define RAE_NRC_OPEN 0x1      /* opens a file: fd.type file, evt.is_open_* */
+#define RAE_NRC_FD_RET 0x2    /* fd.num = the return value */
+#define RAE_NRC_FD_ARG0 0x4   /* fd.num = the first argument */
+#define RAE_NRC_SERVER 0x8    /* the local end is the server (accept) */
+#define RAE_NRC_FLAGS_SHIFT 4 /* open flags: 0 none, 1 creat, 2 openat2 aux[0], 3 args[1], 4 args[2] */
+
+/* Constant string ids: 0..255 evt.res by errno (0 = SUCCESS; length 0 = no name), then these. */
+enum {
+	RAE_K_ERRNO_END = 256, RAE_K_F = 256, RAE_K_FILE, RAE_K_D, RAE_K_DIRECTORY, RAE_K_4, RAE_K_IPV4,
+	RAE_K_6, RAE_K_IPV6, RAE_K_U, RAE_K_UNIX, RAE_K_IP, RAE_K_COUNT
+};
+
+/* Plan layout (int32 words). */
+#define RAE_IP_STRIDE 0
+#define RAE_IP_HEAD 1                       /* bytes of header + presence words zeroed */
+#define RAE_IP_NSLOTS 2
+#define RAE_IP_NR 4                         /* 512 pairs: evt.type id, class bits */
+#define RAE_IP_CONST (RAE_IP_NR + 2 * 512)  /* RAE_K_COUNT pairs: blob offset, length */
+#define RAE_IP_SLOTS (RAE_IP_CONST + 2 * RAE_K_COUNT) /* nslots triples: field, offset, index */
+
+/* Translation state, in and out (doubles, shared with the host as a Float64Array). */
+#define RAE_IS_EVENTS 0   /* events written so far in this batch */
+#define RAE_IS_MAX 1      /* most events the batch region holds */
+#define RAE_IS_HEAP 2     /* next free byte of the string area (absolute address) */
+#define RAE_IS_HEAP_END 3 /* end of the string area */
+#define RAE_IS_NUM 4      /* evt.num of the last event */
+#define RAE_IS_BASE 5     /* address of event 0's eval record */
+#define RAE_IS_CONST 6    /* address of the constant blob in memory (0 = copy it first) */
+#define RAE_IS_STOP 7     /* out: 1 = stopped at a process record, 0 = end of input or a bad record */
+#define RAE_IS_WORDS 8
+
+struct rae_ingest_io {
+	const uint8_t *view;     /* kernel records */
+	size_t bytes;            /* end of the records in view */
+	uint8_t *mem;            /* the module's linear memory */
+	size_t mem_len;
+	const int32_t *plan;
+	size_t plan_len;
+	const uint8_t *blob;     /* constant strings */
+	size_t blob_len;
+	const uint32_t *tid_pid; /* tid -> pid */
+	const uint32_t *pid_addr; /* pid -> thread entry */
+	size_t pid_limit;
+	double *state;           /* RAE_IS_* */
+	uint32_t *offsets;       /* out: record offset of each event */
+	size_t offsets_len;
+};
+
+/* Translates records from `start`; returns where it stopped (see RAE_IS_STOP), or -1 on a bad plan. */
+long rae_ingest(const struct rae_ingest_io *io, size_t start);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
