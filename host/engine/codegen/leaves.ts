@@ -26,8 +26,17 @@ export class ModuleParts {
   leaves = 0;
 }
 
+/** Operators whose test on a string is false whenever every memoised word is 0 (a missing value). */
+const POSITIVE = new Set<CmpOp>(['=', 'in', 'intersects', 'contains', 'icontains', 'bcontains']);
+
 /** Generates the leaf functions of one source's rules. */
 export class LeafGen {
+  /**
+   * The evt.type ids the rule being generated is called for (its groups), or undefined when
+   * unknown: evt.type tests are decided from it at generation time where they can be.
+   */
+  callTypes: ReadonlySet<number> | undefined;
+
   constructor(
     private readonly source: 'syscall' | 'k8s_audit',
     private readonly table: SlotTable,
@@ -83,7 +92,12 @@ export class LeafGen {
       if (s.kind === 'str') {
         const op = this.strOperand(`s:${s.expr}`, s.expr);
         const test = this.one(e.op, e.modifier, e.values, 'str', s.cls, op, true);
-        return this.fn([`const x = S${op.id}v(e);`, `if (x == MISSING) return false;`, `const a = usize(u32(x));`, `const l = u32(x >>> 32);`, `return ${test};`], text);
+        // Memoised class and needle words are 0 on a missing value, so a test that only ORs
+        // their bits needs no presence check; the range (a, l) only when the test reads it.
+        const usesRange = /\b[al]\b/.test(test);
+        if (!usesRange && !e.modifier && POSITIVE.has(e.op)) return this.fn([`return ${test};`], text);
+        const range = usesRange ? [`const a = usize(u32(x));`, `const l = u32(x >>> 32);`] : [];
+        return this.fn([`const x = S${op.id}v(e);`, `if (x == MISSING) return false;`, ...range, `return ${test};`], text);
       }
       const test = this.one(e.op, e.modifier, e.values, s.kind, s.cls, undefined, false);
       return this.fn([...s.pre, `if (!(${s.present})) return false;`, `const x: u64 = ${s.bits};`, `return ${test};`], text);
@@ -141,15 +155,29 @@ export class LeafGen {
   private typeTest(e: Cmp): string {
     const ids = e.values.map((v) => evtTypeId(v.text));
     const T = 'load<u32>(e)';
-    const anyOf = ids.length === 0 ? 'false' : `(${[...new Set(ids)].map((id) => `${T} == ${id}`).join(' || ')})`;
     if (e.modifier) throw new CodegenLimit('evt.type with a modifier is not supported by the compiled evaluator');
+    const set = new Set(ids);
+    const call = this.callTypes ? [...this.callTypes] : undefined;
+    // the rule only runs for events of its own types: a test true (or false) for all of them is decided here
+    const decided = (inSet: boolean): string | undefined => {
+      if (!call) return undefined;
+      if (call.every((t) => set.has(t) === inSet)) return 'true';
+      if (call.every((t) => set.has(t) !== inSet)) return 'false';
+      return undefined;
+    };
+    const anyOf = ids.length === 0 ? 'false' : (decided(true) ?? `(${[...set].map((id) => `${T} == ${id}`).join(' || ')})`);
     switch (e.op) {
       case '=':
       case 'in':
       case 'intersects':
         return anyOf;
-      case '!=':
-        return `${T} != ${ids[0] ?? 0}`;
+      case '!=': {
+        const id = ids[0] ?? 0;
+        const one = new Set([id]);
+        if (call && call.every((t) => !one.has(t))) return 'true';
+        if (call && call.every((t) => one.has(t))) return 'false';
+        return `${T} != ${id}`;
+      }
       default:
         throw new CodegenLimit(`evt.type ${e.op} is not supported by the compiled evaluator`);
     }

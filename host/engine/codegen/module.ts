@@ -111,8 +111,10 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
   const live: boolean[] = [];
   rules.forEach((r, id) => {
     let body: string;
+    const gen = gens[r.source];
+    gen.callTypes = r.source === 'syscall' && r.evttypes ? new Set([...r.evttypes].map(evtTypeId).filter((t) => t !== 0)) : undefined;
     try {
-      body = expr(r.condition, gens[r.source]);
+      body = expr(r.condition, gen);
     } catch (err) {
       if (!(err instanceof CodegenLimit)) throw err;
       errors.push({ code: 'ECODEGEN', rule: r.name, message: `rule '${r.name}': ${err.message}` });

@@ -132,39 +132,50 @@ export class StrOperand {
     const list = (folded ? this.ineedles : this.needles).slice(g * 64, g * 64 + 64);
     const fn = this.needleFn(folded, g);
     const all = list.length === 64 ? 0xffffffffffffffffn : (1n << BigInt(list.length)) - 1n;
-    const table = new Uint8Array(256);
     let empty = 0n;
     const byFirst = new Map<number, number[]>();
+    const nonEmpty = list.filter((n) => n.length > 0);
+    // Set-Horspool: a window of m bytes (m = the shortest needle, at most 255) slides over the
+    // value; the table maps the window's last byte to how far the window can move without
+    // skipping an occurrence (0 = some needle may start at the window: verify those with that
+    // first byte). Needle bytes of folded needles count in both cases.
+    const m = Math.min(255, ...nonEmpty.map((n) => n.length));
+    const shift = new Uint8Array(256).fill(nonEmpty.length > 0 ? m : 0);
+    const cases = (c: number) => (folded && c >= 97 && c <= 122 ? [c, c - 32] : [c]);
     list.forEach((n, i) => {
       if (n.length === 0) {
         empty |= 1n << BigInt(i);
         return;
       }
-      const firsts = folded && n[0]! >= 97 && n[0]! <= 122 ? [n[0]!, n[0]! - 32] : [n[0]!];
-      for (const f of firsts) table[f] = 1;
+      for (let k = 0; k < m; k++) for (const c of cases(n[k]!)) shift[c] = Math.min(shift[c]!, m - 1 - k);
       const key = n[0]!;
       byFirst.set(key, [...(byFirst.get(key) ?? []), i]);
     });
-    out.push(`const ${fn}T = ${staticBytes(table)};`);
     const statics: string[] = [];
-    out.push(`function ${fn}(a: usize, l: u32): u64 {`, `  let r: u64 = 0x${empty.toString(16)};`, `  for (let i: u32 = 0; i < l; i++) {`);
-    out.push(`    const b = u32(load<u8>(a + i));`, `    if (load<u8>(${fn}T + b) == 0) continue;`, `    const p = a + i;`, `    const rem = l - i;`);
-    out.push(`    switch (${folded ? 'lower(b)' : 'b'}) {`);
-    for (const [first, idxs] of [...byFirst].sort((x, y) => x[0] - y[0])) {
-      out.push(`      case ${first}: {`);
-      for (const i of idxs) {
-        const n = list[i]!;
-        let check: string;
-        if (folded) {
-          const name = `${fn}D${i}`;
-          statics.push(`const ${name} = ${staticBytes(n)};`);
-          check = `ieqBytes(p, ${name}, ${n.length})`;
-        } else check = eqAt('p', n);
-        out.push(`        if (rem >= ${n.length} && ${check}) r |= 0x${(1n << BigInt(i)).toString(16)};`);
+    const head = [`function ${fn}(a: usize, l: u32): u64 {`, `  let r: u64 = 0x${empty.toString(16)};`];
+    if (nonEmpty.length === 0) {
+      out.push(...head, `  return r;`, `}`);
+    } else {
+      out.push(`const ${fn}T = ${staticBytes(shift)};`, ...head);
+      out.push(`  if (l < ${m}) return r;`, `  const end = l - ${m};`, `  let i: u32 = 0;`, `  while (i <= end) {`);
+      out.push(`    const sh = u32(load<u8>(${fn}T + load<u8>(a + i + ${m - 1})));`, `    if (sh != 0) { i += sh; continue; }`, `    const p = a + i;`, `    const rem = l - i;`);
+      out.push(`    switch (${folded ? 'lower(load<u8>(p))' : 'u32(load<u8>(p))'}) {`);
+      for (const [first, idxs] of [...byFirst].sort((x, y) => x[0] - y[0])) {
+        out.push(`      case ${first}: {`);
+        for (const i of idxs) {
+          const n = list[i]!;
+          let check: string;
+          if (folded) {
+            const name = `${fn}D${i}`;
+            statics.push(`const ${name} = ${staticBytes(n)};`);
+            check = `ieqBytes(p, ${name}, ${n.length})`;
+          } else check = eqAt('p', n);
+          out.push(`        if (rem >= ${n.length} && ${check}) r |= 0x${(1n << BigInt(i)).toString(16)};`);
+        }
+        out.push(`        break;`, `      }`);
       }
-      out.push(`        break;`, `      }`);
+      out.push(`      default: break;`, `    }`, `    if (r == 0x${all.toString(16)}) return r;`, `    i++;`, `  }`, `  return r;`, `}`);
     }
-    out.push(`      default: break;`, `    }`, `    if (r == 0x${all.toString(16)}) return r;`, `  }`, `  return r;`, `}`);
     out.push(...statics);
     if (this.expr === undefined) return;
     const memo = `S${this.id}${folded ? 'I' : 'N'}${g}`;
