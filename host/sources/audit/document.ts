@@ -15,8 +15,27 @@ export const NOT_AUDIT_DATA = 'data not recognized as a k8s audit event';
 /** Reads one field of one event; resolved once per FieldRef (name tables, pointers, argument). */
 type Getter = (f: AuditFields) => RawValue | undefined;
 
-/** Getters by FieldRef: a ruleset's refs are long-lived objects, so each is resolved once. */
-const GETTERS = new WeakMap<FieldRef, Getter>();
+/**
+ * Getters by field name, then by argument. Keyed by text, not by FieldRef object: callers such as
+ * the output formatter build a fresh FieldRef per call (an identity cache would only grow).
+ * Bounded like the ka.* extractor cache; past the bound a getter is resolved per call.
+ */
+const GETTERS = new Map<string, { plain?: Getter; byArg: Map<string, Getter> }>();
+let getterCount = 0;
+
+function cachedGetter(name: string, arg: string | undefined): Getter {
+  let entry = GETTERS.get(name);
+  const hit = entry === undefined ? undefined : arg === undefined ? entry.plain : entry.byArg.get(arg);
+  if (hit !== undefined) return hit;
+  const get = getterFor(name, arg);
+  if (getterCount < 4096) {
+    getterCount++;
+    if (entry === undefined) GETTERS.set(name, (entry = { byArg: new Map() }));
+    if (arg === undefined) entry.plain = get;
+    else entry.byArg.set(arg, get);
+  }
+  return get;
+}
 
 /** Audit event field access (ka.*, jevt.*, json.* with the plugins' semantics; evt.* generic). */
 export class AuditFields implements EventAccessor {
@@ -29,12 +48,7 @@ export class AuditFields implements EventAccessor {
   ) {}
 
   field(ref: FieldRef): RawValue | undefined {
-    let get = GETTERS.get(ref);
-    if (get === undefined) {
-      get = getterFor(ref.def.name, ref.arg);
-      GETTERS.set(ref, get);
-    }
-    return get(this);
+    return cachedGetter(ref.def.name, ref.arg)(this);
   }
 
   /** The event's JSON object when ka.* fields can be read from it. */
