@@ -1,6 +1,7 @@
 // Audit extraction semantics on small hand-written events: the auditID gate, text of non-string
 // values, list and index rules, image repositories with registry ports, JSON pointers with
 // RFC 6901 escapes, query parameters as Go decodes them, RFC 3339 times, Go's indentation.
+import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { auditEventTimeNs, extractAuditField, type AuditEvent } from '../../../host/sources/audit/extract.js';
@@ -152,6 +153,31 @@ test('RFC 3339 times as Go parses them', () => {
     assert.is(parseRfc3339Nano(bad), undefined, bad);
   }
   assert.is(auditEventTimeNs(ev({ stageTimestamp: 12 })), undefined);
+});
+
+test('RFC 3339 times equal Date.UTC with the fraction cut to nine digits and the offset applied (property)', () => {
+  const two = (n: number) => String(n).padStart(2, '0');
+  fc.assert(
+    fc.property(
+      fc.date({ min: new Date(Date.UTC(100, 0, 1)), max: new Date(Date.UTC(9998, 11, 31, 23, 59, 59)), noInvalidDate: true }),
+      fc.string({ unit: fc.constantFrom('0', '1', '4', '5', '9'), maxLength: 12 }),
+      fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }),
+      fc.boolean(),
+      (date, fraction, offsetMin, zulu) => {
+        const d = new Date(Math.floor(date.getTime() / 1000) * 1000);
+        const local = new Date(d.getTime() + (zulu ? 0 : offsetMin) * 60_000);
+        const wall = `${String(local.getUTCFullYear()).padStart(4, '0')}-${two(local.getUTCMonth() + 1)}-${two(local.getUTCDate())}T${two(local.getUTCHours())}:${two(local.getUTCMinutes())}:${two(local.getUTCSeconds())}`;
+        const zone = zulu ? 'Z' : `${offsetMin < 0 ? '-' : '+'}${two(Math.floor(Math.abs(offsetMin) / 60))}:${two(Math.abs(offsetMin) % 60)}`;
+        const text = `${wall}${fraction === '' ? '' : `.${fraction}`}${zone}`;
+        const expected = BigInt(d.getTime() / 1000) * 1_000_000_000n + BigInt(fraction.slice(0, 9).padEnd(9, '0'));
+        assert.is(parseRfc3339Nano(text), expected, text);
+      },
+    ),
+    { numRuns: 2000 },
+  );
+  for (const bad of ['2023-01-01T00:00:00.Z', '2023-01-01T00:00:00+01:00x', '2023-01-01T00:00:00+0100', '2023-01-01T00:00:00z', '2023-01-01T00:00:60Z', '2023-01-01T00:00:00+24:00', '2023-01-01T00:00:00+01:60', '2023-1-01T00:00:00Z', '２023-01-01T00:00:00Z']) {
+    assert.is(parseRfc3339Nano(bad), undefined, bad);
+  }
 });
 
 test('Go json.Indent layout', () => {
