@@ -1,8 +1,10 @@
 // Bad input to the audit webhook, as a table: each request gets its status, its {"code"} body and
 // exactly one count in enginesecurity_engine_webhook_requests_total{status,reason}, skipped items
 // are reported and counted as dropped events, and after every case the server still accepts a
-// good batch. The full-queue cases hold the evaluator on a gate so the queue stays full.
+// good batch. The full-queue cases hold the evaluator on a gate so the queue stays full; the
+// stopping case (503) sends a request pipelined behind one in flight when close() begins.
 import { Readable } from 'node:stream';
+import { connect } from 'node:tls';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { SourceEvent } from '../../../host/sources/types.js';
@@ -152,6 +154,72 @@ test('bad input: a full queue answers 429 with Retry-After, nothing is dropped, 
     assert.is(await metricValue(q.metrics, 'enginesecurity_engine_source_queue_length', { source: 'k8s_audit' }), 0);
   } finally {
     release();
+    await q.close();
+  }
+});
+
+/** Parses HTTP/1.1 responses written back to back on one connection: status, headers, body. */
+function responses(raw: string): Array<{ status: number; headers: Record<string, string>; body: string }> {
+  const out: Array<{ status: number; headers: Record<string, string>; body: string }> = [];
+  let at = 0;
+  while (at < raw.length) {
+    const end = raw.indexOf('\r\n\r\n', at);
+    if (end < 0) break;
+    const [statusLine, ...lines] = raw.slice(at, end).split('\r\n');
+    const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+    const length = Number(headers['content-length'] ?? 0);
+    out.push({ status: Number(statusLine!.split(' ')[1]), headers, body: raw.slice(end + 4, end + 4 + length) });
+    at = end + 4 + length;
+  }
+  return out;
+}
+
+test('bad input: while the engine is stopping a new request gets 503 with Retry-After (counted); the one in flight is taken and evaluated', async () => {
+  const got: string[] = [];
+  const q = await startTestWebhook((events) => {
+    for (const e of events) got.push(String(e.fields.field({ def: { name: 'ka.auditid' } } as never)));
+    return 0;
+  });
+  const u = new URL(q.webhook.url);
+  const body = JSON.stringify(eventList([event('in-flight')]));
+  const late = JSON.stringify(eventList([event('late')]));
+  const head = (b: string, expect: boolean) =>
+    `POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(b)}\r\n${expect ? 'Expect: 100-continue\r\n' : ''}\r\n`;
+  // One verified TLS connection; the first request's headers ask for 100 Continue, so its answer
+  // proves the server has taken the request before close() starts.
+  const sock = connect({ host: u.hostname, port: Number(u.port), ca: q.tls.caPem });
+  let raw = '';
+  let wake: (() => void) | undefined;
+  sock.on('data', (d: Buffer) => {
+    raw += d.toString();
+    wake?.();
+  });
+  const ended = new Promise<void>((resolve) => sock.on('close', () => resolve()));
+  sock.on('error', () => {});
+  const until = (ok: () => boolean) =>
+    new Promise<void>((resolve) => {
+      wake = () => ok() && resolve();
+      wake();
+    });
+  try {
+    await new Promise((resolve) => sock.once('secureConnect', resolve));
+    sock.write(head(body, true));
+    await until(() => raw.includes('100 Continue'));
+    const closing = q.webhook.close();
+    // The first body, then a second request on the same connection (pipelined) after close() began.
+    sock.write(body + head(late, false) + late);
+    await ended; // the server ends the connection after answering the late request
+    await closing;
+    const [cont, first, second] = responses(raw);
+    assert.is(cont!.status, 100);
+    assert.is(first!.status, 200, first!.body);
+    assert.is(second!.status, 503, second!.body);
+    assert.is(second!.headers['retry-after'], '1');
+    assert.is((JSON.parse(second!.body) as { code: string }).code, 'stopping');
+    assert.is(await metricValue(q.metrics, REQUESTS, { status: '503', reason: 'stopping' }), 1);
+    assert.equal(got, ['in-flight']); // evaluated before close() resolved; the refused batch is the sender's to resend
+  } finally {
+    sock.destroy();
     await q.close();
   }
 });
