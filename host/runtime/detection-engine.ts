@@ -17,12 +17,16 @@
 // compiled next. A compile failure leaves the interpreter tier running: reported through
 // onError, counted (ruleset failures, reason compile) and visible in stats.tier and the
 // evaluator-tier gauge. An invalid ruleset never replaces the running one, whatever its tier.
-// close() stops a pending compile (its `compiled` promise settles as 'closed').
+// close() stops a pending compile (its `compiled` promise settles as 'closed'). The interpreter
+// tier runs under the same watchdog deadline as the compiled module: its regexes are JavaScript's,
+// which can backtrack where the compiled DFA cannot; a stopped batch fails (counted) and the
+// tier-up still comes.
 // The kernel byte path (evaluateKernel) needs a compiled module: while a ruleset is on the
 // interpreter tier, kernel records keep being judged by the last compiled module (the previous
 // ruleset) and its state region, which moves to the new module at the tier-up swap. The first
 // load of an engine has no compiled module to fall back on, so callers compile it first (the
 // resources controller does: `rae run` starts serving on WASM).
+import vm from 'node:vm';
 import type { Gauge } from 'prom-client';
 import { loadRules, type LoadedRule, type LoadResult, type RulesFile } from '../engine/index.js';
 import { RuleMatcher, type RuleMatching } from '../engine/matcher.js';
@@ -123,6 +127,12 @@ function countBySource(events: readonly SourceEvent[]): Map<SourceEvent['source'
   return out;
 }
 
+/** The interpreter tier's watchdog: a context and script made once per engine. */
+interface Guard {
+  ctx: vm.Context;
+  script: vm.Script;
+}
+
 type Prepared = { ok: true; module: RuleModule; compiled: CompiledRuleset; prepareMs: number } | { ok: false; errors: RuntimeError[] };
 
 /** A ruleset on the interpreter tier waiting for its compiled module. */
@@ -150,6 +160,7 @@ export class DetectionEngine {
   private readonly compiler = new RuleCompiler();
   private readonly kernel = new KernelIngest();
   private readonly tierGauge: Gauge<string> | undefined;
+  private guard: Guard | undefined;
   private readonly counters: EngineStats = {
     batches: 0, failedBatches: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0, tier: 'wasm', tierUps: 0, tierFailures: 0, superseded: 0,
     lastSwapStallMs: 0, lastPrepareMs: 0, lastCompileMs: 0, lastWarmMs: 0, lastChangeToLiveMs: 0, lastChangeToCompiledMs: 0,
@@ -386,12 +397,22 @@ export class DetectionEngine {
   private evaluateInterpreted(matcher: RuleMatcher, events: readonly SourceEvent[]): number {
     this.counters.batches++;
     const alerts: Array<[LoadedRule, SourceEvent]> = [];
-    try {
+    const run = () => {
       for (const ev of events) for (const rule of matcher.match(ev.source, ev.evtType, ev.fields)) alerts.push([rule, ev]);
+    };
+    const ms = this.options.engine === 'interpreter' ? 0 : (this.options.watchdogMs ?? 1000);
+    try {
+      if (ms > 0) {
+        const g = (this.guard ??= { ctx: vm.createContext({ f: null }), script: new vm.Script('f()') });
+        g.ctx.f = run;
+        g.script.runInContext(g.ctx, { timeout: ms });
+      } else run();
     } catch (err) {
-      // The interpreter does not throw on events it was tested with; if it ever does, one batch fails, as a trap would.
+      // A runaway batch (or, never seen so far, an exception) fails that batch, as with a compiled module.
+      const e = err as Error & { code?: string };
+      const error = e.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT' ? runtimeError('ETIMEOUT', `the reference interpreter was stopped by the watchdog after ${ms} ms`) : runtimeError('ETRAP', `the reference interpreter failed: ${e.message}`);
       this.evaluated += events.length;
-      this.settle(undefined, { ok: false, error: runtimeError('ETRAP', `the reference interpreter failed: ${(err as Error).message}`) }, countBySource(events));
+      this.settle(undefined, { ok: false, error }, countBySource(events));
       return 0;
     }
     this.evaluated += events.length;

@@ -4,7 +4,8 @@
 // of swap, superseded compiles thrown away (only the newest ruleset reaches WASM), an invalid
 // ruleset never replaces the running one on either tier; a compile failure of a checked ruleset
 // keeps the interpreter tier (reported, counted, in the tier gauge); close() ends a pending
-// compile; the kernel byte path keeps the last compiled module until the tier-up.
+// compile; the interpreter tier runs under the watchdog; the kernel byte path keeps the last
+// compiled module until the tier-up.
 import { setImmediate as tick } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -157,6 +158,26 @@ test('tiers: close() ends a pending compile; nothing is reported as a failure', 
   assert.is(engine.stats.tier, 'interpreter');
   assert.is(engine.stats.tierFailures, 0);
   assert.equal(errors, []);
+});
+
+test('tiers: the interpreter tier runs under the watchdog (a backtracking regex fails one batch); the compiled DFA judges it after the tier-up', async () => {
+  const errors: string[] = [];
+  const dropped: string[] = [];
+  const metrics = { compileTime: () => {}, eventsDropped: (source: string, reason: string, n = 1) => void dropped.push(`${source}/${reason}/${n}`) };
+  const engine = new DetectionEngine({ ...options, watchdogMs: 300, metrics, onAlert: () => {}, onError: (e) => errors.push(e.code) });
+  assert.ok((await engine.load(rule('A'))).swapped);
+  const r = await engine.load(rule('R', "evt.type = openat and proc.name regex '(a+)+'"), { interpreterFirst: true });
+  const evil = toEvents([{ 'evt.type': 'openat', 'proc.name': `${'a'.repeat(40)}b` }, { 'evt.type': 'openat', 'proc.name': 'aaa' }], 'syscall');
+  assert.is(engine.stats.tier, 'interpreter');
+  assert.is(engine.evaluate(evil), 0, 'the runaway batch fails');
+  assert.equal(errors, ['ETIMEOUT']);
+  assert.equal(dropped, ['syscall/watchdog/2']);
+  assert.is(engine.stats.timeouts, 1);
+  assert.is((await r.compiled!).state, 'wasm');
+  assert.is(engine.evaluate(evil), 1, 'the compiled module judges the same batch');
+  assert.is(engine.stats.failedBatches, 1);
+  assert.is(engine.eventsEvaluated, 4);
+  await engine.close();
 });
 
 /** A SYSCALL record (openat of `path` by `tid`). */
