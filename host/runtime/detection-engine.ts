@@ -227,7 +227,8 @@ export class DetectionEngine {
         this.tiering = undefined;
         return;
       }
-      const prepared = await this.prepare(t.result);
+      // An exception (a compiler bug) must not end the loop: it is a failed compile like any other.
+      const prepared = await this.prepare(t.result).catch((err: Error): Prepared => ({ ok: false, errors: [runtimeError('ECOMPILE', `the compiler failed: ${err.message}`)] }));
       if (this.closed) continue; // close() settled the target
       if (this.target !== t) {
         this.counters.superseded++;
