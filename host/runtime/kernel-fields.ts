@@ -2,9 +2,11 @@
 // matched events and tests. The semantics mirror the eval records kernel-ingest.ts writes from
 // the same bytes (open flags, fd.name resolution, endpoints by side, errno names), and the
 // process fields are read back from the thread entry in linear memory (ancestors by walking
-// parent links, as the compiled rules do).
+// parent links, as the compiled rules do). evt.arg.flags/target/oldpath/domain/request as
+// libsinsp prints them (render.ts).
 import { decodeRecord, type SockAddr } from '../sources/syscall/decode.js';
 import { AF, KIND } from '../sources/syscall/abi.js';
+import { openFlags, ptraceRequest, socketDomain } from '../sources/syscall/render.js';
 import { THREAD, TP } from './abi.js';
 
 /** errno names of evt.res for failed syscalls (x86-64 numbers). */
@@ -80,6 +82,14 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   put('fd.sport', port(srv));
   put('fd.lport', port(rec.local));
   put('fd.rport', port(rec.peer));
+  if (file) out['evt.arg.flags'] = openFlags(flags);
+  if (rec.path !== undefined) {
+    out['evt.arg.target'] = rec.path;
+    out['evt.arg.oldpath'] = out['fd.name'];
+  }
+  const arg0 = Number(BigInt.asIntN(64, rec.args[0]!));
+  if (rec.name === 'socket') out['evt.arg.domain'] = socketDomain(arg0);
+  if (rec.name === 'ptrace') out['evt.arg.request'] = ptraceRequest(arg0);
   if (out['fd.name'] === undefined && client.family === AF.INET && srv.family === AF.INET) out['fd.name'] = `${client.addr}:${client.port}->${srv.addr}:${srv.port}`;
   Object.assign(out, processFields(memory, thread));
   return out;

@@ -6,14 +6,16 @@
 // events are later decoded into objects (fieldsOf, kernel-fields.ts) for alert formatting.
 // Fields the kernel record provides: evt.type, evt.num, evt.rawres, evt.res, evt.failed, fd.num,
 // fd.name/nameraw/directory/filename, fd.type/typechar/sockfamily, evt.is_open_read/write/create,
-// fd.sip/cip/lip/rip, fd.sport/cport/lport/rport, fd.ip/port/net and the networks; process
-// fields come from the thread entry. Any other field is missing for kernel events.
+// fd.sip/cip/lip/rip, fd.sport/cport/lport/rport, fd.ip/port/net and the networks,
+// evt.arg.flags (opens), evt.arg.target, evt.arg.oldpath, evt.arg.domain (socket) and
+// evt.arg.request (ptrace) as libsinsp prints them; process fields come from the thread entry. Any other field is missing for kernel events.
 // When the capture addon loads, the per-event work runs in C (probes/addon/ingest.c, same
 // semantics, driven by a per-module plan of slots); this file's JS translator is the fallback
 // and the reference the tests compare the native one with.
 import type { Slot } from '../engine/codegen/index.js';
 import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from '../sources/syscall/abi.js';
 import { loadNative, type NativeIngest } from '../sources/syscall/addon.js';
+import { DOMAINS, OPEN_FLAGS, openFlags, PTRACE, ptraceRequest, socketDomain } from '../sources/syscall/render.js';
 import { NR_SYSCALLS, syscallName } from '../sources/syscall/syscalls.js';
 import { evtTypeId, MEM, REC } from './abi.js';
 import type { RuleModule } from './evaluator.js';
@@ -23,7 +25,7 @@ import { ThreadTable } from './thread-table.js';
 const F = {
   NUM: 1, RAWRES: 2, RES: 3, FAILED: 4, FDNUM: 5, NAME: 6, NAMERAW: 7, DIR: 8, FILE: 9, TYPECHAR: 10, TYPE: 11,
   READ: 12, WRITE: 13, CREATE: 14, SIP: 15, CIP: 16, LIP: 17, RIP: 18, SPORT: 19, CPORT: 20, LPORT: 21, RPORT: 22,
-  IPS: 23, PORTS: 24, FAMILY: 25,
+  IPS: 23, PORTS: 24, FAMILY: 25, ARG_FLAGS: 26, ARG_TARGET: 27, ARG_OLDPATH: 28, ARG_DOMAIN: 29, ARG_REQUEST: 30,
 } as const;
 const BY_FIELD: Record<string, number> = {
   'evt.num': F.NUM, 'evt.rawres': F.RAWRES, 'evt.res': F.RES, 'evt.failed': F.FAILED, 'fd.num': F.FDNUM,
@@ -32,6 +34,8 @@ const BY_FIELD: Record<string, number> = {
   'fd.sip': F.SIP, 'fd.cip': F.CIP, 'fd.lip': F.LIP, 'fd.rip': F.RIP, 'fd.snet': F.SIP, 'fd.cnet': F.CIP,
   'fd.lnet': F.LIP, 'fd.rnet': F.RIP, 'fd.sport': F.SPORT, 'fd.cport': F.CPORT, 'fd.lport': F.LPORT,
   'fd.rport': F.RPORT, 'fd.ip': F.IPS, 'fd.net': F.IPS, 'fd.port': F.PORTS, 'fd.sockfamily': F.FAMILY,
+  'evt.arg.flags': F.ARG_FLAGS, 'evt.arg.target': F.ARG_TARGET, 'evt.arg.oldpath': F.ARG_OLDPATH,
+  'evt.arg.domain': F.ARG_DOMAIN, 'evt.arg.request': F.ARG_REQUEST,
 };
 /** Per-syscall-number facts, computed once. */
 const TYPE_IDS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => evtTypeId(syscallName(nr) || undefined));
@@ -45,11 +49,12 @@ interface Plan {
 }
 
 /** ingest.h numbers this file relies on; the addon's ingestAbi must say the same. */
+const K_COUNT = 256 + 11 + 64 + 48 + 3 + 17;
 const IABI = {
-  FLD_NUM: F.NUM, FLD_NAME: F.NAME, FLD_IPS: F.IPS, FLD_FAMILY: F.FAMILY, FLD_COUNT: F.FAMILY + 1,
-  NRC_OPEN: 1, NRC_FD_RET: 2, NRC_FD_ARG0: 4, NRC_SERVER: 8, NRC_FLAGS_SHIFT: 4,
-  K_ERRNO_END: 256, K_F: 256, K_IP: 266, K_COUNT: 267,
-  IP_STRIDE: 0, IP_HEAD: 1, IP_NSLOTS: 2, IP_NR: 4, IP_CONST: 4 + 2 * 512, IP_SLOTS: 4 + 2 * 512 + 2 * 267,
+  FLD_NUM: F.NUM, FLD_NAME: F.NAME, FLD_IPS: F.IPS, FLD_FAMILY: F.FAMILY, FLD_ARG_FLAGS: F.ARG_FLAGS, FLD_ARG_REQUEST: F.ARG_REQUEST, FLD_COUNT: F.ARG_REQUEST + 1,
+  NRC_OPEN: 1, NRC_FD_RET: 2, NRC_FD_ARG0: 4, NRC_SERVER: 8, NRC_FLAGS_SHIFT: 4, NRC_SOCKET: 0x100, NRC_PTRACE: 0x200,
+  K_ERRNO_END: 256, K_F: 256, K_IP: 266, K_DOMAIN: 267, K_PTRACE: 331, K_PTRACE_HI: 363, K_OACC: 379, K_OFLAG: 382, K_COUNT, OFLAG_COUNT: 17,
+  IP_STRIDE: 0, IP_HEAD: 1, IP_NSLOTS: 2, IP_NR: 4, IP_CONST: 4 + 2 * 512, IP_OFLAGS: 4 + 2 * 512 + 2 * K_COUNT, IP_SLOTS: 4 + 2 * 512 + 2 * K_COUNT + 17,
   IS_EVENTS: 0, IS_MAX: 1, IS_HEAP: 2, IS_HEAP_END: 3, IS_NUM: 4, IS_BASE: 5, IS_CONST: 6, IS_STOP: 7, IS_WORDS: 8,
   NR_SYSCALLS: NR_SYSCALLS,
 } as const;
@@ -60,6 +65,11 @@ const KONST = ['f', 'file', 'd', 'directory', '4', 'ipv4', '6', 'ipv6', 'u', 'un
 const CONSTS = (() => {
   const strs: string[] = Array.from({ length: IABI.K_ERRNO_END }, (_, e) => (e === 0 ? 'SUCCESS' : (ERRNO[e] ?? '')));
   strs.push(...KONST);
+  for (let d = 0; d < 64; d++) strs.push(DOMAINS[d] ?? '');
+  for (let r = 0; r < 32; r++) strs.push(PTRACE[r] ?? '');
+  for (let r = 0x4200; r < 0x4210; r++) strs.push(PTRACE[r] ?? '');
+  strs.push('O_RDONLY', 'O_WRONLY', 'O_RDWR', ...OPEN_FLAGS.map(([, n]) => n));
+  if (strs.length !== IABI.K_COUNT || OPEN_FLAGS.length !== IABI.OFLAG_COUNT) throw new Error('kernel-ingest: constant table out of step with ingest.h');
   const table = new Int32Array(2 * IABI.K_COUNT);
   const parts: Buffer[] = [];
   let at = 0;
@@ -77,7 +87,7 @@ const CONSTS = (() => {
 const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
   const name = NAMES[nr]!;
   const flagsFrom = name === 'creat' ? 1 : name === 'openat2' ? 2 : name === 'open' ? 3 : name === 'openat' ? 4 : 0;
-  return (OPENS.has(name) ? IABI.NRC_OPEN : 0) | (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) | (FD_FROM_ARG0.has(name) ? IABI.NRC_FD_ARG0 : 0) | (SERVER_SIDE.has(name) ? IABI.NRC_SERVER : 0) | (flagsFrom << IABI.NRC_FLAGS_SHIFT);
+  return (OPENS.has(name) ? IABI.NRC_OPEN : 0) | (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) | (FD_FROM_ARG0.has(name) ? IABI.NRC_FD_ARG0 : 0) | (SERVER_SIDE.has(name) ? IABI.NRC_SERVER : 0) | (flagsFrom << IABI.NRC_FLAGS_SHIFT) | (name === 'socket' ? IABI.NRC_SOCKET : 0) | (name === 'ptrace' ? IABI.NRC_PTRACE : 0);
 });
 
 let nativeCache: NativeIngest | null | undefined;
@@ -102,6 +112,7 @@ function nativePlan(stride: number, head: number, slots: Plan['slots']): Int32Ar
     w[IABI.IP_NR + 2 * nr + 1] = NR_CLASS[nr]!;
   }
   w.set(CONSTS.table, IABI.IP_CONST);
+  w.set(OPEN_FLAGS.map(([bit]) => bit), IABI.IP_OFLAGS);
   slots.forEach(({ slot, field }, j) => w.set([field, slot.offset, slot.index], IABI.IP_SLOTS + 3 * j));
   return w;
 }
@@ -132,7 +143,7 @@ export class KernelIngest {
     let p = this.plans.get(m);
     if (!p) {
       const layout = m.compiled.generated.layouts.syscall;
-      const slots = layout.slots.flatMap((slot) => (BY_FIELD[slot.ref.canonical] && slot.ref.arg === undefined ? [{ slot, field: BY_FIELD[slot.ref.canonical]! }] : []));
+      const slots = layout.slots.flatMap((slot) => (BY_FIELD[slot.ref.canonical] && (slot.ref.arg === undefined || slot.ref.canonical.startsWith('evt.arg.')) ? [{ slot, field: BY_FIELD[slot.ref.canonical]! }] : []));
       p = { stride: layout.stride, slots, words: nativePlan(layout.stride, REC.present + 8 * layout.words, slots) };
       this.plans.set(m, p);
     }
@@ -328,6 +339,16 @@ export class KernelIngest {
         }
         return n > 0 && this.ref(to, at, n);
       }
+      case F.ARG_FLAGS:
+        return f.file && this.constant(openFlags(f.flags), to);
+      case F.ARG_TARGET:
+        return this.value(F.NAMERAW, view, vd, off, to);
+      case F.ARG_OLDPATH:
+        return (f.fdLen !== 0 || f.fdName !== 0) && this.fdName(view, to);
+      case F.ARG_DOMAIN:
+        return f.name === 'socket' && this.constant(socketDomain(Number(vd.getBigInt64(off + SYSCALL.args, true))), to);
+      case F.ARG_REQUEST:
+        return f.name === 'ptrace' && this.constant(ptraceRequest(Number(vd.getBigInt64(off + SYSCALL.args, true))), to);
       default:
         return false;
     }

@@ -121,6 +121,32 @@ static int tuple_name(struct ctx *c, struct facts *f, uint8_t *to)
 	return n > 0 && copy(c, (const uint8_t *)s, (uint32_t)n, to);
 }
 
+/* Open flags as libsinsp prints them: the access mode, then each set flag, joined by '|'. */
+static int open_flags(struct ctx *c, uint32_t flags, uint8_t *to)
+{
+	const int32_t *plan = c->io->plan;
+	int ids[1 + RAE_OFLAG_COUNT], n = 0;
+	uint32_t acc = flags & 3, len = 0;
+	ids[n++] = RAE_K_OACC + (acc == 0 ? 0 : acc == 1 ? 1 : 2);
+	for (int i = 0; i < RAE_OFLAG_COUNT; i++)
+		if (flags & (uint32_t)plan[RAE_IP_OFLAGS + i])
+			ids[n++] = RAE_K_OFLAG + i;
+	for (int i = 0; i < n; i++)
+		len += (uint32_t)plan[RAE_IP_CONST + 2 * ids[i] + 1] + (i > 0);
+	uint32_t at = alloc(c, len);
+	if (!at)
+		return 0;
+	uint8_t *m = c->io->mem + at;
+	for (int i = 0; i < n; i++) {
+		const int32_t *k = plan + RAE_IP_CONST + 2 * ids[i];
+		if (i > 0)
+			*m++ = '|';
+		memcpy(m, c->io->mem + c->konst + (uint32_t)k[0], (uint32_t)k[1]);
+		m += k[1];
+	}
+	return ref(to, at, len);
+}
+
 static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t evt_num)
 {
 	int ok = f->ret >= 0;
@@ -205,6 +231,30 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 				n++;
 		return n > 0 && ref(to, at, n);
 	}
+	case RAE_FLD_ARG_FLAGS:
+		return (f->cls & RAE_NRC_OPEN) && open_flags(c, f->flags, to);
+	case RAE_FLD_ARG_TARGET:
+		return value(c, f, RAE_FLD_NAMERAW, to, evt_num);
+	case RAE_FLD_ARG_OLDPATH:
+		return fd_name(c, f, to);
+	case RAE_FLD_ARG_DOMAIN:
+	case RAE_FLD_ARG_REQUEST: {
+		int64_t a0 = (int64_t)rd64(f->rec + offsetof(struct rae_syscall, args));
+		if (!(f->cls & (field == RAE_FLD_ARG_DOMAIN ? RAE_NRC_SOCKET : RAE_NRC_PTRACE)))
+			return 0;
+		int id = -1;
+		if (field == RAE_FLD_ARG_DOMAIN && a0 >= 0 && a0 < 64)
+			id = RAE_K_DOMAIN + (int)a0;
+		else if (field == RAE_FLD_ARG_REQUEST && a0 >= 0 && a0 < 32)
+			id = RAE_K_PTRACE + (int)a0;
+		else if (field == RAE_FLD_ARG_REQUEST && a0 >= 0x4200 && a0 < 0x4210)
+			id = RAE_K_PTRACE_HI + (int)(a0 - 0x4200);
+		if (id >= 0 && konst(c, id, to))
+			return 1;
+		char s[24];
+		int n = snprintf(s, sizeof(s), "%lld", (long long)a0);
+		return n > 0 && copy(c, (const uint8_t *)s, (uint32_t)n, to);
+	}
 	default:
 		return 0;
 	}
@@ -247,7 +297,7 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 			}
 		}
 	}
-	switch (f->cls >> RAE_NRC_FLAGS_SHIFT) {
+	switch ((f->cls >> RAE_NRC_FLAGS_SHIFT) & 0xf) {
 	case 1: f->flags = 0x241; break;
 	case 2: f->flags = rd32(rec + offsetof(struct rae_syscall, aux)); break;
 	case 3: f->flags = rd32(rec + offsetof(struct rae_syscall, args) + 8); break;

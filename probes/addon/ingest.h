@@ -28,6 +28,7 @@ enum {
 	RAE_FLD_NAMERAW, RAE_FLD_DIR, RAE_FLD_FILE, RAE_FLD_TYPECHAR, RAE_FLD_TYPE, RAE_FLD_READ,
 	RAE_FLD_WRITE, RAE_FLD_CREATE, RAE_FLD_SIP, RAE_FLD_CIP, RAE_FLD_LIP, RAE_FLD_RIP, RAE_FLD_SPORT,
 	RAE_FLD_CPORT, RAE_FLD_LPORT, RAE_FLD_RPORT, RAE_FLD_IPS, RAE_FLD_PORTS, RAE_FLD_FAMILY,
+	RAE_FLD_ARG_FLAGS, RAE_FLD_ARG_TARGET, RAE_FLD_ARG_OLDPATH, RAE_FLD_ARG_DOMAIN, RAE_FLD_ARG_REQUEST,
 	RAE_FLD_COUNT
 };
 
@@ -36,13 +37,23 @@ enum {
 #define RAE_NRC_FD_RET 0x2    /* fd.num = the return value */
 #define RAE_NRC_FD_ARG0 0x4   /* fd.num = the first argument */
 #define RAE_NRC_SERVER 0x8    /* the local end is the server (accept) */
+#define RAE_NRC_SOCKET 0x100  /* socket(2): evt.arg.domain */
+#define RAE_NRC_PTRACE 0x200  /* ptrace(2): evt.arg.request */
 #define RAE_NRC_FLAGS_SHIFT 4 /* open flags: 0 none, 1 creat, 2 openat2 aux[0], 3 args[1], 4 args[2] */
 
-/* Constant string ids: 0..255 evt.res by errno (0 = SUCCESS; length 0 = no name), then these. */
+/*
+ * Constant string ids: 0..255 evt.res by errno (0 = SUCCESS; length 0 = no name), fd types,
+ * socket domains 0..63 and ptrace requests 0..31 and 0x4200..0x420f (length 0 = print the
+ * number), the open access modes (O_RDONLY, O_WRONLY, O_RDWR) and the open flag names whose
+ * bits are the plan's RAE_IP_OFLAGS words.
+ */
 enum {
 	RAE_K_ERRNO_END = 256, RAE_K_F = 256, RAE_K_FILE, RAE_K_D, RAE_K_DIRECTORY, RAE_K_4, RAE_K_IPV4,
-	RAE_K_6, RAE_K_IPV6, RAE_K_U, RAE_K_UNIX, RAE_K_IP, RAE_K_COUNT
+	RAE_K_6, RAE_K_IPV6, RAE_K_U, RAE_K_UNIX, RAE_K_IP,
+	RAE_K_DOMAIN, RAE_K_PTRACE = RAE_K_DOMAIN + 64, RAE_K_PTRACE_HI = RAE_K_PTRACE + 32,
+	RAE_K_OACC = RAE_K_PTRACE_HI + 16, RAE_K_OFLAG = RAE_K_OACC + 3, RAE_K_COUNT = RAE_K_OFLAG + 17
 };
+#define RAE_OFLAG_COUNT 17
 
 /* Plan layout (int32 words). */
 #define RAE_IP_STRIDE 0
@@ -50,7 +61,8 @@ enum {
 #define RAE_IP_NSLOTS 2
 #define RAE_IP_NR 4                         /* 512 pairs: evt.type id, class bits */
 #define RAE_IP_CONST (RAE_IP_NR + 2 * 512)  /* RAE_K_COUNT pairs: blob offset, length */
-#define RAE_IP_SLOTS (RAE_IP_CONST + 2 * RAE_K_COUNT) /* nslots triples: field, offset, index */
+#define RAE_IP_OFLAGS (RAE_IP_CONST + 2 * RAE_K_COUNT) /* RAE_OFLAG_COUNT open flag bits */
+#define RAE_IP_SLOTS (RAE_IP_OFLAGS + RAE_OFLAG_COUNT) /* nslots triples: field, offset, index */
 
 /* Translation state, in and out (doubles, shared with the host as a Float64Array). */
 #define RAE_IS_EVENTS 0   /* events written so far in this batch */

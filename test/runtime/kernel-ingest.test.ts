@@ -231,6 +231,12 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 101, ret: 0n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [1, 0, []], path: '/run/docker.sock' });
   off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid: 102, ret: 7n, args: [3n, 0n, 0x10000n, 0n, 0n, 0n], path: 'rel/x' });
   off += syscallRecord(extra, off, { nr: syscallNr('accept4')!, tid: 103, ret: 9n, args: [3n, 0n, 0n, 0n, 0n, 0n], peer: [2, 51000, [10, 1, 2, 3]], local: [2, 22, [10, 0, 0, 1]] });
+  off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid: 104, ret: 3n, args: [0n, 0n, 0o1101n | 0o2000000n, 0n, 0n, 0n], path: '/var/log/syslog' });
+  off += syscallRecord(extra, off, { nr: syscallNr('creat')!, tid: 104, ret: 3n, args: [0n, 0o644n, 0n, 0n, 0n, 0n], path: '/tmp/c' });
+  for (const [type, a0] of [['socket', 17n], ['socket', 99n], ['socket', -1n], ['ptrace', 0x4206n], ['ptrace', 0n], ['ptrace', 0x4300n]] as const) {
+    off += syscallRecord(extra, off, { nr: syscallNr(type)!, tid: 105, ret: 0n, args: [a0, 0n, 0n, 0n, 0n, 0n] });
+  }
+  off += syscallRecord(extra, off, { nr: syscallNr('symlinkat')!, tid: 105, ret: 0n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '/etc/shadow', dir: '/tmp' });
   const batches = [...Array.from({ length: 8 }, (_, i) => batch(100 + i, 3000, i % 3 === 0)), { bytes: extra, len: off }];
   let compared = 0;
   for (const b of batches) {
@@ -246,6 +252,12 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   const joined = decodeRecords(m, js.ingest(m, extra, off).length).join('\n');
   assert.match(joined, '"ipv6"');
   assert.match(joined, '"/run/docker.sock"');
+  assert.match(joined, 'evt.arg.flags="O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC"');
+  assert.match(joined, 'evt.arg.domain="AF_PACKET"');
+  assert.match(joined, 'evt.arg.domain="99"');
+  assert.match(joined, 'evt.arg.request="PTRACE_SEIZE"');
+  assert.match(joined, 'evt.arg.request="17152"');
+  assert.match(joined, 'evt.arg.target="/etc/shadow"');
 });
 
 test.run();

@@ -7,7 +7,7 @@ import { constants } from 'node:os';
 type FlagTable = ReadonlyArray<readonly [number, string]>;
 
 /** x86-64 open(2) flags in libsinsp's order; the access mode is handled separately. */
-const OPEN_FLAGS: FlagTable = [
+export const OPEN_FLAGS: FlagTable = [
   [0o100, 'O_CREAT'], [0o200, 'O_EXCL'], [0o400, 'O_NOCTTY'], [0o1000, 'O_TRUNC'], [0o2000, 'O_APPEND'],
   [0o4000, 'O_NONBLOCK'], [0o10000, 'O_DSYNC'], [0o20000, 'O_ASYNC'], [0o40000, 'O_DIRECT'], [0o100000, 'O_LARGEFILE'],
   [0o200000, 'O_DIRECTORY'], [0o400000, 'O_NOFOLLOW'], [0o1000000, 'O_NOATIME'], [0o2000000, 'O_CLOEXEC'],
@@ -41,7 +41,8 @@ export function modeFlags(mode: number): string {
   return MODE_FLAGS.filter(([bit]) => (mode & bit) !== 0).map(([, n]) => n).join('|');
 }
 
-const PTRACE: Record<number, string> = {
+/** ptrace request names by number. */
+export const PTRACE: Record<number, string> = {
   0: 'PTRACE_TRACEME', 1: 'PTRACE_PEEKTEXT', 2: 'PTRACE_PEEKDATA', 3: 'PTRACE_PEEKUSR', 4: 'PTRACE_POKETEXT',
   5: 'PTRACE_POKEDATA', 6: 'PTRACE_POKEUSR', 7: 'PTRACE_CONT', 8: 'PTRACE_KILL', 9: 'PTRACE_SINGLESTEP',
   12: 'PTRACE_GETREGS', 13: 'PTRACE_SETREGS', 14: 'PTRACE_GETFPREGS', 15: 'PTRACE_SETFPREGS', 16: 'PTRACE_ATTACH',
@@ -56,7 +57,8 @@ export function ptraceRequest(req: number): string {
   return PTRACE[req] ?? String(req);
 }
 
-const DOMAINS: Record<number, string> = {
+/** Socket domain names by number. */
+export const DOMAINS: Record<number, string> = {
   0: 'AF_UNSPEC', 1: 'AF_UNIX', 2: 'AF_INET', 3: 'AF_AX25', 4: 'AF_IPX', 5: 'AF_APPLETALK', 9: 'AF_X25', 10: 'AF_INET6',
   16: 'AF_NETLINK', 17: 'AF_PACKET', 38: 'AF_ALG', 40: 'AF_VSOCK', 44: 'AF_XDP',
 };
