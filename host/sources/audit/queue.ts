@@ -4,7 +4,10 @@
 // bytes; a batch larger than the whole bound is still admitted into an empty queue (the body
 // limit bounds it). A consumer drains the queue on the event loop, one evaluate() call per
 // request batch in arrival order (an evaluator may be asynchronous: its promise is awaited before
-// the next batch), yielding to I/O every `turnEvents` events. Consumes SourceEvents; produces evaluate() calls,
+// the next batch), yielding to I/O once a turn has evaluated for `turnMs`. The budget is time, not
+// a count of batches: with a fixed count, requests (each decoded on arrival) could take most of the
+// thread while the queue filled, and full-queue refusals then wasted their decoding; a time slice
+// gives evaluation a fair share however large the batches. Consumes SourceEvents; produces evaluate() calls,
 // metrics (queue length, evaluated, evaluation time) and, if evaluate throws, counted drops.
 import type { Metrics } from '../../metrics/index.js';
 import type { SourceEvent } from '../types.js';
@@ -19,8 +22,8 @@ export interface AuditQueueOptions {
   evaluate(events: readonly SourceEvent[]): number | Promise<number>;
   metrics: Metrics;
   log: (message: string) => void;
-  /** Events evaluated per event-loop turn before yielding to I/O (default 800: two API server batches). */
-  turnEvents?: number;
+  /** Evaluation time per event-loop turn before yielding to I/O, ms (default 50; at least one batch per turn). */
+  turnMs?: number;
 }
 
 interface Chunk {
@@ -78,10 +81,10 @@ export class AuditQueue {
     setImmediate(() => void this.consume());
   }
 
-  /** Evaluates batches in order until the queue is empty, yielding to I/O every `turnEvents`. */
+  /** Evaluates batches in order until the queue is empty, yielding to I/O after `turnMs` of a turn. */
   private async consume(): Promise<void> {
-    const budget = this.opts.turnEvents ?? 800;
-    let done = 0;
+    const budget = this.opts.turnMs ?? 50;
+    let turnStart = performance.now();
     while (this.head < this.chunks.length) {
       const chunk = this.chunks[this.head]!;
       const pending = this.evaluate(chunk.events);
@@ -95,10 +98,9 @@ export class AuditQueue {
         this.chunks.splice(0, this.head);
         this.head = 0;
       }
-      done += chunk.events.length;
-      if (done >= budget && this.head < this.chunks.length) {
-        done = 0;
+      if (this.head < this.chunks.length && performance.now() - turnStart >= budget) {
         await new Promise((resolve) => setImmediate(resolve));
+        turnStart = performance.now();
       }
     }
     this.chunks = [];
