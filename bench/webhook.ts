@@ -4,6 +4,9 @@
 // rules, alerts counted) runs on this process's one thread; the sender is a child process, as the
 // API server would be, posting EventLists of corpus samples (auditIDs made unique) over loopback
 // with a few connections. Bounded: a fixed number of batches after a warm-up, and a time limit.
+// Besides the rate, `engine_cpu_us_per_event` is the engine process's own CPU per event
+// (process.cpuUsage over the measured run; the sender's CPU, start-up included, is read from
+// /proc/<pid>/stat and reported next to it), which a loaded shared machine disturbs far less.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,16 +73,43 @@ function corpusEvents(): Record<string, unknown>[] {
   return out;
 }
 
-function sendBatches(url: string, caFile: string, bodiesFile: string, count: number): Promise<{ latencies: number[]; failed: number; retries: number; ms: number }> {
+interface Sent {
+  latencies: number[];
+  failed: number;
+  retries: number;
+  ms: number;
+  /** The sender process's CPU time (user + system), µs, from /proc/<pid>/stat just before it exits. */
+  senderCpuUs: number;
+}
+
+const CLOCK_TICK_US = 10_000; // USER_HZ = 100 on Linux
+
+/** utime + stime of a process in µs (/proc/<pid>/stat fields 14 and 15), or NaN. */
+function procCpuUs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * CLOCK_TICK_US;
+  } catch {
+    return NaN;
+  }
+}
+
+function sendBatches(url: string, caFile: string, bodiesFile: string, count: number): Promise<Sent> {
   const child = spawn(process.execPath, ['--input-type=module', '-e', SENDER, url, caFile, bodiesFile, String(count), String(CONNECTIONS)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  let senderCpuUs = NaN;
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    // The result line is written before the sender closes its pool: its CPU is read while it lives.
+    if (out.endsWith('\n') && Number.isNaN(senderCpuUs)) senderCpuUs = procCpuUs(child.pid);
+  });
   const timer = setTimeout(() => child.kill('SIGTERM'), TIME_LIMIT_MS);
   return new Promise((resolve, reject) => {
     child.on('close', (code) => {
       clearTimeout(timer);
       if (code !== 0) reject(new Error(`sender exited with ${code}`));
-      else resolve(JSON.parse(out) as { latencies: number[]; failed: number; retries: number; ms: number });
+      else resolve({ ...(JSON.parse(out) as Omit<Sent, 'senderCpuUs'>), senderCpuUs });
     });
   });
 }
@@ -89,7 +119,7 @@ async function measure(
   dir: string,
   evaluate: (events: readonly SourceEvent[]) => number,
   bodiesFile: string,
-): Promise<{ perS: number; latencies: number[]; retries: number }> {
+): Promise<{ perS: number; latencies: number[]; retries: number; engineCpuUsPerEvent: number; senderCpuUsPerEvent: number }> {
   const config = defaultConfig({});
   const settings = { ...config.webhook, address: '127.0.0.1', port: 0, queueSize: 50 * BATCH };
   const material = ensureWebhookTls({ stateDir: dir, webhook: settings });
@@ -106,11 +136,20 @@ async function measure(
     await webhook.idle();
     evaluated = 0;
     const t0 = performance.now();
+    // The engine's own CPU: this process (TLS, decode, queue, evaluation; the sender is a child).
+    const cpu0 = process.cpuUsage();
     const sent = await sendBatches(webhook.url, caFile, bodiesFile, BATCHES);
     await webhook.idle();
+    const cpu = process.cpuUsage(cpu0);
     const seconds = (performance.now() - t0) / 1000;
     if (sent.failed > 0 || evaluated !== BATCHES * BATCH) throw new Error(`${sent.failed} batches refused, ${evaluated} of ${BATCHES * BATCH} events evaluated`);
-    return { perS: evaluated / seconds, latencies: sent.latencies, retries: sent.retries };
+    return {
+      perS: evaluated / seconds,
+      latencies: sent.latencies,
+      retries: sent.retries,
+      engineCpuUsPerEvent: (cpu.user + cpu.system) / evaluated,
+      senderCpuUsPerEvent: sent.senderCpuUs / evaluated,
+    };
   } finally {
     await webhook.close();
   }
@@ -155,6 +194,8 @@ export async function run(): Promise<void> {
     // The webhook alone (evaluate does nothing): the ingestion ceiling.
     const ingest = await measure(dir, () => 0, bodiesFile);
     progress(`ingestion only: ${ingest.perS.toFixed(0)} events/s`);
+    const us = (x: number) => Number(x.toFixed(2));
+    progress(`engine CPU per event: ${us(full.engineCpuUsPerEvent)} µs with evaluation, ${us(ingest.engineCpuUsPerEvent)} µs ingestion only; sender ${us(full.senderCpuUsPerEvent)} µs`);
 
     const extra = { batch: BATCH, batches: BATCHES, connections: CONNECTIONS, body_kib: Math.round(meanBytes / 1024) };
     figure('webhook', 'audit_events_per_s', full.perS, 'events/s', { ...extra, alert_ratio: Number((alerts / ((WARMUP_BATCHES + BATCHES) * BATCH)).toFixed(3)) });
@@ -165,6 +206,14 @@ export async function run(): Promise<void> {
       evaluate_p99_ms: Number(p99(measuredEval).toFixed(2)),
     });
     figure('webhook', 'ingest_events_per_s', ingest.perS, 'events/s', { ...extra, what: 'TLS + decode + queue, evaluate() a no-op' });
+    // CPU per event of the engine process alone (not the sender), so a loaded machine or a slow
+    // sender does not hide the engine's own cost: 1e6 / this = events/s on one free core.
+    figure('webhook', 'engine_cpu_us_per_event', full.engineCpuUsPerEvent, 'µs', {
+      what: 'engine process CPU (user + system, all its threads) per event ingested and evaluated over HTTPS',
+      one_core_events_per_s: Math.round(1e6 / full.engineCpuUsPerEvent),
+      ingest_only_us: us(ingest.engineCpuUsPerEvent),
+      sender_cpu_us_per_event: us(full.senderCpuUsPerEvent),
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
