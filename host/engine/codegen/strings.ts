@@ -7,6 +7,9 @@
 // Results are memoised per event (an epoch counter) in module globals.
 import { chunkLoad, chunkPlan, chunkType, chunkValue, eqAt, staticBytes } from './bytes.js';
 
+/** Operand values read without a walk or a transformer (not worth memoising). */
+const CHEAP = /^(sref\(e, \d+, 0x[0-9a-f]+, \d+\)|tref\(thr\(e\), \d+, \d+\))$/;
+
 /** Collected string work of one operand (its value expression is `expr`, a packed ref). */
 export class StrOperand {
   /** Set key -> bit; a set is the sorted constants joined by NUL. */
@@ -68,7 +71,10 @@ export class StrOperand {
   emit(out: string[]): void {
     const id = this.id;
     out.push(`// operand ${id}: ${this.expr ?? 'list elements'}`);
-    if (this.expr !== undefined) {
+    if (this.expr !== undefined && CHEAP.test(this.expr)) {
+      // a record slot or the process's own entry: two or three loads, cheaper than a memo
+      out.push(`@inline function S${id}v(e: usize): u64 { return ${this.expr}; }`);
+    } else if (this.expr !== undefined) {
       out.push(`let S${id}ex: u64 = 0;`, `let S${id}x: u64 = 0;`);
       out.push(`@inline function S${id}v(e: usize): u64 {`, `  if (S${id}ex != epoch) { S${id}ex = epoch; S${id}x = ${this.expr}; }`, `  return S${id}x;`, `}`);
     }
@@ -96,18 +102,26 @@ export class StrOperand {
       l.push(b);
       byLen.set(b.bytes.length, l);
     }
-    out.push(`function ${this.classFn(w)}(a: usize, l: u32): u64 {`, `  switch (l) {`);
-    for (const [len, consts] of byLen) {
-      out.push(`    case ${len}: {`);
-      const plan = chunkPlan(len);
-      plan.forEach((c, i) => out.push(`      const c${i} = ${chunkLoad('a', c)};`));
-      for (const c of consts) {
-        const cond = plan.length === 0 ? 'true' : plan.map((ch, i) => `c${i} == <${chunkType(ch)}>${chunkValue(c.bytes, ch)}`).join(' && ');
-        out.push(`      if (${cond}) return 0x${c.mask.toString(16)};`);
+    // AssemblyScript compiles a switch to a chain of compares: lengths and, in a length, the
+    // constants' first chunks are found by binary search (if-trees on sorted values) instead.
+    out.push(`function ${this.classFn(w)}(a: usize, l: u32): u64 {`);
+    const lens = [...byLen.keys()].sort((x, y) => x - y);
+    const lenTree = (lo: number, hi: number, ind: string): void => {
+      if (hi - lo === 1) {
+        const len = lens[lo]!;
+        out.push(`${ind}if (l != ${len}) return 0;`);
+        this.emitBucket(out, len, byLen.get(len)!, ind);
+        return;
       }
-      out.push(`      return 0;`, `    }`);
-    }
-    out.push(`    default: return 0;`, `  }`, `}`);
+      const mid = (lo + hi) >> 1;
+      out.push(`${ind}if (l < ${lens[mid]}) {`);
+      lenTree(lo, mid, ind + '  ');
+      out.push(`${ind}}`);
+      lenTree(mid, hi, ind);
+    };
+    if (lens.length === 0) out.push(`  return 0;`);
+    else lenTree(0, lens.length, '  ');
+    out.push(`}`);
     if (this.expr === undefined) return;
     out.push(`let S${id}ec${w}: u64 = 0;`, `let S${id}m${w}: u64 = 0;`);
     out.push(
@@ -116,6 +130,46 @@ export class StrOperand {
       `  return S${id}m${w};`,
       `}`,
     );
+  }
+
+  /** The constants of one length: a binary search on the first chunk, then the other chunks. */
+  private emitBucket(out: string[], len: number, consts: Array<{ bytes: Uint8Array; mask: bigint }>, ind: string): void {
+    const plan = chunkPlan(len);
+    if (plan.length === 0) {
+      out.push(`${ind}return 0x${consts[0]!.mask.toString(16)};`);
+      return;
+    }
+    const first = plan[0]!;
+    const ty = chunkType(first);
+    const key = (b: Uint8Array) => BigInt(chunkValue(b, first));
+    const byKey = new Map<bigint, Array<{ bytes: Uint8Array; mask: bigint }>>();
+    for (const c of consts) byKey.set(key(c.bytes), [...(byKey.get(key(c.bytes)) ?? []), c]);
+    const keys = [...byKey.keys()].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+    out.push(`${ind}const c0 = ${chunkLoad('a', first)};`);
+    const rest = plan.slice(1);
+    const leaf = (k: bigint, ind2: string) => {
+      const cs = byKey.get(k)!;
+      if (rest.length === 0) {
+        out.push(`${ind2}if (c0 == <${ty}>0x${k.toString(16)}) return 0x${cs[0]!.mask.toString(16)};`);
+        return;
+      }
+      out.push(`${ind2}if (c0 == <${ty}>0x${k.toString(16)}) {`);
+      for (const c of cs) out.push(`${ind2}  if (${rest.map((ch) => `${chunkLoad('a', ch)} == <${chunkType(ch)}>${chunkValue(c.bytes, ch)}`).join(' && ')}) return 0x${c.mask.toString(16)};`);
+      out.push(`${ind2}  return 0;`, `${ind2}}`);
+    };
+    const tree = (lo: number, hi: number, ind2: string): void => {
+      if (hi - lo <= 3) {
+        for (let i = lo; i < hi; i++) leaf(keys[i]!, ind2);
+        out.push(`${ind2}return 0;`);
+        return;
+      }
+      const mid = (lo + hi) >> 1;
+      out.push(`${ind2}if (c0 < <${ty}>0x${keys[mid]!.toString(16)}) {`);
+      tree(lo, mid, ind2 + '  ');
+      out.push(`${ind2}}`);
+      tree(mid, hi, ind2);
+    };
+    tree(0, keys.length, ind);
   }
 
   /** Name of the pure needle scan of group g (takes a, l). */
