@@ -39,8 +39,13 @@ type EvaluateFn = (src: number, rec: number, n: number, first: number, out: numb
 const CHUNK = 8192;
 const OUT_CAP = MEM.outSize / MATCH_SIZE;
 
-/** The watchdog's context and script, created once per thread (a context costs ms to make). */
-let guard: { ctx: vm.Context; script: vm.Script } | undefined;
+/**
+ * The watchdog's context and script, created once per thread (a context costs ms to make). The
+ * call's function and arguments go through a plain array and a Float64Array the context holds,
+ * not through the context's own properties (each of those is an interceptor call: measured
+ * 11 vs 5 us per guarded call without the timeout).
+ */
+let guard: { ctx: vm.Context; script: vm.Script; fn: [EvaluateFn | null]; args: Float64Array } | undefined;
 
 /** A live instance of a rule module. */
 export class RuleModule {
@@ -198,14 +203,27 @@ export class RuleModule {
 
   private call(src: number, rec: number, n: number, first: number): number {
     if (this.watchdogMs <= 0) return this.evaluateFn(src, rec, n, first, MEM.outBase, OUT_CAP);
-    const g = (guard ??= { ctx: vm.createContext({ f: null, a: 0, b: 0, c: 0, d: 0, o: MEM.outBase, cap: OUT_CAP, r: 0 }), script: new vm.Script('r = f(a, b, c, d, o, cap)') });
-    const ctx = g.ctx;
-    ctx.f = this.evaluateFn;
-    ctx.a = src;
-    ctx.b = rec;
-    ctx.c = n;
-    ctx.d = first;
-    g.script.runInContext(ctx, { timeout: this.watchdogMs });
-    return ctx.r as number;
+    guard ??= newGuard();
+    const { fn, args } = guard;
+    fn[0] = this.evaluateFn;
+    args[0] = src;
+    args[1] = rec;
+    args[2] = n;
+    args[3] = first;
+    try {
+      guard.script.runInContext(guard.ctx, { timeout: this.watchdogMs });
+    } finally {
+      fn[0] = null;
+    }
+    return args[6]!;
   }
+}
+
+/** The per-thread watchdog context (see `guard`). */
+function newGuard(): NonNullable<typeof guard> {
+  const fn: [EvaluateFn | null] = [null];
+  const args = new Float64Array(7);
+  args[4] = MEM.outBase;
+  args[5] = OUT_CAP;
+  return { ctx: vm.createContext({ F: fn, A: args }), script: new vm.Script('A[6] = F[0](A[0], A[1], A[2], A[3], A[4], A[5])'), fn, args };
 }
