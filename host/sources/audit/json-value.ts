@@ -42,7 +42,11 @@ export function getKeys(v: Json, keys: readonly string[]): Json | undefined {
 
 /** The plugins' jsonValueAsString: a string as is, any other value (null included) as JSON text. */
 export function asText(v: Json): string {
-  return typeof v === 'string' ? v : (JSON.stringify(v) ?? 'null');
+  if (typeof v === 'string') return v;
+  // Scalars without a JSON.stringify call (the same text: a finite number's shortest form).
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return JSON.stringify(v) ?? 'null';
 }
 
 /** True for a JSON object (not an array). */
