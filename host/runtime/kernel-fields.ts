@@ -111,6 +111,8 @@ function processFields(memory: WebAssembly.Memory, entry: number): Record<string
   put('proc.args', str(entry, THREAD.args, TP.ARGS));
   put('proc.cwd', str(entry, THREAD.cwd, TP.CWD));
   put('container.id', str(entry, THREAD.container, TP.CONTAINER));
+  put('user.name', str(entry, THREAD.user, TP.USER));
+  put('group.name', str(entry, THREAD.group, TP.GROUP));
   if (has(entry, TP.PID)) out['proc.pid'] = dv.getUint32(entry + THREAD.pid, true);
   if (has(entry, TP.VPID)) out['proc.vpid'] = dv.getBigInt64(entry + THREAD.vpid, true);
   if (has(entry, TP.LOGINUID)) out['user.loginuid'] = dv.getBigInt64(entry + THREAD.loginuid, true);

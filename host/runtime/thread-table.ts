@@ -1,11 +1,13 @@
 // The persistent thread table in a module's state region (probes/src/eval_abi.h): one
 // struct rae_thread per process, written once from the kernel's PROC/EXEC/FORK records (bytes
-// copied from the record, never decoded into JS strings), linked to the parent's entry, freed
+// copied from the record, never decoded into JS strings; user.name and group.name of the
+// record's effective ids from the host's passwd and group files), linked to the parent's entry, freed
 // when the process has exited and no child points at it any more. The tid -> entry index lives
 // here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
 // the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
 import { EXIT, HDR, KIND, PF, PROC, XF } from '../sources/syscall/abi.js';
+import { UserNames } from '../sources/syscall/users.js';
 import { MEM, STATE, THREAD, TP } from './abi.js';
 
 interface Proc {
@@ -36,6 +38,26 @@ export class ThreadTable {
   private dv!: DataView;
   /** Processes whose strings were cut because the heap was full even after compaction. */
   dropped = 0;
+  private readonly names = new UserNames();
+  private readonly nameCache = new Map<string, Buffer | undefined>();
+  private readonly userBytes = (uid: number) => this.nameOf('u', uid, () => this.names.user(uid));
+  private readonly groupBytes = (gid: number) => this.nameOf('g', gid, () => this.names.group(gid));
+
+  /** A user or group name as bytes, cached per id for a second (the files can change). */
+  private nameOf(kind: string, id: number, look: () => string | undefined): Buffer | undefined {
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== this.nameEpoch) {
+      this.nameCache.clear();
+      this.nameEpoch = now;
+    }
+    const key = `${kind}${id}`;
+    if (this.nameCache.has(key)) return this.nameCache.get(key);
+    const name = look();
+    const b = name === undefined ? undefined : Buffer.from(name);
+    this.nameCache.set(key, b);
+    return b;
+  }
+  private nameEpoch = 0;
 
   /** Points the writer at a module's memory (after a swap, the state region has moved with it). */
   bind(memory: WebAssembly.Memory): void {
@@ -115,6 +137,11 @@ export class ThreadTable {
     dv.setUint32(at + THREAD.gid, rv.getUint32(HDR.gid, true), true);
     dv.setUint32(at + THREAD.flags, (rv.getUint32(PROC.pflags, true) & PF.EXE_WRITABLE) !== 0 ? 1 : 0, true);
     present |= TP.PID | TP.VPID | TP.LOGINUID | TP.TTY | TP.UID | TP.GID | TP.EXE_WRITABLE;
+    // user.name / group.name of the record's effective ids (the host's passwd and group files)
+    for (const [id, dst, bit, lookup] of [[rv.getUint32(HDR.uid, true), THREAD.user, TP.USER, this.userBytes], [rv.getUint32(HDR.gid, true), THREAD.group, TP.GROUP, this.groupBytes]] as const) {
+      const b = lookup(id);
+      present = b ? this.copy(at + dst, bit, present, b, 0, 0, b.length, true) : present & ~bit;
+    }
     const str = (field: number) => ({ o: rv.getUint16(field, true), l: rv.getUint16(field + 2, true) });
     const comm = str(PROC.comm);
     present = this.copy(at + THREAD.name, TP.NAME, present, view, off, comm.o, comm.l, comm.o !== 0);

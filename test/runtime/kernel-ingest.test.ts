@@ -166,6 +166,11 @@ test('kernel ingest: the thread table moves with a hot swap; exits free entries'
   assert.type(fields['proc.name'], 'string', `process fields resolved after the swap: ${JSON.stringify(fields, (_k, v) => (typeof v === "bigint" ? String(v) : v))}`);
   assert.type(fields['proc.pname'], 'string');
   assert.is(fields['proc.pid'], 110);
+  // user and group names of the process's effective ids (pid 102 runs as uid 0, gid 0)
+  const rootLen = syscallRecord(one, 0, { nr: syscallNr('openat')!, tid: 102, ret: 3n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '/etc/hosts' });
+  const rootFields = ingest.fieldsOf(b, one, ingest.ingest(b, one, rootLen)[0]!, 0);
+  assert.is(rootFields['user.name'], 'root');
+  assert.is(rootFields['group.name'], 'root');
   // an exit frees the process: its later syscalls have no process fields
   const exits = new Uint8Array(64);
   const len = exitRecord(exits, 0, 103);
