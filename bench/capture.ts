@@ -1,7 +1,9 @@
 // Kernel capture end to end (root, real kernel): the live syscall source (host/sources/syscall/
 // source.ts) with the bundled syscall rules in a DetectionEngine, in this process, against a C
 // load generator in a child process: an openat/close loop and a fork+exec(/bin/true) loop, each
-// paced at increasing rates and then unpaced, 3 s per step. Per step: generator ops/s, records
+// paced at increasing rates and then unpaced, 3 s per step, and two unpaced openat/close
+// generators at once (the highest rate this machine produces; each generator also reports its
+// own CPU time, to show whether it, not the engine, limits the rate). Per step: generator ops/s, records
 // captured/s and syscall events evaluated/s, kernel-lost and shed records, this process's CPU
 // (process.cpuUsage: JS thread plus the addon's watcher thread) as cores, and RSS. Figures:
 // max_events_per_s_no_drops (highest captured records/s of a step with no drop) and
@@ -25,6 +27,7 @@ const LOADGEN_C = String.raw`
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,7 +55,8 @@ int main(int argc, char **argv) {
     }
     if (rate > 0) { struct timespec d = {0, 200000}; nanosleep(&d, NULL); }
   }
-  printf("%ld %.6f\n", ops, now() - start);
+  struct rusage ru; getrusage(RUSAGE_SELF, &ru);
+  printf("%ld %.6f %.6f\n", ops, now() - start, ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
   return 0;
 }
 `;
@@ -60,7 +64,10 @@ int main(int argc, char **argv) {
 interface Step {
   mode: 'open' | 'exec';
   target: number;
+  generators: number;
   opsPerS: number;
+  /** Generator CPU time per wall second, summed over generators (1 = one core busy). */
+  generatorCores: number;
   recordsPerS: number;
   eventsPerS: number;
   lost: number;
@@ -69,20 +76,26 @@ interface Step {
   rssMb: number;
 }
 
-function loadgen(bin: string, mode: string, rate: number, secs: number, path: string): Promise<{ ops: number; secs: number }> {
+function loadgen(bin: string, mode: string, rate: number, secs: number, path: string): Promise<{ ops: number; secs: number; cpu: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(bin, [mode, String(rate), String(secs), path], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code) => {
-      const [ops, s] = out.trim().split(' ').map(Number);
+      const [ops, s, cpu] = out.trim().split(' ').map(Number);
       if (code !== 0 || !ops) reject(new Error(`loadgen ${mode} exited ${code}: ${out}`));
-      else resolve({ ops, secs: s! });
+      else resolve({ ops, secs: s!, cpu: cpu ?? 0 });
     });
   });
 }
 
-async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', target: number, file: string, path: string): Promise<Step> {
+/** n generators at once; ops summed, the longest wall time. */
+async function loadgens(n: number, bin: string, mode: string, rate: number, secs: number, path: string): Promise<{ ops: number; secs: number; cpu: number }> {
+  const all = await Promise.all(Array.from({ length: n }, () => loadgen(bin, mode, rate, secs, path)));
+  return { ops: all.reduce((a, g) => a + g.ops, 0), secs: Math.max(...all.map((g) => g.secs)), cpu: all.reduce((a, g) => a + g.cpu, 0) };
+}
+
+async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', target: number, file: string, path: string, generators = 1): Promise<Step> {
   // Start from an empty ring: wait (up to 5 s) until the previous step's backlog is drained.
   for (let i = 0, last = -1; i < 50 && src.stats().records !== last; i++) {
     last = src.stats().records;
@@ -91,7 +104,7 @@ async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', targ
   const before = src.stats();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const g = await loadgen(bin, mode, target, STEP_S, file);
+  const g = await loadgens(generators, bin, mode, target, STEP_S, file);
   await new Promise((r) => setTimeout(r, 150)); // let the last wakeup drain
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
@@ -99,7 +112,9 @@ async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', targ
   const s: Step = {
     mode,
     target,
+    generators,
     opsPerS: g.ops / g.secs,
+    generatorCores: g.cpu / g.secs,
     recordsPerS: (after.records - before.records) / wall,
     eventsPerS: (after.events - before.events) / wall,
     lost: after.lost - before.lost,
@@ -107,7 +122,7 @@ async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', targ
     cores: (cpu.user + cpu.system) / 1e6 / wall,
     rssMb: process.memoryUsage().rss / 2 ** 20,
   };
-  figure(S, `${mode}_step`, s.recordsPerS, 'records/s', { path, target_ops_per_s: target || 'unpaced', ops_per_s: Math.round(s.opsPerS), events_evaluated_per_s: Math.round(s.eventsPerS), lost: s.lost, shed: s.shed, engine_cores: Number(s.cores.toFixed(3)), rss_mb: Math.round(s.rssMb) });
+  figure(S, `${mode}_step`, s.recordsPerS, 'records/s', { path, target_ops_per_s: target || 'unpaced', generators, generator_cores: Number(s.generatorCores.toFixed(3)), ops_per_s: Math.round(s.opsPerS), events_evaluated_per_s: Math.round(s.eventsPerS), lost: s.lost, shed: s.shed, engine_cores: Number(s.cores.toFixed(3)), rss_mb: Math.round(s.rssMb) });
   return s;
 }
 
@@ -148,6 +163,7 @@ async function scenario(path: 'objects' | 'bytes', bin: string, target: string):
     const idle = process.cpuUsage(idle0);
     figure(S, 'idle_engine_cores', (idle.user + idle.system) / 1e6, 'cores', { path });
     for (const rate of [25_000, 50_000, 100_000, 0]) steps.push(await step(src, bin, 'open', rate, target, path));
+    steps.push(await step(src, bin, 'open', 0, target, path, 2));
     for (const rate of [500, 0]) steps.push(await step(src, bin, 'exec', rate, target, path));
   } finally {
     await src.stop();
@@ -157,7 +173,7 @@ async function scenario(path: 'objects' | 'bytes', bin: string, target: string):
   const best = clean.reduce<Step | undefined>((b, s) => (!b || s.recordsPerS > b.recordsPerS ? s : b), undefined);
   const drops = steps.reduce((n, s) => n + s.lost + s.shed, 0);
   const prefix = path === 'objects' ? '' : 'bytes_';
-  figure(S, `${prefix}max_events_per_s_no_drops`, best?.recordsPerS ?? 0, 'records/s', { path, mode: best?.mode, ops_per_s: Math.round(best?.opsPerS ?? 0), total_drops_all_steps: drops, alerts });
+  figure(S, `${prefix}max_events_per_s_no_drops`, best?.recordsPerS ?? 0, 'records/s', { path, mode: best?.mode, generators: best?.generators, ops_per_s: Math.round(best?.opsPerS ?? 0), total_drops_all_steps: drops, alerts });
   // CPU per event at the busiest step without drops (a saturated step measures the ceiling).
   const at = best ?? [...steps].sort((a, b) => b.recordsPerS - a.recordsPerS)[0]!;
   figure(S, `${prefix}cores_per_million_events_per_s`, at.cores / (at.recordsPerS / 1e6), 'cores', { path, at_records_per_s: Math.round(at.recordsPerS), engine_cores: Number(at.cores.toFixed(3)), mode: at.mode });
