@@ -26,7 +26,9 @@ struct facts {
 	const uint8_t *name; /* fd.name bytes (in the record or already in memory) */
 	uint32_t name_len;
 	uint32_t name_addr;  /* address in memory once copied, 0 = not yet */
+	uint32_t raw_addr;   /* the path as passed, once copied */
 	int has_name;
+	int joined;          /* fd.name is the directory joined with the path (not the path itself) */
 	const uint8_t *client, *server, *local, *peer;
 	uint16_t fam;
 };
@@ -34,6 +36,8 @@ struct facts {
 struct ctx {
 	const struct rae_ingest_io *io;
 	uint64_t heap, heap_end, konst;
+	/* the last rendered open flags (consecutive opens mostly share them) */
+	uint32_t flags_value, flags_addr, flags_len;
 };
 
 static inline uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
@@ -85,6 +89,8 @@ static int fd_name(struct ctx *c, struct facts *f, uint8_t *to)
 {
 	if (!f->has_name)
 		return 0;
+	if (!f->name_addr && !f->joined && f->raw_addr)
+		f->name_addr = f->raw_addr; /* the same bytes */
 	if (!f->name_addr) {
 		uint32_t at = alloc(c, f->name_len);
 		if (!at)
@@ -124,6 +130,8 @@ static int tuple_name(struct ctx *c, struct facts *f, uint8_t *to)
 /* Open flags as libsinsp prints them: the access mode, then each set flag, joined by '|'. */
 static int open_flags(struct ctx *c, uint32_t flags, uint8_t *to)
 {
+	if (c->flags_addr && c->flags_value == flags)
+		return ref(to, c->flags_addr, c->flags_len);
 	const int32_t *plan = c->io->plan;
 	int ids[1 + RAE_OFLAG_COUNT], n = 0;
 	uint32_t acc = flags & 3, len = 0;
@@ -144,6 +152,9 @@ static int open_flags(struct ctx *c, uint32_t flags, uint8_t *to)
 		memcpy(m, c->io->mem + c->konst + (uint32_t)k[0], (uint32_t)k[1]);
 		m += k[1];
 	}
+	c->flags_value = flags;
+	c->flags_addr = at;
+	c->flags_len = len;
 	return ref(to, at, len);
 }
 
@@ -171,7 +182,18 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 	case RAE_FLD_NAMERAW: {
 		uint16_t po = rd16(f->rec + offsetof(struct rae_syscall, path));
 		uint16_t pl = rd16(f->rec + offsetof(struct rae_syscall, path) + 2);
-		return po != 0 && (uint32_t)po + pl < f->len && copy(c, f->rec + po, pl, to);
+		if (po == 0 || (uint32_t)po + pl >= f->len)
+			return 0;
+		if (!f->raw_addr && f->has_name && !f->joined && f->name_addr)
+			f->raw_addr = f->name_addr; /* the same bytes */
+		if (!f->raw_addr) {
+			uint32_t at = alloc(c, pl);
+			if (!at)
+				return 0;
+			memcpy(c->io->mem + at, f->rec + po, pl);
+			f->raw_addr = at;
+		}
+		return ref(to, f->raw_addr, pl);
 	}
 	case RAE_FLD_DIR:
 	case RAE_FLD_FILE: {
@@ -275,7 +297,9 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 		d0 = dl = 0;
 	f->len = len;
 	f->has_name = 0;
+	f->joined = 0;
 	f->name_addr = 0;
+	f->raw_addr = 0;
 	if (po != 0) {
 		if (rec[po] == '/' || d0 == 0) {
 			f->has_name = 1;
@@ -294,6 +318,7 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 				f->name = m;
 				f->name_len = dl + slash + pl;
 				f->name_addr = at;
+				f->joined = 1;
 			}
 		}
 	}
@@ -312,6 +337,35 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 	f->fam = rd16(f->peer) ? rd16(f->peer) : rd16(f->local);
 }
 
+#define BIT(f) (1ull << (f))
+/* Fields every record can have, and those that need a path, a socket address, an open... */
+#define ALWAYS (BIT(RAE_FLD_NUM) | BIT(RAE_FLD_RAWRES) | BIT(RAE_FLD_RES) | BIT(RAE_FLD_FAILED) | BIT(RAE_FLD_TYPECHAR) | \
+		BIT(RAE_FLD_TYPE) | BIT(RAE_FLD_FAMILY) | BIT(RAE_FLD_NAMERAW) | BIT(RAE_FLD_ARG_TARGET))
+#define NEED_NAME (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_DIR) | BIT(RAE_FLD_FILE) | BIT(RAE_FLD_ARG_OLDPATH))
+#define NEED_ADDR (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_SIP) | BIT(RAE_FLD_CIP) | BIT(RAE_FLD_LIP) | BIT(RAE_FLD_RIP) | \
+		   BIT(RAE_FLD_SPORT) | BIT(RAE_FLD_CPORT) | BIT(RAE_FLD_LPORT) | BIT(RAE_FLD_RPORT) | BIT(RAE_FLD_IPS) | \
+		   BIT(RAE_FLD_PORTS))
+#define NEED_OPEN (BIT(RAE_FLD_READ) | BIT(RAE_FLD_WRITE) | BIT(RAE_FLD_CREATE) | BIT(RAE_FLD_ARG_FLAGS))
+
+/* A superset of the fields value() can find in this record (a pure shortcut: same results). */
+static uint64_t possible(const struct facts *f)
+{
+	uint64_t can = ALWAYS;
+	if (f->has_name)
+		can |= NEED_NAME;
+	if (rd16(f->peer) || rd16(f->local))
+		can |= NEED_ADDR;
+	if (f->cls & RAE_NRC_OPEN)
+		can |= NEED_OPEN;
+	if (f->cls & (RAE_NRC_FD_RET | RAE_NRC_FD_ARG0))
+		can |= BIT(RAE_FLD_FDNUM);
+	if (f->cls & RAE_NRC_SOCKET)
+		can |= BIT(RAE_FLD_ARG_DOMAIN);
+	if (f->cls & RAE_NRC_PTRACE)
+		can |= BIT(RAE_FLD_ARG_REQUEST);
+	return can;
+}
+
 long rae_ingest(const struct rae_ingest_io *io, size_t start)
 {
 	const int32_t *plan = io->plan;
@@ -324,7 +378,7 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 		return -1;
 	const int32_t *slots = plan + RAE_IP_SLOTS;
 	for (uint32_t j = 0; j < nslots; j++)
-		if (slots[3 * j + 1] < 0 || (uint32_t)slots[3 * j + 1] + 8 > stride || slots[3 * j + 2] < 0 ||
+		if (slots[3 * j] < 1 || slots[3 * j] >= RAE_FLD_COUNT || slots[3 * j + 1] < 0 || (uint32_t)slots[3 * j + 1] + 8 > stride || slots[3 * j + 2] < 0 ||
 		    RAE_REC_PRESENT + 4 * ((uint32_t)slots[3 * j + 2] >> 5) + 4 > head)
 			return -1;
 	struct ctx c = { .io = io, .heap = (uint64_t)st[RAE_IS_HEAP], .heap_end = (uint64_t)st[RAE_IS_HEAP_END] };
@@ -366,8 +420,11 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 			if (nslots) {
 				struct facts f;
 				facts(&c, &f, rec, len, nr);
+				uint64_t can = possible(&f);
 				for (uint32_t j = 0; j < nslots; j++) {
 					uint32_t idx = (uint32_t)slots[3 * j + 2];
+					if (!((can >> slots[3 * j]) & 1))
+						continue; /* value() would find nothing: skip its dispatch */
 					if (value(&c, &f, slots[3 * j], e + slots[3 * j + 1], evt_num)) {
 						uint8_t *w = e + RAE_REC_PRESENT + 4 * (idx >> 5);
 						wr32(w, rd32(w) | (1u << (idx & 31)));
