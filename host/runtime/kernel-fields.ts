@@ -3,7 +3,7 @@
 // the same bytes (open flags, fd.name resolution, endpoints by side, errno names), and the
 // process fields are read back from the thread entry in linear memory (ancestors by walking
 // parent links, as the compiled rules do). evt.arg.flags/target/oldpath/domain/request as
-// libsinsp prints them (render.ts).
+// libsinsp prints them (render.ts); evt.arg.newpath/linkpath (for alert output only).
 import { decodeRecord, type SockAddr } from '../sources/syscall/decode.js';
 import { AF, KIND } from '../sources/syscall/abi.js';
 import { openFlags, ptraceRequest, socketDomain } from '../sources/syscall/render.js';
@@ -86,6 +86,12 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   if (rec.path !== undefined) {
     out['evt.arg.target'] = rec.path;
     out['evt.arg.oldpath'] = out['fd.name'];
+  }
+  if (rec.path2 !== undefined) {
+    // the second path (rename/link/symlink target name), joined like fd.name with its directory
+    const p2 = rec.path2.startsWith('/') || rec.dir2 === undefined ? rec.path2 : `${rec.dir2}${rec.dir2.endsWith('/') ? '' : '/'}${rec.path2}`;
+    out['evt.arg.newpath'] = p2;
+    out['evt.arg.linkpath'] = p2;
   }
   const arg0 = Number(BigInt.asIntN(64, rec.args[0]!));
   if (rec.name === 'socket') out['evt.arg.domain'] = socketDomain(arg0);

@@ -31,10 +31,12 @@ function proc(pid: number, ppid: number, comm: string, args: string[], cgroup = 
 }
 
 /** A RAE_KIND_SYSCALL record. */
-function syscallRecord(out: Uint8Array, off: number, f: { nr: number; tid: number; ret: bigint; args?: bigint[]; path?: string; dir?: string; peer?: [number, number, number[]]; local?: [number, number, number[]] }): number {
+function syscallRecord(out: Uint8Array, off: number, f: { nr: number; tid: number; ret: bigint; args?: bigint[]; path?: string; dir?: string; path2?: string; dir2?: string; peer?: [number, number, number[]]; local?: [number, number, number[]] }): number {
   const strs: Array<[number, Buffer]> = [];
   if (f.path !== undefined) strs.push([SYSCALL.path, Buffer.from(f.path)]);
   if (f.dir !== undefined) strs.push([SYSCALL.dir, Buffer.from(f.dir)]);
+  if (f.path2 !== undefined) strs.push([SYSCALL.path2, Buffer.from(f.path2)]);
+  if (f.dir2 !== undefined) strs.push([SYSCALL.dir2, Buffer.from(f.dir2)]);
   const len = (strs.reduce<number>((n, [, s]) => n + s.length + 1, SIZES.syscall) + 7) & ~7;
   out.fill(0, off, off + len);
   const dv = new DataView(out.buffer, out.byteOffset + off, len);
@@ -171,6 +173,11 @@ test('kernel ingest: the thread table moves with a hot swap; exits free entries'
   const rootFields = ingest.fieldsOf(b, one, ingest.ingest(b, one, rootLen)[0]!, 0);
   assert.is(rootFields['user.name'], 'root');
   assert.is(rootFields['group.name'], 'root');
+  // a link's second path, joined with its directory, for alert output
+  const linkLen = syscallRecord(one, 0, { nr: syscallNr('linkat')!, tid: 102, ret: 0n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '/etc/shadow', path2: 'shadow-copy', dir2: '/tmp/x' });
+  const linkFields = ingest.fieldsOf(b, one, ingest.ingest(b, one, linkLen)[0]!, 0);
+  assert.is(linkFields['evt.arg.oldpath'], '/etc/shadow');
+  assert.is(linkFields['evt.arg.newpath'], '/tmp/x/shadow-copy');
   // an exit frees the process: its later syscalls have no process fields
   const exits = new Uint8Array(64);
   const len = exitRecord(exits, 0, 103);
