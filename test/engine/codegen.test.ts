@@ -59,6 +59,18 @@ test('codegen: the output is deterministic for the whole corpus', () => {
   assert.is(a.module!.code, b.module!.code);
 });
 
+test('codegen: evt.type tests are decided per rule; disjuncts with the same first leaf share it', () => {
+  const text = `- rule: f\n  desc: d\n  condition: evt.type in (open, openat) and ((evt.type = open and proc.name = a and fd.name = x) or (evt.type = open and proc.name = a and fd.name = y) or evt.type = execve)\n  output: o\n  priority: WARNING\n`;
+  const g = generateModule(loadRules([{ name: 'r.yaml', text }]).ruleset.rules).module!;
+  const body = /function R0\(e: usize\): bool \{\n {2}return (.*);\n\}/.exec(g.code)?.[1];
+  // the rule only runs for open (its event types): every evt.type test is decided; proc.name = a is tested once
+  assert.is(body, '(L0(e) && (L1(e) || L2(e)))');
+  const mixed = `- rule: m\n  desc: d\n  condition: (evt.type = open and proc.name = a) or (evt.type = execve and proc.name = b)\n  output: o\n  priority: WARNING\n`;
+  const m = generateModule(loadRules([{ name: 'r.yaml', text: mixed }]).ruleset.rules).module!;
+  // runs for open and execve: each type test keeps its check
+  assert.match(m.code, 'return (((load<u32>(e) == 202) && L0(e)) || ((load<u32>(e) == 51) && L1(e)));');
+});
+
 test('codegen: a construct it cannot compile is an error value naming the rule', () => {
   const loaded = loadRules([{ name: 'r.yaml', text: `- rule: re\n  desc: d\n  condition: evt.type = open and proc.name regex "x{150}"\n  output: o\n  priority: WARNING\n` }]);
   assert.ok(loaded.ok, loaded.diagnostics.map((d) => d.message).join('\n'));

@@ -209,7 +209,8 @@ function expr(e: CheckedExpr, g: LeafGen): string {
       if (parts.includes(absorb)) return absorb;
       const rest = parts.filter((p) => p !== unit);
       if (rest.length === 0) return unit;
-      return rest.length === 1 ? rest[0]! : `(${rest.join(e.kind === 'and' ? ' && ' : ' || ')})`;
+      const terms = e.kind === 'or' ? factorHeads(rest) : rest;
+      return terms.length === 1 ? terms[0]! : `(${terms.join(e.kind === 'and' ? ' && ' : ' || ')})`;
     }
     case 'not': {
       const inner = expr(e.child, g);
@@ -222,4 +223,21 @@ function expr(e: CheckedExpr, g: LeafGen): string {
     case 'cmpfield':
       return g.cmpField(e, `${e.op} between fields`);
   }
+}
+
+/**
+ * Adjacent disjuncts that are conjunctions with the same first leaf, `(L && a) || (L && b)`,
+ * become `(L && (a || b))`: the leaf is tested once (macros expanded into exception lists
+ * repeat it). A conjunction's text is always `(first && rest)`, so the split is exact.
+ */
+function factorHeads(parts: string[]): string[] {
+  const out: Array<{ head?: string; rests: string[]; text: string }> = [];
+  for (const p of parts) {
+    const m = /^\((L\d+\(e\)) && (.+)\)$/.exec(p);
+    const last = out[out.length - 1];
+    const rest = m && (/^L\d+\(e\)$/.test(m[2]!) ? m[2]! : `(${m[2]})`);
+    if (m && rest && last?.head === m[1]) last.rests.push(rest);
+    else out.push(m && rest ? { head: m[1]!, rests: [rest], text: p } : { rests: [], text: p });
+  }
+  return out.map((o) => (o.head && o.rests.length > 1 ? `(${o.head} && (${o.rests.join(' || ')}))` : o.text));
 }
