@@ -7,7 +7,7 @@
 import { decodeRecord, type SockAddr } from '../sources/syscall/decode.js';
 import { AF, KIND } from '../sources/syscall/abi.js';
 import { openFlags, ptraceRequest, socketDomain } from '../sources/syscall/render.js';
-import { THREAD, TP } from './abi.js';
+import { TF, THREAD, TP } from './abi.js';
 
 /** errno names of evt.res for failed syscalls (x86-64 numbers). */
 export const ERRNO: Record<number, string> = {
@@ -125,7 +125,9 @@ function processFields(memory: WebAssembly.Memory, entry: number): Record<string
   if (has(entry, TP.TTY)) out['proc.tty'] = dv.getUint32(entry + THREAD.tty, true);
   if (has(entry, TP.UID)) out['user.uid'] = dv.getUint32(entry + THREAD.uid, true);
   if (has(entry, TP.GID)) out['group.gid'] = dv.getUint32(entry + THREAD.gid, true);
-  if (has(entry, TP.EXE_WRITABLE)) out['proc.is_exe_writable'] = (dv.getUint32(entry + THREAD.flags, true) & 1) !== 0;
+  if (has(entry, TP.EXE_WRITABLE)) out['proc.is_exe_writable'] = (dv.getUint32(entry + THREAD.flags, true) & TF.EXE_WRITABLE) !== 0;
+  if (has(entry, TP.EXE_MEMFD)) out['proc.is_exe_from_memfd'] = (dv.getUint32(entry + THREAD.flags, true) & TF.EXE_MEMFD) !== 0;
+  if (has(entry, TP.EXE_UPPER)) out['proc.is_exe_upper_layer'] = (dv.getUint32(entry + THREAD.flags, true) & TF.EXE_UPPER) !== 0;
   // Ancestors as the walk sees them: the present values in order (un-indexed lists), each
   // level by index, and the parent's value.
   const keys = [['name', 'proc.aname', 'proc.pname'], ['exe', 'proc.aexe', 'proc.pexe'], ['exepath', 'proc.aexepath', 'proc.pexepath'], ['cmdline', 'proc.acmdline', 'proc.pcmdline'], ['pid', 'proc.apid', 'proc.ppid']] as const;

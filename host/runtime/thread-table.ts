@@ -1,14 +1,15 @@
 // The persistent thread table in a module's state region (probes/src/eval_abi.h): one
 // struct rae_thread per process, written once from the kernel's PROC/EXEC/FORK records (bytes
 // copied from the record, never decoded into JS strings; user.name and group.name of the
-// record's effective ids from the host's passwd and group files), linked to the parent's entry, freed
+// record's effective ids from the host's passwd and group files; proc.is_exe_from_memfd as the
+// objects path decides it, proc.is_exe_upper_layer false), linked to the parent's entry, freed
 // when the process has exited and no child points at it any more. The tid -> entry index lives
 // here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
 // the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
 import { EXIT, HDR, KIND, PF, PROC, XF } from '../sources/syscall/abi.js';
 import { UserNames } from '../sources/syscall/users.js';
-import { MEM, STATE, THREAD, TP } from './abi.js';
+import { MEM, STATE, TF, THREAD, TP } from './abi.js';
 
 interface Proc {
   addr: number;
@@ -135,8 +136,10 @@ export class ThreadTable {
     dv.setUint32(at + THREAD.tty, rv.getUint32(PROC.tty, true), true);
     dv.setUint32(at + THREAD.uid, rv.getUint32(HDR.uid, true), true);
     dv.setUint32(at + THREAD.gid, rv.getUint32(HDR.gid, true), true);
-    dv.setUint32(at + THREAD.flags, (rv.getUint32(PROC.pflags, true) & PF.EXE_WRITABLE) !== 0 ? 1 : 0, true);
-    present |= TP.PID | TP.VPID | TP.LOGINUID | TP.TTY | TP.UID | TP.GID | TP.EXE_WRITABLE;
+    // a fork keeps its parent's executable flags (memfd), an exec decides them below
+    const inherited = kind === KIND.FORK ? dv.getUint32(at + THREAD.flags, true) & TF.EXE_MEMFD : 0;
+    dv.setUint32(at + THREAD.flags, inherited | ((rv.getUint32(PROC.pflags, true) & PF.EXE_WRITABLE) !== 0 ? TF.EXE_WRITABLE : 0), true);
+    present |= TP.PID | TP.VPID | TP.LOGINUID | TP.TTY | TP.UID | TP.GID | TP.EXE_WRITABLE | TP.EXE_UPPER;
     // user.name / group.name of the record's effective ids (the host's passwd and group files)
     for (const [id, dst, bit, lookup] of [[rv.getUint32(HDR.uid, true), THREAD.user, TP.USER, this.userBytes], [rv.getUint32(HDR.gid, true), THREAD.group, TP.GROUP, this.groupBytes]] as const) {
       const b = lookup(id);
@@ -149,6 +152,12 @@ export class ThreadTable {
       dv.setUint32(at + THREAD.present, present, true);
       return;
     }
+    const exepath = str(PROC.exepath);
+    const exe = str(PROC.exe);
+    const text = (o: number, l: number) => Buffer.from(view.buffer, view.byteOffset + off + o, l).toString('latin1');
+    const ep = text(exepath.o, exepath.l);
+    if (ep.startsWith('memfd:') || ep.startsWith('/memfd:') || (ep === '/' && FD_PATH.test(text(exe.o, exe.l)))) dv.setUint32(at + THREAD.flags, dv.getUint32(at + THREAD.flags, true) | TF.EXE_MEMFD, true);
+    present |= TP.EXE_MEMFD;
     for (const [field, dst, bit] of [[PROC.exe, THREAD.exe, TP.EXE], [PROC.exepath, THREAD.exepath, TP.EXEPATH], [PROC.cwd, THREAD.cwd, TP.CWD]] as const) {
       const s = str(field);
       present = this.copy(at + dst, bit, present, view, off, s.o, s.l, true);
@@ -266,6 +275,8 @@ export class ThreadTable {
 }
 
 const HEX = /^[0-9a-f]{64}$/;
+/** An exec through an fd whose file is on no mounted path (a memfd: the probe's walk yields `/`). */
+const FD_PATH = /^\/(?:proc\/(?:self|\d+)\/fd|dev\/fd)\/\d+$/;
 
 /** container.id from a cgroup v2 path: the first 12 hex digits of a 64-digit id, else 'host'. */
 export function containerId(cgroup: Uint8Array): Uint8Array {

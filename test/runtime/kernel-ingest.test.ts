@@ -178,12 +178,20 @@ test('kernel ingest: the thread table moves with a hot swap; exits free entries'
   const linkFields = ingest.fieldsOf(b, one, ingest.ingest(b, one, linkLen)[0]!, 0);
   assert.is(linkFields['evt.arg.oldpath'], '/etc/shadow');
   assert.is(linkFields['evt.arg.newpath'], '/tmp/x/shadow-copy');
+  assert.is(linkFields['proc.is_exe_from_memfd'], false);
+  assert.is(linkFields['proc.is_exe_upper_layer'], false);
   // an exit frees the process: its later syscalls have no process fields
   const exits = new Uint8Array(64);
   const len = exitRecord(exits, 0, 103);
   ingest.ingest(b, exits, len);
   assert.is(ingest.threads.entryOf(103), 0);
   assert.is(ingest.threads.size, live - 1);
+  // an exec through a memfd: the probe's exepath walk gives '/', the exec path is an fd path
+  const memfd = new Uint8Array(2048);
+  let mlen = encodeProcRecord({ ...proc(150, 102, 'x', ['/proc/self/fd/3']), exepath: Buffer.from('/') }, memfd, 0, 1n);
+  mlen += syscallRecord(memfd, mlen, { nr: syscallNr('openat')!, tid: 150, ret: 3n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '/etc/hosts' });
+  const mOffsets = ingest.ingest(b, memfd, mlen);
+  assert.is(ingest.fieldsOf(b, memfd, mOffsets[0]!, 0)['proc.is_exe_from_memfd'], true);
 });
 
 test('kernel ingest: DetectionEngine.evaluateKernel turns kernel records into alerts; the table survives a reload', async () => {
