@@ -21,6 +21,8 @@ import { UserNames } from './users.js';
 export const SYSCALL_DROP_RULE = 'Engine internal: syscall event drop';
 /** Syscalls the state needs whatever the rules say (socket types for fd.l4proto). */
 const STATE_SYSCALLS = ['socket'];
+/** Batch limit of the objects path (about 4,500 syscall records). */
+const OBJECTS_BATCH_BYTES = 1 << 20;
 /** Records drained per batch at most (about 20,000 syscall records; the batch region holds more). */
 const BUFFER_BYTES = 4 << 20;
 /**
@@ -104,6 +106,9 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   // Bootstrap after attaching, so a process started meanwhile is seen by one path or the other.
   const bootNs = c.boottimeNs;
   const bytePath = opts.path === 'bytes' && opts.engine.evaluateKernel !== undefined;
+  // The objects path costs tens of µs per event: smaller batches keep the shedding check (once
+  // per batch) frequent enough that an overload sheds in userspace before the ring overflows.
+  const batchLimit = bytePath ? buf.length : OBJECTS_BATCH_BYTES;
   let fill = 0;
   for (const p of readProcesses()) {
     if (fill + MAX_RECORD > buf.length) {
@@ -237,7 +242,7 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
       const shedding = st.queuedBytes > st.ringBytes * 0.75;
       let fill = 0;
       let got = 1;
-      while (buf.length - fill >= MAX_RECORD && (got = cap.poll(fill === 0 ? buf : buf.subarray(fill), meta)) > 0) fill += got;
+      while (batchLimit - fill >= MAX_RECORD && (got = cap.poll(fill === 0 ? buf.subarray(0, batchLimit) : buf.subarray(fill, batchLimit), meta)) > 0) fill += got;
       if (fill > 0) {
         if (bytePath) batchBytes(fill, shedding);
         else batch(fill, shedding);
