@@ -4,9 +4,10 @@
 // paths, 0.3% sensitive files, 15% of opens for writing), batches of 4096, on the main thread.
 // The WASM figure starts from binary batches (records + strings, as a byte source delivers them)
 // copied into linear memory, then one evaluate call per batch (watchdog on, as the engine runs
-// it); the encoder figure (JS objects -> records) is reported on its own. Also: compile times,
-// change-to-live and swap stall through DetectionEngine.load, first batch after a swap,
-// batch latency while the worker compiles, and resident memory.
+// it), and the same without the watchdog, passes alternated; the encoder figure (JS objects ->
+// records) is reported on its own. Also: compile times, change-to-live and swap stall through
+// DetectionEngine.load, first batch after a swap, batch latency while the worker compiles, and
+// resident memory.
 import { readFileSync } from 'node:fs';
 import { loadRules, type LoadedRule } from '../host/engine/index.js';
 import { RuleMatcher } from '../host/engine/matcher.js';
@@ -176,7 +177,7 @@ function kernelRate(module: RuleModule): { perS: number; matches: number } {
 }
 
 /** Event rates of the compiled evaluator over pre-encoded batches, and the encoder's own rate. */
-function wasmRates(module: RuleModule, events: SourceEvent[]): { perS: number; encodePerS: number; matches: number; batches: Uint8Array[]; counts: number[]; copyNs: number } {
+function wasmRates(module: RuleModule, events: SourceEvent[]): { perS: number; barePerS: number; encodePerS: number; matches: number; batches: Uint8Array[]; counts: number[]; copyNs: number } {
   const batches: Uint8Array[] = [];
   const counts: number[] = [];
   const t0 = performance.now();
@@ -186,27 +187,39 @@ function wasmRates(module: RuleModule, events: SourceEvent[]): { perS: number; e
     counts.push(enc.count);
   }
   const encodePerS = events.length / ((performance.now() - t0) / 1000);
-  const mem = new Uint8Array(module.memory.buffer);
+  // The same compiled module without the watchdog, timed in alternation with the guarded one:
+  // the difference is what the per-call watchdog (a thread per guarded call) costs right now.
+  const unguarded = RuleModule.create(module.compiled, 0);
+  if (!unguarded.ok) throw new Error(unguarded.error.message);
   let matches = 0;
-  const pass = () => {
+  const pass = (m: RuleModule) => {
+    const mem = new Uint8Array(m.memory.buffer);
     matches = 0;
     const t = performance.now();
     batches.forEach((b, j) => {
       mem.set(b, MEM.batchBase);
-      const r = module.evaluateRecords('syscall', counts[j]!, true);
+      const r = m.evaluateRecords('syscall', counts[j]!, true);
       if (r.ok) matches += r.matches.length;
     });
     return performance.now() - t;
   };
-  for (let w = 0; w < 3; w++) pass();
-  const times = Array.from({ length: 5 }, pass);
+  for (let w = 0; w < 3; w++) {
+    pass(unguarded.module);
+    pass(module);
+  }
+  const bare: number[] = [];
+  const times = Array.from({ length: 5 }, () => {
+    bare.push(pass(unguarded.module));
+    return pass(module);
+  });
+  const mem = new Uint8Array(module.memory.buffer);
   const copyOnly = () => {
     const t = performance.now();
     for (const b of batches) mem.set(b, MEM.batchBase);
     return performance.now() - t;
   };
   const copyNs = (median(Array.from({ length: 5 }, copyOnly)) * 1e6) / events.length;
-  return { perS: events.length / (median(times) / 1000), encodePerS, matches, batches, counts, copyNs };
+  return { perS: events.length / (median(times) / 1000), barePerS: events.length / (median(bare) / 1000), encodePerS, matches, batches, counts, copyNs };
 }
 
 function interpreterRate(rules: LoadedRule[], events: SourceEvent[]): { perS: number; matches: number } {
@@ -313,6 +326,7 @@ export async function run(): Promise<void> {
   progress('wasm: encoding batches, warming, 5 timed passes');
   const w = wasmRates(cold.module, events);
   figure(S, 'wasm_events_per_s', w.perS, 'events/s', { batch: BATCH, events: EVENTS, rules: rules.length, matches: w.matches, note: 'binary batches copied into linear memory + one evaluate per batch, watchdog on' });
+  figure(S, 'wasm_no_watchdog_events_per_s', w.barePerS, 'events/s', { watchdog_us_per_batch: ((1e6 / w.perS - 1e6 / w.barePerS) * BATCH).toFixed(1), note: 'the same module and batches without the watchdog, passes alternated with the guarded ones (vm timeout = one thread per guarded call; its cost grows with machine load)' });
   figure(S, 'wasm_ns_per_event', 1e9 / w.perS, 'ns', { batch_copy_ns: w.copyNs, record_bytes: cold.module.stride('syscall'), note: 'of which batch_copy_ns is copying records + strings into linear memory' });
   figure(S, 'encode_events_per_s', w.encodePerS, 'events/s', { note: 'JS field objects -> eval records (audit/replay path), not part of wasm_events_per_s' });
   progress('kernel byte path: 1M syscall records');
