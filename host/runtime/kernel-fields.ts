@@ -4,6 +4,7 @@
 // process fields are read back from the thread entry in linear memory (ancestors by walking
 // parent links, as the compiled rules do). evt.arg.flags/target/oldpath/domain/request as
 // libsinsp prints them (render.ts); evt.arg.newpath/linkpath (for alert output only).
+import { posix } from 'node:path';
 import { decodeRecord, type SockAddr } from '../sources/syscall/decode.js';
 import { AF, KIND } from '../sources/syscall/abi.js';
 import { openFlags, ptraceRequest, socketDomain } from '../sources/syscall/render.js';
@@ -52,7 +53,8 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   const file = OPENS.has(rec.name);
   if (rec.path !== undefined) {
     out['fd.nameraw'] = rec.path;
-    const name = rec.path.startsWith('/') || rec.dir === undefined ? rec.path : `${rec.dir}${rec.dir.endsWith('/') ? '' : '/'}${rec.path}`;
+    const joined = rec.path.startsWith('/') || rec.dir === undefined ? rec.path : `${rec.dir}${rec.dir.endsWith('/') ? '' : '/'}${rec.path}`;
+    const name = joined.startsWith('/') ? posix.normalize(joined) : joined;
     out['fd.name'] = name;
     const k = name.lastIndexOf('/');
     out['fd.filename'] = name.slice(k + 1);

@@ -5,13 +5,14 @@
 // record's numbers and byte ranges, its `thread` pointing at the process's entry. Only matched
 // events are later decoded into objects (fieldsOf, kernel-fields.ts) for alert formatting.
 // Fields the kernel record provides: evt.type, evt.num, evt.rawres, evt.res, evt.failed, fd.num,
-// fd.name/nameraw/directory/filename, fd.type/typechar/sockfamily, evt.is_open_read/write/create,
+// fd.name (an absolute path normalized as posix.normalize does)/nameraw/directory/filename, fd.type/typechar/sockfamily, evt.is_open_read/write/create,
 // fd.sip/cip/lip/rip, fd.sport/cport/lport/rport, fd.ip/port/net and the networks,
 // evt.arg.flags (opens), evt.arg.target, evt.arg.oldpath, evt.arg.domain (socket) and
 // evt.arg.request (ptrace) as libsinsp prints them; process fields come from the thread entry. Any other field is missing for kernel events.
 // When the capture addon loads, the per-event work runs in C (probes/addon/ingest.c, same
 // semantics, driven by a per-module plan of slots); this file's JS translator is the fallback
 // and the reference the tests compare the native one with.
+import { posix } from 'node:path';
 import type { Slot } from '../engine/codegen/index.js';
 import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from '../sources/syscall/abi.js';
 import { loadNative, type NativeIngest } from '../sources/syscall/addon.js';
@@ -37,6 +38,13 @@ const BY_FIELD: Record<string, number> = {
   'evt.arg.flags': F.ARG_FLAGS, 'evt.arg.target': F.ARG_TARGET, 'evt.arg.oldpath': F.ARG_OLDPATH,
   'evt.arg.domain': F.ARG_DOMAIN, 'evt.arg.request': F.ARG_REQUEST,
 };
+/** Whether an absolute path would change under posix.normalize ('//', '.' or '..' components). */
+function needsNormalize(b: Uint8Array, at: number, len: number): boolean {
+  if (b[at] !== 47) return false;
+  for (let i = at; i + 1 < at + len; i++) if (b[i] === 47 && (b[i + 1] === 47 || b[i + 1] === 46)) return true;
+  return false;
+}
+
 /** Per-syscall-number facts, computed once. */
 const TYPE_IDS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => evtTypeId(syscallName(nr) || undefined));
 const NAMES = Array.from({ length: NR_SYSCALLS }, (_, nr) => syscallName(nr));
@@ -256,6 +264,14 @@ export class KernelIngest {
           f.fdLen = dl + slash + pl;
         }
       }
+    }
+    if (f.fdLen > 0 && needsNormalize(f.fdName < 0 ? view : this.u8, f.fdName < 0 ? -f.fdName - 1 : f.fdName, f.fdLen)) {
+      const from = f.fdName < 0 ? view.subarray(-f.fdName - 1, -f.fdName - 1 + f.fdLen) : this.u8.subarray(f.fdName, f.fdName + f.fdLen);
+      const norm = Buffer.from(posix.normalize(Buffer.from(from).toString('latin1')), 'latin1');
+      const at = this.alloc(norm.length);
+      f.fdName = at;
+      f.fdLen = at === 0 ? 0 : norm.length;
+      if (at !== 0) this.u8.set(norm, at);
     }
     const flagsAt = name === 'openat2' ? SYSCALL.aux : name === 'open' ? SYSCALL.args + 8 : name === 'openat' ? SYSCALL.args + 16 : -1;
     f.flags = name === 'creat' ? 0x241 : flagsAt >= 0 ? vd.getUint32(off + flagsAt, true) : 0;

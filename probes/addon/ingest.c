@@ -282,6 +282,46 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 	}
 }
 
+/* Whether an absolute path has '//', '.' or '..' components (posix.normalize would change it). */
+static int needs_normalize(const uint8_t *s, uint32_t len)
+{
+	for (uint32_t i = 0; i + 1 < len; i++)
+		if (s[i] == '/' && (s[i + 1] == '/' || s[i + 1] == '.'))
+			return 1;
+	return 0;
+}
+
+/* Node's posix.normalize of an absolute path into d (room for len bytes); returns the length. */
+static uint32_t normalize(const uint8_t *s, uint32_t len, uint8_t *d)
+{
+	uint32_t n = 1, i = 0;
+	d[0] = '/';
+	while (i < len) {
+		while (i < len && s[i] == '/')
+			i++;
+		uint32_t b = i;
+		while (i < len && s[i] != '/')
+			i++;
+		uint32_t sl = i - b;
+		if (sl == 0 || (sl == 1 && s[b] == '.'))
+			continue;
+		if (sl == 2 && s[b] == '.' && s[b + 1] == '.') {
+			while (n > 1 && d[n - 1] != '/')
+				n--;
+			if (n > 1)
+				n--; /* the separator before the dropped component */
+			continue;
+		}
+		if (n > 1)
+			d[n++] = '/';
+		memcpy(d + n, s + b, sl);
+		n += sl;
+	}
+	if (len > 0 && s[len - 1] == '/' && n > 1)
+		d[n++] = '/';
+	return n;
+}
+
 /* The facts of one SYSCALL record; a relative path is joined with its directory in the heap. */
 static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t len, uint16_t nr)
 {
@@ -320,6 +360,17 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 				f->name_addr = at;
 				f->joined = 1;
 			}
+		}
+	}
+	if (f->has_name && f->name_len > 0 && f->name[0] == '/' && needs_normalize(f->name, f->name_len)) {
+		uint32_t at = alloc(c, f->name_len);
+		if (at) {
+			f->name_len = normalize(f->name, f->name_len, c->io->mem + at);
+			f->name = c->io->mem + at;
+			f->name_addr = at;
+			f->joined = 1; /* no longer the bytes of the path as passed */
+		} else {
+			f->has_name = 0;
 		}
 	}
 	switch ((f->cls >> RAE_NRC_FLAGS_SHIFT) & 0xf) {

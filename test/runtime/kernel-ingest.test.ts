@@ -257,6 +257,10 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
     off += syscallRecord(extra, off, { nr: syscallNr(type)!, tid: 105, ret: 0n, args: [a0, 0n, 0n, 0n, 0n, 0n] });
   }
   off += syscallRecord(extra, off, { nr: syscallNr('symlinkat')!, tid: 105, ret: 0n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '/etc/shadow', dir: '/tmp' });
+  // paths that posix.normalize changes (fd.name) while fd.nameraw keeps them as passed
+  for (const [path, dir] of [['/etc/../etc//shadow', undefined], ['../../etc/./passwd', '/tmp/x'], ['/a/b/.', undefined], ['/..', undefined], ['//a//b/', undefined], ['/a/..', undefined], ['x/../../..', '/']] as const) {
+    off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid: 104, ret: 3n, args: [0n, 0n, 0n, 0n, 0n, 0n], path, dir });
+  }
   const batches = [...Array.from({ length: 8 }, (_, i) => batch(100 + i, 3000, i % 3 === 0)), { bytes: extra, len: off }];
   let compared = 0;
   for (const b of batches) {
@@ -278,6 +282,9 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   assert.match(joined, 'evt.arg.request="PTRACE_SEIZE"');
   assert.match(joined, 'evt.arg.request="17152"');
   assert.match(joined, 'evt.arg.target="/etc/shadow"');
+  assert.match(joined, 'fd.name="/etc/shadow" fd.nameraw="/etc/../etc//shadow"');
+  assert.match(joined, 'fd.name="/etc/passwd" fd.nameraw="../../etc/./passwd"');
+  assert.match(joined, 'fd.name="/a/b/" fd.nameraw="//a//b/"');
 });
 
 test.run();
