@@ -31,6 +31,11 @@
       "cflags": ["-Wall", "-Wextra", "-Wno-unused-parameter"],
       "cflags_cc": ["-std=c++17", "-Wall", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
       "libraries": ["-lbpf", "-lelf", "-lz"]
+    },
+    {
+      "target_name": "rae_watchdog",
+      "sources": ["watchdog/watchdog.cc"],
+      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-cast-function-type"]
     }
   ]
 }
