@@ -25,8 +25,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "build-probe: not built, missing: ${missing[*]} (scripts/setup.sh installs them as root)" >&2; exit 0
 fi
 
-stamp=$( { cat probes/binding.gyp probes/build-skel.sh probes/src/* probes/addon/*; node -v; clang --version | head -1; } | sha256sum | cut -d' ' -f1)
-if [ -f "$addon" ] && [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then
+stamp=$( { cat probes/binding.gyp probes/build-skel.sh probes/src/* probes/addon/* probes/watchdog/*; node -v; clang --version | head -1; } | sha256sum | cut -d' ' -f1)
+if [ -f "$addon" ] && [ -f "$out/Release/rae_watchdog.node" ] && [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then
   say "up to date"; exit 0
 fi
 
