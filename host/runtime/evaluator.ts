@@ -1,9 +1,9 @@
 // The sandboxed evaluator: one instance of a checked rule module, fed batches of events. A batch
 // is encoded into the module's batch region (or already sits there, for byte sources), judged
 // by one `evaluate` call per chunk, and its matches read back from the match buffer. A trap fails
-// that batch (an error value, never an exception); with a watchdog deadline, evaluation runs
-// under vm's timeout, which interrupts wasm too (reference/wasm-evaluator-notes.md §6).
-import vm from 'node:vm';
+// that batch (an error value, never an exception); with a watchdog deadline, each evaluate call
+// runs under watchdog.ts (the native one-thread watchdog, or vm's timeout as a fallback), which
+// interrupts wasm too (reference/wasm-evaluator-notes.md §6).
 import type { GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
 import type { SourceEvent } from '../sources/types.js';
@@ -11,6 +11,7 @@ import { MATCH_SIZE, MEM, SRC, STATE, THREAD } from './abi.js';
 import { BatchEncoder, type Encoded } from './encode.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { checkInstance, checkModule } from './validate.js';
+import { guardedCall, isWatchdogTimeout } from './watchdog.js';
 import { fillSynthetic, type WarmPlan } from './warm.js';
 
 /** A compiled, checked ruleset: what the compile worker hands over. */
@@ -38,14 +39,6 @@ type EvaluateFn = (src: number, rec: number, n: number, first: number, out: numb
 /** Most records encoded per evaluate call (keeps the heap room for strings). */
 const CHUNK = 8192;
 const OUT_CAP = MEM.outSize / MATCH_SIZE;
-
-/**
- * The watchdog's context and script, created once per thread (a context costs ms to make). The
- * call's function and arguments go through a plain array and a Float64Array the context holds,
- * not through the context's own properties (each of those is an interceptor call: measured
- * 11 vs 5 us per guarded call without the timeout).
- */
-let guard: { ctx: vm.Context; script: vm.Script; fn: [EvaluateFn | null]; args: Float64Array } | undefined;
 
 /** A live instance of a rule module. */
 export class RuleModule {
@@ -187,7 +180,7 @@ export class RuleModule {
         k = this.call(src, MEM.batchBase + start * stride, n - start, first ? 1 : 0);
       } catch (err) {
         const e = err as Error & { code?: string };
-        if (e.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return { ok: false, error: runtimeError('ETIMEOUT', `evaluation stopped by the watchdog after ${this.watchdogMs} ms`) };
+        if (isWatchdogTimeout(e)) return { ok: false, error: runtimeError('ETIMEOUT', `evaluation stopped by the watchdog after ${this.watchdogMs} ms`) };
         if (e instanceof WebAssembly.RuntimeError) return { ok: false, error: runtimeError('ETRAP', `the rule module trapped: ${e.message}`) };
         return { ok: false, error: runtimeError('ETRAP', `evaluation failed: ${e.message}`) };
       }
@@ -203,27 +196,6 @@ export class RuleModule {
 
   private call(src: number, rec: number, n: number, first: number): number {
     if (this.watchdogMs <= 0) return this.evaluateFn(src, rec, n, first, MEM.outBase, OUT_CAP);
-    guard ??= newGuard();
-    const { fn, args } = guard;
-    fn[0] = this.evaluateFn;
-    args[0] = src;
-    args[1] = rec;
-    args[2] = n;
-    args[3] = first;
-    try {
-      guard.script.runInContext(guard.ctx, { timeout: this.watchdogMs });
-    } finally {
-      fn[0] = null;
-    }
-    return args[6]!;
+    return guardedCall(this.evaluateFn, src, rec, n, first, MEM.outBase, OUT_CAP, this.watchdogMs);
   }
-}
-
-/** The per-thread watchdog context (see `guard`). */
-function newGuard(): NonNullable<typeof guard> {
-  const fn: [EvaluateFn | null] = [null];
-  const args = new Float64Array(7);
-  args[4] = MEM.outBase;
-  args[5] = OUT_CAP;
-  return { ctx: vm.createContext({ F: fn, A: args }), script: new vm.Script('A[6] = F[0](A[0], A[1], A[2], A[3], A[4], A[5])'), fn, args };
 }
