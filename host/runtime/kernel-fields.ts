@@ -6,9 +6,63 @@
 // libsinsp prints them (render.ts); evt.arg.newpath/linkpath (for alert output only).
 import { posix } from 'node:path';
 import { decodeRecord, type SockAddr } from '../sources/syscall/decode.js';
-import { AF, KIND } from '../sources/syscall/abi.js';
+import { AF, KIND, SYSCALL } from '../sources/syscall/abi.js';
 import { openFlags, ptraceRequest, socketDomain } from '../sources/syscall/render.js';
+import type { LoadedRule } from '../engine/index.js';
+import { walkChecked, type Operand } from '../engine/ir.js';
 import { TF, THREAD, TP } from './abi.js';
+
+/**
+ * The fields the byte path provides to conditions: the slots the translators fill (the keys of
+ * kernel-ingest.ts's field table, checked equal at load), evt.type and the thread entry's fields.
+ */
+export const KERNEL_RECORD_FIELDS: readonly string[] = [
+  'evt.num', 'evt.rawres', 'evt.res', 'evt.failed', 'fd.num', 'fd.name', 'fd.nameraw', 'fd.directory', 'fd.filename', 'fd.typechar',
+  'fd.type', 'evt.is_open_read', 'evt.is_open_write', 'evt.is_open_create', 'fd.sip', 'fd.cip', 'fd.lip', 'fd.rip', 'fd.snet', 'fd.cnet',
+  'fd.lnet', 'fd.rnet', 'fd.sport', 'fd.cport', 'fd.lport', 'fd.rport', 'fd.ip', 'fd.net', 'fd.port', 'fd.sockfamily', 'fd.l4proto',
+  'evt.arg.flags', 'evt.arg.target', 'evt.arg.oldpath', 'evt.arg.domain', 'evt.arg.request', 'fd.connected', 'fd.name_changed',
+  'proc.duration',
+];
+/** Thread-entry fields the thread table fills (thread-table.ts), with their parent and ancestor forms. */
+const THREAD_PROVIDED = [
+  'proc.pid', 'proc.vpid', 'user.loginuid', 'proc.tty', 'user.uid', 'group.gid', 'proc.name', 'proc.exe', 'proc.exepath', 'proc.cmdline',
+  'proc.args', 'proc.cwd', 'user.name', 'group.name', 'container.id', 'proc.is_exe_writable', 'proc.is_exe_upper_layer', 'proc.is_exe_from_memfd',
+];
+/** Parent/ancestor fields (any index argument): their level-0 field is in the thread entry. */
+const WALKED = ['proc.pname', 'proc.pexe', 'proc.pexepath', 'proc.pcmdline', 'proc.ppid', 'proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.acmdline', 'proc.apid'];
+const CONDITION_FIELDS = new Set(['evt.type', ...KERNEL_RECORD_FIELDS, ...THREAD_PROVIDED]);
+/** Output-only fields matched events render (kernelEventFields, FieldEvent's generic fields). */
+const OUTPUT_EXTRA = new Set(['evt.arg.newpath', 'evt.arg.linkpath', 'evt.time', 'evt.rawtime', 'evt.source', 'container.name', 'user.loginname', 'proc.sname']);
+
+function provided(name: string, arg: string | undefined, canonical: string, output: boolean): boolean {
+  if (WALKED.includes(name)) return true;
+  if (output && OUTPUT_EXTRA.has(canonical)) return true;
+  return (arg === undefined || canonical.startsWith('evt.arg.')) && CONDITION_FIELDS.has(canonical);
+}
+
+/**
+ * The fields the enabled syscall rules use (conditions and outputs) that the byte path does not
+ * provide, by canonical name, sorted; empty when the byte path judges and renders them all.
+ */
+export function kernelFieldGaps(rules: readonly LoadedRule[]): { condition: string[]; output: string[] } {
+  const condition = new Set<string>();
+  const output = new Set<string>();
+  const operand = (o: Operand | { kind: 'const'; value: string }): void => {
+    if (o.kind === 'field') {
+      if (!provided(o.def.name, o.arg, o.canonical, false)) condition.add(o.canonical);
+    } else if (o.kind === 'transform') for (const a of o.args) operand(a);
+  };
+  for (const r of rules) {
+    if (r.source !== 'syscall' || !r.enabled) continue;
+    walkChecked(r.condition, (n) => {
+      if (n.kind === 'exists') operand(n.operand);
+      if (n.kind === 'cmp' || n.kind === 'cmpfield') operand(n.left);
+      if (n.kind === 'cmpfield') operand(n.right);
+    });
+    for (const t of r.output) if (t.kind === 'field' && !provided(t.name, t.arg, t.canonical, true)) output.add(t.canonical);
+  }
+  return { condition: [...condition].sort(), output: [...output].sort() };
+}
 
 /** errno names of evt.res for failed syscalls (x86-64 numbers). */
 export const ERRNO: Record<number, string> = {
@@ -34,12 +88,19 @@ export const O_CREAT = 0x40;
 /** O_DIRECTORY. */
 export const O_DIRECTORY = 0x10000;
 
+/** What matched events' fields need from the thread table beyond linear memory (ThreadTable). */
+export interface ThreadFacts {
+  startOf(addr: number): bigint | undefined;
+  sessionName(pid: number): string | undefined;
+  userName(uid: number): string | undefined;
+}
+
 /**
  * The fields of the kernel SYSCALL record at `recordOffset` as a field-event object: the same
  * semantics as the eval record kernel-ingest.ts writes, decoded into strings; process fields
  * from the thread entry at `thread` (the process as it was when the event happened).
  */
-export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, recordOffset: number, thread: number): Record<string, unknown> {
+export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, recordOffset: number, thread: number, threads?: ThreadFacts): Record<string, unknown> {
   const rec = decodeRecord(view, recordOffset);
   if ('code' in rec || rec.kind !== KIND.SYSCALL) return {};
   const out: Record<string, unknown> = { 'evt.type': rec.name };
@@ -99,8 +160,33 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   if (rec.name === 'socket') out['evt.arg.domain'] = socketDomain(arg0);
   if (rec.name === 'ptrace') out['evt.arg.request'] = ptraceRequest(arg0);
   if (out['fd.name'] === undefined && client.family === AF.INET && srv.family === AF.INET) out['fd.name'] = `${client.addr}:${client.port}->${srv.addr}:${srv.port}`;
+  const l4 = l4Type(rec.name, fam, new DataView(view.buffer, view.byteOffset), recordOffset);
+  if (l4 !== undefined) out['fd.l4proto'] = (['tcp', 'udp', 'raw'] as const)[l4 - 1];
+  out['fd.connected'] = rec.name === 'connect' ? ok || rec.ret === -115 : SERVER_SIDE.has(rec.name);
+  out['fd.name_changed'] = (rec.name === 'sendto' || rec.name === 'sendmsg') && rec.peer.family !== 0;
   Object.assign(out, processFields(memory, thread));
+  const start = thread === 0 ? undefined : threads?.startOf(thread);
+  if (start !== undefined) out['proc.duration'] = Number(BigInt.asIntN(64, rec.tsNs - start));
+  if (out['container.id'] === 'host') out['container.name'] = 'host';
+  const login = out['user.loginuid'];
+  if (typeof login === 'bigint' && login >= 0n && login !== 0xffffffffn) put('user.loginname', threads?.userName(Number(login)));
+  if (typeof out['proc.pid'] === 'number') put('proc.sname', threads?.sessionName(out['proc.pid']));
   return out;
+}
+
+/** The socket type (1 stream, 2 dgram, 3 raw) behind fd.l4proto of a record, undefined when none. */
+export function l4Type(name: string, fam: number, vd: DataView, off: number): number | undefined {
+  let t: number;
+  if (name === 'socket') {
+    const d = vd.getBigUint64(off + SYSCALL.args, true);
+    if (d !== BigInt(AF.INET) && d !== BigInt(AF.INET6)) return undefined;
+    t = Number(vd.getBigUint64(off + SYSCALL.args + 8, true) & 0xfn);
+  } else {
+    if (fam !== AF.INET && fam !== AF.INET6) return undefined;
+    t = vd.getUint32(off + SYSCALL.sock_type, true) & 0xf;
+    if (t === 0 && SERVER_SIDE.has(name)) t = 1; // accept: a stream socket
+  }
+  return t >= 1 && t <= 3 ? t : undefined;
 }
 
 /** Process fields of a thread entry and its ancestors, read back from linear memory. */

@@ -8,7 +8,10 @@
 // fd.name (an absolute path normalized as posix.normalize does)/nameraw/directory/filename, fd.type/typechar/sockfamily, evt.is_open_read/write/create,
 // fd.sip/cip/lip/rip, fd.sport/cport/lport/rport, fd.ip/port/net and the networks,
 // evt.arg.flags (opens), evt.arg.target, evt.arg.oldpath, evt.arg.domain (socket) and
-// evt.arg.request (ptrace) as libsinsp prints them; process fields come from the thread entry. Any other field is missing for kernel events.
+// evt.arg.request (ptrace) as libsinsp prints them, fd.l4proto (socket(2)'s type argument or the
+// probe's sock_type), fd.connected, fd.name_changed, proc.duration (the thread table's start
+// times); process fields come from the thread entry. Any other field is missing for kernel
+// events (the list: KERNEL_RECORD_FIELDS, kernel-fields.ts).
 // When the capture addon loads, the per-event work runs in C (probes/addon/ingest.c, same
 // semantics, driven by a per-module plan of slots); this file's JS translator is the fallback
 // and the reference the tests compare the native one with.
@@ -20,13 +23,14 @@ import { DOMAINS, OPEN_FLAGS, openFlags, PTRACE, ptraceRequest, socketDomain } f
 import { NR_SYSCALLS, syscallName } from '../sources/syscall/syscalls.js';
 import { evtTypeId, MEM, REC } from './abi.js';
 import type { RuleModule } from './evaluator.js';
-import { ERRNO, FD_FROM_ARG0, FD_FROM_RET, kernelEventFields, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './kernel-fields.js';
+import { ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './kernel-fields.js';
 import { ThreadTable } from './thread-table.js';
 
 const F = {
   NUM: 1, RAWRES: 2, RES: 3, FAILED: 4, FDNUM: 5, NAME: 6, NAMERAW: 7, DIR: 8, FILE: 9, TYPECHAR: 10, TYPE: 11,
   READ: 12, WRITE: 13, CREATE: 14, SIP: 15, CIP: 16, LIP: 17, RIP: 18, SPORT: 19, CPORT: 20, LPORT: 21, RPORT: 22,
   IPS: 23, PORTS: 24, FAMILY: 25, ARG_FLAGS: 26, ARG_TARGET: 27, ARG_OLDPATH: 28, ARG_DOMAIN: 29, ARG_REQUEST: 30,
+  L4PROTO: 31, CONNECTED: 32, NAME_CHANGED: 33, DURATION: 34,
 } as const;
 const BY_FIELD: Record<string, number> = {
   'evt.num': F.NUM, 'evt.rawres': F.RAWRES, 'evt.res': F.RES, 'evt.failed': F.FAILED, 'fd.num': F.FDNUM,
@@ -36,8 +40,10 @@ const BY_FIELD: Record<string, number> = {
   'fd.lnet': F.LIP, 'fd.rnet': F.RIP, 'fd.sport': F.SPORT, 'fd.cport': F.CPORT, 'fd.lport': F.LPORT,
   'fd.rport': F.RPORT, 'fd.ip': F.IPS, 'fd.net': F.IPS, 'fd.port': F.PORTS, 'fd.sockfamily': F.FAMILY,
   'evt.arg.flags': F.ARG_FLAGS, 'evt.arg.target': F.ARG_TARGET, 'evt.arg.oldpath': F.ARG_OLDPATH,
-  'evt.arg.domain': F.ARG_DOMAIN, 'evt.arg.request': F.ARG_REQUEST,
+  'evt.arg.domain': F.ARG_DOMAIN, 'evt.arg.request': F.ARG_REQUEST, 'fd.l4proto': F.L4PROTO, 'fd.connected': F.CONNECTED,
+  'fd.name_changed': F.NAME_CHANGED, 'proc.duration': F.DURATION,
 };
+if (Object.keys(BY_FIELD).sort().join() !== [...KERNEL_RECORD_FIELDS].sort().join()) throw new Error('kernel-ingest: the field table is out of step with KERNEL_RECORD_FIELDS');
 /** Whether an absolute path would change under posix.normalize ('//', '.' or '..' components). */
 function needsNormalize(b: Uint8Array, at: number, len: number): boolean {
   if (b[at] !== 47) return false;
@@ -57,15 +63,19 @@ interface Plan {
 }
 
 /** ingest.h numbers this file relies on; the addon's ingestAbi must say the same. */
-const K_COUNT = 256 + 11 + 64 + 48 + 3 + 17;
+const K_COUNT = 256 + 11 + 64 + 48 + 3 + 17 + 3;
 const IABI = {
-  FLD_NUM: F.NUM, FLD_NAME: F.NAME, FLD_IPS: F.IPS, FLD_FAMILY: F.FAMILY, FLD_ARG_FLAGS: F.ARG_FLAGS, FLD_ARG_REQUEST: F.ARG_REQUEST, FLD_COUNT: F.ARG_REQUEST + 1,
-  NRC_OPEN: 1, NRC_FD_RET: 2, NRC_FD_ARG0: 4, NRC_SERVER: 8, NRC_FLAGS_SHIFT: 4, NRC_SOCKET: 0x100, NRC_PTRACE: 0x200,
-  K_ERRNO_END: 256, K_F: 256, K_IP: 266, K_DOMAIN: 267, K_PTRACE: 331, K_PTRACE_HI: 363, K_OACC: 379, K_OFLAG: 382, K_COUNT, OFLAG_COUNT: 17,
+  FLD_NUM: F.NUM, FLD_NAME: F.NAME, FLD_IPS: F.IPS, FLD_FAMILY: F.FAMILY, FLD_ARG_FLAGS: F.ARG_FLAGS, FLD_ARG_REQUEST: F.ARG_REQUEST,
+  FLD_L4PROTO: F.L4PROTO, FLD_DURATION: F.DURATION, FLD_COUNT: F.DURATION + 1,
+  NRC_OPEN: 1, NRC_FD_RET: 2, NRC_FD_ARG0: 4, NRC_SERVER: 8, NRC_FLAGS_SHIFT: 4, NRC_SOCKET: 0x100, NRC_PTRACE: 0x200, NRC_CONNECT: 0x400, NRC_SENDTO: 0x800,
+  K_ERRNO_END: 256, K_F: 256, K_IP: 266, K_DOMAIN: 267, K_PTRACE: 331, K_PTRACE_HI: 363, K_OACC: 379, K_OFLAG: 382, K_L4: 399, K_COUNT, OFLAG_COUNT: 17,
   IP_STRIDE: 0, IP_HEAD: 1, IP_NSLOTS: 2, IP_NR: 4, IP_CONST: 4 + 2 * 512, IP_OFLAGS: 4 + 2 * 512 + 2 * K_COUNT, IP_SLOTS: 4 + 2 * 512 + 2 * K_COUNT + 17,
   IS_EVENTS: 0, IS_MAX: 1, IS_HEAP: 2, IS_HEAP_END: 3, IS_NUM: 4, IS_BASE: 5, IS_CONST: 6, IS_STOP: 7, IS_WORDS: 8,
   NR_SYSCALLS: NR_SYSCALLS,
 } as const;
+/** fd.l4proto by socket type 1..3 (SOCK_STREAM, SOCK_DGRAM, SOCK_RAW). */
+const L4 = ['tcp', 'udp', 'raw'] as const;
+
 /** Constant strings after the errno names, in RAE_K_* order from RAE_K_F. */
 const KONST = ['f', 'file', 'd', 'directory', '4', 'ipv4', '6', 'ipv6', 'u', 'unix', 'ip'];
 
@@ -77,6 +87,7 @@ const CONSTS = (() => {
   for (let r = 0; r < 32; r++) strs.push(PTRACE[r] ?? '');
   for (let r = 0x4200; r < 0x4210; r++) strs.push(PTRACE[r] ?? '');
   strs.push('O_RDONLY', 'O_WRONLY', 'O_RDWR', ...OPEN_FLAGS.map(([, n]) => n));
+  strs.push(...L4);
   if (strs.length !== IABI.K_COUNT || OPEN_FLAGS.length !== IABI.OFLAG_COUNT) throw new Error('kernel-ingest: constant table out of step with ingest.h');
   const table = new Int32Array(2 * IABI.K_COUNT);
   const parts: Buffer[] = [];
@@ -95,7 +106,7 @@ const CONSTS = (() => {
 const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
   const name = NAMES[nr]!;
   const flagsFrom = name === 'creat' ? 1 : name === 'openat2' ? 2 : name === 'open' ? 3 : name === 'openat' ? 4 : 0;
-  return (OPENS.has(name) ? IABI.NRC_OPEN : 0) | (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) | (FD_FROM_ARG0.has(name) ? IABI.NRC_FD_ARG0 : 0) | (SERVER_SIDE.has(name) ? IABI.NRC_SERVER : 0) | (flagsFrom << IABI.NRC_FLAGS_SHIFT) | (name === 'socket' ? IABI.NRC_SOCKET : 0) | (name === 'ptrace' ? IABI.NRC_PTRACE : 0);
+  return (OPENS.has(name) ? IABI.NRC_OPEN : 0) | (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) | (FD_FROM_ARG0.has(name) ? IABI.NRC_FD_ARG0 : 0) | (SERVER_SIDE.has(name) ? IABI.NRC_SERVER : 0) | (flagsFrom << IABI.NRC_FLAGS_SHIFT) | (name === 'socket' ? IABI.NRC_SOCKET : 0) | (name === 'ptrace' ? IABI.NRC_PTRACE : 0) | (name === 'connect' ? IABI.NRC_CONNECT : 0) | (name === 'sendto' || name === 'sendmsg' ? IABI.NRC_SENDTO : 0);
 });
 
 let nativeCache: NativeIngest | null | undefined;
@@ -209,7 +220,7 @@ export class KernelIngest {
     st[IABI.IS_CONST] = 0;
     const { tidPid, pidAddr } = this.threads;
     for (let off = 0; ; ) {
-      off = native.ingest(view, off, bytes, this.mem, plan.words, CONSTS.blob, tidPid, pidAddr, st, this.offs);
+      off = native.ingest(view, off, bytes, this.mem, plan.words, CONSTS.blob, tidPid, pidAddr, st, this.offs, this.threads.starts);
       if (st[IABI.IS_STOP] !== 1) break;
       this.threads.apply(view, off);
       off += view[off + HDR.len]! | (view[off + HDR.len + 1]! << 8) | (view[off + HDR.len + 2]! << 16) | (view[off + HDR.len + 3]! << 24);
@@ -229,6 +240,7 @@ export class KernelIngest {
     this.num++;
     if (plan.slots.length === 0) return;
     this.facts(view, vd, off, nr);
+    this.f.thread = dv.getUint32(at + REC.thread, true);
     for (let j = 0; j < plan.slots.length; j++) {
       const { slot, field } = plan.slots[j]!;
       if (!this.value(field, view, vd, off, at + slot.offset)) continue;
@@ -238,7 +250,7 @@ export class KernelIngest {
   }
 
   // The facts of the record being written (one reused object, no allocation per event).
-  private readonly f = { name: '', ret: 0, fdName: 0, fdLen: 0, rawOff: 0, rawLen: 0, file: false, dirFlag: false, flags: 0, client: 0, server: 0, fam: 0 };
+  private readonly f = { name: '', ret: 0, fdName: 0, fdLen: 0, rawOff: 0, rawLen: 0, file: false, dirFlag: false, flags: 0, client: 0, server: 0, fam: 0, thread: 0 };
 
   private facts(view: Uint8Array, vd: DataView, off: number, nr: number): void {
     const f = this.f;
@@ -359,6 +371,21 @@ export class KernelIngest {
         return f.file && this.constant(openFlags(f.flags), to);
       case F.ARG_TARGET:
         return this.value(F.NAMERAW, view, vd, off, to);
+      case F.L4PROTO: {
+        const t = l4Type(f.name, f.fam, vd, off);
+        return t !== undefined && this.constant(L4[t - 1]!, to);
+      }
+      case F.CONNECTED:
+        return this.num64(to, f.name === 'connect' ? (f.ret >= 0 || f.ret === -115 ? 1 : 0) : SERVER_SIDE.has(f.name) ? 1 : 0);
+      case F.NAME_CHANGED:
+        return this.num64(to, (f.name === 'sendto' || f.name === 'sendmsg') && vd.getUint16(off + SYSCALL.peer + SOCKADDR.family, true) !== 0 ? 1 : 0);
+      case F.DURATION: {
+        const start = f.thread === 0 ? undefined : this.threads.startOf(f.thread);
+        if (start === undefined) return false;
+        const d = BigInt.asIntN(64, vd.getBigUint64(off + HDR.ts_ns, true) - start);
+        this.dv.setBigInt64(to, d, true);
+        return true;
+      }
       case F.ARG_OLDPATH:
         return (f.fdLen !== 0 || f.fdName !== 0) && this.fdName(view, to);
       case F.ARG_DOMAIN:
@@ -447,6 +474,6 @@ export class KernelIngest {
    */
   fieldsOf(m: RuleModule, view: Uint8Array, recordOffset: number, event: number): Record<string, unknown> {
     const thread = new DataView(m.memory.buffer).getUint32(MEM.batchBase + event * this.plan(m).stride + REC.thread, true);
-    return kernelEventFields(m.memory, view, recordOffset, thread);
+    return kernelEventFields(m.memory, view, recordOffset, thread, this.threads);
   }
 }

@@ -17,6 +17,8 @@ interface Proc {
   parent: Proc | undefined;
   children: number;
   exited: boolean;
+  /** Session id (proc.sname is the session leader's name). */
+  sid: number;
 }
 
 /** Kernel pids and tids are below PID_MAX_LIMIT (4194304 on 64-bit); the arrays cover them all. */
@@ -32,6 +34,8 @@ export class ThreadTable {
   readonly tidPid = new Uint32Array(PID_LIMIT);
   /** pid -> thread entry address (0 = none). */
   readonly pidAddr = new Uint32Array(PID_LIMIT);
+  /** Process start time (boot ns) by thread entry slot, 0 = unknown: proc.duration (ingest.c reads it). */
+  readonly starts = new BigUint64Array(STATE.threadSlots);
   private readonly free: number[] = [];
   private highWater = 0;
   private heapTop: number = STATE.heap;
@@ -72,6 +76,28 @@ export class ThreadTable {
     return tid < PID_LIMIT ? this.pidAddr[this.tidPid[tid]!]! : 0;
   }
 
+  /** Start time (boot ns) of the process whose entry is at `addr`, undefined when unknown. */
+  startOf(addr: number): bigint | undefined {
+    const i = (addr - STATE.threads) / THREAD.size;
+    const v = Number.isInteger(i) && i >= 0 && i < this.starts.length ? this.starts[i]! : 0n;
+    return v === 0n ? undefined : v;
+  }
+
+  /** proc.sname: the name of the session leader of the process `pid`, undefined when unknown. */
+  sessionName(pid: number): string | undefined {
+    const leader = this.procs.get(this.procs.get(pid)?.sid ?? 0);
+    if (!leader) return undefined;
+    const at = leader.addr;
+    if ((this.dv.getUint32(at + THREAD.present, true) & TP.NAME) === 0) return undefined;
+    const o = this.dv.getUint32(at + THREAD.name, true);
+    return Buffer.from(this.u8.subarray(o, o + this.dv.getUint32(at + THREAD.name + 4, true))).toString('utf8');
+  }
+
+  /** user.name of a uid (the host's passwd file, cached for a second), undefined when unknown. */
+  userName(uid: number): string | undefined {
+    return this.userBytes(uid)?.toString('utf8');
+  }
+
   /** Live processes. */
   get size(): number {
     return this.procs.size;
@@ -106,7 +132,8 @@ export class ThreadTable {
       const old = p;
       const addr = this.free.pop() ?? this.allocEntry();
       if (addr === 0) return;
-      p = { addr, pid, parent: undefined, children: 0, exited: false };
+      p = { addr, pid, parent: undefined, children: 0, exited: false, sid: 0 };
+      this.starts[(addr - STATE.threads) / THREAD.size] = rv.getBigUint64(PROC.start_ns, true);
       this.procs.set(pid, p);
       this.pidAddr[pid] = addr;
       if (old) {
@@ -119,6 +146,8 @@ export class ThreadTable {
       p.parent = parent;
       if (parent) parent.children++;
     }
+    if (kind === KIND.PROC) this.starts[(p.addr - STATE.threads) / THREAD.size] = rv.getBigUint64(PROC.start_ns, true);
+    p.sid = rv.getUint32(PROC.sid, true);
     this.tidPid[tid] = pid;
     this.write(p, rv, view, off, kind);
   }

@@ -243,7 +243,7 @@ Napi::Value Layout(const Napi::CallbackInfo &info)
 	FIELD(hdr, rae_hdr, ts_ns); FIELD(hdr, rae_hdr, len); FIELD(hdr, rae_hdr, kind); FIELD(hdr, rae_hdr, nr);
 	FIELD(hdr, rae_hdr, pid); FIELD(hdr, rae_hdr, tid); FIELD(hdr, rae_hdr, uid); FIELD(hdr, rae_hdr, gid);
 	FIELD(hdr, rae_hdr, cgroup_id); FIELD(hdr, rae_hdr, ret);
-	FIELD(sys, rae_syscall, args); FIELD(sys, rae_syscall, aux); FIELD(sys, rae_syscall, sflags);
+	FIELD(sys, rae_syscall, args); FIELD(sys, rae_syscall, aux); FIELD(sys, rae_syscall, sflags); FIELD(sys, rae_syscall, sock_type);
 	FIELD(sys, rae_syscall, path); FIELD(sys, rae_syscall, path2); FIELD(sys, rae_syscall, dir);
 	FIELD(sys, rae_syscall, dir2); FIELD(sys, rae_syscall, peer); FIELD(sys, rae_syscall, local);
 	FIELD(proc, rae_proc, ppid); FIELD(proc, rae_proc, vpid); FIELD(proc, rae_proc, vtid); FIELD(proc, rae_proc, sid);
@@ -308,13 +308,13 @@ T *ArrayArg(const Napi::CallbackInfo &info, size_t i, size_t *len)
 	return reinterpret_cast<T *>(static_cast<uint8_t *>(a.ArrayBuffer().Data()) + a.ByteOffset());
 }
 
-// ingest(view, start, bytes, memory, plan, blob, tidPid, pidAddr, state, offsets): translates
+// ingest(view, start, bytes, memory, plan, blob, tidPid, pidAddr, state, offsets, starts): translates
 // SYSCALL records of view[start..bytes) into eval records (ingest.h); returns where it stopped.
 Napi::Value Ingest(const Napi::CallbackInfo &info)
 {
 	Napi::Env env = info.Env();
-	if (info.Length() < 10 || !info[1].IsNumber() || !info[2].IsNumber())
-		throw Napi::TypeError::New(env, "ingest(view, start, bytes, memory, plan, blob, tidPid, pidAddr, state, offsets)");
+	if (info.Length() < 11 || !info[1].IsNumber() || !info[2].IsNumber())
+		throw Napi::TypeError::New(env, "ingest(view, start, bytes, memory, plan, blob, tidPid, pidAddr, state, offsets, starts)");
 	rae_ingest_io io{};
 	size_t view_len, tp_len, pa_len, st_len;
 	io.view = ArrayArg<uint8_t, napi_uint8_array>(info, 0, &view_len);
@@ -326,6 +326,7 @@ Napi::Value Ingest(const Napi::CallbackInfo &info)
 	io.pid_addr = ArrayArg<uint32_t, napi_uint32_array>(info, 7, &pa_len);
 	io.state = ArrayArg<double, napi_float64_array>(info, 8, &st_len);
 	io.offsets = ArrayArg<uint32_t, napi_uint32_array>(info, 9, &io.offsets_len);
+	io.starts = ArrayArg<uint64_t, napi_biguint64_array>(info, 10, &io.starts_len);
 	if (!(start >= 0 && bytes >= start && bytes <= static_cast<double>(view_len)) || st_len < RAE_IS_WORDS)
 		throw Napi::RangeError::New(env, "ingest: start/bytes outside the view, or a short state array");
 	io.bytes = static_cast<size_t>(bytes);
@@ -345,7 +346,8 @@ Napi::Object IngestAbi(Napi::Env env)
 		{ "FLD_NAME", RAE_FLD_NAME }, { "FLD_IPS", RAE_FLD_IPS },
 		{ "NRC_OPEN", RAE_NRC_OPEN }, { "NRC_FD_RET", RAE_NRC_FD_RET }, { "NRC_FD_ARG0", RAE_NRC_FD_ARG0 },
 		{ "NRC_SERVER", RAE_NRC_SERVER }, { "NRC_FLAGS_SHIFT", RAE_NRC_FLAGS_SHIFT },
-		{ "NRC_SOCKET", RAE_NRC_SOCKET }, { "NRC_PTRACE", RAE_NRC_PTRACE },
+		{ "NRC_SOCKET", RAE_NRC_SOCKET }, { "NRC_PTRACE", RAE_NRC_PTRACE }, { "NRC_CONNECT", RAE_NRC_CONNECT },
+		{ "NRC_SENDTO", RAE_NRC_SENDTO }, { "K_L4", RAE_K_L4 }, { "FLD_L4PROTO", RAE_FLD_L4PROTO }, { "FLD_DURATION", RAE_FLD_DURATION },
 		{ "FLD_ARG_FLAGS", RAE_FLD_ARG_FLAGS }, { "FLD_ARG_REQUEST", RAE_FLD_ARG_REQUEST },
 		{ "K_ERRNO_END", RAE_K_ERRNO_END }, { "K_F", RAE_K_F }, { "K_IP", RAE_K_IP }, { "K_COUNT", RAE_K_COUNT },
 		{ "K_DOMAIN", RAE_K_DOMAIN }, { "K_PTRACE", RAE_K_PTRACE }, { "K_PTRACE_HI", RAE_K_PTRACE_HI },

@@ -31,6 +31,7 @@ struct facts {
 	int joined;          /* fd.name is the directory joined with the path (not the path itself) */
 	const uint8_t *client, *server, *local, *peer;
 	uint16_t fam;
+	uint32_t thread;     /* the event's thread entry address, 0 = unknown */
 };
 
 struct ctx {
@@ -255,6 +256,34 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 	}
 	case RAE_FLD_ARG_FLAGS:
 		return (f->cls & RAE_NRC_OPEN) && open_flags(c, f->flags, to);
+	case RAE_FLD_L4PROTO: {
+		uint32_t t;
+		if (f->cls & RAE_NRC_SOCKET) {
+			uint64_t d = rd64(f->rec + offsetof(struct rae_syscall, args));
+			if (d != AF_INET_ && d != AF_INET6_)
+				return 0;
+			t = (uint32_t)rd64(f->rec + offsetof(struct rae_syscall, args) + 8) & 0xf;
+		} else {
+			if (f->fam != AF_INET_ && f->fam != AF_INET6_)
+				return 0;
+			t = rd32(f->rec + offsetof(struct rae_syscall, sock_type)) & 0xf;
+			if (t == 0 && (f->cls & RAE_NRC_SERVER))
+				t = 1; /* accept: a stream socket */
+		}
+		return t >= 1 && t <= 3 && konst(c, RAE_K_L4 + (int)t - 1, to);
+	}
+	case RAE_FLD_CONNECTED:
+		return num(to, (f->cls & RAE_NRC_CONNECT) ? (f->ret >= 0 || f->ret == -115) : (f->cls & RAE_NRC_SERVER) != 0);
+	case RAE_FLD_NAME_CHANGED:
+		return num(to, (f->cls & RAE_NRC_SENDTO) && rd16(f->peer) != 0);
+	case RAE_FLD_DURATION: {
+		if (f->thread < RAE_STATE_THREADS || (f->thread - RAE_STATE_THREADS) % RAE_THREAD_SIZE)
+			return 0;
+		uint64_t i = (f->thread - RAE_STATE_THREADS) / RAE_THREAD_SIZE;
+		if (i >= c->io->starts_len || c->io->starts[i] == 0)
+			return 0;
+		return num(to, (int64_t)(rd64(f->rec + offsetof(struct rae_hdr, ts_ns)) - c->io->starts[i]));
+	}
 	case RAE_FLD_ARG_TARGET:
 		return value(c, f, RAE_FLD_NAMERAW, to, evt_num);
 	case RAE_FLD_ARG_OLDPATH:
@@ -391,7 +420,8 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 #define BIT(f) (1ull << (f))
 /* Fields every record can have, and those that need a path, a socket address, an open... */
 #define ALWAYS (BIT(RAE_FLD_NUM) | BIT(RAE_FLD_RAWRES) | BIT(RAE_FLD_RES) | BIT(RAE_FLD_FAILED) | BIT(RAE_FLD_TYPECHAR) | \
-		BIT(RAE_FLD_TYPE) | BIT(RAE_FLD_FAMILY) | BIT(RAE_FLD_NAMERAW) | BIT(RAE_FLD_ARG_TARGET))
+		BIT(RAE_FLD_TYPE) | BIT(RAE_FLD_FAMILY) | BIT(RAE_FLD_NAMERAW) | BIT(RAE_FLD_ARG_TARGET) | BIT(RAE_FLD_L4PROTO) | \
+		BIT(RAE_FLD_CONNECTED) | BIT(RAE_FLD_NAME_CHANGED) | BIT(RAE_FLD_DURATION))
 #define NEED_NAME (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_DIR) | BIT(RAE_FLD_FILE) | BIT(RAE_FLD_ARG_OLDPATH))
 #define NEED_ADDR (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_SIP) | BIT(RAE_FLD_CIP) | BIT(RAE_FLD_LIP) | BIT(RAE_FLD_RIP) | \
 		   BIT(RAE_FLD_SPORT) | BIT(RAE_FLD_CPORT) | BIT(RAE_FLD_LPORT) | BIT(RAE_FLD_RPORT) | BIT(RAE_FLD_IPS) | \
@@ -466,11 +496,13 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 			uint16_t nr = rd16(rec + offsetof(struct rae_hdr, nr));
 			uint32_t tid = rd32(rec + offsetof(struct rae_hdr, tid));
 			wr32(e + RAE_REC_TYPE, nr < RAE_NR_SYSCALLS ? (uint32_t)plan[RAE_IP_NR + 2 * nr] : 0);
-			wr32(e + RAE_REC_THREAD, tid < io->pid_limit && io->tid_pid[tid] < io->pid_limit ? io->pid_addr[io->tid_pid[tid]] : 0);
+			uint32_t thread = tid < io->pid_limit && io->tid_pid[tid] < io->pid_limit ? io->pid_addr[io->tid_pid[tid]] : 0;
+			wr32(e + RAE_REC_THREAD, thread);
 			evt_num++;
 			if (nslots) {
 				struct facts f;
 				facts(&c, &f, rec, len, nr);
+				f.thread = thread;
 				uint64_t can = possible(&f);
 				for (uint32_t j = 0; j < nslots; j++) {
 					uint32_t idx = (uint32_t)slots[3 * j + 2];

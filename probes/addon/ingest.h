@@ -29,6 +29,7 @@ enum {
 	RAE_FLD_WRITE, RAE_FLD_CREATE, RAE_FLD_SIP, RAE_FLD_CIP, RAE_FLD_LIP, RAE_FLD_RIP, RAE_FLD_SPORT,
 	RAE_FLD_CPORT, RAE_FLD_LPORT, RAE_FLD_RPORT, RAE_FLD_IPS, RAE_FLD_PORTS, RAE_FLD_FAMILY,
 	RAE_FLD_ARG_FLAGS, RAE_FLD_ARG_TARGET, RAE_FLD_ARG_OLDPATH, RAE_FLD_ARG_DOMAIN, RAE_FLD_ARG_REQUEST,
+	RAE_FLD_L4PROTO, RAE_FLD_CONNECTED, RAE_FLD_NAME_CHANGED, RAE_FLD_DURATION,
 	RAE_FLD_COUNT
 };
 
@@ -39,19 +40,21 @@ enum {
 #define RAE_NRC_SERVER 0x8    /* the local end is the server (accept) */
 #define RAE_NRC_SOCKET 0x100  /* socket(2): evt.arg.domain */
 #define RAE_NRC_PTRACE 0x200  /* ptrace(2): evt.arg.request */
+#define RAE_NRC_CONNECT 0x400 /* connect(2): fd.connected unless it failed (EINPROGRESS counts) */
+#define RAE_NRC_SENDTO 0x800  /* sendto/sendmsg: fd.name_changed when an address was given */
 #define RAE_NRC_FLAGS_SHIFT 4 /* open flags: 0 none, 1 creat, 2 openat2 aux[0], 3 args[1], 4 args[2] */
 
 /*
  * Constant string ids: 0..255 evt.res by errno (0 = SUCCESS; length 0 = no name), fd types,
  * socket domains 0..63 and ptrace requests 0..31 and 0x4200..0x420f (length 0 = print the
  * number), the open access modes (O_RDONLY, O_WRONLY, O_RDWR) and the open flag names whose
- * bits are the plan's RAE_IP_OFLAGS words.
+ * bits are the plan's RAE_IP_OFLAGS words, then fd.l4proto's tcp, udp, raw.
  */
 enum {
 	RAE_K_ERRNO_END = 256, RAE_K_F = 256, RAE_K_FILE, RAE_K_D, RAE_K_DIRECTORY, RAE_K_4, RAE_K_IPV4,
 	RAE_K_6, RAE_K_IPV6, RAE_K_U, RAE_K_UNIX, RAE_K_IP,
 	RAE_K_DOMAIN, RAE_K_PTRACE = RAE_K_DOMAIN + 64, RAE_K_PTRACE_HI = RAE_K_PTRACE + 32,
-	RAE_K_OACC = RAE_K_PTRACE_HI + 16, RAE_K_OFLAG = RAE_K_OACC + 3, RAE_K_COUNT = RAE_K_OFLAG + 17
+	RAE_K_OACC = RAE_K_PTRACE_HI + 16, RAE_K_OFLAG = RAE_K_OACC + 3, RAE_K_L4 = RAE_K_OFLAG + 17, RAE_K_COUNT = RAE_K_L4 + 3
 };
 #define RAE_OFLAG_COUNT 17
 
@@ -90,6 +93,8 @@ struct rae_ingest_io {
 	double *state;           /* RAE_IS_* */
 	uint32_t *offsets;       /* out: record offset of each event */
 	size_t offsets_len;
+	const uint64_t *starts;  /* process start (boot ns) by thread entry slot, 0 = unknown (proc.duration) */
+	size_t starts_len;
 };
 
 /* Translates records from `start`; returns where it stopped (see RAE_IS_STOP), or -1 on a bad plan. */

@@ -90,7 +90,7 @@ struct rae_syscall {
 	__u64 args[6];             /*  48 argument registers, raw (pointers as addresses) */
 	__u64 aux[3];              /*  96 values read through pointers: openat2 {flags, mode, resolve} */
 	__u32 sflags;              /* 120 RAE_SF_* */
-	__u32 _pad;                /* 124 */
+	__u32 sock_type;           /* 124 socket type (SOCK_STREAM 1, SOCK_DGRAM 2, SOCK_RAW 3...) of the fd whose tuple was read; 0 = none */
 	struct rae_str path;       /* 128 first path/name argument as passed; AF_UNIX socket path */
 	struct rae_str path2;      /* 132 second path (new name of rename/link/symlink) */
 	struct rae_str dir;        /* 136 absolute directory a relative `path` resolves against */

@@ -213,7 +213,7 @@ static __always_inline __u32 put_user_sockaddr(__u8 *rec, __u32 pos, const void 
 
 /* Fills `local` and (when still empty) `peer` from the socket behind `f`; AF_UNIX: the bound path. */
 static __always_inline __u32 put_sock_tuple(__u8 *rec, __u32 pos, struct file *f, struct rae_sockaddr *peer,
-					    struct rae_sockaddr *local, struct rae_str *path)
+					    struct rae_sockaddr *local, struct rae_str *path, __u32 *sock_type)
 {
 	if (!f)
 		return pos;
@@ -221,6 +221,7 @@ static __always_inline __u32 put_sock_tuple(__u8 *rec, __u32 pos, struct file *f
 	if ((mode & S_IFMT) != S_IFSOCK)
 		return pos;
 	struct socket *sock = BPF_CORE_READ(f, private_data);
+	*sock_type = (__u16)BPF_CORE_READ(sock, type);
 	struct sock *sk = BPF_CORE_READ(sock, sk);
 	if (!sk)
 		return pos;

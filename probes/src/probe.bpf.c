@@ -230,7 +230,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		pos = put_user_sockaddr(rec, pos, p.uaddr, p.uaddr_local ? &r->local : &r->peer, &r->path, &r->sflags);
 	if (p.sockfd >= 0) {
 		struct rae_sockaddr keep = r->local;
-		pos = put_sock_tuple(rec, pos, fd_file(t, p.sockfd), &r->peer, &r->local, &r->path);
+		pos = put_sock_tuple(rec, pos, fd_file(t, p.sockfd), &r->peer, &r->local, &r->path, &r->sock_type);
 		if (p.uaddr_local && ret < 0)
 			r->local = keep; /* failed bind: the requested address; else the bound one */
 	}

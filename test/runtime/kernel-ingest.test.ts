@@ -31,7 +31,7 @@ function proc(pid: number, ppid: number, comm: string, args: string[], cgroup = 
 }
 
 /** A RAE_KIND_SYSCALL record. */
-function syscallRecord(out: Uint8Array, off: number, f: { nr: number; tid: number; ret: bigint; args?: bigint[]; path?: string; dir?: string; path2?: string; dir2?: string; peer?: [number, number, number[]]; local?: [number, number, number[]] }): number {
+function syscallRecord(out: Uint8Array, off: number, f: { nr: number; tid: number; ret: bigint; args?: bigint[]; path?: string; dir?: string; path2?: string; dir2?: string; peer?: [number, number, number[]]; local?: [number, number, number[]]; sockType?: number; ts?: bigint }): number {
   const strs: Array<[number, Buffer]> = [];
   if (f.path !== undefined) strs.push([SYSCALL.path, Buffer.from(f.path)]);
   if (f.dir !== undefined) strs.push([SYSCALL.dir, Buffer.from(f.dir)]);
@@ -46,6 +46,8 @@ function syscallRecord(out: Uint8Array, off: number, f: { nr: number; tid: numbe
   dv.setUint32(HDR.pid, f.tid, true);
   dv.setUint32(HDR.tid, f.tid, true);
   dv.setBigInt64(HDR.ret, f.ret, true);
+  dv.setBigUint64(HDR.ts_ns, f.ts ?? 0n, true);
+  dv.setUint32(SYSCALL.sock_type, f.sockType ?? 0, true);
   (f.args ?? []).forEach((a, i) => dv.setBigUint64(SYSCALL.args + 8 * i, a, true));
   for (const [at, sa] of [[SYSCALL.peer, f.peer], [SYSCALL.local, f.local]] as const) {
     if (!sa) continue;
@@ -114,6 +116,7 @@ function batch(seed: number, n: number, withProcs = true): { bytes: Uint8Array; 
       nr: syscallNr(t)!, tid, ret, args: [3n, flags, flags, 0n, 0n, 0n], path: r() < 0.9 ? path : undefined, dir: rel ? pick(r, ['/etc', '/etc/', '/root']) : undefined,
       peer: t === 'connect' || t.startsWith('accept') || r() < 0.1 ? [2, pick(r, [22, 443, 4444]), ip] : undefined,
       local: t === 'connect' || t.startsWith('accept') ? [2, 40000 + i, [172, 17, 0, 2]] : undefined,
+      sockType: pick(r, [0, 1, 2, 3, 5]), ts: BigInt(i) * 1_000_000_000n,
     });
   }
   return { bytes: buf, len: off };
@@ -245,7 +248,7 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   const js = new KernelIngest({ native: false });
   assert.ok(c.native && !js.native);
   // IPv6 and unix-socket endpoints, a relative path without a directory, a too-short record
-  const extra = new Uint8Array(4096);
+  const extra = new Uint8Array(16384);
   let off = 0;
   off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: -115n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [10, 443, [0x20, 1, 0xd, 0xb8, ...Array<number>(11).fill(0), 1]], local: [10, 50000, [...Array<number>(15).fill(0), 1]] });
   off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 101, ret: 0n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [1, 0, []], path: '/run/docker.sock' });
@@ -257,10 +260,22 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
     off += syscallRecord(extra, off, { nr: syscallNr(type)!, tid: 105, ret: 0n, args: [a0, 0n, 0n, 0n, 0n, 0n] });
   }
   off += syscallRecord(extra, off, { nr: syscallNr('symlinkat')!, tid: 105, ret: 0n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '/etc/shadow', dir: '/tmp' });
+  // fd.l4proto from socket(2)'s arguments and from the probe's sock_type; fd.connected; fd.name_changed; proc.duration
+  for (const [domain, type] of [[2n, 1n], [10n, 0x80002n], [2n, 3n], [1n, 1n], [2n, 5n]] as const) {
+    off += syscallRecord(extra, off, { nr: syscallNr('socket')!, tid: 105, ret: 4n, args: [domain, type, 0n, 0n, 0n, 0n] });
+  }
+  off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: 0n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [2, 443, [198, 51, 100, 7]], local: [2, 40000, [10, 0, 0, 1]], sockType: 1, ts: 5_000_000_001n });
+  off += syscallRecord(extra, off, { nr: syscallNr('sendto')!, tid: 100, ret: 10n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [10, 53, [...Array<number>(15).fill(0), 1]], local: [10, 40001, [...Array<number>(15).fill(0), 1]], sockType: 2 });
+  off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: -111n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [2, 22, [10, 0, 0, 9]], local: [2, 40002, [10, 0, 0, 1]], sockType: 3 });
+  off += syscallRecord(extra, off, { nr: syscallNr('accept')!, tid: 103, ret: 6n, args: [3n, 0n, 0n, 0n, 0n, 0n], peer: [2, 51000, [10, 1, 2, 3]], local: [2, 22, [10, 0, 0, 1]] });
   // paths that posix.normalize changes (fd.name) while fd.nameraw keeps them as passed
   for (const [path, dir] of [['/etc/../etc//shadow', undefined], ['../../etc/./passwd', '/tmp/x'], ['/a/b/.', undefined], ['/..', undefined], ['//a//b/', undefined], ['/a/..', undefined], ['x/../../..', '/']] as const) {
     off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid: 104, ret: 3n, args: [0n, 0n, 0n, 0n, 0n, 0n], path, dir });
   }
+  const procs = new Uint8Array(4096);
+  let plen = 0;
+  for (const pid of [100, 103, 105]) plen += encodeProcRecord(proc(pid, 1, 'sshd', ['sshd']), procs, plen, 1_000_000_000n);
+  for (const k of [c, js]) k.ingest(m, procs, plen);
   const batches = [...Array.from({ length: 8 }, (_, i) => batch(100 + i, 3000, i % 3 === 0)), { bytes: extra, len: off }];
   let compared = 0;
   for (const b of batches) {
@@ -285,6 +300,10 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   assert.match(joined, 'fd.name="/etc/shadow" fd.nameraw="/etc/../etc//shadow"');
   assert.match(joined, 'fd.name="/etc/passwd" fd.nameraw="../../etc/./passwd"');
   assert.match(joined, 'fd.name="/a/b/" fd.nameraw="//a//b/"');
+  for (const want of ['fd.l4proto="tcp"', 'fd.l4proto="udp"', 'fd.l4proto="raw"', 'fd.connected=1', 'fd.connected=0', 'fd.name_changed=1', 'fd.name_changed=0', 'proc.duration=5000000000']) assert.ok(joined.includes(want), want);
+  const lines = joined.split('\n');
+  assert.ok(lines.some((l) => l.includes('fd.name="10.0.0.1:40000->198.51.100.7:443"') && l.includes('fd.l4proto="tcp"') && l.includes('fd.connected=1')), 'the connect record');
+  assert.ok(lines.some((l) => l.includes('fd.l4proto="raw"') && l.includes('fd.connected=0')), lines.filter((l) => l.includes('raw')).join('\n'));
 });
 
 test.run();

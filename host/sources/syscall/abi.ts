@@ -48,6 +48,7 @@ export const SYSCALL = {
   args: 48, // u64[6]
   aux: 96, // u64[3]
   sflags: 120, // u32
+  sock_type: 124, // u32 type of the socket whose tuple was read (SOCK_STREAM 1...), 0 = none
   path: 128, // rae_str
   path2: 132,
   dir: 136,

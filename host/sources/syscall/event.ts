@@ -58,6 +58,21 @@ function procField(p: ProcInfo, name: string): RawValue | undefined {
   }
 }
 
+/**
+ * The fields SyscallEvent answers (any evt.arg.* too, and the parent/ancestor forms of the proc
+ * fields): the objects path's side of `rae run`'s choice between the paths (source.ts).
+ */
+export const EVENT_FIELDS: readonly string[] = [
+  'proc.name', 'proc.exe', 'proc.exepath', 'proc.cmdline', 'proc.args', 'proc.pid', 'proc.vpid', 'proc.cwd', 'proc.tty', 'proc.sid',
+  'proc.vpgid', 'proc.is_exe_writable', 'proc.is_exe_from_memfd', 'proc.is_exe_upper_layer', 'user.loginuid', 'container.id',
+  'container.name', 'proc.sname', 'proc.duration', 'proc.ppid', ...Object.keys(ANCESTOR_BASE), ...Object.keys(PARENT_BASE),
+  'evt.type', 'evt.time', 'evt.rawtime', 'evt.num', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.res', 'evt.rawres', 'evt.failed',
+  'evt.is_open_read', 'evt.is_open_write', 'evt.is_open_exec', 'thread.tid', 'user.uid', 'user.name', 'user.loginname', 'group.gid',
+  'group.name', 'fd.num', 'fd.name', 'fd.nameraw', 'fd.typechar', 'fd.type', 'fd.directory', 'fd.filename', 'fd.sockfamily',
+  'fd.l4proto', 'fd.connected', 'fd.name_changed', 'fd.cip', 'fd.cnet', 'fd.sip', 'fd.snet', 'fd.lip', 'fd.lnet', 'fd.rip', 'fd.rnet',
+  'fd.cport', 'fd.sport', 'fd.lport', 'fd.rport', 'fd.ip', 'fd.net', 'fd.port',
+];
+
 /** Field access for one SYSCALL record. */
 export class SyscallEvent implements EventAccessor {
   private resolvedPath: string | undefined | null = null;
@@ -155,6 +170,8 @@ export class SyscallEvent implements EventAccessor {
 
   private sockType(): number | undefined {
     if (this.type === 'socket') return this.arg(1) & 0xf;
+    const wire = this.u32(SYSCALL.sock_type) & 0xf; // the probe read the socket's type
+    if (wire !== 0) return wire;
     const fd = this.type === 'accept' || this.type === 'accept4' ? this.arg(0) : this.fdNum();
     if (fd === undefined || !this.proc) return undefined;
     return this.ctx.table.socket(this.proc.pid, fd)?.type ?? (this.type === 'accept' || this.type === 'accept4' ? SOCK.STREAM : undefined);

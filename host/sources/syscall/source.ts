@@ -8,10 +8,11 @@
 import type { Metrics } from '../../metrics/index.js';
 import type { Alert } from '../../output/alert.js';
 import type { SourceEvent } from '../types.js';
-import type { LoadResult } from '../../engine/index.js';
+import type { LoadedRule, LoadResult } from '../../engine/index.js';
+import { kernelFieldGaps } from '../../runtime/kernel-fields.js';
 import { HDR, KIND, MAX_RECORD, SIZES } from './abi.js';
 import { clocks, openCapture, probeSupport, type Capture, type CaptureOptions } from './addon.js';
-import { SyscallEvent, type EventContext } from './event.js';
+import { EVENT_FIELDS, SyscallEvent, type EventContext } from './event.js';
 import { encodeProcRecord, readProcess, readProcesses } from './procfs.js';
 import { syscallIds, syscallName } from './syscalls.js';
 import { ProcessTable } from './state.js';
@@ -54,9 +55,10 @@ export interface SyscallSourceOptions {
   /**
    * 'objects' (default): SourceEvents with lazy field access (this folder's process table);
    * 'bytes': whole poll buffers handed to engine.evaluateKernel (no per-event JS objects; the
-   * thread table lives in the evaluator's state region).
+   * thread table lives in the evaluator's state region); 'auto' (what `rae run` uses): 'bytes'
+   * unless the loaded syscall rules use a field only the objects path provides (chooseSyscallPath).
    */
-  path?: 'objects' | 'bytes';
+  path?: 'objects' | 'bytes' | 'auto';
   /** At most one drop alert per this many ms (default 10 000). */
   dropAlertIntervalMs?: number;
 }
@@ -66,6 +68,21 @@ export interface SyscallSource {
   /** Counters since start. */
   stats(): { records: number; events: number; lost: number; shed: number; processes: number };
   stop(): Promise<void>;
+}
+
+/** The path for a ruleset and why: 'bytes' unless its syscall rules need a field only the objects path has. */
+export function chooseSyscallPath(rules: readonly LoadedRule[]): { path: 'objects' | 'bytes'; missing: string[]; neither: string[]; why: string } {
+  const gaps = kernelFieldGaps(rules);
+  const objects = new Set(EVENT_FIELDS);
+  const has = (f: string) => objects.has(f) || f.startsWith('evt.arg.') || f.startsWith('evt.arg[');
+  const all = [...new Set([...gaps.condition, ...gaps.output])].sort();
+  const missing = all.filter(has);
+  const neither = all.filter((f) => !has(f));
+  const path = missing.length === 0 ? 'bytes' : 'objects';
+  const why = path === 'bytes'
+    ? `the byte path provides every field the syscall rules use that the objects path has${neither.length ? ` (neither path has ${neither.join(' ')})` : ''}`
+    : `the byte path lacks ${missing.join(' ')}`;
+  return { path, missing, neither, why };
 }
 
 /** Attaches the probe and starts evaluating kernel events; throws a CaptureError when it cannot. */
@@ -92,10 +109,21 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   let stopped = false;
   let scheduled = false;
 
+  const auto = opts.path === 'auto';
+  const choice = auto && opts.engine.ruleset ? chooseSyscallPath(opts.engine.ruleset.ruleset.rules) : undefined;
+  const bytePath = (opts.path === 'bytes' || choice?.path === 'bytes') && opts.engine.evaluateKernel !== undefined;
+  if (auto) opts.log(`syscall: ${bytePath ? 'byte' : 'objects'} path: ${!opts.engine.evaluateKernel ? 'the engine has no byte path' : (choice?.why ?? 'no ruleset loaded yet')}`);
+  let autoGeneration = opts.engine.rulesetGeneration;
+
   const setInteresting = () => {
     const gen = opts.engine.rulesetGeneration;
     if (gen === generation) return;
     generation = gen;
+    if (auto && gen !== autoGeneration && opts.engine.ruleset && opts.engine.evaluateKernel) {
+      autoGeneration = gen;
+      const now = chooseSyscallPath(opts.engine.ruleset.ruleset.rules);
+      if ((now.path === 'bytes') !== bytePath) opts.log(`syscall: the new ruleset would run on the ${now.path} path (${now.why}); this run keeps the ${bytePath ? 'byte' : 'objects'} path until restarted`);
+    }
     const names = new Set(STATE_SYSCALLS);
     for (const r of opts.engine.ruleset?.ruleset.rules ?? []) if (r.source === 'syscall' && r.enabled) for (const t of r.evttypes ?? []) names.add(t);
     const { ids } = syscallIds(names);
@@ -105,7 +133,6 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
 
   // Bootstrap after attaching, so a process started meanwhile is seen by one path or the other.
   const bootNs = c.boottimeNs;
-  const bytePath = opts.path === 'bytes' && opts.engine.evaluateKernel !== undefined;
   // The objects path costs tens of µs per event: smaller batches keep the shedding check (once
   // per batch) frequent enough that an overload sheds in userspace before the ring overflows.
   const batchLimit = bytePath ? buf.length : OBJECTS_BATCH_BYTES;
@@ -321,7 +348,7 @@ export function syscallModuleSource(opts: SyscallSourceOptions): { name: 'syscal
   return {
     name: 'syscall',
     start: async () => {
-      const src = startSyscallSource(opts);
+      const src = startSyscallSource({ path: 'auto', ...opts });
       return { stop: () => src.stop() };
     },
   };

@@ -45,6 +45,8 @@ run_('live: rae run starts the kernel source', async () => {
   await rae.waitLog(/run: ready/);
   assert.match(rae.stderr(), /module: source syscall started/);
   assert.match(rae.stderr(), /syscall: capturing \d+ syscalls the rules need \(.*\bopenat\b.*\)/);
+  // the bundled rules need no field only the objects path has: rae run evaluates on the byte path
+  assert.match(rae.stderr(), /syscall: byte path: the byte path provides every field/);
 });
 
 run_("live: sh -c 'cat /etc/shadow' gives Read sensitive file untrusted within one second", async () => {

@@ -1,0 +1,38 @@
+// The fields the byte path provides against those a ruleset uses (kernelFieldGaps), and `rae
+// run`'s choice of path from them (chooseSyscallPath): the bundled default syscall rules run on
+// the byte path; a rule using a field only the objects path has sends the run to the objects path.
+import { readFileSync } from 'node:fs';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadRules } from '../../host/engine/index.js';
+import { kernelFieldGaps } from '../../host/runtime/kernel-fields.js';
+import { chooseSyscallPath } from '../../host/sources/syscall/source.js';
+
+const bundled = loadRules([{ name: 'falco_rules.yaml', text: readFileSync('rules/syscall/falco_rules.yaml', 'utf8') }]).ruleset.rules;
+const one = (condition: string, output: string) =>
+  loadRules([{ name: 'r.yaml', text: `- rule: r\n  desc: d\n  condition: ${condition}\n  output: ${JSON.stringify(output)}\n  priority: NOTICE\n` }], { suggestedOutput: false }).ruleset.rules;
+
+test('kernel fields: conditions and outputs are checked, ancestors and evt.arg.* by their name', () => {
+  const g = kernelFieldGaps(one('evt.type = open and proc.aname[3] = sh and fd.l4proto = tcp and proc.sid = 1 and tolower(evt.arg.mode) = x', '%user.loginname %proc.sname %thread.tid %evt.arg.flags %proc.pname %evt.time'));
+  assert.equal(g, { condition: ['evt.arg.mode', 'proc.sid'], output: ['thread.tid'] });
+});
+
+test('kernel fields: disabled and other-source rules do not count', () => {
+  const rules = one('evt.type = open and proc.sid = 1', '%thread.tid');
+  rules[0]!.enabled = false;
+  assert.equal(kernelFieldGaps(rules), { condition: [], output: [] });
+});
+
+test('kernel fields: the bundled syscall rules run on the byte path; a field only the objects path has selects it', () => {
+  const c = chooseSyscallPath(bundled);
+  assert.is(c.path, 'bytes', c.why);
+  assert.equal(c.missing, []);
+  // what neither path provides (container metadata, capabilities) does not decide anything
+  assert.ok(c.neither.includes('container.image.repository'), c.neither.join(' '));
+  const o = chooseSyscallPath([...bundled, ...one('evt.type = open and proc.sid = 1', '%thread.tid')]);
+  assert.is(o.path, 'objects');
+  assert.equal(o.missing, ['proc.sid', 'thread.tid']);
+  assert.match(o.why, 'the byte path lacks proc.sid thread.tid');
+});
+
+test.run();
