@@ -7,7 +7,9 @@
 // captured/s and syscall events evaluated/s, kernel-lost and shed records, this process's CPU
 // (process.cpuUsage: JS thread plus the addon's watcher thread) as cores, and RSS. Figures:
 // max_events_per_s_no_drops (highest captured records/s of a step with no drop) and
-// cores_per_million_events_per_s (engine cores per M records/s at that step). Local only.
+// cores_per_million_events_per_s (engine cores per M records/s at that step), for the path `rae
+// run` chooses for these rules (path 'auto', chooseSyscallPath); the other path's figures follow
+// with its name as prefix (objects_path_..., bytes_path_...). Local only.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +17,7 @@ import { join } from 'node:path';
 import { builtinRulesFiles } from '../host/engine/builtin.js';
 import { DetectionEngine } from '../host/runtime/detection-engine.js';
 import { probeSupport } from '../host/sources/syscall/index.js';
-import { startSyscallSource, type SyscallSource } from '../host/sources/syscall/source.js';
+import { chooseSyscallPath, startSyscallSource, type SyscallSource } from '../host/sources/syscall/source.js';
 import { figure, progress } from './report.js';
 
 const S = 'capture';
@@ -141,19 +143,22 @@ export async function run(): Promise<void> {
   const target = join(dir, 'some-file-to-open.txt');
   writeFileSync(target, 'x');
   try {
-    for (const path of ['objects', 'bytes'] as const) await scenario(path, bin, target);
+    const used = await scenario('auto', bin, target);
+    await scenario(used === 'bytes' ? 'objects' : 'bytes', bin, target);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** All steps through one delivery path of the source; prints the path's figures. */
-async function scenario(path: 'objects' | 'bytes', bin: string, target: string): Promise<void> {
+/** All steps through one delivery path of the source ('auto': as rae run picks it); prints its figures, returns the path. */
+async function scenario(path: 'auto' | 'objects' | 'bytes', bin: string, target: string): Promise<'objects' | 'bytes'> {
   let alerts = 0;
   const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'bench', onAlert: () => void alerts++ });
   progress(`capture (${path}): loading the bundled syscall rules`);
   const out = await engine.load(builtinRulesFiles(['syscall']).files);
   if (!out.swapped) throw new Error('the bundled syscall rules did not load');
+  const used = path === 'auto' ? chooseSyscallPath(engine.ruleset!.ruleset.rules).path : path;
+  const prefix = path === 'auto' ? '' : `${path}_path_`;
   const src = startSyscallSource({ engine, log: progress, submit: () => undefined, hostname: 'bench', dropAlertIntervalMs: 1000, path });
   const steps: Step[] = [];
   try {
@@ -161,10 +166,10 @@ async function scenario(path: 'objects' | 'bytes', bin: string, target: string):
     const idle0 = process.cpuUsage();
     await new Promise((r) => setTimeout(r, 1000));
     const idle = process.cpuUsage(idle0);
-    figure(S, 'idle_engine_cores', (idle.user + idle.system) / 1e6, 'cores', { path });
-    for (const rate of [25_000, 50_000, 100_000, 0]) steps.push(await step(src, bin, 'open', rate, target, path));
-    steps.push(await step(src, bin, 'open', 0, target, path, 2));
-    for (const rate of [500, 0]) steps.push(await step(src, bin, 'exec', rate, target, path));
+    figure(S, `${prefix}idle_engine_cores`, (idle.user + idle.system) / 1e6, 'cores', { path: used });
+    for (const rate of [25_000, 50_000, 100_000, 0]) steps.push(await step(src, bin, 'open', rate, target, used));
+    steps.push(await step(src, bin, 'open', 0, target, used, 2));
+    for (const rate of [500, 0]) steps.push(await step(src, bin, 'exec', rate, target, used));
   } finally {
     await src.stop();
     await engine.close();
@@ -172,10 +177,10 @@ async function scenario(path: 'objects' | 'bytes', bin: string, target: string):
   const clean = steps.filter((s) => s.lost === 0 && s.shed === 0);
   const best = clean.reduce<Step | undefined>((b, s) => (!b || s.recordsPerS > b.recordsPerS ? s : b), undefined);
   const drops = steps.reduce((n, s) => n + s.lost + s.shed, 0);
-  const prefix = path === 'objects' ? '' : 'bytes_';
-  figure(S, `${prefix}max_events_per_s_no_drops`, best?.recordsPerS ?? 0, 'records/s', { path, mode: best?.mode, generators: best?.generators, ops_per_s: Math.round(best?.opsPerS ?? 0), total_drops_all_steps: drops, alerts });
+  figure(S, `${prefix}max_events_per_s_no_drops`, best?.recordsPerS ?? 0, 'records/s', { path: used, rae_run_path: path === 'auto', mode: best?.mode, generators: best?.generators, ops_per_s: Math.round(best?.opsPerS ?? 0), total_drops_all_steps: drops, alerts });
   // CPU per event at the busiest step without drops (a saturated step measures the ceiling).
   const at = best ?? [...steps].sort((a, b) => b.recordsPerS - a.recordsPerS)[0]!;
-  figure(S, `${prefix}cores_per_million_events_per_s`, at.cores / (at.recordsPerS / 1e6), 'cores', { path, at_records_per_s: Math.round(at.recordsPerS), engine_cores: Number(at.cores.toFixed(3)), mode: at.mode });
-  figure(S, `${prefix}rss_mb_max`, Math.max(...steps.map((s) => s.rssMb)), 'MiB', { path });
+  figure(S, `${prefix}cores_per_million_events_per_s`, at.cores / (at.recordsPerS / 1e6), 'cores', { path: used, at_records_per_s: Math.round(at.recordsPerS), engine_cores: Number(at.cores.toFixed(3)), mode: at.mode });
+  figure(S, `${prefix}rss_mb_max`, Math.max(...steps.map((s) => s.rssMb)), 'MiB', { path: used });
+  return used;
 }
