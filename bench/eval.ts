@@ -22,6 +22,7 @@ import { HDR, KIND, SIZES, SYSCALL } from '../host/sources/syscall/abi.js';
 import { encodeProcRecord } from '../host/sources/syscall/procfs.js';
 import { syscallNr } from '../host/sources/syscall/syscalls.js';
 import { figure, median, progress } from './report.js';
+import { watchdogKind } from '../host/runtime/watchdog.js';
 
 const S = 'eval';
 const CORPUS = '../shared/corpus/';
@@ -326,7 +327,7 @@ export async function run(): Promise<void> {
   progress('wasm: encoding batches, warming, 5 timed passes');
   const w = wasmRates(cold.module, events);
   figure(S, 'wasm_events_per_s', w.perS, 'events/s', { batch: BATCH, events: EVENTS, rules: rules.length, matches: w.matches, note: 'binary batches copied into linear memory + one evaluate per batch, watchdog on' });
-  figure(S, 'wasm_no_watchdog_events_per_s', w.barePerS, 'events/s', { watchdog_us_per_batch: ((1e6 / w.perS - 1e6 / w.barePerS) * BATCH).toFixed(1), note: 'the same module and batches without the watchdog, passes alternated with the guarded ones (vm timeout = one thread per guarded call; its cost grows with machine load)' });
+  figure(S, 'wasm_no_watchdog_events_per_s', w.barePerS, 'events/s', { watchdog_us_per_batch: ((1e6 / w.perS - 1e6 / w.barePerS) * BATCH).toFixed(1), watchdog: watchdogKind(), note: 'the same module and batches without the watchdog, passes alternated with the guarded ones (native watchdog: one long-lived thread; vm fallback: one thread per guarded call, its cost grows with machine load)' });
   figure(S, 'wasm_ns_per_event', 1e9 / w.perS, 'ns', { batch_copy_ns: w.copyNs, record_bytes: cold.module.stride('syscall'), note: 'of which batch_copy_ns is copying records + strings into linear memory' });
   figure(S, 'encode_events_per_s', w.encodePerS, 'events/s', { note: 'JS field objects -> eval records (audit/replay path), not part of wasm_events_per_s' });
   progress('kernel byte path: 1M syscall records');

@@ -26,7 +26,6 @@
 // ruleset) and its state region, which moves to the new module at the tier-up swap. The first
 // load of an engine has no compiled module to fall back on, so callers compile it first (the
 // resources controller does: `rae run` starts serving on WASM).
-import vm from 'node:vm';
 import type { Gauge } from 'prom-client';
 import { loadRules, type LoadedRule, type LoadResult, type RulesFile } from '../engine/index.js';
 import { RuleMatcher, type RuleMatching } from '../engine/matcher.js';
@@ -40,6 +39,7 @@ import type { SourceEvent } from '../sources/types.js';
 import { KernelIngest } from './kernel-ingest.js';
 import { RuleCompiler, warmPlan } from './compiler.js';
 import { runtimeError, type RuntimeError } from './errors.js';
+import { guardedCall, isWatchdogTimeout } from './watchdog.js';
 import { RuleModule, type BatchResult, type CompiledRuleset } from './evaluator.js';
 
 export type { EvaluatorTier } from '../metrics/names.js';
@@ -127,12 +127,6 @@ function countBySource(events: readonly SourceEvent[]): Map<SourceEvent['source'
   return out;
 }
 
-/** The interpreter tier's watchdog: a context and script made once per engine. */
-interface Guard {
-  ctx: vm.Context;
-  script: vm.Script;
-}
-
 type Prepared = { ok: true; module: RuleModule; compiled: CompiledRuleset; prepareMs: number } | { ok: false; errors: RuntimeError[] };
 
 /** A ruleset on the interpreter tier waiting for its compiled module. */
@@ -160,7 +154,6 @@ export class DetectionEngine {
   private readonly compiler = new RuleCompiler();
   private readonly kernel = new KernelIngest();
   private readonly tierGauge: Gauge<string> | undefined;
-  private guard: Guard | undefined;
   private readonly counters: EngineStats = {
     batches: 0, failedBatches: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0, tier: 'wasm', tierUps: 0, tierFailures: 0, superseded: 0,
     lastSwapStallMs: 0, lastPrepareMs: 0, lastCompileMs: 0, lastWarmMs: 0, lastChangeToLiveMs: 0, lastChangeToCompiledMs: 0,
@@ -398,20 +391,18 @@ export class DetectionEngine {
   private evaluateInterpreted(matcher: RuleMatcher, events: readonly SourceEvent[]): number {
     this.counters.batches++;
     const alerts: Array<[LoadedRule, SourceEvent]> = [];
-    const run = () => {
+    const run = (): number => {
       for (const ev of events) for (const rule of matcher.match(ev.source, ev.evtType, ev.fields)) alerts.push([rule, ev]);
+      return 0;
     };
     const ms = this.options.engine === 'interpreter' ? 0 : (this.options.watchdogMs ?? 1000);
     try {
-      if (ms > 0) {
-        const g = (this.guard ??= { ctx: vm.createContext({ f: null }), script: new vm.Script('f()') });
-        g.ctx.f = run;
-        g.script.runInContext(g.ctx, { timeout: ms });
-      } else run();
+      if (ms > 0) guardedCall(run, 0, 0, 0, 0, 0, 0, ms);
+      else run();
     } catch (err) {
       // A runaway batch (or, never seen so far, an exception) fails that batch, as with a compiled module.
       const e = err as Error & { code?: string };
-      const error = e.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT' ? runtimeError('ETIMEOUT', `the reference interpreter was stopped by the watchdog after ${ms} ms`) : runtimeError('ETRAP', `the reference interpreter failed: ${e.message}`);
+      const error = isWatchdogTimeout(e) ? runtimeError('ETIMEOUT', `the reference interpreter was stopped by the watchdog after ${ms} ms`) : runtimeError('ETRAP', `the reference interpreter failed: ${e.message}`);
       this.evaluated += events.length;
       this.settle(undefined, { ok: false, error }, countBySource(events));
       return 0;
