@@ -7,7 +7,7 @@
 import { posix } from 'node:path';
 import { decodeRecord, type SockAddr } from '../sources/syscall/decode.js';
 import { AF, KIND, SYSCALL } from '../sources/syscall/abi.js';
-import { openFlags, ptraceRequest, socketDomain } from '../sources/syscall/render.js';
+import { atFlags, openFlags, ptraceRequest, socketDomain } from '../sources/syscall/render.js';
 import type { LoadedRule } from '../engine/index.js';
 import { walkChecked, type Operand } from '../engine/ir.js';
 import { TF, THREAD, TP } from './abi.js';
@@ -91,7 +91,7 @@ export const O_DIRECTORY = 0x10000;
 /** What matched events' fields need from the thread table beyond linear memory (ThreadTable). */
 export interface ThreadFacts {
   startOf(addr: number): bigint | undefined;
-  sessionName(pid: number): string | undefined;
+  sessionName(addr: number): string | undefined;
   userName(uid: number): string | undefined;
 }
 
@@ -145,7 +145,18 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   put('fd.sport', port(srv));
   put('fd.lport', port(rec.local));
   put('fd.rport', port(rec.peer));
+  const argN = (i: number) => Number(BigInt.asIntN(64, rec.args[i]!));
   if (file) out['evt.arg.flags'] = openFlags(flags);
+  // other syscalls' flags as the objects path renders them (alert output only; conditions see opens' flags)
+  else if (rec.name === 'unlinkat' || rec.name === 'fchmodat' || rec.name === 'linkat') out['evt.arg.flags'] = atFlags(argN(rec.name === 'linkat' ? 4 : 2));
+  else out['evt.arg.flags'] = String(argN(rec.name === 'unshare' ? 0 : 1));
+  if (rec.name === 'socket') {
+    // the socket's kind from its domain argument, as the objects path has it (alert output only)
+    const d = argN(0);
+    const c = d === AF.INET ? '4' : d === AF.INET6 ? '6' : d === AF.UNIX ? 'u' : undefined;
+    Object.assign(out, c === undefined ? { 'fd.typechar': 'o', 'fd.type': 'unknown' } : { 'fd.typechar': c, 'fd.type': { '4': 'ipv4', '6': 'ipv6', u: 'unix' }[c] });
+    if (c !== undefined) out['fd.sockfamily'] = c === 'u' ? 'unix' : 'ip';
+  }
   if (rec.path !== undefined) {
     out['evt.arg.target'] = rec.path;
     out['evt.arg.oldpath'] = out['fd.name'];
@@ -170,7 +181,7 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   if (out['container.id'] === 'host') out['container.name'] = 'host';
   const login = out['user.loginuid'];
   if (typeof login === 'bigint' && login >= 0n && login !== 0xffffffffn) put('user.loginname', threads?.userName(Number(login)));
-  if (typeof out['proc.pid'] === 'number') put('proc.sname', threads?.sessionName(out['proc.pid']));
+  if (thread !== 0) put('proc.sname', threads?.sessionName(thread));
   return out;
 }
 

@@ -183,6 +183,7 @@ export class KernelIngest {
       this.dv = new DataView(m.memory.buffer);
     }
     const plan = this.plan(m);
+    this.threads.newBatch();
     // records in the first half of the batch region, their strings and lists in the second
     const max = Math.floor(MEM.batchSize / 2 / plan.stride);
     if (this.native) return this.ingestNative(this.native, plan, max, view, bytes);
@@ -236,7 +237,7 @@ export class KernelIngest {
     const nr = vd.getUint16(off + HDR.nr, true);
     const dv = this.dv;
     dv.setUint32(at + REC.type, nr < NR_SYSCALLS ? TYPE_IDS[nr]! : 0, true);
-    dv.setUint32(at + REC.thread, this.threads.entryOf(vd.getUint32(off + HDR.tid, true)), true);
+    dv.setUint32(at + REC.thread, this.threads.entryOfPid(vd.getUint32(off + HDR.pid, true)), true);
     this.num++;
     if (plan.slots.length === 0) return;
     this.facts(view, vd, off, nr);

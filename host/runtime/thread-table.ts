@@ -17,8 +17,6 @@ interface Proc {
   parent: Proc | undefined;
   children: number;
   exited: boolean;
-  /** Session id (proc.sname is the session leader's name). */
-  sid: number;
 }
 
 /** Kernel pids and tids are below PID_MAX_LIMIT (4194304 on 64-bit); the arrays cover them all. */
@@ -36,7 +34,11 @@ export class ThreadTable {
   readonly pidAddr = new Uint32Array(PID_LIMIT);
   /** Process start time (boot ns) by thread entry slot, 0 = unknown: proc.duration (ingest.c reads it). */
   readonly starts = new BigUint64Array(STATE.threadSlots);
+  /** Session id by thread entry slot (proc.sname is the session leader's name). */
+  private readonly sids = new Uint32Array(STATE.threadSlots);
   private readonly free: number[] = [];
+  /** Entries released during the current batch: reused only from the next one (newBatch), so an event earlier in the batch still points at its process. */
+  private readonly freeing: number[] = [];
   private highWater = 0;
   private heapTop: number = STATE.heap;
   private u8!: Uint8Array;
@@ -71,6 +73,20 @@ export class ThreadTable {
     this.header();
   }
 
+  /** Starts a batch: entries released during the previous one become reusable. */
+  newBatch(): void {
+    for (const a of this.freeing) {
+      this.starts[(a - STATE.threads) / THREAD.size] = 0n;
+      this.free.push(a);
+    }
+    this.freeing.length = 0;
+  }
+
+  /** The entry address of a process by its thread group id (0 when unknown). */
+  entryOfPid(pid: number): number {
+    return pid < PID_LIMIT ? this.pidAddr[pid]! : 0;
+  }
+
   /** The entry address of a thread (0 when unknown). */
   entryOf(tid: number): number {
     return tid < PID_LIMIT ? this.pidAddr[this.tidPid[tid]!]! : 0;
@@ -83,9 +99,10 @@ export class ThreadTable {
     return v === 0n ? undefined : v;
   }
 
-  /** proc.sname: the name of the session leader of the process `pid`, undefined when unknown. */
-  sessionName(pid: number): string | undefined {
-    const leader = this.procs.get(this.procs.get(pid)?.sid ?? 0);
+  /** proc.sname: the name of the session leader of the process whose entry is at `addr`, undefined when unknown. */
+  sessionName(addr: number): string | undefined {
+    const i = (addr - STATE.threads) / THREAD.size;
+    const leader = Number.isInteger(i) && i >= 0 && i < this.sids.length ? this.procs.get(this.sids[i]!) : undefined;
     if (!leader) return undefined;
     const at = leader.addr;
     if ((this.dv.getUint32(at + THREAD.present, true) & TP.NAME) === 0) return undefined;
@@ -132,7 +149,7 @@ export class ThreadTable {
       const old = p;
       const addr = this.free.pop() ?? this.allocEntry();
       if (addr === 0) return;
-      p = { addr, pid, parent: undefined, children: 0, exited: false, sid: 0 };
+      p = { addr, pid, parent: undefined, children: 0, exited: false };
       this.starts[(addr - STATE.threads) / THREAD.size] = rv.getBigUint64(PROC.start_ns, true);
       this.procs.set(pid, p);
       this.pidAddr[pid] = addr;
@@ -147,7 +164,7 @@ export class ThreadTable {
       if (parent) parent.children++;
     }
     if (kind === KIND.PROC) this.starts[(p.addr - STATE.threads) / THREAD.size] = rv.getBigUint64(PROC.start_ns, true);
-    p.sid = rv.getUint32(PROC.sid, true);
+    this.sids[(p.addr - STATE.threads) / THREAD.size] = rv.getUint32(PROC.sid, true);
     this.tidPid[tid] = pid;
     this.write(p, rv, view, off, kind);
   }
@@ -187,14 +204,25 @@ export class ThreadTable {
     const ep = text(exepath.o, exepath.l);
     if (ep.startsWith('memfd:') || ep.startsWith('/memfd:') || (ep === '/' && FD_PATH.test(text(exe.o, exe.l)))) dv.setUint32(at + THREAD.flags, dv.getUint32(at + THREAD.flags, true) | TF.EXE_MEMFD, true);
     present |= TP.EXE_MEMFD;
-    for (const [field, dst, bit] of [[PROC.exe, THREAD.exe, TP.EXE], [PROC.exepath, THREAD.exepath, TP.EXEPATH], [PROC.cwd, THREAD.cwd, TP.CWD]] as const) {
-      const s = str(field);
-      present = this.copy(at + dst, bit, present, view, off, s.o, s.l, true);
-    }
     // argv: args = argv[1..] joined by blanks; cmdline = comm + ' ' + args (libsinsp).
     const args = str(PROC.args);
     let first = 0;
     while (first < args.l && view[off + args.o + first] !== 0) first++;
+    // proc.exe is argv[0] (the file executed when there is no argv), as the objects path has it
+    present = args.l > 0 ? this.copy(at + THREAD.exe, TP.EXE, present, view, off, args.o, first, true) : this.copy(at + THREAD.exe, TP.EXE, present, view, off, exe.o, exe.l, true);
+    present = this.copy(at + THREAD.exepath, TP.EXEPATH, present, view, off, exepath.o, exepath.l, true);
+    // proc.cwd ends with '/' (libsinsp)
+    const cwd = str(PROC.cwd);
+    const slash = cwd.l === 0 || view[off + cwd.o + cwd.l - 1] !== 47 ? 1 : 0;
+    const cwdAt = this.heap(cwd.l + slash);
+    if (cwdAt === 0) present &= ~TP.CWD;
+    else {
+      this.u8.set(view.subarray(off + cwd.o, off + cwd.o + cwd.l), cwdAt);
+      if (slash) this.u8[cwdAt + cwd.l] = 47;
+      this.dv.setUint32(at + THREAD.cwd, cwdAt, true);
+      this.dv.setUint32(at + THREAD.cwd + 4, cwd.l + slash, true);
+      present |= TP.CWD;
+    }
     const restOff = args.o + Math.min(args.l, first + 1);
     const restLen = Math.max(0, args.l - first - 1);
     present = this.copy(at + THREAD.args, TP.ARGS, present, view, off, restOff, restLen, true, true);
@@ -249,7 +277,7 @@ export class ThreadTable {
 
   private release(p: Proc): void {
     if (!p.exited || p.children > 0) return;
-    this.free.push(p.addr);
+    this.freeing.push(p.addr);
     const parent = p.parent;
     p.parent = undefined;
     if (parent) {

