@@ -5,7 +5,7 @@
 // parent links, as the compiled rules do). evt.arg.flags/target/oldpath/domain/request as
 // libsinsp prints them (render.ts); evt.arg.newpath/linkpath (for alert output only).
 import { posix } from 'node:path';
-import { decodeRecord, type SockAddr } from '../sources/syscall/decode.js';
+import { decodeRecord, sockaddr, type SockAddr } from '../sources/syscall/decode.js';
 import { AF, KIND, SYSCALL } from '../sources/syscall/abi.js';
 import { atFlags, openFlags, ptraceRequest, socketDomain } from '../sources/syscall/render.js';
 import type { LoadedRule } from '../engine/index.js';
@@ -112,18 +112,24 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   if (FD_FROM_RET.has(rec.name) && ok) out['fd.num'] = rec.ret;
   if (FD_FROM_ARG0.has(rec.name)) out['fd.num'] = Number(BigInt.asIntN(32, rec.args[0]!));
   const file = OPENS.has(rec.name);
+  // the path argument joined with its directory and normalized: fd.name of an opened file or a
+  // unix socket (other syscalls' paths are no fd's name), evt.arg.oldpath
+  let path: string | undefined;
   if (rec.path !== undefined) {
-    out['fd.nameraw'] = rec.path;
     const joined = rec.path.startsWith('/') || rec.dir === undefined ? rec.path : `${rec.dir}${rec.dir.endsWith('/') ? '' : '/'}${rec.path}`;
-    const name = joined.startsWith('/') ? posix.normalize(joined) : joined;
-    out['fd.name'] = name;
-    const k = name.lastIndexOf('/');
-    out['fd.filename'] = name.slice(k + 1);
-    if (k >= 0) out['fd.directory'] = k === 0 ? '/' : name.slice(0, k);
+    path = joined.startsWith('/') ? posix.normalize(joined) : joined;
+  }
+  if (path !== undefined && file) {
+    out['fd.nameraw'] = rec.path;
+    out['fd.name'] = path;
+    const k = path.lastIndexOf('/');
+    out['fd.filename'] = path.slice(k + 1);
+    if (k >= 0) out['fd.directory'] = k === 0 ? '/' : path.slice(0, k);
   }
   const server = SERVER_SIDE.has(rec.name);
   const [client, srv] = server ? [rec.peer, rec.local] : [rec.local, rec.peer];
   const fam = rec.peer.family || rec.local.family;
+  if (path !== undefined && !file && fam === AF.UNIX) out['fd.name'] = path;
   const flags = rec.name === 'openat2' ? Number(rec.aux[0]! & 0xffffffffn) : rec.name === 'creat' ? 0x241 : rec.name === 'open' ? Number(rec.args[1]! & 0xffffffffn) : rec.name === 'openat' ? Number(rec.args[2]! & 0xffffffffn) : 0;
   if (file) {
     const acc = flags & O_ACCMODE;
@@ -159,7 +165,7 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   }
   if (rec.path !== undefined) {
     out['evt.arg.target'] = rec.path;
-    out['evt.arg.oldpath'] = out['fd.name'];
+    out['evt.arg.oldpath'] = path;
   }
   if (rec.path2 !== undefined) {
     // the second path (rename/link/symlink target name), joined like fd.name with its directory
@@ -170,7 +176,11 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   const arg0 = Number(BigInt.asIntN(64, rec.args[0]!));
   if (rec.name === 'socket') out['evt.arg.domain'] = socketDomain(arg0);
   if (rec.name === 'ptrace') out['evt.arg.request'] = ptraceRequest(arg0);
-  if (out['fd.name'] === undefined && client.family === AF.INET && srv.family === AF.INET) out['fd.name'] = `${client.addr}:${client.port}->${srv.addr}:${srv.port}`;
+  if (out['fd.name'] === undefined && (fam === AF.INET || fam === AF.INET6)) {
+    const sides = SERVER_SIDE.has(rec.name) ? [SYSCALL.peer, SYSCALL.local] : [SYSCALL.local, SYSCALL.peer];
+    out['fd.name'] = connTuple(new DataView(view.buffer, view.byteOffset), recordOffset + sides[0]!, recordOffset + sides[1]!);
+  }
+  if (!file && out['fd.name'] !== undefined) out['fd.nameraw'] = out['fd.name'];
   const l4 = l4Type(rec.name, fam, new DataView(view.buffer, view.byteOffset), recordOffset);
   if (l4 !== undefined) out['fd.l4proto'] = (['tcp', 'udp', 'raw'] as const)[l4 - 1];
   out['fd.connected'] = rec.name === 'connect' ? ok || rec.ret === -115 : SERVER_SIDE.has(rec.name);
@@ -198,6 +208,18 @@ export function l4Type(name: string, fam: number, vd: DataView, off: number): nu
     if (t === 0 && SERVER_SIDE.has(name)) t = 1; // accept: a stream socket
   }
   return t >= 1 && t <= 3 ? t : undefined;
+}
+
+/**
+ * fd.name of an IP socket: `client->server`, each end `addr:port` (IPv6 as RFC 5952 text, an
+ * absent end 0.0.0.0:0), as the objects path renders it (event.ts).
+ */
+export function connTuple(dv: DataView, client: number, server: number): string {
+  const ep = (at: number) => {
+    const s = sockaddr(dv, at);
+    return `${s.addr || (s.family === AF.INET6 ? '::' : '0.0.0.0')}:${s.port}`;
+  };
+  return `${ep(client)}->${ep(server)}`;
 }
 
 /** Process fields of a thread entry and its ancestors, read back from linear memory. */

@@ -23,7 +23,7 @@ import { DOMAINS, OPEN_FLAGS, openFlags, PTRACE, ptraceRequest, socketDomain } f
 import { NR_SYSCALLS, syscallName } from '../sources/syscall/syscalls.js';
 import { evtTypeId, MEM, REC } from './abi.js';
 import type { RuleModule } from './evaluator.js';
-import { ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './kernel-fields.js';
+import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './kernel-fields.js';
 import { ThreadTable } from './thread-table.js';
 
 const F = {
@@ -317,13 +317,15 @@ export class KernelIngest {
         if (FD_FROM_ARG0.has(f.name)) return this.num64(to, vd.getInt32(off + SYSCALL.args, true));
         return false;
       case F.NAME:
-        if (f.fdLen === 0 && f.fdName === 0) return f.fam === AF.INET && this.tupleName(vd, to);
-        return this.fdName(view, to);
+        // an opened file, a unix socket's path or an IPv4 tuple (other syscalls' paths are no fd's name)
+        if (f.fdLen === 0 && f.fdName === 0) return (f.fam === AF.INET || f.fam === AF.INET6) && this.tupleName(vd, to);
+        return (f.file || f.fam === AF.UNIX) && this.fdName(view, to);
       case F.NAMERAW:
+        if (!f.file) return this.value(F.NAME, view, vd, off, to);
         return f.rawOff !== 0 && this.copyRange(view, f.rawOff, f.rawLen, to);
       case F.DIR:
       case F.FILE: {
-        if ((f.fdLen === 0 && f.fdName === 0) || !this.fdName(view, to)) return false;
+        if (!f.file || (f.fdLen === 0 && f.fdName === 0) || !this.fdName(view, to)) return false;
         const a = f.fdName;
         const l = f.fdLen;
         let k = l - 1;
@@ -371,7 +373,7 @@ export class KernelIngest {
       case F.ARG_FLAGS:
         return f.file && this.constant(openFlags(f.flags), to);
       case F.ARG_TARGET:
-        return this.value(F.NAMERAW, view, vd, off, to);
+        return f.rawOff !== 0 && this.copyRange(view, f.rawOff, f.rawLen, to);
       case F.L4PROTO: {
         const t = l4Type(f.name, f.fam, vd, off);
         return t !== undefined && this.constant(L4[t - 1]!, to);
@@ -441,12 +443,9 @@ export class KernelIngest {
     return (fam === AF.INET || fam === AF.INET6) && this.num64(to, vd.getUint16(sa + SOCKADDR.port, true));
   }
 
-  /** `cip:cport->sip:sport` for an IPv4 socket. */
+  /** `cip:cport->sip:sport` of an IP socket, each end as the objects path renders it (connTuple). */
   private tupleName(vd: DataView, to: number): boolean {
-    const f = this.f;
-    const q = (sa: number) => `${[0, 1, 2, 3].map((i) => vd.getUint8(sa + SOCKADDR.addr + i)).join('.')}:${vd.getUint16(sa + SOCKADDR.port, true)}`;
-    if (vd.getUint16(f.client + SOCKADDR.family, true) !== AF.INET || vd.getUint16(f.server + SOCKADDR.family, true) !== AF.INET) return false;
-    return this.constant(`${q(f.client)}->${q(f.server)}`, to);
+    return this.constant(connTuple(vd, this.f.client, this.f.server), to);
   }
 
   private constant(s: string, to: number): boolean {

@@ -115,16 +115,46 @@ static int port(const uint8_t *sa, uint8_t *to)
 	return (fam == AF_INET_ || fam == AF_INET6_) && num(to, rd16(sa + offsetof(struct rae_sockaddr, port)));
 }
 
-/* "cip:cport->sip:sport" for an IPv4 socket. */
+/* One end "addr:port" as decode.ts renders it: IPv6 as RFC 5952 text (::ffff:a.b.c.d when mapped), an absent end 0.0.0.0. */
+static int endpoint(char *s, size_t room, const uint8_t *sa)
+{
+	const uint8_t *a = sa + offsetof(struct rae_sockaddr, addr);
+	unsigned port = rd16(sa + offsetof(struct rae_sockaddr, port));
+	if (rd16(sa) != AF_INET6_)
+		return rd16(sa) == AF_INET_ ? snprintf(s, room, "%u.%u.%u.%u:%u", a[0], a[1], a[2], a[3], port) : snprintf(s, room, "0.0.0.0:%u", port);
+	unsigned w[8];
+	for (int i = 0; i < 8; i++)
+		w[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
+	if (!w[0] && !w[1] && !w[2] && !w[3] && !w[4] && w[5] == 0xffff)
+		return snprintf(s, room, "::ffff:%u.%u.%u.%u:%u", a[12], a[13], a[14], a[15], port);
+	int best = -1, best_len = 0;
+	for (int i = 0; i < 8;) {
+		if (w[i]) { i++; continue; }
+		int j = i;
+		while (j < 8 && !w[j])
+			j++;
+		if (j - i > best_len && j - i >= 2) { best = i; best_len = j - i; }
+		i = j;
+	}
+	int n = 0;
+	for (int i = 0; i < 8; i++) {
+		if (i == best) {
+			n += snprintf(s + n, room - (size_t)n, "::");
+			i += best_len - 1;
+			continue;
+		}
+		n += snprintf(s + n, room - (size_t)n, "%s%x", i > 0 && i != best + best_len ? ":" : "", w[i]);
+	}
+	return n + snprintf(s + n, room - (size_t)n, ":%u", port);
+}
+
+/* "client->server" of an IP socket (fd.name), each end as endpoint() renders it. */
 static int tuple_name(struct ctx *c, struct facts *f, uint8_t *to)
 {
-	if (rd16(f->client) != AF_INET_ || rd16(f->server) != AF_INET_)
-		return 0;
-	const uint8_t *a = f->client + offsetof(struct rae_sockaddr, addr), *b = f->server + offsetof(struct rae_sockaddr, addr);
-	char s[64];
-	int n = snprintf(s, sizeof(s), "%u.%u.%u.%u:%u->%u.%u.%u.%u:%u", a[0], a[1], a[2], a[3],
-			 rd16(f->client + offsetof(struct rae_sockaddr, port)), b[0], b[1], b[2], b[3],
-			 rd16(f->server + offsetof(struct rae_sockaddr, port)));
+	char s[128];
+	int n = endpoint(s, 60, f->client);
+	n += snprintf(s + n, 3, "->");
+	n += endpoint(s + n, 60, f->server);
 	return n > 0 && copy(c, (const uint8_t *)s, (uint32_t)n, to);
 }
 
@@ -177,10 +207,15 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 			return num(to, (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args)));
 		return 0;
 	case RAE_FLD_NAME:
+		/* an opened file, a unix socket's path or an IPv4 tuple (other syscalls' paths are no fd's name) */
 		if (!f->has_name)
-			return f->fam == AF_INET_ && tuple_name(c, f, to);
-		return fd_name(c, f, to);
-	case RAE_FLD_NAMERAW: {
+			return (f->fam == AF_INET_ || f->fam == AF_INET6_) && tuple_name(c, f, to);
+		return ((f->cls & RAE_NRC_OPEN) || f->fam == AF_UNIX_) && fd_name(c, f, to);
+	case RAE_FLD_NAMERAW:
+		if (!(f->cls & RAE_NRC_OPEN))
+			return value(c, f, RAE_FLD_NAME, to, evt_num);
+		/* fall through */
+	case RAE_FLD_ARG_TARGET: {
 		uint16_t po = rd16(f->rec + offsetof(struct rae_syscall, path));
 		uint16_t pl = rd16(f->rec + offsetof(struct rae_syscall, path) + 2);
 		if (po == 0 || (uint32_t)po + pl >= f->len)
@@ -198,7 +233,7 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 	}
 	case RAE_FLD_DIR:
 	case RAE_FLD_FILE: {
-		if (!fd_name(c, f, to))
+		if (!(f->cls & RAE_NRC_OPEN) || !fd_name(c, f, to))
 			return 0;
 		const uint8_t *a = c->io->mem + f->name_addr;
 		long k = (long)f->name_len - 1;
@@ -284,8 +319,6 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 			return 0;
 		return num(to, (int64_t)(rd64(f->rec + offsetof(struct rae_hdr, ts_ns)) - c->io->starts[i]));
 	}
-	case RAE_FLD_ARG_TARGET:
-		return value(c, f, RAE_FLD_NAMERAW, to, evt_num);
 	case RAE_FLD_ARG_OLDPATH:
 		return fd_name(c, f, to);
 	case RAE_FLD_ARG_DOMAIN:

@@ -267,6 +267,9 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: 0n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [2, 443, [198, 51, 100, 7]], local: [2, 40000, [10, 0, 0, 1]], sockType: 1, ts: 5_000_000_001n });
   off += syscallRecord(extra, off, { nr: syscallNr('sendto')!, tid: 100, ret: 10n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [10, 53, [...Array<number>(15).fill(0), 1]], local: [10, 40001, [...Array<number>(15).fill(0), 1]], sockType: 2 });
   off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: -111n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [2, 22, [10, 0, 0, 9]], local: [2, 40002, [10, 0, 0, 1]], sockType: 3 });
+  // IPv6 tuples as the objects path renders them: v4-mapped, a single zero word, no local end
+  off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: 0n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [10, 80, [...Array<number>(10).fill(0), 0xff, 0xff, 1, 2, 3, 4]], local: [10, 1234, [0x20, 1, 0, 0, 0, 1, ...Array<number>(9).fill(0), 2]] });
+  off += syscallRecord(extra, off, { nr: syscallNr('sendto')!, tid: 100, ret: 1n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [10, 53, [0xfe, 0x80, 0, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6]] });
   off += syscallRecord(extra, off, { nr: syscallNr('accept')!, tid: 103, ret: 6n, args: [3n, 0n, 0n, 0n, 0n, 0n], peer: [2, 51000, [10, 1, 2, 3]], local: [2, 22, [10, 0, 0, 1]] });
   // paths that posix.normalize changes (fd.name) while fd.nameraw keeps them as passed
   for (const [path, dir] of [['/etc/../etc//shadow', undefined], ['../../etc/./passwd', '/tmp/x'], ['/a/b/.', undefined], ['/..', undefined], ['//a//b/', undefined], ['/a/..', undefined], ['x/../../..', '/']] as const) {
@@ -302,6 +305,7 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   assert.match(joined, 'fd.name="/a/b/" fd.nameraw="//a//b/"');
   for (const want of ['fd.l4proto="tcp"', 'fd.l4proto="udp"', 'fd.l4proto="raw"', 'fd.connected=1', 'fd.connected=0', 'fd.name_changed=1', 'fd.name_changed=0', 'proc.duration=5000000000']) assert.ok(joined.includes(want), want);
   const lines = joined.split('\n');
+  for (const want of ['fd.name="::1:50000->2001:db8::1:443"', 'fd.name="2001:0:1::2:1234->::ffff:1.2.3.4:80"', 'fd.name="0.0.0.0:0->fe80:0:1:2:3:4:5:6:53"']) assert.ok(joined.includes(want), want);
   assert.ok(lines.some((l) => l.includes('fd.name="10.0.0.1:40000->198.51.100.7:443"') && l.includes('fd.l4proto="tcp"') && l.includes('fd.connected=1')), 'the connect record');
   assert.ok(lines.some((l) => l.includes('fd.l4proto="raw"') && l.includes('fd.connected=0')), lines.filter((l) => l.includes('raw')).join('\n'));
 });
