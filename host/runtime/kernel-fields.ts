@@ -109,7 +109,7 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   out['evt.failed'] = !ok;
   const res = ok ? 'SUCCESS' : ERRNO[-rec.ret];
   if (res) out['evt.res'] = res;
-  if (FD_FROM_RET.has(rec.name) && ok) out['fd.num'] = rec.ret;
+  if (FD_FROM_RET.has(rec.name)) out['fd.num'] = ok ? rec.ret : -1;
   if (FD_FROM_ARG0.has(rec.name)) out['fd.num'] = Number(BigInt.asIntN(32, rec.args[0]!));
   const file = OPENS.has(rec.name);
   // the path argument joined with its directory and normalized: fd.name of an opened file or a
@@ -131,6 +131,7 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   const fam = rec.peer.family || rec.local.family;
   if (path !== undefined && !file && fam === AF.UNIX) out['fd.name'] = path;
   const flags = rec.name === 'openat2' ? Number(rec.aux[0]! & 0xffffffffn) : rec.name === 'creat' ? 0x241 : rec.name === 'open' ? Number(rec.args[1]! & 0xffffffffn) : rec.name === 'openat' ? Number(rec.args[2]! & 0xffffffffn) : 0;
+  if (!file) Object.assign(out, { 'evt.is_open_read': false, 'evt.is_open_write': false });
   if (file) {
     const acc = flags & O_ACCMODE;
     Object.assign(out, { 'evt.is_open_read': acc === 0 || acc === 2, 'evt.is_open_write': acc === 1 || acc === 2, 'evt.is_open_create': (flags & O_CREAT) !== 0 });

@@ -313,7 +313,7 @@ export class KernelIngest {
         return e !== undefined && this.constant(e, to);
       }
       case F.FDNUM:
-        if (FD_FROM_RET.has(f.name)) return ok && this.num64(to, f.ret);
+        if (FD_FROM_RET.has(f.name)) return this.num64(to, ok ? f.ret : -1); // a failed call: -1
         if (FD_FROM_ARG0.has(f.name)) return this.num64(to, vd.getInt32(off + SYSCALL.args, true));
         return false;
       case F.NAME:
@@ -347,7 +347,7 @@ export class KernelIngest {
       case F.READ:
       case F.WRITE:
       case F.CREATE: {
-        if (!f.file) return false;
+        if (!f.file) return field !== F.CREATE && this.num64(to, 0); // false for other syscalls, as the objects path has it
         const acc = f.flags & O_ACCMODE;
         const v = field === F.READ ? acc === 0 || acc === 2 : field === F.WRITE ? acc === 1 || acc === 2 : (f.flags & O_CREAT) !== 0;
         return this.num64(to, v ? 1 : 0);

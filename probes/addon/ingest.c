@@ -202,7 +202,7 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 		return f->ret > -RAE_K_ERRNO_END && konst(c, (int)-f->ret, to);
 	case RAE_FLD_FDNUM:
 		if (f->cls & RAE_NRC_FD_RET)
-			return ok && num(to, f->ret);
+			return num(to, ok ? f->ret : -1); /* a failed call: -1 */
 		if (f->cls & RAE_NRC_FD_ARG0)
 			return num(to, (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args)));
 		return 0;
@@ -264,7 +264,7 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 	case RAE_FLD_WRITE:
 	case RAE_FLD_CREATE: {
 		if (!(f->cls & RAE_NRC_OPEN))
-			return 0;
+			return field != RAE_FLD_CREATE && num(to, 0); /* false for other syscalls, as the objects path has it */
 		uint32_t acc = f->flags & 3;
 		int v = field == RAE_FLD_READ ? (acc == 0 || acc == 2) : field == RAE_FLD_WRITE ? (acc == 1 || acc == 2) : (f->flags & 0x40) != 0;
 		return num(to, v);
@@ -453,7 +453,7 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 #define BIT(f) (1ull << (f))
 /* Fields every record can have, and those that need a path, a socket address, an open... */
 #define ALWAYS (BIT(RAE_FLD_NUM) | BIT(RAE_FLD_RAWRES) | BIT(RAE_FLD_RES) | BIT(RAE_FLD_FAILED) | BIT(RAE_FLD_TYPECHAR) | \
-		BIT(RAE_FLD_TYPE) | BIT(RAE_FLD_FAMILY) | BIT(RAE_FLD_NAMERAW) | BIT(RAE_FLD_ARG_TARGET) | BIT(RAE_FLD_L4PROTO) | \
+		BIT(RAE_FLD_TYPE) | BIT(RAE_FLD_FAMILY) | BIT(RAE_FLD_NAMERAW) | BIT(RAE_FLD_ARG_TARGET) | BIT(RAE_FLD_L4PROTO) | BIT(RAE_FLD_READ) | BIT(RAE_FLD_WRITE) | \
 		BIT(RAE_FLD_CONNECTED) | BIT(RAE_FLD_NAME_CHANGED) | BIT(RAE_FLD_DURATION))
 #define NEED_NAME (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_DIR) | BIT(RAE_FLD_FILE) | BIT(RAE_FLD_ARG_OLDPATH))
 #define NEED_ADDR (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_SIP) | BIT(RAE_FLD_CIP) | BIT(RAE_FLD_LIP) | BIT(RAE_FLD_RIP) | \
