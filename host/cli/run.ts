@@ -111,6 +111,13 @@ export const runCommand: Command = {
       const forwarder = await startForwarder({ config, metrics, log, hostname });
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
       if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
+      // The API before the sources: opening its database (PGlite's first start takes seconds on
+      // this thread) must not hold up draining the kernel ring once capture runs.
+      if (config.api.enabled) {
+        const api = await startApi({ config, log, databaseUrl: process.env.DATABASE_URL });
+        components.push({ name: 'api', stop: () => api.close() });
+        log(`run: api listening on ${api.url}`);
+      }
       const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, hostname, metrics, onAlert: (a) => forwarder.submit(a) });
       // Sources run while the module is enabled (a ModuleConfig in the resources directory).
       const sources = new ModuleSources(log);
@@ -136,11 +143,6 @@ export const runCommand: Command = {
       if (kernel) await sources.add(kernel);
       const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => forwarder.submit(a), onRulesLoaded: (r) => reportLoad(r) });
       components.push({ name: `module (${module.dir})`, stop: () => module.stop() });
-      if (config.api.enabled) {
-        const api = await startApi({ config, log, databaseUrl: process.env.DATABASE_URL });
-        components.push({ name: 'api', stop: () => api.close() });
-        log(`run: api listening on ${api.url}`);
-      }
     } catch (err) {
       log(`run: failed to start: ${(err as Error).message}`);
       await stopAll();
