@@ -349,16 +349,19 @@ export class DetectionEngine {
     const module = this.module;
     if (!module || this.options.engine === 'interpreter') return 0;
     this.counters.batches++;
-    const offsets = this.kernel.ingest(module, view, bytes);
-    const r = module.evaluateRecords('syscall', offsets.length, this.options.ruleMatching === 'first');
-    this.evaluated += offsets.length;
+    // event i's record is at offsets[i] (the ingest's reused array: read only within this call)
+    const n = this.kernel.ingestInto(module, view, bytes);
+    const offsets = this.kernel.offsets;
+    const r = module.evaluateRecords('syscall', n, this.options.ruleMatching === 'first');
+    this.evaluated += n;
     const lazy: SourceEvent[] = [];
     const eventAt = (i: number): SourceEvent => {
       const fields = this.kernel.fieldsOf(module, view, offsets[i]!, i);
       const timeNs = new DataView(view.buffer, view.byteOffset + offsets[i]!).getBigUint64(0, true) + bootToEpochNs;
-      return (lazy[i] ??= { source: 'syscall', timeNs, evtType: fields['evt.type'] as string, fields: new FieldEvent(fields, { source: 'syscall', timeNs, num: BigInt(this.evaluated - offsets.length + i + 1) }) });
+      return (lazy[i] ??= { source: 'syscall', timeNs, evtType: fields['evt.type'] as string, fields: new FieldEvent(fields, { source: 'syscall', timeNs, num: BigInt(this.evaluated - n + i + 1) }) });
     };
-    if (!this.settle(module, r, new Map([['syscall', offsets.length]]))) return 0;
+    if (r.ok && r.matches.length === 0) return 0;
+    if (!this.settle(module, r, new Map([['syscall', n]]))) return 0;
     if (!r.ok) return 0;
     for (const m of r.matches) this.options.onAlert(alertFor(m.rule, eventAt(m.event), this.options.hostname));
     return r.matches.length;

@@ -175,6 +175,15 @@ export class KernelIngest {
    * (event i of the batch = the record at offsets[i]); evaluate with m.evaluateRecords('syscall', n).
    */
   ingest(m: RuleModule, view: Uint8Array, bytes: number): number[] {
+    const n = this.ingestInto(m, view, bytes);
+    return Array.from(this.offs.subarray(0, n));
+  }
+
+  /**
+   * ingest() without an array per batch: returns the number of events; event i's record offset is
+   * offsets[i] of the reused `offsets` array, valid until the next call.
+   */
+  ingestInto(m: RuleModule, view: Uint8Array, bytes: number): number {
     if (this.bound !== m) {
       this.threads.bind(m.memory);
       this.bound = m;
@@ -186,9 +195,11 @@ export class KernelIngest {
     this.threads.newBatch();
     // records in the first half of the batch region, their strings and lists in the second
     const max = Math.floor(MEM.batchSize / 2 / plan.stride);
+    if (this.offs.length < max) this.offs = new Uint32Array(max);
     if (this.native) return this.ingestNative(this.native, plan, max, view, bytes);
     const vd = new DataView(view.buffer, view.byteOffset, view.byteLength);
-    const offsets: number[] = [];
+    const offsets = this.offs;
+    let n = 0;
     const head = REC.present + 8 * m.compiled.generated.layouts.syscall.words; // header + presence words
     this.heap = MEM.batchBase + MEM.batchSize / 2;
     this.consts.clear();
@@ -196,21 +207,25 @@ export class KernelIngest {
       const len = vd.getUint32(off + HDR.len, true);
       if (len < 48 || len % 8 !== 0 || off + len > bytes) break;
       if (vd.getUint16(off + HDR.kind, true) === KIND.SYSCALL) {
-        if (offsets.length < max && len >= SIZES.syscall) {
-          const at = MEM.batchBase + offsets.length * plan.stride;
+        if (n < max && len >= SIZES.syscall) {
+          const at = MEM.batchBase + n * plan.stride;
           this.u8.fill(0, at, at + head);
           this.record(plan, view, vd, off, at);
-          offsets.push(off);
+          offsets[n++] = off;
         }
       } else this.threads.apply(view, off);
       off += len;
     }
-    return offsets;
+    return n;
+  }
+
+  /** The record offsets of the last ingestInto() batch (reused: copy what must outlive the next call). */
+  get offsets(): Uint32Array {
+    return this.offs;
   }
 
   /** The same pass in C: the translator stops at each process record, which the table applies here. */
-  private ingestNative(native: NativeIngest, plan: Plan, max: number, view: Uint8Array, bytes: number): number[] {
-    if (this.offs.length < max) this.offs = new Uint32Array(max);
+  private ingestNative(native: NativeIngest, plan: Plan, max: number, view: Uint8Array, bytes: number): number {
     const st = this.state;
     st[IABI.IS_EVENTS] = 0;
     st[IABI.IS_MAX] = max;
@@ -227,10 +242,7 @@ export class KernelIngest {
       off += view[off + HDR.len]! | (view[off + HDR.len + 1]! << 8) | (view[off + HDR.len + 2]! << 16) | (view[off + HDR.len + 3]! << 24);
     }
     this.num = st[IABI.IS_NUM]!;
-    const n = st[IABI.IS_EVENTS]!;
-    const offsets: number[] = new Array<number>(n);
-    for (let i = 0; i < n; i++) offsets[i] = this.offs[i]!;
-    return offsets;
+    return st[IABI.IS_EVENTS]!;
   }
 
   private record(plan: Plan, view: Uint8Array, vd: DataView, off: number, at: number): void {

@@ -461,6 +461,15 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 		   BIT(RAE_FLD_PORTS))
 #define NEED_OPEN (BIT(RAE_FLD_READ) | BIT(RAE_FLD_WRITE) | BIT(RAE_FLD_CREATE) | BIT(RAE_FLD_ARG_FLAGS))
 
+/*
+ * Fields whose value depends only on the record's syscall number, return value, open flags and
+ * address family (and on batch-wide state: constants, the cached open-flags string); fd.num too
+ * when it is the return value. A record with the same four as the one before copies them.
+ */
+#define STABLE (BIT(RAE_FLD_RAWRES) | BIT(RAE_FLD_FAILED) | BIT(RAE_FLD_RES) | BIT(RAE_FLD_TYPECHAR) | BIT(RAE_FLD_TYPE) | \
+		BIT(RAE_FLD_FAMILY) | BIT(RAE_FLD_READ) | BIT(RAE_FLD_WRITE) | BIT(RAE_FLD_CREATE) | BIT(RAE_FLD_ARG_FLAGS) | \
+		BIT(RAE_FLD_CONNECTED))
+
 /* A superset of the fields value() can find in this record (a pure shortcut: same results). */
 static uint64_t possible(const struct facts *f)
 {
@@ -512,6 +521,11 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 				return -1;
 	}
 	int64_t evt_num = (int64_t)st[RAE_IS_NUM];
+	/* the previous eval record of this call and its key (nr, ret, flags, family), for STABLE fields */
+	const uint8_t *prev = NULL;
+	uint16_t prev_nr = 0, prev_fam = 0;
+	uint32_t prev_flags = 0;
+	int64_t prev_ret = 0;
 	size_t off = start;
 	int stop = 0;
 	while (off + sizeof(struct rae_hdr) <= io->bytes) {
@@ -538,15 +552,33 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 				facts(&c, &f, rec, len, nr);
 				f.thread = thread;
 				uint64_t can = possible(&f);
+				uint64_t same = 0;
+				if (prev && nr == prev_nr && f.ret == prev_ret && f.flags == prev_flags && f.fam == prev_fam)
+					same = STABLE | ((f.cls & RAE_NRC_FD_RET) ? BIT(RAE_FLD_FDNUM) : 0);
 				for (uint32_t j = 0; j < nslots; j++) {
 					uint32_t idx = (uint32_t)slots[3 * j + 2];
-					if (!((can >> slots[3 * j]) & 1))
+					int field = slots[3 * j];
+					if (!((can >> field) & 1))
 						continue; /* value() would find nothing: skip its dispatch */
-					if (value(&c, &f, slots[3 * j], e + slots[3 * j + 1], evt_num)) {
+					int set;
+					if ((same >> field) & 1) {
+						/* what value() wrote for the previous record, which it would write again */
+						set = (rd32(prev + RAE_REC_PRESENT + 4 * (idx >> 5)) >> (idx & 31)) & 1;
+						if (set)
+							memcpy(e + slots[3 * j + 1], prev + slots[3 * j + 1], 8);
+					} else {
+						set = value(&c, &f, field, e + slots[3 * j + 1], evt_num);
+					}
+					if (set) {
 						uint8_t *w = e + RAE_REC_PRESENT + 4 * (idx >> 5);
 						wr32(w, rd32(w) | (1u << (idx & 31)));
 					}
 				}
+				prev = e;
+				prev_nr = nr;
+				prev_ret = f.ret;
+				prev_flags = f.flags;
+				prev_fam = f.fam;
 			}
 			io->offsets[n++] = (uint32_t)off;
 		}

@@ -275,6 +275,17 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   for (const [path, dir] of [['/etc/../etc//shadow', undefined], ['../../etc/./passwd', '/tmp/x'], ['/a/b/.', undefined], ['/..', undefined], ['//a//b/', undefined], ['/a/..', undefined], ['x/../../..', '/']] as const) {
     off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid: 104, ret: 3n, args: [0n, 0n, 0n, 0n, 0n, 0n], path, dir });
   }
+  // runs of records with the same syscall, return value, open flags and family (the native
+  // translator copies the fields those decide from the record before) and other fields that differ
+  for (const [path, dir, tid] of [['/etc/a', undefined, 100], ['rel/b', '/srv', 104], ['/x//y/../z', undefined, 999]] as const) {
+    off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid, ret: 3n, args: [0n, 0n, 0o101n, 0n, 0n, 0n], path, dir });
+  }
+  for (const path of ['/root/.ssh/id_rsa', '/etc/shadow']) off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid: 105, ret: -13n, args: [0n, 0n, 0n, 0n, 0n, 0n], path });
+  for (const [fd, port, sockType] of [[5n, 443, 1], [6n, 53, 2], [7n, 22, 0]] as const) {
+    off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: 0n, args: [fd, 0n, 0n, 0n, 0n, 0n], peer: [2, port, [10, 0, 0, Number(fd)]], local: [2, 40000 + port, [10, 0, 0, 1]], sockType });
+  }
+  for (const [domain, type] of [[2n, 1n], [16n, 3n], [10n, 2n]] as const) off += syscallRecord(extra, off, { nr: syscallNr('socket')!, tid: 103, ret: 4n, args: [domain, type, 0n, 0n, 0n, 0n] });
+  for (const fd of [3n, 9n]) off += syscallRecord(extra, off, { nr: syscallNr('dup')!, tid: 103, ret: 11n, args: [fd, 0n, 0n, 0n, 0n, 0n] });
   const procs = new Uint8Array(4096);
   let plen = 0;
   for (const pid of [100, 103, 105]) plen += encodeProcRecord(proc(pid, 1, 'sshd', ['sshd']), procs, plen, 1_000_000_000n);
