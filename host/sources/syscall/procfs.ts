@@ -142,7 +142,27 @@ function splitNul(b: Buffer): Buffer[] {
 /** Every process currently in /proc, ordered by pid (parents mostly before children). */
 export function readProcesses(root = '/proc'): ProcSnapshot[] {
   const pids = readdirSync(root).filter((n) => /^\d+$/.test(n)).map(Number).sort((a, b) => a - b);
-  return pids.flatMap((pid) => readProcess(pid, root) ?? []);
+  return parentsFirst(pids.flatMap((pid) => readProcess(pid, root) ?? []));
+}
+
+/**
+ * Snapshots ordered so a parent comes before its children: once pids wrap around (pid_max is
+ * 32768 on many hosts) a child's pid can be lower than its parent's, and a table that links a
+ * PROC record to its parent when applying it would otherwise lose the child's ancestors.
+ */
+export function parentsFirst(procs: readonly ProcSnapshot[]): ProcSnapshot[] {
+  const byPid = new Map(procs.map((p) => [p.pid, p]));
+  const out: ProcSnapshot[] = [];
+  const placed = new Set<number>();
+  for (const p of procs) {
+    const chain: ProcSnapshot[] = [];
+    for (let q: ProcSnapshot | undefined = p; q && !placed.has(q.pid); q = byPid.get(q.ppid)) {
+      placed.add(q.pid);
+      chain.push(q);
+    }
+    for (let i = chain.length - 1; i >= 0; i--) out.push(chain[i]!);
+  }
+  return out;
 }
 
 /**

@@ -8,6 +8,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { abi, decodeBatch, encodeProcRecord, readProcess, readProcesses, type ProcRecord } from '../../../host/sources/syscall/index.js';
+import { parentsFirst, type ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
 import { Collector, kernelGate } from './collector.js';
 
 let dir: string;
@@ -61,13 +62,22 @@ test('readProcess: a pid that does not exist gives undefined', () => {
   assert.is(readProcess(0x3fffffff), undefined);
 });
 
-test('readProcesses: every process, sorted, including init and this one', () => {
+test('readProcesses: every process, including init and this one, each after its parent', () => {
   const all = readProcesses();
   const pids = all.map((p) => p.pid);
   assert.ok(pids.includes(1));
   assert.ok(pids.includes(process.pid));
-  assert.equal(pids, [...pids].sort((a, b) => a - b));
+  assert.is(new Set(pids).size, pids.length);
+  const at = new Map(pids.map((pid, i) => [pid, i]));
+  for (const p of all) if (at.has(p.ppid)) assert.ok(at.get(p.ppid)! < at.get(p.pid)!, `${p.pid} before its parent ${p.ppid}`);
   assert.is(all.find((p) => p.pid === process.pid)!.ppid, process.ppid);
+});
+
+test('parentsFirst: after pids wrap, a parent with a higher pid still comes first; unknown parents and cycles end a chain', () => {
+  const snap = (pid: number, ppid: number) => ({ pid, ppid }) as ProcSnapshot;
+  const order = (ps: ProcSnapshot[]) => parentsFirst(ps).map((p) => p.pid);
+  // 1 -> 22726 -> 6547 -> 7000 (pid_max 32768 wrapped), 300 under an unknown parent, 40 <-> 41 a cycle
+  assert.equal(order([snap(1, 0), snap(40, 41), snap(41, 40), snap(300, 99999), snap(6547, 22726), snap(7000, 6547), snap(22726, 1)]), [1, 41, 40, 300, 22726, 6547, 7000]);
 });
 
 test('encodeProcRecord: decodes back to the same facts; refuses a view that is too small', () => {
