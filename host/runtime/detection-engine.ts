@@ -25,7 +25,8 @@
 // interpreter tier, kernel records keep being judged by the last compiled module (the previous
 // ruleset) and its state region, which moves to the new module at the tier-up swap. The first
 // load of an engine has no compiled module to fall back on, so callers compile it first (the
-// resources controller does: `rae run` starts serving on WASM).
+// resources controller does: `rae run` starts serving on WASM); without one, evaluateKernel
+// throws and the source counts the batch as dropped.
 import type { Gauge } from 'prom-client';
 import { loadRules, type LoadedRule, type LoadResult, type RulesFile } from '../engine/index.js';
 import { RuleMatcher, type RuleMatching } from '../engine/matcher.js';
@@ -342,12 +343,14 @@ export class DetectionEngine {
    * them: process records update the thread table in the module's state region, syscall records
    * become eval records without JS objects; only matched events are decoded, for their alerts.
    * Record times are CLOCK_BOOTTIME; `bootToEpochNs` turns them into alert times. Returns the
-   * alert count (0 with the interpreter engine, which needs decoded events). On the interpreter
+   * alert count; throws when there is no compiled module (the interpreter engine, or no load yet). On the interpreter
    * tier, the last compiled module (the previous ruleset) judges these records until the tier-up.
    */
   evaluateKernel(view: Uint8Array, bytes: number, bootToEpochNs = 0n): number {
     const module = this.module;
-    if (!module || this.options.engine === 'interpreter') return 0;
+    // Never a silent 0: the caller counts a thrown batch as dropped (the syscall source does).
+    if (this.options.engine === 'interpreter') throw new Error('kernel records need the compiled engine (this engine is the reference interpreter)');
+    if (!module) throw new Error('no compiled ruleset yet for kernel records');
     this.counters.batches++;
     // event i's record is at offsets[i] (the ingest's reused array: read only within this call)
     const n = this.kernel.ingestInto(module, view, bytes);
