@@ -187,7 +187,7 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
         const type = syscallName(dv.getUint16(off + HDR.nr, true));
         const pid = dv.getUint32(off + HDR.pid, true);
         const ret = Number(dv.getBigInt64(off + HDR.ret, true));
-        if (type === 'socket' && ret >= 0) table.setSocket(pid, ret, { domain: Number(dv.getBigUint64(off + 48, true)), type: Number(dv.getBigUint64(off + 56, true)) & 0xf });
+        if (type === 'socket') table.noteSocket(dv, off, pid, ret);
         if (!shedding) {
           const ts = dv.getBigUint64(off + HDR.ts_ns, true);
           events.push({ source: 'syscall', timeNs: ts + toEpoch, evtType: type, fields: new SyscallEvent(ctx, buf, dv, off, type, procOf(pid), ts + toEpoch, ++num) });

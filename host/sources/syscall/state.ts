@@ -4,7 +4,7 @@
 // arrive in has been evaluated (flushExits), so events of a process that exits later in the same
 // batch still find it and its parents. Also a small per-process socket table (socket() results)
 // for fd.l4proto/fd.type of later connect/sendto calls.
-import { HDR, KIND, PF, XF, EXIT } from './abi.js';
+import { HDR, KIND, PF, XF, EXIT, SYSCALL } from './abi.js';
 import { decodeRecord, type ProcRecord } from './decode.js';
 
 /** One process as the rules see it. */
@@ -120,6 +120,12 @@ export class ProcessTable {
       this.sockets.delete(pid);
     }
     this.pendingExits = [];
+  }
+
+  /** Records the socket a SYSCALL record of a successful socket(2) at `off` created (domain and type from its arguments). */
+  noteSocket(dv: DataView, off: number, pid: number, fd: number): void {
+    if (fd < 0) return;
+    this.setSocket(pid, fd, { domain: Number(dv.getBigUint64(off + SYSCALL.args, true)), type: Number(dv.getBigUint64(off + SYSCALL.args + 8, true)) & 0xf });
   }
 
   /** Records a socket created by `pid`. */

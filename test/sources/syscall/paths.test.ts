@@ -94,7 +94,7 @@ run_('paths: the bundled rules\' output fields render the same on the byte path 
     const type = syscallName(dv.getUint16(off + HDR.nr, true));
     const pid = dv.getUint32(off + HDR.pid, true);
     const ret = dv.getBigInt64(off + HDR.ret, true);
-    if (type === 'socket' && ret >= 0n) table.setSocket(pid, Number(ret), { domain: Number(dv.getBigUint64(off + 48, true)), type: Number(dv.getBigUint64(off + 56, true)) & 0xf });
+    if (type === 'socket') table.noteSocket(dv, off, pid, Number(ret));
     if (offsets[next] !== off - base) continue;
     const i = next++;
     if (!types.has(type)) continue;
