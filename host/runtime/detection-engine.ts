@@ -130,6 +130,11 @@ function countBySource(events: readonly SourceEvent[]): Map<SourceEvent['source'
 
 type Prepared = { ok: true; module: RuleModule; compiled: CompiledRuleset; prepareMs: number } | { ok: false; errors: RuntimeError[] };
 
+/** The stats timings of a prepared module. */
+function preparedTimes(p: Extract<Prepared, { ok: true }>): Pick<EngineStats, 'lastPrepareMs' | 'lastCompileMs' | 'lastWarmMs'> {
+  return { lastPrepareMs: p.prepareMs, lastCompileMs: p.compiled.compileMs, lastWarmMs: p.compiled.warmMs };
+}
+
 /** A ruleset on the interpreter tier waiting for its compiled module. */
 interface TierTarget {
   result: LoadResult;
@@ -186,7 +191,7 @@ export class DetectionEngine {
     if (!prepared.ok) return { swapped: false, result, errors: prepared.errors };
     this.install(result, prepared.module);
     const live = performance.now() - t0;
-    Object.assign(this.counters, { lastPrepareMs: prepared.prepareMs, lastCompileMs: prepared.compiled.compileMs, lastWarmMs: prepared.compiled.warmMs, lastChangeToLiveMs: live, lastChangeToCompiledMs: live });
+    Object.assign(this.counters, preparedTimes(prepared), { lastChangeToLiveMs: live, lastChangeToCompiledMs: live });
     return { swapped: true, result, tier: 'wasm' };
   }
 
@@ -239,7 +244,7 @@ export class DetectionEngine {
       }
       this.install(t.result, prepared.module, true);
       const ms = performance.now() - t.t0;
-      Object.assign(this.counters, { lastPrepareMs: prepared.prepareMs, lastCompileMs: prepared.compiled.compileMs, lastWarmMs: prepared.compiled.warmMs, lastChangeToCompiledMs: ms });
+      Object.assign(this.counters, preparedTimes(prepared), { lastChangeToCompiledMs: ms });
       t.settle({ state: 'wasm', changeToCompiledMs: ms });
     }
   }
