@@ -203,9 +203,9 @@ export class KernelIngest {
     const head = REC.present + 8 * m.compiled.generated.layouts.syscall.words; // header + presence words
     this.heap = MEM.batchBase + MEM.batchSize / 2;
     this.consts.clear();
-    for (let off = 0; off + 48 <= bytes; ) {
+    for (let off = 0; off + SIZES.hdr <= bytes; ) {
       const len = vd.getUint32(off + HDR.len, true);
-      if (len < 48 || len % 8 !== 0 || off + len > bytes) break;
+      if (len < SIZES.hdr || len % 8 !== 0 || off + len > bytes) break;
       if (vd.getUint16(off + HDR.kind, true) === KIND.SYSCALL) {
         if (n < max && len >= SIZES.syscall) {
           const at = MEM.batchBase + n * plan.stride;
