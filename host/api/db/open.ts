@@ -113,13 +113,20 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * PGlite keeps PostgreSQL's default 128 MB of shared buffers in its WebAssembly memory; the API's
+ * tables (settings, keys, tokens) fit in a few pages, and 16 MB takes `rae run` about 120 MB
+ * lower (measured: 369 -> 250 MB RSS for the database alone).
+ */
+const PGLITE_SHARED_BUFFERS = '16MB';
+
 async function openPglite(dir: string): Promise<Db> {
   mkdirSync(dir, { recursive: true });
   const lockFile = `${dir}/.rae-api.lock`;
   takeLock(lockFile);
   let db: PGlite;
   try {
-    db = await PGlite.create(dir);
+    db = await PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
   } catch (err) {
     rmSync(lockFile, { force: true });
     throw err;
