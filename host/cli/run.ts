@@ -92,6 +92,10 @@ export const runCommand: Command = {
       log(`run: config rules.minPriority: unknown priority '${config.rules.minPriority}'`);
       return 1;
     }
+    if (!Number.isFinite(config.rules.compilerIdleSeconds) || config.rules.compilerIdleSeconds < 0) {
+      log(`run: config rules.compilerIdleSeconds: expected a number of seconds, 0 or more (0 keeps the compile worker running), not ${config.rules.compilerIdleSeconds}`);
+      return 1;
+    }
     const files = configuredRulesFiles(config);
     if (!files) return 1;
     const hostname = config.hostname ?? process.env.RAE_HOSTNAME ?? process.env.FALCO_HOSTNAME ?? osHostname();
@@ -118,7 +122,7 @@ export const runCommand: Command = {
         components.push({ name: 'api', stop: () => api.close() });
         log(`run: api listening on ${api.url}`);
       }
-      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, hostname, metrics, onAlert: (a) => forwarder.submit(a) });
+      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, compilerIdleMs: config.rules.compilerIdleSeconds * 1000, hostname, metrics, onAlert: (a) => forwarder.submit(a) });
       // Sources run while the module is enabled (a ModuleConfig in the resources directory).
       const sources = new ModuleSources(log);
       if (config.webhook.enabled) {

@@ -1,6 +1,10 @@
 // Rules to a CompiledRuleset: code generation on the caller's thread (pure and fast), then the
 // AssemblyScript build in a long-lived worker (or in-process when asked). The worker is started
-// on first use, kept referenced only while a compile is pending, and recycled if it dies.
+// on first use, kept referenced only while a compile is pending, and recycled if it dies. It is
+// stopped after `idleMs` without a request: with the compiler loaded and JIT-warm it holds about
+// 200 MB (measured in `rae run`: 436 -> 239 MB RSS once it stops), and rules change rarely, so
+// the next change pays a worker start instead (about 1 s more to the compiled tier; the
+// interpreter tier keeps change-to-live unchanged).
 import { Worker } from 'node:worker_threads';
 import { generateModule, type GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
@@ -30,7 +34,10 @@ export class RuleCompiler {
   private readonly cache = new Map<string, Built>();
   private readonly pending = new Map<number, (r: { ok: true; built: Built } | { ok: false; error: RuntimeError }) => void>();
 
-  constructor(private readonly opts: { inProcess?: boolean } = {}) {}
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  /** `idleMs`: stop the worker after this long without a request (0 or absent: keep it). */
+  constructor(private readonly opts: { inProcess?: boolean; idleMs?: number } = {}) {}
 
   /** Generates, builds, checks and warms. Rules are evaluated in the given order. */
   async compile(rules: readonly LoadedRule[]): Promise<CompileOutcome> {
@@ -64,7 +71,10 @@ export class RuleCompiler {
     w.on('message', (m: { id: number; ok: boolean } & Partial<Built> & { error?: RuntimeError }) => {
       const done = this.pending.get(m.id);
       this.pending.delete(m.id);
-      if (this.pending.size === 0) w.unref();
+      if (this.pending.size === 0) {
+        w.unref();
+        this.armIdle(w);
+      }
       done?.(m.ok ? { ok: true, built: { module: m.module!, wasm: m.wasm!, compileMs: m.compileMs!, warmMs: m.warmMs! } } : { ok: false, error: m.error! });
     });
     const fail = (why: string) => {
@@ -80,7 +90,25 @@ export class RuleCompiler {
     return w;
   }
 
+  /** Stops `w` after `idleMs` unless a request comes first. */
+  private armIdle(w: Worker): void {
+    const idleMs = this.opts.idleMs ?? 0;
+    if (idleMs <= 0) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.worker !== w || this.pending.size > 0) return;
+      this.worker = undefined;
+      void w.terminate();
+    }, idleMs).unref();
+  }
+
+  /** Whether the worker is running (tests and metrics). */
+  get workerRunning(): boolean {
+    return this.worker !== undefined;
+  }
+
   private inWorker(code: string, plan: WarmPlan | undefined): Promise<{ ok: true; built: Built } | { ok: false; error: RuntimeError }> {
+    clearTimeout(this.idleTimer);
     this.worker ??= this.spawn();
     const w = this.worker;
     const id = this.nextId++;
@@ -93,6 +121,7 @@ export class RuleCompiler {
 
   /** Stops the worker. */
   async close(): Promise<void> {
+    clearTimeout(this.idleTimer);
     const w = this.worker;
     this.worker = undefined;
     if (w) await w.terminate();

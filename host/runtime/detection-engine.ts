@@ -54,6 +54,8 @@ export interface DetectionEngineOptions {
   engine?: 'wasm' | 'interpreter';
   /** Watchdog deadline per evaluate call, ms (default 1000; 0 = off). */
   watchdogMs?: number;
+  /** Stop the compile worker after this many idle ms (default 0: keep it; `rae run` uses rules.compilerIdleSeconds). */
+  compilerIdleMs?: number;
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;
   /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures and the tier gauge (from the registry). */
@@ -157,7 +159,7 @@ export class DetectionEngine {
   private tiering: Promise<void> | undefined;
   private closed = false;
   private loading: Promise<unknown> = Promise.resolve();
-  private readonly compiler = new RuleCompiler();
+  private readonly compiler: RuleCompiler;
   private readonly kernel = new KernelIngest();
   private readonly tierGauge: Gauge<string> | undefined;
   private readonly counters: EngineStats = {
@@ -166,6 +168,7 @@ export class DetectionEngine {
   };
 
   constructor(private readonly options: DetectionEngineOptions) {
+    this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs });
     this.tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
     this.setTier(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
   }
@@ -421,6 +424,11 @@ export class DetectionEngine {
     this.evaluated += events.length;
     for (const [rule, ev] of alerts) this.options.onAlert(alertFor(rule, ev, this.options.hostname));
     return alerts.length;
+  }
+
+  /** Whether the compile worker is running (it stops after `compilerIdleMs`). */
+  get compileWorkerRunning(): boolean {
+    return this.compiler.workerRunning;
   }
 
   /** Stops a pending background compile (its `compiled` promise settles as 'closed') and the compile worker. */

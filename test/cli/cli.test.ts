@@ -112,4 +112,21 @@ test('cli: rae run reports ready and stops cleanly on SIGTERM', async () => {
   assert.match(run.stderr(), 'run: stopped');
 });
 
+test('cli: rae run refuses bad configuration values with the key and exit 1', () => {
+  const cases: [string, RegExp][] = [
+    ['rules:\n  compilerIdleSeconds: -5\n', /run: config rules\.compilerIdleSeconds: expected a number of seconds, 0 or more .* not -5/],
+    ['rules:\n  compilerIdleSeconds: soon\n', /run: config rules\.compilerIdleSeconds: expected a number/],
+    ['rules:\n  minPriority: severe\n', /run: config rules\.minPriority: unknown priority 'severe'/],
+    ['rulez: {}\n', /run: config rulez: unknown key/],
+  ];
+  for (const [i, [yaml, message]] of cases.entries()) {
+    const cfg = join(tmp, `bad-${i}.yaml`);
+    writeFileSync(cfg, yaml);
+    const r = rae(['run', '--config', cfg, '--state-dir', join(tmp, `bad-state-${i}`)]);
+    assert.is(r.status, 1, yaml + r.stderr);
+    assert.match(r.stderr, message);
+    assert.not.match(r.stderr, /\n\s+at /, 'no stack trace');
+  }
+});
+
 test.run();

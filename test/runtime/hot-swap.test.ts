@@ -60,4 +60,26 @@ test('hot swap: 100 swaps under load, no event lost, each batch judged by one ru
   await engine.close();
 });
 
+test('the compile worker stops after compilerIdleMs without a load and starts again for the next one', async () => {
+  const alerts: string[] = [];
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', compilerIdleMs: 300, onAlert: (a) => alerts.push(a.rule) });
+  assert.ok((await engine.load(ruleset('C'))).swapped);
+  assert.ok(engine.compileWorkerRunning, 'running right after a compile');
+  const t0 = Date.now();
+  while (engine.compileWorkerRunning && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 50));
+  assert.not.ok(engine.compileWorkerRunning, 'stopped once idle');
+  engine.evaluate(events);
+  assert.is(alerts.length, BATCH / 2, 'the running ruleset is unaffected');
+  // A different condition: the same condition under another name generates the same module,
+  // which the compiler's cache serves without a worker.
+  const r = await engine.load(ruleset('D').map((f) => ({ ...f, text: f.text.replace('proc.name = cat', 'proc.name in (cat, tac)') })));
+  assert.ok(r.swapped && r.tier === 'wasm', JSON.stringify(r.errors));
+  assert.ok(engine.compileWorkerRunning, 'a new worker compiled D');
+  alerts.length = 0;
+  engine.evaluate(events);
+  assert.equal([...new Set(alerts)], ['D']);
+  await engine.close();
+  assert.not.ok(engine.compileWorkerRunning);
+});
+
 test.run();
