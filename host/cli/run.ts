@@ -122,7 +122,7 @@ export const runCommand: Command = {
         components.push({ name: 'api', stop: () => api.close() });
         log(`run: api listening on ${api.url}`);
       }
-      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, compilerIdleMs: config.rules.compilerIdleSeconds * 1000, hostname, metrics, onAlert: (a) => forwarder.submit(a) });
+      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, compilerIdleMs: config.rules.compilerIdleSeconds * 1000, moduleCacheDir: join(config.stateDir, 'module-cache'), hostname, metrics, onAlert: (a) => forwarder.submit(a) });
       // Sources run while the module is enabled (a ModuleConfig in the resources directory).
       const sources = new ModuleSources(log);
       if (config.webhook.enabled) {

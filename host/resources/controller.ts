@@ -38,7 +38,7 @@ export interface RulesEngine {
   load(
     files: readonly RulesFile[],
     opts?: { interpreterFirst?: boolean },
-  ): Promise<{ swapped: boolean; result: LoadResult; errors?: ReadonlyArray<{ code: string; message: string }>; compiled?: Promise<{ state: string; changeToCompiledMs?: number }> }>;
+  ): Promise<{ swapped: boolean; result: LoadResult; errors?: ReadonlyArray<{ code: string; message: string }>; from?: string; compiled?: Promise<{ state: string; changeToCompiledMs?: number }> }>;
 }
 
 export interface ControllerOptions {
@@ -180,14 +180,14 @@ export class ResourceController {
         return false;
       }
       const started = performance.now();
-      const { swapped, result, errors: runtime, compiled } = await this.opts.engine.load(files, { interpreterFirst: this.running !== undefined });
+      const { swapped, result, errors: runtime, compiled, from } = await this.opts.engine.load(files, { interpreterFirst: this.running !== undefined });
       if (swapped) {
         this.rules = candidates;
         this.running = { fingerprint: fp, builtIn };
         const s = result.ruleset.stats;
         const names = translations.map((t) => t.resource.name).join(', ') || 'none';
         const summary = `resources: ruleset loaded in ${Math.round(performance.now() - started)} ms: ${s.rules} rules (${s.enabled} enabled); built-in sets: ${builtIn.join(', ') || 'none'}; EngineAuditRules: ${names}`;
-        this.opts.reporter.log(compiled ? `${summary} (reference interpreter until compiled)` : summary);
+        this.opts.reporter.log(compiled ? `${summary} (reference interpreter until compiled)` : from === 'disk' ? `${summary} (compiled module from the module cache)` : summary);
         this.opts.onRulesLoaded?.(result, summary);
         // A compile failure is reported by the engine (the interpreter keeps serving this ruleset).
         void compiled?.then((u) => {

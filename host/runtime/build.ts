@@ -1,6 +1,7 @@
 // One compile of generated rule code to a checked, warmed WebAssembly.Module: AssemblyScript,
 // WebAssembly.compile, the sandbox checks, then warming on synthetic batches. Runs in the compile
-// worker (compile-worker.ts) and, for tools and tests, in-process.
+// worker (compile-worker.ts) and, for tools and tests, in-process; fromWasm is the part after
+// the compiler, which also checks modules from the on-disk cache (module-cache.ts).
 import { MEM } from './abi.js';
 import { compileAssemblyScript } from './compile.js';
 import { runtimeError, type RuntimeError } from './errors.js';
@@ -15,18 +16,29 @@ export interface Built {
   warmMs: number;
 }
 
+/** A build's outcome. */
+export type BuildResult = { ok: true; built: Built } | { ok: false; error: RuntimeError };
+
 /** Compiles, checks and warms; never throws. */
-export async function buildModule(code: string, plan: WarmPlan | undefined): Promise<{ ok: true; built: Built } | { ok: false; error: RuntimeError }> {
+export async function buildModule(code: string, plan: WarmPlan | undefined): Promise<BuildResult> {
   const t0 = performance.now();
   const asc = await compileAssemblyScript(code);
   if (!asc.ok) return { ok: false, error: runtimeError('ECOMPILE', asc.message) };
+  return fromWasm(asc.wasm, plan, t0);
+}
+
+/**
+ * WebAssembly.compile, the sandbox checks and warming of wasm bytes (a fresh build's or the
+ * module cache's); `compileMs` counts from `t0`. Never throws.
+ */
+export async function fromWasm(wasm: Uint8Array, plan: WarmPlan | undefined, t0 = performance.now()): Promise<BuildResult> {
   let module: WebAssembly.Module;
   try {
-    module = await WebAssembly.compile(asc.wasm as Uint8Array<ArrayBuffer>);
+    module = await WebAssembly.compile(wasm as Uint8Array<ArrayBuffer>);
   } catch (err) {
     return { ok: false, error: runtimeError('EWASM', `module refused: ${(err as Error).message}`) };
   }
-  const bad = checkModule(module, asc.wasm, MEM.pages);
+  const bad = checkModule(module, wasm, MEM.pages);
   if (bad) return { ok: false, error: bad };
   const compileMs = performance.now() - t0;
   let warmMs = 0;
@@ -40,5 +52,5 @@ export async function buildModule(code: string, plan: WarmPlan | undefined): Pro
       return { ok: false, error: runtimeError('ETRAP', `the module trapped while warming: ${(err as Error).message}`) };
     }
   }
-  return { ok: true, built: { module, wasm: asc.wasm, compileMs, warmMs } };
+  return { ok: true, built: { module, wasm, compileMs, warmMs } };
 }

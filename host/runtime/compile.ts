@@ -4,6 +4,7 @@
 // `abort=` so the module has zero imports, and a fixed memory (minimum = maximum) at the ABI's
 // size. No optimiser: measured to buy nothing after V8's tier-up, at a large compile cost. No
 // Binaryen validation (10-20 ms for the built-in sets): WebAssembly.compile validates the binary.
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MEM } from './abi.js';
@@ -25,6 +26,34 @@ export type AscResult =
   | { ok: true; wasm: Uint8Array; ms: number }
   | { ok: false; code: 'ECOMPILE'; message: string; ms: number };
 
+/** The compiler options every build uses (extraArgs come after them). */
+const ASC_ARGS = [
+  '--outFile', 'rules.wasm',
+  '--runtime', 'stub',
+  '--noAssert',
+  '--use', 'abort=',
+  '--noValidate',
+  '--initialMemory', String(MEM.pages),
+  '--maximumMemory', String(MEM.pages),
+];
+
+/**
+ * A key for the wasm that compiling `code` yields: sha256 over the compiler's version, the
+ * options, the assembly/ runtime sources and the code (module-cache.ts names files by it).
+ */
+export function compileKey(code: string): string {
+  const h = createHash('sha256');
+  h.update(`assemblyscript ${ascVersion()}\0${ASC_ARGS.join(' ')}\0`);
+  for (const [name, text] of [...runtime()].sort(([a], [b]) => (a < b ? -1 : 1))) h.update(`${name}\0${text}\0`);
+  return h.update(code).digest('hex');
+}
+
+let ascVersionCache: string | undefined;
+function ascVersion(): string {
+  ascVersionCache ??= (JSON.parse(readFileSync(new URL(import.meta.resolve('assemblyscript/package.json')), 'utf8')) as { version: string }).version;
+  return ascVersionCache;
+}
+
 type Asc = typeof import('assemblyscript/asc');
 let ascModule: Promise<Asc> | undefined;
 
@@ -42,17 +71,7 @@ export async function compileAssemblyScript(code: string, extraArgs: readonly st
   let wasm: Uint8Array | undefined;
   const stderr = asc.createMemoryStream();
   const { error } = await asc.main(
-    [
-      'rules.ts',
-      '--outFile', 'rules.wasm',
-      '--runtime', 'stub',
-      '--noAssert',
-      '--use', 'abort=',
-      '--noValidate',
-      '--initialMemory', String(MEM.pages),
-      '--maximumMemory', String(MEM.pages),
-      ...extraArgs,
-    ],
+    ['rules.ts', ...ASC_ARGS, ...extraArgs],
     {
       stderr,
       stdout: asc.createMemoryStream(),

@@ -9,14 +9,19 @@ import { Worker } from 'node:worker_threads';
 import { generateModule, type GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
 import { evtTypeId } from './abi.js';
-import { buildModule, type Built } from './build.js';
+import { buildModule, fromWasm, type Built, type BuildResult } from './build.js';
+import { compileKey } from './compile.js';
 import type { CompileRequest } from './compile-worker.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import type { CompiledRuleset } from './evaluator.js';
+import { ModuleCache } from './module-cache.js';
 import type { WarmPlan } from './warm.js';
 
+/** Where a compiled module came from: this compiler's memory, the on-disk module cache, or a build. */
+export type ModuleFrom = 'memory' | 'disk' | 'build';
+
 /** Result of compiling a ruleset. */
-export type CompileOutcome = { ok: true; compiled: CompiledRuleset; codegenMs: number } | { ok: false; errors: RuntimeError[] };
+export type CompileOutcome = { ok: true; compiled: CompiledRuleset; codegenMs: number; from: ModuleFrom } | { ok: false; errors: RuntimeError[] };
 
 /** The warm plan of a generated module. */
 export function warmPlan(g: GeneratedModule): WarmPlan {
@@ -32,12 +37,19 @@ export class RuleCompiler {
   private nextId = 1;
   /** Built modules by code hash: reloading rules that generate the same code skips the compiler. */
   private readonly cache = new Map<string, Built>();
-  private readonly pending = new Map<number, (r: { ok: true; built: Built } | { ok: false; error: RuntimeError }) => void>();
+  private readonly pending = new Map<number, (r: BuildResult) => void>();
 
   private idleTimer: NodeJS.Timeout | undefined;
 
-  /** `idleMs`: stop the worker after this long without a request (0 or absent: keep it). */
-  constructor(private readonly opts: { inProcess?: boolean; idleMs?: number } = {}) {}
+  private readonly disk: ModuleCache | undefined;
+
+  /**
+   * `idleMs`: stop the worker after this long without a request (0 or absent: keep it);
+   * `cacheDir`: keep built modules' wasm there and take them from there (module-cache.ts).
+   */
+  constructor(private readonly opts: { inProcess?: boolean; idleMs?: number; cacheDir?: string } = {}) {
+    this.disk = opts.cacheDir ? new ModuleCache(opts.cacheDir) : undefined;
+  }
 
   /** Generates, builds, checks and warms. Rules are evaluated in the given order. */
   async compile(rules: readonly LoadedRule[]): Promise<CompileOutcome> {
@@ -47,16 +59,33 @@ export class RuleCompiler {
     if (!gen.module) return { ok: false, errors: gen.errors.map((e) => runtimeError('ECODEGEN', e.message)) };
     const plan = warmPlan(gen.module);
     const hit = this.cache.get(gen.module.hash);
-    const r = hit ? { ok: true as const, built: hit } : this.opts.inProcess ? await buildModule(gen.module.code, plan) : await this.inWorker(gen.module.code, plan);
+    let from: ModuleFrom = hit ? 'memory' : 'disk';
+    const key = !hit && this.disk ? compileKey(gen.module.code) : undefined;
+    let r: BuildResult | undefined = hit ? { ok: true, built: hit } : key !== undefined ? await this.fromDisk(key, plan) : undefined;
+    if (!r) {
+      from = 'build';
+      r = this.opts.inProcess ? await buildModule(gen.module.code, plan) : await this.inWorker(gen.module.code, plan);
+      if (r.ok && key !== undefined) this.disk!.put(key, r.built.wasm);
+    }
     if (!r.ok) return { ok: false, errors: [r.error] };
     this.cache.delete(gen.module.hash);
     this.cache.set(gen.module.hash, r.built);
     if (this.cache.size > 8) this.cache.delete(this.cache.keys().next().value!);
-    return { ok: true, codegenMs, compiled: { generated: gen.module, module: r.built.module, wasm: r.built.wasm, compileMs: r.built.compileMs + codegenMs, warmMs: r.built.warmMs } };
+    return { ok: true, codegenMs, from, compiled: { generated: gen.module, module: r.built.module, wasm: r.built.wasm, compileMs: r.built.compileMs + codegenMs, warmMs: r.built.warmMs } };
+  }
+
+  /** The cached module of `key` checked and warmed, or undefined (none, or it failed: then removed). */
+  private async fromDisk(key: string, plan: WarmPlan): Promise<{ ok: true; built: Built } | undefined> {
+    const wasm = this.disk!.get(key);
+    if (!wasm) return undefined;
+    const r = await fromWasm(wasm, plan);
+    if (r.ok) return r;
+    this.disk!.remove(key);
+    return undefined;
   }
 
   /** Builds arbitrary module source (tools and tests): compile and the sandbox checks, no warm-up. */
-  buildSource(code: string): Promise<{ ok: true; built: Built } | { ok: false; error: RuntimeError }> {
+  buildSource(code: string): Promise<BuildResult> {
     return this.opts.inProcess ? buildModule(code, undefined) : this.inWorker(code, undefined);
   }
 
@@ -107,7 +136,7 @@ export class RuleCompiler {
     return this.worker !== undefined;
   }
 
-  private inWorker(code: string, plan: WarmPlan | undefined): Promise<{ ok: true; built: Built } | { ok: false; error: RuntimeError }> {
+  private inWorker(code: string, plan: WarmPlan | undefined): Promise<BuildResult> {
     clearTimeout(this.idleTimer);
     this.worker ??= this.spawn();
     const w = this.worker;

@@ -38,7 +38,7 @@ import { EVALUATOR_TIERS, METRICS, type EvaluatorTier } from '../metrics/names.j
 import { FieldEvent } from '../sources/field-event.js';
 import type { SourceEvent } from '../sources/types.js';
 import { KernelIngest } from './kernel-ingest.js';
-import { RuleCompiler, warmPlan } from './compiler.js';
+import { RuleCompiler, warmPlan, type ModuleFrom } from './compiler.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { guardedCall, isWatchdogTimeout } from './watchdog.js';
 import { RuleModule, type BatchResult, type CompiledRuleset } from './evaluator.js';
@@ -56,6 +56,8 @@ export interface DetectionEngineOptions {
   watchdogMs?: number;
   /** Stop the compile worker after this many idle ms (default 0: keep it; `rae run` uses rules.compilerIdleSeconds). */
   compilerIdleMs?: number;
+  /** Keep built modules here and load unchanged rulesets from here (module-cache.ts; `rae run`: <stateDir>/module-cache). */
+  moduleCacheDir?: string;
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;
   /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures and the tier gauge (from the registry). */
@@ -84,6 +86,8 @@ export interface LoadOutcome {
   errors?: RuntimeError[];
   /** The tier the new ruleset went live on (when swapped). */
   tier?: EvaluatorTier;
+  /** Compile-first loads: where the module came from (memory, the on-disk module cache, a build). */
+  from?: ModuleFrom;
   /** Interpreter-first loads: settles when the ruleset runs on WASM, or why it never will. */
   compiled?: Promise<TierUp>;
 }
@@ -112,6 +116,8 @@ export interface EngineStats {
   /** Compile worker time of the last load (codegen + asc + checks), ms. */
   lastCompileMs: number;
   lastWarmMs: number;
+  /** Where the last compiled module came from ('' before the first). */
+  lastModuleFrom: ModuleFrom | '';
   /** load() call to the new ruleset running (on its first tier), ms. */
   lastChangeToLiveMs: number;
   /** load() call to the new ruleset running on WASM, ms. */
@@ -130,11 +136,11 @@ function countBySource(events: readonly SourceEvent[]): Map<SourceEvent['source'
   return out;
 }
 
-type Prepared = { ok: true; module: RuleModule; compiled: CompiledRuleset; prepareMs: number } | { ok: false; errors: RuntimeError[] };
+type Prepared = { ok: true; module: RuleModule; compiled: CompiledRuleset; prepareMs: number; from: ModuleFrom } | { ok: false; errors: RuntimeError[] };
 
 /** The stats timings of a prepared module. */
-function preparedTimes(p: Extract<Prepared, { ok: true }>): Pick<EngineStats, 'lastPrepareMs' | 'lastCompileMs' | 'lastWarmMs'> {
-  return { lastPrepareMs: p.prepareMs, lastCompileMs: p.compiled.compileMs, lastWarmMs: p.compiled.warmMs };
+function preparedTimes(p: Extract<Prepared, { ok: true }>): Pick<EngineStats, 'lastPrepareMs' | 'lastCompileMs' | 'lastWarmMs' | 'lastModuleFrom'> {
+  return { lastPrepareMs: p.prepareMs, lastCompileMs: p.compiled.compileMs, lastWarmMs: p.compiled.warmMs, lastModuleFrom: p.from };
 }
 
 /** A ruleset on the interpreter tier waiting for its compiled module. */
@@ -164,11 +170,11 @@ export class DetectionEngine {
   private readonly tierGauge: Gauge<string> | undefined;
   private readonly counters: EngineStats = {
     batches: 0, failedBatches: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0, tier: 'wasm', tierUps: 0, tierFailures: 0, superseded: 0,
-    lastSwapStallMs: 0, lastPrepareMs: 0, lastCompileMs: 0, lastWarmMs: 0, lastChangeToLiveMs: 0, lastChangeToCompiledMs: 0,
+    lastSwapStallMs: 0, lastPrepareMs: 0, lastCompileMs: 0, lastWarmMs: 0, lastModuleFrom: '', lastChangeToLiveMs: 0, lastChangeToCompiledMs: 0,
   };
 
   constructor(private readonly options: DetectionEngineOptions) {
-    this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs });
+    this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir });
     this.tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
     this.setTier(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
   }
@@ -195,7 +201,7 @@ export class DetectionEngine {
     this.install(result, prepared.module);
     const live = performance.now() - t0;
     Object.assign(this.counters, preparedTimes(prepared), { lastChangeToLiveMs: live, lastChangeToCompiledMs: live });
-    return { swapped: true, result, tier: 'wasm' };
+    return { swapped: true, result, tier: 'wasm', from: prepared.from };
   }
 
   /** Compiles (worker), instantiates, checks and warms a ruleset's module; nothing is swapped. */
@@ -209,7 +215,7 @@ export class DetectionEngine {
     const prepareMs = performance.now() - p0;
     await created.module.pretouch();
     await created.module.warmUp(warmPlan(compiled.compiled.generated));
-    return { ok: true, module: created.module, compiled: compiled.compiled, prepareMs };
+    return { ok: true, module: created.module, compiled: compiled.compiled, prepareMs, from: compiled.from };
   }
 
   /** Schedules the background compile of the ruleset just put on the interpreter tier. */
