@@ -2,12 +2,13 @@
 // matched events and tests. The semantics mirror the eval records kernel-ingest.ts writes from
 // the same bytes (open flags, fd.name resolution, endpoints by side, errno names), and the
 // process fields are read back from the thread entry in linear memory (ancestors by walking
-// parent links, as the compiled rules do). evt.arg.flags/target/oldpath/domain/request as
-// libsinsp prints them (render.ts); evt.arg.newpath/linkpath (for alert output only).
+// parent links, as the compiled rules do). evt.arg.flags/target/domain/request and the
+// parameters name/path/filename/oldpath/newpath/mode/fd/uid/cmd as libsinsp names and prints them
+// per syscall (render.ts); evt.arg.linkpath (for alert output only).
 import { posix } from 'node:path';
 import { decodeRecord, sockaddr, type SockAddr } from '../sources/syscall/decode.js';
 import { AF, KIND, SYSCALL } from '../sources/syscall/abi.js';
-import { atFlags, openFlags, ptraceRequest, socketDomain } from '../sources/syscall/render.js';
+import { atFlags, chmodMode, FD_ARG, fdText, hexMode, MODE_ARG, NEWPATH_ARG, openFlags, openMode, PATH_ARG, ptraceRequest, socketDomain, uidText } from '../sources/syscall/render.js';
 import type { LoadedRule } from '../engine/index.js';
 import { walkChecked, type Operand } from '../engine/ir.js';
 import { TF, THREAD, TP } from './abi.js';
@@ -21,7 +22,8 @@ export const KERNEL_RECORD_FIELDS: readonly string[] = [
   'fd.type', 'evt.is_open_read', 'evt.is_open_write', 'evt.is_open_create', 'fd.sip', 'fd.cip', 'fd.lip', 'fd.rip', 'fd.snet', 'fd.cnet',
   'fd.lnet', 'fd.rnet', 'fd.sport', 'fd.cport', 'fd.lport', 'fd.rport', 'fd.ip', 'fd.net', 'fd.port', 'fd.sockfamily', 'fd.l4proto',
   'evt.arg.flags', 'evt.arg.target', 'evt.arg.oldpath', 'evt.arg.domain', 'evt.arg.request', 'fd.connected', 'fd.name_changed',
-  'proc.duration',
+  'proc.duration', 'evt.arg.name', 'evt.arg.path', 'evt.arg.filename', 'evt.arg.newpath', 'evt.arg.mode', 'evt.arg.fd', 'evt.arg.uid',
+  'evt.arg.cmd',
 ];
 /** Thread-entry fields the thread table fills (thread-table.ts), with their parent and ancestor forms. */
 const THREAD_PROVIDED = [
@@ -32,7 +34,7 @@ const THREAD_PROVIDED = [
 const WALKED = ['proc.pname', 'proc.pexe', 'proc.pexepath', 'proc.pcmdline', 'proc.ppid', 'proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.acmdline', 'proc.apid'];
 const CONDITION_FIELDS = new Set(['evt.type', ...KERNEL_RECORD_FIELDS, ...THREAD_PROVIDED]);
 /** Output-only fields matched events render (kernelEventFields, FieldEvent's generic fields). */
-const OUTPUT_EXTRA = new Set(['evt.arg.newpath', 'evt.arg.linkpath', 'evt.time', 'evt.rawtime', 'evt.source', 'container.name', 'user.loginname', 'proc.sname']);
+const OUTPUT_EXTRA = new Set(['evt.arg.linkpath', 'evt.time', 'evt.rawtime', 'evt.source', 'container.name', 'user.loginname', 'proc.sname']);
 
 function provided(name: string, arg: string | undefined, canonical: string, output: boolean): boolean {
   if (WALKED.includes(name)) return true;
@@ -164,16 +166,26 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
     Object.assign(out, c === undefined ? { 'fd.typechar': 'o', 'fd.type': 'unknown' } : { 'fd.typechar': c, 'fd.type': { '4': 'ipv4', '6': 'ipv6', u: 'unix' }[c] });
     if (c !== undefined) out['fd.sockfamily'] = c === 'u' ? 'unix' : 'ip';
   }
-  if (rec.path !== undefined) {
-    out['evt.arg.target'] = rec.path;
-    out['evt.arg.oldpath'] = path;
-  }
+  if (rec.path !== undefined) out['evt.arg.target'] = rec.path;
+  // the syscall's path parameters: a relative one resolved as fd.name is, else as passed (render.ts)
+  const pa = PATH_ARG[rec.name];
+  if (pa && rec.path !== undefined) out[`evt.arg.${pa[0]}`] = pa[1] && rec.path !== '' && !rec.path.startsWith('/') ? path : rec.path;
   if (rec.path2 !== undefined) {
     // the second path (rename/link/symlink target name), joined like fd.name with its directory
-    const p2 = rec.path2.startsWith('/') || rec.dir2 === undefined ? rec.path2 : `${rec.dir2}${rec.dir2.endsWith('/') ? '' : '/'}${rec.path2}`;
-    out['evt.arg.newpath'] = p2;
+    const p2 = rec.path2.startsWith('/') || rec.dir2 === undefined || rec.path2 === '' ? rec.path2 : `${rec.dir2}${rec.dir2.endsWith('/') ? '' : '/'}${rec.path2}`;
+    if (NEWPATH_ARG.has(rec.name)) out['evt.arg.newpath'] = p2.startsWith('/') && p2 !== rec.path2 ? posix.normalize(p2) : p2;
     out['evt.arg.linkpath'] = p2;
   }
+  const u32 = (i: number) => Number(rec.args[i]! & 0xffffffffn);
+  const mode = MODE_ARG[rec.name];
+  if (mode) {
+    const v = mode[0] === 6 ? Number(rec.aux[1]! & 0xffffffffn) : u32(mode[0]);
+    out['evt.arg.mode'] = mode[1] === 'chmod' ? chmodMode(v) : mode[1] === 'open' ? openMode(flags, v) : hexMode(v);
+  }
+  const fdFrom = FD_ARG[rec.name];
+  if (fdFrom) out['evt.arg.fd'] = fdText(fdFrom === 'ret' ? rec.ret : Number(BigInt.asIntN(32, rec.args[0]!)), (e) => ERRNO[e]);
+  if (rec.name === 'setuid') out['evt.arg.uid'] = uidText(u32(0), threads?.userName(u32(0)));
+  if (rec.name === 'bpf') out['evt.arg.cmd'] = String(Number(BigInt.asIntN(32, rec.args[0]!)));
   const arg0 = Number(BigInt.asIntN(64, rec.args[0]!));
   if (rec.name === 'socket') out['evt.arg.domain'] = socketDomain(arg0);
   if (rec.name === 'ptrace') out['evt.arg.request'] = ptraceRequest(arg0);

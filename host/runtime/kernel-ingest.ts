@@ -7,8 +7,10 @@
 // Fields the kernel record provides: evt.type, evt.num, evt.rawres, evt.res, evt.failed, fd.num,
 // fd.name (an absolute path normalized as posix.normalize does)/nameraw/directory/filename, fd.type/typechar/sockfamily, evt.is_open_read/write/create,
 // fd.sip/cip/lip/rip, fd.sport/cport/lport/rport, fd.ip/port/net and the networks,
-// evt.arg.flags (opens), evt.arg.target, evt.arg.oldpath, evt.arg.domain (socket) and
-// evt.arg.request (ptrace) as libsinsp prints them, fd.l4proto (socket(2)'s type argument or the
+// evt.arg.flags (opens), evt.arg.target, evt.arg.domain (socket), evt.arg.request (ptrace) and the
+// per-syscall parameters evt.arg.name/path/filename/oldpath/newpath/mode/fd/uid/cmd as libsinsp
+// names and prints them (render.ts; evt.arg.uid's user names live here, so the native translator
+// leaves setuid records to this file's when a rule reads it), fd.l4proto (socket(2)'s type argument or the
 // probe's sock_type), fd.connected, fd.name_changed, proc.duration (the thread table's start
 // times); process fields come from the thread entry. Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, kernel-fields.ts).
@@ -19,7 +21,7 @@ import { posix } from 'node:path';
 import type { Slot } from '../engine/codegen/index.js';
 import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from '../sources/syscall/abi.js';
 import { loadNative, type NativeIngest } from '../sources/syscall/addon.js';
-import { DOMAINS, OPEN_FLAGS, openFlags, PTRACE, ptraceRequest, socketDomain } from '../sources/syscall/render.js';
+import { chmodMode, DOMAINS, FD_ARG, fdText, hexMode, MODE_ARG, MODE_FLAGS, NEWPATH_ARG, OPEN_FLAGS, openFlags, openMode, PATH_ARG, PTRACE, ptraceRequest, socketDomain, uidText } from '../sources/syscall/render.js';
 import { NR_SYSCALLS, syscallName } from '../sources/syscall/syscalls.js';
 import { evtTypeId, MEM, REC } from './abi.js';
 import type { RuleModule } from './evaluator.js';
@@ -31,6 +33,7 @@ const F = {
   READ: 12, WRITE: 13, CREATE: 14, SIP: 15, CIP: 16, LIP: 17, RIP: 18, SPORT: 19, CPORT: 20, LPORT: 21, RPORT: 22,
   IPS: 23, PORTS: 24, FAMILY: 25, ARG_FLAGS: 26, ARG_TARGET: 27, ARG_OLDPATH: 28, ARG_DOMAIN: 29, ARG_REQUEST: 30,
   L4PROTO: 31, CONNECTED: 32, NAME_CHANGED: 33, DURATION: 34,
+  ARG_NAME: 35, ARG_PATH: 36, ARG_FILENAME: 37, ARG_NEWPATH: 38, ARG_MODE: 39, ARG_FD: 40, ARG_UID: 41, ARG_CMD: 42,
 } as const;
 const BY_FIELD: Record<string, number> = {
   'evt.num': F.NUM, 'evt.rawres': F.RAWRES, 'evt.res': F.RES, 'evt.failed': F.FAILED, 'fd.num': F.FDNUM,
@@ -41,8 +44,12 @@ const BY_FIELD: Record<string, number> = {
   'fd.rport': F.RPORT, 'fd.ip': F.IPS, 'fd.net': F.IPS, 'fd.port': F.PORTS, 'fd.sockfamily': F.FAMILY,
   'evt.arg.flags': F.ARG_FLAGS, 'evt.arg.target': F.ARG_TARGET, 'evt.arg.oldpath': F.ARG_OLDPATH,
   'evt.arg.domain': F.ARG_DOMAIN, 'evt.arg.request': F.ARG_REQUEST, 'fd.l4proto': F.L4PROTO, 'fd.connected': F.CONNECTED,
-  'fd.name_changed': F.NAME_CHANGED, 'proc.duration': F.DURATION,
+  'fd.name_changed': F.NAME_CHANGED, 'proc.duration': F.DURATION, 'evt.arg.name': F.ARG_NAME, 'evt.arg.path': F.ARG_PATH,
+  'evt.arg.filename': F.ARG_FILENAME, 'evt.arg.newpath': F.ARG_NEWPATH, 'evt.arg.mode': F.ARG_MODE, 'evt.arg.fd': F.ARG_FD,
+  'evt.arg.uid': F.ARG_UID, 'evt.arg.cmd': F.ARG_CMD,
 };
+/** The field of each path-parameter kind (NRC.PATHARG_SHIFT: 1 name, 2 path, 3 filename, 4 oldpath). */
+const PATH_FIELD = [0, F.ARG_NAME, F.ARG_PATH, F.ARG_FILENAME, F.ARG_OLDPATH] as const;
 if (Object.keys(BY_FIELD).sort().join() !== [...KERNEL_RECORD_FIELDS].sort().join()) throw new Error('kernel-ingest: the field table is out of step with KERNEL_RECORD_FIELDS');
 /** Whether an absolute path would change under posix.normalize ('//', '.' or '..' components). */
 function needsNormalize(b: Uint8Array, at: number, len: number): boolean {
@@ -63,16 +70,23 @@ interface Plan {
 }
 
 /** ingest.h numbers this file relies on; the addon's ingestAbi must say the same. */
-const K_COUNT = 256 + 11 + 64 + 48 + 3 + 17 + 3;
+const K_COUNT = 256 + 11 + 64 + 48 + 3 + 17 + 3 + 12;
 const IABI = {
   FLD_NUM: F.NUM, FLD_NAME: F.NAME, FLD_IPS: F.IPS, FLD_FAMILY: F.FAMILY, FLD_ARG_FLAGS: F.ARG_FLAGS, FLD_ARG_REQUEST: F.ARG_REQUEST,
-  FLD_L4PROTO: F.L4PROTO, FLD_DURATION: F.DURATION, FLD_COUNT: F.DURATION + 1,
+  FLD_L4PROTO: F.L4PROTO, FLD_DURATION: F.DURATION, FLD_COUNT: F.ARG_CMD + 1,
   NRC_OPEN: 1, NRC_FD_RET: 2, NRC_FD_ARG0: 4, NRC_SERVER: 8, NRC_FLAGS_SHIFT: 4, NRC_SOCKET: 0x100, NRC_PTRACE: 0x200, NRC_CONNECT: 0x400, NRC_SENDTO: 0x800,
   K_ERRNO_END: 256, K_F: 256, K_IP: 266, K_DOMAIN: 267, K_PTRACE: 331, K_PTRACE_HI: 363, K_OACC: 379, K_OFLAG: 382, K_L4: 399, K_COUNT, OFLAG_COUNT: 17,
   IP_STRIDE: 0, IP_HEAD: 1, IP_NSLOTS: 2, IP_NR: 4, IP_CONST: 4 + 2 * 512, IP_OFLAGS: 4 + 2 * 512 + 2 * K_COUNT, IP_SLOTS: 4 + 2 * 512 + 2 * K_COUNT + 17,
   IS_EVENTS: 0, IS_MAX: 1, IS_HEAP: 2, IS_HEAP_END: 3, IS_NUM: 4, IS_BASE: 5, IS_CONST: 6, IS_STOP: 7, IS_WORDS: 8,
   NR_SYSCALLS: NR_SYSCALLS,
 } as const;
+/**
+ * ingest.h class bits of the evt.arg.* parameters (RAE_NRC_*). The addon's ingestAbi does not
+ * list them; FLD_COUNT and K_COUNT above change with them, and the native-vs-JS test compares.
+ */
+const NRC = { PATHARG_SHIFT: 12, PATH_RAW: 0x8000, NEWPATH: 0x10000, MODE_SHIFT: 17, MODEFMT_SHIFT: 20, FDARG_SHIFT: 22, SETUID: 0x1000000, BPF: 0x2000000 } as const;
+/** IS_STOP: the translator stopped at a SYSCALL record the host translates (evt.arg.uid). */
+const STOP_HOST_RECORD = 2;
 /** fd.l4proto by socket type 1..3 (SOCK_STREAM, SOCK_DGRAM, SOCK_RAW). */
 const L4 = ['tcp', 'udp', 'raw'] as const;
 
@@ -88,6 +102,7 @@ const CONSTS = (() => {
   for (let r = 0x4200; r < 0x4210; r++) strs.push(PTRACE[r] ?? '');
   strs.push('O_RDONLY', 'O_WRONLY', 'O_RDWR', ...OPEN_FLAGS.map(([, n]) => n));
   strs.push(...L4);
+  strs.push(...MODE_FLAGS.map(([, n]) => n));
   if (strs.length !== IABI.K_COUNT || OPEN_FLAGS.length !== IABI.OFLAG_COUNT) throw new Error('kernel-ingest: constant table out of step with ingest.h');
   const table = new Int32Array(2 * IABI.K_COUNT);
   const parts: Buffer[] = [];
@@ -106,7 +121,14 @@ const CONSTS = (() => {
 const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
   const name = NAMES[nr]!;
   const flagsFrom = name === 'creat' ? 1 : name === 'openat2' ? 2 : name === 'open' ? 3 : name === 'openat' ? 4 : 0;
-  return (OPENS.has(name) ? IABI.NRC_OPEN : 0) | (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) | (FD_FROM_ARG0.has(name) ? IABI.NRC_FD_ARG0 : 0) | (SERVER_SIDE.has(name) ? IABI.NRC_SERVER : 0) | (flagsFrom << IABI.NRC_FLAGS_SHIFT) | (name === 'socket' ? IABI.NRC_SOCKET : 0) | (name === 'ptrace' ? IABI.NRC_PTRACE : 0) | (name === 'connect' ? IABI.NRC_CONNECT : 0) | (name === 'sendto' || name === 'sendmsg' ? IABI.NRC_SENDTO : 0);
+  const base = (OPENS.has(name) ? IABI.NRC_OPEN : 0) | (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) | (FD_FROM_ARG0.has(name) ? IABI.NRC_FD_ARG0 : 0) | (SERVER_SIDE.has(name) ? IABI.NRC_SERVER : 0) | (flagsFrom << IABI.NRC_FLAGS_SHIFT) | (name === 'socket' ? IABI.NRC_SOCKET : 0) | (name === 'ptrace' ? IABI.NRC_PTRACE : 0) | (name === 'connect' ? IABI.NRC_CONNECT : 0) | (name === 'sendto' || name === 'sendmsg' ? IABI.NRC_SENDTO : 0);
+  // the evt.arg.* parameters libsinsp gives this syscall (render.ts)
+  const p = PATH_ARG[name];
+  const mode = MODE_ARG[name];
+  const fd = FD_ARG[name];
+  return base | (p ? (['name', 'path', 'filename', 'oldpath'].indexOf(p[0]) + 1) << NRC.PATHARG_SHIFT | (p[1] ? 0 : NRC.PATH_RAW) : 0) | (NEWPATH_ARG.has(name) ? NRC.NEWPATH : 0)
+    | (mode ? ((mode[0] === 6 ? 7 : mode[0] + 1) << NRC.MODE_SHIFT) | ((['chmod', 'open', 'hex'].indexOf(mode[1]) + 1) << NRC.MODEFMT_SHIFT) : 0)
+    | (fd ? (fd === 'ret' ? 1 : 2) << NRC.FDARG_SHIFT : 0) | (name === 'setuid' ? NRC.SETUID : 0) | (name === 'bpf' ? NRC.BPF : 0);
 });
 
 let nativeCache: NativeIngest | null | undefined;
@@ -235,14 +257,36 @@ export class KernelIngest {
     st[IABI.IS_BASE] = MEM.batchBase;
     st[IABI.IS_CONST] = 0;
     const { tidPid, pidAddr } = this.threads;
+    this.consts.clear();
     for (let off = 0; ; ) {
       off = native.ingest(view, off, bytes, this.mem, plan.words, CONSTS.blob, tidPid, pidAddr, st, this.offs, this.threads.starts);
+      if (st[IABI.IS_STOP] === STOP_HOST_RECORD) {
+        off = this.hostRecord(plan, view, off);
+        continue;
+      }
       if (st[IABI.IS_STOP] !== 1) break;
       this.threads.apply(view, off);
       off += view[off + HDR.len]! | (view[off + HDR.len + 1]! << 8) | (view[off + HDR.len + 2]! << 16) | (view[off + HDR.len + 3]! << 24);
     }
     this.num = st[IABI.IS_NUM]!;
     return st[IABI.IS_EVENTS]!;
+  }
+
+  /** The native translator's event at `off` written by the JS one (its state in and out); returns the next record's offset. */
+  private hostRecord(plan: Plan, view: Uint8Array, off: number): number {
+    const st = this.state;
+    const n = st[IABI.IS_EVENTS]!;
+    const at = MEM.batchBase + n * plan.stride;
+    this.heap = st[IABI.IS_HEAP]!;
+    this.num = st[IABI.IS_NUM]!;
+    this.u8.fill(0, at, at + plan.words[IABI.IP_HEAD]!);
+    const vd = new DataView(view.buffer, view.byteOffset, view.byteLength);
+    this.record(plan, view, vd, off, at);
+    this.offs[n] = off;
+    st[IABI.IS_EVENTS] = n + 1;
+    st[IABI.IS_HEAP] = this.heap;
+    st[IABI.IS_NUM] = this.num;
+    return off + vd.getUint32(off + HDR.len, true);
   }
 
   private record(plan: Plan, view: Uint8Array, vd: DataView, off: number, at: number): void {
@@ -263,7 +307,7 @@ export class KernelIngest {
   }
 
   // The facts of the record being written (one reused object, no allocation per event).
-  private readonly f = { name: '', ret: 0, fdName: 0, fdLen: 0, rawOff: 0, rawLen: 0, file: false, dirFlag: false, flags: 0, client: 0, server: 0, fam: 0, thread: 0 };
+  private readonly f = { name: '', cls: 0, ret: 0, fdName: 0, fdLen: 0, rawOff: 0, rawLen: 0, file: false, dirFlag: false, flags: 0, client: 0, server: 0, fam: 0, thread: 0 };
 
   private facts(view: Uint8Array, vd: DataView, off: number, nr: number): void {
     const f = this.f;
@@ -302,6 +346,7 @@ export class KernelIngest {
     f.flags = name === 'creat' ? 0x241 : flagsAt >= 0 ? vd.getUint32(off + flagsAt, true) : 0;
     const server = SERVER_SIDE.has(name);
     f.name = name;
+    f.cls = nr < NR_SYSCALLS ? NR_CLASS[nr]! : 0;
     f.ret = Number(vd.getBigInt64(off + HDR.ret, true));
     f.rawOff = po ? off + po : 0;
     f.rawLen = pl;
@@ -401,8 +446,33 @@ export class KernelIngest {
         this.dv.setBigInt64(to, d, true);
         return true;
       }
+      case F.ARG_NAME:
+      case F.ARG_PATH:
+      case F.ARG_FILENAME:
       case F.ARG_OLDPATH:
-        return (f.fdLen !== 0 || f.fdName !== 0) && this.fdName(view, to);
+        // the syscall's path parameter: a relative one resolved like fd.name, else as passed
+        if (PATH_FIELD[(f.cls >> NRC.PATHARG_SHIFT) & 7] !== field || f.rawOff === 0) return false;
+        if ((f.cls & NRC.PATH_RAW) === 0 && f.rawLen > 0 && view[f.rawOff] !== 47) return this.fdName(view, to);
+        return this.copyRange(view, f.rawOff, f.rawLen, to);
+      case F.ARG_NEWPATH:
+        return (f.cls & NRC.NEWPATH) !== 0 && this.newPath(view, vd, off, to);
+      case F.ARG_MODE: {
+        const m = MODE_ARG[f.name];
+        if (m === undefined) return false;
+        const v = vd.getUint32(off + (m[0] === 6 ? SYSCALL.aux + 8 : SYSCALL.args + 8 * m[0]), true);
+        return this.constant(m[1] === 'chmod' ? chmodMode(v) : m[1] === 'open' ? openMode(f.flags, v) : hexMode(v), to);
+      }
+      case F.ARG_FD: {
+        const k = FD_ARG[f.name];
+        return k !== undefined && this.constant(fdText(k === 'ret' ? f.ret : vd.getInt32(off + SYSCALL.args, true), (e) => ERRNO[e]), to);
+      }
+      case F.ARG_UID: {
+        if (f.name !== 'setuid') return false;
+        const uid = vd.getUint32(off + SYSCALL.args, true);
+        return this.constant(uidText(uid, this.threads.userName(uid)), to);
+      }
+      case F.ARG_CMD:
+        return f.name === 'bpf' && this.constant(String(vd.getInt32(off + SYSCALL.args, true)), to);
       case F.ARG_DOMAIN:
         return f.name === 'socket' && this.constant(socketDomain(Number(vd.getBigInt64(off + SYSCALL.args, true))), to);
       case F.ARG_REQUEST:
@@ -410,6 +480,29 @@ export class KernelIngest {
       default:
         return false;
     }
+  }
+
+  /** evt.arg.newpath: the second path, a relative one joined with dir2 and normalized as fd.name is. */
+  private newPath(view: Uint8Array, vd: DataView, off: number, to: number): boolean {
+    const po = vd.getUint16(off + SYSCALL.path2, true);
+    const pl = vd.getUint16(off + SYSCALL.path2 + 2, true);
+    const d0 = vd.getUint16(off + SYSCALL.dir2, true);
+    const dl = vd.getUint16(off + SYSCALL.dir2 + 2, true);
+    if (po === 0) return false;
+    if (pl === 0 || view[off + po] === 47 || d0 === 0) return this.copyRange(view, off + po, pl, to);
+    const slash = dl > 0 && view[off + d0 + dl - 1] === 47 ? 0 : 1;
+    const n = dl + slash + pl;
+    const at = this.alloc(n);
+    if (at === 0) return false;
+    this.u8.set(view.subarray(off + d0, off + d0 + dl), at);
+    if (slash) this.u8[at + dl] = 47;
+    this.u8.set(view.subarray(off + po, off + po + pl), at + dl + slash);
+    if (this.u8[at] !== 47 || !needsNormalize(this.u8, at, n)) return this.ref(to, at, n);
+    const norm = Buffer.from(posix.normalize(Buffer.from(this.u8.subarray(at, at + n)).toString('latin1')), 'latin1');
+    const nat = this.alloc(norm.length);
+    if (nat === 0) return false;
+    this.u8.set(norm, nat);
+    return this.ref(to, nat, norm.length);
   }
 
   private num64(to: number, v: number): true {

@@ -3,7 +3,8 @@
  * Native kernel-record translator (see ingest.h): one pass over a batch of wire records writing
  * one eval record per SYSCALL record, with the exact semantics of kernel-ingest.ts's JS path
  * (open flags per syscall, fd.name joined with the record's directory, endpoints by side, errno
- * names, IPv4 tuple names). Strings are copied into the batch's string area; nothing is
+ * names, IPv4 tuple names, the evt.arg.* parameters by syscall class; setuid records stop the pass
+ * when evt.arg.uid is read, the host names users). Strings are copied into the batch's string area; nothing is
  * allocated. Every write into linear memory is bounds-checked against the plan's regions.
  */
 #include <stdio.h>
@@ -189,6 +190,111 @@ static int open_flags(struct ctx *c, uint32_t flags, uint8_t *to)
 	return ref(to, at, len);
 }
 
+/* The first path as passed (evt.arg.target, fd.nameraw of an open, unresolved path parameters). */
+static int raw_path(struct ctx *c, struct facts *f, uint8_t *to)
+{
+	uint16_t po = rd16(f->rec + offsetof(struct rae_syscall, path));
+	uint16_t pl = rd16(f->rec + offsetof(struct rae_syscall, path) + 2);
+	if (po == 0 || (uint32_t)po + pl >= f->len)
+		return 0;
+	if (!f->raw_addr && f->has_name && !f->joined && f->name_addr)
+		f->raw_addr = f->name_addr; /* the same bytes */
+	if (!f->raw_addr) {
+		uint32_t at = alloc(c, pl);
+		if (!at)
+			return 0;
+		memcpy(c->io->mem + at, f->rec + po, pl);
+		f->raw_addr = at;
+	}
+	return ref(to, f->raw_addr, pl);
+}
+
+static int text(struct ctx *c, const char *s, int n, uint8_t *to)
+{
+	return n > 0 && copy(c, (const uint8_t *)s, (uint32_t)n, to);
+}
+
+static uint32_t normalize(const uint8_t *s, uint32_t len, uint8_t *d);
+static int needs_normalize(const uint8_t *s, uint32_t len);
+
+/* evt.arg.newpath: the second path, a relative one joined with dir2 and normalized (libsinsp PT_FSPATH). */
+static int new_path(struct ctx *c, struct facts *f, uint8_t *to)
+{
+	const uint8_t *rec = f->rec;
+	uint16_t po = rd16(rec + offsetof(struct rae_syscall, path2)), pl = rd16(rec + offsetof(struct rae_syscall, path2) + 2);
+	uint16_t d0 = rd16(rec + offsetof(struct rae_syscall, dir2)), dl = rd16(rec + offsetof(struct rae_syscall, dir2) + 2);
+	if (po == 0 || (uint32_t)po + pl >= f->len)
+		return 0;
+	if ((uint32_t)d0 + dl >= f->len)
+		d0 = dl = 0;
+	if (pl == 0 || rec[po] == '/' || d0 == 0)
+		return copy(c, rec + po, pl, to);
+	uint32_t slash = dl > 0 && rec[d0 + dl - 1] == '/' ? 0 : 1, n = dl + slash + pl;
+	uint32_t at = alloc(c, n);
+	if (!at)
+		return 0;
+	uint8_t *m = c->io->mem + at;
+	memcpy(m, rec + d0, dl);
+	if (slash)
+		m[dl] = '/';
+	memcpy(m + dl + slash, rec + po, pl);
+	if (m[0] == '/' && needs_normalize(m, n)) {
+		uint32_t nat = alloc(c, n);
+		if (!nat)
+			return 0;
+		n = normalize(m, n, c->io->mem + nat);
+		at = nat;
+	}
+	return ref(to, at, n);
+}
+
+/* evt.arg.mode (render.ts chmodMode / openMode / hexMode). */
+static int mode_text(struct ctx *c, struct facts *f, uint8_t *to)
+{
+	uint32_t w = (f->cls >> RAE_NRC_MODE_SHIFT) & 7, fmt = (f->cls >> RAE_NRC_MODEFMT_SHIFT) & 3;
+	if (!w || !fmt)
+		return 0;
+	uint32_t v = w == 7 ? (uint32_t)rd64(f->rec + offsetof(struct rae_syscall, aux) + 8) : (uint32_t)rd64(f->rec + offsetof(struct rae_syscall, args) + 8 * (w - 1));
+	char s[256];
+	int n = 0;
+	if (fmt == 1) {
+		v &= 07777;
+		for (int i = 0; i < 12; i++) {
+			if (!(v & (1u << i)))
+				continue;
+			const int32_t *k = c->io->plan + RAE_IP_CONST + 2 * (RAE_K_MODE + i);
+			if (k[1] <= 0 || n + 1 + k[1] > (int)sizeof(s))
+				return 0;
+			if (n > 0)
+				s[n++] = '|';
+			memcpy(s + n, c->io->mem + c->konst + (uint32_t)k[0], (uint32_t)k[1]);
+			n += k[1];
+		}
+		if (n == 0)
+			s[n++] = '0';
+	} else if (fmt == 2) {
+		v = (f->flags & (0100 | 020000000)) ? v & 07777 : 0;
+		n = snprintf(s, sizeof(s), "%#o", v);
+	} else {
+		n = snprintf(s, sizeof(s), "%X", v);
+	}
+	return text(c, s, n, to);
+}
+
+/* evt.arg.fd without an fd table (render.ts fdText): the number, AT_FDCWD, or a negative value's errno name. */
+static int fd_text(struct ctx *c, int64_t fd, uint8_t *to)
+{
+	char s[24];
+	if (fd == -100)
+		return text(c, "AT_FDCWD", 8, to);
+	if (fd < 0 && fd > -RAE_K_ERRNO_END && konst(c, (int)-fd, to))
+		return 1;
+	return text(c, s, snprintf(s, sizeof(s), "%lld", (long long)fd), to);
+}
+
+/* The field of each RAE_NRC_PATHARG kind. */
+static const int PATH_FIELD[8] = { 0, RAE_FLD_ARG_NAME, RAE_FLD_ARG_PATH, RAE_FLD_ARG_FILENAME, RAE_FLD_ARG_OLDPATH, 0, 0, 0 };
+
 static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t evt_num)
 {
 	int ok = f->ret >= 0;
@@ -215,22 +321,8 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 		if (!(f->cls & RAE_NRC_OPEN))
 			return value(c, f, RAE_FLD_NAME, to, evt_num);
 		/* fall through */
-	case RAE_FLD_ARG_TARGET: {
-		uint16_t po = rd16(f->rec + offsetof(struct rae_syscall, path));
-		uint16_t pl = rd16(f->rec + offsetof(struct rae_syscall, path) + 2);
-		if (po == 0 || (uint32_t)po + pl >= f->len)
-			return 0;
-		if (!f->raw_addr && f->has_name && !f->joined && f->name_addr)
-			f->raw_addr = f->name_addr; /* the same bytes */
-		if (!f->raw_addr) {
-			uint32_t at = alloc(c, pl);
-			if (!at)
-				return 0;
-			memcpy(c->io->mem + at, f->rec + po, pl);
-			f->raw_addr = at;
-		}
-		return ref(to, f->raw_addr, pl);
-	}
+	case RAE_FLD_ARG_TARGET:
+		return raw_path(c, f, to);
 	case RAE_FLD_DIR:
 	case RAE_FLD_FILE: {
 		if (!(f->cls & RAE_NRC_OPEN) || !fd_name(c, f, to))
@@ -319,8 +411,34 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 			return 0;
 		return num(to, (int64_t)(rd64(f->rec + offsetof(struct rae_hdr, ts_ns)) - c->io->starts[i]));
 	}
-	case RAE_FLD_ARG_OLDPATH:
-		return fd_name(c, f, to);
+	case RAE_FLD_ARG_NAME:
+	case RAE_FLD_ARG_PATH:
+	case RAE_FLD_ARG_FILENAME:
+	case RAE_FLD_ARG_OLDPATH: {
+		/* the syscall's path parameter: a relative one resolved like fd.name, else as passed */
+		if (PATH_FIELD[(f->cls >> RAE_NRC_PATHARG_SHIFT) & 7] != field)
+			return 0;
+		uint16_t po = rd16(f->rec + offsetof(struct rae_syscall, path)), pl = rd16(f->rec + offsetof(struct rae_syscall, path) + 2);
+		if (po == 0 || (uint32_t)po + pl >= f->len)
+			return 0;
+		if (!(f->cls & RAE_NRC_PATH_RAW) && pl > 0 && f->rec[po] != '/')
+			return fd_name(c, f, to);
+		return raw_path(c, f, to);
+	}
+	case RAE_FLD_ARG_NEWPATH:
+		return (f->cls & RAE_NRC_NEWPATH) && new_path(c, f, to);
+	case RAE_FLD_ARG_MODE:
+		return mode_text(c, f, to);
+	case RAE_FLD_ARG_FD: {
+		uint32_t k = (f->cls >> RAE_NRC_FDARG_SHIFT) & 3;
+		if (!k)
+			return 0;
+		return fd_text(c, k == 1 ? f->ret : (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args)), to);
+	}
+	case RAE_FLD_ARG_CMD: {
+		char s[16];
+		return (f->cls & RAE_NRC_BPF) && text(c, s, snprintf(s, sizeof(s), "%d", (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args))), to);
+	}
 	case RAE_FLD_ARG_DOMAIN:
 	case RAE_FLD_ARG_REQUEST: {
 		int64_t a0 = (int64_t)rd64(f->rec + offsetof(struct rae_syscall, args));
@@ -455,7 +573,7 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 #define ALWAYS (BIT(RAE_FLD_NUM) | BIT(RAE_FLD_RAWRES) | BIT(RAE_FLD_RES) | BIT(RAE_FLD_FAILED) | BIT(RAE_FLD_TYPECHAR) | \
 		BIT(RAE_FLD_TYPE) | BIT(RAE_FLD_FAMILY) | BIT(RAE_FLD_NAMERAW) | BIT(RAE_FLD_ARG_TARGET) | BIT(RAE_FLD_L4PROTO) | BIT(RAE_FLD_READ) | BIT(RAE_FLD_WRITE) | \
 		BIT(RAE_FLD_CONNECTED) | BIT(RAE_FLD_NAME_CHANGED) | BIT(RAE_FLD_DURATION))
-#define NEED_NAME (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_DIR) | BIT(RAE_FLD_FILE) | BIT(RAE_FLD_ARG_OLDPATH))
+#define NEED_NAME (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_DIR) | BIT(RAE_FLD_FILE))
 #define NEED_ADDR (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_SIP) | BIT(RAE_FLD_CIP) | BIT(RAE_FLD_LIP) | BIT(RAE_FLD_RIP) | \
 		   BIT(RAE_FLD_SPORT) | BIT(RAE_FLD_CPORT) | BIT(RAE_FLD_LPORT) | BIT(RAE_FLD_RPORT) | BIT(RAE_FLD_IPS) | \
 		   BIT(RAE_FLD_PORTS))
@@ -486,6 +604,17 @@ static uint64_t possible(const struct facts *f)
 		can |= BIT(RAE_FLD_ARG_DOMAIN);
 	if (f->cls & RAE_NRC_PTRACE)
 		can |= BIT(RAE_FLD_ARG_REQUEST);
+	int pk = PATH_FIELD[(f->cls >> RAE_NRC_PATHARG_SHIFT) & 7];
+	if (pk)
+		can |= BIT(pk);
+	if (f->cls & RAE_NRC_NEWPATH)
+		can |= BIT(RAE_FLD_ARG_NEWPATH);
+	if ((f->cls >> RAE_NRC_MODE_SHIFT) & 7)
+		can |= BIT(RAE_FLD_ARG_MODE);
+	if ((f->cls >> RAE_NRC_FDARG_SHIFT) & 3)
+		can |= BIT(RAE_FLD_ARG_FD);
+	if (f->cls & RAE_NRC_BPF)
+		can |= BIT(RAE_FLD_ARG_CMD);
 	return can;
 }
 
@@ -500,6 +629,9 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 	if (stride == 0 || head > stride || io->plan_len < RAE_IP_SLOTS + 3 * (size_t)nslots)
 		return -1;
 	const int32_t *slots = plan + RAE_IP_SLOTS;
+	int host_uid = 0; /* evt.arg.uid is read: setuid records are left to the host (user names) */
+	for (uint32_t j = 0; j < nslots; j++)
+		host_uid |= slots[3 * j] == RAE_FLD_ARG_UID;
 	for (uint32_t j = 0; j < nslots; j++)
 		if (slots[3 * j] < 1 || slots[3 * j] >= RAE_FLD_COUNT || slots[3 * j + 1] < 0 || (uint32_t)slots[3 * j + 1] + 8 > stride || slots[3 * j + 2] < 0 ||
 		    RAE_REC_PRESENT + 4 * ((uint32_t)slots[3 * j + 2] >> 5) + 4 > head)
@@ -538,9 +670,13 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 			break;
 		}
 		if (n < max && len >= sizeof(struct rae_syscall)) {
+			uint16_t nr = rd16(rec + offsetof(struct rae_hdr, nr));
+			if (host_uid && nr < RAE_NR_SYSCALLS && (plan[RAE_IP_NR + 2 * nr + 1] & RAE_NRC_SETUID)) {
+				stop = 2;
+				break;
+			}
 			uint8_t *e = io->mem + base + n * stride;
 			memset(e, 0, head);
-			uint16_t nr = rd16(rec + offsetof(struct rae_hdr, nr));
 			uint32_t pid = rd32(rec + offsetof(struct rae_hdr, pid));
 			wr32(e + RAE_REC_TYPE, nr < RAE_NR_SYSCALLS ? (uint32_t)plan[RAE_IP_NR + 2 * nr] : 0);
 			/* the process of the record's thread group id (any thread, also of a process seen only in /proc) */

@@ -30,6 +30,8 @@ enum {
 	RAE_FLD_CPORT, RAE_FLD_LPORT, RAE_FLD_RPORT, RAE_FLD_IPS, RAE_FLD_PORTS, RAE_FLD_FAMILY,
 	RAE_FLD_ARG_FLAGS, RAE_FLD_ARG_TARGET, RAE_FLD_ARG_OLDPATH, RAE_FLD_ARG_DOMAIN, RAE_FLD_ARG_REQUEST,
 	RAE_FLD_L4PROTO, RAE_FLD_CONNECTED, RAE_FLD_NAME_CHANGED, RAE_FLD_DURATION,
+	RAE_FLD_ARG_NAME, RAE_FLD_ARG_PATH, RAE_FLD_ARG_FILENAME, RAE_FLD_ARG_NEWPATH, RAE_FLD_ARG_MODE,
+	RAE_FLD_ARG_FD, RAE_FLD_ARG_UID, RAE_FLD_ARG_CMD,
 	RAE_FLD_COUNT
 };
 
@@ -43,18 +45,29 @@ enum {
 #define RAE_NRC_CONNECT 0x400 /* connect(2): fd.connected unless it failed (EINPROGRESS counts) */
 #define RAE_NRC_SENDTO 0x800  /* sendto/sendmsg: fd.name_changed when an address was given */
 #define RAE_NRC_FLAGS_SHIFT 4 /* open flags: 0 none, 1 creat, 2 openat2 aux[0], 3 args[1], 4 args[2] */
+/* evt.arg.* of the syscall's parameters (libsinsp's names, see host/sources/syscall/render.ts) */
+#define RAE_NRC_PATHARG_SHIFT 12 /* 3 bits: the first path is evt.arg. 1 name, 2 path, 3 filename, 4 oldpath */
+#define RAE_NRC_PATH_RAW 0x8000  /* ... as passed (PT_CHARBUF), never joined with its directory */
+#define RAE_NRC_NEWPATH 0x10000  /* the second path is evt.arg.newpath */
+#define RAE_NRC_MODE_SHIFT 17    /* 3 bits: evt.arg.mode from args[n - 1] (1..6), 7 = aux[1]; 0 none */
+#define RAE_NRC_MODEFMT_SHIFT 20 /* 2 bits: 1 chmod names, 2 open octal (%#o), 3 hex (%X) */
+#define RAE_NRC_FDARG_SHIFT 22   /* 2 bits: evt.arg.fd 1 = the return value, 2 = args[0] */
+#define RAE_NRC_SETUID 0x1000000 /* setuid(2): evt.arg.uid (user names live in the host: stop there) */
+#define RAE_NRC_BPF 0x2000000    /* bpf(2): evt.arg.cmd */
 
 /*
  * Constant string ids: 0..255 evt.res by errno (0 = SUCCESS; length 0 = no name), fd types,
  * socket domains 0..63 and ptrace requests 0..31 and 0x4200..0x420f (length 0 = print the
  * number), the open access modes (O_RDONLY, O_WRONLY, O_RDWR) and the open flag names whose
- * bits are the plan's RAE_IP_OFLAGS words, then fd.l4proto's tcp, udp, raw.
+ * bits are the plan's RAE_IP_OFLAGS words, then fd.l4proto's tcp, udp, raw, then the chmod mode
+ * names of bits 0..11 (S_IXOTH ... S_ISUID).
  */
 enum {
 	RAE_K_ERRNO_END = 256, RAE_K_F = 256, RAE_K_FILE, RAE_K_D, RAE_K_DIRECTORY, RAE_K_4, RAE_K_IPV4,
 	RAE_K_6, RAE_K_IPV6, RAE_K_U, RAE_K_UNIX, RAE_K_IP,
 	RAE_K_DOMAIN, RAE_K_PTRACE = RAE_K_DOMAIN + 64, RAE_K_PTRACE_HI = RAE_K_PTRACE + 32,
-	RAE_K_OACC = RAE_K_PTRACE_HI + 16, RAE_K_OFLAG = RAE_K_OACC + 3, RAE_K_L4 = RAE_K_OFLAG + 17, RAE_K_COUNT = RAE_K_L4 + 3
+	RAE_K_OACC = RAE_K_PTRACE_HI + 16, RAE_K_OFLAG = RAE_K_OACC + 3, RAE_K_L4 = RAE_K_OFLAG + 17, RAE_K_MODE = RAE_K_L4 + 3,
+	RAE_K_COUNT = RAE_K_MODE + 12
 };
 #define RAE_OFLAG_COUNT 17
 
@@ -75,7 +88,7 @@ enum {
 #define RAE_IS_NUM 4      /* evt.num of the last event */
 #define RAE_IS_BASE 5     /* address of event 0's eval record */
 #define RAE_IS_CONST 6    /* address of the constant blob in memory (0 = copy it first) */
-#define RAE_IS_STOP 7     /* out: 1 = stopped at a process record, 0 = end of input or a bad record */
+#define RAE_IS_STOP 7     /* out: 1 = stopped at a process record, 2 = at a SYSCALL record the host translates (evt.arg.uid), 0 = end of input or a bad record */
 #define RAE_IS_WORDS 8
 
 struct rae_ingest_io {

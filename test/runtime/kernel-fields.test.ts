@@ -13,8 +13,8 @@ const one = (condition: string, output: string) =>
   loadRules([{ name: 'r.yaml', text: `- rule: r\n  desc: d\n  condition: ${condition}\n  output: ${JSON.stringify(output)}\n  priority: NOTICE\n` }], { suggestedOutput: false }).ruleset.rules;
 
 test('kernel fields: conditions and outputs are checked, ancestors and evt.arg.* by their name', () => {
-  const g = kernelFieldGaps(one('evt.type = open and proc.aname[3] = sh and fd.l4proto = tcp and proc.sid = 1 and tolower(evt.arg.mode) = x', '%user.loginname %proc.sname %thread.tid %evt.arg.flags %proc.pname %evt.time'));
-  assert.equal(g, { condition: ['evt.arg.mode', 'proc.sid'], output: ['thread.tid'] });
+  const g = kernelFieldGaps(one('evt.type = open and proc.aname[3] = sh and fd.l4proto = tcp and proc.sid = 1 and tolower(evt.arg.gid) = x', '%user.loginname %proc.sname %thread.tid %evt.arg.flags %proc.pname %evt.time'));
+  assert.equal(g, { condition: ['evt.arg.gid', 'proc.sid'], output: ['thread.tid'] });
 });
 
 test('kernel fields: disabled and other-source rules do not count', () => {

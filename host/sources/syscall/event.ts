@@ -9,7 +9,7 @@ import type { EventAccessor, RawValue } from '../../engine/interpreter.js';
 import type { FieldRef } from '../../engine/ir.js';
 import { AF, HDR, SYSCALL } from './abi.js';
 import { sockaddr, type SockAddr } from './decode.js';
-import { atFlags, modeFlags, openFlags, openReads, openWrites, ptraceRequest, resText, SOCK, socketDomain } from './render.js';
+import { atFlags, chmodMode, errnoName, FD_ARG, fdText, hexMode, MODE_ARG, NEWPATH_ARG, openFlags, openMode, openReads, openWrites, PATH_ARG, ptraceRequest, resText, SOCK, socketDomain, uidText } from './render.js';
 import { argsText, cmdlineText, type ProcessTable, type ProcInfo } from './state.js';
 import type { UserNames } from './users.js';
 
@@ -201,31 +201,52 @@ export class SyscallEvent implements EventAccessor {
     return `${ep(client)}->${ep(server)}`;
   }
 
+  /**
+   * A path parameter as libsinsp's evt.arg renders PT_FSPATH/PT_FSRELPATH (render.ts): an
+   * absolute or empty path as passed, a relative one joined with its directory (the record's, else
+   * the process's cwd) and normalised; `resolved` false (PT_CHARBUF) keeps it as passed.
+   */
+  private argPath(pathAt: number, dirAt: number, resolved: boolean): string | undefined {
+    const p = this.str(pathAt);
+    if (p === undefined || p === '' || p.startsWith('/') || !resolved) return p;
+    const dir = this.str(dirAt) ?? this.proc?.cwd;
+    return dir ? posix.join(dir, p) : p;
+  }
+
+  /** evt.arg.NAME: the syscall's parameter of that name as libsinsp renders it (render.ts), undefined when it has none. */
   private evtArg(name: string | undefined): RawValue | undefined {
     const t = this.type;
     switch (name) {
       case 'res': return resText(this.ret);
-      case 'fd': return this.fdNum() ?? this.arg(0);
+      case 'fd': {
+        const from = FD_ARG[t];
+        return from === undefined ? undefined : fdText(from === 'ret' ? this.ret : this.arg(0) | 0, errnoName);
+      }
       case 'flags':
         if (OPEN.has(t)) return openFlags(this.openFlagsRaw());
         if (t === 'unlinkat' || t === 'fchmodat' || t === 'linkat') return atFlags(this.arg(t === 'linkat' ? 4 : 2));
         return String(this.arg(t === 'memfd_create' ? 1 : t === 'unshare' ? 0 : 1));
-      case 'mode':
-        if (OPEN.has(t)) return `0${this.openMode().toString(8)}`;
-        return modeFlags(this.arg(t === 'chmod' || t === 'fchmod' ? 1 : t === 'fchmodat' ? 2 : 1));
+      case 'mode': {
+        const m = MODE_ARG[t];
+        if (m === undefined) return undefined;
+        const v = m[0] === 6 ? this.openMode() : this.arg(m[0]);
+        return m[1] === 'chmod' ? chmodMode(v) : m[1] === 'open' ? openMode(this.openFlagsRaw(), v) : hexMode(v);
+      }
       case 'name':
       case 'path':
       case 'filename':
-        if (t === 'memfd_create') return this.str(SYSCALL.path);
-        return this.path();
-      case 'oldpath': return this.path();
-      case 'newpath':
+      case 'oldpath': {
+        const p = PATH_ARG[t];
+        return p !== undefined && p[0] === name ? this.argPath(SYSCALL.path, SYSCALL.dir, p[1]) : undefined;
+      }
+      case 'newpath': return NEWPATH_ARG.has(t) ? this.argPath(SYSCALL.path2, SYSCALL.dir2, true) : undefined;
       case 'linkpath': return this.resolve(SYSCALL.path2, SYSCALL.dir2);
       case 'target': return this.str(SYSCALL.path);
       case 'request': return t === 'ptrace' ? ptraceRequest(this.arg(0)) : undefined;
       case 'pid': return t === 'ptrace' ? this.arg(1) : undefined;
       case 'domain': return t === 'socket' ? socketDomain(this.arg(0)) : undefined;
-      case 'uid': return t === 'setuid' ? this.u32(SYSCALL.args) : undefined;
+      case 'uid': return t === 'setuid' ? uidText(this.u32(SYSCALL.args), this.ctx.names.user(this.u32(SYSCALL.args))) : undefined;
+      case 'cmd': return t === 'bpf' ? String(this.arg(0) | 0) : undefined;
       case 'dirfd': return this.arg(0);
       default: return undefined;
     }

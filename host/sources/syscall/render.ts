@@ -31,7 +31,8 @@ export function openWrites(flags: number): boolean {
   return (flags & O_ACCMODE) !== 0;
 }
 
-const MODE_FLAGS: FlagTable = [
+/** chmod mode bits and names in libsinsp's chmod_mode order. */
+export const MODE_FLAGS: FlagTable = [
   [0o1, 'S_IXOTH'], [0o2, 'S_IWOTH'], [0o4, 'S_IROTH'], [0o10, 'S_IXGRP'], [0o20, 'S_IWGRP'], [0o40, 'S_IRGRP'],
   [0o100, 'S_IXUSR'], [0o200, 'S_IWUSR'], [0o400, 'S_IRUSR'], [0o1000, 'S_ISVTX'], [0o2000, 'S_ISGID'], [0o4000, 'S_ISUID'],
 ];
@@ -88,4 +89,80 @@ export function atFlags(flags: number): string {
   if (flags & 0x400) out.push('AT_SYMLINK_FOLLOW');
   if (flags & 0x1000) out.push('AT_EMPTY_PATH');
   return out.join('|') || String(flags);
+}
+
+// ---- evt.arg.* by syscall, as libsinsp names and renders the parameters ----
+// Parameter names and types from falcosecurity/libs driver/event_table.c (the current *_X
+// events: OPEN/OPENAT_2/OPENAT2/CREAT `name` PT_FSPATH/FSRELPATH and `mode` PT_UINT32 PF_OCT,
+// UNLINKAT_2 `name`, MKDIR_2/RMDIR_2/UNLINK_2 `path` PT_FSPATH, MKDIRAT `path` + `mode` PT_UINT32
+// PF_HEX, CHDIR `path` PT_CHARBUF (never resolved), MEMFD_CREATE `name` PT_CHARBUF, CHMOD/FCHMODAT
+// `filename` + `mode` PT_MODE (chmod_mode), FCHMOD `fd` + `mode`, RENAME/RENAMEAT/RENAMEAT2/
+// LINK_2/LINKAT_2 `oldpath` + `newpath`, SETUID `uid` PT_UID, BPF_2 `cmd` PT_INT64/PT_INT32 PF_DEC
+// (a plain number: BPF_PROG_LOAD is "5")). Rendering from userspace/libsinsp/event.cpp
+// sinsp_evt::get_param_as_str (evt.arg.X takes the resolved string when it is not empty, else the
+// plain one: sinsp_filtercheck_event TYPE_ARGSTR): PT_FSPATH/FSRELPATH resolve only a relative
+// path (concatenate_paths with the cwd / dirfd's directory), an absolute one stays as passed;
+// PT_MODE lists the chmod_mode names of the set bits, "%#o" when none; PT_UINT32 PF_OCT "%#o",
+// PF_HEX "%X"; PT_UID the user name, "<NA>" when unknown, "<NONE>" for -1 (render of PT_UID);
+// PT_FD (render_fd) the number, "AT_FDCWD" for -100, the errno name of a negative value, and
+// "<f>/path" of an fd in libsinsp's fd table, which neither of our paths keeps (the number then).
+// The driver sends open's mode only with O_CREAT/O_TMPFILE, else 0 (ppm_flag_helpers.h
+// open_modes_to_scap), and chmod/open modes as the 12 permission bits.
+
+/** The evt.arg name of a syscall's first path (the record's `path`), and whether it is resolved against `dir`. */
+export const PATH_ARG: Readonly<Record<string, readonly ['name' | 'path' | 'filename' | 'oldpath', boolean]>> = {
+  open: ['name', true], openat: ['name', true], openat2: ['name', true], creat: ['name', true], unlinkat: ['name', true],
+  memfd_create: ['name', false], mkdir: ['path', true], mkdirat: ['path', true], rmdir: ['path', true], unlink: ['path', true],
+  chdir: ['path', false], chmod: ['filename', true], fchmodat: ['filename', true], fchmodat2: ['filename', true],
+  rename: ['oldpath', true], renameat: ['oldpath', true], renameat2: ['oldpath', true], link: ['oldpath', true], linkat: ['oldpath', true],
+};
+/** Syscalls with evt.arg.newpath (the record's `path2`, resolved against `dir2`). */
+export const NEWPATH_ARG: ReadonlySet<string> = new Set(['rename', 'renameat', 'renameat2', 'link', 'linkat']);
+/** evt.arg.mode: which value (argument index; 6 = openat2's how.mode, aux[1]) and how it prints. */
+export const MODE_ARG: Readonly<Record<string, readonly [number, 'chmod' | 'open' | 'hex']>> = {
+  chmod: [1, 'chmod'], fchmod: [1, 'chmod'], fchmodat: [2, 'chmod'], fchmodat2: [2, 'chmod'],
+  open: [2, 'open'], openat: [3, 'open'], openat2: [6, 'open'], creat: [1, 'open'], mkdir: [1, 'hex'], mkdirat: [2, 'hex'],
+};
+/** evt.arg.fd: the return value or the first argument. */
+export const FD_ARG: Readonly<Record<string, 'ret' | 'arg0'>> = {
+  open: 'ret', openat: 'ret', openat2: 'ret', creat: 'ret', socket: 'ret', accept: 'ret', accept4: 'ret', memfd_create: 'ret', bpf: 'ret',
+  connect: 'arg0', fchmod: 'arg0', fcntl: 'arg0', setsockopt: 'arg0', getsockopt: 'arg0', finit_module: 'arg0',
+};
+/** The 12 permission bits of a chmod/open mode (chmod_mode's values). */
+export const MODE_BITS = 0o7777;
+/** O_CREAT | O_TMPFILE: open's mode is sent only with one of them. */
+export const OPEN_MODE_FLAGS = 0o100 | 0o20000000;
+
+/** evt.arg.mode of chmod/fchmod/fchmodat: `S_IRUSR|S_IWUSR...` (chmod_mode order), "0" when no bit is set. */
+export function chmodMode(mode: number): string {
+  return modeFlags(mode & MODE_BITS) || '0';
+}
+
+/** evt.arg.mode of an open (PT_UINT32 PF_OCT of open_modes_to_scap): "%#o", 0 without O_CREAT/O_TMPFILE. */
+export function openMode(flags: number, mode: number): string {
+  const m = (flags & OPEN_MODE_FLAGS) !== 0 ? mode & MODE_BITS : 0;
+  return m === 0 ? '0' : `0${m.toString(8)}`;
+}
+
+/** evt.arg.mode of mkdir/mkdirat (PT_UINT32 PF_HEX): "%X". */
+export function hexMode(mode: number): string {
+  return (mode >>> 0).toString(16).toUpperCase();
+}
+
+/** evt.arg.fd without an fd table: the number, AT_FDCWD, or the errno name (`errno(n)`) of a negative value. */
+export function fdText(fd: number, errno: (n: number) => string | undefined): string {
+  if (fd >= 0) return String(fd);
+  if (fd === -100) return 'AT_FDCWD';
+  return errno(-fd) ?? String(fd);
+}
+
+/** The errno name of a positive errno number (Node's table), undefined when unknown. */
+export function errnoName(n: number): string | undefined {
+  return ERRNO_NAMES.get(n);
+}
+
+/** evt.arg.uid: the user name, <NA> when unknown, <NONE> for -1. */
+export function uidText(uid: number, name: string | undefined): string {
+  if (uid >>> 0 === 0xffffffff) return '<NONE>';
+  return name ?? '<NA>';
 }
