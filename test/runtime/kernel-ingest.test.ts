@@ -216,6 +216,8 @@ test('kernel ingest: DetectionEngine.evaluateKernel turns kernel records into al
   await engine.close();
 });
 
+const lines0 = (s: string) => s.split('\n');
+
 /** Every eval record of the last batch decoded: type, the thread's pid, and each present slot's value. */
 function decodeRecords(m: RuleModule, n: number): string[] {
   const layout = m.compiled.generated.layouts.syscall;
@@ -243,7 +245,9 @@ const native = 'error' in loadNative() ? test.skip : test;
 
 native('kernel ingest: the native translator (probes/addon/ingest.c) writes the same eval records as the JS one', async () => {
   assert.ok(nativeTranslator(), 'the addon loads but its ingestAbi disagrees with kernel-ingest.ts');
-  const m = await compileAll(rules);
+  // a rule reading every evt.arg.* parameter, so each has a slot (filename, fd and newpath are only in outputs upstream)
+  const argRule = loadRules([{ name: 'args.yaml', text: `- rule: every evt.arg\n  desc: d\n  condition: evt.type in (chmod, fchmod, fchmodat, mkdir, mkdirat, rmdir, unlink, unlinkat, rename, renameat, renameat2, link, linkat, memfd_create, chdir, open, openat, openat2, creat, setuid, bpf, connect, socket) and (${['name', 'path', 'filename', 'oldpath', 'newpath', 'mode', 'fd', 'uid', 'cmd'].map((a) => `evt.arg.${a} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` }]).ruleset.rules;
+  const m = await compileAll([...rules, ...argRule]);
   const c = new KernelIngest();
   const js = new KernelIngest({ native: false });
   assert.ok(c.native && !js.native);
@@ -286,6 +290,31 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   }
   for (const [domain, type] of [[2n, 1n], [16n, 3n], [10n, 2n]] as const) off += syscallRecord(extra, off, { nr: syscallNr('socket')!, tid: 103, ret: 4n, args: [domain, type, 0n, 0n, 0n, 0n] });
   for (const fd of [3n, 9n]) off += syscallRecord(extra, off, { nr: syscallNr('dup')!, tid: 103, ret: 11n, args: [fd, 0n, 0n, 0n, 0n, 0n] });
+  // evt.arg.* parameters (render.ts): path parameters resolved only when relative, modes, fds, uids, bpf commands
+  const argRecords: Array<Parameters<typeof syscallRecord>[2]> = [
+    { nr: syscallNr('fchmodat')!, tid: 100, ret: 0n, args: [0xffffff9cn, 0n, 0o4644n, 0n, 0n, 0n], path: 'f', dir: '/tmp/w' },
+    { nr: syscallNr('chmod')!, tid: 100, ret: -1n, args: [0n, 0o2000n, 0n, 0n, 0n, 0n], path: '/tmp/../etc/x' },
+    { nr: syscallNr('fchmod')!, tid: 100, ret: 0n, args: [7n, 0o100000n, 0n, 0n, 0n, 0n] },
+    { nr: syscallNr('mkdir')!, tid: 101, ret: 0n, args: [0n, 0o755n, 0n, 0n, 0n, 0n], path: 'd/./e', dir: '/srv/' },
+    { nr: syscallNr('mkdirat')!, tid: 101, ret: -17n, args: [3n, 0n, 0o700n, 0n, 0n, 0n], path: '/abs/d' },
+    { nr: syscallNr('rmdir')!, tid: 101, ret: 0n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '../up', dir: '/srv/a' },
+    { nr: syscallNr('unlink')!, tid: 102, ret: 0n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '/root//.bash_history' },
+    { nr: syscallNr('unlinkat')!, tid: 102, ret: 0n, args: [0xffffff9cn, 0n, 0x200n, 0n, 0n, 0n], path: '.zsh_history', dir: '/home/u' },
+    { nr: syscallNr('rename')!, tid: 102, ret: 0n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: 'a', dir: '/w', path2: '../b', dir2: '/w/x' },
+    { nr: syscallNr('renameat2')!, tid: 102, ret: 0n, args: [0n, 0n, 0n, 0n, 1n, 0n], path: '/w/a', path2: '/w//b' },
+    { nr: syscallNr('linkat')!, tid: 102, ret: -2n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: 'l', dir: '/', path2: 'n', dir2: '/q/' },
+    { nr: syscallNr('memfd_create')!, tid: 103, ret: 5n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: 'rel-name' },
+    { nr: syscallNr('chdir')!, tid: 103, ret: 0n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: 'sub', dir: '/after/sub' },
+    { nr: syscallNr('openat')!, tid: 104, ret: 3n, args: [0n, 0n, 0o1101n, 0o4755n, 0n, 0n], path: 'new', dir: '/tmp' },
+    { nr: syscallNr('open')!, tid: 104, ret: -2n, args: [0n, 0n, 0o644n, 0n, 0n, 0n], path: '/missing' },
+    { nr: syscallNr('creat')!, tid: 104, ret: 4n, args: [0n, 0o600n, 0n, 0n, 0n, 0n], path: '/tmp/c2' },
+    { nr: syscallNr('setuid')!, tid: 105, ret: 0n, args: [0n, 0n, 0n, 0n, 0n, 0n] },
+    { nr: syscallNr('setuid')!, tid: 105, ret: -1n, args: [0xffffffffn, 0n, 0n, 0n, 0n, 0n] },
+    { nr: syscallNr('setuid')!, tid: 105, ret: -1n, args: [4_000_000_123n, 0n, 0n, 0n, 0n, 0n] },
+    { nr: syscallNr('bpf')!, tid: 105, ret: -22n, args: [5n, 0n, 0n, 0n, 0n, 0n] },
+    { nr: syscallNr('connect')!, tid: 105, ret: -9n, args: [0xffffffffffffff9cn, 0n, 0n, 0n, 0n, 0n] },
+  ];
+  for (const r of argRecords) off += syscallRecord(extra, off, r);
   const procs = new Uint8Array(4096);
   let plen = 0;
   for (const pid of [100, 103, 105]) plen += encodeProcRecord(proc(pid, 1, 'sshd', ['sshd']), procs, plen, 1_000_000_000n);
@@ -302,7 +331,8 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
     compared += oc.length;
   }
   assert.ok(compared > 20000, `${compared} records compared`);
-  const joined = decodeRecords(m, js.ingest(m, extra, off).length).join('\n');
+  const lastOffsets = js.ingest(m, extra, off);
+  const joined = decodeRecords(m, lastOffsets.length).join('\n');
   assert.match(joined, '"ipv6"');
   assert.match(joined, '"/run/docker.sock"');
   assert.match(joined, 'evt.arg.flags="O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC"');
@@ -314,6 +344,40 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   assert.match(joined, 'fd.name="/etc/shadow" fd.nameraw="/etc/../etc//shadow"');
   assert.match(joined, 'fd.name="/etc/passwd" fd.nameraw="../../etc/./passwd"');
   assert.match(joined, 'fd.name="/a/b/" fd.nameraw="//a//b/"');
+  // evt.arg.* as libsinsp renders them (render.ts), one line per record of argRecords
+  const argLines = lines0(joined).slice(-argRecords.length);
+  const want: Array<Record<string, string>> = [
+    { filename: '/tmp/w/f', mode: 'S_IROTH|S_IRGRP|S_IWUSR|S_IRUSR|S_ISUID' },
+    { filename: '/tmp/../etc/x', mode: 'S_ISGID' },
+    { fd: '7', mode: '0' },
+    { path: '/srv/d/e', mode: '1ED' },
+    { path: '/abs/d', mode: '1C0' },
+    { path: '/srv/up' },
+    { path: '/root//.bash_history' },
+    { name: '/home/u/.zsh_history' },
+    { oldpath: '/w/a', newpath: '/w/b' },
+    { oldpath: '/w/a', newpath: '/w//b' },
+    { oldpath: '/l', newpath: '/q/n' },
+    { name: 'rel-name', fd: '5' },
+    { path: 'sub' },
+    { name: '/tmp/new', mode: '04755', fd: '3' },
+    { name: '/missing', mode: '0', fd: 'ENOENT' },
+    { name: '/tmp/c2', mode: '0600', fd: '4' },
+    { uid: 'root' },
+    { uid: '<NONE>' },
+    { uid: '<NA>' },
+    { cmd: '5', fd: 'EINVAL' },
+    { fd: 'AT_FDCWD' },
+  ];
+  want.forEach((w, i) => {
+    const got = Object.fromEntries([...argLines[i]!.matchAll(/evt\.arg\.(name|path|filename|oldpath|newpath|mode|fd|uid|cmd)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    assert.equal(got, w, `record ${i}: ${argLines[i]}`);
+    // and matched events render the same values (kernelEventFields)
+    const k = lastOffsets.length - argRecords.length + i;
+    const fields = js.fieldsOf(m, extra, lastOffsets[k]!, k);
+    const rendered = Object.fromEntries(Object.entries(fields).filter(([f]) => /^evt\.arg\.(name|path|filename|oldpath|newpath|mode|fd|uid|cmd)$/.test(f)).map(([f, v]) => [f.slice(8), v]));
+    assert.equal(rendered, w, `record ${i} rendered`);
+  });
   for (const want of ['fd.l4proto="tcp"', 'fd.l4proto="udp"', 'fd.l4proto="raw"', 'fd.connected=1', 'fd.connected=0', 'fd.name_changed=1', 'fd.name_changed=0', 'proc.duration=5000000000']) assert.ok(joined.includes(want), want);
   const lines = joined.split('\n');
   for (const want of ['fd.name="::1:50000->2001:db8::1:443"', 'fd.name="2001:0:1::2:1234->::ffff:1.2.3.4:80"', 'fd.name="0.0.0.0:0->fe80:0:1:2:3:4:5:6:53"']) assert.ok(joined.includes(want), want);
