@@ -1,0 +1,124 @@
+// The evt.arg.* parameters on real kernel records, byte path against objects path: harmless
+// commands in a temporary directory (chmod u+s / g+s, fchmod, mkdir, rename, link, unlink, rmdir,
+// a setuid to the caller's own uid, a bpf(BPF_PROG_LOAD) call that fails on a null attribute) are
+// captured, and every evt.arg.* field (name, path, filename, oldpath, newpath, mode, fd, uid, cmd,
+// flags, target) must render the same through KernelIngest.fieldsOf (the byte path's matched
+// events, the same semantics as its eval records: test/runtime/kernel-ingest.test.ts) and through
+// SyscallEvent (the objects path), with libsinsp's values for the calls made here.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadRules } from '../../../host/engine/index.js';
+import { lookupField } from '../../../host/engine/fields/index.js';
+import type { FieldRef } from '../../../host/engine/ir.js';
+import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
+import { FieldEvent } from '../../../host/sources/field-event.js';
+import { HDR, KIND } from '../../../host/sources/syscall/abi.js';
+import { clocks, openCapture } from '../../../host/sources/syscall/addon.js';
+import { SyscallEvent } from '../../../host/sources/syscall/event.js';
+import { encodeProcRecord, readProcesses } from '../../../host/sources/syscall/procfs.js';
+import { ProcessTable } from '../../../host/sources/syscall/state.js';
+import { syscallIds, syscallName } from '../../../host/sources/syscall/syscalls.js';
+import { UserNames } from '../../../host/sources/syscall/users.js';
+import { compileAll } from '../../runtime/differential-helpers.js';
+import { kernelGate } from './collector.js';
+
+const gate = kernelGate('args.test.ts');
+const run_ = gate.run ? test : test.skip;
+
+const ARGS = ['name', 'path', 'filename', 'oldpath', 'newpath', 'mode', 'fd', 'uid', 'cmd', 'flags', 'target'];
+const TYPES = ['chmod', 'fchmod', 'fchmodat', 'fchmodat2', 'mkdir', 'mkdirat', 'rmdir', 'unlink', 'unlinkat', 'rename', 'renameat', 'renameat2', 'link', 'linkat', 'setuid', 'bpf'];
+
+// one Python process per step: setuid to its own uid, bpf(BPF_PROG_LOAD, NULL, 0), fchmod
+const PY = [
+  'import ctypes, os',
+  'os.setuid(os.getuid())',
+  'ctypes.CDLL(None, use_errno=True).syscall(321, 5, 0, 0)',
+  "fd = os.open('p', os.O_WRONLY | os.O_CREAT, 0o640)",
+  'os.fchmod(fd, 0o4750)',
+  'os.close(fd)',
+].join('\n');
+
+run_('args: evt.arg.* render the same on the byte path as on the objects path for real chmod/mkdir/rename/link/unlink/setuid/bpf calls', async () => {
+  const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: readFileSync(`../shared/corpus/${n}`, 'utf8') }))).ruleset.rules;
+  const refs = ARGS.map((a): FieldRef => {
+    const def = lookupField('syscall', 'evt.arg')!;
+    return { kind: 'field', def, arg: a, canonical: `evt.arg.${a}`, type: def.type, isList: false };
+  });
+  const m = await compileAll(rules);
+  const dir = mkdtempSync(join(tmpdir(), 'rae-args-'));
+  const cap = openCapture({ wakeupBytes: 1, maxLatencyMs: 5 });
+  const buf = new Uint8Array(32 << 20);
+  let fill = 0;
+  try {
+    cap.setInterestingSyscalls(syscallIds(new Set(TYPES)).ids);
+    for (const p of readProcesses()) fill += Math.max(0, encodeProcRecord(p, buf, fill, clocks().boottimeNs));
+    // relative paths (resolved against the cwd the probe records) and absolute ones
+    execFileSync('/bin/bash', ['-c', [
+      'set -e', `cd ${dir}`, 'touch f .bash_history', 'chmod 644 f', 'chmod u+s f', `chmod g+s ${dir}/f`, 'mkdir d', `mkdir ${dir}/d/e`,
+      'mv f g', "perl -e 'rename(\"g\", \"d/../g2\") or die; link(\"g2\", \"h\") or die; unlink(\"h\") or die; mkdir(\"m\", 0750) or die; rmdir(\"m\") or die'",
+      'ln g2 d/l', `rm ${dir}/d/l .bash_history`, 'rmdir d/e',
+      `python3 -c "${PY.replace(/"/g, '\\"')}"`,
+    ].join('\n')], { stdio: 'ignore' });
+    const meta = new Uint32Array(1);
+    for (let got = 1; got > 0 && fill < buf.length - (1 << 20); fill += got) got = cap.poll(buf.subarray(fill, fill + (1 << 20)), meta);
+  } finally {
+    cap.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const dv = new DataView(buf.buffer);
+  const ki = new KernelIngest();
+  const table = new ProcessTable();
+  const ctx = { table, names: new UserNames(), hostname: 'h' };
+  const offsets = ki.ingest(m, buf, fill);
+  const diffs: string[] = [];
+  const seen = new Map<string, Array<Record<string, unknown>>>();
+  let next = 0;
+  for (let off = 0; off < fill; off += dv.getUint32(off + HDR.len, true)) {
+    const kind = dv.getUint16(off + HDR.kind, true);
+    if (kind !== KIND.SYSCALL) {
+      table.apply(buf, dv, off, kind);
+      continue;
+    }
+    if (offsets[next] !== off) continue;
+    const i = next++;
+    const type = syscallName(dv.getUint16(off + HDR.nr, true));
+    const pid = dv.getUint32(off + HDR.pid, true);
+    const objects = new SyscallEvent(ctx, buf, dv, off, type, table.get(pid), 0n, 1);
+    const bytes = new FieldEvent(ki.fieldsOf(m, buf, off, i), { source: 'syscall', timeNs: 0n, num: 1n });
+    const values: Record<string, unknown> = {};
+    for (const ref of refs) {
+      const a = objects.field(ref);
+      const b = bytes.field(ref);
+      if (a !== b) diffs.push(`${type} ${ref.canonical}: objects ${JSON.stringify(a)}, bytes ${JSON.stringify(b)}`);
+      if (b !== undefined) values[ref.arg!] = b;
+    }
+    // only this test's calls (paths under the temporary directory, this uid's setuid, the bpf call, fchmod)
+    const mine = Object.values(values).some((v) => typeof v === 'string' && v.startsWith(dir)) || type === 'setuid' || type === 'bpf' || type === 'fchmod';
+    if (mine) seen.set(type, [...(seen.get(type) ?? []), values]);
+  }
+  assert.equal([...new Set(diffs)].slice(0, 20), []);
+  const all = [...seen.values()].flat();
+  const has = (w: Record<string, unknown>) => all.some((v) => Object.entries(w).every(([k, x]) => v[k] === x));
+  const say = (what: string) => `${what} not seen in ${JSON.stringify(Object.fromEntries(seen))}`;
+  // chmod u+s / g+s (coreutils: fchmodat), fchmod on an fd, mkdir, rename/link/unlink/rmdir
+  assert.ok(has({ filename: join(dir, 'f'), mode: 'S_IROTH|S_IRGRP|S_IWUSR|S_IRUSR|S_ISUID' }), say('chmod u+s'));
+  assert.ok(has({ filename: join(dir, 'f'), mode: 'S_IROTH|S_IRGRP|S_IWUSR|S_IRUSR|S_ISGID|S_ISUID' }), say('chmod g+s'));
+  assert.ok(all.some((v) => v.mode === 'S_IXGRP|S_IRGRP|S_IXUSR|S_IWUSR|S_IRUSR|S_ISUID' && /^\d+$/.test(String(v.fd))), say('fchmod'));
+  assert.ok(has({ path: join(dir, 'd') }) && has({ path: join(dir, 'd', 'e') }), say('mkdir d, d/e'));
+  assert.ok(has({ path: join(dir, 'm'), mode: '1E8' }), say('mkdir m 0750'));
+  assert.ok(has({ oldpath: join(dir, 'f'), newpath: join(dir, 'g') }), say('mv f g'));
+  assert.ok(has({ oldpath: join(dir, 'g'), newpath: join(dir, 'g2') }), say('rename g d/../g2'));
+  assert.ok(has({ oldpath: join(dir, 'g2'), newpath: join(dir, 'h') }), say('link g2 h'));
+  assert.ok(has({ path: join(dir, 'h') }), say('unlink h'));
+  assert.ok(has({ name: join(dir, 'd', 'l') }) || has({ path: join(dir, 'd', 'l') }), say('rm d/l'));
+  assert.ok(has({ name: join(dir, '.bash_history') }) || has({ path: join(dir, '.bash_history') }), say('rm .bash_history'));
+  // setuid to our own uid (root here) and the failing BPF_PROG_LOAD
+  assert.ok(has({ uid: 'root' }), say('setuid'));
+  assert.ok(all.some((v) => v.cmd === '5' && /^E[A-Z0-9]+$/.test(String(v.fd))), say('bpf BPF_PROG_LOAD'));
+});
+
+test.run();
