@@ -37,7 +37,8 @@ export class RuleCompiler {
   private nextId = 1;
   /** Built modules by code hash: reloading rules that generate the same code skips the compiler. */
   private readonly cache = new Map<string, Built>();
-  private readonly pending = new Map<number, (r: BuildResult) => void>();
+  /** Requests in flight, by the worker they were sent to (an old worker's exit fails only its own). */
+  private readonly pending = new Map<Worker, Map<number, (r: BuildResult) => void>>();
 
   private idleTimer: NodeJS.Timeout | undefined;
 
@@ -97,10 +98,12 @@ export class RuleCompiler {
     const entry = JSON.stringify(new URL('./compile-worker.ts', import.meta.url).href);
     const boot = `import(${url('assemblyscript/asc')}).then(() => import(${url('tsx/esm/api')})).then((m) => { m.register(); return import(${entry}); });`;
     const w = new Worker(boot, { eval: true });
+    const mine = new Map<number, (r: BuildResult) => void>();
+    this.pending.set(w, mine);
     w.on('message', (m: { id: number; ok: boolean } & Partial<Built> & { error?: RuntimeError }) => {
-      const done = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      if (this.pending.size === 0) {
+      const done = mine.get(m.id);
+      mine.delete(m.id);
+      if (mine.size === 0) {
         w.unref();
         this.armIdle(w);
       }
@@ -108,8 +111,9 @@ export class RuleCompiler {
     });
     const fail = (why: string) => {
       if (this.worker === w) this.worker = undefined;
-      for (const [id, done] of this.pending) {
-        this.pending.delete(id);
+      this.pending.delete(w);
+      for (const [id, done] of mine) {
+        mine.delete(id);
         done({ ok: false, error: runtimeError('EWORKER', `the compile worker stopped: ${why}`) });
       }
     };
@@ -125,7 +129,7 @@ export class RuleCompiler {
     if (idleMs <= 0) return;
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
-      if (this.worker !== w || this.pending.size > 0) return;
+      if (this.worker !== w || (this.pending.get(w)?.size ?? 0) > 0) return;
       this.worker = undefined;
       void w.terminate();
     }, idleMs).unref();
@@ -142,7 +146,7 @@ export class RuleCompiler {
     const w = this.worker;
     const id = this.nextId++;
     return new Promise((resolve) => {
-      this.pending.set(id, resolve);
+      this.pending.get(w)!.set(id, resolve);
       w.ref();
       w.postMessage({ id, code, plan } satisfies CompileRequest);
     });

@@ -82,4 +82,16 @@ test('the compile worker stops after compilerIdleMs without a load and starts ag
   assert.not.ok(engine.compileWorkerRunning);
 });
 
+test('a load right after the idle stop is not failed by the old worker exiting', async () => {
+  for (let round = 0; round < 3; round++) {
+    const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', compilerIdleMs: 100, onAlert: () => undefined });
+    assert.ok((await engine.load(ruleset(`E${round}`).map((f) => ({ ...f, text: f.text.replace('proc.name = cat', `proc.name = cat${round}`) })))).swapped);
+    while (engine.compileWorkerRunning) await new Promise((r) => setTimeout(r, 5));
+    // the stopped worker's exit event comes after this load has sent its request to a new worker
+    const r = await engine.load(ruleset(`F${round}`).map((f) => ({ ...f, text: f.text.replace('proc.name = cat', `proc.name = dog${round}`) })));
+    assert.ok(r.swapped, JSON.stringify(r.errors));
+    await engine.close();
+  }
+});
+
 test.run();
