@@ -9,7 +9,8 @@
 // max_events_per_s_no_drops (highest captured records/s of a step with no drop) and
 // cores_per_million_events_per_s (engine cores per M records/s at that step), for the path `rae
 // run` chooses for these rules (path 'auto', chooseSyscallPath); the other path's figures follow
-// with its name as prefix (objects_path_..., bytes_path_...). Local only.
+// with its name as prefix (objects_path_..., bytes_path_...), then the path rae run chooses with
+// every built-in syscall set loaded (stable, incubating, sandbox: all_sets_...). Local only.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -145,20 +146,21 @@ export async function run(): Promise<void> {
   try {
     const used = await scenario('auto', bin, target);
     await scenario(used === 'bytes' ? 'objects' : 'bytes', bin, target);
+    await scenario('auto', bin, target, ['syscall', 'syscall-incubating', 'syscall-sandbox']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 /** All steps through one delivery path of the source ('auto': as rae run picks it); prints its figures, returns the path. */
-async function scenario(path: 'auto' | 'objects' | 'bytes', bin: string, target: string): Promise<'objects' | 'bytes'> {
+async function scenario(path: 'auto' | 'objects' | 'bytes', bin: string, target: string, sets = ['syscall']): Promise<'objects' | 'bytes'> {
   let alerts = 0;
   const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'bench', onAlert: () => void alerts++ });
-  progress(`capture (${path}): loading the bundled syscall rules`);
-  const out = await engine.load(builtinRulesFiles(['syscall']).files);
-  if (!out.swapped) throw new Error('the bundled syscall rules did not load');
+  progress(`capture (${path}): loading the built-in rule sets ${sets.join(', ')}`);
+  const out = await engine.load(builtinRulesFiles(sets).files);
+  if (!out.swapped) throw new Error(`the built-in rule sets ${sets.join(', ')} did not load`);
   const used = path === 'auto' ? chooseSyscallPath(engine.ruleset!.ruleset.rules).path : path;
-  const prefix = path === 'auto' ? '' : `${path}_path_`;
+  const prefix = sets.length > 1 ? 'all_sets_' : path === 'auto' ? '' : `${path}_path_`;
   const src = startSyscallSource({ engine, log: progress, submit: () => undefined, hostname: 'bench', dropAlertIntervalMs: 1000, path });
   const steps: Step[] = [];
   try {
