@@ -115,6 +115,11 @@ export const runCommand: Command = {
       const forwarder = await startForwarder({ config, metrics, log, hostname });
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
       if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
+      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, compilerIdleMs: config.rules.compilerIdleSeconds * 1000, moduleCacheDir: join(config.stateDir, 'module-cache'), hostname, metrics, onAlert: (a) => forwarder.submit(a) });
+      // The configured rules start compiling in the worker now, while the API opens its database
+      // (the module's load then finds the module built or building; measured on a first start: ...).
+      void engine.precompile([...builtinRulesFiles(config.rules.builtIn).files, ...files]);
+      components.push({ name: 'engine', stop: () => engine.close() });
       // The API before the sources: opening its database (PGlite's first start takes seconds on
       // this thread) must not hold up draining the kernel ring once capture runs.
       if (config.api.enabled) {
@@ -122,7 +127,6 @@ export const runCommand: Command = {
         components.push({ name: 'api', stop: () => api.close() });
         log(`run: api listening on ${api.url}`);
       }
-      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, compilerIdleMs: config.rules.compilerIdleSeconds * 1000, moduleCacheDir: join(config.stateDir, 'module-cache'), hostname, metrics, onAlert: (a) => forwarder.submit(a) });
       // Sources run while the module is enabled (a ModuleConfig in the resources directory).
       const sources = new ModuleSources(log);
       if (config.webhook.enabled) {

@@ -43,6 +43,9 @@ export class RuleCompiler {
   private idleTimer: NodeJS.Timeout | undefined;
 
   private readonly disk: ModuleCache | undefined;
+  private buildCount = 0;
+  /** Builds in progress by code hash. */
+  private readonly inflight = new Map<string, Promise<{ r: BuildResult; from: ModuleFrom }>>();
 
   /**
    * `idleMs`: stop the worker after this long without a request (0 or absent: keep it);
@@ -59,20 +62,35 @@ export class RuleCompiler {
     const codegenMs = performance.now() - t0;
     if (!gen.module) return { ok: false, errors: gen.errors.map((e) => runtimeError('ECODEGEN', e.message)) };
     const plan = warmPlan(gen.module);
-    const hit = this.cache.get(gen.module.hash);
-    let from: ModuleFrom = hit ? 'memory' : 'disk';
-    const key = !hit && this.disk ? compileKey(gen.module.code) : undefined;
-    let r: BuildResult | undefined = hit ? { ok: true, built: hit } : key !== undefined ? await this.fromDisk(key, plan) : undefined;
-    if (!r) {
-      from = 'build';
-      r = this.opts.inProcess ? await buildModule(gen.module.code, plan) : await this.inWorker(gen.module.code, plan);
-      if (r.ok && key !== undefined) this.disk!.put(key, r.built.wasm);
+    const hash = gen.module.hash;
+    const hit = this.cache.get(hash);
+    let got: { r: BuildResult; from: ModuleFrom } | undefined = hit ? { r: { ok: true, built: hit }, from: 'memory' } : undefined;
+    if (!got) {
+      // the same module asked for again while it builds (rae run's early compile, then its load) waits for that build
+      let p = this.inflight.get(hash);
+      if (!p) {
+        p = this.obtain(gen.module.code, plan).finally(() => this.inflight.delete(hash));
+        this.inflight.set(hash, p);
+      }
+      got = await p;
     }
+    const { r, from } = got;
     if (!r.ok) return { ok: false, errors: [r.error] };
-    this.cache.delete(gen.module.hash);
-    this.cache.set(gen.module.hash, r.built);
+    this.cache.delete(hash);
+    this.cache.set(hash, r.built);
     if (this.cache.size > 8) this.cache.delete(this.cache.keys().next().value!);
     return { ok: true, codegenMs, from, compiled: { generated: gen.module, module: r.built.module, wasm: r.built.wasm, compileMs: r.built.compileMs + codegenMs, warmMs: r.built.warmMs } };
+  }
+
+  /** The module of `code` from the disk cache, else built (and then written to the disk cache). */
+  private async obtain(code: string, plan: WarmPlan): Promise<{ r: BuildResult; from: ModuleFrom }> {
+    const key = this.disk ? compileKey(code) : undefined;
+    const cached = key !== undefined ? await this.fromDisk(key, plan) : undefined;
+    if (cached) return { r: cached, from: 'disk' };
+    this.buildCount++;
+    const r = this.opts.inProcess ? await buildModule(code, plan) : await this.inWorker(code, plan);
+    if (r.ok && key !== undefined) this.disk!.put(key, r.built.wasm);
+    return { r, from: 'build' };
   }
 
   /** The cached module of `key` checked and warmed, or undefined (none, or it failed: then removed). */
@@ -133,6 +151,11 @@ export class RuleCompiler {
       this.worker = undefined;
       void w.terminate();
     }, idleMs).unref();
+  }
+
+  /** Modules built by the compiler so far (not from memory or disk). */
+  get builds(): number {
+    return this.buildCount;
   }
 
   /** Whether the worker is running (tests and metrics). */

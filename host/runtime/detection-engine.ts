@@ -432,6 +432,22 @@ export class DetectionEngine {
     return alerts.length;
   }
 
+  /**
+   * Compiles the module of `files` ahead of a load (nothing is installed), so that a later
+   * load() of the same rules finds it built or building. `rae run` starts this before opening
+   * its database, so the compile worker and PGlite's first start share the two cores. Invalid
+   * rules or a failed compile resolve quietly: the load that follows reports them.
+   */
+  async precompile(files: readonly RulesFile[]): Promise<void> {
+    const result = loadRules(files);
+    if (result.ok && this.options.engine !== 'interpreter') await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority)).catch(() => undefined);
+  }
+
+  /** Modules the compiler has built (neither from its memory nor from the module cache). */
+  get moduleBuilds(): number {
+    return this.compiler.builds;
+  }
+
   /** Whether the compile worker is running (it stops after `compilerIdleMs`). */
   get compileWorkerRunning(): boolean {
     return this.compiler.workerRunning;

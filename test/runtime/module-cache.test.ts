@@ -83,4 +83,21 @@ test('engine: a damaged cached module, or one failing the sandbox checks, is rem
   }
 });
 
+test('engine: precompile then load of the same rules builds once (the load waits for the build in flight)', async () => {
+  const cacheDir = join(dir, 'ahead');
+  const alerts: string[] = [];
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', moduleCacheDir: cacheDir, onAlert: (a) => alerts.push(a.rule) });
+  const ahead = engine.precompile(RULES);
+  const r = await engine.load(RULES);
+  await ahead;
+  assert.ok(r.swapped, JSON.stringify(r.errors));
+  assert.is(engine.moduleBuilds, 1, 'one build for both');
+  assert.is(engine.rulesetGeneration, 1, 'precompile installs nothing');
+  engine.evaluate(events);
+  assert.equal(alerts, ['cat opens']);
+  await engine.precompile([{ name: 'bad.yaml', text: '- rule: x\n  condition: nope(\n' }]);
+  assert.is(engine.moduleBuilds, 1, 'invalid rules: nothing built, nothing thrown');
+  await engine.close();
+});
+
 test.run();
