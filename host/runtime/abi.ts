@@ -36,7 +36,8 @@ export const REC = { type: 0, thread: 4, present: 8 } as const;
 export const THREAD = {
   tid: 0, pid: 4, parent: 8, present: 12, vpid: 16, loginuid: 24, tty: 32, uid: 36, gid: 40, flags: 44,
   name: 48, exe: 56, exepath: 64, cmdline: 72, args: 80, cwd: 88, env: 96, user: 104, group: 112,
-  container: 120, cname: 128, image: 136, k8s_ns: 144, k8s_pod: 152, size: 160,
+  container: 120, cname: 128, image: 136, k8s_ns: 144, k8s_pod: 152, sid: 160, vpgid: 164, sname: 168,
+  loginname: 176, size: 184,
 } as const;
 
 /** rae_thread.present bits (RAE_TP_*). */
@@ -45,6 +46,7 @@ export const TP = {
   EXEPATH: 0x100, CMDLINE: 0x200, ARGS: 0x400, CWD: 0x800, ENV: 0x1000, USER: 0x2000, GROUP: 0x4000,
   CONTAINER: 0x8000, CNAME: 0x10000, IMAGE: 0x20000, K8S_NS: 0x40000, K8S_POD: 0x80000,
   EXE_WRITABLE: 0x100000, EXE_UPPER: 0x200000, EXE_MEMFD: 0x400000, PRIVILEGED: 0x800000,
+  SID: 0x1000000, VPGID: 0x2000000, SNAME: 0x4000000, LOGINNAME: 0x8000000,
 } as const;
 
 /** rae_thread.flags bits (RAE_TF_*). */
@@ -55,14 +57,14 @@ export const STATE = {
   hdrSize: 64,
   threads: 0x100000 + 64,
   threadSlots: 16384,
-  fds: 0x100000 + 64 + 16384 * 160,
+  fds: 0x100000 + 64 + 16384 * 184,
   fdSlots: 32768,
   fdSize: 16,
-  users: 0x100000 + 64 + 16384 * 160 + 32768 * 16,
+  users: 0x100000 + 64 + 16384 * 184 + 32768 * 16,
   nameSlots: 1024,
   nameSize: 12,
-  groups: 0x100000 + 64 + 16384 * 160 + 32768 * 16 + 1024 * 12,
-  heap: 0x100000 + 64 + 16384 * 160 + 32768 * 16 + 2 * 1024 * 12,
+  groups: 0x100000 + 64 + 16384 * 184 + 32768 * 16 + 1024 * 12,
+  heap: 0x100000 + 64 + 16384 * 184 + 32768 * 16 + 2 * 1024 * 12,
 } as const;
 
 /** struct rae_match (RAE_MATCH_SIZE). */

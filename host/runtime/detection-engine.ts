@@ -166,7 +166,7 @@ export class DetectionEngine {
   private closed = false;
   private loading: Promise<unknown> = Promise.resolve();
   private readonly compiler: RuleCompiler;
-  private readonly kernel = new KernelIngest();
+  private readonly kernel: KernelIngest;
   private readonly tierGauge: Gauge<string> | undefined;
   private readonly counters: EngineStats = {
     batches: 0, failedBatches: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0, tier: 'wasm', tierUps: 0, tierFailures: 0, superseded: 0,
@@ -175,6 +175,7 @@ export class DetectionEngine {
 
   constructor(private readonly options: DetectionEngineOptions) {
     this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir });
+    this.kernel = new KernelIngest({ hostname: options.hostname });
     this.tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
     this.setTier(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
   }
@@ -367,7 +368,7 @@ export class DetectionEngine {
     if (!module) throw new Error('no compiled ruleset yet for kernel records');
     this.counters.batches++;
     // event i's record is at offsets[i] (the ingest's reused array: read only within this call)
-    const n = this.kernel.ingestInto(module, view, bytes);
+    const n = this.kernel.ingestInto(module, view, bytes, bootToEpochNs);
     const offsets = this.kernel.offsets;
     const r = module.evaluateRecords('syscall', n, this.options.ruleMatching === 'first');
     this.evaluated += n;

@@ -23,18 +23,19 @@ export const KERNEL_RECORD_FIELDS: readonly string[] = [
   'fd.lnet', 'fd.rnet', 'fd.sport', 'fd.cport', 'fd.lport', 'fd.rport', 'fd.ip', 'fd.net', 'fd.port', 'fd.sockfamily', 'fd.l4proto',
   'evt.arg.flags', 'evt.arg.target', 'evt.arg.oldpath', 'evt.arg.domain', 'evt.arg.request', 'fd.connected', 'fd.name_changed',
   'proc.duration', 'evt.arg.name', 'evt.arg.path', 'evt.arg.filename', 'evt.arg.newpath', 'evt.arg.mode', 'evt.arg.fd', 'evt.arg.uid',
-  'evt.arg.cmd',
+  'evt.arg.cmd', 'thread.tid', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec',
 ];
 /** Thread-entry fields the thread table fills (thread-table.ts), with their parent and ancestor forms. */
 const THREAD_PROVIDED = [
   'proc.pid', 'proc.vpid', 'user.loginuid', 'proc.tty', 'user.uid', 'group.gid', 'proc.name', 'proc.exe', 'proc.exepath', 'proc.cmdline',
   'proc.args', 'proc.cwd', 'user.name', 'group.name', 'container.id', 'proc.is_exe_writable', 'proc.is_exe_upper_layer', 'proc.is_exe_from_memfd',
+  'proc.sid', 'proc.vpgid', 'proc.sname', 'user.loginname', 'container.name',
 ];
 /** Parent/ancestor fields (any index argument): their level-0 field is in the thread entry. */
 const WALKED = ['proc.pname', 'proc.pexe', 'proc.pexepath', 'proc.pcmdline', 'proc.ppid', 'proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.acmdline', 'proc.apid'];
 const CONDITION_FIELDS = new Set(['evt.type', ...KERNEL_RECORD_FIELDS, ...THREAD_PROVIDED]);
 /** Output-only fields matched events render (kernelEventFields, FieldEvent's generic fields). */
-const OUTPUT_EXTRA = new Set(['evt.arg.linkpath', 'evt.time', 'evt.rawtime', 'evt.source', 'container.name', 'user.loginname', 'proc.sname']);
+const OUTPUT_EXTRA = new Set(['evt.arg.linkpath']);
 
 function provided(name: string, arg: string | undefined, canonical: string, output: boolean): boolean {
   if (WALKED.includes(name)) return true;
@@ -93,7 +94,6 @@ export const O_DIRECTORY = 0x10000;
 /** What matched events' fields need from the thread table beyond linear memory (ThreadTable). */
 export interface ThreadFacts {
   startOf(addr: number): bigint | undefined;
-  sessionName(addr: number): string | undefined;
   userName(uid: number): string | undefined;
 }
 
@@ -102,10 +102,12 @@ export interface ThreadFacts {
  * semantics as the eval record kernel-ingest.ts writes, decoded into strings; process fields
  * from the thread entry at `thread` (the process as it was when the event happened).
  */
-export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, recordOffset: number, thread: number, threads?: ThreadFacts): Record<string, unknown> {
+export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, recordOffset: number, thread: number, threads?: ThreadFacts, hostname?: string): Record<string, unknown> {
   const rec = decodeRecord(view, recordOffset);
   if ('code' in rec || rec.kind !== KIND.SYSCALL) return {};
-  const out: Record<string, unknown> = { 'evt.type': rec.name };
+  // evt.time/evt.rawtime/evt.source come with the event (FieldEvent's generic fields)
+  const out: Record<string, unknown> = { 'evt.type': rec.name, 'evt.dir': '<', 'thread.tid': rec.tid, 'evt.is_open_exec': false };
+  if (hostname !== undefined) out['evt.hostname'] = hostname;
   const ok = rec.ret >= 0;
   out['evt.rawres'] = rec.ret;
   out['evt.failed'] = !ok;
@@ -201,10 +203,6 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   Object.assign(out, processFields(memory, thread));
   const start = thread === 0 ? undefined : threads?.startOf(thread);
   if (start !== undefined) out['proc.duration'] = Number(BigInt.asIntN(64, rec.tsNs - start));
-  if (out['container.id'] === 'host') out['container.name'] = 'host';
-  const login = out['user.loginuid'];
-  if (typeof login === 'bigint' && login >= 0n && login !== 0xffffffffn) put('user.loginname', threads?.userName(Number(login)));
-  if (thread !== 0) put('proc.sname', threads?.sessionName(thread));
   return out;
 }
 
@@ -253,6 +251,11 @@ function processFields(memory: WebAssembly.Memory, entry: number): Record<string
   put('container.id', str(entry, THREAD.container, TP.CONTAINER));
   put('user.name', str(entry, THREAD.user, TP.USER));
   put('group.name', str(entry, THREAD.group, TP.GROUP));
+  put('container.name', str(entry, THREAD.cname, TP.CNAME));
+  put('proc.sname', str(entry, THREAD.sname, TP.SNAME));
+  put('user.loginname', str(entry, THREAD.loginname, TP.LOGINNAME));
+  if (has(entry, TP.SID)) out['proc.sid'] = dv.getUint32(entry + THREAD.sid, true);
+  if (has(entry, TP.VPGID)) out['proc.vpgid'] = dv.getUint32(entry + THREAD.vpgid, true);
   if (has(entry, TP.PID)) out['proc.pid'] = dv.getUint32(entry + THREAD.pid, true);
   if (has(entry, TP.VPID)) out['proc.vpid'] = dv.getBigInt64(entry + THREAD.vpid, true);
   if (has(entry, TP.LOGINUID)) out['user.loginuid'] = dv.getBigInt64(entry + THREAD.loginuid, true);

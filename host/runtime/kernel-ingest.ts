@@ -12,11 +12,15 @@
 // names and prints them (render.ts; evt.arg.uid's user names live here, so the native translator
 // leaves setuid records to this file's when a rule reads it), fd.l4proto (socket(2)'s type argument or the
 // probe's sock_type), fd.connected, fd.name_changed, proc.duration (the thread table's start
-// times); process fields come from the thread entry. Any other field is missing for kernel
+// times), thread.tid, evt.rawtime (boot ns + the caller's boot-to-epoch offset) and evt.time (the
+// same number as decimal text, as the objects path's conditions see it), evt.dir '<', evt.source
+// 'syscall', evt.hostname (the constructor's) and evt.is_open_exec false (as the objects path has
+// them); process fields come from the thread entry. Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, kernel-fields.ts).
 // When the capture addon loads, the per-event work runs in C (probes/addon/ingest.c, same
 // semantics, driven by a per-module plan of slots); this file's JS translator is the fallback
 // and the reference the tests compare the native one with.
+import { hostname as osHostname } from 'node:os';
 import { posix } from 'node:path';
 import type { Slot } from '../engine/codegen/index.js';
 import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from '../sources/syscall/abi.js';
@@ -34,6 +38,7 @@ const F = {
   IPS: 23, PORTS: 24, FAMILY: 25, ARG_FLAGS: 26, ARG_TARGET: 27, ARG_OLDPATH: 28, ARG_DOMAIN: 29, ARG_REQUEST: 30,
   L4PROTO: 31, CONNECTED: 32, NAME_CHANGED: 33, DURATION: 34,
   ARG_NAME: 35, ARG_PATH: 36, ARG_FILENAME: 37, ARG_NEWPATH: 38, ARG_MODE: 39, ARG_FD: 40, ARG_UID: 41, ARG_CMD: 42,
+  TID: 43, TIME: 44, RAWTIME: 45, DIRECTION: 46, SOURCE: 47, HOSTNAME: 48, OPEN_EXEC: 49,
 } as const;
 const BY_FIELD: Record<string, number> = {
   'evt.num': F.NUM, 'evt.rawres': F.RAWRES, 'evt.res': F.RES, 'evt.failed': F.FAILED, 'fd.num': F.FDNUM,
@@ -46,7 +51,8 @@ const BY_FIELD: Record<string, number> = {
   'evt.arg.domain': F.ARG_DOMAIN, 'evt.arg.request': F.ARG_REQUEST, 'fd.l4proto': F.L4PROTO, 'fd.connected': F.CONNECTED,
   'fd.name_changed': F.NAME_CHANGED, 'proc.duration': F.DURATION, 'evt.arg.name': F.ARG_NAME, 'evt.arg.path': F.ARG_PATH,
   'evt.arg.filename': F.ARG_FILENAME, 'evt.arg.newpath': F.ARG_NEWPATH, 'evt.arg.mode': F.ARG_MODE, 'evt.arg.fd': F.ARG_FD,
-  'evt.arg.uid': F.ARG_UID, 'evt.arg.cmd': F.ARG_CMD,
+  'evt.arg.uid': F.ARG_UID, 'evt.arg.cmd': F.ARG_CMD, 'thread.tid': F.TID, 'evt.time': F.TIME, 'evt.rawtime': F.RAWTIME,
+  'evt.dir': F.DIRECTION, 'evt.source': F.SOURCE, 'evt.hostname': F.HOSTNAME, 'evt.is_open_exec': F.OPEN_EXEC,
 };
 /** The field of each path-parameter kind (NRC.PATHARG_SHIFT: 1 name, 2 path, 3 filename, 4 oldpath). */
 const PATH_FIELD = [0, F.ARG_NAME, F.ARG_PATH, F.ARG_FILENAME, F.ARG_OLDPATH] as const;
@@ -70,17 +76,19 @@ interface Plan {
 }
 
 /** ingest.h numbers this file relies on; the addon's ingestAbi must say the same. */
-const K_COUNT = 256 + 11 + 64 + 48 + 3 + 17 + 3 + 12;
+const K_COUNT = 256 + 11 + 64 + 48 + 3 + 17 + 3 + 12 + 3;
 const IABI = {
   FLD_NUM: F.NUM, FLD_NAME: F.NAME, FLD_IPS: F.IPS, FLD_FAMILY: F.FAMILY, FLD_ARG_FLAGS: F.ARG_FLAGS, FLD_ARG_REQUEST: F.ARG_REQUEST,
-  FLD_L4PROTO: F.L4PROTO, FLD_DURATION: F.DURATION, FLD_COUNT: F.ARG_CMD + 1,
+  FLD_L4PROTO: F.L4PROTO, FLD_DURATION: F.DURATION, FLD_COUNT: F.OPEN_EXEC + 1,
+  FLD_TID: F.TID, FLD_TIME: F.TIME, FLD_RAWTIME: F.RAWTIME, FLD_DIRECTION: F.DIRECTION, FLD_SOURCE: F.SOURCE, FLD_HOSTNAME: F.HOSTNAME, FLD_OPEN_EXEC: F.OPEN_EXEC,
+  K_DIRECTION: 414, K_SOURCE: 415, K_HOSTNAME: 416,
   FLD_ARG_NAME: F.ARG_NAME, FLD_ARG_PATH: F.ARG_PATH, FLD_ARG_FILENAME: F.ARG_FILENAME, FLD_ARG_NEWPATH: F.ARG_NEWPATH,
   FLD_ARG_MODE: F.ARG_MODE, FLD_ARG_FD: F.ARG_FD, FLD_ARG_UID: F.ARG_UID, FLD_ARG_CMD: F.ARG_CMD, K_MODE: 402,
   NRC_PATHARG_SHIFT: 12, NRC_PATH_RAW: 0x8000, NRC_NEWPATH: 0x10000, NRC_MODE_SHIFT: 17, NRC_MODEFMT_SHIFT: 20, NRC_FDARG_SHIFT: 22, NRC_SETUID: 0x1000000, NRC_BPF: 0x2000000,
   NRC_OPEN: 1, NRC_FD_RET: 2, NRC_FD_ARG0: 4, NRC_SERVER: 8, NRC_FLAGS_SHIFT: 4, NRC_SOCKET: 0x100, NRC_PTRACE: 0x200, NRC_CONNECT: 0x400, NRC_SENDTO: 0x800,
   K_ERRNO_END: 256, K_F: 256, K_IP: 266, K_DOMAIN: 267, K_PTRACE: 331, K_PTRACE_HI: 363, K_OACC: 379, K_OFLAG: 382, K_L4: 399, K_COUNT, OFLAG_COUNT: 17,
   IP_STRIDE: 0, IP_HEAD: 1, IP_NSLOTS: 2, IP_NR: 4, IP_CONST: 4 + 2 * 512, IP_OFLAGS: 4 + 2 * 512 + 2 * K_COUNT, IP_SLOTS: 4 + 2 * 512 + 2 * K_COUNT + 17,
-  IS_EVENTS: 0, IS_MAX: 1, IS_HEAP: 2, IS_HEAP_END: 3, IS_NUM: 4, IS_BASE: 5, IS_CONST: 6, IS_STOP: 7, IS_WORDS: 8,
+  IS_EVENTS: 0, IS_MAX: 1, IS_HEAP: 2, IS_HEAP_END: 3, IS_NUM: 4, IS_BASE: 5, IS_CONST: 6, IS_STOP: 7, IS_EPOCH_LO: 8, IS_EPOCH_HI: 9, IS_WORDS: 10,
   NR_SYSCALLS: NR_SYSCALLS,
 } as const;
 /** ingest.h class bits of the evt.arg.* parameters (RAE_NRC_*, in IABI so the addon's ingestAbi is checked against them). */
@@ -96,8 +104,8 @@ const L4 = ['tcp', 'udp', 'raw'] as const;
 /** Constant strings after the errno names, in RAE_K_* order from RAE_K_F. */
 const KONST = ['f', 'file', 'd', 'directory', '4', 'ipv4', '6', 'ipv6', 'u', 'unix', 'ip'];
 
-/** The constant blob and its (offset, length) table: evt.res by errno (0 = SUCCESS), then KONST. */
-const CONSTS = (() => {
+/** The constant blob and its (offset, length) table: evt.res by errno (0 = SUCCESS), then KONST, ..., evt.dir, evt.source and the host name. */
+function constants(hostname: string): { blob: Uint8Array; table: Int32Array } {
   const strs: string[] = Array.from({ length: IABI.K_ERRNO_END }, (_, e) => (e === 0 ? 'SUCCESS' : (ERRNO[e] ?? '')));
   strs.push(...KONST);
   for (let d = 0; d < 64; d++) strs.push(DOMAINS[d] ?? '');
@@ -106,7 +114,8 @@ const CONSTS = (() => {
   strs.push('O_RDONLY', 'O_WRONLY', 'O_RDWR', ...OPEN_FLAGS.map(([, n]) => n));
   strs.push(...L4);
   strs.push(...MODE_FLAGS.map(([, n]) => n));
-  if (strs.length !== IABI.K_COUNT || OPEN_FLAGS.length !== IABI.OFLAG_COUNT) throw new Error('kernel-ingest: constant table out of step with ingest.h');
+  strs.push('<', 'syscall', hostname);
+  if (strs[IABI.K_HOSTNAME] !== hostname || strs.length !== IABI.K_COUNT || OPEN_FLAGS.length !== IABI.OFLAG_COUNT) throw new Error('kernel-ingest: constant table out of step with ingest.h');
   const table = new Int32Array(2 * IABI.K_COUNT);
   const parts: Buffer[] = [];
   let at = 0;
@@ -118,7 +127,7 @@ const CONSTS = (() => {
     at += b.length;
   });
   return { blob: new Uint8Array(Buffer.concat(parts)), table };
-})();
+}
 
 /** Per syscall number: class bits of the native plan (RAE_NRC_*). */
 const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
@@ -146,7 +155,7 @@ export function nativeTranslator(): NativeIngest | undefined {
   return nativeCache ?? undefined;
 }
 
-function nativePlan(stride: number, head: number, slots: Plan['slots']): Int32Array {
+function nativePlan(stride: number, head: number, slots: Plan['slots'], consts: Int32Array): Int32Array {
   const w = new Int32Array(IABI.IP_SLOTS + 3 * slots.length);
   w[IABI.IP_STRIDE] = stride;
   w[IABI.IP_HEAD] = head;
@@ -155,7 +164,7 @@ function nativePlan(stride: number, head: number, slots: Plan['slots']): Int32Ar
     w[IABI.IP_NR + 2 * nr] = TYPE_IDS[nr]!;
     w[IABI.IP_NR + 2 * nr + 1] = NR_CLASS[nr]!;
   }
-  w.set(CONSTS.table, IABI.IP_CONST);
+  w.set(consts, IABI.IP_CONST);
   w.set(OPEN_FLAGS.map(([bit]) => bit), IABI.IP_OFLAGS);
   slots.forEach(({ slot, field }, j) => w.set([field, slot.offset, slot.index], IABI.IP_SLOTS + 3 * j));
   return w;
@@ -170,9 +179,17 @@ export class KernelIngest {
   private offs = new Uint32Array(0);
   private mem!: Uint8Array;
 
-  /** `native: false` forces the JS translator (tests compare the two). */
-  constructor(opts: { native?: boolean } = {}) {
+  /** evt.hostname. */
+  readonly hostname: string;
+  private readonly konst: { blob: Uint8Array; table: Int32Array };
+  /** Boot ns -> epoch ns of the current batch (evt.time, evt.rawtime). */
+  private epoch = 0n;
+
+  /** `native: false` forces the JS translator (tests compare the two); `hostname` is evt.hostname (default: the OS's). */
+  constructor(opts: { native?: boolean; hostname?: string } = {}) {
     this.native = opts.native === false ? undefined : nativeTranslator();
+    this.hostname = opts.hostname ?? osHostname();
+    this.konst = constants(this.hostname);
   }
 
   private readonly plans = new WeakMap<RuleModule, Plan>();
@@ -188,7 +205,7 @@ export class KernelIngest {
     if (!p) {
       const layout = m.compiled.generated.layouts.syscall;
       const slots = layout.slots.flatMap((slot) => (BY_FIELD[slot.ref.canonical] && (slot.ref.arg === undefined || slot.ref.canonical.startsWith('evt.arg.')) ? [{ slot, field: BY_FIELD[slot.ref.canonical]! }] : []));
-      p = { stride: layout.stride, slots, words: nativePlan(layout.stride, REC.present + 8 * layout.words, slots) };
+      p = { stride: layout.stride, slots, words: nativePlan(layout.stride, REC.present + 8 * layout.words, slots, this.konst.table) };
       this.plans.set(m, p);
     }
     return p;
@@ -199,16 +216,18 @@ export class KernelIngest {
    * per SYSCALL record at the module's batch region. Returns the record offsets of the events
    * (event i of the batch = the record at offsets[i]); evaluate with m.evaluateRecords('syscall', n).
    */
-  ingest(m: RuleModule, view: Uint8Array, bytes: number): number[] {
-    const n = this.ingestInto(m, view, bytes);
+  ingest(m: RuleModule, view: Uint8Array, bytes: number, bootToEpochNs = 0n): number[] {
+    const n = this.ingestInto(m, view, bytes, bootToEpochNs);
     return Array.from(this.offs.subarray(0, n));
   }
 
   /**
    * ingest() without an array per batch: returns the number of events; event i's record offset is
-   * offsets[i] of the reused `offsets` array, valid until the next call.
+   * offsets[i] of the reused `offsets` array, valid until the next call. `bootToEpochNs` turns
+   * record times (CLOCK_BOOTTIME) into evt.rawtime/evt.time.
    */
-  ingestInto(m: RuleModule, view: Uint8Array, bytes: number): number {
+  ingestInto(m: RuleModule, view: Uint8Array, bytes: number, bootToEpochNs = 0n): number {
+    this.epoch = BigInt.asUintN(64, bootToEpochNs);
     if (this.bound !== m) {
       this.threads.bind(m.memory);
       this.bound = m;
@@ -259,10 +278,12 @@ export class KernelIngest {
     st[IABI.IS_NUM] = this.num;
     st[IABI.IS_BASE] = MEM.batchBase;
     st[IABI.IS_CONST] = 0;
+    st[IABI.IS_EPOCH_LO] = Number(this.epoch & 0xffffffffn);
+    st[IABI.IS_EPOCH_HI] = Number(this.epoch >> 32n);
     const { tidPid, pidAddr } = this.threads;
     this.consts.clear();
     for (let off = 0; ; ) {
-      off = native.ingest(view, off, bytes, this.mem, plan.words, CONSTS.blob, tidPid, pidAddr, st, this.offs, this.threads.starts);
+      off = native.ingest(view, off, bytes, this.mem, plan.words, this.konst.blob, tidPid, pidAddr, st, this.offs, this.threads.starts);
       if (st[IABI.IS_STOP] === STOP_HOST_RECORD) {
         off = this.hostRecord(plan, view, off);
         continue;
@@ -476,6 +497,21 @@ export class KernelIngest {
       }
       case F.ARG_CMD:
         return f.name === 'bpf' && this.constant(String(vd.getInt32(off + SYSCALL.args, true)), to);
+      case F.TID: return this.num64(to, vd.getUint32(off + HDR.tid, true));
+      case F.RAWTIME:
+        this.dv.setBigUint64(to, BigInt.asUintN(64, vd.getBigUint64(off + HDR.ts_ns, true) + this.epoch), true);
+        return true;
+      case F.TIME: {
+        const b = Buffer.from(String(BigInt.asUintN(64, vd.getBigUint64(off + HDR.ts_ns, true) + this.epoch)));
+        const at = this.alloc(b.length);
+        if (at === 0) return false;
+        this.u8.set(b, at);
+        return this.ref(to, at, b.length);
+      }
+      case F.DIRECTION: return this.constant('<', to);
+      case F.SOURCE: return this.constant('syscall', to);
+      case F.HOSTNAME: return this.constant(this.hostname, to);
+      case F.OPEN_EXEC: return this.num64(to, 0);
       case F.ARG_DOMAIN:
         return f.name === 'socket' && this.constant(socketDomain(Number(vd.getBigInt64(off + SYSCALL.args, true))), to);
       case F.ARG_REQUEST:
@@ -582,6 +618,6 @@ export class KernelIngest {
    */
   fieldsOf(m: RuleModule, view: Uint8Array, recordOffset: number, event: number): Record<string, unknown> {
     const thread = new DataView(m.memory.buffer).getUint32(MEM.batchBase + event * this.plan(m).stride + REC.thread, true);
-    return kernelEventFields(m.memory, view, recordOffset, thread, this.threads);
+    return kernelEventFields(m.memory, view, recordOffset, thread, this.threads, this.hostname);
   }
 }

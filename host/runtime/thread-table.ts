@@ -2,20 +2,25 @@
 // struct rae_thread per process, written once from the kernel's PROC/EXEC/FORK records (bytes
 // copied from the record, never decoded into JS strings; user.name and group.name of the
 // record's effective ids from the host's passwd and group files; proc.is_exe_from_memfd as the
-// objects path decides it, proc.is_exe_upper_layer false), linked to the parent's entry, freed
+// objects path decides it, proc.is_exe_upper_layer false; proc.sid/vpgid from the record,
+// user.loginname the passwd name of user.loginuid, container.name 'host' for host processes,
+// proc.sname the comm of the live process whose pid is the session id, kept current when that
+// leader is written again or has exited, as the objects path looks it up per event), linked to the parent's entry, freed
 // when the process has exited and no child points at it any more. The tid -> entry index lives
 // here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
 // the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
 import { EXIT, HDR, KIND, PF, PROC, XF } from '../sources/syscall/abi.js';
 import { UserNames } from '../sources/syscall/users.js';
-import { MEM, STATE, TF, THREAD, TP } from './abi.js';
+import { ABI_VERSION, MEM, STATE, TF, THREAD, TP } from './abi.js';
 
 interface Proc {
   addr: number;
   pid: number;
   parent: Proc | undefined;
   children: number;
+  /** proc.sid as last written (its members set below). */
+  sid: number;
   exited: boolean;
 }
 
@@ -34,8 +39,14 @@ export class ThreadTable {
   readonly pidAddr = new Uint32Array(PID_LIMIT);
   /** Process start time (boot ns) by thread entry slot, 0 = unknown: proc.duration (ingest.c reads it). */
   readonly starts = new BigUint64Array(STATE.threadSlots);
-  /** Session id by thread entry slot (proc.sname is the session leader's name). */
-  private readonly sids = new Uint32Array(STATE.threadSlots);
+  /** Live processes by session id (proc.sname follows its leader). */
+  private readonly members = new Map<number, Set<Proc>>();
+  /** Processes that exited in the current batch: they leave their session at the next (newBatch). */
+  private readonly leaving: Proc[] = [];
+  /** Session ids whose leader exited in the current batch: their members' proc.sname is cleared at the next (newBatch). */
+  private readonly leaderGone: number[] = [];
+  /** Processes that exited in the current batch, by pid (still session leaders until newBatch). */
+  private readonly exitedNow = new Map<number, Proc>();
   private readonly free: number[] = [];
   /** Entries released during the current batch: reused only from the next one (newBatch), so an event earlier in the batch still points at its process. */
   private readonly freeing: number[] = [];
@@ -80,6 +91,13 @@ export class ThreadTable {
       this.free.push(a);
     }
     this.freeing.length = 0;
+    // as the objects path drops an exited process after its batch (flushExits): until then an
+    // exited member's events still follow its leader, and an exited leader still names its session
+    for (const p of this.leaving) this.leave(p);
+    this.leaving.length = 0;
+    this.exitedNow.clear();
+    for (const sid of this.leaderGone) this.refreshSession(sid);
+    this.leaderGone.length = 0;
   }
 
   /** The entry address of a process by its thread group id (0 when unknown). */
@@ -97,17 +115,6 @@ export class ThreadTable {
     const i = (addr - STATE.threads) / THREAD.size;
     const v = Number.isInteger(i) && i >= 0 && i < this.starts.length ? this.starts[i]! : 0n;
     return v === 0n ? undefined : v;
-  }
-
-  /** proc.sname: the name of the session leader of the process whose entry is at `addr`, undefined when unknown. */
-  sessionName(addr: number): string | undefined {
-    const i = (addr - STATE.threads) / THREAD.size;
-    const leader = Number.isInteger(i) && i >= 0 && i < this.sids.length ? this.procs.get(this.sids[i]!) : undefined;
-    if (!leader) return undefined;
-    const at = leader.addr;
-    if ((this.dv.getUint32(at + THREAD.present, true) & TP.NAME) === 0) return undefined;
-    const o = this.dv.getUint32(at + THREAD.name, true);
-    return Buffer.from(this.u8.subarray(o, o + this.dv.getUint32(at + THREAD.name + 4, true))).toString('utf8');
   }
 
   /** user.name of a uid (the host's passwd file, cached for a second), undefined when unknown. */
@@ -134,6 +141,9 @@ export class ThreadTable {
         if (p) {
           p.exited = true;
           this.procs.delete(pid);
+          this.leaving.push(p);
+          this.exitedNow.set(pid, p);
+          if (this.members.has(pid)) this.leaderGone.push(pid);
           this.pidAddr[pid] = 0;
           this.release(p);
         }
@@ -149,11 +159,12 @@ export class ThreadTable {
       const old = p;
       const addr = this.free.pop() ?? this.allocEntry();
       if (addr === 0) return;
-      p = { addr, pid, parent: undefined, children: 0, exited: false };
+      p = { addr, pid, parent: undefined, children: 0, exited: false, sid: -1 };
       this.starts[(addr - STATE.threads) / THREAD.size] = rv.getBigUint64(PROC.start_ns, true);
       this.procs.set(pid, p);
       this.pidAddr[pid] = addr;
       if (old) {
+        this.leaving.push(old);
         old.exited = true;
         this.release(old);
       }
@@ -164,9 +175,44 @@ export class ThreadTable {
       if (parent) parent.children++;
     }
     if (kind === KIND.PROC) this.starts[(p.addr - STATE.threads) / THREAD.size] = rv.getBigUint64(PROC.start_ns, true);
-    this.sids[(p.addr - STATE.threads) / THREAD.size] = rv.getUint32(PROC.sid, true);
     this.tidPid[tid] = pid;
     this.write(p, rv, view, off, kind);
+    const sid = rv.getUint32(PROC.sid, true);
+    if (sid !== p.sid) {
+      this.leave(p);
+      p.sid = sid;
+      let set = this.members.get(sid);
+      if (!set) this.members.set(sid, (set = new Set()));
+      set.add(p);
+    }
+    this.sessionName(p);
+    // a session leader's (new) name is its members' proc.sname
+    if (this.members.has(pid)) this.refreshSession(pid);
+  }
+
+  /** Takes a process out of its session's member set. */
+  private leave(p: Proc): void {
+    const set = this.members.get(p.sid);
+    if (!set) return;
+    set.delete(p);
+    if (set.size === 0) this.members.delete(p.sid);
+  }
+
+  /** Rewrites proc.sname of every live member of session `sid`. */
+  private refreshSession(sid: number): void {
+    for (const m of this.members.get(sid) ?? []) this.sessionName(m);
+  }
+
+  /** proc.sname of `p`: the name ref of the live process whose pid is its session id (shared bytes), else absent. */
+  private sessionName(p: Proc): void {
+    const dv = this.dv;
+    const leader = this.procs.get(p.sid) ?? this.exitedNow.get(p.sid);
+    const present = dv.getUint32(p.addr + THREAD.present, true);
+    if (leader && (dv.getUint32(leader.addr + THREAD.present, true) & TP.NAME) !== 0) {
+      dv.setUint32(p.addr + THREAD.sname, dv.getUint32(leader.addr + THREAD.name, true), true);
+      dv.setUint32(p.addr + THREAD.sname + 4, dv.getUint32(leader.addr + THREAD.name + 4, true), true);
+      dv.setUint32(p.addr + THREAD.present, present | TP.SNAME, true);
+    } else dv.setUint32(p.addr + THREAD.present, present & ~TP.SNAME, true);
   }
 
   private write(p: Proc, rv: DataView, view: Uint8Array, off: number, kind: number): void {
@@ -179,13 +225,18 @@ export class ThreadTable {
     dv.setBigInt64(at + THREAD.vpid, BigInt(rv.getUint32(PROC.vpid, true)), true);
     const login = rv.getUint32(PROC.loginuid, true);
     dv.setBigInt64(at + THREAD.loginuid, login === 0xffffffff ? -1n : BigInt(login), true);
+    dv.setUint32(at + THREAD.sid, rv.getUint32(PROC.sid, true), true);
+    dv.setUint32(at + THREAD.vpgid, rv.getUint32(PROC.pgid, true), true);
     dv.setUint32(at + THREAD.tty, rv.getUint32(PROC.tty, true), true);
     dv.setUint32(at + THREAD.uid, rv.getUint32(HDR.uid, true), true);
     dv.setUint32(at + THREAD.gid, rv.getUint32(HDR.gid, true), true);
     // a fork keeps its parent's executable flags (memfd), an exec decides them below
     const inherited = kind === KIND.FORK ? dv.getUint32(at + THREAD.flags, true) & TF.EXE_MEMFD : 0;
     dv.setUint32(at + THREAD.flags, inherited | ((rv.getUint32(PROC.pflags, true) & PF.EXE_WRITABLE) !== 0 ? TF.EXE_WRITABLE : 0), true);
-    present |= TP.PID | TP.VPID | TP.LOGINUID | TP.TTY | TP.UID | TP.GID | TP.EXE_WRITABLE | TP.EXE_UPPER;
+    present |= TP.PID | TP.VPID | TP.LOGINUID | TP.TTY | TP.UID | TP.GID | TP.EXE_WRITABLE | TP.EXE_UPPER | TP.SID | TP.VPGID;
+    // user.loginname: the passwd name of the login uid (none when unset)
+    const loginName = login === 0xffffffff ? undefined : this.userBytes(login);
+    present = loginName ? this.copy(at + THREAD.loginname, TP.LOGINNAME, present, loginName, 0, 0, loginName.length, true) : present & ~TP.LOGINNAME;
     // user.name / group.name of the record's effective ids (the host's passwd and group files)
     for (const [id, dst, bit, lookup] of [[rv.getUint32(HDR.uid, true), THREAD.user, TP.USER, this.userBytes], [rv.getUint32(HDR.gid, true), THREAD.group, TP.GROUP, this.groupBytes]] as const) {
       const b = lookup(id);
@@ -248,7 +299,13 @@ export class ThreadTable {
       dv.setUint32(at + THREAD.container, cid, true);
       dv.setUint32(at + THREAD.container + 4, id.length, true);
       present |= TP.CONTAINER;
-    }
+      // container.name: 'host' for a host process (the id's bytes), unknown for a container
+      if (id.length === 4 && Buffer.from(id).toString('latin1') === 'host') {
+        dv.setUint32(at + THREAD.cname, cid, true);
+        dv.setUint32(at + THREAD.cname + 4, 4, true);
+        present |= TP.CNAME;
+      } else present &= ~TP.CNAME;
+    } else present &= ~(TP.CONTAINER | TP.CNAME);
     dv.setUint32(at + THREAD.present, present, true);
   }
 
@@ -307,7 +364,7 @@ export class ThreadTable {
       for (; p && !live.has(p.addr); p = p.parent) live.add(p.addr);
     };
     for (const p of this.procs.values()) mark(p);
-    const refs = [THREAD.name, THREAD.exe, THREAD.exepath, THREAD.cmdline, THREAD.args, THREAD.cwd, THREAD.env, THREAD.user, THREAD.group, THREAD.container, THREAD.cname, THREAD.image, THREAD.k8s_ns, THREAD.k8s_pod];
+    const refs = [THREAD.name, THREAD.exe, THREAD.exepath, THREAD.cmdline, THREAD.args, THREAD.cwd, THREAD.env, THREAD.user, THREAD.group, THREAD.container, THREAD.cname, THREAD.image, THREAD.k8s_ns, THREAD.k8s_pod, THREAD.sname, THREAD.loginname];
     const saved: Array<[number, Uint8Array]> = [];
     for (const addr of live) for (const r of refs) {
       const len = this.dv.getUint32(addr + r + 4, true);
@@ -325,7 +382,7 @@ export class ThreadTable {
   }
 
   private header(): void {
-    this.dv.setUint32(MEM.stateBase + H.abi, 1, true);
+    this.dv.setUint32(MEM.stateBase + H.abi, ABI_VERSION, true);
     this.dv.setUint32(MEM.stateBase + H.threads, this.highWater, true);
     this.dv.setUint32(MEM.stateBase + H.heapTop, this.heapTop, true);
   }

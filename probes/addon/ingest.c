@@ -38,6 +38,7 @@ struct facts {
 struct ctx {
 	const struct rae_ingest_io *io;
 	uint64_t heap, heap_end, konst;
+	uint64_t epoch; /* boot ns -> epoch ns */
 	/* the last rendered open flags (consecutive opens mostly share them) */
 	uint32_t flags_value, flags_addr, flags_len;
 };
@@ -457,6 +458,24 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 		int n = snprintf(s, sizeof(s), "%lld", (long long)a0);
 		return n > 0 && copy(c, (const uint8_t *)s, (uint32_t)n, to);
 	}
+	case RAE_FLD_TID:
+		return num(to, rd32(f->rec + offsetof(struct rae_hdr, tid)));
+	case RAE_FLD_RAWTIME:
+		wr64(to, rd64(f->rec + offsetof(struct rae_hdr, ts_ns)) + c->epoch);
+		return 1;
+	case RAE_FLD_TIME: {
+		char s[24];
+		int n = snprintf(s, sizeof(s), "%llu", (unsigned long long)(rd64(f->rec + offsetof(struct rae_hdr, ts_ns)) + c->epoch));
+		return n > 0 && copy(c, (const uint8_t *)s, (uint32_t)n, to);
+	}
+	case RAE_FLD_DIRECTION: return konst(c, RAE_K_DIRECTION, to);
+	case RAE_FLD_SOURCE: return konst(c, RAE_K_SOURCE, to);
+	case RAE_FLD_HOSTNAME: {
+		/* present even when empty (konst() takes length 0 for "no name") */
+		const int32_t *k = c->io->plan + RAE_IP_CONST + 2 * RAE_K_HOSTNAME;
+		return ref(to, (uint32_t)(c->konst + (uint32_t)k[0]), (uint32_t)k[1]);
+	}
+	case RAE_FLD_OPEN_EXEC: return num(to, 0);
 	default:
 		return 0;
 	}
@@ -572,7 +591,8 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 /* Fields every record can have, and those that need a path, a socket address, an open... */
 #define ALWAYS (BIT(RAE_FLD_NUM) | BIT(RAE_FLD_RAWRES) | BIT(RAE_FLD_RES) | BIT(RAE_FLD_FAILED) | BIT(RAE_FLD_TYPECHAR) | \
 		BIT(RAE_FLD_TYPE) | BIT(RAE_FLD_FAMILY) | BIT(RAE_FLD_NAMERAW) | BIT(RAE_FLD_ARG_TARGET) | BIT(RAE_FLD_L4PROTO) | BIT(RAE_FLD_READ) | BIT(RAE_FLD_WRITE) | \
-		BIT(RAE_FLD_CONNECTED) | BIT(RAE_FLD_NAME_CHANGED) | BIT(RAE_FLD_DURATION))
+		BIT(RAE_FLD_CONNECTED) | BIT(RAE_FLD_NAME_CHANGED) | BIT(RAE_FLD_DURATION) | BIT(RAE_FLD_TID) | BIT(RAE_FLD_TIME) | \
+		BIT(RAE_FLD_RAWTIME) | BIT(RAE_FLD_DIRECTION) | BIT(RAE_FLD_SOURCE) | BIT(RAE_FLD_HOSTNAME) | BIT(RAE_FLD_OPEN_EXEC))
 #define NEED_NAME (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_DIR) | BIT(RAE_FLD_FILE))
 #define NEED_ADDR (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_SIP) | BIT(RAE_FLD_CIP) | BIT(RAE_FLD_LIP) | BIT(RAE_FLD_RIP) | \
 		   BIT(RAE_FLD_SPORT) | BIT(RAE_FLD_CPORT) | BIT(RAE_FLD_LPORT) | BIT(RAE_FLD_RPORT) | BIT(RAE_FLD_IPS) | \
@@ -586,7 +606,7 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
  */
 #define STABLE (BIT(RAE_FLD_RAWRES) | BIT(RAE_FLD_FAILED) | BIT(RAE_FLD_RES) | BIT(RAE_FLD_TYPECHAR) | BIT(RAE_FLD_TYPE) | \
 		BIT(RAE_FLD_FAMILY) | BIT(RAE_FLD_READ) | BIT(RAE_FLD_WRITE) | BIT(RAE_FLD_CREATE) | BIT(RAE_FLD_ARG_FLAGS) | \
-		BIT(RAE_FLD_CONNECTED))
+		BIT(RAE_FLD_CONNECTED) | BIT(RAE_FLD_DIRECTION) | BIT(RAE_FLD_SOURCE) | BIT(RAE_FLD_HOSTNAME) | BIT(RAE_FLD_OPEN_EXEC))
 
 /* A superset of the fields value() can find in this record (a pure shortcut: same results). */
 static uint64_t possible(const struct facts *f)
@@ -642,6 +662,7 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 	if (c.heap_end > io->mem_len || c.heap > c.heap_end || max > io->offsets_len || base + max * stride > io->mem_len)
 		return -1;
 	c.konst = (uint64_t)st[RAE_IS_CONST];
+	c.epoch = (uint64_t)st[RAE_IS_EPOCH_LO] | ((uint64_t)st[RAE_IS_EPOCH_HI] << 32);
 	if (c.konst == 0) {
 		uint32_t at = alloc(&c, (uint32_t)io->blob_len);
 		if (!at && io->blob_len)

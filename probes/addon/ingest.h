@@ -32,6 +32,10 @@ enum {
 	RAE_FLD_L4PROTO, RAE_FLD_CONNECTED, RAE_FLD_NAME_CHANGED, RAE_FLD_DURATION,
 	RAE_FLD_ARG_NAME, RAE_FLD_ARG_PATH, RAE_FLD_ARG_FILENAME, RAE_FLD_ARG_NEWPATH, RAE_FLD_ARG_MODE,
 	RAE_FLD_ARG_FD, RAE_FLD_ARG_UID, RAE_FLD_ARG_CMD,
+	/* per-event header values and constants: thread.tid, evt.time (decimal text of evt.rawtime),
+	 * evt.rawtime (boot ns + RAE_IS_EPOCH_*), evt.dir, evt.source, evt.hostname, evt.is_open_exec */
+	RAE_FLD_TID, RAE_FLD_TIME, RAE_FLD_RAWTIME, RAE_FLD_DIRECTION, RAE_FLD_SOURCE, RAE_FLD_HOSTNAME,
+	RAE_FLD_OPEN_EXEC,
 	RAE_FLD_COUNT
 };
 
@@ -60,14 +64,16 @@ enum {
  * socket domains 0..63 and ptrace requests 0..31 and 0x4200..0x420f (length 0 = print the
  * number), the open access modes (O_RDONLY, O_WRONLY, O_RDWR) and the open flag names whose
  * bits are the plan's RAE_IP_OFLAGS words, then fd.l4proto's tcp, udp, raw, then the chmod mode
- * names of bits 0..11 (S_IXOTH ... S_ISUID).
+ * names of bits 0..11 (S_IXOTH ... S_ISUID), then evt.dir '<', evt.source 'syscall' and the
+ * host name (evt.hostname).
  */
 enum {
 	RAE_K_ERRNO_END = 256, RAE_K_F = 256, RAE_K_FILE, RAE_K_D, RAE_K_DIRECTORY, RAE_K_4, RAE_K_IPV4,
 	RAE_K_6, RAE_K_IPV6, RAE_K_U, RAE_K_UNIX, RAE_K_IP,
 	RAE_K_DOMAIN, RAE_K_PTRACE = RAE_K_DOMAIN + 64, RAE_K_PTRACE_HI = RAE_K_PTRACE + 32,
 	RAE_K_OACC = RAE_K_PTRACE_HI + 16, RAE_K_OFLAG = RAE_K_OACC + 3, RAE_K_L4 = RAE_K_OFLAG + 17, RAE_K_MODE = RAE_K_L4 + 3,
-	RAE_K_COUNT = RAE_K_MODE + 12
+	RAE_K_DIRECTION = RAE_K_MODE + 12, RAE_K_SOURCE, RAE_K_HOSTNAME,
+	RAE_K_COUNT
 };
 #define RAE_OFLAG_COUNT 17
 
@@ -89,7 +95,9 @@ enum {
 #define RAE_IS_BASE 5     /* address of event 0's eval record */
 #define RAE_IS_CONST 6    /* address of the constant blob in memory (0 = copy it first) */
 #define RAE_IS_STOP 7     /* out: 1 = stopped at a process record, 2 = at a SYSCALL record the host translates (evt.arg.uid), 0 = end of input or a bad record */
-#define RAE_IS_WORDS 8
+#define RAE_IS_EPOCH_LO 8 /* boot ns -> epoch ns (evt.rawtime), low 32 bits */
+#define RAE_IS_EPOCH_HI 9 /* ... high 32 bits */
+#define RAE_IS_WORDS 10
 
 struct rae_ingest_io {
 	const uint8_t *view;     /* kernel records */

@@ -71,7 +71,7 @@ struct rae_ref {
 
 /*
  * A thread entry: one per process (written once, by the kernel-record ingest or by the host),
- * linked to its parent's entry, so proc.pname and proc.aname[N] are parent walks. 160 bytes.
+ * linked to its parent's entry, so proc.pname and proc.aname[N] are parent walks. 184 bytes.
  */
 struct rae_thread {
 	__u32 tid;      /*   0 */
@@ -98,10 +98,14 @@ struct rae_thread {
 	struct rae_ref image;      /* 136 container.image.repository */
 	struct rae_ref k8s_ns;     /* 144 k8s.ns.name */
 	struct rae_ref k8s_pod;    /* 152 k8s.pod.name */
+	__u32 sid;                 /* 160 proc.sid */
+	__u32 vpgid;               /* 164 proc.vpgid */
+	struct rae_ref sname;      /* 168 proc.sname (the session leader's name) */
+	struct rae_ref loginname;  /* 176 user.loginname (the name of user.loginuid) */
 };
-#define RAE_THREAD_SIZE 160
+#define RAE_THREAD_SIZE 184
 
-/* rae_thread.present bits, one per field (in offset order). */
+/* rae_thread.present bits, one per field. */
 #define RAE_TP_PID 0x1
 #define RAE_TP_VPID 0x2
 #define RAE_TP_LOGINUID 0x4
@@ -126,6 +130,10 @@ struct rae_thread {
 #define RAE_TP_EXE_UPPER 0x200000
 #define RAE_TP_EXE_MEMFD 0x400000
 #define RAE_TP_PRIVILEGED 0x800000
+#define RAE_TP_SID 0x1000000
+#define RAE_TP_VPGID 0x2000000
+#define RAE_TP_SNAME 0x4000000
+#define RAE_TP_LOGINNAME 0x8000000
 
 /* rae_thread.flags: the value of each boolean field. */
 #define RAE_TF_EXE_WRITABLE 0x1

@@ -13,12 +13,12 @@ const one = (condition: string, output: string) =>
   loadRules([{ name: 'r.yaml', text: `- rule: r\n  desc: d\n  condition: ${condition}\n  output: ${JSON.stringify(output)}\n  priority: NOTICE\n` }], { suggestedOutput: false }).ruleset.rules;
 
 test('kernel fields: conditions and outputs are checked, ancestors and evt.arg.* by their name', () => {
-  const g = kernelFieldGaps(one('evt.type = open and proc.aname[3] = sh and fd.l4proto = tcp and proc.sid = 1 and tolower(evt.arg.gid) = x', '%user.loginname %proc.sname %thread.tid %evt.arg.flags %proc.pname %evt.time'));
-  assert.equal(g, { condition: ['evt.arg.gid', 'proc.sid'], output: ['thread.tid'] });
+  const g = kernelFieldGaps(one('evt.type = open and proc.aname[3] = sh and fd.l4proto = tcp and proc.sid = 1 and tolower(evt.arg.gid) = x and evt.arg.pid = 3', '%user.loginname %proc.sname %thread.tid %evt.arg.flags %proc.pname %evt.time %evt.arg.pid'));
+  assert.equal(g, { condition: ['evt.arg.gid', 'evt.arg.pid'], output: ['evt.arg.pid'] });
 });
 
 test('kernel fields: disabled and other-source rules do not count', () => {
-  const rules = one('evt.type = open and proc.sid = 1', '%thread.tid');
+  const rules = one('evt.type = open and evt.arg.pid = 1', '%evt.arg.pid');
   rules[0]!.enabled = false;
   assert.equal(kernelFieldGaps(rules), { condition: [], output: [] });
 });
@@ -29,10 +29,25 @@ test('kernel fields: the bundled syscall rules run on the byte path; a field onl
   assert.equal(c.missing, []);
   // what neither path provides (container metadata, capabilities) does not decide anything
   assert.ok(c.neither.includes('container.image.repository'), c.neither.join(' '));
-  const o = chooseSyscallPath([...bundled, ...one('evt.type = open and proc.sid = 1', '%thread.tid')]);
+  const o = chooseSyscallPath([...bundled, ...one('evt.type = ptrace and evt.arg.pid = 1', '%evt.arg.pid')]);
   assert.is(o.path, 'objects');
-  assert.equal(o.missing, ['proc.sid', 'thread.tid']);
-  assert.match(o.why, 'the byte path lacks proc.sid thread.tid');
+  assert.equal(o.missing, ['evt.arg.pid']);
+  assert.match(o.why, 'the byte path lacks evt.arg.pid');
+});
+
+/** The header, constant and process fields users' own rules often read (the byte path has them all in conditions). */
+const USER_FIELDS = ['proc.sid', 'proc.vpgid', 'proc.sname', 'container.name', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec', 'thread.tid', 'user.loginname'];
+
+test('kernel fields: a rule reading proc.sid/vpgid/sname, container.name, evt.time/rawtime/dir/source/hostname/is_open_exec, thread.tid or user.loginname keeps the byte path', () => {
+  for (const f of USER_FIELDS) {
+    const rules = one(`evt.type = openat and ${f} exists`, `%${f}`);
+    assert.equal(kernelFieldGaps(rules), { condition: [], output: [] }, f);
+    assert.is(chooseSyscallPath([...bundled, ...rules]).path, 'bytes', f);
+  }
+  const all = one(`evt.type = openat and ${USER_FIELDS.map((f) => `${f} exists`).join(' and ')} and evt.dir = "<" and evt.source = syscall and evt.is_open_exec = false`, USER_FIELDS.map((f) => `%${f}`).join(' '));
+  const c = chooseSyscallPath([...bundled, ...all]);
+  assert.is(c.path, 'bytes', c.why);
+  assert.equal(c.missing, []);
 });
 
 test.run();

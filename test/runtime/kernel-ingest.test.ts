@@ -16,6 +16,9 @@ import { FieldEvent } from '../../host/sources/field-event.js';
 import { EXIT, HDR, KIND, PF, PROC, SIZES, SYSCALL, XF } from '../../host/sources/syscall/abi.js';
 import { encodeProcRecord, type ProcSnapshot } from '../../host/sources/syscall/procfs.js';
 import { syscallNr } from '../../host/sources/syscall/syscalls.js';
+import { SyscallEvent } from '../../host/sources/syscall/event.js';
+import { ProcessTable } from '../../host/sources/syscall/state.js';
+import { UserNames } from '../../host/sources/syscall/users.js';
 import { collectPools, compileAll } from './differential-helpers.js';
 
 const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: readFileSync(`../shared/corpus/${n}`, 'utf8') }))).ruleset.rules;
@@ -247,9 +250,13 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   assert.ok(nativeTranslator(), 'the addon loads but its ingestAbi disagrees with kernel-ingest.ts');
   // a rule reading every evt.arg.* parameter, so each has a slot (filename, fd and newpath are only in outputs upstream)
   const argRule = loadRules([{ name: 'args.yaml', text: `- rule: every evt.arg\n  desc: d\n  condition: evt.type in (chmod, fchmod, fchmodat, mkdir, mkdirat, rmdir, unlink, unlinkat, rename, renameat, renameat2, link, linkat, memfd_create, chdir, open, openat, openat2, creat, setuid, bpf, connect, socket) and (${['name', 'path', 'filename', 'oldpath', 'newpath', 'mode', 'fd', 'uid', 'cmd'].map((a) => `evt.arg.${a} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` }]).ruleset.rules;
-  const m = await compileAll([...rules, ...argRule]);
-  const c = new KernelIngest();
-  const js = new KernelIngest({ native: false });
+  // and one reading the header values and constants, so each has a slot too
+  const headRule = loadRules([{ name: 'head.yaml', text: `- rule: header values\n  desc: d\n  condition: evt.type in (connect, openat, socket) and (${['thread.tid', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec'].map((f) => `${f} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` }]).ruleset.rules;
+  assert.is(headRule.length, 1);
+  const m = await compileAll([...rules, ...argRule, ...headRule]);
+  const c = new KernelIngest({ hostname: 'h1.example' });
+  const js = new KernelIngest({ native: false, hostname: 'h1.example' });
+  const epoch = 1_763_000_000_123_456_789n;
   assert.ok(c.native && !js.native);
   // IPv6 and unix-socket endpoints, a relative path without a directory, a too-short record
   const extra = new Uint8Array(16384);
@@ -322,17 +329,22 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   const batches = [...Array.from({ length: 8 }, (_, i) => batch(100 + i, 3000, i % 3 === 0)), { bytes: extra, len: off }];
   let compared = 0;
   for (const b of batches) {
-    const oc = c.ingest(m, b.bytes, b.len);
+    const oc = c.ingest(m, b.bytes, b.len, epoch);
     const fromC = decodeRecords(m, oc.length);
-    const oj = js.ingest(m, b.bytes, b.len);
+    const oj = js.ingest(m, b.bytes, b.len, epoch);
     const fromJs = decodeRecords(m, oj.length);
     assert.equal(oc, oj, 'the same records become events');
     assert.equal(fromC, fromJs);
     compared += oc.length;
   }
   assert.ok(compared > 20000, `${compared} records compared`);
-  const lastOffsets = js.ingest(m, extra, off);
+  const lastOffsets = js.ingest(m, extra, off, epoch);
   const joined = decodeRecords(m, lastOffsets.length).join('\n');
+  // the header values: the thread id, the record time moved to the epoch (as a number and as its decimal text), constants
+  const ts = 5_000_000_001n + epoch;
+  assert.ok(lines0(joined).some((l) => l.includes(`evt.time="${ts}"`) && l.includes(`evt.rawtime=${ts}`) && l.includes("thread.tid=100 ")), `evt.time ${ts}: ${lines0(joined).filter((l) => l.includes(String(ts))).join("\n")} / ${lines0(joined).filter((l) => l.includes("evt.time")).slice(0, 3).join("\n")}`);
+  for (const want of ['evt.dir="<"', 'evt.source="syscall"', 'evt.hostname="h1.example"', 'evt.is_open_exec=0', 'thread.tid=105 ']) assert.ok(joined.includes(want), want);
+  assert.ok(lines0(joined).every((l) => l.includes('evt.dir="<" evt.source="syscall" evt.hostname="h1.example" evt.is_open_exec=0') || !l.includes('evt.dir')), 'every record has the constants');
   assert.match(joined, '"ipv6"');
   assert.match(joined, '"/run/docker.sock"');
   assert.match(joined, 'evt.arg.flags="O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC"');
@@ -383,6 +395,96 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   for (const want of ['fd.name="::1:50000->2001:db8::1:443"', 'fd.name="2001:0:1::2:1234->::ffff:1.2.3.4:80"', 'fd.name="0.0.0.0:0->fe80:0:1:2:3:4:5:6:53"']) assert.ok(joined.includes(want), want);
   assert.ok(lines.some((l) => l.includes('fd.name="10.0.0.1:40000->198.51.100.7:443"') && l.includes('fd.l4proto="tcp"') && l.includes('fd.connected=1')), 'the connect record');
   assert.ok(lines.some((l) => l.includes('fd.l4proto="raw"') && l.includes('fd.connected=0')), lines.filter((l) => l.includes('raw')).join('\n'));
+});
+
+/** Rules reading the header constants and the process facts of sessions, login users and containers. */
+const FACT_RULES = loadRules([{ name: 'facts.yaml', text: [
+  ['all', 'proc.sname = sshd and proc.sid = 300 and proc.vpgid = 301 and user.loginname = root and container.name = host and thread.tid = 301 and evt.dir = "<" and evt.source = syscall and evt.hostname = "facts-host" and evt.is_open_exec = false and evt.rawtime = 1700000000000000005 and evt.time = "1700000000000000005"'],
+  ['sname login', 'proc.sname = login'],
+  ['no sname', 'not proc.sname exists'],
+  ['container name', 'container.name exists'],
+  ['no loginname', 'not user.loginname exists'],
+  ['leader', 'proc.sid = val(proc.pid)'],
+  ['tid', 'thread.tid = 1101'],
+  ['time', 'evt.time startswith "17" and evt.rawtime > 1700000000000000000'],
+].map(([n, c]) => `- rule: ${n}\n  desc: d\n  condition: evt.type = openat and ${c}\n  output: x\n  priority: NOTICE\n`).join('') }]).ruleset.rules;
+
+/** A batch of the facts test: a session (leader 300 sshd, member 301, a container member 302, a thread of 101), opens, a leader exec, then its exit. */
+function factBatches(): Array<{ bytes: Uint8Array; len: number }> {
+  const snap = (pid: number, o: Partial<ProcSnapshot>) => ({ ...proc(pid, 1, 'x', ['x']), ...o });
+  const open = (buf: Uint8Array, off: number, tid: number, ts: bigint) => syscallRecord(buf, off, { nr: syscallNr('openat')!, tid, ret: 3n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '/etc/hosts', ts });
+  const one = new Uint8Array(16384);
+  let a = 0;
+  a += encodeProcRecord(snap(300, { comm: Buffer.from('sshd'), args: [Buffer.from('sshd')], sid: 300, pgid: 300, loginuid: 4294967295 }), one, a, 1n);
+  a += encodeProcRecord(snap(301, { ppid: 300, comm: Buffer.from('bash'), args: [Buffer.from('bash')], sid: 300, pgid: 301, loginuid: 0 }), one, a, 1n);
+  a += encodeProcRecord(snap(302, { ppid: 301, comm: Buffer.from('nginx'), args: [Buffer.from('nginx')], sid: 300, pgid: 302, loginuid: 4000000000, cgroup: Buffer.from(`/system.slice/docker-${'cd'.repeat(32)}.scope`) }), one, a, 1n);
+  a += encodeProcRecord(snap(101, { comm: Buffer.from('app'), args: [Buffer.from('app')], sid: 7, pgid: 101 }), one, a, 1n);
+  const th = a;
+  a += encodeProcRecord(snap(101, { comm: Buffer.from('app'), args: [] }), one, a, 1n);
+  new DataView(one.buffer, th).setUint16(HDR.kind, KIND.FORK, true);
+  new DataView(one.buffer, th).setUint32(HDR.tid, 1101, true);
+  new DataView(one.buffer, th).setUint32(PROC.pflags, PF.THREAD, true);
+  for (const tid of [301, 302, 300, 1101]) a += open(one, a, tid, 5n);
+  // the leader execs: its members' proc.sname follows at once (the source cuts the batch before
+  // an exec of a process with events earlier in it, as 300 has: source.ts batchBytes)
+  const cut = a;
+  // a member that opens and exits before the leader's exec (no cut: it judges as of the batch's end, as the objects path does)
+  a += encodeProcRecord(snap(303, { ppid: 300, comm: Buffer.from('cat'), args: [Buffer.from('cat')], sid: 300, pgid: 303 }), one, a, 1n);
+  a += open(one, a, 303, 6n);
+  a += exitRecord(one, a, 303);
+  const ex = a;
+  a += encodeProcRecord(snap(300, { comm: Buffer.from('login'), args: [Buffer.from('login')], sid: 300, pgid: 300 }), one, a, 1n);
+  new DataView(one.buffer, ex).setUint16(HDR.kind, KIND.EXEC, true);
+  for (const tid of [301, 300]) a += open(one, a, tid, 6n);
+  a += exitRecord(one, a, 300);
+  a += open(one, a, 301, 7n); // the leader is gone only after this batch (as the objects path flushes exits)
+  const two = new Uint8Array(4096);
+  let b = 0;
+  for (const tid of [301, 302]) b += open(two, b, tid, 8n);
+  return [{ bytes: one, len: cut }, { bytes: one.slice(cut, a), len: a - cut }, { bytes: two, len: b }];
+}
+
+test('kernel ingest: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec and proc.sid/vpgid/sname, user.loginname, container.name judge as on the objects path', async () => {
+  const m = await compileAll(FACT_RULES);
+  const epoch = 1_700_000_000_000_000_000n;
+  const kinds = [new KernelIngest({ native: false, hostname: 'facts-host' }), ...(nativeTranslator() ? [new KernelIngest({ hostname: 'facts-host' })] : [])];
+  const results: string[][] = [];
+  for (const k of kinds) {
+    // the objects path on the same records (SyscallEvent over its process table), rule by rule with the interpreter
+    const table = new ProcessTable();
+    const ctx = { table, names: new UserNames(), hostname: 'facts-host' };
+    const interp = new Interpreter();
+    const got: string[] = [];
+    const want: string[] = [];
+    let num = 0;
+    for (const b of factBatches()) {
+      const offsets = k.ingest(m, b.bytes, b.len, epoch);
+      const r = m.evaluateRecords('syscall', offsets.length, false);
+      assert.ok(r.ok);
+      if (r.ok) for (const x of r.matches) got.push(`${new DataView(b.bytes.buffer).getUint32(offsets[x.event]! + HDR.tid, true)}@${new DataView(b.bytes.buffer).getBigUint64(offsets[x.event]! + HDR.ts_ns, true)}:${x.rule.name}`);
+      // as source.ts does: the batch's events built while its process records apply, judged after, exits dropped
+      const dv = new DataView(b.bytes.buffer);
+      const evs: Array<[string, SyscallEvent]> = [];
+      for (let off = 0; off < b.len; off += dv.getUint32(off + HDR.len, true)) {
+        const kind = dv.getUint16(off + HDR.kind, true);
+        if (kind !== KIND.SYSCALL) {
+          table.apply(b.bytes, dv, off, kind);
+          continue;
+        }
+        const ts = dv.getBigUint64(off + HDR.ts_ns, true);
+        evs.push([`${dv.getUint32(off + HDR.tid, true)}@${ts}`, new SyscallEvent(ctx, b.bytes, dv, off, 'openat', table.get(dv.getUint32(off + HDR.pid, true)), ts + epoch, ++num)]);
+      }
+      for (const [at, ev] of evs) for (const rule of FACT_RULES) if (interp.evaluate(rule.condition, ev)) want.push(`${at}:${rule.name}`);
+      table.flushExits();
+    }
+    assert.equal(got.sort(), want.sort());
+    results.push(got);
+  }
+  const got = results[0]!;
+  // the values themselves (libsinsp's where the objects path has them)
+  for (const w of ['301@5:all', '301@5:time', '300@5:leader', '300@5:no loginname', '302@5:no loginname', '1101@5:tid', '301@6:sname login', '300@6:sname login', '301@7:sname login', '303@6:sname login', '301@8:no sname', '302@8:no sname']) assert.ok(got.includes(w), `${w} in ${got.join(' ')}`);
+  for (const w of ['302@5:container name', '302@5:all', '301@6:all', '301@5:no loginname', '1101@5:leader']) assert.not.ok(got.includes(w), w);
+  if (results.length > 1) assert.equal(results[1], results[0], 'native and JS translators judge alike');
 });
 
 test.run();

@@ -1,5 +1,6 @@
 // A tiny WebAssembly binary writer for sandbox tests: modules with the rule-module exports whose
 // `evaluate` body, imports, exports and memory limits the test chooses (no compiler needed).
+import { ABI_VERSION } from '../../host/runtime/abi.js';
 
 const leb = (n: number): number[] => {
   const out: number[] = [];
@@ -40,7 +41,7 @@ export function wasmModule(spec: WasmSpec = {}): Uint8Array<ArrayBuffer> {
   const exports = vec(names.filter(([n]) => n !== spec.omitExport).map(([n, kind, idx]) => [...str(n), kind, ...leb(idx)]));
   const body = (code: number[]) => [...leb(code.length + 1), 0, ...code];
   const evaluate = spec.evaluate === 'trap' ? [0x00, 0x0b] : spec.evaluate === 'loop' ? [0x03, 0x40, 0x0c, 0x00, 0x0b, 0x41, 0x00, 0x0b] : [0x41, 0x00, 0x0b];
-  const code = vec([body([0x41, 0x01, 0x0b]), body(evaluate), body([0x41, ...leb(1024), 0x0b]), body([0x41, 0x00, 0x0b])]);
+  const code = vec([body([0x41, ...leb(ABI_VERSION), 0x0b]), body(evaluate), body([0x41, ...leb(1024), 0x0b]), body([0x41, 0x00, 0x0b])]);
   return Uint8Array.from([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
     ...section(1, types),

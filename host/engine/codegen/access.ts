@@ -49,6 +49,10 @@ export const THREAD_FIELDS: readonly ThreadField[] = [
   T('proc.is_exe_upper_layer', THREAD.flags, TP.EXE_UPPER, 'flag', TF.EXE_UPPER),
   T('proc.is_exe_from_memfd', THREAD.flags, TP.EXE_MEMFD, 'flag', TF.EXE_MEMFD),
   T('container.privileged', THREAD.flags, TP.PRIVILEGED, 'flag', TF.PRIVILEGED),
+  T('proc.sid', THREAD.sid, TP.SID, 'u32'),
+  T('proc.vpgid', THREAD.vpgid, TP.VPGID, 'u32'),
+  T('proc.sname', THREAD.sname, TP.SNAME, 'str'),
+  T('user.loginname', THREAD.loginname, TP.LOGINNAME, 'str'),
 ];
 const BY_BASE = new Map(THREAD_FIELDS.map((f) => [f.base, f]));
 

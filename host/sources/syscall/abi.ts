@@ -8,7 +8,7 @@
 // absent. All integers little-endian; times CLOCK_BOOTTIME ns.
 
 /** RAE_ABI_VERSION: bumped on any layout change. */
-export const ABI_VERSION = 1;
+export const ABI_VERSION = 2;
 
 /** RAE_MAX_RECORD: no record is larger; poll() views must hold at least this many bytes. */
 export const MAX_RECORD = 16384;
