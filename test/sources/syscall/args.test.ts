@@ -17,14 +17,13 @@ import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
 import { FieldEvent } from '../../../host/sources/field-event.js';
 import { HDR, KIND } from '../../../host/sources/syscall/abi.js';
-import { clocks, openCapture } from '../../../host/sources/syscall/addon.js';
 import { SyscallEvent } from '../../../host/sources/syscall/event.js';
-import { encodeProcRecord, readProcesses } from '../../../host/sources/syscall/procfs.js';
 import { ProcessTable } from '../../../host/sources/syscall/state.js';
-import { syscallIds, syscallName } from '../../../host/sources/syscall/syscalls.js';
+import { syscallName } from '../../../host/sources/syscall/syscalls.js';
 import { UserNames } from '../../../host/sources/syscall/users.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
+import { recordKernel, type Recording } from './recording.js';
 
 const gate = kernelGate('args.test.ts');
 const run_ = gate.run ? test : test.skip;
@@ -50,25 +49,19 @@ run_('args: evt.arg.* render the same on the byte path as on the objects path fo
   });
   const m = await compileAll(rules);
   const dir = mkdtempSync(join(tmpdir(), 'rae-args-'));
-  const cap = openCapture({ wakeupBytes: 1, maxLatencyMs: 5 });
-  const buf = new Uint8Array(32 << 20);
-  let fill = 0;
+  let rec: Recording;
   try {
-    cap.setInterestingSyscalls(syscallIds(new Set(TYPES)).ids);
-    for (const p of readProcesses()) fill += Math.max(0, encodeProcRecord(p, buf, fill, clocks().boottimeNs));
     // relative paths (resolved against the cwd the probe records) and absolute ones
-    execFileSync('/bin/bash', ['-c', [
+    rec = recordKernel(TYPES, () => execFileSync('/bin/bash', ['-c', [
       'set -e', `cd ${dir}`, 'touch f .bash_history', 'chmod 644 f', 'chmod u+s f', `chmod g+s ${dir}/f`, 'mkdir d', `mkdir ${dir}/d/e`,
       'mv f g', "perl -e 'rename(\"g\", \"d/../g2\") or die; link(\"g2\", \"h\") or die; unlink(\"h\") or die; mkdir(\"m\", 0750) or die; rmdir(\"m\") or die'",
       'ln g2 d/l', `rm ${dir}/d/l .bash_history`, 'rmdir d/e',
       `python3 -c "${PY.replace(/"/g, '\\"')}"`,
-    ].join('\n')], { stdio: 'ignore' });
-    const meta = new Uint32Array(1);
-    for (let got = 1; got > 0 && fill < buf.length - (1 << 20); fill += got) got = cap.poll(buf.subarray(fill, fill + (1 << 20)), meta);
+    ].join('\n')], { stdio: 'ignore' }));
   } finally {
-    cap.close();
     rmSync(dir, { recursive: true, force: true });
   }
+  const { buf, fill } = rec;
   const dv = new DataView(buf.buffer);
   const ki = new KernelIngest();
   const table = new ProcessTable();

@@ -12,14 +12,13 @@ import { walkChecked, type FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
 import { FieldEvent } from '../../../host/sources/field-event.js';
 import { HDR, KIND } from '../../../host/sources/syscall/abi.js';
-import { clocks, openCapture } from '../../../host/sources/syscall/addon.js';
 import { SyscallEvent } from '../../../host/sources/syscall/event.js';
-import { encodeProcRecord, readProcesses } from '../../../host/sources/syscall/procfs.js';
 import { ProcessTable } from '../../../host/sources/syscall/state.js';
-import { syscallIds, syscallName } from '../../../host/sources/syscall/syscalls.js';
+import { syscallName } from '../../../host/sources/syscall/syscalls.js';
 import { UserNames } from '../../../host/sources/syscall/users.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
+import { batchPieces, recordKernel } from './recording.js';
 
 const gate = kernelGate('paths.test.ts');
 const run_ = gate.run ? test : test.skip;
@@ -36,37 +35,16 @@ run_('paths: the bundled rules\' output fields render the same on the byte path 
   }
   const types = new Set(rules.flatMap((r) => [...(r.evttypes ?? [])]));
   const m = await compileAll(rules);
-  const cap = openCapture({ wakeupBytes: 1, maxLatencyMs: 5 });
-  const buf = new Uint8Array(64 << 20);
-  let fill = 0;
-  try {
-    cap.setInterestingSyscalls(syscallIds(new Set([...types, 'socket'])).ids);
-    for (const p of readProcesses()) fill += Math.max(0, encodeProcRecord(p, buf, fill, clocks().boottimeNs));
+  const { buf, fill } = recordKernel([...types, 'socket'], () =>
     execSync(
       "cat /etc/shadow >/dev/null; cd /tmp && cat ../etc/hostname >/dev/null; sh -c 'exec 3>&1; true'; ln -s /etc /tmp/rae-paths-link-$$ && rm /tmp/rae-paths-link-$$; " +
         "timeout 1 bash -c 'exec 3<>/dev/tcp/127.0.0.1/9' 2>/dev/null; /nonexistent-rae 2>/dev/null; " +
         "perl -e 'use Socket qw(:all); socket(my $s, PF_INET6, SOCK_STREAM, 0); connect($s, pack_sockaddr_in6(9, inet_pton(AF_INET6, \"::1\"))); socket(my $u, PF_INET, SOCK_DGRAM, 0); send($u, \"x\", 0, pack_sockaddr_in(9, inet_aton(\"127.0.0.1\")))'; true",
       { shell: '/bin/bash' },
-    );
-    const meta = new Uint32Array(1);
-    for (let got = 1; got > 0 && fill < buf.length - (1 << 20); fill += got) got = cap.poll(buf.subarray(fill, fill + (1 << 20)), meta);
-  } finally {
-    cap.close();
-  }
+    ), 64);
   const dv = new DataView(buf.buffer);
-  // the byte path's pieces: cut before an EXEC of a pid with an event earlier in the piece
-  const cuts = [0];
-  const seen = new Set<number>();
-  for (let off = 0; off < fill; off += dv.getUint32(off + HDR.len, true)) {
-    const kind = dv.getUint16(off + HDR.kind, true);
-    const pid = dv.getUint32(off + HDR.pid, true);
-    if (kind === KIND.SYSCALL) seen.add(pid);
-    else if (kind === KIND.EXEC && seen.has(pid)) {
-      cuts.push(off);
-      seen.clear();
-    }
-  }
-  cuts.push(fill);
+  // the byte path's pieces (source.ts's batch cut)
+  const cuts = [0, ...batchPieces(buf, fill).map(([, to]) => to)];
   const ki = new KernelIngest();
   const table = new ProcessTable();
   const ctx = { table, names: new UserNames(), hostname: 'h' };

@@ -21,14 +21,13 @@ import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
 import { FieldEvent } from '../../../host/sources/field-event.js';
 import { HDR, KIND } from '../../../host/sources/syscall/abi.js';
-import { clocks, openCapture } from '../../../host/sources/syscall/addon.js';
 import { SyscallEvent } from '../../../host/sources/syscall/event.js';
-import { encodeProcRecord, readProcesses } from '../../../host/sources/syscall/procfs.js';
 import { ProcessTable } from '../../../host/sources/syscall/state.js';
-import { syscallIds, syscallName } from '../../../host/sources/syscall/syscalls.js';
+import { syscallName } from '../../../host/sources/syscall/syscalls.js';
 import { UserNames } from '../../../host/sources/syscall/users.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
+import { batchPieces, recordKernel, type Recording } from './recording.js';
 
 const gate = kernelGate('session.test.ts');
 const run_ = gate.run ? test : test.skip;
@@ -41,26 +40,6 @@ const ref = (name: string): FieldRef => {
   return { kind: 'field', def, canonical: name, type: def.type, isList: false };
 };
 
-/** Pieces of the buffer as the byte path cuts them: before an EXEC of a pid with a SYSCALL record earlier in the piece. */
-function pieces(buf: Uint8Array, fill: number): Array<[number, number]> {
-  const dv = new DataView(buf.buffer);
-  const out: Array<[number, number]> = [];
-  let start = 0;
-  let seen = new Set<number>();
-  for (let off = 0; off < fill; off += dv.getUint32(off + HDR.len, true)) {
-    const kind = dv.getUint16(off + HDR.kind, true);
-    const pid = dv.getUint32(off + HDR.pid, true);
-    if (kind === KIND.SYSCALL) seen.add(pid);
-    else if (kind === KIND.EXEC && seen.has(pid)) {
-      out.push([start, off]);
-      start = off;
-      seen = new Set();
-    }
-  }
-  out.push([start, fill]);
-  return out;
-}
-
 /** A condition literal for a field value. */
 function literal(v: RawValue): string {
   return typeof v === 'string' ? JSON.stringify(v) : String(v);
@@ -68,26 +47,18 @@ function literal(v: RawValue): string {
 
 run_('session: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec, proc.sid/vpgid/sname, user.loginname and container.name agree on both paths for a real setsid shell', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rae-session-'));
-  const cap = openCapture({ wakeupBytes: 1, maxLatencyMs: 5 });
-  const buf = new Uint8Array(32 << 20);
-  let fill = 0;
-  const c = clocks();
-  const epoch = c.realtimeNs - c.boottimeNs;
+  let rec: Recording;
   try {
-    cap.setInterestingSyscalls(syscallIds(new Set(['openat', 'open'])).ids);
-    for (const p of readProcesses()) fill += Math.max(0, encodeProcRecord(p, buf, fill, c.boottimeNs));
     for (const f of ['m1', 'm2', 'm3']) writeFileSync(join(dir, f), f);
     // bash leads a new session: it opens m1 itself, a child cat opens m2, then it execs into cat m3
-    execFileSync('setsid', ['-w', '/bin/bash', '-c', `read x < ${dir}/m1; /bin/cat ${dir}/m2 > /dev/null; exec /bin/cat ${dir}/m3`], { stdio: 'ignore' });
-    const meta = new Uint32Array(1);
-    for (let got = 1; got > 0 && fill < buf.length - (1 << 20); fill += got) got = cap.poll(buf.subarray(fill, fill + (1 << 20)), meta);
+    rec = recordKernel(['openat', 'open'], () => execFileSync('setsid', ['-w', '/bin/bash', '-c', `read x < ${dir}/m1; /bin/cat ${dir}/m2 > /dev/null; exec /bin/cat ${dir}/m3`], { stdio: 'ignore' }));
   } finally {
-    cap.close();
     rmSync(dir, { recursive: true, force: true });
   }
+  const { buf, fill, epochNs: epoch } = rec;
   const dv = new DataView(buf.buffer);
   const refs = FIELDS.map(ref);
-  const cuts = pieces(buf, fill);
+  const cuts = batchPieces(buf, fill);
   // the objects path: each piece's events built while its process records apply, judged after
   // (field values, and the rules when given), exits dropped
   const interp = new Interpreter();
