@@ -4,11 +4,11 @@
 // process fields are read back from the thread entry in linear memory (ancestors by walking
 // parent links, as the compiled rules do). evt.arg.flags/target/domain/request and the
 // parameters name/path/filename/oldpath/newpath/mode/fd/uid/cmd as libsinsp names and prints them
-// per syscall (render.ts); evt.arg.linkpath (for alert output only).
+// per syscall (render.ts), and pid/dirfd/res/linkpath.
 import { posix } from 'node:path';
 import { decodeRecord, sockaddr, type SockAddr } from '../sources/syscall/decode.js';
 import { AF, KIND, SYSCALL } from '../sources/syscall/abi.js';
-import { atFlags, chmodMode, FD_ARG, fdText, hexMode, MODE_ARG, NEWPATH_ARG, openFlags, openMode, PATH_ARG, ptraceRequest, socketDomain, uidText } from '../sources/syscall/render.js';
+import { atFlags, chmodMode, DIRFD_ARG, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, NEWPATH_ARG, openFlags, openMode, PATH_ARG, ptraceRequest, resArgText, socketDomain, uidText } from '../sources/syscall/render.js';
 import type { LoadedRule } from '../engine/index.js';
 import { walkChecked, type Operand } from '../engine/ir.js';
 import { TF, THREAD, TP } from './abi.js';
@@ -24,6 +24,7 @@ export const KERNEL_RECORD_FIELDS: readonly string[] = [
   'evt.arg.flags', 'evt.arg.target', 'evt.arg.oldpath', 'evt.arg.domain', 'evt.arg.request', 'fd.connected', 'fd.name_changed',
   'proc.duration', 'evt.arg.name', 'evt.arg.path', 'evt.arg.filename', 'evt.arg.newpath', 'evt.arg.mode', 'evt.arg.fd', 'evt.arg.uid',
   'evt.arg.cmd', 'thread.tid', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec',
+  'evt.arg.pid', 'evt.arg.dirfd', 'evt.arg.res', 'evt.arg.linkpath',
 ];
 /** Thread-entry fields the thread table fills (thread-table.ts), with their parent and ancestor forms. */
 const THREAD_PROVIDED = [
@@ -35,7 +36,7 @@ const THREAD_PROVIDED = [
 const WALKED = ['proc.pname', 'proc.pexe', 'proc.pexepath', 'proc.pcmdline', 'proc.ppid', 'proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.acmdline', 'proc.apid'];
 const CONDITION_FIELDS = new Set(['evt.type', ...KERNEL_RECORD_FIELDS, ...THREAD_PROVIDED]);
 /** Output-only fields matched events render (kernelEventFields, FieldEvent's generic fields). */
-const OUTPUT_EXTRA = new Set(['evt.arg.linkpath']);
+const OUTPUT_EXTRA = new Set<string>([]);
 
 function provided(name: string, arg: string | undefined, canonical: string, output: boolean): boolean {
   if (WALKED.includes(name)) return true;
@@ -176,7 +177,7 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
     // the second path (rename/link/symlink target name), joined like fd.name with its directory
     const p2 = rec.path2.startsWith('/') || rec.dir2 === undefined || rec.path2 === '' ? rec.path2 : `${rec.dir2}${rec.dir2.endsWith('/') ? '' : '/'}${rec.path2}`;
     if (NEWPATH_ARG.has(rec.name)) out['evt.arg.newpath'] = p2.startsWith('/') && p2 !== rec.path2 ? posix.normalize(p2) : p2;
-    out['evt.arg.linkpath'] = p2;
+    if (LINKPATH_ARG.has(rec.name)) out['evt.arg.linkpath'] = p2.startsWith('/') && p2 !== rec.path2 ? posix.normalize(p2) : p2;
   }
   const u32 = (i: number) => Number(rec.args[i]! & 0xffffffffn);
   const mode = MODE_ARG[rec.name];
@@ -188,6 +189,9 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   if (fdFrom) out['evt.arg.fd'] = fdText(fdFrom === 'ret' ? rec.ret : Number(BigInt.asIntN(32, rec.args[0]!)), (e) => ERRNO[e]);
   if (rec.name === 'setuid') out['evt.arg.uid'] = uidText(u32(0), threads?.userName(u32(0)));
   if (rec.name === 'bpf') out['evt.arg.cmd'] = String(Number(BigInt.asIntN(32, rec.args[0]!)));
+  if (rec.name === 'ptrace') out['evt.arg.pid'] = String(Number(BigInt.asIntN(32, rec.args[1]!)));
+  if (DIRFD_ARG.has(rec.name)) out['evt.arg.dirfd'] = fdText(Number(BigInt.asIntN(32, rec.args[0]!)), (e) => ERRNO[e]);
+  if (hasResArg(rec.name)) out['evt.arg.res'] = resArgText(rec.ret, (e) => ERRNO[e]);
   const arg0 = Number(BigInt.asIntN(64, rec.args[0]!));
   if (rec.name === 'socket') out['evt.arg.domain'] = socketDomain(arg0);
   if (rec.name === 'ptrace') out['evt.arg.request'] = ptraceRequest(arg0);

@@ -8,7 +8,7 @@
 // fd.name (an absolute path normalized as posix.normalize does)/nameraw/directory/filename, fd.type/typechar/sockfamily, evt.is_open_read/write/create,
 // fd.sip/cip/lip/rip, fd.sport/cport/lport/rport, fd.ip/port/net and the networks,
 // evt.arg.flags (opens), evt.arg.target, evt.arg.domain (socket), evt.arg.request (ptrace) and the
-// per-syscall parameters evt.arg.name/path/filename/oldpath/newpath/mode/fd/uid/cmd as libsinsp
+// per-syscall parameters evt.arg.name/path/filename/oldpath/newpath/mode/fd/uid/cmd/pid/dirfd/res/linkpath as libsinsp
 // names and prints them (render.ts; evt.arg.uid's user names live here, so the native translator
 // leaves setuid records to this file's when a rule reads it), fd.l4proto (socket(2)'s type argument or the
 // probe's sock_type), fd.connected, fd.name_changed, proc.duration (the thread table's start
@@ -25,7 +25,7 @@ import { posix } from 'node:path';
 import type { Slot } from '../engine/codegen/index.js';
 import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from '../sources/syscall/abi.js';
 import { loadNative, type NativeIngest } from '../sources/syscall/addon.js';
-import { chmodMode, DOMAINS, FD_ARG, fdText, hexMode, MODE_ARG, MODE_FLAGS, NEWPATH_ARG, OPEN_FLAGS, openFlags, openMode, PATH_ARG, PTRACE, ptraceRequest, socketDomain, uidText } from '../sources/syscall/render.js';
+import { chmodMode, DIRFD_ARG, DOMAINS, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, MODE_FLAGS, NEWPATH_ARG, OPEN_FLAGS, openFlags, openMode, PATH_ARG, PTRACE, ptraceRequest, resArgText, socketDomain, uidText } from '../sources/syscall/render.js';
 import { NR_SYSCALLS, syscallName } from '../sources/syscall/syscalls.js';
 import { evtTypeId, MEM, REC } from './abi.js';
 import type { RuleModule } from './evaluator.js';
@@ -39,6 +39,7 @@ const F = {
   L4PROTO: 31, CONNECTED: 32, NAME_CHANGED: 33, DURATION: 34,
   ARG_NAME: 35, ARG_PATH: 36, ARG_FILENAME: 37, ARG_NEWPATH: 38, ARG_MODE: 39, ARG_FD: 40, ARG_UID: 41, ARG_CMD: 42,
   TID: 43, TIME: 44, RAWTIME: 45, DIRECTION: 46, SOURCE: 47, HOSTNAME: 48, OPEN_EXEC: 49,
+  ARG_PID: 50, ARG_DIRFD: 51, ARG_RES: 52, ARG_LINKPATH: 53,
 } as const;
 const BY_FIELD: Record<string, number> = {
   'evt.num': F.NUM, 'evt.rawres': F.RAWRES, 'evt.res': F.RES, 'evt.failed': F.FAILED, 'fd.num': F.FDNUM,
@@ -53,6 +54,7 @@ const BY_FIELD: Record<string, number> = {
   'evt.arg.filename': F.ARG_FILENAME, 'evt.arg.newpath': F.ARG_NEWPATH, 'evt.arg.mode': F.ARG_MODE, 'evt.arg.fd': F.ARG_FD,
   'evt.arg.uid': F.ARG_UID, 'evt.arg.cmd': F.ARG_CMD, 'thread.tid': F.TID, 'evt.time': F.TIME, 'evt.rawtime': F.RAWTIME,
   'evt.dir': F.DIRECTION, 'evt.source': F.SOURCE, 'evt.hostname': F.HOSTNAME, 'evt.is_open_exec': F.OPEN_EXEC,
+  'evt.arg.pid': F.ARG_PID, 'evt.arg.dirfd': F.ARG_DIRFD, 'evt.arg.res': F.ARG_RES, 'evt.arg.linkpath': F.ARG_LINKPATH,
 };
 /** The field of each path-parameter kind (NRC.PATHARG_SHIFT: 1 name, 2 path, 3 filename, 4 oldpath). */
 const PATH_FIELD = [0, F.ARG_NAME, F.ARG_PATH, F.ARG_FILENAME, F.ARG_OLDPATH] as const;
@@ -79,12 +81,14 @@ interface Plan {
 const K_COUNT = 256 + 11 + 64 + 48 + 3 + 17 + 3 + 12 + 3;
 const IABI = {
   FLD_NUM: F.NUM, FLD_NAME: F.NAME, FLD_IPS: F.IPS, FLD_FAMILY: F.FAMILY, FLD_ARG_FLAGS: F.ARG_FLAGS, FLD_ARG_REQUEST: F.ARG_REQUEST,
-  FLD_L4PROTO: F.L4PROTO, FLD_DURATION: F.DURATION, FLD_COUNT: F.OPEN_EXEC + 1,
+  FLD_L4PROTO: F.L4PROTO, FLD_DURATION: F.DURATION, FLD_COUNT: F.ARG_LINKPATH + 1,
   FLD_TID: F.TID, FLD_TIME: F.TIME, FLD_RAWTIME: F.RAWTIME, FLD_DIRECTION: F.DIRECTION, FLD_SOURCE: F.SOURCE, FLD_HOSTNAME: F.HOSTNAME, FLD_OPEN_EXEC: F.OPEN_EXEC,
   K_DIRECTION: 414, K_SOURCE: 415, K_HOSTNAME: 416,
   FLD_ARG_NAME: F.ARG_NAME, FLD_ARG_PATH: F.ARG_PATH, FLD_ARG_FILENAME: F.ARG_FILENAME, FLD_ARG_NEWPATH: F.ARG_NEWPATH,
   FLD_ARG_MODE: F.ARG_MODE, FLD_ARG_FD: F.ARG_FD, FLD_ARG_UID: F.ARG_UID, FLD_ARG_CMD: F.ARG_CMD, K_MODE: 402,
   NRC_PATHARG_SHIFT: 12, NRC_PATH_RAW: 0x8000, NRC_NEWPATH: 0x10000, NRC_MODE_SHIFT: 17, NRC_MODEFMT_SHIFT: 20, NRC_FDARG_SHIFT: 22, NRC_SETUID: 0x1000000, NRC_BPF: 0x2000000,
+  FLD_ARG_PID: F.ARG_PID, FLD_ARG_DIRFD: F.ARG_DIRFD, FLD_ARG_RES: F.ARG_RES, FLD_ARG_LINKPATH: F.ARG_LINKPATH,
+  NRC_DIRFD: 0x4000000, NRC_LINKPATH: 0x8000000, NRC_RES: 0x10000000,
   NRC_OPEN: 1, NRC_FD_RET: 2, NRC_FD_ARG0: 4, NRC_SERVER: 8, NRC_FLAGS_SHIFT: 4, NRC_SOCKET: 0x100, NRC_PTRACE: 0x200, NRC_CONNECT: 0x400, NRC_SENDTO: 0x800,
   K_ERRNO_END: 256, K_F: 256, K_IP: 266, K_DOMAIN: 267, K_PTRACE: 331, K_PTRACE_HI: 363, K_OACC: 379, K_OFLAG: 382, K_L4: 399, K_COUNT, OFLAG_COUNT: 17,
   IP_STRIDE: 0, IP_HEAD: 1, IP_NSLOTS: 2, IP_NR: 4, IP_CONST: 4 + 2 * 512, IP_OFLAGS: 4 + 2 * 512 + 2 * K_COUNT, IP_SLOTS: 4 + 2 * 512 + 2 * K_COUNT + 17,
@@ -95,6 +99,7 @@ const IABI = {
 const NRC = {
   PATHARG_SHIFT: IABI.NRC_PATHARG_SHIFT, PATH_RAW: IABI.NRC_PATH_RAW, NEWPATH: IABI.NRC_NEWPATH, MODE_SHIFT: IABI.NRC_MODE_SHIFT,
   MODEFMT_SHIFT: IABI.NRC_MODEFMT_SHIFT, FDARG_SHIFT: IABI.NRC_FDARG_SHIFT, SETUID: IABI.NRC_SETUID, BPF: IABI.NRC_BPF,
+  DIRFD: IABI.NRC_DIRFD, LINKPATH: IABI.NRC_LINKPATH, RES: IABI.NRC_RES,
 } as const;
 /** IS_STOP: the translator stopped at a SYSCALL record the host translates (evt.arg.uid). */
 const STOP_HOST_RECORD = 2;
@@ -140,7 +145,8 @@ const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
   const fd = FD_ARG[name];
   return base | (p ? (['name', 'path', 'filename', 'oldpath'].indexOf(p[0]) + 1) << NRC.PATHARG_SHIFT | (p[1] ? 0 : NRC.PATH_RAW) : 0) | (NEWPATH_ARG.has(name) ? NRC.NEWPATH : 0)
     | (mode ? ((mode[0] === 6 ? 7 : mode[0] + 1) << NRC.MODE_SHIFT) | ((['chmod', 'open', 'hex'].indexOf(mode[1]) + 1) << NRC.MODEFMT_SHIFT) : 0)
-    | (fd ? (fd === 'ret' ? 1 : 2) << NRC.FDARG_SHIFT : 0) | (name === 'setuid' ? NRC.SETUID : 0) | (name === 'bpf' ? NRC.BPF : 0);
+    | (fd ? (fd === 'ret' ? 1 : 2) << NRC.FDARG_SHIFT : 0) | (name === 'setuid' ? NRC.SETUID : 0) | (name === 'bpf' ? NRC.BPF : 0)
+    | (DIRFD_ARG.has(name) ? NRC.DIRFD : 0) | (LINKPATH_ARG.has(name) ? NRC.LINKPATH : 0) | (hasResArg(name) ? NRC.RES : 0);
 });
 
 let nativeCache: NativeIngest | null | undefined;
@@ -497,6 +503,14 @@ export class KernelIngest {
       }
       case F.ARG_CMD:
         return f.name === 'bpf' && this.constant(String(vd.getInt32(off + SYSCALL.args, true)), to);
+      case F.ARG_PID:
+        return (f.cls & IABI.NRC_PTRACE) !== 0 && this.constant(String(vd.getInt32(off + SYSCALL.args + 8, true)), to);
+      case F.ARG_DIRFD:
+        return (f.cls & NRC.DIRFD) !== 0 && this.constant(fdText(vd.getInt32(off + SYSCALL.args, true), (e) => ERRNO[e]), to);
+      case F.ARG_RES:
+        return (f.cls & NRC.RES) !== 0 && this.constant(resArgText(f.ret, (e) => ERRNO[e]), to);
+      case F.ARG_LINKPATH:
+        return (f.cls & NRC.LINKPATH) !== 0 && this.newPath(view, vd, off, to);
       case F.TID: return this.num64(to, vd.getUint32(off + HDR.tid, true));
       case F.RAWTIME:
         this.dv.setBigUint64(to, BigInt.asUintN(64, vd.getBigUint64(off + HDR.ts_ns, true) + this.epoch), true);

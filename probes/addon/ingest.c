@@ -3,7 +3,7 @@
  * Native kernel-record translator (see ingest.h): one pass over a batch of wire records writing
  * one eval record per SYSCALL record, with the exact semantics of kernel-ingest.ts's JS path
  * (open flags per syscall, fd.name joined with the record's directory, endpoints by side, errno
- * names, IPv4 tuple names, the evt.arg.* parameters by syscall class; setuid records stop the pass
+ * names, IPv4 tuple names, the evt.arg.* parameters by syscall class (pid/dirfd/res/linkpath too); setuid records stop the pass
  * when evt.arg.uid is read, the host names users). Strings are copied into the batch's string area; nothing is
  * allocated. Every write into linear memory is bounds-checked against the plan's regions.
  */
@@ -436,6 +436,23 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 			return 0;
 		return fd_text(c, k == 1 ? f->ret : (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args)), to);
 	}
+	case RAE_FLD_ARG_PID: {
+		char s[16];
+		return (f->cls & RAE_NRC_PTRACE) && text(c, s, snprintf(s, sizeof(s), "%d", (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args) + 8)), to);
+	}
+	case RAE_FLD_ARG_DIRFD:
+		return (f->cls & RAE_NRC_DIRFD) && fd_text(c, (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args)), to);
+	case RAE_FLD_ARG_RES: {
+		/* PT_ERRNO: a negative value's errno name, else the number (render.ts resArgText) */
+		char s[24];
+		if (!(f->cls & RAE_NRC_RES))
+			return 0;
+		if (f->ret < 0 && f->ret > -RAE_K_ERRNO_END && konst(c, (int)-f->ret, to))
+			return 1;
+		return text(c, s, snprintf(s, sizeof(s), "%lld", (long long)f->ret), to);
+	}
+	case RAE_FLD_ARG_LINKPATH:
+		return (f->cls & RAE_NRC_LINKPATH) && new_path(c, f, to);
 	case RAE_FLD_ARG_CMD: {
 		char s[16];
 		return (f->cls & RAE_NRC_BPF) && text(c, s, snprintf(s, sizeof(s), "%d", (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args))), to);
@@ -635,6 +652,14 @@ static uint64_t possible(const struct facts *f)
 		can |= BIT(RAE_FLD_ARG_FD);
 	if (f->cls & RAE_NRC_BPF)
 		can |= BIT(RAE_FLD_ARG_CMD);
+	if (f->cls & RAE_NRC_PTRACE)
+		can |= BIT(RAE_FLD_ARG_PID);
+	if (f->cls & RAE_NRC_DIRFD)
+		can |= BIT(RAE_FLD_ARG_DIRFD);
+	if (f->cls & RAE_NRC_RES)
+		can |= BIT(RAE_FLD_ARG_RES);
+	if (f->cls & RAE_NRC_LINKPATH)
+		can |= BIT(RAE_FLD_ARG_LINKPATH);
 	return can;
 }
 

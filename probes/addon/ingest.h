@@ -36,6 +36,8 @@ enum {
 	 * evt.rawtime (boot ns + RAE_IS_EPOCH_*), evt.dir, evt.source, evt.hostname, evt.is_open_exec */
 	RAE_FLD_TID, RAE_FLD_TIME, RAE_FLD_RAWTIME, RAE_FLD_DIRECTION, RAE_FLD_SOURCE, RAE_FLD_HOSTNAME,
 	RAE_FLD_OPEN_EXEC,
+	/* evt.arg.pid (ptrace), dirfd, res, linkpath (symlink/symlinkat), see render.ts */
+	RAE_FLD_ARG_PID, RAE_FLD_ARG_DIRFD, RAE_FLD_ARG_RES, RAE_FLD_ARG_LINKPATH,
 	RAE_FLD_COUNT
 };
 
@@ -58,6 +60,9 @@ enum {
 #define RAE_NRC_FDARG_SHIFT 22   /* 2 bits: evt.arg.fd 1 = the return value, 2 = args[0] */
 #define RAE_NRC_SETUID 0x1000000 /* setuid(2): evt.arg.uid (user names live in the host: stop there) */
 #define RAE_NRC_BPF 0x2000000    /* bpf(2): evt.arg.cmd */
+#define RAE_NRC_DIRFD 0x4000000  /* evt.arg.dirfd = args[0] (PT_FD) */
+#define RAE_NRC_LINKPATH 0x8000000 /* symlink/symlinkat: the second path is evt.arg.linkpath */
+#define RAE_NRC_RES 0x10000000   /* evt.arg.res = the return value (PT_ERRNO); not when it is evt.arg.fd */
 
 /*
  * Constant string ids: 0..255 evt.res by errno (0 = SUCCESS; length 0 = no name), fd types,

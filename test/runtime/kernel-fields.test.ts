@@ -13,12 +13,12 @@ const one = (condition: string, output: string) =>
   loadRules([{ name: 'r.yaml', text: `- rule: r\n  desc: d\n  condition: ${condition}\n  output: ${JSON.stringify(output)}\n  priority: NOTICE\n` }], { suggestedOutput: false }).ruleset.rules;
 
 test('kernel fields: conditions and outputs are checked, ancestors and evt.arg.* by their name', () => {
-  const g = kernelFieldGaps(one('evt.type = open and proc.aname[3] = sh and fd.l4proto = tcp and proc.sid = 1 and tolower(evt.arg.gid) = x and evt.arg.pid = 3', '%user.loginname %proc.sname %thread.tid %evt.arg.flags %proc.pname %evt.time %evt.arg.pid'));
-  assert.equal(g, { condition: ['evt.arg.gid', 'evt.arg.pid'], output: ['evt.arg.pid'] });
+  const g = kernelFieldGaps(one('evt.type = open and proc.aname[3] = sh and fd.l4proto = tcp and proc.sid = 1 and tolower(evt.arg.gid) = x and evt.arg.addr = 3', '%user.loginname %proc.sname %thread.tid %evt.arg.flags %proc.pname %evt.time %evt.arg.addr'));
+  assert.equal(g, { condition: ['evt.arg.addr', 'evt.arg.gid'], output: ['evt.arg.addr'] });
 });
 
 test('kernel fields: disabled and other-source rules do not count', () => {
-  const rules = one('evt.type = open and evt.arg.pid = 1', '%evt.arg.pid');
+  const rules = one('evt.type = open and evt.arg.addr = 1', '%evt.arg.addr');
   rules[0]!.enabled = false;
   assert.equal(kernelFieldGaps(rules), { condition: [], output: [] });
 });
@@ -29,10 +29,10 @@ test('kernel fields: the bundled syscall rules run on the byte path; a field onl
   assert.equal(c.missing, []);
   // what neither path provides (container metadata, capabilities) does not decide anything
   assert.ok(c.neither.includes('container.image.repository'), c.neither.join(' '));
-  const o = chooseSyscallPath([...bundled, ...one('evt.type = ptrace and evt.arg.pid = 1', '%evt.arg.pid')]);
+  const o = chooseSyscallPath([...bundled, ...one('evt.type = ptrace and evt.arg.addr = 1', '%evt.arg.addr')]);
   assert.is(o.path, 'objects');
-  assert.equal(o.missing, ['evt.arg.pid']);
-  assert.match(o.why, 'the byte path lacks evt.arg.pid');
+  assert.equal(o.missing, ['evt.arg.addr']);
+  assert.match(o.why, 'the byte path lacks evt.arg.addr');
 });
 
 /** The header, constant and process fields users' own rules often read (the byte path has them all in conditions). */
@@ -48,6 +48,15 @@ test('kernel fields: a rule reading proc.sid/vpgid/sname, container.name, evt.ti
   const c = chooseSyscallPath([...bundled, ...all]);
   assert.is(c.path, 'bytes', c.why);
   assert.equal(c.missing, []);
+});
+
+test('kernel fields: a rule reading evt.arg.pid, dirfd, res or linkpath keeps the byte path', () => {
+  for (const [type, arg, value] of [['ptrace', 'pid', '1'], ['openat', 'dirfd', 'AT_FDCWD'], ['unlinkat', 'res', 'ENOENT'], ['symlinkat', 'linkpath', '/etc/shadow']] as const) {
+    const rules = one(`evt.type = ${type} and evt.arg.${arg} = "${value}"`, `%evt.arg.${arg}`);
+    assert.equal(kernelFieldGaps(rules), { condition: [], output: [] }, arg);
+    const c = chooseSyscallPath([...bundled, ...rules]);
+    assert.is(c.path, 'bytes', `${arg}: ${c.why}`);
+  }
 });
 
 test.run();

@@ -249,7 +249,7 @@ const native = 'error' in loadNative() ? test.skip : test;
 native('kernel ingest: the native translator (probes/addon/ingest.c) writes the same eval records as the JS one', async () => {
   assert.ok(nativeTranslator(), 'the addon loads but its ingestAbi disagrees with kernel-ingest.ts');
   // a rule reading every evt.arg.* parameter, so each has a slot (filename, fd and newpath are only in outputs upstream)
-  const argRule = loadRules([{ name: 'args.yaml', text: `- rule: every evt.arg\n  desc: d\n  condition: evt.type in (chmod, fchmod, fchmodat, mkdir, mkdirat, rmdir, unlink, unlinkat, rename, renameat, renameat2, link, linkat, memfd_create, chdir, open, openat, openat2, creat, setuid, bpf, connect, socket) and (${['name', 'path', 'filename', 'oldpath', 'newpath', 'mode', 'fd', 'uid', 'cmd'].map((a) => `evt.arg.${a} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` }]).ruleset.rules;
+  const argRule = loadRules([{ name: 'args.yaml', text: `- rule: every evt.arg\n  desc: d\n  condition: evt.type in (chmod, fchmod, fchmodat, mkdir, mkdirat, rmdir, unlink, unlinkat, rename, renameat, renameat2, link, linkat, memfd_create, chdir, open, openat, openat2, creat, setuid, bpf, connect, socket, ptrace, symlink, symlinkat, execveat) and (${['name', 'path', 'filename', 'oldpath', 'newpath', 'mode', 'fd', 'uid', 'cmd', 'pid', 'dirfd', 'res', 'linkpath'].map((a) => `evt.arg.${a} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` }]).ruleset.rules;
   // and one reading the header values and constants, so each has a slot too
   const headRule = loadRules([{ name: 'head.yaml', text: `- rule: header values\n  desc: d\n  condition: evt.type in (connect, openat, socket) and (${['thread.tid', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec'].map((f) => `${f} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` }]).ruleset.rules;
   assert.is(headRule.length, 1);
@@ -320,6 +320,13 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
     { nr: syscallNr('setuid')!, tid: 105, ret: -1n, args: [4_000_000_123n, 0n, 0n, 0n, 0n, 0n] },
     { nr: syscallNr('bpf')!, tid: 105, ret: -22n, args: [5n, 0n, 0n, 0n, 0n, 0n] },
     { nr: syscallNr('connect')!, tid: 105, ret: -9n, args: [0xffffffffffffff9cn, 0n, 0n, 0n, 0n, 0n] },
+    // evt.arg.pid (ptrace's pid_t), evt.arg.linkpath (symlink/symlinkat), evt.arg.dirfd (execveat)
+    { nr: syscallNr('ptrace')!, tid: 105, ret: 0n, args: [16n, 4242n, 0n, 0n, 0n, 0n] },
+    { nr: syscallNr('ptrace')!, tid: 105, ret: -3n, args: [16n, 0xffffffffn, 0n, 0n, 0n, 0n] },
+    { nr: syscallNr('symlink')!, tid: 105, ret: 0n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '/etc/shadow', path2: 'lnk', dir2: '/tmp/w' },
+    { nr: syscallNr('symlinkat')!, tid: 105, ret: -17n, args: [0n, 5n, 0n, 0n, 0n, 0n], path: 'tgt', path2: '/x//y' },
+    { nr: syscallNr('symlinkat')!, tid: 105, ret: 0n, args: [0n, 0xffffff9cn, 0n, 0n, 0n, 0n], path: 'tgt', path2: 'a/../b', dir2: '/d' },
+    { nr: syscallNr('execveat')!, tid: 105, ret: -2n, args: [4n, 0n, 0n, 0n, 0n, 0n], path: 'prog' },
   ];
   for (const r of argRecords) off += syscallRecord(extra, off, r);
   const procs = new Uint8Array(4096);
@@ -380,6 +387,7 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
     { uid: '<NA>' },
     { cmd: '5', fd: 'EINVAL' },
     { fd: 'AT_FDCWD' },
+    {}, {}, {}, {}, {}, {},
   ];
   want.forEach((w, i) => {
     const got = Object.fromEntries([...argLines[i]!.matchAll(/evt\.arg\.(name|path|filename|oldpath|newpath|mode|fd|uid|cmd)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
@@ -388,6 +396,23 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
     const k = lastOffsets.length - argRecords.length + i;
     const fields = js.fieldsOf(m, extra, lastOffsets[k]!, k);
     const rendered = Object.fromEntries(Object.entries(fields).filter(([f]) => /^evt\.arg\.(name|path|filename|oldpath|newpath|mode|fd|uid|cmd)$/.test(f)).map(([f, v]) => [f.slice(8), v]));
+    assert.equal(rendered, w, `record ${i} rendered`);
+  });
+  // evt.arg.pid/dirfd/res/linkpath (render.ts): res the errno name or the number, none where the return value is evt.arg.fd
+  const want2: Array<Record<string, string>> = [
+    { dirfd: 'AT_FDCWD', res: '0' }, { res: 'EPERM' }, { res: '0' }, { res: '0' }, { dirfd: '3', res: 'EEXIST' }, { res: '0' }, { res: '0' },
+    { dirfd: 'AT_FDCWD', res: '0' }, { res: '0' }, { res: '0' }, { res: 'ENOENT' }, {}, { res: '0' }, { dirfd: '0' }, {}, {},
+    { res: '0' }, { res: 'EPERM' }, { res: 'EPERM' }, {}, { res: 'EBADF' },
+    { pid: '4242', res: '0' }, { pid: '-1', res: 'ESRCH' }, { linkpath: '/tmp/w/lnk', res: '0' }, { linkpath: '/x//y', res: 'EEXIST' },
+    { linkpath: '/d/b', res: '0' }, { dirfd: '4', res: 'ENOENT' },
+  ];
+  assert.is(want2.length, argRecords.length);
+  want2.forEach((w, i) => {
+    const got = Object.fromEntries([...argLines[i]!.matchAll(/evt\.arg\.(pid|dirfd|res|linkpath)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    assert.equal(got, w, `record ${i}: ${argLines[i]}`);
+    const k = lastOffsets.length - argRecords.length + i;
+    const fields = js.fieldsOf(m, extra, lastOffsets[k]!, k);
+    const rendered = Object.fromEntries(Object.entries(fields).filter(([f]) => /^evt\.arg\.(pid|dirfd|res|linkpath)$/.test(f)).map(([f, v]) => [f.slice(8), v]));
     assert.equal(rendered, w, `record ${i} rendered`);
   });
   for (const want of ['fd.l4proto="tcp"', 'fd.l4proto="udp"', 'fd.l4proto="raw"', 'fd.connected=1', 'fd.connected=0', 'fd.name_changed=1', 'fd.name_changed=0', 'proc.duration=5000000000']) assert.ok(joined.includes(want), want);

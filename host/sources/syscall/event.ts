@@ -9,7 +9,7 @@ import type { EventAccessor, RawValue } from '../../engine/interpreter.js';
 import type { FieldRef } from '../../engine/ir.js';
 import { AF, HDR, SYSCALL } from './abi.js';
 import { sockaddr, type SockAddr } from './decode.js';
-import { atFlags, chmodMode, errnoName, FD_ARG, fdText, hexMode, MODE_ARG, NEWPATH_ARG, openFlags, openMode, openReads, openWrites, PATH_ARG, ptraceRequest, resText, SOCK, socketDomain, uidText } from './render.js';
+import { atFlags, chmodMode, DIRFD_ARG, errnoName, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, NEWPATH_ARG, openFlags, openMode, openReads, openWrites, PATH_ARG, ptraceRequest, resArgText, resText, SOCK, socketDomain, uidText } from './render.js';
 import { argsText, cmdlineText, type ProcessTable, type ProcInfo } from './state.js';
 import type { UserNames } from './users.js';
 
@@ -217,7 +217,7 @@ export class SyscallEvent implements EventAccessor {
   private evtArg(name: string | undefined): RawValue | undefined {
     const t = this.type;
     switch (name) {
-      case 'res': return resText(this.ret);
+      case 'res': return hasResArg(t) ? resArgText(this.ret, errnoName) : undefined;
       case 'fd': {
         const from = FD_ARG[t];
         return from === undefined ? undefined : fdText(from === 'ret' ? this.ret : this.arg(0) | 0, errnoName);
@@ -240,14 +240,14 @@ export class SyscallEvent implements EventAccessor {
         return p !== undefined && p[0] === name ? this.argPath(SYSCALL.path, SYSCALL.dir, p[1]) : undefined;
       }
       case 'newpath': return NEWPATH_ARG.has(t) ? this.argPath(SYSCALL.path2, SYSCALL.dir2, true) : undefined;
-      case 'linkpath': return this.resolve(SYSCALL.path2, SYSCALL.dir2);
+      case 'linkpath': return LINKPATH_ARG.has(t) ? this.argPath(SYSCALL.path2, SYSCALL.dir2, true) : undefined;
       case 'target': return this.str(SYSCALL.path);
       case 'request': return t === 'ptrace' ? ptraceRequest(this.arg(0)) : undefined;
-      case 'pid': return t === 'ptrace' ? this.arg(1) : undefined;
+      case 'pid': return t === 'ptrace' ? String(this.arg(1) | 0) : undefined;
       case 'domain': return t === 'socket' ? socketDomain(this.arg(0)) : undefined;
       case 'uid': return t === 'setuid' ? uidText(this.u32(SYSCALL.args), this.ctx.names.user(this.u32(SYSCALL.args))) : undefined;
       case 'cmd': return t === 'bpf' ? String(this.arg(0) | 0) : undefined;
-      case 'dirfd': return this.arg(0);
+      case 'dirfd': return DIRFD_ARG.has(t) ? fdText(this.arg(0) | 0, errnoName) : undefined;
       default: return undefined;
     }
   }

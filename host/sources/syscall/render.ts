@@ -166,3 +166,27 @@ export function uidText(uid: number, name: string | undefined): string {
   if (uid >>> 0 === 0xffffffff) return '<NONE>';
   return name ?? '<NA>';
 }
+
+// evt.arg.pid/dirfd/res/linkpath (event_table.c, event.cpp get_param_as_str):
+// PTRACE_X `pid` PT_PID (args[1] as pid_t): the number ("%" PRId64; libsinsp prints the thread's comm when
+// it knows the thread, neither of our paths looks it up); `dirfd` PT_FD (args[0]) of OPENAT_2,
+// OPENAT2, UNLINKAT_2, MKDIRAT, FCHMODAT, FCHOWNAT, EXECVEAT, NEWFSTATAT rendered as evt.arg.fd is
+// (fdText: AT_FDCWD for -100); `res` PT_ERRNO of every exit event whose return value is not its
+// `fd` parameter: the errno name of a negative value, else the number ("0" on success, unlike
+// evt.res's SUCCESS); SYMLINK_X `linkpath` PT_FSPATH / SYMLINKAT_X PT_FSRELPATH (DIRFD_PARAM(2)):
+// the record's second path, a relative one joined with its directory (as evt.arg.newpath).
+
+/** Syscalls with evt.arg.dirfd (args[0], PT_FD). */
+export const DIRFD_ARG: ReadonlySet<string> = new Set(['openat', 'openat2', 'unlinkat', 'mkdirat', 'fchmodat', 'fchownat', 'execveat', 'newfstatat']);
+/** Syscalls with evt.arg.linkpath (the record's `path2`, resolved against `dir2`). */
+export const LINKPATH_ARG: ReadonlySet<string> = new Set(['symlink', 'symlinkat']);
+
+/** Whether the syscall has evt.arg.res (its return value is not its `fd` parameter). */
+export function hasResArg(name: string): boolean {
+  return FD_ARG[name] !== 'ret';
+}
+
+/** evt.arg.res (PT_ERRNO): the errno name (`errno(n)`) of a negative value, else the number. */
+export function resArgText(ret: number, errno: (n: number) => string | undefined): string {
+  return ret < 0 ? errno(-ret) ?? String(ret) : String(ret);
+}

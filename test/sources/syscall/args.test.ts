@@ -1,8 +1,9 @@
 // The evt.arg.* parameters on real kernel records, byte path against objects path: harmless
 // commands in a temporary directory (chmod u+s / g+s, fchmod, mkdir, rename, link, unlink, rmdir,
-// a setuid to the caller's own uid, a bpf(BPF_PROG_LOAD) call that fails on a null attribute) are
-// captured, and every evt.arg.* field (name, path, filename, oldpath, newpath, mode, fd, uid, cmd,
-// flags, target) must render the same through KernelIngest.fieldsOf (the byte path's matched
+// a setuid to the caller's own uid, a bpf(BPF_PROG_LOAD) call that fails on a null attribute,
+// ptrace calls that fail, symlink/symlinkat, mkdirat/symlinkat on a directory fd) are captured, and
+// every evt.arg.* field (name, path, filename, oldpath, newpath, mode, fd, uid, cmd, flags, target,
+// pid, dirfd, res, linkpath, request) must render the same through KernelIngest.fieldsOf (the byte path's matched
 // events, the same semantics as its eval records: test/runtime/kernel-ingest.test.ts) and through
 // SyscallEvent (the objects path), with libsinsp's values for the calls made here.
 import { execFileSync } from 'node:child_process';
@@ -28,8 +29,10 @@ import { recordKernel, type Recording } from './recording.js';
 const gate = kernelGate('args.test.ts');
 const run_ = gate.run ? test : test.skip;
 
-const ARGS = ['name', 'path', 'filename', 'oldpath', 'newpath', 'mode', 'fd', 'uid', 'cmd', 'flags', 'target'];
-const TYPES = ['chmod', 'fchmod', 'fchmodat', 'fchmodat2', 'mkdir', 'mkdirat', 'rmdir', 'unlink', 'unlinkat', 'rename', 'renameat', 'renameat2', 'link', 'linkat', 'setuid', 'bpf'];
+const ARGS = ['name', 'path', 'filename', 'oldpath', 'newpath', 'mode', 'fd', 'uid', 'cmd', 'flags', 'target', 'pid', 'dirfd', 'res', 'linkpath', 'request'];
+const TYPES = ['chmod', 'fchmod', 'fchmodat', 'fchmodat2', 'mkdir', 'mkdirat', 'rmdir', 'unlink', 'unlinkat', 'rename', 'renameat', 'renameat2', 'link', 'linkat', 'setuid', 'bpf', 'ptrace', 'symlink', 'symlinkat'];
+/** A pid above PID_MAX_LIMIT (4194304): no process has it, ptrace fails with ESRCH. */
+const NO_PID = 4194309;
 
 // one Python process per step: setuid to its own uid, bpf(BPF_PROG_LOAD, NULL, 0), fchmod
 const PY = [
@@ -39,9 +42,20 @@ const PY = [
   "fd = os.open('p', os.O_WRONLY | os.O_CREAT, 0o640)",
   'os.fchmod(fd, 0o4750)',
   'os.close(fd)',
+  // ptrace calls that fail and change nothing: PEEKDATA of a pid that cannot exist, ATTACH to itself (EPERM)
+  `ctypes.CDLL(None, use_errno=True).syscall(101, 2, ${NO_PID}, 0, 0)`,
+  'ctypes.CDLL(None, use_errno=True).syscall(101, 16, os.getpid(), 0, 0)',
+  // symlink(2) with a relative link path, and *at calls with a real directory fd: mkdirat, symlinkat, a failing mkdirat
+  "os.symlink('/etc/hostname', 'sl2')",
+  "os.mkdir('sub')",
+  "dfd = os.open('sub', os.O_RDONLY | os.O_DIRECTORY)",
+  "os.mkdir('m2', dir_fd=dfd)",
+  "os.symlink('tgt', 'sl3', dir_fd=dfd)",
+  'try: os.mkdir("m2", dir_fd=dfd)\nexcept FileExistsError: pass',
+  'os.close(dfd)',
 ].join('\n');
 
-run_('args: evt.arg.* render the same on the byte path as on the objects path for real chmod/mkdir/rename/link/unlink/setuid/bpf calls', async () => {
+run_('args: evt.arg.* render the same on the byte path as on the objects path for real chmod/mkdir/rename/link/unlink/setuid/bpf/ptrace/symlink calls', async () => {
   const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: readFileSync(`../shared/corpus/${n}`, 'utf8') }))).ruleset.rules;
   const refs = ARGS.map((a): FieldRef => {
     const def = lookupField('syscall', 'evt.arg')!;
@@ -55,7 +69,7 @@ run_('args: evt.arg.* render the same on the byte path as on the objects path fo
     rec = recordKernel(TYPES, () => execFileSync('/bin/bash', ['-c', [
       'set -e', `cd ${dir}`, 'touch f .bash_history', 'chmod 644 f', 'chmod u+s f', `chmod g+s ${dir}/f`, 'mkdir d', `mkdir ${dir}/d/e`,
       'mv f g', "perl -e 'rename(\"g\", \"d/../g2\") or die; link(\"g2\", \"h\") or die; unlink(\"h\") or die; mkdir(\"m\", 0750) or die; rmdir(\"m\") or die'",
-      'ln g2 d/l', `rm ${dir}/d/l .bash_history`, 'rmdir d/e',
+      'ln g2 d/l', `rm ${dir}/d/l .bash_history`, 'rmdir d/e', 'ln -s /etc/hostname lnk',
       `python3 -c "${PY.replace(/"/g, '\\"')}"`,
     ].join('\n')], { stdio: 'ignore' }));
   } finally {
@@ -90,7 +104,7 @@ run_('args: evt.arg.* render the same on the byte path as on the objects path fo
       if (b !== undefined) values[ref.arg!] = b;
     }
     // only this test's calls (paths under the temporary directory, this uid's setuid, the bpf call, fchmod)
-    const mine = Object.values(values).some((v) => typeof v === 'string' && v.startsWith(dir)) || type === 'setuid' || type === 'bpf' || type === 'fchmod';
+    const mine = Object.values(values).some((v) => typeof v === 'string' && v.startsWith(dir)) || type === 'setuid' || type === 'bpf' || type === 'fchmod' || type === 'ptrace';
     if (mine) seen.set(type, [...(seen.get(type) ?? []), values]);
   }
   assert.equal([...new Set(diffs)].slice(0, 20), []);
@@ -111,7 +125,16 @@ run_('args: evt.arg.* render the same on the byte path as on the objects path fo
   assert.ok(has({ name: join(dir, '.bash_history') }) || has({ path: join(dir, '.bash_history') }), say('rm .bash_history'));
   // setuid to our own uid (root here) and the failing BPF_PROG_LOAD
   assert.ok(has({ uid: 'root' }), say('setuid'));
-  assert.ok(all.some((v) => v.cmd === '5' && /^E[A-Z0-9]+$/.test(String(v.fd))), say('bpf BPF_PROG_LOAD'));
+  assert.ok(all.some((v) => v.cmd === '5' && /^E[A-Z0-9]+$/.test(String(v.fd)) && v.res === undefined), say('bpf BPF_PROG_LOAD'));
+  // evt.arg.pid/res of the failing ptrace calls, linkpath of symlink/symlinkat, dirfd of the *at calls
+  assert.ok(has({ request: 'PTRACE_PEEKDATA', pid: String(NO_PID), res: 'ESRCH' }), say('ptrace PEEKDATA'));
+  assert.ok(all.some((v) => v.request === 'PTRACE_ATTACH' && /^\d+$/.test(String(v.pid)) && v.res === 'EPERM'), say('ptrace ATTACH self'));
+  assert.ok(has({ target: '/etc/hostname', linkpath: join(dir, 'sl2'), res: '0' }), say('symlink'));
+  assert.ok(has({ target: '/etc/hostname', linkpath: join(dir, 'lnk'), res: '0' }), say('ln -s'));
+  assert.ok(has({ target: 'tgt', linkpath: join(dir, 'sub', 'sl3'), res: '0' }), say('symlinkat with a dirfd'));
+  assert.ok(all.some((v) => v.path === join(dir, 'sub', 'm2') && /^\d+$/.test(String(v.dirfd)) && v.res === '0'), say('mkdirat with a dirfd'));
+  assert.ok(all.some((v) => v.path === join(dir, 'sub', 'm2') && /^\d+$/.test(String(v.dirfd)) && v.res === 'EEXIST'), say('failing mkdirat'));
+  assert.ok(has({ dirfd: 'AT_FDCWD', res: '0' }), say('an *at call on AT_FDCWD'));
 });
 
 test.run();
