@@ -2,7 +2,7 @@
 // truth): memory map, eval record header, thread entry and match record. Checked against the C
 // header and host/runtime/abi.ts by test/runtime/abi-layout.test.ts.
 
-export const ABI_VERSION: i32 = 2;
+export const ABI_VERSION: i32 = 3;
 
 export const EVAL_PAGES: i32 = 512;
 export const EVAL_STATIC_END: usize = 0x100000;
@@ -24,6 +24,6 @@ export const THREAD_PID: usize = 4;
 export const THREAD_PARENT: usize = 8;
 export const THREAD_PRESENT: usize = 12;
 export const THREAD_FLAGS: usize = 44;
-export const THREAD_SIZE: usize = 184;
+export const THREAD_SIZE: usize = 208;
 
 export const MATCH_SIZE: usize = 8;

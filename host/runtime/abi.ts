@@ -37,7 +37,7 @@ export const THREAD = {
   tid: 0, pid: 4, parent: 8, present: 12, vpid: 16, loginuid: 24, tty: 32, uid: 36, gid: 40, flags: 44,
   name: 48, exe: 56, exepath: 64, cmdline: 72, args: 80, cwd: 88, env: 96, user: 104, group: 112,
   container: 120, cname: 128, image: 136, k8s_ns: 144, k8s_pod: 152, sid: 160, vpgid: 164, sname: 168,
-  loginname: 176, size: 184,
+  loginname: 176, cap_inh: 184, cap_prm: 192, cap_eff: 200, size: 208,
 } as const;
 
 /** rae_thread.present bits (RAE_TP_*). */
@@ -47,6 +47,7 @@ export const TP = {
   CONTAINER: 0x8000, CNAME: 0x10000, IMAGE: 0x20000, K8S_NS: 0x40000, K8S_POD: 0x80000,
   EXE_WRITABLE: 0x100000, EXE_UPPER: 0x200000, EXE_MEMFD: 0x400000, PRIVILEGED: 0x800000,
   SID: 0x1000000, VPGID: 0x2000000, SNAME: 0x4000000, LOGINNAME: 0x8000000,
+  CAP_INH: 0x10000000, CAP_PRM: 0x20000000, CAP_EFF: 0x40000000,
 } as const;
 
 /** rae_thread.flags bits (RAE_TF_*). */
@@ -57,14 +58,14 @@ export const STATE = {
   hdrSize: 64,
   threads: 0x100000 + 64,
   threadSlots: 16384,
-  fds: 0x100000 + 64 + 16384 * 184,
+  fds: 0x100000 + 64 + 16384 * 208,
   fdSlots: 32768,
   fdSize: 16,
-  users: 0x100000 + 64 + 16384 * 184 + 32768 * 16,
+  users: 0x100000 + 64 + 16384 * 208 + 32768 * 16,
   nameSlots: 1024,
   nameSize: 12,
-  groups: 0x100000 + 64 + 16384 * 184 + 32768 * 16 + 1024 * 12,
-  heap: 0x100000 + 64 + 16384 * 184 + 32768 * 16 + 2 * 1024 * 12,
+  groups: 0x100000 + 64 + 16384 * 208 + 32768 * 16 + 1024 * 12,
+  heap: 0x100000 + 64 + 16384 * 208 + 32768 * 16 + 2 * 1024 * 12,
 } as const;
 
 /** struct rae_match (RAE_MATCH_SIZE). */

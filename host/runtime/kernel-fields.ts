@@ -31,6 +31,7 @@ const THREAD_PROVIDED = [
   'proc.pid', 'proc.vpid', 'user.loginuid', 'proc.tty', 'user.uid', 'group.gid', 'proc.name', 'proc.exe', 'proc.exepath', 'proc.cmdline',
   'proc.args', 'proc.cwd', 'user.name', 'group.name', 'container.id', 'proc.is_exe_writable', 'proc.is_exe_upper_layer', 'proc.is_exe_from_memfd',
   'proc.sid', 'proc.vpgid', 'proc.sname', 'user.loginname', 'container.name',
+  'thread.cap_inheritable', 'thread.cap_permitted', 'thread.cap_effective',
 ];
 /** Parent/ancestor fields (any index argument): their level-0 field is in the thread entry. */
 const WALKED = ['proc.pname', 'proc.pexe', 'proc.pexepath', 'proc.pcmdline', 'proc.ppid', 'proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.acmdline', 'proc.apid'];
@@ -258,6 +259,9 @@ function processFields(memory: WebAssembly.Memory, entry: number): Record<string
   put('container.name', str(entry, THREAD.cname, TP.CNAME));
   put('proc.sname', str(entry, THREAD.sname, TP.SNAME));
   put('user.loginname', str(entry, THREAD.loginname, TP.LOGINNAME));
+  put('thread.cap_inheritable', str(entry, THREAD.cap_inh, TP.CAP_INH));
+  put('thread.cap_permitted', str(entry, THREAD.cap_prm, TP.CAP_PRM));
+  put('thread.cap_effective', str(entry, THREAD.cap_eff, TP.CAP_EFF));
   if (has(entry, TP.SID)) out['proc.sid'] = dv.getUint32(entry + THREAD.sid, true);
   if (has(entry, TP.VPGID)) out['proc.vpgid'] = dv.getUint32(entry + THREAD.vpgid, true);
   if (has(entry, TP.PID)) out['proc.pid'] = dv.getUint32(entry + THREAD.pid, true);

@@ -5,12 +5,15 @@
 // objects path decides it, proc.is_exe_upper_layer false; proc.sid/vpgid from the record,
 // user.loginname the passwd name of user.loginuid, container.name 'host' for host processes,
 // proc.sname the comm of the live process whose pid is the session id, kept current when that
-// leader is written again or has exited, as the objects path looks it up per event), linked to the parent's entry, freed
+// leader is written again or has exited, as the objects path looks it up per event;
+// thread.cap_inheritable/permitted/effective as libsinsp's caps_to_string text of the record's
+// sets (FORK: the child's, EXEC/PROC: the new image's), one heap copy per distinct set), linked to the parent's entry, freed
 // when the process has exited and no child points at it any more. The tid -> entry index lives
 // here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
 // the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
 import { EXIT, HDR, KIND, PF, PROC, XF } from '../sources/syscall/abi.js';
+import { capsText } from '../sources/syscall/caps.js';
 import { UserNames } from '../sources/syscall/users.js';
 import { ABI_VERSION, MEM, STATE, TF, THREAD, TP } from './abi.js';
 
@@ -47,6 +50,8 @@ export class ThreadTable {
   private readonly leaderGone: number[] = [];
   /** Processes that exited in the current batch, by pid (still session leaders until newBatch). */
   private readonly exitedNow = new Map<number, Proc>();
+  /** Heap address of each capability set's text written since the last compaction (shared by entries). */
+  private readonly capRefs = new Map<bigint, number>();
   private readonly free: number[] = [];
   /** Entries released during the current batch: reused only from the next one (newBatch), so an event earlier in the batch still points at its process. */
   private readonly freeing: number[] = [];
@@ -242,6 +247,10 @@ export class ThreadTable {
       const b = lookup(id);
       present = b ? this.copy(at + dst, bit, present, b, 0, 0, b.length, true) : present & ~bit;
     }
+    // thread.cap_*: every record kind carries the task's three sets
+    for (const [field, dst, bit] of [[PROC.cap_inheritable, THREAD.cap_inh, TP.CAP_INH], [PROC.cap_permitted, THREAD.cap_prm, TP.CAP_PRM], [PROC.cap_effective, THREAD.cap_eff, TP.CAP_EFF]] as const) {
+      present = this.capRef(at + dst, bit, present, rv.getBigUint64(field, true));
+    }
     const str = (field: number) => ({ o: rv.getUint16(field, true), l: rv.getUint16(field + 2, true) });
     const comm = str(PROC.comm);
     present = this.copy(at + THREAD.name, TP.NAME, present, view, off, comm.o, comm.l, comm.o !== 0);
@@ -309,6 +318,21 @@ export class ThreadTable {
     dv.setUint32(at + THREAD.present, present, true);
   }
 
+  /** Points `ref` at the text of capability set `set` (written to the heap once per set) and sets `bit`. */
+  private capRef(ref: number, bit: number, present: number, set: bigint): number {
+    let at = this.capRefs.get(set);
+    const text = capsText(set);
+    if (at === undefined) {
+      at = this.heap(text.length);
+      if (at === 0) return present & ~bit;
+      this.u8.set(Buffer.from(text, 'latin1'), at);
+      this.capRefs.set(set, at);
+    }
+    this.dv.setUint32(ref, at, true);
+    this.dv.setUint32(ref + 4, text.length, true);
+    return present | bit;
+  }
+
   /** Copies a record string into the heap and sets its ref and present bit. */
   private copy(ref: number, bit: number, present: number, view: Uint8Array, off: number, so: number, sl: number, ok: boolean, nulToBlank = false): number {
     if (!ok) return present & ~bit;
@@ -364,18 +388,25 @@ export class ThreadTable {
       for (; p && !live.has(p.addr); p = p.parent) live.add(p.addr);
     };
     for (const p of this.procs.values()) mark(p);
-    const refs = [THREAD.name, THREAD.exe, THREAD.exepath, THREAD.cmdline, THREAD.args, THREAD.cwd, THREAD.env, THREAD.user, THREAD.group, THREAD.container, THREAD.cname, THREAD.image, THREAD.k8s_ns, THREAD.k8s_pod, THREAD.sname, THREAD.loginname];
-    const saved: Array<[number, Uint8Array]> = [];
+    const refs = [THREAD.name, THREAD.exe, THREAD.exepath, THREAD.cmdline, THREAD.args, THREAD.cwd, THREAD.env, THREAD.user, THREAD.group, THREAD.container, THREAD.cname, THREAD.image, THREAD.k8s_ns, THREAD.k8s_pod, THREAD.sname, THREAD.loginname, THREAD.cap_inh, THREAD.cap_prm, THREAD.cap_eff];
+    // bytes shared by several refs (a leader's name as proc.sname, a capability set's text) stay shared
+    const saved: Array<[number, string, Uint8Array]> = [];
     for (const addr of live) for (const r of refs) {
       const len = this.dv.getUint32(addr + r + 4, true);
       const a = this.dv.getUint32(addr + r, true);
-      if (a !== 0) saved.push([addr + r, this.u8.slice(a, a + len)]);
+      if (a !== 0) saved.push([addr + r, `${a}:${len}`, this.u8.slice(a, a + len)]);
     }
     this.heapTop = STATE.heap;
-    for (const [ref, bytes] of saved) {
-      const at = this.heapTop;
-      this.u8.set(bytes, at);
-      this.heapTop = (at + bytes.length + 7) & ~7;
+    this.capRefs.clear();
+    const moved = new Map<string, number>();
+    for (const [ref, key, bytes] of saved) {
+      let at = moved.get(key);
+      if (at === undefined) {
+        at = this.heapTop;
+        this.u8.set(bytes, at);
+        this.heapTop = (at + bytes.length + 7) & ~7;
+        moved.set(key, at);
+      }
       this.dv.setUint32(ref, at, true);
     }
     this.header();

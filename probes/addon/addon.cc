@@ -252,6 +252,7 @@ Napi::Value Layout(const Napi::CallbackInfo &info)
 	FIELD(proc, rae_proc, start_ns); FIELD(proc, rae_proc, pidns); FIELD(proc, rae_proc, mntns);
 	FIELD(proc, rae_proc, comm); FIELD(proc, rae_proc, exe); FIELD(proc, rae_proc, exepath);
 	FIELD(proc, rae_proc, args); FIELD(proc, rae_proc, cwd); FIELD(proc, rae_proc, cgroup);
+	FIELD(proc, rae_proc, cap_inheritable); FIELD(proc, rae_proc, cap_permitted); FIELD(proc, rae_proc, cap_effective);
 	FIELD(ex, rae_exit, xflags);
 	FIELD(sa, rae_sockaddr, family); FIELD(sa, rae_sockaddr, port); FIELD(sa, rae_sockaddr, addr);
 	sizes.Set("hdr", static_cast<double>(sizeof(rae_hdr)));

@@ -71,7 +71,7 @@ struct rae_ref {
 
 /*
  * A thread entry: one per process (written once, by the kernel-record ingest or by the host),
- * linked to its parent's entry, so proc.pname and proc.aname[N] are parent walks. 184 bytes.
+ * linked to its parent's entry, so proc.pname and proc.aname[N] are parent walks. 208 bytes.
  */
 struct rae_thread {
 	__u32 tid;      /*   0 */
@@ -102,8 +102,11 @@ struct rae_thread {
 	__u32 vpgid;               /* 164 proc.vpgid */
 	struct rae_ref sname;      /* 168 proc.sname (the session leader's name) */
 	struct rae_ref loginname;  /* 176 user.loginname (the name of user.loginuid) */
+	struct rae_ref cap_inh;    /* 184 thread.cap_inheritable (libsinsp caps_to_string text) */
+	struct rae_ref cap_prm;    /* 192 thread.cap_permitted */
+	struct rae_ref cap_eff;    /* 200 thread.cap_effective */
 };
-#define RAE_THREAD_SIZE 184
+#define RAE_THREAD_SIZE 208
 
 /* rae_thread.present bits, one per field. */
 #define RAE_TP_PID 0x1
@@ -134,6 +137,9 @@ struct rae_thread {
 #define RAE_TP_VPGID 0x2000000
 #define RAE_TP_SNAME 0x4000000
 #define RAE_TP_LOGINNAME 0x8000000
+#define RAE_TP_CAP_INH 0x10000000
+#define RAE_TP_CAP_PRM 0x20000000
+#define RAE_TP_CAP_EFF 0x40000000
 
 /* rae_thread.flags: the value of each boolean field. */
 #define RAE_TF_EXE_WRITABLE 0x1

@@ -27,7 +27,7 @@
 
 #endif
 
-#define RAE_ABI_VERSION 2
+#define RAE_ABI_VERSION 3
 
 /* Record kinds (rae_hdr.kind). */
 #define RAE_KIND_SYSCALL 1 /* a syscall that returned: struct rae_syscall */
@@ -99,7 +99,7 @@ struct rae_syscall {
 	struct rae_sockaddr local; /* 168 local end */
 };
 
-/* RAE_KIND_EXEC / RAE_KIND_FORK / RAE_KIND_PROC: 128 bytes + strings. */
+/* RAE_KIND_EXEC / RAE_KIND_FORK / RAE_KIND_PROC: 152 bytes + strings. */
 struct rae_proc {
 	struct rae_hdr hdr;     /*   0 */
 	__u32 ppid;             /*  48 parent's thread group id */
@@ -121,6 +121,9 @@ struct rae_proc {
 	struct rae_str args;    /* 116 argv, NUL-separated, argv[0] included */
 	struct rae_str cwd;     /* 120 */
 	struct rae_str cgroup;  /* 124 cgroup v2 path, e.g. /system.slice/x.service */
+	__u64 cap_inheritable;  /* 128 cred->cap_inheritable, bit N = capability N (PROC: CapInh) */
+	__u64 cap_permitted;    /* 136 cred->cap_permitted (PROC: CapPrm) */
+	__u64 cap_effective;    /* 144 cred->cap_effective (PROC: CapEff) */
 };
 
 /* RAE_KIND_EXIT: 56 bytes. */

@@ -240,6 +240,19 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/*
+ * The capability sets of `t`'s credentials (thread.cap_*; libsinsp takes them from the execve and
+ * clone exit events). kernel_cap_t is {u64 val} since 6.3 and {u32 cap[2]} before: both are 8
+ * little-endian bytes with capability N at bit N, so one 8-byte read fits either.
+ */
+static __always_inline void fill_caps(struct rae_proc *r, struct task_struct *t)
+{
+	const struct cred *c = BPF_CORE_READ(t, cred);
+	BPF_CORE_READ_INTO(&r->cap_inheritable, c, cap_inheritable);
+	BPF_CORE_READ_INTO(&r->cap_permitted, c, cap_permitted);
+	BPF_CORE_READ_INTO(&r->cap_effective, c, cap_effective);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -255,6 +268,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__builtin_memset(r, 0, sizeof(*r));
 	fill_hdr(&r->hdr, t, RAE_KIND_EXEC, 0, pid_tgid >> 32, (__u32)pid_tgid);
 	fill_proc(r, t);
+	fill_caps(r, t);
 	__u32 pos = sizeof(*r);
 	char comm[16];
 	bpf_get_current_comm(comm, sizeof(comm));
@@ -292,6 +306,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__builtin_memset(r, 0, sizeof(*r));
 	fill_hdr(&r->hdr, child, RAE_KIND_FORK, 0, pid, tid);
 	fill_proc(r, child);
+	fill_caps(r, child);
 	if (pid != tid)
 		r->pflags |= RAE_PF_THREAD;
 	__u32 pos = sizeof(*r);

@@ -36,9 +36,9 @@ test('kernel fields: the bundled syscall rules run on the byte path; a field onl
 });
 
 /** The header, constant and process fields users' own rules often read (the byte path has them all in conditions). */
-const USER_FIELDS = ['proc.sid', 'proc.vpgid', 'proc.sname', 'container.name', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec', 'thread.tid', 'user.loginname'];
+const USER_FIELDS = ['proc.sid', 'proc.vpgid', 'proc.sname', 'container.name', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec', 'thread.tid', 'user.loginname', 'thread.cap_effective', 'thread.cap_permitted', 'thread.cap_inheritable'];
 
-test('kernel fields: a rule reading proc.sid/vpgid/sname, container.name, evt.time/rawtime/dir/source/hostname/is_open_exec, thread.tid or user.loginname keeps the byte path', () => {
+test('kernel fields: a rule reading proc.sid/vpgid/sname, container.name, evt.time/rawtime/dir/source/hostname/is_open_exec, thread.tid, user.loginname or thread.cap_* keeps the byte path', () => {
   for (const f of USER_FIELDS) {
     const rules = one(`evt.type = openat and ${f} exists`, `%${f}`);
     assert.equal(kernelFieldGaps(rules), { condition: [], output: [] }, f);

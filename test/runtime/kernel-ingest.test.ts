@@ -29,6 +29,8 @@ function proc(pid: number, ppid: number, comm: string, args: string[], cgroup = 
   return {
     pid, ppid, vpid: pid, sid: pid, pgid: pid, ruid: 0, euid: pid % 3 === 0 ? 0 : 1000, rgid: 0, egid: 0, loginuid: pid % 2 ? 4294967295 : 1000,
     tty: pid % 5 === 0 ? 34816 : 0, startNs: 1n, pidns: 1, mntns: 1, cgroupId: 1n, exeWritable: pid % 4 === 0,
+    // root-like sets for euid 0, CAP_NET_BIND_SERVICE alone otherwise, an empty inheritable set but for every 7th
+    capInheritable: pid % 7 === 0 ? 0x400n : 0n, capPermitted: pid % 3 === 0 ? 0x1ffffffffffn : 0x400n, capEffective: pid % 3 === 0 ? 0x1ffffffffffn : 0x400n,
     comm: Buffer.from(comm), exepath: Buffer.from(`/usr/bin/${comm}`), args: args.map((a) => Buffer.from(a)), cwd: Buffer.from('/root'), cgroup: Buffer.from(cgroup),
   };
 }
@@ -432,6 +434,9 @@ const FACT_RULES = loadRules([{ name: 'facts.yaml', text: [
   ['leader', 'proc.sid = val(proc.pid)'],
   ['tid', 'thread.tid = 1101'],
   ['time', 'evt.time startswith "17" and evt.rawtime > 1700000000000000000'],
+  ['cap admin', 'thread.cap_effective contains CAP_SYS_ADMIN and thread.cap_permitted icontains sys_module'],
+  ['bind only', 'thread.cap_effective = CAP_NET_BIND_SERVICE and thread.cap_permitted = CAP_NET_BIND_SERVICE'],
+  ['no inh', 'thread.cap_inheritable = ""'],
 ].map(([n, c]) => `- rule: ${n}\n  desc: d\n  condition: evt.type = openat and ${c}\n  output: x\n  priority: NOTICE\n`).join('') }]).ruleset.rules;
 
 /** A batch of the facts test: a session (leader 300 sshd, member 301, a container member 302, a thread of 101), opens, a leader exec, then its exit. */
@@ -509,6 +514,9 @@ test('kernel ingest: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_ex
   // the values themselves (libsinsp's where the objects path has them)
   for (const w of ['301@5:all', '301@5:time', '300@5:leader', '300@5:no loginname', '302@5:no loginname', '1101@5:tid', '301@6:sname login', '300@6:sname login', '301@7:sname login', '303@6:sname login', '301@8:no sname', '302@8:no sname']) assert.ok(got.includes(w), `${w} in ${got.join(' ')}`);
   for (const w of ['302@5:container name', '302@5:all', '301@6:all', '301@5:no loginname', '1101@5:leader']) assert.not.ok(got.includes(w), w);
+  // thread.cap_*: proc() gives pids divisible by 3 every capability, others CAP_NET_BIND_SERVICE; 301 (7 x 43) inherits it too; a thread (FORK) carries its own record's sets
+  for (const w of ['300@5:cap admin', '300@6:cap admin', '303@6:cap admin', '301@5:bind only', '302@5:bind only', '1101@5:bind only', '300@5:no inh', '302@5:no inh', '1101@5:no inh']) assert.ok(got.includes(w), `${w} in ${got.join(' ')}`);
+  for (const w of ['301@5:cap admin', '300@5:bind only', '301@5:no inh']) assert.not.ok(got.includes(w), w);
   if (results.length > 1) assert.equal(results[1], results[0], 'native and JS translators judge alike');
 });
 

@@ -53,6 +53,9 @@ export const THREAD_FIELDS: readonly ThreadField[] = [
   T('proc.vpgid', THREAD.vpgid, TP.VPGID, 'u32'),
   T('proc.sname', THREAD.sname, TP.SNAME, 'str'),
   T('user.loginname', THREAD.loginname, TP.LOGINNAME, 'str'),
+  T('thread.cap_inheritable', THREAD.cap_inh, TP.CAP_INH, 'str'),
+  T('thread.cap_permitted', THREAD.cap_prm, TP.CAP_PRM, 'str'),
+  T('thread.cap_effective', THREAD.cap_eff, TP.CAP_EFF, 'str'),
 ];
 const BY_BASE = new Map(THREAD_FIELDS.map((f) => [f.base, f]));
 

@@ -8,7 +8,7 @@
 // absent. All integers little-endian; times CLOCK_BOOTTIME ns.
 
 /** RAE_ABI_VERSION: bumped on any layout change. */
-export const ABI_VERSION = 2;
+export const ABI_VERSION = 3;
 
 /** RAE_MAX_RECORD: no record is larger; poll() views must hold at least this many bytes. */
 export const MAX_RECORD = 16384;
@@ -57,7 +57,7 @@ export const SYSCALL = {
   local: 168,
 } as const;
 
-/** struct rae_proc (128 bytes + strings), for EXEC, FORK and PROC. */
+/** struct rae_proc (152 bytes + strings), for EXEC, FORK and PROC. */
 export const PROC = {
   ppid: 48,
   vpid: 52,
@@ -78,6 +78,9 @@ export const PROC = {
   args: 116,
   cwd: 120,
   cgroup: 124,
+  cap_inheritable: 128, // u64 capability bit set (bit N = capability N)
+  cap_permitted: 136, // u64
+  cap_effective: 144, // u64
 } as const;
 
 /** struct rae_exit (56 bytes). */
@@ -87,7 +90,7 @@ export const EXIT = { xflags: 48 } as const;
 export const SOCKADDR = { family: 0, port: 2, addr: 8 } as const;
 
 /** sizeof of each struct in events.h. */
-export const SIZES = { hdr: 48, syscall: 192, proc: 128, exit: 56, sockaddr: 24, str: 4, stats: 32 } as const;
+export const SIZES = { hdr: 48, syscall: 192, proc: 152, exit: 56, sockaddr: 24, str: 4, stats: 32 } as const;
 
 /** Address families in rae_sockaddr.family. */
 export const AF = { UNIX: 1, INET: 2, INET6: 10 } as const;

@@ -62,6 +62,10 @@ export interface ProcRecord extends RecordHeader {
   args: string[];
   cwd: string | undefined;
   cgroup: string | undefined;
+  /** Capability sets of the task's credentials (bit N = capability N). */
+  capInheritable: bigint;
+  capPermitted: bigint;
+  capEffective: bigint;
 }
 
 /** RAE_KIND_EXIT. */
@@ -176,6 +180,9 @@ export function decodeRecord(view: Uint8Array, off: number, dv = new DataView(vi
       pflags: u32(PROC.pflags), startNs: dv.getBigUint64(off + PROC.start_ns, true), pidns: u32(PROC.pidns), mntns: u32(PROC.mntns),
       comm: str.comm, exe: str.exe, exepath: str.exepath, cwd: str.cwd, cgroup: str.cgroup,
       args: str.args === undefined ? [] : str.args.split('\0'),
+      capInheritable: dv.getBigUint64(off + PROC.cap_inheritable, true),
+      capPermitted: dv.getBigUint64(off + PROC.cap_permitted, true),
+      capEffective: dv.getBigUint64(off + PROC.cap_effective, true),
     };
   }
   if (kind === KIND.EXIT && len >= SIZES.exit) {

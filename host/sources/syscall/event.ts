@@ -11,6 +11,7 @@ import { AF, HDR, SYSCALL } from './abi.js';
 import { sockaddr, type SockAddr } from './decode.js';
 import { atFlags, chmodMode, DIRFD_ARG, errnoName, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, NEWPATH_ARG, openFlags, openMode, openReads, openWrites, PATH_ARG, ptraceRequest, resArgText, resText, SOCK, socketDomain, uidText } from './render.js';
 import { argsText, cmdlineText, type ProcessTable, type ProcInfo } from './state.js';
+import { capsText } from './caps.js';
 import type { UserNames } from './users.js';
 
 /** What every event of a source shares. */
@@ -54,6 +55,9 @@ function procField(p: ProcInfo, name: string): RawValue | undefined {
     case 'user.loginuid': return p.loginuid | 0;
     case 'container.id': return p.containerId;
     case 'container.name': return p.containerId === 'host' ? 'host' : undefined;
+    case 'thread.cap_inheritable': return capsText(p.capInheritable);
+    case 'thread.cap_permitted': return capsText(p.capPermitted);
+    case 'thread.cap_effective': return capsText(p.capEffective);
     default: return undefined;
   }
 }
@@ -71,6 +75,7 @@ export const EVENT_FIELDS: readonly string[] = [
   'group.name', 'fd.num', 'fd.name', 'fd.nameraw', 'fd.typechar', 'fd.type', 'fd.directory', 'fd.filename', 'fd.sockfamily',
   'fd.l4proto', 'fd.connected', 'fd.name_changed', 'fd.cip', 'fd.cnet', 'fd.sip', 'fd.snet', 'fd.lip', 'fd.lnet', 'fd.rip', 'fd.rnet',
   'fd.cport', 'fd.sport', 'fd.lport', 'fd.rport', 'fd.ip', 'fd.net', 'fd.port',
+  'thread.cap_inheritable', 'thread.cap_permitted', 'thread.cap_effective',
 ];
 
 /** Field access for one SYSCALL record. */
@@ -299,6 +304,9 @@ export class SyscallEvent implements EventAccessor {
       case 'evt.is_open_write': return OPEN.has(this.type) && openWrites(this.openFlagsRaw());
       case 'evt.is_open_exec': return false;
       case 'thread.tid': return this.u32(HDR.tid);
+      case 'thread.cap_inheritable':
+      case 'thread.cap_permitted':
+      case 'thread.cap_effective': return p ? procField(p, name) : undefined;
       case 'user.uid': return this.u32(HDR.uid);
       case 'user.name': return this.ctx.names.user(this.u32(HDR.uid));
       case 'user.loginname': return p && p.loginuid !== 0xffffffff ? this.ctx.names.user(p.loginuid) : undefined;

@@ -8,3 +8,4 @@ export { forEachRecord, decodeBatch, decodeRecord } from './decode.js';
 export type { EventRecord, SyscallRecord, ProcRecord, ExitRecord, SockAddr, DecodeError } from './decode.js';
 export { readProcess, readProcesses, encodeProcRecord } from './procfs.js';
 export type { ProcSnapshot } from './procfs.js';
+export { capsText, parseCapHex, CAP_NAMES } from './caps.js';

@@ -5,6 +5,7 @@
 // Processes that vanish while being read are skipped; unreadable fields stay empty.
 import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { HDR, KIND, MAX_ARGS, MAX_PATH, PF, PROC, SIZES } from './abi.js';
+import { parseCapHex } from './caps.js';
 
 /** One process as read from /proc. Strings are raw bytes (Linux paths need not be UTF-8). */
 export interface ProcSnapshot {
@@ -33,6 +34,10 @@ export interface ProcSnapshot {
   args: Buffer[];
   cwd: Buffer;
   cgroup: Buffer;
+  /** CapInh/CapPrm/CapEff of /proc/PID/status (bit N = capability N); absent = empty set. */
+  capInheritable?: bigint;
+  capPermitted?: bigint;
+  capEffective?: bigint;
 }
 
 /** USER_HZ: /proc/<pid>/stat counts in 1/100 s on every Linux architecture Node runs on. */
@@ -76,6 +81,7 @@ export function readProcess(pid: number, root = '/proc'): ProcSnapshot | undefin
   const uids = ids('Uid');
   const gids = ids('Gid');
   const nstgid = ids('NStgid');
+  const cap = (key: string): bigint => parseCapHex(new RegExp(`^${key}:\\s*(\\S+)`, 'm').exec(status)?.[1]);
   const loginuid = Number(read(`${dir}/loginuid`)?.toString('latin1') ?? 4294967295);
   const cmdline = read(`${dir}/cmdline`) ?? Buffer.alloc(0);
   const cgroupLine = (read(`${dir}/cgroup`)?.toString('latin1') ?? '').split('\n').find((l) => l.startsWith('0::'));
@@ -111,6 +117,9 @@ export function readProcess(pid: number, root = '/proc'): ProcSnapshot | undefin
     args,
     cwd: link(`${dir}/cwd`),
     cgroup,
+    capInheritable: cap('CapInh'),
+    capPermitted: cap('CapPrm'),
+    capEffective: cap('CapEff'),
   };
 }
 
@@ -200,6 +209,9 @@ export function encodeProcRecord(p: ProcSnapshot, view: Uint8Array, off: number,
   for (const [at, v] of u32) dv.setUint32(at, v >>> 0, true);
   dv.setUint32(PROC.pflags, p.exeWritable ? PF.EXE_WRITABLE : 0, true);
   dv.setBigUint64(PROC.start_ns, p.startNs, true);
+  dv.setBigUint64(PROC.cap_inheritable, p.capInheritable ?? 0n, true);
+  dv.setBigUint64(PROC.cap_permitted, p.capPermitted ?? 0n, true);
+  dv.setBigUint64(PROC.cap_effective, p.capEffective ?? 0n, true);
   let pos = SIZES.proc;
   for (const [at, s] of strings) {
     if (s.length === 0) continue;

@@ -30,6 +30,10 @@ export interface ProcInfo {
   cwd: string;
   cgroup: string;
   containerId: string;
+  /** Capability sets (thread.cap_*; bit N = capability N), as of the last exec/fork/bootstrap. */
+  capInheritable: bigint;
+  capPermitted: bigint;
+  capEffective: bigint;
   /** Lazily built proc.cmdline / proc.args text. */
   cmdline?: string;
   argsText?: string;
@@ -76,6 +80,10 @@ function fromRecord(r: ProcRecord, base: ProcInfo | undefined): ProcInfo {
     cwd: (fork ? base?.cwd : r.cwd) ?? '',
     cgroup,
     containerId: containerIdOf(cgroup),
+    // a FORK record carries the child's own credentials (copied from its parent), an EXEC the new image's
+    capInheritable: r.capInheritable,
+    capPermitted: r.capPermitted,
+    capEffective: r.capEffective,
   };
 }
 
