@@ -7,12 +7,12 @@
 // proc.sname the comm of the live process whose pid is the session id, kept current when that
 // leader is written again or has exited, as the objects path looks it up per event;
 // thread.cap_inheritable/permitted/effective as libsinsp's caps_to_string text of the record's
-// sets (FORK: the child's, EXEC/PROC: the new image's), one heap copy per distinct set), linked to the parent's entry, freed
+// sets (FORK: the child's, EXEC/PROC: the new image's, CAPS: capset's), one heap copy per distinct set), linked to the parent's entry, freed
 // when the process has exited and no child points at it any more. The tid -> entry index lives
 // here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
 // the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
-import { EXIT, HDR, KIND, PF, PROC, XF } from '../sources/syscall/abi.js';
+import { CAPS, EXIT, HDR, KIND, PF, PROC, XF } from '../sources/syscall/abi.js';
 import { capsText } from '../sources/syscall/caps.js';
 import { UserNames } from '../sources/syscall/users.js';
 import { ABI_VERSION, MEM, STATE, TF, THREAD, TP } from './abi.js';
@@ -132,7 +132,7 @@ export class ThreadTable {
     return this.procs.size;
   }
 
-  /** Applies one PROC, EXEC, FORK or EXIT record at view[off..]. */
+  /** Applies one PROC, EXEC, FORK, CAPS or EXIT record at view[off..]. */
   apply(view: Uint8Array, off: number): void {
     const rv = new DataView(view.buffer, view.byteOffset + off);
     const kind = rv.getUint16(HDR.kind, true);
@@ -153,6 +153,12 @@ export class ThreadTable {
           this.release(p);
         }
       }
+      return;
+    }
+    if (kind === KIND.CAPS) {
+      // capset(2): the process's new sets (the source cuts the batch before it when the process has events earlier in it)
+      const p = this.procs.get(pid);
+      if (p) this.dv.setUint32(p.addr + THREAD.present, this.caps(p.addr, rv, CAPS, this.dv.getUint32(p.addr + THREAD.present, true)), true);
       return;
     }
     if (kind === KIND.FORK && (rv.getUint32(PROC.pflags, true) & PF.THREAD) !== 0) {
@@ -247,10 +253,8 @@ export class ThreadTable {
       const b = lookup(id);
       present = b ? this.copy(at + dst, bit, present, b, 0, 0, b.length, true) : present & ~bit;
     }
-    // thread.cap_*: every record kind carries the task's three sets
-    for (const [field, dst, bit] of [[PROC.cap_inheritable, THREAD.cap_inh, TP.CAP_INH], [PROC.cap_permitted, THREAD.cap_prm, TP.CAP_PRM], [PROC.cap_effective, THREAD.cap_eff, TP.CAP_EFF]] as const) {
-      present = this.capRef(at + dst, bit, present, rv.getBigUint64(field, true));
-    }
+    // thread.cap_*: every process record kind carries the task's three sets
+    present = this.caps(at, rv, PROC, present);
     const str = (field: number) => ({ o: rv.getUint16(field, true), l: rv.getUint16(field + 2, true) });
     const comm = str(PROC.comm);
     present = this.copy(at + THREAD.name, TP.NAME, present, view, off, comm.o, comm.l, comm.o !== 0);
@@ -316,6 +320,13 @@ export class ThreadTable {
       } else present &= ~TP.CNAME;
     } else present &= ~(TP.CONTAINER | TP.CNAME);
     dv.setUint32(at + THREAD.present, present, true);
+  }
+
+  /** Writes the three capability sets of the record `rv` (at the offsets `o`) into the entry at `at`; returns the new present bits. */
+  private caps(at: number, rv: DataView, o: { cap_inheritable: number; cap_permitted: number; cap_effective: number }, present: number): number {
+    present = this.capRef(at + THREAD.cap_inh, TP.CAP_INH, present, rv.getBigUint64(o.cap_inheritable, true));
+    present = this.capRef(at + THREAD.cap_prm, TP.CAP_PRM, present, rv.getBigUint64(o.cap_permitted, true));
+    return this.capRef(at + THREAD.cap_eff, TP.CAP_EFF, present, rv.getBigUint64(o.cap_effective, true));
   }
 
   /** Points `ref` at the text of capability set `set` (written to the heap once per set) and sets `bit`. */

@@ -254,11 +254,15 @@ Napi::Value Layout(const Napi::CallbackInfo &info)
 	FIELD(proc, rae_proc, args); FIELD(proc, rae_proc, cwd); FIELD(proc, rae_proc, cgroup);
 	FIELD(proc, rae_proc, cap_inheritable); FIELD(proc, rae_proc, cap_permitted); FIELD(proc, rae_proc, cap_effective);
 	FIELD(ex, rae_exit, xflags);
+	Napi::Object caps = Napi::Object::New(env);
+	FIELD(caps, rae_caps, cap_inheritable); FIELD(caps, rae_caps, cap_permitted); FIELD(caps, rae_caps, cap_effective);
+	o.Set("caps", caps);
 	FIELD(sa, rae_sockaddr, family); FIELD(sa, rae_sockaddr, port); FIELD(sa, rae_sockaddr, addr);
 	sizes.Set("hdr", static_cast<double>(sizeof(rae_hdr)));
 	sizes.Set("syscall", static_cast<double>(sizeof(rae_syscall)));
 	sizes.Set("proc", static_cast<double>(sizeof(rae_proc)));
 	sizes.Set("exit", static_cast<double>(sizeof(rae_exit)));
+	sizes.Set("caps", static_cast<double>(sizeof(rae_caps)));
 	sizes.Set("sockaddr", static_cast<double>(sizeof(rae_sockaddr)));
 	sizes.Set("str", static_cast<double>(sizeof(rae_str)));
 	sizes.Set("stats", static_cast<double>(sizeof(rae_stats)));
@@ -266,7 +270,7 @@ Napi::Value Layout(const Napi::CallbackInfo &info)
 	o.Set("sizes", sizes);
 	Napi::Object kinds = Napi::Object::New(env);
 	kinds.Set("SYSCALL", RAE_KIND_SYSCALL); kinds.Set("EXEC", RAE_KIND_EXEC); kinds.Set("FORK", RAE_KIND_FORK);
-	kinds.Set("EXIT", RAE_KIND_EXIT); kinds.Set("PROC", RAE_KIND_PROC);
+	kinds.Set("EXIT", RAE_KIND_EXIT); kinds.Set("PROC", RAE_KIND_PROC); kinds.Set("CAPS", RAE_KIND_CAPS);
 	o.Set("kinds", kinds);
 	return o;
 }

@@ -11,7 +11,7 @@
  * Every record is self-contained and relocatable:
  *   - a 48-byte common header (struct rae_hdr) whose `len` is the whole record size, a multiple of 8,
  *     so a reader walks a batch with `off += hdr.len`;
- *   - a fixed-size body of numeric fields per record kind (rae_syscall, rae_proc, rae_exit);
+ *   - a fixed-size body of numeric fields per record kind (rae_syscall, rae_proc, rae_exit, rae_caps);
  *   - a string area after the body. Strings are referenced by struct rae_str {off, len}: `off` is
  *     relative to the start of the record, `len` excludes the terminating NUL that always follows,
  *     and {0, 0} means absent. Multi-part strings (argv) are NUL-separated inside one reference.
@@ -27,7 +27,7 @@
 
 #endif
 
-#define RAE_ABI_VERSION 3
+#define RAE_ABI_VERSION 4
 
 /* Record kinds (rae_hdr.kind). */
 #define RAE_KIND_SYSCALL 1 /* a syscall that returned: struct rae_syscall */
@@ -35,6 +35,7 @@
 #define RAE_KIND_FORK 3    /* sched_process_fork: struct rae_proc for the child (ids + comm only) */
 #define RAE_KIND_EXIT 4    /* sched_process_exit: struct rae_exit, one per exiting thread */
 #define RAE_KIND_PROC 5    /* /proc bootstrap of a process that existed before capture (host-made) */
+#define RAE_KIND_CAPS 6    /* a capset(2) that succeeded: struct rae_caps, the caller's new sets */
 
 /* Size limits. A record never exceeds RAE_MAX_RECORD bytes. */
 #define RAE_MAX_RECORD 16384 /* the probe emits at most RAE_MAX_RECORD - 8 */
@@ -131,6 +132,14 @@ struct rae_exit {
 	struct rae_hdr hdr; /*  0 hdr.ret = exit code as wait(2) reports it */
 	__u32 xflags;       /* 48 RAE_XF_* */
 	__u32 _pad;         /* 52 */
+};
+
+/* RAE_KIND_CAPS: 72 bytes. The sets as the caller's credentials hold them after capset(2). */
+struct rae_caps {
+	struct rae_hdr hdr;    /*  0 hdr.nr = capset's number, hdr.ret = 0 */
+	__u64 cap_inheritable; /* 48 */
+	__u64 cap_permitted;   /* 56 */
+	__u64 cap_effective;   /* 64 */
 };
 
 /* Kernel-side counters, summed over CPUs by the addon. */

@@ -2,7 +2,8 @@
 /*
  * The kernel probe: CO-RE BPF programs that write the records of events.h into one ring buffer.
  *
- *   tp_btf/sys_exit            every syscall exit; syscalls whose number is not set in the
+ *   tp_btf/sys_exit            every syscall exit; a successful capset gives a RAE_KIND_CAPS
+ *                              record of the caller's new sets; syscalls whose number is not set in the
  *                              `interesting` table (filled by the addon) return at once. Records
  *                              carry all argument registers, the return value and, per syscall,
  *                              the strings and socket addresses behind pointer arguments.
@@ -176,10 +177,39 @@ static __always_inline int is_relative(__u8 *rec, struct rae_str *s)
 	return s->len > 0 && rec[s->off & REC_MASK] != '/';
 }
 
+/* x86-64 capset(2): libsinsp updates a thread's sets on its exit event (parsers.cpp parse_capset_exit). */
+#define RAE_NR_CAPSET 126
+
+/* A RAE_KIND_CAPS record of the current task's credentials after a successful capset. */
+static __always_inline int emit_caps(__u32 nr)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	if ((pid_tgid >> 32) == cfg_self_tgid)
+		return 0;
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct rae_caps r = {};
+	fill_hdr(&r.hdr, t, RAE_KIND_CAPS, nr, pid_tgid >> 32, (__u32)pid_tgid);
+	const struct cred *c = BPF_CORE_READ(t, cred);
+	BPF_CORE_READ_INTO(&r.cap_inheritable, c, cap_inheritable);
+	BPF_CORE_READ_INTO(&r.cap_permitted, c, cap_permitted);
+	BPF_CORE_READ_INTO(&r.cap_effective, c, cap_effective);
+	r.hdr.len = sizeof(r);
+	struct rae_stats *st = get_stats();
+	if (bpf_ringbuf_output(&ring, &r, sizeof(r), wake_flags(sizeof(r)))) {
+		if (st)
+			st->lost++;
+	} else if (st) {
+		st->emitted++;
+	}
+	return 0;
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u32 nr = regs->orig_ax;
+	if (nr == RAE_NR_CAPSET && ret == 0)
+		emit_caps(nr);
 	if (nr >= RAE_NR_SYSCALLS || !interesting[nr])
 		return 0; /* the common case: as little as possible before this */
 	__u64 pid_tgid = bpf_get_current_pid_tgid();

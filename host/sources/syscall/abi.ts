@@ -8,7 +8,7 @@
 // absent. All integers little-endian; times CLOCK_BOOTTIME ns.
 
 /** RAE_ABI_VERSION: bumped on any layout change. */
-export const ABI_VERSION = 3;
+export const ABI_VERSION = 4;
 
 /** RAE_MAX_RECORD: no record is larger; poll() views must hold at least this many bytes. */
 export const MAX_RECORD = 16384;
@@ -18,7 +18,7 @@ export const MAX_PATH = 4096;
 export const MAX_ARGS = 4096;
 
 /** Record kinds (rae_hdr.kind). */
-export const KIND = { SYSCALL: 1, EXEC: 2, FORK: 3, EXIT: 4, PROC: 5 } as const;
+export const KIND = { SYSCALL: 1, EXEC: 2, FORK: 3, EXIT: 4, PROC: 5, CAPS: 6 } as const;
 /** A record kind number. */
 export type Kind = (typeof KIND)[keyof typeof KIND];
 
@@ -83,6 +83,9 @@ export const PROC = {
   cap_effective: 144, // u64
 } as const;
 
+/** struct rae_caps (72 bytes): the caller's sets after a successful capset(2). */
+export const CAPS = { cap_inheritable: 48, cap_permitted: 56, cap_effective: 64 } as const;
+
 /** struct rae_exit (56 bytes). */
 export const EXIT = { xflags: 48 } as const;
 
@@ -90,7 +93,7 @@ export const EXIT = { xflags: 48 } as const;
 export const SOCKADDR = { family: 0, port: 2, addr: 8 } as const;
 
 /** sizeof of each struct in events.h. */
-export const SIZES = { hdr: 48, syscall: 192, proc: 152, exit: 56, sockaddr: 24, str: 4, stats: 32 } as const;
+export const SIZES = { hdr: 48, syscall: 192, proc: 152, exit: 56, caps: 72, sockaddr: 24, str: 4, stats: 32 } as const;
 
 /** Address families in rae_sockaddr.family. */
 export const AF = { UNIX: 1, INET: 2, INET6: 10 } as const;

@@ -61,7 +61,7 @@ export interface CaptureError extends Error {
 }
 
 /** Offsets and sizes as compiled from events.h (for the layout test). */
-export type NativeLayout = Record<'hdr' | 'syscall' | 'proc' | 'exit' | 'sockaddr' | 'sizes' | 'kinds', Record<string, number>>;
+export type NativeLayout = Record<'hdr' | 'syscall' | 'proc' | 'exit' | 'caps' | 'sockaddr' | 'sizes' | 'kinds', Record<string, number>>;
 
 /** The native kernel-record translator (probes/addon/ingest.h); kernel-ingest.ts drives it. */
 export interface NativeIngest {

@@ -5,7 +5,8 @@
 // of the set bits in bit order, separated by one space, the empty string for an empty set; bits
 // past the last name libsinsp knows (CAP_CHECKPOINT_RESTORE, 40) are not rendered. libsinsp takes
 // the sets from the execve and clone exit events and from capset (parsers.cpp parse_capset_exit);
-// the /proc scan reads CapInh/CapPrm/CapEff.
+// the /proc scan reads CapInh/CapPrm/CapEff. Here: EXEC/FORK records (the probe reads the task's
+// cred), CAPS records (a successful capset), PROC records (/proc/PID/status).
 
 /** Capability names by bit (linux/capability.h, libsinsp's `capabilities` table). */
 export const CAP_NAMES: readonly string[] = [

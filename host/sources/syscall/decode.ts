@@ -1,7 +1,7 @@
 // Record decoder for tests and tools: turns a batch of wire records (probes/src/events.h, offsets
 // from abi.ts) into plain objects. Not the hot path: the evaluator reads records in place. A
 // malformed batch never throws; decodeBatch stops at the first bad record and reports it.
-import { AF, EXIT, HDR, KIND, PROC, SIZES, SOCKADDR, SYSCALL } from './abi.js';
+import { AF, CAPS, EXIT, HDR, KIND, PROC, SIZES, SOCKADDR, SYSCALL } from './abi.js';
 import { syscallName } from './syscalls.js';
 
 /** A socket address; family 0 = absent. */
@@ -75,8 +75,16 @@ export interface ExitRecord extends RecordHeader {
   xflags: number;
 }
 
+/** RAE_KIND_CAPS: a successful capset(2), the caller's new sets. */
+export interface CapsRecord extends RecordHeader {
+  kind: typeof KIND.CAPS;
+  capInheritable: bigint;
+  capPermitted: bigint;
+  capEffective: bigint;
+}
+
 /** Any decoded record. */
-export type EventRecord = SyscallRecord | ProcRecord | ExitRecord;
+export type EventRecord = SyscallRecord | ProcRecord | ExitRecord | CapsRecord;
 
 /** Why decoding stopped. */
 export interface DecodeError {
@@ -189,6 +197,14 @@ export function decodeRecord(view: Uint8Array, off: number, dv = new DataView(vi
     return {
       tsNs: head.tsNs, len, pid: head.pid, tid: head.tid, uid: head.uid, gid: head.gid, cgroupId: head.cgroupId,
       kind, exitCode: ret, xflags: u32(EXIT.xflags),
+    };
+  }
+  if (kind === KIND.CAPS && len >= SIZES.caps) {
+    return {
+      tsNs: head.tsNs, len, pid: head.pid, tid: head.tid, uid: head.uid, gid: head.gid, cgroupId: head.cgroupId, kind,
+      capInheritable: dv.getBigUint64(off + CAPS.cap_inheritable, true),
+      capPermitted: dv.getBigUint64(off + CAPS.cap_permitted, true),
+      capEffective: dv.getBigUint64(off + CAPS.cap_effective, true),
     };
   }
   return { code: 'EBADKIND', offset: off, message: `record at byte ${off} has kind ${kind} and length ${len}, which do not match any record layout` };

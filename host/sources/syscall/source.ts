@@ -220,8 +220,8 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
 
   /**
    * The byte path: the batch as it is, or only its process records while shedding. The batch is
-   * cut before an EXEC of a process that has events earlier in the same piece: the engine judges
-   * a piece after applying all its process records, and an exec rewrites the process's entry.
+   * cut before an EXEC (or capset's CAPS) of a process that has events earlier in the same piece:
+   * the engine judges a piece after applying all its process records, and both rewrite the process's entry.
    */
   const batchBytes = (bytes: number, shedding: boolean) => {
     let n = 0;
@@ -242,7 +242,7 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
       const isSyscall = kind === KIND.SYSCALL;
       n++;
       if (isSyscall) syscalls++;
-      if (!shedding && (isSyscall || kind === KIND.EXEC)) {
+      if (!shedding && (isSyscall || kind === KIND.EXEC || kind === KIND.CAPS)) {
         const pid = dv.getUint32(off + HDR.pid, true) & PID_MASK;
         if (isSyscall) pieceOf[pid] = piece;
         else if (pieceOf[pid] === piece) {

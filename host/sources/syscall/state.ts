@@ -1,5 +1,6 @@
 // The kernel source's process table: consumes EXEC/FORK/PROC/EXIT wire records (events.h) and
-// keeps one immutable ProcInfo per live process (thread group), replaced on exec, so an event
+// keeps one immutable ProcInfo per live process (thread group), replaced on exec (and on capset's
+// CAPS record), so an event
 // that captured its ProcInfo keeps the image it ran under. Exits are applied after the batch they
 // arrive in has been evaluated (flushExits), so events of a process that exits later in the same
 // batch still find it and its parents. Also a small per-process socket table (socket() results)
@@ -111,6 +112,12 @@ export class ProcessTable {
     }
     const r = decodeRecord(view, off, dv);
     if ('code' in r || r.kind === KIND.SYSCALL || r.kind === KIND.EXIT) return;
+    if (r.kind === KIND.CAPS) {
+      // capset(2): a new ProcInfo with the new sets, so events captured before keep the old ones
+      const p = this.procs.get(r.pid);
+      if (p) this.procs.set(r.pid, { ...p, capInheritable: r.capInheritable, capPermitted: r.capPermitted, capEffective: r.capEffective });
+      return;
+    }
     if (r.kind === KIND.FORK && (r.pflags & PF.THREAD) !== 0 && this.procs.has(r.pid)) return;
     const base = r.kind === KIND.FORK ? this.procs.get(r.ppid) : this.procs.get(r.pid);
     if (!this.procs.has(r.pid) && this.procs.size >= MAX_PROCS) {

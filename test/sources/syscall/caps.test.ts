@@ -7,19 +7,23 @@
 // '' when empty); every captured event must render the three fields alike on both paths
 // (KernelIngest.fieldsOf against SyscallEvent); and rules on the fields (the stable rules' forms:
 // `contains CAP_SYS_ADMIN`, `icontains sys_module`) must match the same events on both paths.
+// And a capset(2) without exec (perl dropping CAP_SYS_ADMIN from its effective set) changes the
+// sets of its later events on both paths, as libsinsp's capset exit event does.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadRules } from '../../../host/engine/index.js';
+import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
 import { lookupField } from '../../../host/engine/fields/index.js';
 import { Interpreter, type RawValue } from '../../../host/engine/interpreter.js';
 import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
 import { FieldEvent } from '../../../host/sources/field-event.js';
-import { HDR, KIND } from '../../../host/sources/syscall/abi.js';
+import { CAPS, HDR, KIND, SIZES } from '../../../host/sources/syscall/abi.js';
+import { loadNative } from '../../../host/sources/syscall/addon.js';
+import { decodeRecord } from '../../../host/sources/syscall/decode.js';
 import { capsText, parseCapHex } from '../../../host/sources/syscall/caps.js';
 import { SyscallEvent } from '../../../host/sources/syscall/event.js';
 import { ProcessTable } from '../../../host/sources/syscall/state.js';
@@ -53,36 +57,12 @@ const ref = (name: string): FieldRef => {
   return { kind: 'field', def, canonical: name, type: def.type, isList: false };
 };
 
-run_('caps: thread.cap_* agree on both paths and with /proc/self/status for root, nobody and setpriv-reduced processes', async () => {
-  assert.ok(RULES.ok);
-  const dir = mkdtempSync(join(tmpdir(), 'rae-caps-'));
-  const printed: string[] = [];
-  let rec: Recording;
-  try {
-    chmodSync(dir, 0o755);
-    RUNS.forEach((_, k) => {
-      writeFileSync(join(dir, `m${k}`), 'x\n');
-      chmodSync(join(dir, `m${k}`), 0o644);
-    });
-    rec = recordKernel(['openat', 'open'], () => RUNS.forEach((pre, k) => {
-      const argv = [...pre, '/bin/grep', '^Cap', '/proc/self/status', join(dir, `m${k}`)];
-      printed.push(execFileSync(argv[0]!, argv.slice(1), { encoding: 'utf8' }));
-    }));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  // what each grep's kernel said: the three sets as libsinsp renders them
-  const want = printed.map((out) => STATUS_KEYS.map((key) => capsText(parseCapHex(new RegExp(`${key}:\\s*(\\S+)`).exec(out)?.[1]))));
-  assert.ok(want[0]![2]!.split(' ').includes('CAP_SYS_ADMIN'), `root's effective set: ${want[0]![2]}`);
-  assert.equal(want[1], ['', '', ''], 'nobody without capabilities');
-  assert.not.ok(want[2]![2]!.includes('CAP_SYS_ADMIN'), want[2]![2]);
-  assert.is(want[3]![0], 'CAP_CHOWN');
-
+/** Both paths over a recording: each event's thread.cap_* values, fd.name and matched rules (objects path), and the byte path's matches; diffs lists fields rendered differently. */
+async function judgeBoth(rec: Recording, rules: readonly LoadedRule[]) {
   const { buf, fill, epochNs: epoch } = rec;
+  const m = await compileAll(rules);
   const dv = new DataView(buf.buffer);
   const refs = FIELDS.map(ref);
-  const rules = RULES.ruleset.rules;
-  const m = await compileAll(rules);
   const cuts = batchPieces(buf, fill);
   // the objects path, piece by piece: events built while the piece's process records apply, judged after, exits dropped
   const interp = new Interpreter();
@@ -123,6 +103,35 @@ run_('caps: thread.cap_* agree on both paths and with /proc/self/status for root
       });
     });
   }
+  return { objects, matched, diffs };
+}
+
+run_('caps: thread.cap_* agree on both paths and with /proc/self/status for root, nobody and setpriv-reduced processes', async () => {
+  assert.ok(RULES.ok);
+  const dir = mkdtempSync(join(tmpdir(), 'rae-caps-'));
+  const printed: string[] = [];
+  let rec: Recording;
+  try {
+    chmodSync(dir, 0o755);
+    RUNS.forEach((_, k) => {
+      writeFileSync(join(dir, `m${k}`), 'x\n');
+      chmodSync(join(dir, `m${k}`), 0o644);
+    });
+    rec = recordKernel(['openat', 'open'], () => RUNS.forEach((pre, k) => {
+      const argv = [...pre, '/bin/grep', '^Cap', '/proc/self/status', join(dir, `m${k}`)];
+      printed.push(execFileSync(argv[0]!, argv.slice(1), { encoding: 'utf8' }));
+    }));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // what each grep's kernel said: the three sets as libsinsp renders them
+  const want = printed.map((out) => STATUS_KEYS.map((key) => capsText(parseCapHex(new RegExp(`${key}:\\s*(\\S+)`).exec(out)?.[1]))));
+  assert.ok(want[0]![2]!.split(' ').includes('CAP_SYS_ADMIN'), `root's effective set: ${want[0]![2]}`);
+  assert.equal(want[1], ['', '', ''], 'nobody without capabilities');
+  assert.not.ok(want[2]![2]!.includes('CAP_SYS_ADMIN'), want[2]![2]);
+  assert.is(want[3]![0], 'CAP_CHOWN');
+
+  const { objects, matched, diffs } = await judgeBoth(rec, RULES.ruleset.rules);
   assert.equal([...new Set(diffs)].slice(0, 20), []);
   // each marker open: the sets grep printed, and the rules' verdicts, on both paths
   const expectRules = [['admin', 'module'], ['no caps'], [], ['admin', 'module', 'chown inheritable']];
@@ -134,6 +143,71 @@ run_('caps: thread.cap_* agree on both paths and with /proc/self/status for root
     assert.equal(o.matched, expectRules[k], `marker ${k} on the objects path`);
     assert.equal(matched.get(off) ?? [], expectRules[k], `marker ${k} on the byte path`);
   });
+});
+
+/** Perl (perl-base): opens ARGV[0], drops CAP_SYS_ADMIN from its effective set with capget/capset (x86-64 125/126, no exec), prints its Cap lines of /proc/self/status, opens ARGV[1]. */
+const CAPSET_PL = [
+  'open(my $a, "<", $ARGV[0]) or die "open: $!"; close $a;',
+  'my $hdr = pack("LL", 0x20080522, 0); my $data = "\\0" x 24;',
+  'syscall(125, $hdr, $data) == 0 or die "capget: $!";',
+  'my @d = unpack("L6", $data); $d[0] &= ~(1 << 21); $data = pack("L6", @d);',
+  'syscall(126, $hdr, $data) == 0 or die "capset: $!";',
+  'open(my $s, "<", "/proc/self/status") or die; print grep { /^Cap/ } <$s>; close $s;',
+  'open(my $b, "<", $ARGV[1]) or die "open: $!"; close $b;',
+].join(' ');
+
+run_('caps: a capset without exec (CAP_SYS_ADMIN dropped from the effective set) is seen by both paths from the next event on', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rae-caps-'));
+  let printed = '';
+  let rec: Recording;
+  try {
+    for (const f of ['before', 'after']) writeFileSync(join(dir, f), 'x\n');
+    rec = recordKernel(['openat', 'open'], () => {
+      printed = execFileSync('/usr/bin/perl', ['-e', CAPSET_PL, join(dir, 'before'), join(dir, 'after')], { encoding: 'utf8' });
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const sets = STATUS_KEYS.map((key) => parseCapHex(new RegExp(`${key}:\\s*(\\S+)`).exec(printed)?.[1]));
+  assert.ok((sets[1]! >> 21n) & 1n, `CAP_SYS_ADMIN still permitted: ${printed}`);
+  assert.not.ok((sets[2]! >> 21n) & 1n, `CAP_SYS_ADMIN no longer effective: ${printed}`);
+  const rules = loadRules([{ name: 'admin.yaml', text: '- rule: admin\n  desc: d\n  condition: evt.type in (open, openat) and fd.name contains rae-caps- and thread.cap_effective contains CAP_SYS_ADMIN\n  output: x\n  priority: NOTICE\n' }]);
+  assert.ok(rules.ok);
+  const { objects, matched, diffs } = await judgeBoth(rec, rules.ruleset.rules);
+  assert.equal([...new Set(diffs)].slice(0, 20), []);
+  const at = (f: string) => {
+    const hits = [...objects].filter(([, o]) => o.name === join(dir, f));
+    assert.is(hits.length, 1, `${f} opens: ${hits.length}`);
+    return hits[0]!;
+  };
+  const [beforeOff, before] = at('before');
+  const [afterOff, after] = at('after');
+  assert.ok(String(before.values[2]).split(' ').includes('CAP_SYS_ADMIN'), String(before.values[2]));
+  assert.equal(after.values, sets.map(capsText), 'after capset: the sets perl printed');
+  assert.equal(before.matched, ['admin']);
+  assert.equal(after.matched, []);
+  assert.equal(matched.get(beforeOff), ['admin'], 'byte path before capset');
+  assert.is(matched.get(afterOff), undefined, 'byte path after capset');
+});
+
+test('caps: struct rae_caps offsets match the C compiler, and a CAPS record decodes', () => {
+  const loaded = loadNative();
+  if ('native' in loaded) assert.equal(loaded.native.layout().caps, { ...CAPS });
+  else if (gate.run) assert.unreachable(`addon: ${loaded.error}`);
+  const rec = new Uint8Array(SIZES.caps);
+  const dv = new DataView(rec.buffer);
+  dv.setUint32(HDR.len, SIZES.caps, true);
+  dv.setUint16(HDR.kind, KIND.CAPS, true);
+  dv.setUint32(HDR.pid, 42, true);
+  dv.setBigUint64(CAPS.cap_inheritable, 1n, true);
+  dv.setBigUint64(CAPS.cap_permitted, 0x200003n, true);
+  dv.setBigUint64(CAPS.cap_effective, 1n << 21n, true);
+  const r = decodeRecord(rec, 0);
+  assert.ok(!('code' in r) && r.kind === KIND.CAPS);
+  if (!('code' in r) && r.kind === KIND.CAPS) assert.equal([r.pid, capsText(r.capInheritable), capsText(r.capPermitted), capsText(r.capEffective)], [42, 'CAP_CHOWN', 'CAP_CHOWN CAP_DAC_OVERRIDE CAP_SYS_ADMIN', 'CAP_SYS_ADMIN']);
+  // bits past CAP_CHECKPOINT_RESTORE (40) are not named, as in libsinsp
+  assert.is(capsText((1n << 41n) | (1n << 40n)), 'CAP_CHECKPOINT_RESTORE');
+  assert.is(capsText(0n), '');
 });
 
 test.run();

@@ -1,7 +1,7 @@
 // Real kernel records for the two-path tests (paths, args, session): /proc snapshots as PROC
 // records, then what the probe captures of the given syscalls while `action` runs, drained into
 // one buffer; and the pieces the syscall source would evaluate it in (a batch is cut before an
-// EXEC of a pid with an event earlier in the batch, as source.ts cuts it).
+// EXEC or CAPS of a pid with an event earlier in the batch, as source.ts cuts it).
 import { HDR, KIND } from '../../../host/sources/syscall/abi.js';
 import { clocks, openCapture } from '../../../host/sources/syscall/addon.js';
 import { encodeProcRecord, readProcesses } from '../../../host/sources/syscall/procfs.js';
@@ -42,7 +42,7 @@ export function batchPieces(buf: Uint8Array, fill: number): Array<[number, numbe
     const kind = dv.getUint16(off + HDR.kind, true);
     const pid = dv.getUint32(off + HDR.pid, true);
     if (kind === KIND.SYSCALL) seen.add(pid);
-    else if (kind === KIND.EXEC && seen.has(pid)) {
+    else if ((kind === KIND.EXEC || kind === KIND.CAPS) && seen.has(pid)) {
       out.push([start, off]);
       start = off;
       seen = new Set();
