@@ -42,7 +42,15 @@ export interface ProcSnapshot {
 
 /** USER_HZ: /proc/<pid>/stat counts in 1/100 s on every Linux architecture Node runs on. */
 const TICK_NS = 10_000_000n;
-const CGROUP_ROOT = '/sys/fs/cgroup';
+/** Where cgroup v2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host), read once. */
+let cgroupRoot: string | undefined;
+export function cgroup2Root(): string {
+  if (cgroupRoot === undefined) {
+    const mounts = read('/proc/self/mounts')?.toString('latin1') ?? '';
+    cgroupRoot = mounts.split('\n').map((l) => l.split(' ')).find((f) => f[2] === 'cgroup2')?.[1] ?? '/sys/fs/cgroup';
+  }
+  return cgroupRoot;
+}
 
 function read(path: string): Buffer | undefined {
   try {
@@ -88,7 +96,7 @@ export function readProcess(pid: number, root = '/proc'): ProcSnapshot | undefin
   const cgroup = Buffer.from(cgroupLine ? cgroupLine.slice(3) : '', 'latin1');
   let cgroupId = 0n;
   try {
-    if (cgroup.length) cgroupId = BigInt(statSync(CGROUP_ROOT + cgroup.toString('latin1')).ino);
+    if (cgroup.length) cgroupId = BigInt(statSync(cgroup2Root() + cgroup.toString('latin1')).ino);
   } catch {
     cgroupId = 0n;
   }

@@ -4,11 +4,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { abi, decodeBatch, encodeProcRecord, readProcess, readProcesses, type ProcRecord } from '../../../host/sources/syscall/index.js';
-import { parentsFirst, type ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
+import { cgroup2Root, parentsFirst, type ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
 import { Collector, kernelGate } from './collector.js';
 
 let dir: string;
@@ -116,6 +116,36 @@ const gate = kernelGate('procfs.test.ts');
     assert.ok(exec.startNs - proc.startNs >= 0n && exec.startNs - proc.startNs < tick, `start ${exec.startNs} vs ${proc.startNs}`);
   } finally {
     c.close();
+  }
+});
+
+(gate.run ? test : test.skip)('a process in a cgroup v2 sub-group: the /proc snapshot\'s cgroupId is the kernel\'s (the group directory\'s inode under the cgroup2 mount)', async () => {
+  const cg = join(cgroup2Root(), `rae-procfs-test-${process.pid}`);
+  mkdirSync(cg);
+  const c = new Collector();
+  let child: ChildProcess | undefined;
+  try {
+    child = spawn('/bin/sh', ['-c', `echo $$ > ${cg}/cgroup.procs && exec sleep 30`], { stdio: 'ignore' });
+    children.push(child);
+    const pid = child.pid!;
+    // the second exec of the pid: sleep, after the shell moved itself into the group
+    const isSleep = (r: ProcRecord) => (r.exepath ?? '').endsWith('/sleep');
+    const execs = await c.waitFor((r): r is ProcRecord => r.kind === abi.KIND.EXEC && r.pid === pid, (rs) => rs.some(isSleep));
+    const exec = execs.find(isSleep)!;
+    assert.is(exec.cgroup, cg.slice(cgroup2Root().length));
+    assert.is(exec.cgroupId, BigInt(statSync(cg).ino), 'the kernel id is the directory inode');
+    assert.is(readProcess(pid)!.cgroupId, exec.cgroupId);
+  } finally {
+    c.close();
+    child?.kill('SIGKILL');
+    for (let i = 0; i < 100; i++) {
+      try {
+        rmdirSync(cg);
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
   }
 });
 
