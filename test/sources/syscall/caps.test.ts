@@ -20,18 +20,13 @@ import { lookupField } from '../../../host/engine/fields/index.js';
 import { Interpreter, type RawValue } from '../../../host/engine/interpreter.js';
 import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
-import { FieldEvent } from '../../../host/sources/field-event.js';
 import { CAPS, HDR, KIND, SIZES } from '../../../host/sources/syscall/abi.js';
 import { loadNative } from '../../../host/sources/syscall/addon.js';
 import { decodeRecord } from '../../../host/sources/syscall/decode.js';
 import { capsText, parseCapHex } from '../../../host/sources/syscall/caps.js';
-import { SyscallEvent } from '../../../host/sources/syscall/event.js';
-import { ProcessTable } from '../../../host/sources/syscall/state.js';
-import { syscallName } from '../../../host/sources/syscall/syscalls.js';
-import { UserNames } from '../../../host/sources/syscall/users.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
-import { batchPieces, recordKernel, type Recording } from './recording.js';
+import { bytesPass, objectsPass, recordKernel, type Recording } from './recording.js';
 
 const gate = kernelGate('caps.test.ts');
 const run_ = gate.run ? test : test.skip;
@@ -59,50 +54,20 @@ const ref = (name: string): FieldRef => {
 
 /** Both paths over a recording: each event's thread.cap_* values, fd.name and matched rules (objects path), and the byte path's matches; diffs lists fields rendered differently. */
 async function judgeBoth(rec: Recording, rules: readonly LoadedRule[]) {
-  const { buf, fill, epochNs: epoch } = rec;
   const m = await compileAll(rules);
-  const dv = new DataView(buf.buffer);
+  const dv = new DataView(rec.buf.buffer);
   const refs = FIELDS.map(ref);
-  const cuts = batchPieces(buf, fill);
-  // the objects path, piece by piece: events built while the piece's process records apply, judged after, exits dropped
   const interp = new Interpreter();
-  const table = new ProcessTable();
-  const ctx = { table, names: new UserNames(), hostname: 'caps-test' };
   const objects = new Map<number, { values: Array<RawValue | undefined>; name: RawValue | undefined; matched: string[] }>();
-  let num = 0;
-  for (const [from, to] of cuts) {
-    const evs: Array<[number, SyscallEvent]> = [];
-    for (let off = from; off < to; off += dv.getUint32(off + HDR.len, true)) {
-      const kind = dv.getUint16(off + HDR.kind, true);
-      if (kind !== KIND.SYSCALL) {
-        table.apply(buf, dv, off, kind);
-        continue;
-      }
-      const ts = dv.getBigUint64(off + HDR.ts_ns, true);
-      evs.push([off, new SyscallEvent(ctx, buf, dv, off, syscallName(dv.getUint16(off + HDR.nr, true)), table.get(dv.getUint32(off + HDR.pid, true)), ts + epoch, ++num)]);
-    }
-    for (const [off, ev] of evs) objects.set(off, { values: refs.map((r) => ev.field(r)), name: ev.field(ref('fd.name')), matched: rules.filter((r) => interp.evaluate(r.condition, ev)).map((r) => r.name) });
-    table.flushExits();
-  }
-  // the byte path: the same pieces, matches and rendered fields
-  const ki = new KernelIngest({ hostname: 'caps-test' });
-  const matched = new Map<number, string[]>();
+  objectsPass(rec, 'caps-test', (off, ev) => objects.set(off, { values: refs.map((r) => ev.field(r)), name: ev.field(ref('fd.name')), matched: rules.filter((r) => interp.evaluate(r.condition, ev)).map((r) => r.name) }));
   const diffs: string[] = [];
-  for (const [from, to] of cuts) {
-    const view = buf.subarray(from, to);
-    const offsets = ki.ingest(m, view, to - from, epoch);
-    const r = m.evaluateRecords('syscall', offsets.length, false);
-    assert.ok(r.ok);
-    if (r.ok) for (const x of r.matches) matched.set(from + offsets[x.event]!, [...(matched.get(from + offsets[x.event]!) ?? []), x.rule.name]);
-    offsets.forEach((o, i) => {
-      const obj = objects.get(from + o)!;
-      const bytes = new FieldEvent(ki.fieldsOf(m, view, o, i), { source: 'syscall', timeNs: 0n, num: 1n });
-      refs.forEach((rf, j) => {
-        const b = bytes.field(rf);
-        if (obj.values[j] !== b) diffs.push(`${rf.canonical}: objects ${String(obj.values[j])}, bytes ${String(b)} (pid ${dv.getUint32(from + o + HDR.pid, true)} ${String(obj.name)})`);
-      });
+  const matched = bytesPass(rec, m, new KernelIngest({ hostname: 'caps-test' }), (off, bytes) => {
+    const obj = objects.get(off)!;
+    refs.forEach((rf, j) => {
+      const b = bytes.field(rf);
+      if (obj.values[j] !== b) diffs.push(`${rf.canonical}: objects ${String(obj.values[j])}, bytes ${String(b)} (pid ${dv.getUint32(off + HDR.pid, true)} ${String(obj.name)})`);
     });
-  }
+  });
   return { objects, matched, diffs };
 }
 

@@ -19,15 +19,11 @@ import { lookupField } from '../../../host/engine/fields/index.js';
 import { Interpreter, type RawValue } from '../../../host/engine/interpreter.js';
 import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
-import { FieldEvent } from '../../../host/sources/field-event.js';
-import { HDR, KIND } from '../../../host/sources/syscall/abi.js';
+import { HDR } from '../../../host/sources/syscall/abi.js';
 import { SyscallEvent } from '../../../host/sources/syscall/event.js';
-import { ProcessTable } from '../../../host/sources/syscall/state.js';
-import { syscallName } from '../../../host/sources/syscall/syscalls.js';
-import { UserNames } from '../../../host/sources/syscall/users.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
-import { batchPieces, recordKernel, type Recording } from './recording.js';
+import { bytesPass, objectsPass, recordKernel, type Recording } from './recording.js';
 
 const gate = kernelGate('session.test.ts');
 const run_ = gate.run ? test : test.skip;
@@ -55,36 +51,17 @@ run_('session: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec, pr
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const { buf, fill, epochNs: epoch } = rec;
+  const { buf, epochNs: epoch } = rec;
   const dv = new DataView(buf.buffer);
   const refs = FIELDS.map(ref);
-  const cuts = batchPieces(buf, fill);
-  // the objects path: each piece's events built while its process records apply, judged after
-  // (field values, and the rules when given), exits dropped
+  // the objects path, piece by piece (field values, and the rules when given)
   const interp = new Interpreter();
-  const objectsPass = (rules: readonly LoadedRule[]) => {
-    const table = new ProcessTable();
-    const ctx = { table, names: new UserNames(), hostname: HOST };
+  const judgeObjects = (rules: readonly LoadedRule[]) => {
     const objects = new Map<number, { type: string; values: Array<RawValue | undefined>; ev: SyscallEvent; matched: string[] }>();
-    let num = 0;
-    for (const [from, to] of cuts) {
-      const evs: Array<[number, SyscallEvent]> = [];
-      for (let off = from; off < to; off += dv.getUint32(off + HDR.len, true)) {
-        const kind = dv.getUint16(off + HDR.kind, true);
-        if (kind !== KIND.SYSCALL) {
-          table.apply(buf, dv, off, kind);
-          continue;
-        }
-        const type = syscallName(dv.getUint16(off + HDR.nr, true));
-        const ts = dv.getBigUint64(off + HDR.ts_ns, true);
-        evs.push([off, new SyscallEvent(ctx, buf, dv, off, type, table.get(dv.getUint32(off + HDR.pid, true)), ts + epoch, ++num)]);
-      }
-      for (const [off, ev] of evs) objects.set(off, { type: ev.type, values: refs.map((r) => ev.field(r)), ev, matched: rules.filter((r) => interp.evaluate(r.condition, ev)).map((r) => r.name) });
-      table.flushExits();
-    }
+    objectsPass(rec, HOST, (off, ev) => objects.set(off, { type: ev.type, values: refs.map((r) => ev.field(r)), ev, matched: rules.filter((r) => interp.evaluate(r.condition, ev)).map((r) => r.name) }));
     return objects;
   };
-  const objects = objectsPass([]);
+  const objects = judgeObjects([]);
   // the marker opens and a rule per marker from the objects path's values
   const markers = [...objects].filter(([, o]) => ['m1', 'm2', 'm3'].some((f) => o.ev.field(ref('fd.name')) === join(dir, f)));
   assert.is(markers.length, 3, `marker opens: ${markers.map(([, o]) => o.ev.field(ref('fd.name'))).join(' ')}`);
@@ -95,29 +72,18 @@ run_('session: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec, pr
   const loaded = loadRules([{ name: 'markers.yaml', text: rulesText }]);
   assert.ok(loaded.ok, rulesText);
   const m = await compileAll(loaded.ruleset.rules);
-  const judged = objectsPass(loaded.ruleset.rules);
-  // the byte path, piece by piece: matches and rendered fields
-  const ki = new KernelIngest({ hostname: HOST });
-  const matched = new Map<number, string[]>();
+  const judged = judgeObjects(loaded.ruleset.rules);
+  // the byte path, the same pieces: matches and rendered fields
   const diffs: string[] = [];
   let events = 0;
-  for (const [from, to] of cuts) {
-    const view = buf.subarray(from, to);
-    const offsets = ki.ingest(m, view, to - from, epoch);
-    const r = m.evaluateRecords('syscall', offsets.length, false);
-    assert.ok(r.ok);
-    if (r.ok) for (const x of r.matches) matched.set(from + offsets[x.event]!, [...(matched.get(from + offsets[x.event]!) ?? []), x.rule.name]);
-    offsets.forEach((o, i) => {
-      const obj = objects.get(from + o)!;
-      const ts = new DataView(view.buffer, view.byteOffset + o).getBigUint64(HDR.ts_ns, true);
-      const bytes = new FieldEvent(ki.fieldsOf(m, view, o, i), { source: 'syscall', timeNs: ts + epoch, num: 1n });
-      refs.forEach((rf, j) => {
-        const b = bytes.field(rf);
-        if (obj.values[j] !== b) diffs.push(`${obj.type} ${rf.canonical}: objects ${String(obj.values[j])}, bytes ${String(b)} (pid ${dv.getUint32(from + o + HDR.pid, true)} ${String(obj.ev.field(ref('proc.name')))} ${String(obj.ev.field(ref('fd.name')))} piece ${from})`);
-      });
-      events++;
+  const matched = bytesPass(rec, m, new KernelIngest({ hostname: HOST }), (off, bytes) => {
+    const obj = objects.get(off)!;
+    refs.forEach((rf, j) => {
+      const b = bytes.field(rf);
+      if (obj.values[j] !== b) diffs.push(`${obj.type} ${rf.canonical}: objects ${String(obj.values[j])}, bytes ${String(b)} (pid ${dv.getUint32(off + HDR.pid, true)} ${String(obj.ev.field(ref('proc.name')))} ${String(obj.ev.field(ref('fd.name')))})`);
     });
-  }
+    events++;
+  });
   assert.equal([...new Set(diffs)].slice(0, 20), []);
   assert.ok(events >= 3, `${events} events`);
   markers.forEach(([off, o], k) => {
