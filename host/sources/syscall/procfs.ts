@@ -42,13 +42,16 @@ export interface ProcSnapshot {
 
 /** USER_HZ: /proc/<pid>/stat counts in 1/100 s on every Linux architecture Node runs on. */
 const TICK_NS = 10_000_000n;
-/** Where cgroup v2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host), read once. */
+/** Where cgroup v2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host); undefined without one. */
+export function cgroup2Mount(): string | undefined {
+  const mounts = read('/proc/self/mounts')?.toString('latin1') ?? '';
+  return mounts.split('\n').map((l) => l.split(' ')).find((f) => f[2] === 'cgroup2')?.[1];
+}
+
 let cgroupRoot: string | undefined;
+/** The directory cgroup paths of /proc/<pid>/cgroup resolve against: the cgroup2 mount, read once. */
 export function cgroup2Root(): string {
-  if (cgroupRoot === undefined) {
-    const mounts = read('/proc/self/mounts')?.toString('latin1') ?? '';
-    cgroupRoot = mounts.split('\n').map((l) => l.split(' ')).find((f) => f[2] === 'cgroup2')?.[1] ?? '/sys/fs/cgroup';
-  }
+  cgroupRoot ??= cgroup2Mount() ?? '/sys/fs/cgroup';
   return cgroupRoot;
 }
 

@@ -8,17 +8,18 @@
 // escapes anything: the file is an ordinary temp file and the cgroup is removed afterwards.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startRae, type RaeRun } from '../../helpers/rae-run.js';
+import { cgroup2Mount } from '../../../host/sources/syscall/procfs.js';
 import { kernelGate } from './collector.js';
 
 const gate = kernelGate('live-caps.test.ts');
 /** The cgroup v2 mount (/sys/fs/cgroup on unified hosts, /sys/fs/cgroup/unified on hybrid ones). */
-const cgroup2 = readFileSync('/proc/mounts', 'utf8').split('\n').map((l) => l.split(' ')).find((f) => f[2] === 'cgroup2')?.[1];
+const cgroup2 = cgroup2Mount();
 const run_ = gate.run && cgroup2 ? test : test.skip;
 if (gate.run && !cgroup2) process.stderr.write('\n!!! live-caps.test.ts: SKIPPING: no cgroup2 mount in /proc/mounts\n\n');
 const root = mkdtempSync(join(tmpdir(), 'rae-live-caps-'));
