@@ -64,9 +64,11 @@ test('the compile worker stops after compilerIdleMs without a load and starts ag
   const alerts: string[] = [];
   const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', compilerIdleMs: 300, onAlert: (a) => alerts.push(a.rule) });
   assert.ok((await engine.load(ruleset('C'))).swapped);
-  assert.ok(engine.compileWorkerRunning, 'running right after a compile');
+  // No assertion that the worker still runs when load() returns: on a loaded machine the 300 ms
+  // idle timer may already have fired by then. A build in the worker is what proves it ran.
+  assert.is(engine.moduleBuilds, 1, 'C was built by the worker');
   const t0 = Date.now();
-  while (engine.compileWorkerRunning && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 50));
+  while (engine.compileWorkerRunning && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 50));
   assert.not.ok(engine.compileWorkerRunning, 'stopped once idle');
   engine.evaluate(events);
   assert.is(alerts.length, BATCH / 2, 'the running ruleset is unaffected');
@@ -74,7 +76,7 @@ test('the compile worker stops after compilerIdleMs without a load and starts ag
   // which the compiler's cache serves without a worker.
   const r = await engine.load(ruleset('D').map((f) => ({ ...f, text: f.text.replace('proc.name = cat', 'proc.name in (cat, tac)') })));
   assert.ok(r.swapped && r.tier === 'wasm', JSON.stringify(r.errors));
-  assert.ok(engine.compileWorkerRunning, 'a new worker compiled D');
+  assert.is(engine.moduleBuilds, 2, 'a new worker built D (the old one had stopped)');
   alerts.length = 0;
   engine.evaluate(events);
   assert.equal([...new Set(alerts)], ['D']);
