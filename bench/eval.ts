@@ -8,7 +8,6 @@
 // records) is reported on its own. Also: compile times, change-to-live and swap stall through
 // DetectionEngine.load, first batch after a swap, batch latency while the worker compiles, and
 // resident memory.
-import { readFileSync } from 'node:fs';
 import { loadRules, type LoadedRule } from '../host/engine/index.js';
 import { RuleMatcher } from '../host/engine/matcher.js';
 import { MEM } from '../host/runtime/abi.js';
@@ -23,12 +22,12 @@ import { encodeProcRecord } from '../host/sources/syscall/procfs.js';
 import { syscallNr } from '../host/sources/syscall/syscalls.js';
 import { figure, median, progress } from './report.js';
 import { watchdogKind } from '../host/runtime/watchdog.js';
+import { corpusText } from '../test/helpers/corpus.js';
 
 const S = 'eval';
-const CORPUS = '../shared/corpus/';
 const EVENTS = 1 << 20;
 const BATCH = 4096;
-const read = (n: string) => ({ name: n, text: readFileSync(CORPUS + n, 'utf8') });
+const read = (n: string) => ({ name: n, text: corpusText(n) });
 
 /** A small deterministic PRNG (mulberry32). */
 function rng(seed: number): () => number {

@@ -1,19 +1,18 @@
 // Scenario `parse`: how fast the front end loads the corpus rule files (reader, collector, list
 // substitution, parser, macros, checker, event types, outputs) and how fast the parser alone
 // parses conditions. Medians of several timed rounds after a warm-up.
-import { readFileSync } from 'node:fs';
 import { loadRules, type RulesFile } from '../host/engine/index.js';
 import { Diagnostics } from '../host/engine/diagnostics.js';
 import { parseCondition } from '../host/engine/parser.js';
 import { readRulesFile } from '../host/engine/reader.js';
 import { SourceText } from '../host/engine/source-text.js';
 import { figure, median, progress } from './report.js';
+import { corpusText } from '../test/helpers/corpus.js';
 
-const CORPUS = new URL('../../shared/corpus/', import.meta.url);
 const FILES = ['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml', 'k8s_audit_rules.yaml'];
 
 export async function run(): Promise<void> {
-  const files: RulesFile[] = FILES.map((f) => ({ name: f, text: readFileSync(new URL(f, CORPUS), 'utf8') }));
+  const files: RulesFile[] = FILES.map((f) => ({ name: f, text: corpusText(f) }));
   for (const f of files) if (!loadRules([f]).ok) throw new Error(`corpus file ${f.name} does not load`);
 
   // Whole files through every load stage.

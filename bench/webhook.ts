@@ -18,8 +18,9 @@ import { DetectionEngine } from '../host/runtime/detection-engine.js';
 import { ensureWebhookTls, startWebhook } from '../host/sources/audit/index.js';
 import type { SourceEvent } from '../host/sources/types.js';
 import { figure, median, progress } from './report.js';
+import { K8SAUDIT_SAMPLES_URL } from '../test/helpers/corpus.js';
 
-const SAMPLES = new URL('../../shared/corpus/k8saudit-samples/', import.meta.url);
+const SAMPLES = K8SAUDIT_SAMPLES_URL;
 const BATCH = 400;
 const WARMUP_BATCHES = 25;
 const BATCHES = 250;

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startRae } from '../helpers/rae-run.js';
+import { corpusPath } from '../helpers/corpus.js';
 
-const CORPUS = '../shared/corpus';
 
 function rae(args: string[], input?: string) {
   return spawnSync(process.execPath, ['bin/rae.js', ...args], { encoding: 'utf8', input, env: { ...process.env, TZ: 'UTC' } });
@@ -17,9 +17,9 @@ const tmp = mkdtempSync(join(tmpdir(), 'rae-cli-'));
 
 for (const f of ['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml', 'k8s_audit_rules.yaml']) {
   test(`cli: rae validate ${f} is valid with 0 errors`, () => {
-    const r = rae(['validate', '-r', join(CORPUS, f)]);
+    const r = rae(['validate', '-r', corpusPath(f)]);
     assert.is(r.status, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, new RegExp(`^${join(CORPUS, f).replaceAll('.', '\\.')}: Ok`));
+    assert.match(r.stdout, new RegExp(`^${corpusPath(f).replaceAll('.', '\\.')}: Ok`));
     assert.not.match(r.stdout, 'Errors:');
   });
 }
@@ -37,7 +37,7 @@ test('cli: rae validate of a malformed file exits 1 with located errors and no s
 test('cli: rae validate --json has falco_load_results', () => {
   const bad = join(tmp, 'bad2.yaml');
   writeFileSync(bad, '- rule: r\n  desc: d\n  condition: evt.type = open and proc.nmae = x\n  output: o\n  priority: INFO\n');
-  const r = rae(['validate', '--json', '-r', join(CORPUS, 'falco_rules.yaml'), '-r', bad]);
+  const r = rae(['validate', '--json', '-r', corpusPath('falco_rules.yaml'), '-r', bad]);
   assert.is(r.status, 1);
   const j = JSON.parse(r.stdout) as { falco_load_results: Array<{ name: string; successful: boolean; errors: Array<{ code: string; message: string }> }> };
   assert.equal(j.falco_load_results.map((x) => x.successful), [true, false]);
@@ -59,7 +59,7 @@ test('cli: rae replay of field events against the stable rules', () => {
     { fields: { 'evt.type': 'openat', 'fd.name': '/tmp/harmless' } },
   ];
   const input = events.map((e) => JSON.stringify({ source: 'syscall', ...e })).join('\n') + '\nnot json\n';
-  const r = rae(['replay', '-r', join(CORPUS, 'falco_rules.yaml'), '--input', '-', '--hostname', 'n1'], input);
+  const r = rae(['replay', '-r', corpusPath('falco_rules.yaml'), '--input', '-', '--hostname', 'n1'], input);
   assert.is(r.status, 0, r.stderr);
   const alerts = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { rule: string; time: string; output_fields: Record<string, unknown> });
   assert.equal(alerts.map((a) => a.rule), ['Read sensitive file untrusted', 'Terminal shell in container', 'Search Private Keys or Passwords', 'PTRACE attached to process']);

@@ -21,10 +21,11 @@ import { alertFor } from '../../host/output/from-match.js';
 import { RuleCompiler } from '../../host/runtime/compiler.js';
 import { selectRules } from '../../host/runtime/detection-engine.js';
 import { RuleModule } from '../../host/runtime/evaluator.js';
+import { corpusPath, K8SAUDIT_SAMPLES } from '../helpers/corpus.js';
 
-const SAMPLES = '../shared/corpus/k8saudit-samples';
+const SAMPLES = K8SAUDIT_SAMPLES;
 const GOLDEN = 'test/golden/k8saudit';
-const RULES = '../shared/corpus/k8s_audit_rules.yaml';
+const RULES = corpusPath('k8s_audit_rules.yaml');
 const loaded = loadRules([{ name: 'k8s_audit_rules.yaml', text: readFileSync(RULES, 'utf8') }]);
 const options = { ruleMatching: 'first' as const, minPriority: 'Debug' as const, hostname: 'test-node' };
 

@@ -14,8 +14,9 @@ import { replayAlerts } from '../../host/cli/replay.js';
 import { builtinRulesFiles } from '../../host/engine/builtin.js';
 import { loadRules } from '../../host/engine/index.js';
 import { readReplayInput } from '../../host/sources/replay.js';
+import { K8SAUDIT_SAMPLES } from '../helpers/corpus.js';
 
-const SAMPLES = '../shared/corpus/k8saudit-samples';
+const SAMPLES = K8SAUDIT_SAMPLES;
 const tmp = mkdtempSync(join(tmpdir(), 'rae-webhook-cli-'));
 const stateDir = join(tmp, 'state');
 const env = { ...process.env, TZ: 'UTC' };

@@ -6,6 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generateModule } from '../../host/engine/codegen/index.js';
 import { loadRules } from '../../host/engine/index.js';
+import { corpusText } from '../helpers/corpus.js';
 
 const RULES = `
 - list: shells
@@ -51,7 +52,7 @@ test('codegen: layout and thread use of the small ruleset', () => {
 });
 
 test('codegen: the output is deterministic for the whole corpus', () => {
-  const files = ['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml'].map((n) => ({ name: n, text: readFileSync(`../shared/corpus/${n}`, 'utf8') }));
+  const files = ['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml'].map((n) => ({ name: n, text: corpusText(n) }));
   const a = generateModule(loadRules(files).ruleset.rules);
   const b = generateModule(loadRules(files).ruleset.rules);
   assert.equal(a.errors, []);

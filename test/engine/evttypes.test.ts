@@ -1,9 +1,9 @@
 // The evt.type set of a rule (reference/falco-language.md G and libsinsp's filter_ppm_codes tests).
-import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EVENT_NAMES } from '../../host/engine/event-names.js';
 import { load } from './helpers.js';
+import { corpusText } from '../helpers/corpus.js';
 
 function evttypes(cond: string): string[] {
   const r = load(`- macro: m\n  condition: evt.type = mmap\n- rule: r\n  desc: d\n  condition: ${cond}\n  output: o\n  priority: INFO\n  warn_evttypes: false\n`);
@@ -68,7 +68,7 @@ test('evttypes: every stable corpus rule has the types of the reference table', 
     'Disallowed SSH Connection Non Standard Port': 'connect,sendmsg,sendto',
     'Fileless execution via memfd_create': 'execve,execveat',
   };
-  const r = load(readFileSync('../shared/corpus/falco_rules.yaml', 'utf8'));
+  const r = load(corpusText('falco_rules.yaml'));
   const union = new Set<string>();
   for (const rule of r.ruleset.rules) {
     for (const t of rule.evttypes!) union.add(t);

@@ -2,15 +2,14 @@
 // (and exception field lists) twice, by the condition parser (host/engine/parser.ts) and by an
 // independent scan for `field[arg] <operator>` at the start of a check, and every `%field` token
 // of the rule outputs, matched as a whole by the output-format prefix rule.
-import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseAllDocuments } from 'yaml';
 import { fieldsOf, walk } from '../../host/engine/ast.js';
 import { matchFieldPrefix, resolveField, type Source } from '../../host/engine/fields.js';
 import { parseCondition } from '../../host/engine/parser.js';
+import { corpusText } from '../helpers/corpus.js';
 
-const CORPUS = new URL('../../../shared/corpus/', import.meta.url);
 const FILES = ['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml', 'k8s_audit_rules.yaml'];
 const OPERATOR = /^(==|=|!=|<=|<|>=|>|contains|icontains|bcontains|startswith|bstartswith|endswith|glob|iglob|pmatch|intersects|in|exists|regex)/;
 const FIELD = /[a-zA-Z][a-zA-Z0-9_]*(?:\.[a-zA-Z][a-zA-Z0-9_]*)+(?:\[[^\]\s]*\])?/g;
@@ -20,7 +19,7 @@ interface Item { condition?: unknown; output?: unknown; source?: unknown; rule?:
 
 /** Conditions of macros and rules with the source that will compile them. */
 function scan(file: string): { cond: Map<string, Source>; out: Map<string, Source>; parsed: Map<string, [Source, string, string | undefined]> } {
-  const docs = parseAllDocuments(readFileSync(new URL(file, CORPUS), 'utf8'));
+  const docs = parseAllDocuments(corpusText(file));
   const items = docs.flatMap((d) => (d.toJS() ?? []) as Item[]);
   // Macros carry no source; the file's rules decide it (each corpus file has one source).
   const fileSource = (items.find((i) => i.rule !== undefined && i.source !== undefined)?.source ?? 'syscall') as Source;

@@ -1,12 +1,12 @@
 // Output templates: token splitting (longest field prefix, widths, literal text after fields),
 // errors with libsinsp's messages and offsets, and rendering (<NA>, lists, ancestors, widths).
 // Corpus rule outputs must all parse.
-import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseAllDocuments } from 'yaml';
 import { SYSCALL_SUGGESTED_OUTPUT, type Source } from '../../host/engine/fields.js';
 import { outputFieldKeys, parseOutput, renderOutput, type OutputToken } from '../../host/engine/output-template.js';
+import { corpusText } from '../helpers/corpus.js';
 
 /** Tokens as a compact string: literal text in quotes, fields as {canonical/width}. */
 function show(tokens: OutputToken[]): string {
@@ -105,10 +105,9 @@ test('the suggested-output suffix parses for syscall', () => {
   if (r.ok) assert.equal(outputFieldKeys(r.tokens), ['container.id', 'container.name', 'container.image.repository', 'container.image.tag', 'k8s.pod.name', 'k8s.ns.name']);
 });
 
-const CORPUS = new URL('../../../shared/corpus/', import.meta.url);
 for (const file of ['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml', 'k8s_audit_rules.yaml']) {
   test(`${file}: every rule output parses, with the suggested suffix for syscall rules`, () => {
-    const items = parseAllDocuments(readFileSync(new URL(file, CORPUS), 'utf8')).flatMap((d) => (d.toJS() ?? []) as Array<Record<string, unknown>>);
+    const items = parseAllDocuments(corpusText(file)).flatMap((d) => (d.toJS() ?? []) as Array<Record<string, unknown>>);
     let n = 0;
     for (const it of items) {
       if (typeof it.rule !== 'string' || typeof it.output !== 'string') continue;

@@ -1,7 +1,6 @@
 // Table tests for the canonical printer and escaping (libsinsp ast.cpp string_visitor,
 // escaping.cpp escape_str/unescape_str, filter_escaping.ut.cpp), plus the round-trip property
 // over every condition of the four corpus rule files: parse, print, parse the print, print again.
-import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseAllDocuments } from 'yaml';
@@ -9,6 +8,7 @@ import type { Expr } from '../../host/engine/ast.js';
 import { escapeStr, unescapeQuoted } from '../../host/engine/escaping.js';
 import { parseCondition } from '../../host/engine/parser.js';
 import { printExpr, printValue } from '../../host/engine/printer.js';
+import { corpusText } from '../helpers/corpus.js';
 
 const S = { start: 0, end: 0 };
 
@@ -97,12 +97,11 @@ test('printing a very deep tree does not overflow the stack', () => {
 });
 
 // ---- corpus round trip --------------------------------------------------------------------------
-const CORPUS = new URL('../../../shared/corpus/', import.meta.url);
 const FILES = ['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml', 'k8s_audit_rules.yaml'];
 
 function conditions(file: string): Array<{ name: string; condition: string }> {
   const out: Array<{ name: string; condition: string }> = [];
-  for (const doc of parseAllDocuments(readFileSync(new URL(file, CORPUS), 'utf8'))) {
+  for (const doc of parseAllDocuments(corpusText(file))) {
     const items = doc.toJS() as unknown;
     if (!Array.isArray(items)) continue;
     for (const it of items as Array<Record<string, unknown>>) {

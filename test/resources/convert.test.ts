@@ -16,12 +16,12 @@ import { printExpr } from '../../host/engine/printer.js';
 import { convertRulesFile, resourceNameFromPath } from '../../host/resources/convert.js';
 import { readManifests, type EngineAuditRulesResource } from '../../host/resources/manifests.js';
 import { toRulesFile } from '../../host/resources/rules-file.js';
+import { corpusPath } from '../helpers/corpus.js';
 
-const CORPUS = '../shared/corpus';
 const GROUP = 'deckhouse.io';
 
 function corpus(name: string): RulesFile {
-  const path = join(CORPUS, name);
+  const path = corpusPath(name);
   return { name: path, text: readFileSync(path, 'utf8') };
 }
 

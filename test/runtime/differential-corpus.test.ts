@@ -2,16 +2,15 @@
 // and the reference interpreter must agree on every (event, rule) pair, for 100,000 random field
 // events per source set, drawn from the constants the rules compare against (fast-check; a
 // failure shrinks to a minimal batch and prints the seed).
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules, type LoadedRule } from '../../host/engine/index.js';
 import { walkChecked } from '../../host/engine/ir.js';
 import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from './differential-helpers.js';
+import { corpusText } from '../helpers/corpus.js';
 
-const CORPUS = '../shared/corpus/';
-const read = (n: string) => ({ name: n, text: readFileSync(CORPUS + n, 'utf8') });
+const read = (n: string) => ({ name: n, text: corpusText(n) });
 const EVENTS = 100_000;
 const BATCH = 1000;
 

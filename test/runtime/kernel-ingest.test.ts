@@ -2,7 +2,6 @@
 // ingested into a module's memory (thread table in the state region, eval records in the batch
 // region) must be judged exactly as the reference interpreter judges the same events decoded into
 // fields; the thread table survives a hot swap (state carried over) and process exits.
-import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules, type LoadedRule } from '../../host/engine/index.js';
@@ -20,8 +19,9 @@ import { SyscallEvent } from '../../host/sources/syscall/event.js';
 import { ProcessTable } from '../../host/sources/syscall/state.js';
 import { UserNames } from '../../host/sources/syscall/users.js';
 import { collectPools, compileAll } from './differential-helpers.js';
+import { corpusText } from '../helpers/corpus.js';
 
-const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: readFileSync(`../shared/corpus/${n}`, 'utf8') }))).ruleset.rules;
+const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: corpusText(n) }))).ruleset.rules;
 const pools = collectPools(rules);
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 

@@ -11,8 +11,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../host/engine/index.js';
 import { collectPools, eventArb } from './differential-helpers.js';
+import { corpusPath } from '../helpers/corpus.js';
 
-const RULES = '../shared/corpus/falco_rules.yaml';
+const RULES = corpusPath('falco_rules.yaml');
 
 test('replay (field events): --engine wasm and --engine interpreter print the same alert lines', () => {
   const rules = loadRules([{ name: 'falco_rules.yaml', text: readFileSync(RULES, 'utf8') }]).ruleset.rules;

@@ -1,5 +1,5 @@
 // ka.* / jevt.* extraction against every event of the corpus audit samples
-// (../shared/corpus/k8saudit-samples). Expected values were derived from the sample files with
+// (test/fixtures/k8saudit-samples). Expected values were derived from the sample files with
 // jq and GNU date (missing JSON keys = missing fields, numbers as their JSON text), not from this
 // code: the common table per event, then per-kind tables for pods, roles, bindings, services,
 // configmaps and exec/attach.
@@ -8,8 +8,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { fieldTable } from '../../../host/engine/fields.js';
 import { auditEventTimeNs, extractAuditField, type AuditEvent, type FieldValue } from '../../../host/sources/audit/extract.js';
+import { K8SAUDIT_SAMPLES_URL } from '../../helpers/corpus.js';
 
-const DIR = new URL('../../../../shared/corpus/k8saudit-samples/', import.meta.url);
+const DIR = K8SAUDIT_SAMPLES_URL;
 
 function events(file: string): AuditEvent[] {
   return readFileSync(new URL(file, DIR), 'utf8')

@@ -15,9 +15,10 @@ import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
 import { readReplayInput } from '../../../host/sources/replay.js';
 import { ensureWebhookTls } from '../../../host/sources/audit/index.js';
 import { eventList, metricValue, startTestWebhook, type TestWebhook } from './webhook-helpers.js';
+import { corpusPath, K8SAUDIT_SAMPLES } from '../../helpers/corpus.js';
 
-const SAMPLES = '../shared/corpus/k8saudit-samples';
-const RULES = '../shared/corpus/k8s_audit_rules.yaml';
+const SAMPLES = K8SAUDIT_SAMPLES;
+const RULES = corpusPath('k8s_audit_rules.yaml');
 const options = { ruleMatching: 'first' as const, minPriority: 'Debug' as const, hostname: 'test-node' };
 const files = readdirSync(SAMPLES).filter((f) => f.endsWith('.json')).sort();
 

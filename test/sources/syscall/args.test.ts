@@ -7,7 +7,7 @@
 // events, the same semantics as its eval records: test/runtime/kernel-ingest.test.ts) and through
 // SyscallEvent (the objects path), with libsinsp's values for the calls made here.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -25,6 +25,7 @@ import { UserNames } from '../../../host/sources/syscall/users.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
 import { recordKernel, type Recording } from './recording.js';
+import { corpusText } from '../../helpers/corpus.js';
 
 const gate = kernelGate('args.test.ts');
 const run_ = gate.run ? test : test.skip;
@@ -56,7 +57,7 @@ const PY = [
 ].join('\n');
 
 run_('args: evt.arg.* render the same on the byte path as on the objects path for real chmod/mkdir/rename/link/unlink/setuid/bpf/ptrace/symlink calls', async () => {
-  const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: readFileSync(`../shared/corpus/${n}`, 'utf8') }))).ruleset.rules;
+  const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: corpusText(n) }))).ruleset.rules;
   const refs = ARGS.map((a): FieldRef => {
     const def = lookupField('syscall', 'evt.arg')!;
     return { kind: 'field', def, arg: a, canonical: `evt.arg.${a}`, type: def.type, isList: false };

@@ -6,11 +6,12 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startRae, type RaeRun } from '../../helpers/rae-run.js';
 import { kernelGate } from './collector.js';
+import { corpusPath } from '../../helpers/corpus.js';
 
 const gate = kernelGate('live-incubating.test.ts');
 const run_ = gate.run ? test : test.skip;
@@ -34,7 +35,7 @@ async function alertOf(rule: string, want: Record<string, unknown>, ms: number):
 
 run_('live incubating: rae run with the incubating rules evaluates on the byte path', async () => {
   const cfg = join(root, 'config.yaml');
-  writeFileSync(cfg, `rules:\n  builtIn: [syscall]\n  files: [${JSON.stringify(resolve('../shared/corpus/falco-incubating_rules.yaml'))}]\nforwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\n`);
+  writeFileSync(cfg, `rules:\n  builtIn: [syscall]\n  files: [${JSON.stringify(corpusPath('falco-incubating_rules.yaml'))}]\nforwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\n`);
   rae = startRae(['--config', cfg, '--state-dir', join(root, 'state')]);
   await rae.waitLog(/run: ready/);
   assert.match(rae.stderr(), /module: source syscall started/);
