@@ -1,29 +1,39 @@
 #!/usr/bin/env bash
-# Project set-up, run by `npm start` and `npm test` (and by hand: `npm run setup`).
+# Project set-up, run by `npm start` (`--for run`) and `npm test` (`--for test`, the default;
+# by hand: `npm run setup`).
 # 1. Node dependencies: `npm ci` when node_modules is missing or older than the lockfile.
-# 2. System packages the integration tests and the kernel probe need, installed with apt when
-#    running as root on Debian; elsewhere the exact command is printed and the tests that need
-#    them report themselves as skipped (CI=true turns a skip into a failure).
+# 2. System packages, installed with apt when running as root on Debian: for `run`, only what the
+#    engine itself needs on a node (the kernel probe's toolchain); for `test`, also the servers the
+#    integration tests start (PostgreSQL, Prometheus) and their tools. Elsewhere the exact command
+#    is printed and the tests that need them report themselves as skipped (CI=true turns a skip
+#    into a failure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quiet=0
-[ "${1:-}" = "--quiet" ] && quiet=1
+purpose=test
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quiet) quiet=1 ;;
+    --for) purpose=${2:-}; shift ;;
+    -h|--help) echo "usage: scripts/setup.sh [--quiet] [--for run|test]"; exit 0 ;;
+    *) echo "setup: unknown argument $1 (usage: scripts/setup.sh [--quiet] [--for run|test])" >&2; exit 2 ;;
+  esac
+  shift
+done
+case "$purpose" in run|test) ;; *) echo "setup: --for takes run or test, not '$purpose'" >&2; exit 2 ;; esac
 say() { [ "$quiet" = 1 ] || echo "setup: $*" >&2; }
 
 # --- node dependencies -----------------------------------------------------------------------
 stamp=node_modules/.package-lock.json
 if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
   echo "setup: installing node dependencies" >&2
-  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund >&2; else npm install --no-audit --no-fund >&2; fi
+  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=warn >&2; else npm install --no-audit --no-fund --loglevel=warn >&2; fi
 fi
 
 # --- system packages -------------------------------------------------------------------------
 # One line per package: "<debian package> <command or file that proves it is installed>".
+# What `rae run` needs: the kernel probe's toolchain (scripts/build-probe.sh).
 APT_PACKAGES=(
-  "prometheus /usr/bin/prometheus"
-  "postgresql /usr/lib/postgresql/15/bin/initdb"
-  "openssl /usr/bin/openssl"
-  "curl /usr/bin/curl"
   "clang /usr/bin/clang"
   "llvm /usr/bin/llvm-strip"
   "libbpf-dev /usr/include/bpf/libbpf.h"
@@ -34,6 +44,15 @@ APT_PACKAGES=(
   "g++ /usr/bin/g++"
   "make /usr/bin/make"
 )
+# What only the tests need: the real servers they start, and the tools they call.
+if [ "$purpose" = test ]; then
+  APT_PACKAGES+=(
+    "prometheus /usr/bin/prometheus"
+    "postgresql /usr/lib/postgresql/15/bin/initdb"
+    "openssl /usr/bin/openssl"
+    "curl /usr/bin/curl"
+  )
+fi
 missing=()
 for entry in "${APT_PACKAGES[@]}"; do
   pkg=${entry%% *}; probe=${entry#* }
