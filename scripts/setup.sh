@@ -51,6 +51,12 @@ if [ "$purpose" = test ]; then
     "postgresql /usr/lib/postgresql/15/bin/initdb"
     "openssl /usr/bin/openssl"
     "curl /usr/bin/curl"
+    "prometheus-alertmanager /usr/bin/prometheus-alertmanager"
+    "nats-server /usr/sbin/nats-server"
+    "redis-server /usr/bin/redis-server"
+    "mosquitto /usr/sbin/mosquitto"
+    "rsyslog /usr/sbin/rsyslogd"
+    "exim4-daemon-light /usr/sbin/exim4"
   )
 fi
 missing=()
@@ -64,7 +70,12 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing system packages: ${missing[*]}" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >&2 || true
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+    # The servers' packages would start system-wide daemons; tests start private instances, so
+    # nothing is started at install (Debian's policy-rc.d convention), unless the machine says so.
+    own_policy=0
+    if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; own_policy=1; fi
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 || { [ "$own_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d; exit 1; }
+    [ "$own_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
   else
     echo "setup: missing system packages: ${missing[*]}" >&2
     echo "setup: install them with: sudo apt-get install -y ${missing[*]}" >&2
