@@ -1,38 +1,143 @@
 #!/usr/bin/env node
-// Runs every uvu test file under test/ (TypeScript through tsx) and ends with the plain summary
-// line `N passed, N failed[, N skipped]`. In CI (CI=true) a skipped test counts as a failure,
-// because nothing may be skipped there (see README, "Tests").
+// Runs the uvu test files under test/ (TypeScript through tsx), each in its own Node process, and
+// ends with the plain summary line `N passed, N failed[, N skipped]`. In CI (CI=true) a skipped
+// test counts as a failure, because nothing may be skipped there (see README, "Tests").
+//
+//   node scripts/run-tests.mjs [PATTERN]     PATTERN: a regex over paths below test/ (uvu's rule)
+//
+// - One line per file when it ends: its result and duration; a failing file's whole output
+//   (stdout and stderr) is printed with it. RAE_TEST_VERBOSE=1 prints every file's output.
+// - A file that runs longer than RAE_TEST_TIMEOUT_S (default 900) is stopped with its process
+//   group (servers it started included) and counts as one failure, with a message saying so.
+// - Files run RAE_TEST_JOBS at a time (default 2). Files that use the kernel probe or the
+//   machine's process state (EXCLUSIVE below) run alone, with nothing beside them.
 import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-// uvu's package exports do not include its CLI, so it is named by path.
-const uvuBin = fileURLToPath(new URL('../node_modules/uvu/bin.js', import.meta.url));
-const pattern = process.argv[2] ?? '\\.test\\.ts$';
-const child = spawn(process.execPath, ['--import', 'tsx', uvuBin, 'test', pattern], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
-});
+const root = fileURLToPath(new URL('..', import.meta.url));
+const testDir = join(root, 'test');
+const pattern = new RegExp(process.argv[2] ?? '\\.test\\.ts$', 'i');
+const jobs = Math.max(1, Number(process.env.RAE_TEST_JOBS ?? 2) || 1);
+const timeoutS = Math.max(1, Number(process.env.RAE_TEST_TIMEOUT_S ?? 900) || 900);
+const verbose = process.env.RAE_TEST_VERBOSE === '1';
+const inCI = process.env.CI === 'true' || process.env.CI === '1';
 
-let tail = '';
-child.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk);
-  tail = (tail + chunk.toString('utf8')).slice(-4096);
-});
+/** Test files that load the kernel probe, read every process, or time the machine: run alone. */
+const EXCLUSIVE = /^(sources\/syscall|probes|generator)\//;
 
-child.on('close', (code, signal) => {
-  const num = (label) => {
-    const m = new RegExp(`${label}:\\s+(\\d+)`).exec(tail);
-    return m ? Number(m[1]) : 0;
-  };
-  const total = num('Total');
-  const passed = num('Passed');
-  const skipped = num('Skipped');
-  let failed = total - passed;
-  if ((code !== 0 || signal) && failed === 0) failed = 1; // a crash outside any test still fails the run
-  const inCI = process.env.CI === 'true' || process.env.CI === '1';
-  let line = `${passed} passed, ${failed} failed`;
-  if (skipped > 0) line += `, ${skipped} skipped`;
-  if (inCI && skipped > 0) process.stderr.write(`CI: ${skipped} skipped test(s) count as failures\n`);
-  process.stdout.write(`\n${line}\n`);
-  process.exit(failed > 0 || (inCI && skipped > 0) ? 1 : 0);
-});
+function collect(dir) {
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    const file = join(dir, name);
+    if (statSync(file).isDirectory()) out.push(...collect(file));
+    else {
+      const rel = relative(testDir, file);
+      if (pattern.test(rel) && /\.test\.ts$/.test(rel)) out.push(rel);
+    }
+  }
+  return out;
+}
+
+/** Runs one file; resolves with its counts, duration and output. */
+function runFile(rel) {
+  return new Promise((resolveRun) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, ['--import', 'tsx', join(testDir, rel)], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+    });
+    const chunks = [];
+    let tail = '';
+    child.stdout.on('data', (c) => {
+      chunks.push(c);
+      tail = (tail + c.toString('utf8')).slice(-4096);
+    });
+    child.stderr.on('data', (c) => chunks.push(c));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, timeoutS * 1000);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      // a test file may leave children behind in its group if it crashed: stop them
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* the group is gone */
+      }
+      const num = (label) => {
+        const m = new RegExp(`${label}:\\s+(\\d+)`).exec(tail);
+        return m ? Number(m[1]) : 0;
+      };
+      const total = num('Total');
+      const passed = num('Passed');
+      const skipped = num('Skipped');
+      let failed = Math.max(0, total - passed);
+      let note = '';
+      if (timedOut) {
+        failed += 1;
+        note = `stopped after the per-file timeout of ${timeoutS} s (RAE_TEST_TIMEOUT_S)`;
+      } else if ((code !== 0 || signal) && failed === 0) {
+        failed = 1; // a crash outside any test still fails the run
+        note = `exited with ${signal ?? `code ${code}`} outside any test`;
+      }
+      resolveRun({ rel, passed, failed, skipped, seconds: (performance.now() - t0) / 1000, output: Buffer.concat(chunks).toString('utf8'), note });
+    });
+  });
+}
+
+function report(r) {
+  const counts = `${r.passed} passed${r.failed ? `, ${r.failed} failed` : ''}${r.skipped ? `, ${r.skipped} skipped` : ''}`;
+  const mark = r.failed ? 'FAIL' : r.skipped ? 'skip' : 'ok  ';
+  process.stdout.write(`${mark} ${r.rel}  ${counts}  ${r.seconds.toFixed(1)} s${r.note ? `  (${r.note})` : ''}\n`);
+  if (r.failed || verbose) process.stdout.write(`${r.output.replace(/^/gm, '     | ')}\n`);
+}
+
+const files = collect(testDir);
+if (files.length === 0) {
+  process.stdout.write(`no test file matches ${pattern}\n\n0 passed, 1 failed\n`);
+  process.exit(1);
+}
+const shared = files.filter((f) => !EXCLUSIVE.test(f));
+const alone = files.filter((f) => EXCLUSIVE.test(f));
+process.stdout.write(`${files.length} test files: ${shared.length} run ${jobs} at a time, then ${alone.length} alone (per-file timeout ${timeoutS} s)\n`);
+
+const t0 = performance.now();
+const results = [];
+let next = 0;
+async function worker() {
+  while (next < shared.length) {
+    const r = await runFile(shared[next++]);
+    results.push(r);
+    report(r);
+  }
+}
+await Promise.all(Array.from({ length: Math.min(jobs, shared.length) }, worker));
+for (const f of alone) {
+  const r = await runFile(f);
+  results.push(r);
+  report(r);
+}
+
+const sum = (k) => results.reduce((a, r) => a + r[k], 0);
+const passed = sum('passed');
+const failed = sum('failed');
+const skipped = sum('skipped');
+const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 5);
+process.stdout.write(`\nslowest: ${slowest.map((r) => `${r.rel} ${r.seconds.toFixed(0)} s`).join(', ')}; wall ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
+const failing = results.filter((r) => r.failed).map((r) => r.rel);
+if (failing.length) process.stdout.write(`failing files: ${failing.join(', ')}\n`);
+if (inCI && skipped > 0) process.stderr.write(`CI: ${skipped} skipped test(s) count as failures\n`);
+let line = `${passed} passed, ${failed} failed`;
+if (skipped > 0) line += `, ${skipped} skipped`;
+process.stdout.write(`\n${line}\n`);
+process.exit(failed > 0 || (inCI && skipped > 0) ? 1 : 0);
