@@ -88,7 +88,7 @@ function startLoad(rae: RaeRun, url: string, caPem: string, canary: string): Loa
 }
 
 /** `rae run` on a fresh state directory with the test rules only; the load's endpoints once ready. */
-async function start(name: string): Promise<{ rae: RaeRun; canary: string; rulesFile: string; url: string; caPem: string; forwarder: string }> {
+async function start(name: string): Promise<{ rae: RaeRun; canary: string; rulesFile: string; cfg: string; url: string; caPem: string; forwarder: string }> {
   const dir = join(root, name);
   const canary = join(root, `${name}-canary.txt`);
   const rulesFile = join(root, `${name}-rules.yaml`);
@@ -101,7 +101,7 @@ async function start(name: string): Promise<{ rae: RaeRun; canary: string; rules
   const url = (await rae.waitLog(/run: webhook listening on (\S+)/))[1]!;
   const forwarder = (await rae.waitLog(/run: forwarder listening on (\S+)/))[1]!;
   assert.match(rae.stderr(), 'module: source syscall started');
-  return { rae, canary, rulesFile, url, caPem: readFileSync(join(dir, 'state', 'webhook-tls', 'ca.crt'), 'utf8'), forwarder };
+  return { rae, canary, rulesFile, cfg, url, caPem: readFileSync(join(dir, 'state', 'webhook-tls', 'ca.crt'), 'utf8'), forwarder };
 }
 
 /** The names alerted by the counting rule. */
@@ -115,7 +115,7 @@ async function counter(forwarder: string, name: string, labels: string): Promise
 }
 
 run_('signals: SIGHUP under audit and kernel load reloads the changed rules file, keeps serving, loses no accepted event', async () => {
-  const { rae, canary, rulesFile, url, caPem, forwarder } = await start('hup');
+  const { rae, canary, rulesFile, cfg, url, caPem, forwarder } = await start('hup');
   const load = startLoad(rae, url, caPem, canary);
   try {
     await rae.waitAlerts((as) => as.some((a) => a.rule === 'Sig canary v1'), 'the v1 canary alert');
@@ -140,6 +140,23 @@ run_('signals: SIGHUP under audit and kernel load reloads the changed rules file
   assert.equal([...alerted(rae)].sort(), [...load.accepted].sort());
   assert.is((await fetch(`${forwarder}/healthz`)).status, 200);
   assert.match(rae.stderr(), /resources: ruleset loaded in \d+ ms: 2 rules/);
+
+  // A key that takes a restart: logged, the run keeps its value; the unchanged rules stay.
+  writeFileSync(cfg, readFileSync(cfg, 'utf8').replace('webhook:\n  port: 0', 'webhook:\n  port: 1'));
+  let mark = rae.stderr().length;
+  rae.child.kill('SIGHUP');
+  await rae.waitLog(/run: reload done in \d+ ms: the ruleset is unchanged/, mark);
+  assert.match(rae.stderr().slice(mark), 'run: reload: webhook.port changed in the configuration; that takes a restart');
+  // An invalid rules file: reported with its location, the running ruleset (v2) keeps alerting.
+  writeFileSync(rulesFile, rules(canary, 'v3').replace(/priority: Notice\n  source: syscall/, 'priority: Urgent\n  source: syscall'));
+  mark = rae.stderr().length;
+  rae.child.kill('SIGHUP');
+  await rae.waitLog(/run: reload refused after \d+ ms: the new ruleset is invalid/, mark);
+  assert.match(rae.stderr().slice(mark), `${rulesFile}:`);
+  const before = rae.alerts.filter((a) => a.rule === 'Sig canary v2').length;
+  await new Promise((resolve) => spawn('cat', [canary], { stdio: 'ignore' }).on('exit', resolve));
+  await rae.waitAlerts((as) => as.filter((a) => a.rule === 'Sig canary v2').length > before, 'a v2 canary alert after the refused reload');
+  assert.not.ok(rae.alerts.some((a) => a.rule === 'Sig canary v3'));
   assert.is(await rae.stop(), 0, rae.stderr());
 });
 
