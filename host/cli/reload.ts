@@ -37,6 +37,11 @@ export class Reloader {
 
   constructor(private readonly opts: ReloaderOptions) {}
 
+  /** Resolves once no reload is in progress (a stop waits for it, so no load races the engine's close). */
+  idle(): Promise<void> {
+    return this.busy ?? Promise.resolve();
+  }
+
   /** Starts a reload, or schedules one more after the reload in progress; resolves when none is left. */
   request(): Promise<void> {
     if (this.busy) {

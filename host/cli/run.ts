@@ -171,6 +171,7 @@ export const runCommand: Command = {
     const signal = await stopSignal;
     const t0 = performance.now();
     log(`run: ${signal} received, stopping`);
+    await reloader.idle();
     await stopAll();
     log(`run: stopped in ${Math.round(performance.now() - t0)} ms`);
     return 0;
