@@ -1,30 +1,36 @@
 // `rae run`: the long-running host. Loads the configuration (defaults unless --config), the
 // built-in and configured rules, starts every enabled component, reports `ready` on stderr once
-// all are up, and stops them cleanly on SIGTERM/SIGINT.
+// all are up (a source that fails is retried, and readiness on /healthz says so until it is up),
+// reloads the configuration and rules on SIGHUP (reload.ts), and on SIGTERM/SIGINT stops every
+// component after evaluating the audit events already accepted (bounded, logged).
 import { mkdirSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { startApi } from '../api/index.js';
 import { loadConfig, type Config } from '../config/config.js';
-import { BUILTIN_SETS, builtinRulesFiles } from '../engine/builtin.js';
+import { builtinRulesFiles } from '../engine/builtin.js';
 import { renderDiagnostic } from '../engine/diagnostics.js';
-import type { LoadResult, RulesFile } from '../engine/index.js';
-import { parsePriority } from '../engine/priority.js';
+import type { LoadResult } from '../engine/index.js';
 import { startForwarder } from '../forwarder/index.js';
-import { createMetrics } from '../metrics/index.js';
+import { createMetrics, type Metrics } from '../metrics/index.js';
 import { DetectionEngine } from '../runtime/detection-engine.js';
-import { ModuleSources, publishAuditWebhookConfig, startModule } from '../resources/index.js';
+import { ModuleSources, publishAuditWebhookConfig, startModule, type ModuleSource } from '../resources/index.js';
 import { startAuditWebhook } from '../sources/audit/index.js';
 import { syscallModuleSource } from '../sources/syscall/source.js';
 import { log, parseCommandArgs, type Command } from './command.js';
-import { readRulesFiles } from './rules-files.js';
+import { notReady, ReadinessBoard } from './readiness.js';
+import { Reloader } from './reload.js';
+import { checkRunConfig, configuredRulesFiles } from './run-config.js';
 
 const HELP = `Usage: rae run [--config FILE] [--state-dir DIR] [--resources DIR]
 
 Runs the engine: loads the built-in rules (rules/) and any configured rules files, starts the
 enabled sources and servers, prints one line containing 'ready' on stderr once everything is up,
-and runs until SIGTERM or SIGINT. Detections are written to stdout as JSON lines; logs go to
-stderr.
+and runs until SIGTERM or SIGINT, which stop it after evaluating the audit events already
+accepted (at most webhook.drainTimeoutSeconds). SIGHUP reads the configuration file and the
+rules again and swaps the new ruleset into the running engine (rules.builtIn and rules.files
+apply live; other changed keys are logged as needing a restart). Detections are written to
+stdout as JSON lines; logs go to stderr.
 
 Options:
   -c, --config FILE     YAML configuration; every setting has a default, so none is needed
@@ -37,8 +43,9 @@ Options:
   -h, --help            show this help
 
 Components (each can be disabled in the configuration):
-  forwarder  event forwarder and metrics on 127.0.0.1:2801: /test, /, /healthz, /ping, /metrics
-             (forwarder.*); every detection goes through it to stdout and optional outputs
+  forwarder  event forwarder and metrics on 127.0.0.1:2801: /test, /, /healthz, /readyz, /ping,
+             /metrics (forwarder.*); every detection goes through it to stdout and optional
+             outputs; /healthz answers 503 while a component is starting or failed
   webhook    orchestrator audit webhook, HTTPS on 127.0.0.1:9765/orchestrator-audit (webhook.*;
              TLS material in <state-dir>/webhook-tls; see rae webhook-config and docs/webhook.md)
   api        error-tracking REST API on 127.0.0.1:8080 (api.*)`;
@@ -47,18 +54,6 @@ Components (each can be disabled in the configuration):
 interface Component {
   name: string;
   stop(): Promise<void>;
-}
-
-/** The configured rules files (loaded after the built-in sets); undefined after reporting a problem. */
-function configuredRulesFiles(config: Config): RulesFile[] | undefined {
-  const builtin = builtinRulesFiles(config.rules.builtIn);
-  if (builtin.unknown.length > 0) {
-    log(`run: unknown built-in rule set(s): ${builtin.unknown.join(', ')} (known: ${BUILTIN_SETS.join(', ')})`);
-    return undefined;
-  }
-  const extra = readRulesFiles(config.rules.files);
-  for (const p of extra.problems) log(`run: ${p}`);
-  return extra.problems.length > 0 ? undefined : extra.files;
 }
 
 /** Logs a load result: errors in full, then a one-line summary. */
@@ -80,25 +75,37 @@ export const runCommand: Command = {
       for (const p of problems) log(`run: config ${p.key}: ${p.message}`);
       return 1;
     }
-    // Listen for SIGTERM/SIGINT from the start, so a stop during start-up is clean too.
+    // Signals are handled from the start: a stop or a reload during start-up is clean too, and no
+    // signal ends the process with accepted events still queued (Node's default for SIGHUP).
+    let stopping = false;
+    let reloader: Reloader | undefined;
+    let reloadPending = false;
     const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-      process.once('SIGINT', () => resolve('SIGINT'));
+      const stop = (signal: NodeJS.Signals) => {
+        if (stopping) return log(`run: ${signal} received while stopping; the stop goes on (bounded by webhook.drainTimeoutSeconds)`);
+        stopping = true;
+        resolve(signal);
+      };
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+    });
+    process.on('SIGHUP', () => {
+      if (stopping) return log('run: SIGHUP received while stopping; ignored');
+      log('run: SIGHUP received, reloading the configuration and rules');
+      if (reloader) void reloader.request();
+      else reloadPending = true;
     });
     mkdirSync(config.stateDir, { recursive: true });
     log(`run: state directory ${config.stateDir}`);
-    const minPriority = parsePriority(config.rules.minPriority);
-    if (!minPriority) {
-      log(`run: config rules.minPriority: unknown priority '${config.rules.minPriority}'`);
-      return 1;
-    }
-    if (!Number.isFinite(config.rules.compilerIdleSeconds) || config.rules.compilerIdleSeconds < 0) {
-      log(`run: config rules.compilerIdleSeconds: expected a number of seconds, 0 or more (0 keeps the compile worker running), not ${config.rules.compilerIdleSeconds}`);
-      return 1;
-    }
-    const files = configuredRulesFiles(config);
-    if (!files) return 1;
+    const checked = checkRunConfig(config);
+    const rules = configuredRulesFiles(config);
+    for (const p of [...(checked.ok ? [] : checked.problems), ...(rules.ok ? [] : rules.problems)]) log(`run: ${p}`);
+    if (!checked.ok || !rules.ok) return 1;
+    const { minPriority } = checked;
+    const files = rules.files;
     const hostname = config.hostname ?? process.env.RAE_HOSTNAME ?? process.env.FALCO_HOSTNAME ?? osHostname();
+    // The configuration as read, before the module's state changes any of it (SIGHUP compares with it).
+    const running = structuredClone(config);
 
     const components: Component[] = [];
     const stopAll = async () => {
@@ -110,10 +117,19 @@ export const runCommand: Command = {
         }
       }
     };
+    let started = false;
+    let wasReady = false;
+    const board = new ReadinessBoard((r) => {
+      if (!started || stopping || r.ready === wasReady) return;
+      wasReady = r.ready;
+      log(r.ready ? `run: ready (${components.map((c) => c.name).join(', ')}): every component is up` : `run: no longer ready: ${notReady(r)}; /healthz answers 503 until it is up`);
+    });
+    board.set('engine', { state: 'starting' });
     try {
       const metrics = createMetrics({ processMetrics: true });
-      const forwarder = await startForwarder({ config, metrics, log, hostname });
+      const forwarder = await startForwarder({ config, metrics, log, hostname, readiness: () => board.report() });
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
+      board.set('forwarder', forwarder.url ? { state: 'up' } : { state: 'off', reason: 'forwarder.enabled is false' });
       if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
       const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, compilerIdleMs: config.rules.compilerIdleSeconds * 1000, moduleCacheDir: join(config.stateDir, 'module-cache'), hostname, metrics, onAlert: (a) => forwarder.submit(a) });
       // The configured rules start compiling in the worker now, while the API opens its database
@@ -123,44 +139,66 @@ export const runCommand: Command = {
       // The API before the sources: opening its database (PGlite's first start takes seconds on
       // this thread) must not hold up draining the kernel ring once capture runs.
       if (config.api.enabled) {
+        board.set('api', { state: 'starting' });
         const api = await startApi({ config, log, databaseUrl: process.env.DATABASE_URL });
         components.push({ name: 'api', stop: () => api.close() });
+        board.set('api', { state: 'up' });
         log(`run: api listening on ${api.url}`);
       }
-      // Sources run while the module is enabled (a ModuleConfig in the resources directory).
-      const sources = new ModuleSources(log);
-      if (config.webhook.enabled) {
-        await sources.add({
-          name: 'webhook',
-          start: async () => {
-            const audit = await startAuditWebhook({ config, evaluate: (events) => engine.evaluate(events), metrics, log });
-            log(`run: webhook listening on ${audit.webhook.url}`);
-            const cpm = config.module.controlPlaneManager
-              ? publishAuditWebhookConfig(config.module.auditWebhookConfigFile || join(config.stateDir, 'audit-webhook-config.yaml'), audit.webhook.url, audit.tls.caPem, log)
-              : undefined;
-            return {
-              async stop() {
-                cpm?.remove();
-                await audit.webhook.close();
-              },
-            };
-          },
-        });
-      }
-      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: (a) => forwarder.submit(a) });
+      // Sources run while the module is enabled (a ModuleConfig in the resources directory); one
+      // that fails to start is retried with backoff, and readiness shows it meanwhile.
+      const sources = new ModuleSources(log, { onState: (name, s) => board.set(name, s) });
+      if (config.webhook.enabled) await sources.add(webhookSource(config, engine, metrics));
+      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: (a) => forwarder.submit(a) }, (reason) => board.set('syscall', { state: 'off', reason }));
       if (kernel) await sources.add(kernel);
       const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => forwarder.submit(a), onRulesLoaded: (r) => reportLoad(r) });
       components.push({ name: `module (${module.dir})`, stop: () => module.stop() });
+      board.set('engine', { state: 'up' });
+      reloader = new Reloader({ configFile: values.config, stateDirOverride: values['state-dir'], running, module, log });
     } catch (err) {
       log(`run: failed to start: ${(err as Error).message}`);
+      stopping = true;
       await stopAll();
       return 1;
     }
-    log(`run: ready (${components.map((c) => c.name).join(', ') || 'no servers'})`);
+    started = true;
+    const names = components.map((c) => c.name).join(', ') || 'no servers';
+    const readiness = board.report();
+    wasReady = readiness.ready;
+    // Without the word on its own while something failed: tests and scripts wait for it.
+    log(readiness.ready ? `run: ready (${names})` : `run: started (${names}); waiting for ${notReady(readiness)}; /healthz answers 503 until every component is up`);
+    if (reloadPending) void reloader.request();
     const signal = await stopSignal;
+    const t0 = performance.now();
     log(`run: ${signal} received, stopping`);
+    await reloader.idle();
     await stopAll();
-    log('run: stopped');
+    log(`run: stopped in ${Math.round(performance.now() - t0)} ms`);
     return 0;
   },
 };
+
+/** The orchestrator audit webhook as a module source; its stop drains the accepted events (bounded, logged). */
+function webhookSource(config: Config, engine: DetectionEngine, metrics: Metrics): ModuleSource {
+  return {
+    name: 'webhook',
+    start: async () => {
+      const audit = await startAuditWebhook({ config, evaluate: (events) => engine.evaluate(events), metrics, log });
+      log(`run: webhook listening on ${audit.webhook.url}`);
+      const cpm = config.module.controlPlaneManager
+        ? publishAuditWebhookConfig(config.module.auditWebhookConfigFile || join(config.stateDir, 'audit-webhook-config.yaml'), audit.webhook.url, audit.tls.caPem, log)
+        : undefined;
+      return {
+        async stop() {
+          cpm?.remove();
+          const waiting = audit.webhook.queueLength;
+          const limit = config.webhook.drainTimeoutSeconds;
+          const d = await audit.webhook.close(limit * 1000);
+          const ms = Math.round(d.ms);
+          if (d.abandoned > 0) log(`run: webhook drain stopped after ${ms} ms (webhook.drainTimeoutSeconds: ${limit}): ${d.drained} accepted audit events evaluated, ${d.abandoned} not evaluated`);
+          else log(`run: webhook drained in ${ms} ms: ${d.drained} accepted audit events evaluated (${waiting} were queued at the stop)`);
+        },
+      };
+    },
+  };
+}

@@ -10,9 +10,10 @@ import type { Alert } from '../output/alert.js';
 import { createStdoutOutput } from './outputs/stdout.js';
 import { Delivery, type Output } from './outputs/types.js';
 import { checkWebhookUrl, createWebhookOutput } from './outputs/webhook.js';
-import { startServer, type ForwarderServer } from './server.js';
+import { startServer, type ForwarderServer, type Readiness } from './server.js';
 
 export { TEST_RULE } from './normalize.js';
+export type { ComponentStatus, Readiness } from './server.js';
 
 /** The running forwarder. */
 export interface Forwarder {
@@ -34,6 +35,8 @@ export interface ForwarderOptions {
   hostname: string;
   /** Where the stdout output writes (tests); process.stdout by default. */
   stdout?: Writable;
+  /** The engine's readiness for /healthz and /readyz (always ready when absent). */
+  readiness?: () => Readiness;
 }
 
 /** How long close() lets queued alerts drain. */
@@ -61,7 +64,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   }
 
   let server: ForwarderServer | undefined;
-  if (fc.enabled) server = await startServer({ metrics, accept: submit, hostname: opts.hostname, log }, fc.address, fc.port);
+  if (fc.enabled) server = await startServer({ metrics, accept: submit, hostname: opts.hostname, log, readiness: opts.readiness }, fc.address, fc.port);
 
   return {
     submit,

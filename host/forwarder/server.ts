@@ -2,7 +2,11 @@
 // (reference/module-and-forwarder.md §4):
 //   POST /test     creates the test event; 200, empty body
 //   POST /         a Falco JSON alert; 200 empty, or 400 "Please send a valid request body: <why>"
-//   /healthz       200 {"status": "ok"} (any method);   /ping  200 "pong\n" (any method)
+//   /healthz       200 {"status": "ok"} (any method) while the engine is ready; 503
+//                  {"status": "not ready", "components": [...]} while a component is starting or
+//                  failed (falcosidekick always answers 200: it has no sources to be blind without)
+//   /readyz        the same status with every component's state, 200 or 503 (any method)
+//   /ping          200 "pong\n" (any method)
 //   /metrics       Prometheus text exposition
 //   any other path falls into POST / (Go's ServeMux sends unknown paths to "/"); a method other
 //   than POST on / or /test is 400 "Please send with post http method".
@@ -13,9 +17,30 @@ import { parseAlertJson, type Alert } from '../output/alert.js';
 import type { Metrics } from '../metrics/index.js';
 import { normalizePayload, testAlert } from './normalize.js';
 
+/** One part of the engine as /readyz shows it. */
+export interface ComponentStatus {
+  name: string;
+  /** `off`: not running on purpose (disabled, unsupported); `failed`: retried until it is up. */
+  state: 'starting' | 'up' | 'off' | 'failed';
+  /** Why it is off. */
+  reason?: string;
+  /** Why the last start failed. */
+  error?: string;
+  attempts?: number;
+  retryInMs?: number;
+}
+
+/** The engine's readiness: ready when no component is starting or failed. */
+export interface Readiness {
+  ready: boolean;
+  components: ComponentStatus[];
+}
+
 /** What the server needs from the forwarder. */
 export interface ServerDeps {
   metrics: Metrics;
+  /** The engine's readiness (/healthz, /readyz); always ready when absent. */
+  readiness?: () => Readiness;
   /** Hands an accepted alert to the forwarder (never waits). */
   accept(alert: Alert): void;
   hostname: string;
@@ -72,8 +97,17 @@ export async function startServer(deps: ServerDeps, address: string, port: numbe
   app.all('/', input);
   app.setNotFoundHandler(input);
   app.all('/ping', async (_req, reply) => reply.type(TEXT).send('pong\n'));
+  const readiness = deps.readiness ?? ((): Readiness => ({ ready: true, components: [] }));
+  const status = (r: Readiness) => ({ status: r.ready ? 'ok' : 'not ready', components: r.components });
   // A Buffer, so fastify leaves the Content-Type exactly as falcosidekick's (no charset).
-  app.all('/healthz', async (_req, reply) => reply.header('content-type', 'application/json').send(HEALTHZ));
+  app.all('/healthz', async (_req, reply) => {
+    const r = readiness();
+    return reply.code(r.ready ? 200 : 503).header('content-type', 'application/json').send(r.ready ? HEALTHZ : Buffer.from(JSON.stringify(status(r))));
+  });
+  app.all('/readyz', async (_req, reply) => {
+    const r = readiness();
+    return reply.code(r.ready ? 200 : 503).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(status(r))));
+  });
   app.all('/metrics', async (_req, reply) => {
     const { contentType, body } = await metrics.exposition();
     return reply.type(contentType).send(body);

@@ -86,6 +86,7 @@ export class ResourceController {
   private state: ModuleState | undefined;
   private reported = new Set<string>();
   private queue: Promise<unknown> = Promise.resolve();
+  private last: readonly ManifestFile[] = [];
 
   constructor(private readonly opts: ControllerOptions) {}
 
@@ -106,9 +107,15 @@ export class ResourceController {
 
   /** Reconciles one snapshot of the directory. */
   apply(files: readonly ManifestFile[]): Promise<ApplyResult> {
+    this.last = files;
     const next = this.queue.then(() => this.reconcile(files));
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /** Reconciles the last snapshot again, with `baseFiles` and `defaultBuiltIn` as they are now (SIGHUP's reload). */
+  reapply(): Promise<ApplyResult> {
+    return this.apply(this.last);
   }
 
   private async reconcile(files: readonly ManifestFile[]): Promise<ApplyResult> {

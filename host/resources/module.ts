@@ -93,10 +93,18 @@ export interface ModuleOptions {
   onRulesLoaded?: (result: LoadResult) => void;
 }
 
+/** What a reload did: the new base replaced the running ruleset, changed nothing, or was refused. */
+export type ModuleReload = 'replaced' | 'unchanged' | 'refused';
+
 /** The running module. */
 export interface RunningModule {
   resources: Resources;
   dir: string;
+  /**
+   * Loads the ruleset again on new base files (built-in sets re-read from rules/, the configured
+   * files as given) with the running engine; an invalid set is reported and the running one stays.
+   */
+  reload(base: { extraFiles: readonly RulesFile[]; builtIn: readonly string[] }): Promise<ModuleReload>;
   /** Stops watching and stops the sources. */
   stop(): Promise<void>;
 }
@@ -114,12 +122,16 @@ export async function startModule(opts: ModuleOptions): Promise<RunningModule> {
   if (ensureResourcesDir(dir, apiGroup)) log(`module: created ${dir} with module-config.yaml (ModuleConfig runtime-audit-engine, enabled: true)`);
   log(`module: watching ${dir} for ${apiGroup}/v1alpha1 ModuleConfig and EngineAuditRules`);
   const configuredDebug = config.forwarder.debugLogging;
+  // The base of every ruleset; reload() replaces it.
+  const base = { extraFiles: opts.extraFiles, builtIn: config.rules.builtIn as readonly string[] };
   const resources = await startResources({
     dir,
     apiGroup,
     engine: opts.engine,
-    baseFiles: (sel) => [...builtinRulesFiles(sel).files, ...opts.extraFiles],
-    defaultBuiltIn: config.rules.builtIn,
+    baseFiles: (sel) => [...builtinRulesFiles(sel).files, ...base.extraFiles],
+    get defaultBuiltIn() {
+      return base.builtIn;
+    },
     reporter: { log, alert: opts.submit, metrics, hostname: opts.hostname },
     onRulesLoaded: (result) => {
       metrics.knownRules(result.ruleset.rules.map((r) => r.name));
@@ -144,6 +156,16 @@ export async function startModule(opts: ModuleOptions): Promise<RunningModule> {
   return {
     resources,
     dir,
+    async reload(next) {
+      const prev = { ...base };
+      Object.assign(base, next);
+      const r = await resources.controller.reapply();
+      if (!r.rejections.some((x) => x.kind === 'ruleset')) return r.swapped ? 'replaced' : 'unchanged';
+      // The new base itself is invalid (reported by the controller): later snapshots keep the old one.
+      Object.assign(base, prev);
+      await resources.controller.reapply();
+      return 'refused';
+    },
     async stop() {
       resources.close();
       await resources.idle();

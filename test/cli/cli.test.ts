@@ -118,6 +118,7 @@ test('cli: rae run refuses bad configuration values with the key and exit 1', ()
     ['rules:\n  compilerIdleSeconds: soon\n', /run: config rules\.compilerIdleSeconds: expected a number/],
     ['rules:\n  minPriority: severe\n', /run: config rules\.minPriority: unknown priority 'severe'/],
     ['rulez: {}\n', /run: config rulez: unknown key/],
+    ['webhook:\n  drainTimeoutSeconds: -1\n', /run: config webhook\.drainTimeoutSeconds: expected a number of seconds, 0 or more .* not -1/],
   ];
   for (const [i, [yaml, message]] of cases.entries()) {
     const cfg = join(tmp, `bad-${i}.yaml`);

@@ -3,6 +3,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
+import { createMetrics } from '../../host/metrics/index.js';
+import { startServer, type Readiness } from '../../host/forwarder/server.js';
 import { metricLines, startTestForwarder } from './helpers.js';
 
 const EVENTS = 'enginesecurity_enginesidekick_engine_events_total';
@@ -128,6 +130,34 @@ test('/healthz and /ping answer any method exactly as falcosidekick', async () =
     }
   } finally {
     await t.fwd.close();
+  }
+});
+
+test('/healthz answers 503 with the components while one is not up; /readyz always has them', async () => {
+  let readiness: Readiness = {
+    ready: false,
+    components: [
+      { name: 'forwarder', state: 'up' },
+      { name: 'webhook', state: 'failed', error: 'listen EADDRINUSE: address already in use 127.0.0.1:9765', attempts: 2, retryInMs: 2000 },
+      { name: 'syscall', state: 'off', reason: 'EPERM: needs root' },
+    ],
+  };
+  const srv = await startServer({ metrics: createMetrics({ processMetrics: false }), accept: () => {}, hostname: 'h', log: () => {}, readiness: () => readiness }, '127.0.0.1', 0);
+  try {
+    const notReady = JSON.stringify({ status: 'not ready', components: readiness.components });
+    for (const method of ['GET', 'POST']) {
+      for (const path of ['/healthz', '/readyz']) {
+        const r = await call(`${srv.url}${path}`, method);
+        assert.equal([r.status, r.type, r.text], [503, 'application/json', notReady], `${method} ${path}`);
+      }
+    }
+    readiness = { ready: true, components: [{ name: 'forwarder', state: 'up' }, { name: 'webhook', state: 'up' }] };
+    const h = await call(`${srv.url}/healthz`, 'GET');
+    assert.equal([h.status, h.text], [200, '{"status": "ok"}']);
+    const r = await call(`${srv.url}/readyz`, 'GET');
+    assert.equal([r.status, r.text], [200, JSON.stringify({ status: 'ok', components: readiness.components })]);
+  } finally {
+    await srv.close();
   }
 });
 

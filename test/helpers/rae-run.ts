@@ -43,7 +43,9 @@ export function startRae(args: string[]): RaeRun {
   const poll = async (ok: () => boolean, what: string, timeoutMs: number) => {
     const deadline = Date.now() + timeoutMs;
     while (!ok()) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`rae run: ${child.exitCode !== null ? `exited (${child.exitCode})` : 'timed out'} waiting for ${what}\n--- stderr:\n${err}`);
+      // A process ended by a signal has no exit code, only a signal code.
+      const ended = child.exitCode !== null || child.signalCode !== null;
+      if (Date.now() > deadline || ended) throw new Error(`rae run: ${ended ? `exited (${child.exitCode ?? child.signalCode})` : 'timed out'} waiting for ${what}\n--- stderr:\n${err}`);
       await new Promise((r) => setTimeout(r, 25));
     }
   };

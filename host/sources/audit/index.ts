@@ -8,7 +8,7 @@ import { ensureWebhookTls, type WebhookTls } from './tls.js';
 import { startWebhook, type AuditWebhook } from './webhook.js';
 
 export { ensureWebhookTls, secretManifest, SECRET_NAME, type WebhookTls } from './tls.js';
-export { startWebhook, webhookUrl, WEBHOOK_STATUS, type AuditWebhook, type WebhookOptions } from './webhook.js';
+export { startWebhook, webhookUrl, WEBHOOK_STATUS, type AuditWebhook, type WebhookDrain, type WebhookOptions } from './webhook.js';
 
 /** Ensures the TLS material and starts the webhook; a TLS problem is a rejected promise with the reason. */
 export async function startAuditWebhook(opts: {

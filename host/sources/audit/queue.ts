@@ -39,6 +39,7 @@ export class AuditQueue {
   private byteCount = 0;
   private running = false;
   private waiters: Array<() => void> = [];
+  private done = 0;
 
   constructor(private readonly opts: AuditQueueOptions) {}
 
@@ -69,6 +70,25 @@ export class AuditQueue {
     return true;
   }
 
+  /** Events taken off the queue since start: evaluated, or dropped by a failed evaluation. */
+  get handled(): number {
+    return this.done;
+  }
+
+  /** Drops every batch not yet taken for evaluation (a bounded shutdown gave up); returns their event count. */
+  discard(): number {
+    let n = 0;
+    // The batch being evaluated (at `head`) stays: the consumer removes it when its evaluation ends.
+    const from = this.running ? this.head + 1 : this.head;
+    for (const c of this.chunks.splice(from)) {
+      n += c.events.length;
+      this.events -= c.events.length;
+      this.byteCount -= c.bytes;
+    }
+    this.opts.metrics.sourceQueueLength('k8s_audit', this.events);
+    return n;
+  }
+
   /** Resolves once every admitted event has been evaluated. */
   idle(): Promise<void> {
     if (this.events === 0) return Promise.resolve();
@@ -91,6 +111,7 @@ export class AuditQueue {
       if (pending) await pending;
       // The batch counts against the bound until it has been evaluated.
       this.chunks[this.head++] = undefined as unknown as Chunk;
+      this.done += chunk.events.length;
       this.events -= chunk.events.length;
       this.byteCount -= chunk.bytes;
       this.opts.metrics.sourceQueueLength('k8s_audit', this.events);

@@ -54,8 +54,18 @@ export interface AuditWebhook {
   readonly queueLength: number;
   /** Resolves once every accepted event has been evaluated. */
   idle(): Promise<void>;
-  /** Refuses new requests (503), finishes those in flight, evaluates everything queued. */
-  close(): Promise<void>;
+  /**
+   * Refuses new requests (503), finishes those in flight, evaluates everything queued; after
+   * `drainMs` (default: no bound) it closes the connections left and drops what is still queued.
+   */
+  close(drainMs?: number): Promise<WebhookDrain>;
+}
+
+/** What a close drained: events evaluated after the close began, events given up, time taken. */
+export interface WebhookDrain {
+  drained: number;
+  abandoned: number;
+  ms: number;
 }
 
 /** `https://host:port/path`, with IPv6 hosts in brackets and a wildcard address shown as loopback. */
@@ -133,10 +143,24 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
       return queue.length;
     },
     idle: () => queue.idle(),
-    async close() {
+    async close(drainMs?: number) {
       stopping = true;
-      await app.close();
-      await queue.idle();
+      const t0 = performance.now();
+      const before = queue.handled;
+      const drain = (async () => {
+        await app.close();
+        await queue.idle();
+      })();
+      let timer: NodeJS.Timeout | undefined;
+      const late = drainMs === undefined ? undefined : new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), drainMs)));
+      const outcome = await (late ? Promise.race([drain, late]) : drain);
+      clearTimeout(timer);
+      let abandoned = 0;
+      if (outcome === 'late') {
+        app.server.closeAllConnections();
+        abandoned = queue.discard();
+      }
+      return { drained: queue.handled - before, abandoned, ms: performance.now() - t0 };
     },
   };
 }

@@ -361,11 +361,12 @@ export function dropAlert(lost: number, shed: number, hostname: string, now: big
   };
 }
 
-/** The kernel source as a module source for `rae run`, or undefined after logging why it is off. */
-export function syscallModuleSource(opts: SyscallSourceOptions): { name: 'syscall'; start(): Promise<{ stop(): Promise<void> }> } | undefined {
+/** The kernel source as a module source for `rae run`, or undefined after logging (and telling `onOff`) why it is off. */
+export function syscallModuleSource(opts: SyscallSourceOptions, onOff?: (reason: string) => void): { name: 'syscall'; start(): Promise<{ stop(): Promise<void> }> } | undefined {
   const support = probeSupport();
   if (!support.available) {
     opts.log(`run: kernel (syscall) source off: ${support.code}: ${support.reason}; the other sources keep running`);
+    onOff?.(`${support.code}: ${support.reason}`);
     return undefined;
   }
   return {

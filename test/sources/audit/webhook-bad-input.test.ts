@@ -3,6 +3,8 @@
 // are reported and counted as dropped events, and after every case the server still accepts a
 // good batch. The full-queue cases hold the evaluator on a gate so the queue stays full; the
 // stopping case (503) sends a request pipelined behind one in flight when close() begins.
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { connect } from 'node:tls';
 import { test } from 'uvu';
@@ -252,6 +254,37 @@ test('bad input: an evaluator failure drops and counts only that batch', async (
   } finally {
     await q.close();
   }
+});
+
+test('close: accepted events are evaluated before it resolves; past drainMs the rest is dropped and counted', async () => {
+  // Evaluation waits for the test: the first batch is held, so the second stays queued.
+  const held: Array<() => void> = [];
+  const seen: number[] = [];
+  const t = await startTestWebhook((events) => {
+    seen.push(events.length);
+    return new Promise<number>((resolve) => held.push(() => resolve(events.length)));
+  });
+  const ev = (name: string) => ({ kind: 'Event', apiVersion: 'audit.k8s.io/v1', level: 'Metadata', auditID: name, stage: 'ResponseComplete', verb: 'get', requestURI: '/api/v1/namespaces/d/configmaps/' + name, objectRef: { resource: 'configmaps', namespace: 'd', name } });
+  assert.is((await t.post(eventList([ev('a1'), ev('a2')]))).status, 200);
+  assert.is((await t.post(eventList([ev('b1')]))).status, 200);
+  while (held.length === 0) await new Promise((r) => setTimeout(r, 1));
+  // Unbounded: the close waits for both batches.
+  const closing = t.webhook.close();
+  held.shift()!();
+  while (held.length === 0) await new Promise((r) => setTimeout(r, 1));
+  held.shift()!();
+  assert.equal(await closing.then((d) => [d.drained, d.abandoned]), [3, 0]);
+  assert.equal(seen, [2, 1]);
+  await t.close();
+
+  // Bounded: the first batch never ends, so the close gives up after drainMs and drops the second.
+  const u = await startTestWebhook(() => new Promise<number>(() => {}));
+  assert.is((await u.post(eventList([ev('c1')]))).status, 200);
+  assert.is((await u.post(eventList([ev('d1'), ev('d2')]))).status, 200);
+  const d = await u.webhook.close(50);
+  assert.equal([d.drained, d.abandoned], [0, 2]);
+  assert.is(u.webhook.queueLength, 1);
+  rmSync(dirname(u.tls.dir), { recursive: true, force: true }); // its helper close() would wait for the endless batch
 });
 
 test.run();
