@@ -13,10 +13,9 @@ import { generateModule } from '../../host/engine/codegen/index.js';
 import { loadRules } from '../../host/engine/index.js';
 import { createMetrics } from '../../host/metrics/index.js';
 import { DetectionEngine, type TierUp } from '../../host/runtime/detection-engine.js';
-import { HDR, KIND, SIZES, SYSCALL } from '../../host/sources/syscall/abi.js';
 import { encodeProcRecord } from '../../host/sources/syscall/procfs.js';
-import { syscallNr } from '../../host/sources/syscall/syscalls.js';
 import { toEvents } from './differential-helpers.js';
+import { openat, procInfo } from './kernel-records.js';
 
 const rule = (name: string, condition = 'evt.type = openat and proc.name = cat') => [
   { name: `${name}.yaml`, text: `- rule: ${name}\n  desc: d\n  condition: ${condition}\n  output: ${name} %proc.name\n  priority: WARNING\n` },
@@ -180,36 +179,14 @@ test('tiers: the interpreter tier runs under the watchdog (a backtracking regex 
   await engine.close();
 });
 
-/** A SYSCALL record (openat of `path` by `tid`). */
-function openat(out: Uint8Array, off: number, tid: number, path: string): number {
-  const s = Buffer.from(path);
-  const len = (SIZES.syscall + s.length + 1 + 7) & ~7;
-  out.fill(0, off, off + len);
-  const dv = new DataView(out.buffer, out.byteOffset + off, len);
-  dv.setUint32(HDR.len, len, true);
-  dv.setUint16(HDR.kind, KIND.SYSCALL, true);
-  dv.setUint16(HDR.nr, syscallNr('openat')!, true);
-  dv.setUint32(HDR.pid, tid, true);
-  dv.setUint32(HDR.tid, tid, true);
-  dv.setBigInt64(HDR.ret, 3n, true);
-  out.set(s, off + SIZES.syscall);
-  dv.setUint16(SYSCALL.path, SIZES.syscall, true);
-  dv.setUint16(SYSCALL.path + 2, s.length, true);
-  return len;
-}
-
 test('tiers: the kernel byte path keeps the last compiled module until the tier-up; its thread table moves along', async () => {
   const alerts: string[] = [];
   const engine = new DetectionEngine({ ...options, onAlert: (a) => alerts.push(a.rule) });
   const cond = 'evt.type = openat and fd.name = /etc/shadow and proc.pname = sshd';
   assert.ok((await engine.load(rule('K1', cond))).swapped);
   const buf = new Uint8Array(4096);
-  const proc = (pid: number, ppid: number, comm: string) => ({
-    pid, ppid, vpid: pid, sid: pid, pgid: pid, ruid: 0, euid: 0, rgid: 0, egid: 0, loginuid: 4294967295, tty: 0, startNs: 1n, pidns: 1, mntns: 1, cgroupId: 1n, exeWritable: false,
-    comm: Buffer.from(comm), exepath: Buffer.from(`/usr/bin/${comm}`), args: [Buffer.from(comm)], cwd: Buffer.from('/'), cgroup: Buffer.from('/user.slice'),
-  });
-  let off = encodeProcRecord(proc(400, 1, 'sshd'), buf, 0, 1n);
-  off += encodeProcRecord(proc(401, 400, 'cat'), buf, off, 1n);
+  let off = encodeProcRecord(procInfo(400, 1, 'sshd'), buf, 0, 1n);
+  off += encodeProcRecord(procInfo(401, 400, 'cat'), buf, off, 1n);
   off += openat(buf, off, 401, '/etc/shadow');
   assert.is(engine.evaluateKernel(buf, off), 1);
   const r = await engine.load(rule('K2', cond), { interpreterFirst: true });

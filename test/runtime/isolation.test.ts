@@ -3,8 +3,9 @@
 // matches of a failed call are thrown away), the failed ones are counted by reason, reported
 // once and announced by one internal alert. Checked with a real trap (a compiled rule module
 // whose first rule executes `unreachable` on the events it matches), with a real stack overflow
-// in the host (an event whose field accessor recurses without end) on both engines, and the
-// bisection itself against a table of failing sets and budgets.
+// in the host (an event whose field accessor recurses without end) on both engines, on the
+// kernel byte path (records judged again in place), and the bisection itself against a table
+// of failing sets and budgets.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generateModule } from '../../host/engine/codegen/index.js';
@@ -15,7 +16,9 @@ import { runtimeError } from '../../host/runtime/errors.js';
 import { EVALUATION_FAILED_RULE } from '../../host/runtime/failure-report.js';
 import { judgeIsolated, type Judgment } from '../../host/runtime/isolate.js';
 import type { SourceEvent } from '../../host/sources/types.js';
+import { encodeProcRecord } from '../../host/sources/syscall/procfs.js';
 import { toEvents } from './differential-helpers.js';
+import { openat, procInfo } from './kernel-records.js';
 
 const RULES = [
   {
@@ -44,11 +47,10 @@ function opensBy(alerts: readonly Alert[]): Map<string, number> {
   return out;
 }
 
-test('isolation: a module that traps on 4 of 1000 events; the 996 others alert exactly once', async () => {
-  const { engine, dropped, errors, alerts } = recorder();
-  const loaded = await engine.load(RULES);
+/** Loads `rules` and swaps in the same ruleset's module with rule 0 made to trap on the events it matches. */
+async function loadTrapping(engine: DetectionEngine, rules: typeof RULES): Promise<void> {
+  const loaded = await engine.load(rules);
   assert.ok(loaded.swapped);
-  // The same ruleset's module with rule 0 made to trap on the events it matches.
   const generated = generateModule(selectRules(loaded.result.ruleset.rules, 'Debug')).module!;
   const code = generated.code.replace('function R0(e: usize): bool {', 'function R0(e: usize): bool { if (R0c(e)) unreachable(); return false; }\nfunction R0c(e: usize): bool {');
   assert.is.not(code, generated.code);
@@ -57,6 +59,11 @@ test('isolation: a module that traps on 4 of 1000 events; the 996 others alert e
   if (!built.ok) return;
   const wasm = new Uint8Array(built.wasm);
   assert.ok(engine.swapCompiled({ generated, module: new WebAssembly.Module(wasm), wasm, compileMs: 0, warmMs: 0 }, loaded.result).ok);
+}
+
+test('isolation: a module that traps on 4 of 1000 events; the 996 others alert exactly once', async () => {
+  const { engine, dropped, errors, alerts } = recorder();
+  await loadTrapping(engine, RULES);
 
   assert.is(engine.evaluate(events), N - TRAPS.length);
   const by = opensBy(alerts);
@@ -75,6 +82,26 @@ test('isolation: a module that traps on 4 of 1000 events; the 996 others alert e
   const calls = engine.stats.failedCalls;
   assert.is(engine.evaluate(events.filter((_, i) => !TRAPS.includes(i))), N - TRAPS.length);
   assert.is(engine.stats.failedCalls, calls);
+  await engine.close();
+});
+
+test('isolation: the kernel byte path judges ranges of its records again; 297 of 300 opens alert exactly once', async () => {
+  const { engine, dropped, errors, alerts } = recorder();
+  const kernelRules = [{ name: 'k.yaml', text: RULES[0]!.text.replace('proc.name = trap', 'fd.name = /trap').replace('opened by %proc.name', 'opened %fd.name') }];
+  await loadTrapping(engine, kernelRules);
+  const buf = new Uint8Array(1 << 20);
+  let off = encodeProcRecord(procInfo(401, 1, 'cat'), buf, 0, 1n);
+  const traps = [0, 150, 299];
+  for (let i = 0; i < 300; i++) off += openat(buf, off, 401, traps.includes(i) ? '/trap' : `/f${i}`);
+  assert.is(engine.evaluateKernel(buf, off), 297);
+  const opened = alerts.filter((a) => a.rule === 'opens').map((a) => String(a.outputFields['fd.name']));
+  assert.is(opened.length, 297);
+  assert.is(new Set(opened).size, 297, 'no record alerted twice');
+  assert.not.ok(opened.includes('/trap'));
+  assert.equal(dropped, ['syscall/trap/3']);
+  assert.equal(errors, ['ETRAP']);
+  assert.is(alerts.filter((a) => a.rule === EVALUATION_FAILED_RULE).length, 1);
+  assert.is(engine.eventsEvaluated, 300);
   await engine.close();
 });
 
