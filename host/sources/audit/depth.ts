@@ -21,28 +21,39 @@ export const DEFAULT_MAX_EVENT_DEPTH = 300;
 export function cutDeepValues(root: unknown, maxDepth: number): number {
   if (typeof root !== 'object' || root === null) return 0;
   let cut = 0;
-  const stack: Array<[container: object, depth: number]> = [[root, 1]];
-  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
-    const [container, depth] = top;
+  // Containers and their depths in two parallel stacks (no tuple per container).
+  const containers: object[] = [root];
+  const depths: number[] = [1];
+  while (containers.length > 0) {
+    const container = containers.pop()!;
+    const depth = depths.pop()!;
+    const deeper = depth >= maxDepth;
     if (Array.isArray(container)) {
       for (let i = 0; i < container.length; i++) {
         const v: unknown = container[i];
         if (typeof v !== 'object' || v === null) continue;
-        if (depth >= maxDepth) {
+        if (deeper) {
           container[i] = undefined;
           cut++;
-        } else stack.push([v, depth + 1]);
+        } else {
+          containers.push(v);
+          depths.push(depth + 1);
+        }
       }
       continue;
     }
     const members = container as Record<string, unknown>;
-    for (const key of Object.keys(members)) {
+    // JSON.parse objects have own enumerable members only: for..in walks them without a key array.
+    for (const key in members) {
       const v = members[key];
       if (typeof v !== 'object' || v === null) continue;
-      if (depth >= maxDepth) {
+      if (deeper) {
         delete members[key];
         cut++;
-      } else stack.push([v, depth + 1]);
+      } else {
+        containers.push(v);
+        depths.push(depth + 1);
+      }
     }
   }
   return cut;

@@ -6,13 +6,10 @@
 // astral characters pass.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createKey, upsertSetting } from '../../../host/api/db/index.js';
-import { seedWorld, startTestApi, type TestApi, type World } from '../helpers/api.js';
+import type { World } from '../helpers/api.js';
 import type { Req } from '../helpers/http.js';
 import type { Storage } from '../helpers/storage.js';
-import { envelope, sentryEvent } from './ingestion.js';
-
-type Ctx = { api: TestApi; w: World; key: string; id: number };
+import { envelope, sentryEvent, startIngestionApi, type IngestionCtx as Ctx } from './ingestion.js';
 
 const LONE = '\ud800';
 const envelopeUrl = (id: number | string, kind = 'envelope') => `/errortracking/api/v1/projects/api/${id}/${kind}/`;
@@ -40,11 +37,7 @@ const REFUSED: Case[] = [
 export function unstorableSuite(storage: Storage): void {
   const s = suite<Ctx>(`api unstorable strings [${storage.name}]`);
   s.before(async (ctx) => {
-    ctx.api = await startTestApi(storage);
-    ctx.w = await seedWorld(ctx.api.db);
-    ctx.id = ctx.w.project.id;
-    await upsertSetting(ctx.api.db, ctx.id, true, true);
-    ctx.key = (await createKey(ctx.api.db, ctx.id)).public_key;
+    Object.assign(ctx, await startIngestionApi(storage));
   });
   s.after(async (ctx) => ctx.api?.close());
   const stored = async ({ api, id }: Ctx) =>
