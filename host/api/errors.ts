@@ -29,6 +29,8 @@ const REGISTRY = {
   INVALID_BODY: [400, { error: 'message body does not match declared format' }],
   UNSUPPORTED_MEDIA_TYPE: [415, { message: '415 Unsupported Media Type' }],
   REQUEST_TOO_LARGE: [413, { message: '413 Request Entity Too Large' }],
+  // a path, parameter or body string PostgreSQL cannot hold (Gitlab::Middleware::HandleNullBytes: `[400, {}, ["Bad Request"]]`)
+  BAD_REQUEST: [400, 'Bad Request'],
   // the URL itself (fastify's router errors)
   BAD_URL: [400, { message: '400 Bad request - malformed URL' }],
   URI_TOO_LONG: [414, { message: '414 URI Too Long' }],

@@ -1,6 +1,9 @@
 // The API's fastify instance: body parsers (JSON, form; parsed after the guard so 401/404/403
 // come first), the REST routes under /api/v4, the Sentry ingestion routes, GitLab's catch-all
 // 404 and an error handler that turns every failure into a registered ApiError (never a stack).
+// Before anything else, a path or query parameter holding a string PostgreSQL cannot store (a
+// null byte, a lone surrogate) is refused with GitLab's 400 "Bad Request", and so is such a
+// string in a parsed REST body (storable.ts); Sentry bodies are checked where they are parsed.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Db } from './db/index.js';
 import type { DsnBase } from './entities.js';
@@ -10,6 +13,7 @@ import { registerCollectorRoutes } from './routes/collector.js';
 import { sendError } from './routes/common.js';
 import { registerErrorListRoutes } from './routes/error-list.js';
 import { registerSettingsRoutes } from './routes/settings.js';
+import { unstorableText, unstorableValue } from './storable.js';
 
 /** What buildServer needs. */
 export interface ServerOptions {
@@ -64,6 +68,21 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(String(body))));
+  });
+
+  // Hooks of the root scope: they run for every route (the collector's too) and the 404 handler.
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.url.split('?', 1)[0]!;
+    let decoded = path;
+    try {
+      decoded = decodeURIComponent(path);
+    } catch {
+      // a malformed escape: the router's BAD_URL, or a path no route takes
+    }
+    if (unstorableText(decoded) || unstorableValue(request.query)) return sendError(reply, apiError('BAD_REQUEST'));
+  });
+  app.addHook('preValidation', async (request, reply) => {
+    if (unstorableValue(request.body)) return sendError(reply, apiError('BAD_REQUEST'));
   });
 
   app.setNotFoundHandler((_request, reply) => sendError(reply, apiError('ROUTE_NOT_FOUND')));

@@ -26,9 +26,10 @@ export interface Config {
   };
   /**
    * Audit webhook (docs/webhook.md): TLS files when set, else generated into <stateDir>/webhook-tls;
-   * queue bounded in events and bytes; on stop, accepted events are evaluated for at most drainTimeoutSeconds.
+   * queue bounded in events and bytes; events bounded in bytes and nesting depth; on stop, accepted
+   * events are evaluated for at most drainTimeoutSeconds.
    */
-  webhook: { enabled: boolean; address: string; port: number; path: string; sysPrefix: string; tlsCertFile: string; tlsKeyFile: string; tlsCaFile: string; queueSize: number; queueBytes: number; maxBodyBytes: number; maxEventBytes: number; drainTimeoutSeconds: number };
+  webhook: { enabled: boolean; address: string; port: number; path: string; sysPrefix: string; tlsCertFile: string; tlsKeyFile: string; tlsCaFile: string; queueSize: number; queueBytes: number; maxBodyBytes: number; maxEventBytes: number; maxEventDepth: number; drainTimeoutSeconds: number };
   forwarder: { enabled: boolean; address: string; port: number; debugLogging: boolean; stdout: boolean; webhookUrl: string; webhookTimeoutMs: number; webhookRetries: number; queueSize: number };
   /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources) and the apiVersion group. */
   resources: { dir: string; apiGroup: string };
@@ -50,7 +51,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     stateDir: defaultStateDir(env),
     rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60 },
-    webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024, drainTimeoutSeconds: 20 },
+    webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024, maxEventDepth: 300, drainTimeoutSeconds: 20 },
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000 },
     resources: { dir: '', apiGroup: 'deckhouse.io' },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },

@@ -7,10 +7,10 @@ import type { Registry } from 'prom-client';
 import { priorityNumber, type Priority } from '../engine/priority.js';
 import { BoundedLabel } from './bounded.js';
 import { createRegistry } from './registry.js';
-import { SOURCES, type Destination, type DropReason, type RulesetFailureReason, type SourceLabel, type WebhookReason } from './names.js';
+import { SOURCES, type Destination, type DropReason, type RulesetFailureReason, type SourceLabel, type TruncateReason, type WebhookReason } from './names.js';
 
-export { METRICS, SOURCES, DROP_REASONS, RULESET_FAILURE_REASONS, DESTINATIONS, WEBHOOK_REASONS } from './names.js';
-export type { Destination, DropReason, RulesetFailureReason, SourceLabel, WebhookReason } from './names.js';
+export { METRICS, SOURCES, DROP_REASONS, TRUNCATE_REASONS, RULESET_FAILURE_REASONS, DESTINATIONS, WEBHOOK_REASONS } from './names.js';
+export type { Destination, DropReason, TruncateReason, RulesetFailureReason, SourceLabel, WebhookReason } from './names.js';
 
 /** What the events counter needs to know about an alert (an Alert fits). */
 export interface AlertLabels {
@@ -48,6 +48,8 @@ export interface Metrics {
   eventsReceived(source: SourceLabel, n?: number): void;
   eventsEvaluated(source: SourceLabel, n?: number): void;
   eventsDropped(source: SourceLabel, reason: DropReason, n?: number): void;
+  /** Events evaluated with part of their content cut at decode. */
+  eventsTruncated(source: SourceLabel, reason: TruncateReason, n?: number): void;
   /** One audit webhook request, by HTTP status and reason. */
   webhookRequest(status: number, reason: WebhookReason): void;
   /** Events waiting in a source's queue. */
@@ -94,6 +96,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     eventsReceived: (source, n = 1) => m.eventsReceived.inc({ source }, n),
     eventsEvaluated: (source, n = 1) => m.eventsEvaluated.inc({ source }, n),
     eventsDropped: (source, reason, n = 1) => m.eventsDropped.inc({ source, reason }, n),
+    eventsTruncated: (source, reason, n = 1) => m.eventsTruncated.inc({ source, reason }, n),
     webhookRequest: (status, reason) => m.webhookRequests.inc({ status: String(status), reason }),
     sourceQueueLength: (source, length) => m.sourceQueue.set({ source }, length),
     evaluationTime: (source, seconds) => m.evaluationSeconds.observe({ source }, seconds),

@@ -20,6 +20,12 @@ export const DROP_REASONS = [
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
+/** Why an event was evaluated with part of its content cut. */
+export const TRUNCATE_REASONS = [
+  'too_deep', // values nested deeper than the decoder's bound (audit webhook.maxEventDepth) were cut
+] as const;
+export type TruncateReason = (typeof TRUNCATE_REASONS)[number];
+
 /** The audit webhook's answer to one request: `accepted` (200) or why it was refused. */
 export const WEBHOOK_REASONS = ['accepted', 'not_found', 'method_not_allowed', 'unsupported_media_type', 'body_too_large', 'bad_request', 'invalid_json', 'not_audit_events', 'queue_full', 'stopping', 'internal'] as const;
 export type WebhookReason = (typeof WEBHOOK_REASONS)[number];
@@ -116,6 +122,12 @@ export const METRICS = {
     help: 'Time to evaluate one batch of events.',
     labelNames: ['source'],
     buckets: [1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1, 0.5, 1],
+  }),
+  eventsTruncated: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_events_truncated_total',
+    help: 'Events evaluated with part of their content cut at decode, by reason (too_deep: values nested past the depth bound read as missing).',
+    labelNames: ['source', 'reason'],
   }),
   webhookRequests: def({ type: 'counter', name: 'enginesecurity_engine_webhook_requests_total', help: 'Requests to the audit webhook by HTTP status and reason (accepted, or why refused).', labelNames: ['status', 'reason'] }),
   sourceQueue: def({ type: 'gauge', name: 'enginesecurity_engine_source_queue_length', help: 'Events waiting in a source queue for evaluation.', labelNames: ['source'] }),

@@ -3,8 +3,12 @@
 // compiles and warms the new module in the compile worker while the old one keeps evaluating,
 // and swaps between two batches (evaluate() is synchronous, so a batch is judged by exactly one
 // ruleset); the persistent state region moves with the swap. An invalid or uncompilable set is
-// rejected with its diagnostics and the running one stays. A trap fails one batch (counted,
-// logged); a batch stopped by the watchdog also restores the last good module.
+// rejected with its diagnostics and the running one stays. A failed batch (a trap, an exception
+// while encoding an event or rendering an alert, a watchdog stop) is split and judged again
+// until the events that fail on their own are found (isolate.ts): the others get their alerts
+// exactly once, the failed ones are counted as dropped (trap / watchdog), reported and announced
+// by one internal alert per batch (failure-report.ts); a watchdog stop also restores the last
+// good module once the batch is done (the whole batch is judged by one module).
 // Decoded events go through evaluate(); kernel wire records through evaluateKernel() (no JS
 // object per event, only matches are decoded). `engine: 'interpreter'` keeps the reference
 // interpreter reachable behind the same interface.
@@ -41,7 +45,9 @@ import { KernelIngest } from './kernel-ingest.js';
 import { RuleCompiler, warmPlan, type ModuleFrom } from './compiler.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { guardedCall, isWatchdogTimeout } from './watchdog.js';
-import { RuleModule, type BatchResult, type CompiledRuleset } from './evaluator.js';
+import { RuleModule, type CompiledRuleset } from './evaluator.js';
+import { evaluationFailedAlert, failedCounts } from './failure-report.js';
+import { DEFAULT_ISOLATION_BUDGET, judgeIsolated, type IsolationBudget, type Isolated, type Judgment } from './isolate.js';
 
 export type { EvaluatorTier } from '../metrics/names.js';
 
@@ -54,6 +60,8 @@ export interface DetectionEngineOptions {
   engine?: 'wasm' | 'interpreter';
   /** Watchdog deadline per evaluate call, ms (default 1000; 0 = off). */
   watchdogMs?: number;
+  /** Failed calls spent isolating the failing events of one batch (default DEFAULT_ISOLATION_BUDGET: 64, of which 8 watchdog stops). */
+  isolation?: IsolationBudget;
   /** Stop the compile worker after this many idle ms (default 0: keep it; `rae run` uses rules.compilerIdleSeconds). */
   compilerIdleMs?: number;
   /** Keep built modules here and load unchanged rulesets from here (module-cache.ts; `rae run`: <stateDir>/module-cache). */
@@ -95,7 +103,13 @@ export interface LoadOutcome {
 /** Counters and last timings of the evaluator, for metrics. */
 export interface EngineStats {
   batches: number;
+  /** Batches with at least one event that could not be evaluated. */
   failedBatches: number;
+  /** Events that could not be evaluated (failed on their own, or left when the isolation budget ran out). */
+  failedEvents: number;
+  /** Judging calls that failed, the first call of a batch and those of its isolation. */
+  failedCalls: number;
+  /** Failed batches by cause: a trap or exception only, or at least one watchdog stop. */
   traps: number;
   timeouts: number;
   restores: number;
@@ -130,10 +144,13 @@ export function selectRules(rules: readonly LoadedRule[], minPriority: Priority)
   return rules.filter((r) => r.enabled && prioritySeverity(r.priority) <= min).sort((a, b) => a.index - b.index);
 }
 
-function countBySource(events: readonly SourceEvent[]): Map<SourceEvent['source'], number> {
-  const out = new Map<SourceEvent['source'], number>();
-  for (const ev of events) out.set(ev.source, (out.get(ev.source) ?? 0) + 1);
-  return out;
+/** A judgment of one range; an exception of the host (encoding an event, rendering an alert) fails the range as a trap does. */
+function judged(run: () => Judgment<Alert>): Judgment<Alert> {
+  try {
+    return run();
+  } catch (err) {
+    return { ok: false, error: runtimeError('ETRAP', `evaluation failed: ${(err as Error)?.message ?? String(err)}`) };
+  }
 }
 
 type Prepared = { ok: true; module: RuleModule; compiled: CompiledRuleset; prepareMs: number; from: ModuleFrom } | { ok: false; errors: RuntimeError[] };
@@ -169,7 +186,7 @@ export class DetectionEngine {
   private readonly kernel: KernelIngest;
   private readonly tierGauge: Gauge<string> | undefined;
   private readonly counters: EngineStats = {
-    batches: 0, failedBatches: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0, tier: 'wasm', tierUps: 0, tierFailures: 0, superseded: 0,
+    batches: 0, failedBatches: 0, failedEvents: 0, failedCalls: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0, tier: 'wasm', tierUps: 0, tierFailures: 0, superseded: 0,
     lastSwapStallMs: 0, lastPrepareMs: 0, lastCompileMs: 0, lastWarmMs: 0, lastModuleFrom: '', lastChangeToLiveMs: 0, lastChangeToCompiledMs: 0,
   };
 
@@ -345,12 +362,19 @@ export class DetectionEngine {
     const module = this.module;
     if (!module) return 0;
     this.counters.batches++;
-    const r = module.evaluate(events, this.options.ruleMatching === 'first');
+    const first = this.options.ruleMatching === 'first';
+    const r = judgeIsolated(events.length, (start, count) => this.judgeDecoded(module, events, start, count, first), this.isolation);
     this.evaluated += events.length;
-    if (!this.settle(module, r, countBySource(events))) return 0;
-    if (!r.ok) return 0;
-    for (const m of r.matches) this.options.onAlert(alertFor(m.rule, events[m.event]!, this.options.hostname));
-    return r.matches.length;
+    return this.finish(module, r, events.length, (i) => events[i]!.source);
+  }
+
+  /** Judges events[start, start+count) on the compiled module, alerts rendered; any exception fails the range. */
+  private judgeDecoded(module: RuleModule, events: readonly SourceEvent[], start: number, count: number, first: boolean): Judgment<Alert> {
+    return judged(() => {
+      const range = start === 0 && count === events.length ? events : events.slice(start, start + count);
+      const r = module.evaluate(range, first);
+      return r.ok ? { ok: true, out: r.matches.map((m) => alertFor(m.rule, range[m.event]!, this.options.hostname)) } : r;
+    });
   }
 
   /**
@@ -360,6 +384,8 @@ export class DetectionEngine {
    * Record times are CLOCK_BOOTTIME; `bootToEpochNs` turns them into alert times. Returns the
    * alert count; throws when there is no compiled module (the interpreter engine, or no load yet). On the interpreter
    * tier, the last compiled module (the previous ruleset) judges these records until the tier-up.
+   * A failed batch is isolated like a decoded one, by ranges of its eval records (written once,
+   * judged again in place; the thread table was updated before the first call).
    */
   evaluateKernel(view: Uint8Array, bytes: number, bootToEpochNs = 0n): number {
     const module = this.module;
@@ -370,31 +396,51 @@ export class DetectionEngine {
     // event i's record is at offsets[i] (the ingest's reused array: read only within this call)
     const n = this.kernel.ingestInto(module, view, bytes, bootToEpochNs);
     const offsets = this.kernel.offsets;
-    const r = module.evaluateRecords('syscall', n, this.options.ruleMatching === 'first');
+    const first = this.options.ruleMatching === 'first';
+    const r0 = module.evaluateRecords('syscall', n, first);
     this.evaluated += n;
+    if (r0.ok && r0.matches.length === 0) return 0;
     const lazy: SourceEvent[] = [];
     const eventAt = (i: number): SourceEvent => {
       const fields = this.kernel.fieldsOf(module, view, offsets[i]!, i);
       const timeNs = new DataView(view.buffer, view.byteOffset + offsets[i]!).getBigUint64(0, true) + bootToEpochNs;
       return (lazy[i] ??= { source: 'syscall', timeNs, evtType: fields['evt.type'] as string, fields: new FieldEvent(fields, { source: 'syscall', timeNs, num: BigInt(this.evaluated - n + i + 1) }) });
     };
-    if (r.ok && r.matches.length === 0) return 0;
-    if (!this.settle(module, r, new Map([['syscall', n]]))) return 0;
-    if (!r.ok) return 0;
-    for (const m of r.matches) this.options.onAlert(alertFor(m.rule, eventAt(m.event), this.options.hostname));
-    return r.matches.length;
+    // The whole batch was judged once already: its result is the first judgment.
+    const judge = (start: number, count: number): Judgment<Alert> =>
+      judged(() => {
+        const r = start === 0 && count === n ? r0 : module.evaluateRecords('syscall', count, first, start);
+        return r.ok ? { ok: true, out: r.matches.map((m) => alertFor(m.rule, eventAt(start + m.event), this.options.hostname)) } : r;
+      });
+    return this.finish(module, judgeIsolated(n, judge, this.isolation), n, () => 'syscall');
   }
 
-  /** Counts a failed batch; after a watchdog stop, goes back to the last good module. */
-  private settle(module: RuleModule | undefined, r: BatchResult, bySource: ReadonlyMap<SourceEvent['source'], number>): boolean {
-    if (r.ok) return true;
+  private get isolation(): IsolationBudget {
+    return this.options.isolation ?? DEFAULT_ISOLATION_BUDGET;
+  }
+
+  /** Reports the failed events of a judged batch, then hands over its alerts; returns the alert count. */
+  private finish(module: RuleModule | undefined, r: Isolated<Alert>, batchEvents: number, sourceOf: (i: number) => SourceEvent['source']): number {
+    if (r.failed.length > 0) this.settle(module, r, batchEvents, sourceOf);
+    for (const a of r.out) this.options.onAlert(a);
+    return r.out.length;
+  }
+
+  /** Counts and reports the failed events of a batch; after a watchdog stop, goes back to the last good module. */
+  private settle(module: RuleModule | undefined, r: Isolated<Alert>, batchEvents: number, sourceOf: (i: number) => SourceEvent['source']): void {
+    const failedEvents = r.failed.reduce((n, f) => n + f.count, 0);
     this.counters.failedBatches++;
-    for (const [source, n] of bySource) this.options.metrics?.eventsDropped(source, r.error.code === 'ETIMEOUT' ? 'watchdog' : 'trap', n);
-    if (r.error.code === 'ETIMEOUT') this.counters.timeouts++;
+    this.counters.failedEvents += failedEvents;
+    this.counters.failedCalls += r.failedCalls;
+    for (const c of failedCounts(r.failed, sourceOf)) this.options.metrics?.eventsDropped(c.source, c.reason, c.n);
+    if (r.timeouts > 0) this.counters.timeouts++;
     else this.counters.traps++;
-    this.report('batch failed', r.error);
+    const first = r.failed[0]!.error;
+    const judgedFine = batchEvents - failedEvents;
+    this.report('batch failed', runtimeError(first.code, `${first.message} (${failedEvents} of ${batchEvents} event(s) could not be evaluated${judgedFine > 0 ? `; the other ${judgedFine} were judged` : ''})`));
+    this.options.onAlert(evaluationFailedAlert(failedEvents, batchEvents, r.failed, this.options.hostname));
     const good = this.lastGood;
-    if (r.error.code === 'ETIMEOUT' && good && module && module === this.module) {
+    if (r.timeouts > 0 && good && module && module === this.module) {
       good.module.adoptState(module);
       this.module = good.module;
       this.moduleResult = good.result;
@@ -406,31 +452,33 @@ export class DetectionEngine {
       }
       this.counters.restores++;
     }
-    return false;
   }
 
   private evaluateInterpreted(matcher: RuleMatcher, events: readonly SourceEvent[]): number {
     this.counters.batches++;
-    const alerts: Array<[LoadedRule, SourceEvent]> = [];
-    const run = (): number => {
-      for (const ev of events) for (const rule of matcher.match(ev.source, ev.evtType, ev.fields)) alerts.push([rule, ev]);
-      return 0;
-    };
     const ms = this.options.engine === 'interpreter' ? 0 : (this.options.watchdogMs ?? 1000);
-    try {
-      if (ms > 0) guardedCall(run, 0, 0, 0, 0, 0, 0, ms);
-      else run();
-    } catch (err) {
-      // A runaway batch (or, never seen so far, an exception) fails that batch, as with a compiled module.
-      const e = err as Error & { code?: string };
-      const error = isWatchdogTimeout(e) ? runtimeError('ETIMEOUT', `the reference interpreter was stopped by the watchdog after ${ms} ms`) : runtimeError('ETRAP', `the reference interpreter failed: ${e.message}`);
-      this.evaluated += events.length;
-      this.settle(undefined, { ok: false, error }, countBySource(events));
-      return 0;
-    }
+    const judge = (start: number, count: number): Judgment<Alert> => {
+      const alerts: Alert[] = [];
+      const run = (): number => {
+        for (let i = start; i < start + count; i++) {
+          const ev = events[i]!;
+          for (const rule of matcher.match(ev.source, ev.evtType, ev.fields)) alerts.push(alertFor(rule, ev, this.options.hostname));
+        }
+        return 0;
+      };
+      try {
+        if (ms > 0) guardedCall(run, 0, 0, 0, 0, 0, 0, ms);
+        else run();
+      } catch (err) {
+        // A runaway range (or an exception: a stack overflow on a crafted value) fails that range, as with a compiled module.
+        const e = err as Error & { code?: string };
+        return { ok: false, error: isWatchdogTimeout(e) ? runtimeError('ETIMEOUT', `the reference interpreter was stopped by the watchdog after ${ms} ms`) : runtimeError('ETRAP', `the reference interpreter failed: ${e.message}`) };
+      }
+      return { ok: true, out: alerts };
+    };
+    const r = judgeIsolated(events.length, judge, this.isolation);
     this.evaluated += events.length;
-    for (const [rule, ev] of alerts) this.options.onAlert(alertFor(rule, ev, this.options.hostname));
-    return alerts.length;
+    return this.finish(undefined, r, events.length, (i) => events[i]!.source);
   }
 
   /**

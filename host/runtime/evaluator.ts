@@ -144,7 +144,7 @@ export class RuleModule {
           p++; // one event larger than the whole batch region: it cannot be evaluated
           continue;
         }
-        const r = this.run(SRC[source], enc.count, first, p, matches);
+        const r = this.run(SRC[source], 0, enc.count, first, p, matches);
         if (!r.ok) return r;
         p += enc.count;
       }
@@ -153,10 +153,13 @@ export class RuleModule {
     return { ok: true, matches };
   }
 
-  /** Evaluates n records already written at the batch region (byte sources); events indexed from 0. */
-  evaluateRecords(source: 'syscall' | 'k8s_audit', n: number, first: boolean): BatchResult {
+  /**
+   * Evaluates n records already written at the batch region (byte sources), from record `from`
+   * on (a range of the batch judged again after a failure); events indexed from 0 = record `from`.
+   */
+  evaluateRecords(source: 'syscall' | 'k8s_audit', n: number, first: boolean, from = 0): BatchResult {
     const matches: Match[] = [];
-    const r = this.run(SRC[source], n, first, 0, matches);
+    const r = this.run(SRC[source], from, n, first, 0, matches);
     return r.ok ? { ok: true, matches } : r;
   }
 
@@ -170,14 +173,15 @@ export class RuleModule {
     return this.compiled.generated.layouts[source].stride;
   }
 
-  private run(src: number, n: number, first: boolean, base: number, matches: Match[]): BatchResult {
+  /** Judges n records from record `from` of the batch region; match indexes are `base` + the index from `from`. */
+  private run(src: number, from: number, n: number, first: boolean, base: number, matches: Match[]): BatchResult {
     const stride = src === SRC.syscall ? this.compiled.generated.layouts.syscall.stride : this.compiled.generated.layouts.k8s_audit.stride;
     const rules = this.compiled.generated.rules;
     let start = 0;
     while (start < n) {
       let k: number;
       try {
-        k = this.call(src, MEM.batchBase + start * stride, n - start, first ? 1 : 0);
+        k = this.call(src, MEM.batchBase + (from + start) * stride, n - start, first ? 1 : 0);
       } catch (err) {
         const e = err as Error & { code?: string };
         if (isWatchdogTimeout(e)) return { ok: false, error: runtimeError('ETIMEOUT', `evaluation stopped by the watchdog after ${this.watchdogMs} ms`) };

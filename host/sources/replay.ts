@@ -2,6 +2,7 @@
 // events (JSON lines as the API server's log backend writes them, or one EventList / Event
 // document). Each input record becomes a SourceEvent or a located rejection; nothing is
 // dropped silently.
+import { cutDeepValues, DEFAULT_MAX_EVENT_DEPTH } from './audit/depth.js';
 import { auditDocumentEvents, auditSourceEvent } from './audit/document.js';
 import { parseRfc3339 } from '../output/time.js';
 import { FieldEvent } from './field-event.js';
@@ -55,7 +56,11 @@ export function readReplayInput(text: string, format: ReplayFormat): ReplayInput
     for (const d of docs) {
       const { events: evs, reason } = auditDocumentEvents(d.value);
       if (reason) rejected.push({ line: d.line, reason });
-      for (const json of evs) events.push(auditSourceEvent(json, ++num));
+      for (const json of evs) {
+        // The webhook's default bound, so that a replayed event reads as the live one did.
+        cutDeepValues(json, DEFAULT_MAX_EVENT_DEPTH);
+        events.push(auditSourceEvent(json, ++num));
+      }
     }
     return { events, rejected };
   }

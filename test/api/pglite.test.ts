@@ -1,6 +1,7 @@
 // The API suites on PGlite (embedded PostgreSQL in a state directory).
 import { accessSuites } from './cases/access.js';
 import { settingsKeysSuites } from './cases/settings-keys.js';
+import { unstorableSuite } from './cases/unstorable.js';
 import { finalSuite } from './cases/final.js';
 import { ingestionSuites } from './cases/ingestion.js';
 import { lifecycleSuite } from './cases/lifecycle.js';
@@ -13,4 +14,5 @@ settingsKeysSuites(storage);
 ingestionSuites(storage);
 sentrySdkSuite(storage);
 lifecycleSuite(storage);
+unstorableSuite(storage);
 finalSuite(storage);

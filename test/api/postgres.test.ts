@@ -8,6 +8,7 @@ import { ingestionSuites } from './cases/ingestion.js';
 import { lifecycleSuite } from './cases/lifecycle.js';
 import { sentrySdkSuite } from './cases/sentry-sdk.js';
 import { settingsKeysSuites } from './cases/settings-keys.js';
+import { unstorableSuite } from './cases/unstorable.js';
 import { postgresStorage } from './helpers/storage.js';
 
 const storage = postgresStorage();
@@ -21,5 +22,6 @@ if ('unavailable' in storage) {
   ingestionSuites(storage);
   sentrySdkSuite(storage);
   lifecycleSuite(storage);
+  unstorableSuite(storage);
   finalSuite(storage);
 }

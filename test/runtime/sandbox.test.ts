@@ -1,12 +1,14 @@
 // The sandbox contract: modules with an import, a missing export or memory above the cap are
 // refused with clear errors; a trapping module fails one batch and the host carries on; the
-// watchdog stops a runaway batch and the engine goes back to the last good module.
+// watchdog stops a runaway batch, which is announced by an internal alert, and the engine goes
+// back to the last good module.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generateModule } from '../../host/engine/codegen/index.js';
 import { RuleModule, type CompiledRuleset } from '../../host/runtime/evaluator.js';
 import { checkModule } from '../../host/runtime/validate.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
+import { EVALUATION_FAILED_RULE } from '../../host/runtime/failure-report.js';
 import { createMetrics } from '../../host/metrics/index.js';
 import { toEvents } from './differential-helpers.js';
 import { wasmModule, type WasmSpec } from './wasm-bytes.js';
@@ -77,7 +79,7 @@ test('sandbox: after a runaway batch the engine restores the last good module', 
   assert.is(engine.stats.restores, 1);
   assert.is(engine.rulesetGeneration, gen + 2);
   assert.is(engine.evaluate(events), 1, 'the last good module judges the next batch');
-  assert.equal(alerts, ['cat opens', 'cat opens']);
+  assert.equal(alerts, ['cat opens', EVALUATION_FAILED_RULE, 'cat opens']);
   const text = (await metrics.exposition()).body;
   assert.match(text, 'enginesecurity_engine_events_dropped_total{source="syscall",reason="watchdog"} 1');
   assert.match(text, 'enginesecurity_engine_ruleset_compile_seconds_count 1');

@@ -4,6 +4,9 @@
 // GitLab's collector (reference §5.2): project (404 Project Not Found), an active and integrated
 // setting (404), a key from `sentry_key` or X-Sentry-Auth (or the envelope's dsn; none: 400), an
 // active key of this project (404). Bodies may be gzip/deflate/br; above 200 KiB decompressed: 413.
+// A string PostgreSQL cannot store in an envelope or item header, or in the key, is a 400 "Bad
+// Request" (server.ts refuses it in the path and query); in an event payload a null byte is
+// dropped (GitLab's collector accepts them, event.ts) and a lone surrogate is a 400.
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { resolveProject } from '../auth.js';
@@ -11,6 +14,7 @@ import { getSetting, isActiveKey, recordErrorEvent, type ErrorEventInput } from 
 import { apiError, isApiError, type ApiError } from '../errors.js';
 import { eventToError } from '../collector/event.js';
 import { keyFromDsn, parseEnvelope } from '../collector/envelope.js';
+import { unstorableText, unstorableValue } from '../storable.js';
 import { sendError, type RouteContext } from './common.js';
 
 /** GitLab's Gitlab::Middleware::CompressedJson::MAXIMUM_BODY_SIZE. */
@@ -49,6 +53,7 @@ function parseBody(kind: 'envelope' | 'store', body: Buffer): { parsed: Parsed; 
   if (kind === 'store') {
     try {
       const event: unknown = JSON.parse(body.toString('utf8'));
+      if (unstorableValue(event, { allowNul: true })) return apiError('BAD_REQUEST');
       const id = (event as { event_id?: unknown } | null)?.event_id;
       return { parsed: { eventId: typeof id === 'string' ? id : null, events: [event] } };
     } catch {
@@ -57,14 +62,18 @@ function parseBody(kind: 'envelope' | 'store', body: Buffer): { parsed: Parsed; 
   }
   const env = parseEnvelope(body);
   if (!env) return apiError('SENTRY_UNPARSABLE');
+  if (unstorableValue([env.header, ...env.items.map((i) => i.header)])) return apiError('BAD_REQUEST');
   const events: unknown[] = [];
   for (const item of env.items) {
     if (item.header.type !== 'event') continue; // transactions, sessions, client reports: accepted, not stored
+    let event: unknown;
     try {
-      events.push(JSON.parse(item.payload.toString('utf8')));
+      event = JSON.parse(item.payload.toString('utf8'));
     } catch {
       return apiError('SENTRY_UNPARSABLE');
     }
+    if (unstorableValue(event, { allowNul: true })) return apiError('BAD_REQUEST');
+    events.push(event);
   }
   const id = env.header.event_id;
   return { parsed: { eventId: typeof id === 'string' ? id : null, events }, dsnKey: keyFromDsn(env.header.dsn) };
@@ -80,7 +89,9 @@ async function ingest(ctx: RouteContext, kind: 'envelope' | 'store', request: Fa
   const body = decompress(raw, request.headers['content-encoding'] as string | undefined);
   if (isApiError(body)) return sendError(reply, body);
   const result = parseBody(kind, body);
+  if (isApiError(result) && result.code === 'BAD_REQUEST') return sendError(reply, result);
   if (key === undefined && !isApiError(result)) key = result.dsnKey;
+  if (typeof key === 'string' && unstorableText(key)) return sendError(reply, apiError('BAD_REQUEST'));
   if (key === undefined) return sendError(reply, apiError('SENTRY_UNPARSABLE'));
   if (key === null || !(await isActiveKey(ctx.db, project.id, key))) return sendError(reply, apiError('NOT_FOUND'));
   if (isApiError(result)) return sendError(reply, result);

@@ -1,8 +1,11 @@
 // Decodes one audit webhook request body: JSON text -> an audit.k8s.io EventList (or a single
 // Event) -> the audit event objects to evaluate, plus the items left out and why. An item that
 // is not an audit event, or whose JSON text is larger than maxEventBytes (the k8saudit plugin's
-// maxEventSize, 256 KiB), is skipped and reported, never dropped silently. A body that is not
-// JSON, or not an EventList/Event, is refused as a whole. Consumes bytes; produces a DecodeResult.
+// maxEventSize, 256 KiB), is skipped and reported, never dropped silently. An event nested deeper
+// than maxEventDepth keeps its place in the batch with the values past the bound cut (depth.ts),
+// and is reported as truncated. A body that is not JSON, or not an EventList/Event, is refused as
+// a whole. Consumes bytes; produces a DecodeResult.
+import { cutDeepValues } from './depth.js';
 import { classifyAuditDocument, isAuditEvent } from './document.js';
 
 /** Why one item of a batch was left out. */
@@ -15,10 +18,26 @@ export interface SkippedItem {
   reason: string;
 }
 
-/** A decoded body: the events to evaluate and the items left out. */
+/** One item evaluated with the values nested past maxEventDepth cut. */
+export interface TruncatedItem {
+  index: number;
+  code: 'too_deep';
+  reason: string;
+}
+
+/** A decoded body: the events to evaluate, the items left out and the events cut at the depth bound. */
 export interface DecodedBatch {
   events: Record<string, unknown>[];
   skipped: SkippedItem[];
+  truncated: TruncatedItem[];
+}
+
+/** Bounds on one event of a body. */
+export interface EventLimits {
+  /** Most bytes of one event's JSON text (larger items are skipped). */
+  maxEventBytes: number;
+  /** Deepest nesting of one event's values (deeper values are cut; the event object is depth 1). */
+  maxEventDepth: number;
 }
 
 /** The outcome of decoding; a refused body carries a stable code and a message. */
@@ -76,8 +95,15 @@ function tooLarge(index: number, size: number): SkippedItem {
   return { index, code: 'too_large', reason: `event larger than maxEventSize: size=${size}` };
 }
 
-/** Decodes a request body; `maxEventBytes` bounds the JSON text of one event. */
-export function decodeAuditBody(body: Buffer, maxEventBytes: number): DecodeResult {
+/** Cuts the values of `event` past the depth bound; the truncation to report, if any. */
+function cutDeep(event: unknown, index: number, maxDepth: number): TruncatedItem | undefined {
+  const cut = cutDeepValues(event, maxDepth);
+  return cut === 0 ? undefined : { index, code: 'too_deep', reason: `${cut} value(s) nested deeper than maxEventDepth=${maxDepth} cut` };
+}
+
+/** Decodes a request body within the per-event limits. */
+export function decodeAuditBody(body: Buffer, limits: EventLimits): DecodeResult {
+  const { maxEventBytes, maxEventDepth } = limits;
   let doc: unknown;
   try {
     doc = JSON.parse(body.toString('utf8'));
@@ -87,9 +113,16 @@ export function decodeAuditBody(body: Buffer, maxEventBytes: number): DecodeResu
   const d = classifyAuditDocument(doc);
   if (d.kind === 'invalid') return { ok: false, code: 'not_audit_events', message: `${d.reason}: expected an audit.k8s.io EventList or Event object` };
   if (d.kind === 'event') {
-    const ok = body.length <= maxEventBytes;
-    return { ok: true, batch: ok ? { events: [d.event], skipped: [] } : { events: [], skipped: [tooLarge(0, body.length)] } };
+    if (body.length > maxEventBytes) return { ok: true, batch: { events: [], skipped: [tooLarge(0, body.length)], truncated: [] } };
+    const cut = cutDeep(d.event, 0, maxEventDepth);
+    return { ok: true, batch: { events: [d.event], skipped: [], truncated: cut ? [cut] : [] } };
   }
+  // Before any measuring: the re-serializing fallback below must not meet an unbounded depth.
+  const truncated: TruncatedItem[] = [];
+  d.items.forEach((item, index) => {
+    const cut = isAuditEvent(item) ? cutDeep(item, index, maxEventDepth) : undefined;
+    if (cut) truncated.push(cut);
+  });
   // No item can be larger than the body; measure items only when the body could hold one too large.
   let sizes: number[] | undefined;
   if (body.length > maxEventBytes) {
@@ -108,5 +141,7 @@ export function decodeAuditBody(body: Buffer, maxEventBytes: number): DecodeResu
     else if (size > maxEventBytes) skipped.push(tooLarge(index, size));
     else events.push(item);
   });
-  return { ok: true, batch: { events, skipped } };
+  // An item both cut and skipped as too large is reported once, as skipped.
+  const kept = skipped.length === 0 ? truncated : truncated.filter((t) => !skipped.some((s) => s.index === t.index));
+  return { ok: true, batch: { events, skipped, truncated: kept } };
 }

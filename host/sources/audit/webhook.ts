@@ -2,14 +2,16 @@
 // batches and single Events from the API server's webhook backend on POST <path>
 // (reference/module-and-forwarder.md §5). Unlike the k8saudit plugin, which answers 200 before
 // parsing and drops bad bodies with a log line, every answer says what happened:
-//   200  queued for evaluation: {"accepted":N,"skipped":[{"index","code","reason"}]}
+//   200  queued for evaluation: {"accepted":N,"skipped":[{"index","code","reason"}],"truncated":[...]}
 //   400  invalid JSON, or neither an EventList nor an Event   404  another path
 //   405  another method (Allow: POST)   413  body over maxBodyBytes   415  not application/json
 //   429  the queue is full (Retry-After: 1; the API server sends the batch again)
 //   503  the engine is stopping (Retry-After: 1)
 // Refusals carry {"code","message"}; every answer is counted in
 // enginesecurity_engine_webhook_requests_total{status,reason}. Items over maxEventBytes and items
-// that are not events are skipped, reported in the 200 body and counted as dropped events.
+// that are not events are skipped, reported in the 200 body and counted as dropped events; events
+// nested past maxEventDepth are evaluated with the deep values cut, reported in `truncated` and
+// counted in enginesecurity_engine_events_truncated_total{reason="too_deep"}.
 // Consumes Config.webhook, TLS PEMs and an evaluate function; produces a listening AuditWebhook.
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.js';
@@ -36,7 +38,7 @@ export const WEBHOOK_STATUS: Record<WebhookReason, number> = {
 
 /** What startWebhook needs. */
 export interface WebhookOptions {
-  webhook: Pick<Config['webhook'], 'address' | 'port' | 'path' | 'maxBodyBytes' | 'maxEventBytes' | 'queueSize' | 'queueBytes'>;
+  webhook: Pick<Config['webhook'], 'address' | 'port' | 'path' | 'maxBodyBytes' | 'maxEventBytes' | 'maxEventDepth' | 'queueSize' | 'queueBytes'>;
   tls: { certPem: string; keyPem: string };
   /** Evaluates one batch (DetectionEngine.evaluate); a returned promise is awaited before the next. */
   evaluate(events: readonly SourceEvent[]): number | Promise<number>;
@@ -115,9 +117,9 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
 
   async function accept(req: FastifyRequest, reply: FastifyReply) {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const decoded = decodeAuditBody(body, w.maxEventBytes);
+    const decoded = decodeAuditBody(body, w);
     if (!decoded.ok) return answer(reply, decoded.code, decoded.message);
-    const { events: items, skipped } = decoded.batch;
+    const { events: items, skipped, truncated } = decoded.batch;
     if (!queue.fits(items.length, body.length)) {
       return answer(reply, 'queue_full', `the evaluation queue has no room for ${items.length} events (${queue.length} waiting); send the batch again`);
     }
@@ -128,8 +130,12 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
     if (tooLarge > 0) metrics.eventsDropped('k8s_audit', 'too_large', tooLarge);
     if (skipped.length > tooLarge) metrics.eventsDropped('k8s_audit', 'decode_error', skipped.length - tooLarge);
     if (skipped.length > 0) log(`webhook: skipped ${skipped.length} of ${events.length + skipped.length} items: ${skipped.map((s) => `#${s.index} ${s.reason}`).join('; ')}`);
+    if (truncated.length > 0) {
+      metrics.eventsTruncated('k8s_audit', 'too_deep', truncated.length);
+      log(`webhook: cut deep values of ${truncated.length} of ${events.length + skipped.length} items: ${truncated.map((t) => `#${t.index} ${t.reason}`).join('; ')}`);
+    }
     metrics.webhookRequest(200, 'accepted');
-    return reply.code(200).type('application/json').send(JSON.stringify({ accepted: events.length, skipped }));
+    return reply.code(200).type('application/json').send(JSON.stringify({ accepted: events.length, skipped, ...(truncated.length > 0 ? { truncated } : {}) }));
   }
 
   app.all(w.path, { onRequest: guard }, accept);

@@ -15,7 +15,17 @@ const B = {
   unsupported: { message: '400 Bad request - Unsupported sentry payload' },
 };
 
-type Ctx = { api: TestApi; w: World; key: string; id: number };
+export type IngestionCtx = { api: TestApi; w: World; key: string; id: number };
+type Ctx = IngestionCtx;
+
+/** A running API with the seeded world, an active integrated setting on its project and a client key. */
+export async function startIngestionApi(storage: Storage): Promise<IngestionCtx> {
+  const api = await startTestApi(storage);
+  const w = await seedWorld(api.db);
+  const id = w.project.id;
+  await upsertSetting(api.db, id, true, true);
+  return { api, w, id, key: (await createKey(api.db, id)).public_key };
+}
 
 /** A Sentry event with one exception thrown in `fn` of `mod`. */
 export function sentryEvent(id: string, type: string, value: string, fn = 'handler', mod = 'app'): Record<string, unknown> {
@@ -41,11 +51,7 @@ export function envelope(event: Record<string, unknown>, opts: { dsn?: string; w
 export function ingestionSuites(storage: Storage): void {
   const s = suite<Ctx>(`api sentry ingestion [${storage.name}]`);
   s.before(async (ctx) => {
-    ctx.api = await startTestApi(storage);
-    ctx.w = await seedWorld(ctx.api.db);
-    ctx.id = ctx.w.project.id;
-    await upsertSetting(ctx.api.db, ctx.id, true, true);
-    ctx.key = (await createKey(ctx.api.db, ctx.id)).public_key;
+    Object.assign(ctx, await startIngestionApi(storage));
   });
   s.after(async (ctx) => ctx.api?.close());
   const url = (id: number | string, kind = 'envelope', slash = '/') => `/errortracking/api/v1/projects/api/${id}/${kind}${slash}`;

@@ -33,7 +33,7 @@ const ev = (id: string, pad = 0) => ({ auditID: id, stageTimestamp: '2024-01-01T
 test('batch: items over the limit are skipped with their size, others kept in order', () => {
   const items = [ev('a'), ev('b', 200), ev('c'), 'text', ev('d', 150)];
   const body = Buffer.from(JSON.stringify({ kind: 'EventList', items }));
-  const r = decodeAuditBody(body, 150);
+  const r = decodeAuditBody(body, { maxEventBytes: 150, maxEventDepth: 300 });
   assert.ok(r.ok);
   if (!r.ok) return;
   assert.equal(r.batch.events.map((e) => e.auditID), ['a', 'c']);
@@ -48,13 +48,13 @@ test('batch: an "items" key written with escapes falls back to re-serialized siz
   const items = [ev('a'), ev('b', 200)];
   const body = Buffer.from(`{"kind":"EventList","\\u0069tems":${JSON.stringify(items)}}`);
   assert.equal(itemObjectSizes(body), []);
-  const r = decodeAuditBody(body, 150);
+  const r = decodeAuditBody(body, { maxEventBytes: 150, maxEventDepth: 300 });
   assert.ok(r.ok && r.batch.events.length === 1 && r.batch.skipped[0]?.index === 1);
 });
 
 test('batch: verdicts for whole bodies', () => {
   const verdict = (text: string, max = 1000) => {
-    const r = decodeAuditBody(Buffer.from(text), max);
+    const r = decodeAuditBody(Buffer.from(text), { maxEventBytes: max, maxEventDepth: 300 });
     return r.ok ? `ok ${r.batch.events.length}/${r.batch.skipped.length}` : `${r.code}: ${r.message}`;
   };
   assert.is(verdict('{"kind":"EventList","items":[]}'), 'ok 0/0');
@@ -65,6 +65,31 @@ test('batch: verdicts for whole bodies', () => {
   assert.is(verdict('[]'), 'not_audit_events: data not recognized as a k8s audit event: expected an audit.k8s.io EventList or Event object');
   assert.is(verdict('{"kind":"EventList","items":{}}'), "not_audit_events: EventList has no 'items' array: expected an audit.k8s.io EventList or Event object");
   assert.is(verdict('{"kind":"Event"}'), 'not_audit_events: data not recognized as a k8s audit event: expected an audit.k8s.io EventList or Event object');
+});
+
+/** JSON text of `{"a":{"a":...1...}}`, `depth` objects deep (JSON.stringify of it would overflow the stack). */
+const nested = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+
+test('batch: an event nested past maxEventDepth is kept with the deep values cut (missing), and reported', () => {
+  // The event is depth 1, requestObject depth 2: with a bound of 4 the objects at depth 5 and below go.
+  const deep = `{"auditID":"deep","verb":"get","requestObject":${nested(5000)},"list":[1,${nested(3)},[${nested(1)}]]}`;
+  const body = Buffer.from(`{"kind":"EventList","items":[${deep},${JSON.stringify(ev('good'))}]}`);
+  const r = decodeAuditBody(body, { maxEventBytes: 1 << 20, maxEventDepth: 4 });
+  assert.ok(r.ok);
+  if (!r.ok) return;
+  assert.equal(r.batch.events.map((e) => e.auditID), ['deep', 'good']);
+  assert.equal(r.batch.skipped, []);
+  assert.equal(r.batch.truncated, [{ index: 0, code: 'too_deep', reason: '2 value(s) nested deeper than maxEventDepth=4 cut' }]);
+  assert.equal(r.batch.events[0], { auditID: 'deep', verb: 'get', requestObject: { a: { a: {} } }, list: [1, { a: {} }, [{ a: 1 }]] });
+  assert.is(JSON.stringify(r.batch.events[0]), '{"auditID":"deep","verb":"get","requestObject":{"a":{"a":{}}},"list":[1,{"a":{}},[{"a":1}]]}');
+});
+
+test('batch: a single Event past the bound is cut too; within the bound nothing is reported', () => {
+  const deepEvent = (depth: number) => Buffer.from(`{"auditID":"x","requestObject":${nested(depth)}}`);
+  const within = decodeAuditBody(deepEvent(299), { maxEventBytes: 1 << 20, maxEventDepth: 300 });
+  assert.equal(within.ok && within.batch.truncated, []);
+  const past = decodeAuditBody(deepEvent(300), { maxEventBytes: 1 << 20, maxEventDepth: 300 });
+  assert.equal(past.ok && past.batch.truncated, [{ index: 0, code: 'too_deep', reason: '1 value(s) nested deeper than maxEventDepth=300 cut' }]);
 });
 
 test.run();
