@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { resolveOutputs } from '../forwarder/outputs/table.js';
+import { FALCO_JSON_DEFAULTS, type FalcoJsonConfig } from '../forwarder/outputs/falco-json.js';
 
 export type RuleMatching = 'first' | 'all';
 
@@ -30,7 +32,28 @@ export interface Config {
    * events are evaluated for at most drainTimeoutSeconds.
    */
   webhook: { enabled: boolean; address: string; port: number; path: string; sysPrefix: string; tlsCertFile: string; tlsKeyFile: string; tlsCaFile: string; queueSize: number; queueBytes: number; maxBodyBytes: number; maxEventBytes: number; maxEventDepth: number; drainTimeoutSeconds: number };
-  forwarder: { enabled: boolean; address: string; port: number; debugLogging: boolean; stdout: boolean; webhookUrl: string; webhookTimeoutMs: number; webhookRetries: number; queueSize: number };
+  /**
+   * Event forwarder (docs/forwarder.md). `outputs.<name>.<setting>` configures each output (the
+   * table in host/forwarder/outputs/table.ts, checked at load, falcosidekick's environment names
+   * accepted); webhookUrl is the webhook output's address; customfields/templatedfields apply to
+   * every output.
+   */
+  forwarder: {
+    enabled: boolean;
+    address: string;
+    port: number;
+    debugLogging: boolean;
+    stdout: boolean;
+    webhookUrl: string;
+    webhookTimeoutMs: number;
+    webhookRetries: number;
+    queueSize: number;
+    customfields: Record<string, string>;
+    templatedfields: Record<string, string>;
+    outputs: Record<string, unknown>;
+    /** Falco's JSON switches for the alert line (host/forwarder/outputs/falco-json.ts), Falco's key names. */
+    falco: FalcoJsonConfig;
+  };
   /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources) and the apiVersion group. */
   resources: { dir: string; apiGroup: string };
   /** controlPlaneManager: publish the API server's audit webhook configuration while the audit source runs ('' = <stateDir>/audit-webhook-config.yaml). */
@@ -52,7 +75,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stateDir: defaultStateDir(env),
     rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60 },
     webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024, maxEventDepth: 300, drainTimeoutSeconds: 20 },
-    forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000 },
+    forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
     resources: { dir: '', apiGroup: 'deckhouse.io' },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080', externalScheme: 'https', tlsCertFile: '', tlsKeyFile: '', bootstrapFile: '' },
@@ -78,7 +101,9 @@ function mergeInto(target: Record<string, unknown>, src: unknown, path: string, 
       continue;
     }
     const cur = target[k];
-    if (cur !== null && typeof cur === 'object' && !Array.isArray(cur)) {
+    if (cur !== null && typeof cur === 'object' && !Array.isArray(cur) && Object.keys(cur).length === 0) {
+      target[k] = v ?? cur; // a free-form mapping (its default is {}), checked by its consumer
+    } else if (cur !== null && typeof cur === 'object' && !Array.isArray(cur)) {
       mergeInto(cur as Record<string, unknown>, v, key, problems);
     } else if (cur === undefined || typeof v === typeof cur || (Array.isArray(cur) && Array.isArray(v))) {
       target[k] = v;
@@ -102,13 +127,17 @@ export function configFromYaml(text: string, env: NodeJS.ProcessEnv = process.en
   const target = config as unknown as Record<string, unknown>;
   if (!('hostname' in target)) target.hostname = undefined;
   mergeInto(target, doc, '', problems);
+  problems.push(...resolveOutputs(config.forwarder, env).problems);
   return { config, problems };
 }
 
 /** Loads `--config FILE` (or the defaults when no file is given). */
 export function loadConfig(file: string | undefined, stateDirOverride?: string): { config: Config; problems: ConfigProblem[] } {
   let result: { config: Config; problems: ConfigProblem[] };
-  if (file === undefined) result = { config: defaultConfig(), problems: [] };
+  if (file === undefined) {
+    const config = defaultConfig();
+    result = { config, problems: resolveOutputs(config.forwarder, process.env).problems };
+  }
   else {
     let text: string;
     try {

@@ -40,8 +40,8 @@ export interface Metrics {
   alert(a: AlertLabels): void;
   /** One request to POST / or POST /test. */
   input(accepted: boolean): void;
-  /** One finished delivery. */
-  output(destination: Destination, ok: boolean): void;
+  /** One finished delivery; `seconds` from queueing to the outcome, when known. */
+  output(destination: Destination, ok: boolean, seconds?: number): void;
   outputRetry(destination: Destination): void;
   outputDropped(destination: Destination): void;
   outputQueueLength(destination: Destination, length: number): void;
@@ -89,7 +89,11 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       });
     },
     input: (accepted) => m.inputs.inc({ source: 'requests', status: accepted ? 'accepted' : 'rejected' }),
-    output: (destination, ok) => m.outputs.inc({ destination, status: ok ? 'ok' : 'error' }),
+    output(destination, ok, seconds) {
+      const status = ok ? 'ok' : 'error';
+      m.outputs.inc({ destination, status });
+      if (seconds !== undefined) m.outputSeconds.observe({ destination, status }, seconds);
+    },
     outputRetry: (destination) => m.outputRetries.inc({ destination }),
     outputDropped: (destination) => m.outputDropped.inc({ destination }),
     outputQueueLength: (destination, length) => m.outputQueue.set({ destination }, length),

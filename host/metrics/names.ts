@@ -39,7 +39,7 @@ export const EVALUATOR_TIERS = ['wasm', 'interpreter'] as const;
 export type EvaluatorTier = (typeof EVALUATOR_TIERS)[number];
 
 /** The forwarder's outputs, as `destination` label values. */
-export const DESTINATIONS = ['stdout', 'webhook'] as const;
+export const DESTINATIONS = ['stdout', 'webhook', 'file', 'program', 'slack', 'teams', 'mattermost', 'discord', 'googlechat', 'alertmanager', 'loki', 'nats', 'mqtt', 'redis', 'syslog', 'smtp'] as const;
 export type Destination = (typeof DESTINATIONS)[number];
 
 interface Def<L extends string> {
@@ -91,6 +91,13 @@ export const METRICS = {
     name: 'enginesecurity_enginesidekick_output_queue_length',
     help: 'Alerts waiting in an output queue.',
     labelNames: ['destination'],
+  }),
+  outputSeconds: def({
+    type: 'histogram',
+    name: 'enginesecurity_enginesidekick_output_delivery_seconds',
+    help: 'Time from queueing an alert on an output to its final outcome (delivered, or failed after every retry), by destination and status.',
+    labelNames: ['destination', 'status'],
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30],
   }),
   labelOverflow: def({
     type: 'counter',

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { startTestForwarder, metricLines } from './helpers.js';
 import type { Alert } from '../../host/output/alert.js';
+import { OUTPUT_DROP_RULE } from '../../host/forwarder/index.js';
 
 type Behaviour = (n: number, req: IncomingMessage, res: ServerResponse) => void;
 
@@ -130,8 +131,13 @@ test('a stuck receiver never blocks detections: stdout gets every alert, the web
     await t.fwd.close();
     await rx.close();
   }
+  // The drops were reported on stdout by the rate-limited internal alert (one now, the rest at close), not sent to the dropping webhook.
+  const dropAlerts = t.lines().map((l) => JSON.parse(l)).filter((a) => a.rule === OUTPUT_DROP_RULE);
+  assert.ok(dropAlerts.length >= 1 && dropAlerts.length <= 2, `${dropAlerts.length} drop alerts`);
+  assert.is(dropAlerts.reduce((n, a) => n + a.output_fields.n_drops, 0), 89);
+  for (const a of dropAlerts) assert.equal([a.source, a.priority, a.output_fields.outputs], ['internal', 'Warning', ['webhook']]);
   assert.equal(await metric(t, 'enginesecurity_enginesidekick_outputs_total'), [
-    'enginesecurity_enginesidekick_outputs_total{destination="stdout",status="ok"} 100',
+    `enginesecurity_enginesidekick_outputs_total{destination="stdout",status="ok"} ${100 + dropAlerts.length}`,
     'enginesecurity_enginesidekick_outputs_total{destination="webhook",status="ok"} 11',
   ]);
 });
@@ -163,8 +169,8 @@ test('timeouts and refused connections are failed attempts with a reason', async
 
 test('a webhook URL that is not http(s) is refused at start with the reason', async () => {
   for (const [url, reason] of [
-    ['not a url', 'forwarder.webhookUrl "not a url" is not a URL'],
-    ['ftp://example.org/x', 'forwarder.webhookUrl must be http:// or https://, not ftp:'],
+    ['not a url', 'config forwarder.webhookUrl: "not a url" is not a URL'],
+    ['ftp://example.org/x', 'config forwarder.webhookUrl: must be http:// or https://, not ftp:'],
   ]) {
     try {
       await startTestForwarder({ webhookUrl: url as string });

@@ -1,23 +1,24 @@
 // The delivery loop every output shares: a bounded FIFO (a full queue refuses and counts the
-// alert, never blocking the producer), one worker that delivers in order, retries a failed
-// attempt with exponential backoff and jitter, and counts each final outcome. Logs only when
+// alert, never blocking the producer), one worker that delivers in order (in batches when the
+// sender takes them), retries a failed attempt with exponential backoff and jitter, and counts
+// each final outcome and its latency from queueing. Logs only when
 // an output starts failing and when it recovers, so a dead receiver cannot flood stderr.
 import type { Metrics, Destination } from '../../metrics/index.js';
-import type { AttemptResult, Delivery, Output } from './types.js';
+import type { AttemptResult, Delivery, Output, Sender } from './types.js';
 
-/** How an output delivers one alert and how hard it tries. */
+/** How an output delivers alerts and how hard it tries. */
 export interface QueuedOutputSpec {
   destination: Destination;
-  /** Queue bound (alerts waiting, not counting the one in flight). */
+  /** Queue bound (alerts waiting, not counting the ones in flight). */
   capacity: number;
   /** Attempts after the first failed one. */
   retries: number;
   /** Delay before retry number `attempt` (0-based); default 100 ms doubling, capped at 5 s, ±20 % jitter. */
   backoffMs?: (attempt: number) => number;
-  /** One attempt; `signal` aborts it when the output is closed. */
-  deliver(d: Delivery, signal: AbortSignal): AttemptResult | Promise<AttemptResult>;
-  /** Releases resources after the queue has drained. */
-  dispose?(): Promise<void>;
+  /** The transport: one attempt per call, with up to `sender.maxBatch` alerts. */
+  sender: Sender;
+  /** Called with the number of alerts refused because the queue was full (the forwarder's drop alert). */
+  onDrop?: (destination: Destination) => void;
   metrics: Metrics;
   log: (message: string) => void;
 }
@@ -65,35 +66,54 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** An output that runs `spec.deliver` behind a bounded queue. */
+interface Queued {
+  d: Delivery;
+  /** performance.now() when queued. */
+  at: number;
+}
+
+/** An output that runs `spec.sender` behind a bounded queue. */
 export function createQueuedOutput(spec: QueuedOutputSpec): Output {
-  const queue = new Ring<Delivery>(Math.max(1, spec.capacity));
+  const queue = new Ring<Queued>(Math.max(1, spec.capacity));
+  const maxBatch = Math.max(1, spec.sender.maxBatch ?? 1);
   const stop = new AbortController();
   const backoff = spec.backoffMs ?? defaultBackoffMs;
   const { destination, metrics } = spec;
   let running: Promise<void> | undefined;
   let closed = false;
-  let failing = false;
+  let failing: string | undefined;
 
-  async function deliverWithRetries(d: Delivery): Promise<void> {
-    let reason: AttemptResult;
-    for (let attempt = 0; ; attempt++) {
-      reason = await spec.deliver(d, stop.signal);
-      if (reason === undefined || attempt >= spec.retries || stop.signal.aborted) break;
-      metrics.outputRetry(destination);
-      await sleep(backoff(attempt), stop.signal);
+  async function attempt(batch: Delivery[]): Promise<AttemptResult> {
+    try {
+      return await spec.sender.send(batch, stop.signal);
+    } catch (err) {
+      return (err as Error).message; // a sender that throws is a bug, but must not stop the worker
     }
-    metrics.output(destination, reason === undefined);
-    if (reason !== undefined && !failing) spec.log(`forwarder: ${destination} output failing: ${reason} (alerts are counted in enginesecurity_enginesidekick_outputs_total)`);
-    if (reason === undefined && failing) spec.log(`forwarder: ${destination} output recovered`);
-    failing = reason !== undefined;
+  }
+
+  async function deliverWithRetries(items: Queued[]): Promise<void> {
+    const batch = items.map((q) => q.d);
+    let reason: AttemptResult;
+    for (let n = 0; ; n++) {
+      reason = await attempt(batch);
+      if (reason === undefined || n >= spec.retries || stop.signal.aborted) break;
+      metrics.outputRetry(destination);
+      await sleep(backoff(n), stop.signal);
+    }
+    const now = performance.now();
+    for (const q of items) metrics.output(destination, reason === undefined, (now - q.at) / 1000);
+    if (reason !== undefined && failing === undefined) spec.log(`forwarder: ${destination} output failing: ${reason} (alerts are counted in enginesecurity_enginesidekick_outputs_total)`);
+    if (reason === undefined && failing !== undefined) spec.log(`forwarder: ${destination} output recovered`);
+    failing = reason;
   }
 
   async function work(): Promise<void> {
-    for (let d = queue.shift(); d !== undefined; d = queue.shift()) {
+    while (queue.length > 0) {
+      const items: Queued[] = [];
+      for (let q = queue.shift(); q !== undefined; q = items.length < maxBatch ? queue.shift() : undefined) items.push(q);
       metrics.outputQueueLength(destination, queue.length);
-      if (stop.signal.aborted) metrics.outputDropped(destination); // closing, past the drain deadline
-      else await deliverWithRetries(d);
+      if (stop.signal.aborted) for (const _ of items) metrics.outputDropped(destination); // closing, past the drain deadline
+      else await deliverWithRetries(items);
     }
     running = undefined;
   }
@@ -101,8 +121,9 @@ export function createQueuedOutput(spec: QueuedOutputSpec): Output {
   return {
     destination,
     push(d) {
-      if (closed || !queue.push(d)) {
+      if (closed || !queue.push({ d, at: performance.now() })) {
         metrics.outputDropped(destination);
+        if (!closed) spec.onDrop?.(destination);
         return false;
       }
       metrics.outputQueueLength(destination, queue.length);
@@ -110,13 +131,14 @@ export function createQueuedOutput(spec: QueuedOutputSpec): Output {
       running ??= new Promise<void>((resolve) => setImmediate(resolve)).then(work);
       return true;
     },
+    health: () => failing,
     async close(drainMs) {
       closed = true;
       const timer = setTimeout(() => stop.abort(), drainMs);
       await running;
       clearTimeout(timer);
       stop.abort();
-      await spec.dispose?.();
+      await spec.sender.close?.();
     },
   };
 }

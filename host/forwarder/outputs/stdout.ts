@@ -3,7 +3,7 @@
 // backed up refuses the line; that is counted as a failed delivery, not retried.
 import type { Writable } from 'node:stream';
 import { createAlertLineWriter } from '../../output/stdout.js';
-import type { Metrics } from '../../metrics/index.js';
+import type { Destination, Metrics } from '../../metrics/index.js';
 import { createQueuedOutput } from './queue.js';
 import type { Output } from './types.js';
 
@@ -13,6 +13,7 @@ export interface StdoutOutputOptions {
   capacity: number;
   metrics: Metrics;
   log: (message: string) => void;
+  onDrop?: (destination: Destination) => void;
 }
 
 /** An output writing alert JSON lines to `stream` (process.stdout by default). */
@@ -22,7 +23,10 @@ export function createStdoutOutput(opts: StdoutOutputOptions): Output {
     destination: 'stdout',
     capacity: opts.capacity,
     retries: 0,
-    deliver: (d) => (writer.write(d.alert, d.json) ? undefined : 'stdout is backed up (its reader is not reading)'),
+    sender: {
+      send: (batch) => (batch.every((d) => writer.write(d.alert, d.json)) ? undefined : 'stdout is backed up (its reader is not reading)'),
+    },
+    onDrop: opts.onDrop,
     metrics: opts.metrics,
     log: opts.log,
   });
