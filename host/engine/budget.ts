@@ -1,9 +1,10 @@
 // Expansion budget: how large and how deep an expanded condition is, and where it first passes a
 // limit. expand.ts embeds a resolved macro body by reference, so an expanded condition is a DAG
-// in memory, but every later stage (checker, event-type analysis, printer, interpreter, codegen)
-// walks it as a tree: a macro used twice by each of 24 macros is 2^24 subtrees to them. The
-// meter counts the tree those stages walk while visiting each shared body once, so measuring
-// costs the DAG's size. Consumes expanded Exprs; produces sizes and the first excess.
+// in memory; the checker and the event-type analysis visit each shared body once, but the
+// printer, the interpreter and codegen walk it as a tree: a macro used twice by each of 24
+// macros is 2^24 subtrees to them. The meter counts the tree those stages walk while visiting
+// each shared body once, so measuring costs the DAG's size. Consumes expanded Exprs; produces
+// sizes and the first excess.
 import type { Expr } from './ast.js';
 
 /** Bounds of an expanded condition (docs/resources.md "Bounds"). */
@@ -15,7 +16,7 @@ export interface ExpandLimits {
 }
 
 /** Safe defaults: the largest upstream rule ("Write below etc") is 880 nodes, all upstream sets together 6,843. */
-export const DEFAULT_EXPAND_LIMITS: ExpandLimits = { maxNodes: 50_000, maxTotalNodes: 500_000 };
+export const DEFAULT_EXPAND_LIMITS: ExpandLimits = { maxNodes: 50_000, maxTotalNodes: 200_000 };
 
 /**
  * The deepest an expanded tree may nest (and/or/not/macro levels plus the leaf). The later stages
