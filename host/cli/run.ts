@@ -96,6 +96,18 @@ export const runCommand: Command = {
       log(`run: config rules.compilerIdleSeconds: expected a number of seconds, 0 or more (0 keeps the compile worker running), not ${config.rules.compilerIdleSeconds}`);
       return 1;
     }
+    const bounds: Array<[string, number]> = [
+      ['rules.maxExpandedNodes', config.rules.maxExpandedNodes],
+      ['rules.maxExpandedNodesTotal', config.rules.maxExpandedNodesTotal],
+      ['resources.maxFiles', config.resources.maxFiles],
+      ['resources.maxFileBytes', config.resources.maxFileBytes],
+    ];
+    for (const [key, value] of bounds) {
+      if (!Number.isSafeInteger(value) || value < 1) {
+        log(`run: config ${key}: expected a whole number, 1 or more, not ${value}`);
+        return 1;
+      }
+    }
     const files = configuredRulesFiles(config);
     if (!files) return 1;
     const hostname = config.hostname ?? process.env.RAE_HOSTNAME ?? process.env.FALCO_HOSTNAME ?? osHostname();
@@ -115,7 +127,8 @@ export const runCommand: Command = {
       const forwarder = await startForwarder({ config, metrics, log, hostname });
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
       if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
-      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, compilerIdleMs: config.rules.compilerIdleSeconds * 1000, moduleCacheDir: join(config.stateDir, 'module-cache'), hostname, metrics, onAlert: (a) => forwarder.submit(a) });
+      const expandLimits = { maxNodes: config.rules.maxExpandedNodes, maxTotalNodes: config.rules.maxExpandedNodesTotal };
+      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, compilerIdleMs: config.rules.compilerIdleSeconds * 1000, moduleCacheDir: join(config.stateDir, 'module-cache'), hostname, metrics, expandLimits, onAlert: (a) => forwarder.submit(a) });
       // The configured rules start compiling in the worker now, while the API opens its database
       // (the module's load then finds the module built or building; measured on a first start: ...).
       void engine.precompile([...builtinRulesFiles(config.rules.builtIn).files, ...files]);

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_EXPAND_LIMITS } from '../engine/budget.js';
 
 export type RuleMatching = 'first' | 'all';
 
@@ -23,12 +24,16 @@ export interface Config {
     minPriority: string;
     /** Seconds without a rules change after which the compile worker (about 200 MB) stops; 0 keeps it running. */
     compilerIdleSeconds: number;
+    /** Most nodes one condition may have once its macros are expanded (docs/resources.md "Bounds"). */
+    maxExpandedNodes: number;
+    /** Most nodes the expanded conditions of all loaded rules may have together. */
+    maxExpandedNodesTotal: number;
   };
   /** Audit webhook (docs/webhook.md): TLS files when set, else generated into <stateDir>/webhook-tls; queue bounded in events and bytes. */
   webhook: { enabled: boolean; address: string; port: number; path: string; sysPrefix: string; tlsCertFile: string; tlsKeyFile: string; tlsCaFile: string; queueSize: number; queueBytes: number; maxBodyBytes: number; maxEventBytes: number };
   forwarder: { enabled: boolean; address: string; port: number; debugLogging: boolean; stdout: boolean; webhookUrl: string; webhookTimeoutMs: number; webhookRetries: number; queueSize: number };
-  /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources) and the apiVersion group. */
-  resources: { dir: string; apiGroup: string };
+  /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources), the apiVersion group, and how many manifest files of what size are read. */
+  resources: { dir: string; apiGroup: string; maxFiles: number; maxFileBytes: number };
   /** controlPlaneManager: publish the API server's audit webhook configuration while the audit source runs ('' = <stateDir>/audit-webhook-config.yaml). */
   module: { controlPlaneManager: boolean; auditWebhookConfigFile: string };
   /** REST API (docs/api.md): DSNs use externalScheme://...@externalHost; TLS when both tls files are set; bootstrapFile is YAML applied at start. */
@@ -46,10 +51,10 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
 export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     stateDir: defaultStateDir(env),
-    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60 },
+    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes },
     webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024 },
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000 },
-    resources: { dir: '', apiGroup: 'deckhouse.io' },
+    resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080', externalScheme: 'https', tlsCertFile: '', tlsKeyFile: '', bootstrapFile: '' },
   };
