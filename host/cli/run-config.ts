@@ -17,6 +17,15 @@ export function checkRunConfig(config: Config): { ok: true; minPriority: Priorit
   };
   seconds('rules.compilerIdleSeconds', config.rules.compilerIdleSeconds, '0 keeps the compile worker running');
   seconds('webhook.drainTimeoutSeconds', config.webhook.drainTimeoutSeconds, '0 stops without waiting for accepted events');
+  const bounds: Array<[string, number]> = [
+    ['rules.maxExpandedNodes', config.rules.maxExpandedNodes],
+    ['rules.maxExpandedNodesTotal', config.rules.maxExpandedNodesTotal],
+    ['resources.maxFiles', config.resources.maxFiles],
+    ['resources.maxFileBytes', config.resources.maxFileBytes],
+  ];
+  for (const [key, value] of bounds) {
+    if (!Number.isSafeInteger(value) || value < 1) problems.push(`config ${key}: expected a whole number, 1 or more, not ${value}`);
+  }
   return problems.length > 0 || !minPriority ? { ok: false, problems } : { ok: true, minPriority };
 }
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { resolveOutputs } from '../forwarder/outputs/table.js';
 import { FALCO_JSON_DEFAULTS, type FalcoJsonConfig } from '../forwarder/outputs/falco-json.js';
+import { DEFAULT_EXPAND_LIMITS } from '../engine/budget.js';
 
 export type RuleMatching = 'first' | 'all';
 
@@ -25,6 +26,10 @@ export interface Config {
     minPriority: string;
     /** Seconds without a rules change after which the compile worker (about 200 MB) stops; 0 keeps it running. */
     compilerIdleSeconds: number;
+    /** Most nodes one condition may have once its macros are expanded (docs/resources.md "Bounds"). */
+    maxExpandedNodes: number;
+    /** Most nodes the expanded conditions of all loaded rules may have together. */
+    maxExpandedNodesTotal: number;
   };
   /**
    * Audit webhook (docs/webhook.md): TLS files when set, else generated into <stateDir>/webhook-tls;
@@ -54,8 +59,8 @@ export interface Config {
     /** Falco's JSON switches for the alert line (host/forwarder/outputs/falco-json.ts), Falco's key names. */
     falco: FalcoJsonConfig;
   };
-  /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources) and the apiVersion group. */
-  resources: { dir: string; apiGroup: string };
+  /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources), the apiVersion group, and how many manifest files of what size are read. */
+  resources: { dir: string; apiGroup: string; maxFiles: number; maxFileBytes: number };
   /** controlPlaneManager: publish the API server's audit webhook configuration while the audit source runs ('' = <stateDir>/audit-webhook-config.yaml). */
   module: { controlPlaneManager: boolean; auditWebhookConfigFile: string };
   /** REST API (docs/api.md): DSNs use externalScheme://...@externalHost; TLS when both tls files are set; bootstrapFile is YAML applied at start. */
@@ -73,10 +78,10 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
 export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     stateDir: defaultStateDir(env),
-    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60 },
+    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes },
     webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024, maxEventDepth: 300, drainTimeoutSeconds: 20 },
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
-    resources: { dir: '', apiGroup: 'deckhouse.io' },
+    resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080', externalScheme: 'https', tlsCertFile: '', tlsKeyFile: '', bootstrapFile: '' },
   };

@@ -83,6 +83,8 @@ export function checkCondition(expr: Expr, ctx: CheckContext, diags: Diagnostics
 
 class Checker {
   private macroPath: string[] = [];
+  /** Checked macro bodies: a body is shared by all its references (expand.ts), so it is checked once. */
+  private readonly bodies = new Map<Expr, CheckedExpr>();
 
   constructor(
     private readonly ctx: CheckContext,
@@ -106,9 +108,13 @@ class Checker {
       case 'not':
         return { kind: 'not', child: this.expr(e.child), span: e.span };
       case 'macro': {
+        const known = this.bodies.get(e.body);
+        if (known) return known;
         this.macroPath.push(e.name);
         try {
-          return this.expr(e.body);
+          const checked = this.expr(e.body);
+          this.bodies.set(e.body, checked);
+          return checked;
         } catch (err) {
           if (err instanceof CheckError) err.locations ??= this.where(err.offset);
           throw err;

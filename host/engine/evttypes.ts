@@ -16,6 +16,7 @@ class AnalysisError {
 }
 
 const ALL: ReadonlySet<string> = EVENT_NAMES;
+const NONE: ReadonlySet<string> = new Set();
 
 function complement(s: ReadonlySet<string>): Set<string> {
   const out = new Set<string>();
@@ -23,15 +24,16 @@ function complement(s: ReadonlySet<string>): Set<string> {
   return out;
 }
 
-function intersect(sets: Array<ReadonlySet<string>>): Set<string> {
-  const [first, ...rest] = sets;
+function intersect(sets: Array<ReadonlySet<string>>): ReadonlySet<string> {
+  const [first, ...rest] = sets.filter((s) => s !== ALL);
+  if (!first) return ALL;
   const out = new Set<string>();
-  if (!first) return new Set(ALL);
   for (const n of first) if (rest.every((s) => s.has(n))) out.add(n);
   return out;
 }
 
-function union(sets: Array<ReadonlySet<string>>): Set<string> {
+function union(sets: Array<ReadonlySet<string>>): ReadonlySet<string> {
+  if (sets.includes(ALL)) return ALL;
   const out = new Set<string>();
   for (const s of sets) for (const n of s) out.add(n);
   return out;
@@ -69,41 +71,54 @@ function evtNumLeaf(op: string, values: string[]): 'none' | 'all' | 'neutral' {
   }
 }
 
-function analyse(e: Expr, negated: boolean): Set<string> {
-  switch (e.kind) {
-    case 'and':
-    case 'or': {
-      const sets = e.children.map((c) => analyse(c, negated));
-      return (e.kind === 'and') !== negated ? intersect(sets) : union(sets);
-    }
-    case 'not':
-      return analyse(e.child, !negated);
-    case 'macro':
-      return analyse(e.body, negated);
-    case 'identifier':
-      return new Set(ALL);
-    case 'unary': {
-      if (e.left.kind === 'field' && isTypeField(e.left.name, e.left.arg)) return negated ? new Set() : new Set(ALL);
-      return new Set(ALL);
-    }
-    case 'binary': {
-      if (e.left.kind === 'transformer' && containsTypeField(e.left)) {
-        throw new AnalysisError('evt.type with a transformer cannot be used for event-type indexing', e.span.start);
+/**
+ * The analysis of one condition. A macro body is shared by all its references (expand.ts), so
+ * its result is remembered per body and polarity: the cost is the size of the DAG, not of the
+ * expanded tree. Leaves that say nothing answer the shared ALL, never a copy of it.
+ */
+class Analysis {
+  private readonly memo = [new Map<Expr, ReadonlySet<string>>(), new Map<Expr, ReadonlySet<string>>()];
+
+  run(e: Expr, negated: boolean): ReadonlySet<string> {
+    switch (e.kind) {
+      case 'and':
+      case 'or': {
+        const sets = e.children.map((c) => this.run(c, negated));
+        return (e.kind === 'and') !== negated ? intersect(sets) : union(sets);
       }
-      if (e.left.kind !== 'field') return new Set(ALL);
-      if (isTypeField(e.left.name, e.left.arg)) {
-        if (!['=', '==', '!=', 'in'].includes(e.op)) return new Set(ALL);
-        const names = new Set(literalValues(e.right, e.span.start));
-        const set = e.op === '!=' ? complement(names) : intersect([names, ALL]);
-        return negated ? complement(set) : set;
+      case 'not':
+        return this.run(e.child, !negated);
+      case 'macro': {
+        const memo = this.memo[negated ? 1 : 0]!;
+        let set = memo.get(e.body);
+        if (!set) memo.set(e.body, (set = this.run(e.body, negated)));
+        return set;
       }
-      if (e.left.name === 'evt.num' && e.left.arg === undefined && (e.right.kind === 'value' || e.right.kind === 'list')) {
-        const verdict = evtNumLeaf(e.op, literalValues(e.right, e.span.start));
-        if (verdict === 'neutral') return new Set(ALL);
-        const none = verdict === 'none';
-        return none !== negated ? new Set() : new Set(ALL);
+      case 'identifier':
+        return ALL;
+      case 'unary': {
+        if (e.left.kind === 'field' && isTypeField(e.left.name, e.left.arg)) return negated ? NONE : ALL;
+        return ALL;
       }
-      return new Set(ALL);
+      case 'binary': {
+        if (e.left.kind === 'transformer' && containsTypeField(e.left)) {
+          throw new AnalysisError('evt.type with a transformer cannot be used for event-type indexing', e.span.start);
+        }
+        if (e.left.kind !== 'field') return ALL;
+        if (isTypeField(e.left.name, e.left.arg)) {
+          if (!['=', '==', '!=', 'in'].includes(e.op)) return ALL;
+          const names = new Set(literalValues(e.right, e.span.start));
+          const set = e.op === '!=' ? complement(names) : intersect([names, ALL]);
+          return negated ? complement(set) : set;
+        }
+        if (e.left.name === 'evt.num' && e.left.arg === undefined && (e.right.kind === 'value' || e.right.kind === 'list')) {
+          const verdict = evtNumLeaf(e.op, literalValues(e.right, e.span.start));
+          if (verdict === 'neutral') return ALL;
+          const none = verdict === 'none';
+          return none !== negated ? NONE : ALL;
+        }
+        return ALL;
+      }
     }
   }
 }
@@ -119,7 +134,7 @@ function containsTypeField(t: { args: Array<{ kind: string; name?: string; args?
 /** The event types a syscall rule can match. */
 export function ruleEvttypes(expr: Expr): EvttypeResult {
   try {
-    return { ok: true, names: analyse(expr, false) };
+    return { ok: true, names: new Set(new Analysis().run(expr, false)) };
   } catch (e) {
     if (!(e instanceof AnalysisError)) throw e;
     return { ok: false, message: e.message, offset: e.offset };

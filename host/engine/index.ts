@@ -6,6 +6,7 @@ import type { Expr } from './ast.js';
 import { checkCondition } from './checker.js';
 import { collect, type RuleDef } from './collector.js';
 import { Diagnostics, diagnosticFile, type Diagnostic, type Location } from './diagnostics.js';
+import { DEFAULT_EXPAND_LIMITS, type ExpandLimits } from './budget.js';
 import { conditionLocation, expand, type ConditionSource, type Expanded } from './expand.js';
 import { ruleEvttypes } from './evttypes.js';
 import type { Source } from './fields.js';
@@ -17,6 +18,7 @@ import { readRulesFile, type RulesItem } from './reader.js';
 import { SourceText, type RulesFile } from './source-text.js';
 
 export type { RulesFile } from './source-text.js';
+export type { ExpandLimits } from './budget.js';
 
 /** A rule ready for evaluation. */
 export interface LoadedRule {
@@ -66,6 +68,8 @@ export interface LoadResult {
 export interface LoadOptions {
   /** Append Falco's suggested output fields to syscall rule outputs (Falco default: true). */
   suggestedOutput?: boolean;
+  /** Bounds of the expanded conditions (default DEFAULT_EXPAND_LIMITS; `rae run`: rules.maxExpandedNodes*). */
+  limits?: Partial<ExpandLimits>;
 }
 
 /** Loads rules files, in order, into one ruleset. Never throws on bad input. */
@@ -79,7 +83,11 @@ export function loadRules(files: readonly RulesFile[], options: LoadOptions = {}
     items.push(...readRulesFile(src, diags));
   }
   const collected = collect(items, diags);
-  const expanded = expand(collected, diags);
+  const limits: ExpandLimits = {
+    maxNodes: options.limits?.maxNodes ?? DEFAULT_EXPAND_LIMITS.maxNodes,
+    maxTotalNodes: options.limits?.maxTotalNodes ?? DEFAULT_EXPAND_LIMITS.maxTotalNodes,
+  };
+  const expanded = expand(collected, diags, limits);
   const rules: LoadedRule[] = [];
   for (const r of expanded.rules) {
     const loaded = compileRule(r.def, r.source, r.expr, expanded, diags, options);

@@ -45,6 +45,9 @@ export interface ResourcesOptions extends ControllerOptions {
   dir: string;
   debounceMs?: number;
   rescanMs?: number;
+  /** Bounds of what is read (watch.ts defaults: 256 files of 1 MiB). */
+  maxFiles?: number;
+  maxFileBytes?: number;
 }
 
 /** Running resources. */
@@ -63,6 +66,8 @@ export async function startResources(opts: ResourcesOptions): Promise<Resources>
     dir: opts.dir,
     debounceMs: opts.debounceMs,
     rescanMs: opts.rescanMs,
+    maxFiles: opts.maxFiles,
+    maxFileBytes: opts.maxFileBytes,
     log: opts.reporter.log,
     onChange: async (files) => {
       await controller.apply(files);
@@ -127,6 +132,8 @@ export async function startModule(opts: ModuleOptions): Promise<RunningModule> {
   const resources = await startResources({
     dir,
     apiGroup,
+    maxFiles: config.resources.maxFiles,
+    maxFileBytes: config.resources.maxFileBytes,
     engine: opts.engine,
     baseFiles: (sel) => [...builtinRulesFiles(sel).files, ...base.extraFiles],
     get defaultBuiltIn() {

@@ -32,7 +32,7 @@
 // resources controller does: `rae run` starts serving on WASM); without one, evaluateKernel
 // throws and the source counts the batch as dropped.
 import type { Gauge } from 'prom-client';
-import { loadRules, type LoadedRule, type LoadResult, type RulesFile } from '../engine/index.js';
+import { loadRules, type ExpandLimits, type LoadedRule, type LoadResult, type RulesFile } from '../engine/index.js';
 import { RuleMatcher, type RuleMatching } from '../engine/matcher.js';
 import { prioritySeverity, type Priority } from '../engine/priority.js';
 import type { Alert } from '../output/alert.js';
@@ -66,6 +66,8 @@ export interface DetectionEngineOptions {
   compilerIdleMs?: number;
   /** Keep built modules here and load unchanged rulesets from here (module-cache.ts; `rae run`: <stateDir>/module-cache). */
   moduleCacheDir?: string;
+  /** Bounds of the expanded rule conditions (default: the engine's DEFAULT_EXPAND_LIMITS). */
+  expandLimits?: Partial<ExpandLimits>;
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;
   /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures and the tier gauge (from the registry). */
@@ -206,7 +208,7 @@ export class DetectionEngine {
 
   private async loadNow(files: readonly RulesFile[], opts: LoadOptions): Promise<LoadOutcome> {
     const t0 = performance.now();
-    const result = loadRules(files);
+    const result = loadRules(files, { limits: this.options.expandLimits });
     if (!result.ok) return { swapped: false, result };
     if (this.options.engine === 'interpreter' || opts.interpreterFirst) {
       this.installInterpreter(result);
@@ -488,7 +490,7 @@ export class DetectionEngine {
    * rules or a failed compile resolve quietly: the load that follows reports them.
    */
   async precompile(files: readonly RulesFile[]): Promise<void> {
-    const result = loadRules(files);
+    const result = loadRules(files, { limits: this.options.expandLimits });
     if (result.ok && this.options.engine !== 'interpreter') await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority)).catch(() => undefined);
   }
 

@@ -117,6 +117,8 @@ test('cli: rae run refuses bad configuration values with the key and exit 1', ()
     ['rules:\n  compilerIdleSeconds: -5\n', /run: config rules\.compilerIdleSeconds: expected a number of seconds, 0 or more .* not -5/],
     ['rules:\n  compilerIdleSeconds: soon\n', /run: config rules\.compilerIdleSeconds: expected a number/],
     ['rules:\n  minPriority: severe\n', /run: config rules\.minPriority: unknown priority 'severe'/],
+    ['rules:\n  maxExpandedNodes: 0\n', /run: config rules\.maxExpandedNodes: expected a whole number, 1 or more, not 0/],
+    ['resources:\n  maxFileBytes: 1.5\n', /run: config resources\.maxFileBytes: expected a whole number, 1 or more, not 1\.5/],
     ['rulez: {}\n', /run: config rulez: unknown key/],
     ['webhook:\n  drainTimeoutSeconds: -1\n', /run: config webhook\.drainTimeoutSeconds: expected a number of seconds, 0 or more .* not -1/],
     ['forwarder:\n  outputs:\n    slack: { webhookurl: "ftp://x/" }\n', /run: config forwarder\.outputs\.slack\.webhookurl: must be http:\/\/ or https:\/\/, not ftp:/],

@@ -1,7 +1,9 @@
 // The directory watch on a real directory: the first snapshot before start resolves, changes
 // delivered as whole snapshots (sorted, only manifest files), bounds on file count and size,
-// and a directory replaced under the same path picked up by the periodic rescan.
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// a directory replaced under the same path picked up by the periodic rescan, and what is read:
+// links out of the directory and non-regular files refused, a ConfigMap's ..data links followed.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { test } from 'uvu';
@@ -120,6 +122,63 @@ test('watch: a missing directory is an empty snapshot, and its files count once 
   mkdirSync(dir);
   writeFileSync(join(dir, 'x.yaml'), 'x: 1\n');
   await next((s) => names(s).join() === 'x.yaml');
+  w.close();
+});
+
+/** A stand-in for a copy of /etc/shadow: 0600, outside the watched directory. */
+const SHADOW = 'root:$6$secretsalt$Xk9vQ2hP0aL7mN3bR5tY8uW1zC4dE6fG:19700:0:99999:7:::\n';
+
+test('watch: a link to a file outside the directory is refused unread, naming only the link', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'rae-watch-'));
+  const dir = join(root, 'resources');
+  mkdirSync(dir);
+  const secret = join(root, 'shadow');
+  writeFileSync(secret, SHADOW);
+  chmodSync(secret, 0o600);
+  symlinkSync(secret, join(dir, 'x.yaml'));
+  symlinkSync('../shadow', join(dir, 'rel.yaml'));
+  symlinkSync(join(root, 'nothing'), join(dir, 'dangling.yaml'));
+  writeFileSync(join(dir, 'ok.yaml'), 'ok: 1\n');
+  const { w, snapshots } = await watched(dir);
+  const refusal = 'not read: it is a link to a file outside the resources directory (links may only point inside it)';
+  assert.equal(snapshots[0], [
+    { path: join(dir, 'dangling.yaml'), error: 'not read: it is a link to nothing' },
+    { path: join(dir, 'ok.yaml'), text: 'ok: 1\n' },
+    { path: join(dir, 'rel.yaml'), error: refusal },
+    { path: join(dir, 'x.yaml'), error: refusal },
+  ]);
+  w.close();
+});
+
+test('watch: non-regular files are refused without being opened (a FIFO would block a read)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rae-watch-'));
+  execFileSync('mkfifo', [join(dir, 'pipe.yaml')]);
+  mkdirSync(join(dir, 'dir.yaml'));
+  const { w, snapshots } = await watched(dir);
+  assert.equal(snapshots[0], [
+    { path: join(dir, 'dir.yaml'), error: 'not read: not a regular file' },
+    { path: join(dir, 'pipe.yaml'), error: 'not read: not a regular file' },
+  ]);
+  w.close();
+});
+
+test('watch: a ConfigMap volume (links into ..data, swapped atomically) is read and its swap picked up', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rae-watch-'));
+  // The kubelet's layout (atomic_writer.go): ..<timestamp>/ holds the files, ..data links to it,
+  // and each key is a top-level link through ..data.
+  const version = (stamp: string, text: string) => {
+    mkdirSync(join(dir, stamp));
+    writeFileSync(join(dir, stamp, 'rules.yaml'), text);
+    symlinkSync(stamp, join(dir, '..data_tmp'));
+    renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+  };
+  version('..2024_11_25_00_00_00.000000001', 'v: 1\n');
+  symlinkSync('..data/rules.yaml', join(dir, 'rules.yaml'));
+  const { w, snapshots, next } = await watched(dir, { rescanMs: 200 });
+  assert.equal(snapshots[0], [{ path: join(dir, 'rules.yaml'), text: 'v: 1\n' }]);
+  version('..2024_11_25_00_01_00.000000002', 'v: 2\n');
+  rmSync(join(dir, '..2024_11_25_00_00_00.000000001'), { recursive: true });
+  assert.equal(await next((s) => s[0]?.text === 'v: 2\n'), [{ path: join(dir, 'rules.yaml'), text: 'v: 2\n' }]);
   w.close();
 });
 
