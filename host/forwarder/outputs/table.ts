@@ -10,6 +10,17 @@ const bool = (def: boolean, doc: string): SettingSpec => ({ kind: 'boolean', def
 const map = (doc: string): SettingSpec => ({ kind: 'map', default: {}, doc });
 const oneOf = (...allowed: string[]) => (v: unknown) => (allowed.includes(v as string) ? undefined : `expected one of ${allowed.join(', ')}`);
 
+const FOOTER = 'https://github.com/falcosecurity/falcosidekick';
+
+function templateCheck(v: unknown): string | undefined {
+  try {
+    parseTemplate(v as string);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 /** falcosidekick's icon for the chat outputs. */
 export const FALCOSIDEKICK_ICON = 'https://raw.githubusercontent.com/falcosecurity/falcosidekick/master/imgs/falcosidekick_color.png';
 
@@ -46,6 +57,72 @@ export const OUTPUTS: OutputRow[] = [
       ...TLS,
     },
     create: async (s, ctx) => (await import('./webhook.js')).createWebhookSender(s, ctx),
+  },
+  {
+    name: 'slack',
+    env: 'SLACK',
+    enabledBy: 'webhookurl',
+    settings: {
+      webhookurl: str('', 'Slack incoming-webhook URL', { check: httpUrl }),
+      channel: str('', 'channel override'),
+      footer: str(FOOTER, 'attachment footer'),
+      username: str('Falcosidekick', 'sender name'),
+      icon: str(FALCOSIDEKICK_ICON, 'sender icon URL'),
+      outputformat: str('all', '`all`, `text` (the alert line) or `fields`', { check: oneOf('all', 'text', 'fields') }),
+      messageformat: str('', 'message text template (`{{ .Rule }}`, `{{ .Priority }}`, `{{ .Output }}`, `{{ index .OutputFields "k" }}` ...)', { check: templateCheck }),
+      ...TLS,
+    },
+    create: async (s) => (await import('./slack.js')).createSlackSender(s),
+  },
+  {
+    name: 'teams',
+    env: 'TEAMS',
+    enabledBy: 'webhookurl',
+    settings: {
+      webhookurl: str('', 'Teams incoming-webhook URL', { check: httpUrl }),
+      activityimage: str(FALCOSIDEKICK_ICON, 'image of the card section'),
+      outputformat: str('all', '`all`, `text` or `facts`', { check: oneOf('all', 'text', 'facts') }),
+      ...TLS,
+    },
+    create: async (s) => (await import('./teams.js')).createTeamsSender(s),
+  },
+  {
+    name: 'mattermost',
+    env: 'MATTERMOST',
+    enabledBy: 'webhookurl',
+    settings: {
+      webhookurl: str('', 'Mattermost incoming-webhook URL', { check: httpUrl }),
+      footer: str(FOOTER, 'attachment footer'),
+      username: str('Falcosidekick', 'sender name'),
+      icon: str(FALCOSIDEKICK_ICON, 'sender icon URL'),
+      outputformat: str('all', '`all`, `text` or `fields`', { check: oneOf('all', 'text', 'fields') }),
+      messageformat: str('', 'message text template (as slack.messageformat)', { check: templateCheck }),
+      ...TLS,
+    },
+    create: async (s) => (await import('./mattermost.js')).createMattermostSender(s),
+  },
+  {
+    name: 'discord',
+    env: 'DISCORD',
+    enabledBy: 'webhookurl',
+    settings: {
+      webhookurl: str('', 'Discord webhook URL', { check: httpUrl }),
+      icon: str(FALCOSIDEKICK_ICON, 'avatar URL'),
+      ...TLS,
+    },
+    create: async (s) => (await import('./discord.js')).createDiscordSender(s),
+  },
+  {
+    name: 'googlechat',
+    env: 'GOOGLECHAT',
+    enabledBy: 'webhookurl',
+    settings: {
+      webhookurl: str('', 'Google Chat webhook URL', { check: httpUrl }),
+      outputformat: str('all', '`all` (card) or `text` (messageformat only)', { check: oneOf('all', 'text') }),
+      messageformat: str('', 'message text template (as slack.messageformat)', { check: templateCheck }),
+      ...TLS,
+    },
+    create: async (s) => (await import('./googlechat.js')).createGooglechatSender(s),
   },
   {
     name: 'alertmanager',

@@ -2,18 +2,20 @@
 // output_fields map as `.`, and the rendered text becomes a new output field. We implement the
 // subset such values use (docs/forwarder.md): literal text, and actions `{{ EXPR }}` where EXPR is
 //   .key              the output field `key` (dots belong to the key: `.k8s.ns.name`)
-//   index . "key"     the same, for any key
+//   index X "key"     the member `key` of X (`.` = the whole map; `.OutputFields` in messageformat)
 //   "text"            a string literal
 //   or A B ...        the first non-empty argument (Go's `or`: empty = missing, "", 0, false)
 //   ( EXPR )          grouping
 // A missing field renders as Go's `<no value>`. Anything else is a parse error at start.
 import type { OutputFieldValue } from '../../output/alert.js';
 
-type Fields = Readonly<Record<string, OutputFieldValue>>;
-type Expr = (f: Fields) => OutputFieldValue | undefined;
+/** What a template reads: output fields, or (messageformat) the alert's members. */
+export type TemplateData = { readonly [key: string]: OutputFieldValue | TemplateData };
+type Value = OutputFieldValue | TemplateData | undefined;
+type Expr = (f: TemplateData) => Value;
 
-/** A parsed template; render() never throws. */
-export type Template = (fields: Fields) => string;
+/** A parsed template; rendering never throws. */
+export type Template = (data: TemplateData) => string;
 
 const TOKEN = /\s*("(?:[^"\\]|\\.)*"|\(|\)|\.[^\s()"]*|[A-Za-z_][A-Za-z0-9_]*)/y;
 
@@ -32,8 +34,12 @@ function tokenize(action: string): string[] {
   return tokens;
 }
 
-function isEmpty(v: OutputFieldValue | undefined): boolean {
+function isEmpty(v: Value): boolean {
   return v === undefined || v === null || v === '' || v === 0 || v === false || (Array.isArray(v) && v.length === 0);
+}
+
+function isMap(v: Value): v is TemplateData {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function parseExpr(tokens: string[], pos: { i: number }): Expr {
@@ -48,7 +54,7 @@ function parseExpr(tokens: string[], pos: { i: number }): Expr {
       const s = JSON.parse(t) as string;
       args.push(() => s);
     } else if (t === '.') {
-      args.push(() => undefined); // `.` itself is only meaningful as index's first argument
+      args.push((f) => f);
     } else if (t.startsWith('.')) {
       const key = t.slice(1);
       args.push((f) => (Object.hasOwn(f, key) ? f[key] : undefined));
@@ -59,17 +65,18 @@ function parseExpr(tokens: string[], pos: { i: number }): Expr {
     }
   }
   if (fn === 'index') {
-    const key = args[1];
-    if (args.length !== 2 || key === undefined) throw new Error('index takes `.` and one key');
+    const [of, key] = args;
+    if (args.length !== 2 || of === undefined || key === undefined) throw new Error('index takes a map and one key');
     return (f) => {
+      const m = of(f);
       const k = key(f);
-      return typeof k === 'string' && Object.hasOwn(f, k) ? f[k] : undefined;
+      return isMap(m) && typeof k === 'string' && Object.hasOwn(m, k) ? m[k] : undefined;
     };
   }
   if (fn === 'or') {
     if (args.length === 0) throw new Error('or needs arguments');
     return (f) => {
-      let v: OutputFieldValue | undefined;
+      let v: Value;
       for (const a of args) {
         v = a(f);
         if (!isEmpty(v)) return v;
@@ -81,10 +88,11 @@ function parseExpr(tokens: string[], pos: { i: number }): Expr {
   return args[0] as Expr;
 }
 
-function show(v: OutputFieldValue | undefined): string {
+function show(v: Value): string {
   if (v === undefined) return '<no value>';
   if (v === null) return '<nil>';
   if (Array.isArray(v)) return `[${v.join(' ')}]`;
+  if (isMap(v)) return `map[${Object.keys(v).sort().map((k) => `${k}:${show(v[k])}`).join(' ')}]`;
   return String(v);
 }
 
@@ -120,5 +128,5 @@ export function parseTemplate(text: string): Template {
     at = close + 2;
     if (trimNext) while (at < text.length && /\s/.test(text[at] as string)) at++;
   }
-  return (fields) => parts.map((p) => (typeof p === 'string' ? p : show(p(fields)))).join('');
+  return (data) => parts.map((p) => (typeof p === 'string' ? p : show(p(data)))).join('');
 }
