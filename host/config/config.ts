@@ -5,6 +5,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { resolveOutputs } from '../forwarder/outputs/table.js';
+import { FALCO_JSON_DEFAULTS, type FalcoJsonConfig } from '../forwarder/outputs/falco-json.js';
 
 export type RuleMatching = 'first' | 'all';
 
@@ -46,6 +47,8 @@ export interface Config {
     customfields: Record<string, string>;
     templatedfields: Record<string, string>;
     outputs: Record<string, unknown>;
+    /** Falco's JSON switches for the alert line (host/forwarder/outputs/falco-json.ts), Falco's key names. */
+    falco: FalcoJsonConfig;
   };
   /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources) and the apiVersion group. */
   resources: { dir: string; apiGroup: string };
@@ -68,7 +71,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stateDir: defaultStateDir(env),
     rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60 },
     webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024 },
-    forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {} },
+    forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
     resources: { dir: '', apiGroup: 'deckhouse.io' },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080', externalScheme: 'https', tlsCertFile: '', tlsKeyFile: '', bootstrapFile: '' },

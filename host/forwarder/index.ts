@@ -9,6 +9,7 @@ import type { Config } from '../config/config.js';
 import type { Metrics } from '../metrics/index.js';
 import type { Alert } from '../output/alert.js';
 import type { Destination } from '../metrics/index.js';
+import { falcoJsonWriter } from './outputs/falco-json.js';
 import { createOutput, fieldAdapter } from './outputs/output.js';
 import { createStdoutOutput } from './outputs/stdout.js';
 import { resolveOutputs } from './outputs/table.js';
@@ -77,6 +78,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   const resolved = resolveOutputs(fc, opts.env ?? process.env);
   if (resolved.problems.length > 0) throw new Error(resolved.problems.map((p) => `config ${p.key}: ${p.message}`).join('; '));
   const ctx: OutputContext = { metrics, log, hostname: opts.hostname };
+  const writeLine = falcoJsonWriter(fc.falco);
 
   // Drops are reported by one rate-limited internal alert, sent to the outputs that are not dropping.
   const drops = new Map<Destination, number>();
@@ -91,7 +93,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     const skip = new Set(drops.keys());
     drops.clear();
     metrics.alert(a);
-    const d = new Delivery(a);
+    const d = new Delivery(a, writeLine);
     for (const o of outputs) if (!skip.has(o.destination)) o.push(d);
   }
   function onDrop(destination: Destination): void {
@@ -120,7 +122,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
 
   function submit(alert: Alert): void {
     metrics.alert(alert);
-    const d = new Delivery(alert);
+    const d = new Delivery(alert, writeLine);
     if (fc.debugLogging) log(`[DEBUG] : forwarder payload : ${d.json}`);
     for (const o of outputs) o.push(d);
   }

@@ -27,7 +27,7 @@ export function fieldAdapter(custom: Record<string, string>, templated: Record<s
     const before = { ...fields }; // falcosidekick renders every template against the fields before templating
     for (const [k, t] of templates) set(k, t(before));
     const alert: Alert = { ...d.alert, outputFields: fields };
-    return new Delivery(alert);
+    return new Delivery(alert, d.format);
   };
 }
 

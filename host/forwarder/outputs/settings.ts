@@ -2,7 +2,8 @@
 // customfields, templatedfields, plus our queue knobs), and how a row of the output table
 // (table.ts) is resolved from `forwarder.outputs.<name>.<setting>` in the config file and from
 // falcosidekick's environment variables (`<OUTPUT>_<SETTING>`, e.g. SLACK_WEBHOOKURL; the
-// environment wins over the file, as viper's AutomaticEnv does). Problems name the key.
+// environment wins over the file, as viper's AutomaticEnv does, and a map variable adds its
+// entries to the file's). Problems name the key.
 import { parsePriority } from '../../engine/priority.js';
 import type { Destination } from '../../metrics/index.js';
 import type { ConfigProblem } from '../../config/config.js';
@@ -185,7 +186,8 @@ export function resolveRow(row: OutputRow, raw: unknown, env: NodeJS.ProcessEnv,
     if (text === undefined) continue;
     const c = coerce(spec.kind, text, true);
     if (typeof c === 'string') problems.push({ key: `${prefix}.${k} (from ${name})`, message: c });
-    else values[k] = c.value;
+    // falcosidekick adds a map variable's entries to the file's (WEBHOOK_CUSTOMHEADERS, CUSTOMFIELDS).
+    else values[k] = spec.kind === 'map' ? { ...(values[k] as Record<string, string>), ...(c.value as Record<string, string>) } : c.value;
   }
   for (const [k, spec] of Object.entries(specs)) {
     const why = spec.check?.(values[k] as SettingValue);

@@ -4,6 +4,7 @@
 import type { Config, ConfigProblem } from '../../config/config.js';
 import { coerce, commonSettings, resolveRow, type OutputRow, type ResolvedOutput, type SettingSpec } from './settings.js';
 import { parseTemplate } from './template.js';
+import { checkAppendOutput } from './falco-json.js';
 
 const str = (def: string, doc: string, extra: Partial<SettingSpec> = {}): SettingSpec => ({ kind: 'string', default: def, doc, ...extra });
 const bool = (def: boolean, doc: string): SettingSpec => ({ kind: 'boolean', default: def, doc });
@@ -57,6 +58,26 @@ export const OUTPUTS: OutputRow[] = [
       ...TLS,
     },
     create: async (s, ctx) => (await import('./webhook.js')).createWebhookSender(s, ctx),
+  },
+  {
+    name: 'file',
+    env: 'FILE_OUTPUT',
+    enabledBy: 'filename',
+    settings: {
+      filename: str('', 'file the alert lines are appended to (Falco file_output.filename)'),
+      keep_alive: bool(false, 'keep the file open (Falco file_output.keep_alive); else open and close per write'),
+    },
+    create: async (s) => (await import('./file.js')).createFileSender(s),
+  },
+  {
+    name: 'program',
+    env: 'PROGRAM_OUTPUT',
+    enabledBy: 'program',
+    settings: {
+      program: str('', 'shell command receiving the alert lines on stdin (Falco program_output.program)'),
+      keep_alive: bool(false, 'one long-running process (Falco program_output.keep_alive); else one per alert'),
+    },
+    create: async (s, ctx) => (await import('./program.js')).createProgramSender(s, ctx),
   },
   {
     name: 'slack',
@@ -277,5 +298,6 @@ export function resolveOutputs(fc: Config['forwarder'], env: NodeJS.ProcessEnv):
     else raw.webhook = { ...w, address: fc.webhookUrl };
   }
   const outputs = OUTPUTS.map((row) => resolveRow(row, raw[row.name], env, common, problems)).filter((r) => r.enabled);
+  checkAppendOutput(fc.falco.append_output, problems);
   return { outputs, global: resolveGlobal(fc, env, problems), problems };
 }

@@ -8,11 +8,15 @@ import type { Destination, Metrics } from '../../metrics/index.js';
 /** One alert on its way to the outputs; the JSON line is built once, on first use, off the submit path. */
 export class Delivery {
   private line: string | undefined;
-  constructor(readonly alert: Alert) {}
+  /** `format` writes the JSON line: alertJson, or Falco's JSON switches applied (falco-json.ts). */
+  constructor(
+    readonly alert: Alert,
+    readonly format: (a: Alert) => string = alertJson,
+  ) {}
 
-  /** The alert's JSON line (alertJson), computed once. */
+  /** The alert's JSON line, computed once. */
   get json(): string {
-    this.line ??= alertJson(this.alert);
+    this.line ??= this.format(this.alert);
     return this.line;
   }
 }
