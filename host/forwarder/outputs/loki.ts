@@ -45,10 +45,10 @@ export function lokiBody(a: Alert, shape: LokiShape, uuid: string): string {
 }
 
 /** The Loki transport. */
-export function createLokiSender(s: OutputSettings, _ctx: OutputContext): Sender {
+export function createLokiSender(s: OutputSettings, ctx: OutputContext): Sender {
   const format = s.string('format') === 'json' ? 'json' : 'text';
   const shape: LokiShape = {
-    labelFields: [...new Set([...Object.keys(s.map('customfields')), ...Object.keys(s.map('templatedfields')), ...s.list('extralabels')])],
+    labelFields: [...new Set([...(ctx.globalFieldNames ?? []), ...Object.keys(s.map('customfields')), ...Object.keys(s.map('templatedfields')), ...s.list('extralabels')])],
     format,
   };
   const headers: Record<string, string> = { ...s.map('customheaders') };

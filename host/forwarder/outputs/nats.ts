@@ -80,7 +80,8 @@ export function createNatsSender(s: OutputSettings, _ctx: OutputContext): Sender
       clearTimeout(retry);
       const c = nc;
       nc = undefined;
-      if (c && !c.isClosed()) await c.drain().catch(() => c.close());
+      // close, not drain: every publish was flushed already, and a drain waits for a server that may be down.
+      if (c && !c.isClosed()) await c.close();
     },
   };
 }

@@ -10,6 +10,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { waitFor } from './real-servers.js';
 import { SAMPLE, outcomes, startWithOutput } from './sample.js';
+import { startTestForwarder } from '../helpers.js';
 import { lokiBody } from '../../../host/forwarder/outputs/loki.js';
 import { alertText } from '../../../host/output/alert.js';
 
@@ -98,6 +99,27 @@ test('format json carries the falcosidekick payload as the line; no tenant or au
     assertPushShape(p.body);
     const line = JSON.parse(JSON.parse(p.body).streams[0].values[0][1]);
     assert.equal([line.rule, line.priority, line.hostname, line.output], [SAMPLE.rule, 'Critical', 'node-1', alertText(SAMPLE)]);
+  } finally {
+    await t?.fwd.close();
+    await rx.close();
+  }
+});
+
+test('customfields and templatedfields (global and the output\'s own) become stream labels', async () => {
+  const rx = await receiver();
+  let t: Awaited<ReturnType<typeof startTestForwarder>> | undefined;
+  try {
+    const fwd = (t = await startTestForwarder({
+      stdout: false,
+      customfields: { cluster: 'c1' },
+      templatedfields: { 'ns.copy': '{{ index . "k8s.ns.name" }}' },
+      outputs: { loki: { hostport: rx.url, customfields: { 'team.name': 'sec' } } },
+    }));
+    fwd.fwd.submit(SAMPLE);
+    await waitFor(async () => (await outcomes(fwd, 'loki', 'ok')) === 1, 'the delivery');
+    const stream = JSON.parse((rx.pushes[0] as Push).body).streams[0].stream;
+    assert.equal([stream.cluster, stream.ns_copy, stream.team_name], ['c1', 'prod', 'sec']);
+    assertPushShape((rx.pushes[0] as Push).body);
   } finally {
     await t?.fwd.close();
     await rx.close();
