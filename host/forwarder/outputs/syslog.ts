@@ -57,9 +57,11 @@ function tcpTransport(host: string, port: number, timeoutMs: number): Transport 
   function open(): Promise<Socket> {
     return new Promise((resolve, reject) => {
       const s = connect({ host, port });
+      s.setTimeout(timeoutMs, () => s.destroy(new Error(`no connection within ${timeoutMs} ms`)));
       const fail = (err: Error) => reject(err);
       s.once('error', fail);
       s.once('connect', () => {
+        s.setTimeout(0);
         s.off('error', fail);
         s.on('error', () => s.destroy());
         s.once('close', () => {
@@ -76,8 +78,7 @@ function tcpTransport(host: string, port: number, timeoutMs: number): Transport 
       try {
         if (!sock) {
           opening ??= open().finally(() => (opening = undefined));
-          const s = await Promise.race([opening, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs).unref())]);
-          sock = s;
+          sock = await opening;
         }
         const s = sock;
         return await withDeadline(new Promise<void>((resolve, reject) => s.write(frame, (err) => (err ? reject(err) : resolve()))), timeoutMs, signal);
