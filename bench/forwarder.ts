@@ -1,7 +1,16 @@
 // Scenario `forwarder`: requests/s of `POST /test` and `POST /` (a Falco JSON alert) against the
-// real forwarder on loopback, with p99 latency. The stdout output writes into a counting sink so
-// the benchmark's own stdout keeps only figure lines. Bounded: fixed request counts.
+// real forwarder on loopback, with p99 latency; then the outputs: alerts/s delivered by the
+// webhook, slack-format and file outputs alone, the forwarder's CPU per 1,000 alerts with five
+// outputs on (stdout, webhook, slack, teams, file), and stdout's submit-to-line latency with and
+// without a stalled webhook output. HTTP receivers run in a child process, so the CPU figure is
+// the forwarder's own. The stdout output writes into a counting sink so the benchmark's own
+// stdout keeps only figure lines. Bounded: fixed request and alert counts.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import type { Alert } from '../host/output/alert.js';
 import { Pool } from 'undici';
 import { defaultConfig } from '../host/config/config.js';
 import { startForwarder } from '../host/forwarder/index.js';
@@ -43,7 +52,113 @@ async function load(pool: Pool, path: string, body: string | undefined): Promise
   return { perS: latencies.length / seconds, p99: latencies[Math.floor(latencies.length * 0.99)]!, ok };
 }
 
+const OUTPUT_ALERTS = 5_000;
+
+/** An HTTP receiver in a child process answering 200 (or never, when `hang`); resolves to its URL. */
+async function childReceiver(hang: boolean): Promise<{ url: string; child: ChildProcess }> {
+  const code = `const s=require('node:http').createServer((q,r)=>{q.resume();q.on('end',()=>{${hang ? '' : 'r.writeHead(200).end()'}})});s.keepAliveTimeout=60000;s.listen(0,'127.0.0.1',()=>process.stdout.write(String(s.address().port)+'\\n'))`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve) => child.stdout!.once('data', (c: Buffer) => resolve(c.toString().trim())));
+  return { url: `http://127.0.0.1:${port}/hook`, child };
+}
+
+function benchAlert(i: number): Alert {
+  return { timeNs: 1_704_196_800_000_000_000n + BigInt(i), rule: 'Read sensitive file untrusted', priority: 'Warning', source: 'syscall', tags: ['filesystem', 'mitre_credential_access'], hostname: 'node-1', message: 'Sensitive file opened for reading by non-trusted program (file=/etc/shadow)', outputFields: { 'fd.name': '/etc/shadow', 'proc.name': 'cat', 'user.name': 'root', 'proc.pid': i } };
+}
+
+function countingSink(onLine: () => void): Writable {
+  return new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const b of chunk) if (b === 10) onLine();
+      cb();
+    },
+  });
+}
+
+async function delivered(metrics: ReturnType<typeof createMetrics>, destination: string): Promise<number> {
+  const body = (await metrics.exposition()).body;
+  const m = new RegExp(`enginesecurity_enginesidekick_outputs_total\\{destination="${destination}",status="(?:ok|error)"\\} (\\d+)`, 'g');
+  let n = 0;
+  for (const x of body.matchAll(m)) n += Number(x[1]);
+  return n;
+}
+
+async function waitDelivered(metrics: ReturnType<typeof createMetrics>, destinations: string[], n: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const counts = await Promise.all(destinations.map((d) => delivered(metrics, d)));
+    if (counts.every((c) => c >= n)) return;
+    if (Date.now() > deadline) throw new Error(`outputs ${destinations.join(',')} delivered only ${counts.join(',')} of ${n}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Alerts/s of each output alone, CPU per 1,000 alerts with five outputs, stdout latency with a stalled output. */
+async function outputs(): Promise<void> {
+  const rx = await childReceiver(false);
+  const stalled = await childReceiver(true);
+  const dir = mkdtempSync(join(tmpdir(), 'rae-bench-fwd-'));
+  const start = async (outs: Record<string, unknown>, onLine: () => void = () => {}) => {
+    const config = defaultConfig({});
+    config.forwarder = { ...config.forwarder, enabled: false, queueSize: OUTPUT_ALERTS + 100, outputs: outs };
+    const metrics = createMetrics({ processMetrics: false });
+    const fwd = await startForwarder({ config, metrics, log: () => {}, hostname: 'bench', stdout: countingSink(onLine), env: {} });
+    return { fwd, metrics };
+  };
+  try {
+    for (const [name, outs] of [
+      ['warmup', { webhook: { address: rx.url } }], // the receiver's and the HTTP client's first requests, not reported
+      ['webhook', { webhook: { address: rx.url } }],
+      ['slack', { slack: { webhookurl: rx.url } }],
+      ['file', { file: { filename: join(dir, 'alone.json') } }],
+    ] as const) {
+      const { fwd, metrics } = await start(outs);
+      const t0 = performance.now();
+      for (let i = 0; i < OUTPUT_ALERTS; i++) fwd.submit(benchAlert(i));
+      await waitDelivered(metrics, [name === 'warmup' ? 'webhook' : name], OUTPUT_ALERTS);
+      const perS = OUTPUT_ALERTS / ((performance.now() - t0) / 1000);
+      await fwd.close();
+      progress(`${name}: ${OUTPUT_ALERTS} alerts delivered`);
+      if (name === 'warmup') continue;
+      figure('forwarder', `output_${name}_alerts_per_s`, perS, 'alerts/s', { alerts: OUTPUT_ALERTS, receiver: name === 'file' ? 'file' : 'loopback HTTP, child process' });
+    }
+
+    const five = { webhook: { address: rx.url }, slack: { webhookurl: rx.url }, teams: { webhookurl: rx.url }, file: { filename: join(dir, 'five.json') } };
+    const { fwd, metrics } = await start(five);
+    const cpu0 = process.cpuUsage();
+    for (let i = 0; i < OUTPUT_ALERTS; i++) fwd.submit(benchAlert(i));
+    await waitDelivered(metrics, ['stdout', 'webhook', 'slack', 'teams', 'file'], OUTPUT_ALERTS);
+    const cpu = process.cpuUsage(cpu0);
+    await fwd.close();
+    figure('forwarder', 'cpu_ms_per_1000_alerts_5_outputs', ((cpu.user + cpu.system) / 1000) * (1000 / OUTPUT_ALERTS), 'ms CPU', { outputs: ['stdout', 'webhook', 'slack', 'teams', 'file'], alerts: OUTPUT_ALERTS });
+
+    for (const [label, outs] of [
+      ['without', {}],
+      ['with_stalled_webhook', { webhook: { address: stalled.url, timeoutms: 600_000, queuesize: 100 } }],
+    ] as const) {
+      const pending: number[] = [];
+      const latencies: number[] = [];
+      const s = await start(outs, () => latencies.push(performance.now() - (pending.shift() ?? NaN)));
+      for (let i = 0; i < 2000; i++) {
+        pending.push(performance.now());
+        s.fwd.submit(benchAlert(i));
+        await new Promise((r) => setImmediate(r));
+      }
+      while (latencies.length < 2000) await new Promise((r) => setTimeout(r, 5));
+      await s.fwd.close();
+      latencies.sort((a, b) => a - b);
+      figure('forwarder', `stdout_latency_p50_ms_${label}`, latencies[1000]!, 'ms', { alerts: 2000 });
+      figure('forwarder', `stdout_latency_p99_ms_${label}`, latencies[1980]!, 'ms', { alerts: 2000 });
+    }
+  } finally {
+    rx.child.kill();
+    stalled.child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function run(): Promise<void> {
+  await outputs();
   const config = defaultConfig({});
   config.forwarder = { ...config.forwarder, port: 0, queueSize: 100_000 };
   let lines = 0;
