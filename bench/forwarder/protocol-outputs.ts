@@ -1,15 +1,15 @@
-// Scenario `forwarder-outputs`: alerts/s each protocol output delivers on loopback to the real
+// Part of scenario `forwarder`: alerts/s each protocol output delivers on loopback to the real
 // server (started privately as the tests start it; Loki to a local receiver answering 204), from
 // the first submit to the last delivery counted ok. One output at a time, nothing else on.
 // Bounded: a fixed number of alerts per output.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { defaultConfig } from '../host/config/config.js';
-import { startForwarder } from '../host/forwarder/index.js';
-import { createMetrics, type Metrics } from '../host/metrics/index.js';
-import type { Alert } from '../host/output/alert.js';
-import { startAlertmanager, startExim, startMosquitto, startNats, startRedis, startRsyslog, type RealServer } from '../test/forwarder/outputs/real-servers.js';
-import { figure, progress } from './report.js';
+import { defaultConfig } from '../../host/config/config.js';
+import { startForwarder } from '../../host/forwarder/index.js';
+import { createMetrics, type Metrics } from '../../host/metrics/index.js';
+import type { Alert } from '../../host/output/alert.js';
+import { startAlertmanager, startExim, startMosquitto, startNats, startRedis, startRsyslog, type RealServer } from '../../test/forwarder/outputs/real-servers.js';
+import { figure, progress } from '../report.js';
 
 const ALERT: Alert = {
   timeNs: 1_704_196_800_000_000_001n,
@@ -56,7 +56,8 @@ async function counted(metrics: Metrics, name: string): Promise<{ ok: number; er
   return { ok: n('ok'), error: n('error') };
 }
 
-export async function run(): Promise<void> {
+/** Figures `output_<name>_alerts_per_s` of the alertmanager, loki, nats, mqtt, redis, syslog and smtp outputs. */
+export async function protocolOutputs(): Promise<void> {
   for (const c of CASES) {
     const server = await c.start();
     const config = defaultConfig({});
@@ -76,7 +77,7 @@ export async function run(): Promise<void> {
       const seconds = (performance.now() - t0) / 1000;
       progress(`${c.name}: ${r.ok - 1}/${c.alerts} delivered, ${r.error} failed, ${seconds.toFixed(2)} s`);
       if (r.error > 0) throw new Error(`${c.name}: ${r.error} deliveries failed`);
-      figure('forwarder-outputs', `${c.name}_alerts_per_s`, c.alerts / seconds, 'alerts/s', { alerts: c.alerts, server: c.name === 'loki' ? 'local receiver' : 'real, loopback' });
+      figure('forwarder', `output_${c.name}_alerts_per_s`, c.alerts / seconds, 'alerts/s', { alerts: c.alerts, server: c.name === 'loki' ? 'local receiver' : 'real, loopback' });
     } finally {
       await fwd.close();
       await server.dispose();
