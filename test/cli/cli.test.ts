@@ -118,6 +118,9 @@ test('cli: rae run refuses bad configuration values with the key and exit 1', ()
     ['rules:\n  compilerIdleSeconds: soon\n', /run: config rules\.compilerIdleSeconds: expected a number/],
     ['rules:\n  minPriority: severe\n', /run: config rules\.minPriority: unknown priority 'severe'/],
     ['rulez: {}\n', /run: config rulez: unknown key/],
+    ['forwarder:\n  outputs:\n    slack: { webhookurl: "ftp://x/" }\n', /run: config forwarder\.outputs\.slack\.webhookurl: must be http:\/\/ or https:\/\/, not ftp:/],
+    ['forwarder:\n  outputs:\n    webhook: { address: "http://x/", minimumpriority: severe }\n', /run: config forwarder\.outputs\.webhook\.minimumpriority: unknown priority "severe"/],
+    ['forwarder:\n  outputs:\n    kafka: { hostport: "x:9092" }\n', /run: config forwarder\.outputs\.kafka: unknown output \(known: webhook, file, program, slack/],
   ];
   for (const [i, [yaml, message]] of cases.entries()) {
     const cfg = join(tmp, `bad-${i}.yaml`);
@@ -127,6 +130,12 @@ test('cli: rae run refuses bad configuration values with the key and exit 1', ()
     assert.match(r.stderr, message);
     assert.not.match(r.stderr, /\n\s+at /, 'no stack trace');
   }
+});
+
+test("cli: rae run refuses a bad falcosidekick variable (SLACK_OUTPUTFORMAT) with the key and exit 1", () => {
+  const r = spawnSync(process.execPath, ['bin/rae.js', 'run', '--state-dir', join(tmp, 'bad-env-state')], { encoding: 'utf8', env: { ...process.env, SLACK_WEBHOOKURL: 'http://127.0.0.1:1/', SLACK_OUTPUTFORMAT: 'bogus' } });
+  assert.is(r.status, 1, r.stderr);
+  assert.match(r.stderr, /run: config forwarder\.outputs\.slack\.outputformat: expected one of all, text, fields/);
 });
 
 test.run();
