@@ -16,6 +16,7 @@ import { defaultConfig } from '../host/config/config.js';
 import { startForwarder } from '../host/forwarder/index.js';
 import { createMetrics } from '../host/metrics/index.js';
 import { figure, progress } from './report.js';
+import { protocolOutputs } from './forwarder/protocol-outputs.js';
 
 const REQUESTS = 20_000;
 const CONCURRENCY = 16;
@@ -159,6 +160,7 @@ async function outputs(): Promise<void> {
 
 export async function run(): Promise<void> {
   await outputs();
+  await protocolOutputs();
   const config = defaultConfig({});
   config.forwarder = { ...config.forwarder, port: 0, queueSize: 100_000 };
   let lines = 0;

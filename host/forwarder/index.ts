@@ -80,7 +80,8 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   const fc = config.forwarder;
   const resolved = resolveOutputs(fc, opts.env ?? process.env);
   if (resolved.problems.length > 0) throw new Error(resolved.problems.map((p) => `config ${p.key}: ${p.message}`).join('; '));
-  const ctx: OutputContext = { metrics, log, hostname: opts.hostname };
+  const globalFieldNames = [...Object.keys(resolved.global.customfields), ...Object.keys(resolved.global.templatedfields)];
+  const ctx: OutputContext = { metrics, log, hostname: opts.hostname, globalFieldNames };
   const writeLine = falcoJsonWriter(fc.falco);
 
   // Drops are reported by one rate-limited internal alert, sent to the outputs that are not dropping.

@@ -32,7 +32,8 @@ export function alertText(a: Alert): string {
   return jsonString(line).slice(1, -1);
 }
 
-function sortedTags(tags: readonly string[]): string[] {
+/** Tags as Falco prints them: distinct, sorted by code point. */
+export function sortedTags(tags: readonly string[]): string[] {
   return [...new Set(tags.map(toWellFormed))].sort(compareCodePoints);
 }
 

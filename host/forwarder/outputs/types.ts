@@ -52,4 +52,6 @@ export interface OutputContext {
   log: (message: string) => void;
   /** The forwarder's hostname (used by outputs that name the sender). */
   hostname: string;
+  /** Names of the global customfields and templatedfields (Loki sends them as stream labels). */
+  globalFieldNames?: readonly string[];
 }
