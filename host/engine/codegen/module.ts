@@ -202,11 +202,14 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
 }
 
 /**
- * A generated boolean expression longer than this (characters) is split into functions:
- * AssemblyScript compiles `a || b || ...` recursively (a 3,000-term rule overflowed its stack)
- * and its compile time grows faster than linearly with a function's size.
+ * A generated boolean expression longer than MAX_EXPR characters is split into functions of at
+ * most about CHUNK characters: AssemblyScript compiles `a || b || ...` recursively (3,000 terms
+ * overflowed its stack), and V8's first compile of a function grows faster than linearly with
+ * its inlined leaves (2,000 startswith terms: 18 s in chunks of 2,048 characters, 0.14 s in
+ * chunks of 256). Below MAX_EXPR nothing is split (3 of the corpus' expressions are longer).
  */
-const MAX_EXPR = 2048;
+const MAX_EXPR = 1024;
+const CHUNK = 256;
 
 /** Parts of rule conditions moved into functions of their own (`Pn(e)`), shared by identical bodies. */
 class Hoisted {
@@ -225,16 +228,16 @@ class Hoisted {
   }
 }
 
-/** `terms` joined by `op`, as nested calls when the text would exceed MAX_EXPR (so linear in the term count). */
+/** `terms` joined by `op`, as calls of chunks when the text would exceed MAX_EXPR (so linear in the term count). */
 function joinBounded(terms: string[], op: ' && ' | ' || ', h: Hoisted): string {
   let ts = terms;
   for (;;) {
     const text = ts.length === 1 ? ts[0]! : `(${ts.join(op)})`;
     if (text.length <= MAX_EXPR) return text;
     const groups: string[][] = [];
-    let len = MAX_EXPR;
+    let len = CHUNK;
     for (const t of ts) {
-      if (len + t.length > MAX_EXPR) {
+      if (len + t.length > CHUNK) {
         groups.push([]);
         len = 0;
       }
