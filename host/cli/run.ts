@@ -96,6 +96,13 @@ export const runCommand: Command = {
       log(`run: config rules.compilerIdleSeconds: expected a number of seconds, 0 or more (0 keeps the compile worker running), not ${config.rules.compilerIdleSeconds}`);
       return 1;
     }
+    for (const key of ['compileTimeoutSeconds', 'compileWorkerHeapMb', 'maxConditionNodes'] as const) {
+      const v = config.rules[key];
+      if (!Number.isFinite(v) || v < 0 || (key === 'compileWorkerHeapMb' && v < 64)) {
+        log(`run: config rules.${key}: expected a number, ${key === 'compileWorkerHeapMb' ? '64 or more' : '0 or more (0: no limit)'}, not ${v}`);
+        return 1;
+      }
+    }
     const files = configuredRulesFiles(config);
     if (!files) return 1;
     const hostname = config.hostname ?? process.env.RAE_HOSTNAME ?? process.env.FALCO_HOSTNAME ?? osHostname();
@@ -115,7 +122,7 @@ export const runCommand: Command = {
       const forwarder = await startForwarder({ config, metrics, log, hostname });
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
       if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
-      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, compilerIdleMs: config.rules.compilerIdleSeconds * 1000, moduleCacheDir: join(config.stateDir, 'module-cache'), hostname, metrics, onAlert: (a) => forwarder.submit(a) });
+      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, compilerIdleMs: config.rules.compilerIdleSeconds * 1000, compileTimeoutMs: config.rules.compileTimeoutSeconds * 1000, compileWorkerHeapMb: config.rules.compileWorkerHeapMb, maxConditionNodes: config.rules.maxConditionNodes, moduleCacheDir: join(config.stateDir, 'module-cache'), hostname, metrics, onAlert: (a) => forwarder.submit(a) });
       // The configured rules start compiling in the worker now, while the API opens its database
       // (the module's load then finds the module built or building; measured on a first start: ...).
       void engine.precompile([...builtinRulesFiles(config.rules.builtIn).files, ...files]);
