@@ -132,7 +132,19 @@ export const runCommand: Command = {
       board.set('forwarder', forwarder.url ? { state: 'up' } : { state: 'off', reason: 'forwarder.enabled is false' });
       if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
       const expandLimits = { maxNodes: config.rules.maxExpandedNodes, maxTotalNodes: config.rules.maxExpandedNodesTotal };
-      const engine = new DetectionEngine({ ruleMatching: config.rules.ruleMatching, minPriority, compilerIdleMs: config.rules.compilerIdleSeconds * 1000, moduleCacheDir: join(config.stateDir, 'module-cache'), hostname, metrics, expandLimits, onAlert: (a) => forwarder.submit(a) });
+      const engine = new DetectionEngine({
+        ruleMatching: config.rules.ruleMatching,
+        minPriority,
+        compilerIdleMs: config.rules.compilerIdleSeconds * 1000,
+        compileTimeoutMs: config.rules.compileTimeoutSeconds * 1000,
+        compileWorkerHeapMb: config.rules.compileWorkerHeapMb,
+        maxConditionNodes: config.rules.maxConditionNodes,
+        moduleCacheDir: join(config.stateDir, 'module-cache'),
+        hostname,
+        metrics,
+        expandLimits,
+        onAlert: (a) => forwarder.submit(a),
+      });
       // The configured rules start compiling in the worker now, while the API opens its database
       // (the module's load then finds the module built or building; measured on a first start: ...).
       void engine.precompile([...builtinRulesFiles(config.rules.builtIn).files, ...files]);

@@ -30,6 +30,12 @@ export interface Config {
     maxExpandedNodes: number;
     /** Most nodes the expanded conditions of all loaded rules may have together. */
     maxExpandedNodesTotal: number;
+    /** Deadline of one ruleset compile; past it the compile worker is stopped and the load fails (the running ruleset stays); 0: none. */
+    compileTimeoutSeconds: number;
+    /** The compile worker's heap cap (MB): a compile that needs more fails the load instead of the process. */
+    compileWorkerHeapMb: number;
+    /** The most nodes a rule's condition may have after macro expansion (a larger rule is a load error); 0: no limit. */
+    maxConditionNodes: number;
   };
   /**
    * Audit webhook (docs/webhook.md): TLS files when set, else generated into <stateDir>/webhook-tls;
@@ -78,7 +84,7 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
 export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     stateDir: defaultStateDir(env),
-    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes },
+    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes, compileTimeoutSeconds: 120, compileWorkerHeapMb: 2048, maxConditionNodes: 20000 },
     webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024, maxEventDepth: 300, drainTimeoutSeconds: 20 },
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },

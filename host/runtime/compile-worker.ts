@@ -29,11 +29,20 @@ function warmCompiler(): Promise<unknown> {
 /** Requests queue behind the boot-time compiler warm-up and each other. */
 let idle: Promise<unknown> = warmCompiler();
 
-port.on('message', (req: CompileRequest) => {
-  idle = idle
-    .then(() => buildModule(req.code, req.plan))
-    .then(
+/** Requests the host no longer wants (superseded before their turn): skipped, no answer. */
+const canceled = new Set<number>();
+
+port.on('message', (msg: CompileRequest | { cancel: number }) => {
+  if ('cancel' in msg) {
+    canceled.add(msg.cancel);
+    return;
+  }
+  const req = msg;
+  idle = idle.then(() => {
+    if (canceled.delete(req.id)) return;
+    return buildModule(req.code, req.plan).then(
       (r) => port.postMessage(r.ok ? { id: req.id, ok: true, ...r.built } : { id: req.id, ok: false, error: r.error }),
       (err: unknown) => port.postMessage({ id: req.id, ok: false, error: { code: 'EWORKER', message: String(err) } }),
     );
+  });
 });

@@ -5,6 +5,11 @@
 // 200 MB (measured in `rae run`: 436 -> 239 MB RSS once it stops), and rules change rarely, so
 // the next change pays a worker start instead (about 1 s more to the compiled tier; the
 // interpreter tier keeps change-to-live unchanged).
+// Bounds: a build that runs past `timeoutMs` (counted from when the worker takes it up) and a
+// build whose caller aborted it (a newer ruleset came) stop the worker, which is the only way to
+// stop the compiler mid-build; requests queued behind it go to a fresh worker. The worker's heap
+// is capped (`maxHeapMb`, resourceLimits): a build that exhausts it ends the worker, not the
+// process, and fails with EWORKER like any other exit; the next request starts a new worker.
 import { Worker } from 'node:worker_threads';
 import { generateModule, type GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
@@ -16,6 +21,39 @@ import { runtimeError, type RuntimeError } from './errors.js';
 import type { CompiledRuleset } from './evaluator.js';
 import { ModuleCache } from './module-cache.js';
 import type { WarmPlan } from './warm.js';
+
+/** Default deadline of one build in the worker (asc on a 10,000-term rule: about 10 s). */
+export const DEFAULT_COMPILE_TIMEOUT_MS = 120_000;
+/** Default V8 old-generation cap of the compile worker, MB. */
+export const DEFAULT_WORKER_HEAP_MB = 2048;
+
+/** A build request in a worker. */
+interface Request {
+  id: number;
+  code: string;
+  plan: WarmPlan | undefined;
+  resolve: (r: BuildResult) => void;
+  signal: AbortSignal | undefined;
+  onAbort: () => void;
+  worker?: Worker;
+  timer?: NodeJS.Timeout;
+}
+
+const canceled = (): RuntimeError => runtimeError('ECANCELED', 'a newer ruleset superseded this one; its compile was stopped');
+
+/** `p`, or ECANCELED as soon as `signal` aborts (the wait ends; `p` itself runs on). */
+function untilAborted<T extends { r: BuildResult }>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T | { r: BuildResult; from: 'build' }> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.resolve({ r: { ok: false, error: canceled() }, from: 'build' });
+  return new Promise((resolve) => {
+    const onAbort = () => resolve({ r: { ok: false, error: canceled() }, from: 'build' });
+    signal.addEventListener('abort', onAbort, { once: true });
+    void p.then((v) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(v);
+    });
+  });
+}
 
 /** Where a compiled module came from: this compiler's memory, the on-disk module cache, or a build. */
 export type ModuleFrom = 'memory' | 'disk' | 'build';
@@ -37,8 +75,8 @@ export class RuleCompiler {
   private nextId = 1;
   /** Built modules by code hash: reloading rules that generate the same code skips the compiler. */
   private readonly cache = new Map<string, Built>();
-  /** Requests in flight, by the worker they were sent to (an old worker's exit fails only its own). */
-  private readonly pending = new Map<Worker, Map<number, (r: BuildResult) => void>>();
+  /** Requests in flight, by the worker they were sent to (an old worker's exit fails only its own); the first is being built. */
+  private readonly pending = new Map<Worker, Map<number, Request>>();
 
   private idleTimer: NodeJS.Timeout | undefined;
 
@@ -47,16 +85,25 @@ export class RuleCompiler {
   /** Builds in progress by code hash. */
   private readonly inflight = new Map<string, Promise<{ r: BuildResult; from: ModuleFrom }>>();
 
+  /** Build deadline in ms (0: none); read at each request, so it can change between compiles. */
+  timeoutMs: number;
+
   /**
    * `idleMs`: stop the worker after this long without a request (0 or absent: keep it);
-   * `cacheDir`: keep built modules' wasm there and take them from there (module-cache.ts).
+   * `cacheDir`: keep built modules' wasm there and take them from there (module-cache.ts);
+   * `timeoutMs`: a worker build's deadline (default 120 s, 0: none); `maxHeapMb`: the worker's
+   * V8 old-generation cap (default 2048).
    */
-  constructor(private readonly opts: { inProcess?: boolean; idleMs?: number; cacheDir?: string } = {}) {
+  constructor(private readonly opts: { inProcess?: boolean; idleMs?: number; cacheDir?: string; timeoutMs?: number; maxHeapMb?: number } = {}) {
     this.disk = opts.cacheDir ? new ModuleCache(opts.cacheDir) : undefined;
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_COMPILE_TIMEOUT_MS;
   }
 
-  /** Generates, builds, checks and warms. Rules are evaluated in the given order. */
-  async compile(rules: readonly LoadedRule[]): Promise<CompileOutcome> {
+  /**
+   * Generates, builds, checks and warms. Rules are evaluated in the given order. Aborting
+   * `signal` ends the wait with ECANCELED and stops the build it started (not one it shares).
+   */
+  async compile(rules: readonly LoadedRule[], signal?: AbortSignal): Promise<CompileOutcome> {
     const t0 = performance.now();
     const gen = generateModule(rules);
     const codegenMs = performance.now() - t0;
@@ -69,10 +116,10 @@ export class RuleCompiler {
       // the same module asked for again while it builds (rae run's early compile, then its load) waits for that build
       let p = this.inflight.get(hash);
       if (!p) {
-        p = this.obtain(gen.module.code, plan).finally(() => this.inflight.delete(hash));
+        p = this.obtain(gen.module.code, plan, signal).finally(() => this.inflight.delete(hash));
         this.inflight.set(hash, p);
       }
-      got = await p;
+      got = await untilAborted(p, signal);
     }
     const { r, from } = got;
     if (!r.ok) return { ok: false, errors: [r.error] };
@@ -83,12 +130,12 @@ export class RuleCompiler {
   }
 
   /** The module of `code` from the disk cache, else built (and then written to the disk cache). */
-  private async obtain(code: string, plan: WarmPlan): Promise<{ r: BuildResult; from: ModuleFrom }> {
+  private async obtain(code: string, plan: WarmPlan, signal: AbortSignal | undefined): Promise<{ r: BuildResult; from: ModuleFrom }> {
     const key = this.disk ? compileKey(code) : undefined;
     const cached = key !== undefined ? await this.fromDisk(key, plan) : undefined;
     if (cached) return { r: cached, from: 'disk' };
     this.buildCount++;
-    const r = this.opts.inProcess ? await buildModule(code, plan) : await this.inWorker(code, plan);
+    const r = this.opts.inProcess ? await buildModule(code, plan) : await this.inWorker(code, plan, signal);
     if (r.ok && key !== undefined) this.disk!.put(key, r.built.wasm);
     return { r, from: 'build' };
   }
@@ -115,30 +162,66 @@ export class RuleCompiler {
     const url = (spec: string) => JSON.stringify(import.meta.resolve(spec));
     const entry = JSON.stringify(new URL('./compile-worker.ts', import.meta.url).href);
     const boot = `import(${url('assemblyscript/asc')}).then(() => import(${url('tsx/esm/api')})).then((m) => { m.register(); return import(${entry}); });`;
-    const w = new Worker(boot, { eval: true });
-    const mine = new Map<number, (r: BuildResult) => void>();
+    const w = new Worker(boot, { eval: true, resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb ?? DEFAULT_WORKER_HEAP_MB } });
+    const mine = new Map<number, Request>();
     this.pending.set(w, mine);
     w.on('message', (m: { id: number; ok: boolean } & Partial<Built> & { error?: RuntimeError }) => {
-      const done = mine.get(m.id);
-      mine.delete(m.id);
-      if (mine.size === 0) {
+      const req = mine.get(m.id);
+      if (!req) return;
+      this.settle(mine, req, m.ok ? { ok: true, built: { module: m.module!, wasm: m.wasm!, compileMs: m.compileMs!, warmMs: m.warmMs! } } : { ok: false, error: m.error! });
+      const head = mine.values().next().value;
+      if (head) this.startClock(w, head);
+      else {
         w.unref();
         this.armIdle(w);
       }
-      done?.(m.ok ? { ok: true, built: { module: m.module!, wasm: m.wasm!, compileMs: m.compileMs!, warmMs: m.warmMs! } } : { ok: false, error: m.error! });
     });
     const fail = (why: string) => {
       if (this.worker === w) this.worker = undefined;
       this.pending.delete(w);
-      for (const [id, done] of mine) {
-        mine.delete(id);
-        done({ ok: false, error: runtimeError('EWORKER', `the compile worker stopped: ${why}`) });
-      }
+      for (const req of [...mine.values()]) this.settle(mine, req, { ok: false, error: runtimeError('EWORKER', `the compile worker stopped: ${why}`) });
     };
-    w.on('error', (err) => fail(err.message));
+    w.on('error', (err) => fail((err as Error & { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' ? `out of memory (heap cap ${this.opts.maxHeapMb ?? DEFAULT_WORKER_HEAP_MB} MB)` : err.message));
     w.on('exit', (code) => fail(`exit code ${code}`));
     w.unref();
     return w;
+  }
+
+  /** Ends a request: its timer and abort listener go, its caller gets `r`. */
+  private settle(mine: Map<number, Request>, req: Request, r: BuildResult): void {
+    mine.delete(req.id);
+    clearTimeout(req.timer);
+    req.signal?.removeEventListener('abort', req.onAbort);
+    req.resolve(r);
+  }
+
+  /** The worker takes up `req` now: its deadline starts. */
+  private startClock(w: Worker, req: Request): void {
+    const ms = this.timeoutMs;
+    if (ms > 0 && !req.timer) {
+      req.timer = setTimeout(() => this.drop(w, req, runtimeError('ECOMPILETIMEOUT', `the compile ran past its deadline of ${ms} ms (rules.compileTimeoutSeconds); the compile worker was stopped and the running ruleset stays`)), ms).unref();
+    }
+  }
+
+  /**
+   * Fails `req` with `error`. A queued request is skipped by the worker; the one being built can
+   * only be stopped with the worker: it is terminated and the requests queued behind go to a new one.
+   */
+  private drop(w: Worker, req: Request, error: RuntimeError): void {
+    const mine = this.pending.get(w);
+    if (!mine?.has(req.id)) return;
+    const building = mine.keys().next().value === req.id;
+    this.settle(mine, req, { ok: false, error });
+    if (!building) {
+      w.postMessage({ cancel: req.id });
+      return;
+    }
+    const rest = [...mine.values()];
+    mine.clear();
+    this.pending.delete(w);
+    if (this.worker === w) this.worker = undefined;
+    void w.terminate();
+    for (const r of rest) this.send(r);
   }
 
   /** Stops `w` after `idleMs` unless a request comes first. */
@@ -163,16 +246,29 @@ export class RuleCompiler {
     return this.worker !== undefined;
   }
 
-  private inWorker(code: string, plan: WarmPlan | undefined): Promise<BuildResult> {
+  private inWorker(code: string, plan: WarmPlan | undefined, signal?: AbortSignal): Promise<BuildResult> {
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve({ ok: false, error: canceled() });
+      const req: Request = { id: 0, code, plan, resolve, signal, onAbort: () => this.drop(req.worker!, req, canceled()) };
+      signal?.addEventListener('abort', req.onAbort, { once: true });
+      this.send(req);
+    });
+  }
+
+  /** Posts `req` to the current worker (started if needed) under a fresh id. */
+  private send(req: Request): void {
     clearTimeout(this.idleTimer);
+    clearTimeout(req.timer);
+    req.timer = undefined;
     this.worker ??= this.spawn();
     const w = this.worker;
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      this.pending.get(w)!.set(id, resolve);
-      w.ref();
-      w.postMessage({ id, code, plan } satisfies CompileRequest);
-    });
+    const mine = this.pending.get(w)!;
+    req.id = this.nextId++;
+    req.worker = w;
+    mine.set(req.id, req);
+    w.ref();
+    w.postMessage({ id: req.id, code: req.code, plan: req.plan } satisfies CompileRequest);
+    if (mine.size === 1) this.startClock(w, req);
   }
 
   /** Stops the worker. */

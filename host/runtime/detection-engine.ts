@@ -9,6 +9,8 @@
 // exactly once, the failed ones are counted as dropped (trap / watchdog), reported and announced
 // by one internal alert per batch (failure-report.ts); a watchdog stop also restores the last
 // good module once the batch is done (the whole batch is judged by one module).
+// A compile is bounded (compileTimeoutMs, the worker's heap cap) and a newer valid load stops an
+// older one's compile (ECANCELED) instead of queueing behind it.
 // Decoded events go through evaluate(); kernel wire records through evaluateKernel() (no JS
 // object per event, only matches are decoded). `engine: 'interpreter'` keeps the reference
 // interpreter reachable behind the same interface.
@@ -17,8 +19,8 @@
 // once on the reference interpreter (differential-tested equal to the compiled evaluator), swaps
 // between two batches, and compiles in the background; when the module is compiled and warmed,
 // and no newer ruleset has superseded it, a second swap between two batches moves the same
-// ruleset to WASM. Loads that come while a compile runs are coalesced: only the newest ruleset is
-// compiled next. A compile failure leaves the interpreter tier running: reported through
+// ruleset to WASM. A valid load that comes while a compile runs stops that compile (the worker is
+// restarted): only the newest ruleset is compiled. A compile failure leaves the interpreter tier running: reported through
 // onError, counted (ruleset failures, reason compile) and visible in stats.tier and the
 // evaluator-tier gauge. An invalid ruleset never replaces the running one, whatever its tier.
 // close() stops a pending compile (its `compiled` promise settles as 'closed'). The interpreter
@@ -64,6 +66,12 @@ export interface DetectionEngineOptions {
   isolation?: IsolationBudget;
   /** Stop the compile worker after this many idle ms (default 0: keep it; `rae run` uses rules.compilerIdleSeconds). */
   compilerIdleMs?: number;
+  /** Deadline of one compile in the worker, ms (default 120 s; 0: none); past it the worker is stopped and the load fails with ECOMPILETIMEOUT. */
+  compileTimeoutMs?: number;
+  /** The most nodes a rule's condition may have after expansion (engine LoadOptions.maxConditionNodes; default 20,000). */
+  maxConditionNodes?: number;
+  /** The compile worker's V8 heap cap, MB (default 2048): a build that needs more fails with EWORKER instead of taking the process down. */
+  compileWorkerHeapMb?: number;
   /** Keep built modules here and load unchanged rulesets from here (module-cache.ts; `rae run`: <stateDir>/module-cache). */
   moduleCacheDir?: string;
   /** Bounds of the expanded rule conditions (default: the engine's DEFAULT_EXPAND_LIMITS). */
@@ -166,6 +174,8 @@ function preparedTimes(p: Extract<Prepared, { ok: true }>): Pick<EngineStats, 'l
 interface TierTarget {
   result: LoadResult;
   t0: number;
+  /** Aborted when a newer load comes: the compile stops instead of finishing for nothing. */
+  signal: AbortSignal;
   settle: (u: TierUp) => void;
 }
 
@@ -184,6 +194,8 @@ export class DetectionEngine {
   private tiering: Promise<void> | undefined;
   private closed = false;
   private loading: Promise<unknown> = Promise.resolve();
+  /** Aborts the compile of the newest load or tier-up target when a newer ruleset comes. */
+  private compileAbort: AbortController | undefined;
   private readonly compiler: RuleCompiler;
   private readonly kernel: KernelIngest;
   private readonly tierGauge: Gauge<string> | undefined;
@@ -193,30 +205,42 @@ export class DetectionEngine {
   };
 
   constructor(private readonly options: DetectionEngineOptions) {
-    this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir });
+    this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir, timeoutMs: options.compileTimeoutMs, maxHeapMb: options.compileWorkerHeapMb });
     this.kernel = new KernelIngest({ hostname: options.hostname });
     this.tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
     this.setTier(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
   }
 
-  /** Loads rules files; the new set replaces the running one only if it is valid (and, unless interpreter-first, compiles). */
+  /**
+   * Loads rules files; the new set replaces the running one only if it is valid (and, unless
+   * interpreter-first, compiles). A valid set stops the compile of an older load still in
+   * progress (that load resolves unswapped with ECANCELED, a tier-up as superseded), so a slow
+   * compile never holds back a newer ruleset; an invalid set stops nothing.
+   */
   load(files: readonly RulesFile[], opts: LoadOptions = {}): Promise<LoadOutcome> {
-    const next = this.loading.then(() => this.loadNow(files, opts));
+    const t0 = performance.now();
+    const result = loadRules(files, { limits: this.options.expandLimits, maxConditionNodes: this.options.maxConditionNodes });
+    let signal: AbortSignal | undefined;
+    if (result.ok) {
+      this.compileAbort?.abort();
+      this.compileAbort = new AbortController();
+      signal = this.compileAbort.signal;
+    }
+    const next = this.loading.then(() => this.loadNow(result, t0, opts, signal));
     this.loading = next.catch(() => undefined);
     return next;
   }
 
-  private async loadNow(files: readonly RulesFile[], opts: LoadOptions): Promise<LoadOutcome> {
-    const t0 = performance.now();
-    const result = loadRules(files, { limits: this.options.expandLimits });
-    if (!result.ok) return { swapped: false, result };
+  private async loadNow(result: LoadResult, t0: number, opts: LoadOptions, signal: AbortSignal | undefined): Promise<LoadOutcome> {
+    if (!result.ok || !signal) return { swapped: false, result };
+    if (signal.aborted) return { swapped: false, result, errors: [runtimeError('ECANCELED', 'a newer load superseded this ruleset before it was compiled')] };
     if (this.options.engine === 'interpreter' || opts.interpreterFirst) {
       this.installInterpreter(result);
       this.counters.lastChangeToLiveMs = performance.now() - t0;
       if (this.options.engine === 'interpreter') return { swapped: true, result, tier: 'interpreter' };
-      return { swapped: true, result, tier: 'interpreter', compiled: this.tierUp(result, t0) };
+      return { swapped: true, result, tier: 'interpreter', compiled: this.tierUp(result, t0, signal) };
     }
-    const prepared = await this.prepare(result);
+    const prepared = await this.prepare(result, signal);
     if (!prepared.ok) return { swapped: false, result, errors: prepared.errors };
     this.install(result, prepared.module);
     const live = performance.now() - t0;
@@ -225,8 +249,8 @@ export class DetectionEngine {
   }
 
   /** Compiles (worker), instantiates, checks and warms a ruleset's module; nothing is swapped. */
-  private async prepare(result: LoadResult): Promise<Prepared> {
-    const compiled = await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority));
+  private async prepare(result: LoadResult, signal?: AbortSignal): Promise<Prepared> {
+    const compiled = await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority), signal);
     if (!compiled.ok) return { ok: false, errors: compiled.errors };
     this.options.metrics?.compileTime(compiled.compiled.compileMs / 1000);
     const p0 = performance.now();
@@ -239,9 +263,9 @@ export class DetectionEngine {
   }
 
   /** Schedules the background compile of the ruleset just put on the interpreter tier. */
-  private tierUp(result: LoadResult, t0: number): Promise<TierUp> {
+  private tierUp(result: LoadResult, t0: number, signal: AbortSignal): Promise<TierUp> {
     return new Promise<TierUp>((settle) => {
-      this.target = { result, t0, settle };
+      this.target = { result, t0, settle, signal };
       if (!this.tiering) this.tiering = this.tierLoop();
     });
   }
@@ -256,8 +280,13 @@ export class DetectionEngine {
         return;
       }
       // An exception (a compiler bug) must not end the loop: it is a failed compile like any other.
-      const prepared = await this.prepare(t.result).catch((err: Error): Prepared => ({ ok: false, errors: [runtimeError('ECOMPILE', `the compiler failed: ${err.message}`)] }));
+      const prepared = await this.prepare(t.result, t.signal).catch((err: Error): Prepared => ({ ok: false, errors: [runtimeError('ECOMPILE', `the compiler failed: ${err.message}`)] }));
       if (this.closed) continue; // close() settled the target
+      if (t.signal.aborted && this.target === t) {
+        // a newer valid ruleset stopped this compile and goes live next
+        this.target = undefined;
+        t.settle({ state: 'superseded' });
+      }
       if (this.target !== t) {
         this.counters.superseded++;
         continue;
@@ -490,13 +519,18 @@ export class DetectionEngine {
    * rules or a failed compile resolve quietly: the load that follows reports them.
    */
   async precompile(files: readonly RulesFile[]): Promise<void> {
-    const result = loadRules(files, { limits: this.options.expandLimits });
+    const result = loadRules(files, { limits: this.options.expandLimits, maxConditionNodes: this.options.maxConditionNodes });
     if (result.ok && this.options.engine !== 'interpreter') await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority)).catch(() => undefined);
   }
 
   /** Modules the compiler has built (neither from its memory nor from the module cache). */
   get moduleBuilds(): number {
     return this.compiler.builds;
+  }
+
+  /** The compile deadline, ms (0: none); applies from the next compile on (a configuration reload). */
+  set compileTimeoutMs(ms: number) {
+    this.compiler.timeoutMs = ms;
   }
 
   /** Whether the compile worker is running (it stops after `compilerIdleMs`). */
@@ -507,6 +541,7 @@ export class DetectionEngine {
   /** Stops a pending background compile (its `compiled` promise settles as 'closed') and the compile worker. */
   async close(): Promise<void> {
     this.closed = true;
+    this.compileAbort?.abort();
     this.target?.settle({ state: 'closed' });
     this.target = undefined;
     await this.compiler.close();

@@ -12,7 +12,9 @@ export const RUNTIME_ERRORS = {
   EABI: 'the module was built for another ABI version or its statics overrun the state region',
   ETRAP: 'the module trapped while evaluating a batch',
   ETIMEOUT: 'the watchdog stopped a batch that ran past its deadline',
-  EWORKER: 'the compile worker failed',
+  EWORKER: 'the compile worker failed (it exited or ran out of memory); the next compile starts a new one',
+  ECOMPILETIMEOUT: 'a compile ran past its deadline; the worker was stopped and the next compile starts a new one',
+  ECANCELED: 'a newer ruleset superseded the compile, which was stopped',
 } as const;
 
 /** One of the codes above. */

@@ -104,10 +104,20 @@ export class RuleModule {
     const u8 = new Uint8Array(this.memory.buffer);
     const dv = new DataView(this.memory.buffer);
     const sources = [['syscall', plan.syscallStride, plan.typeIds], ['k8s_audit', plan.auditStride, []]] as const;
+    // a 64-event probe first: batches are sized to take about 10 ms each on this (the main) thread
+    const size = new Map<string, number>();
+    for (const [source, stride, types] of sources) {
+      fillSynthetic(u8, dv, stride, 64, [...types]);
+      const t0 = performance.now();
+      this.evaluateRecords(source, 64, true);
+      size.set(source, Math.max(64, Math.min(n, Math.floor((64 * 10) / Math.max(performance.now() - t0, 0.01)))));
+    }
+    await new Promise((res) => setImmediate(res));
     for (let r = 0; r < rounds; r++) {
       for (const [source, stride, types] of sources) {
-        fillSynthetic(u8, dv, stride, n, [...types]);
-        this.evaluateRecords(source, n, r % 2 === 0);
+        const m = size.get(source)!;
+        fillSynthetic(u8, dv, stride, m, [...types]);
+        this.evaluateRecords(source, m, r % 2 === 0);
       }
       await new Promise((res) => setImmediate(res));
     }

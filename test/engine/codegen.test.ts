@@ -72,6 +72,21 @@ test('codegen: evt.type tests are decided per rule; disjuncts with the same firs
   assert.match(m.code, 'return (((load<u32>(e) == 202) && L0(e)) || ((load<u32>(e) == 51) && L1(e)));');
 });
 
+test('codegen: or-ed =/in tests of one string field are one set test; a 10,000-term rule becomes functions of bounded size', () => {
+  const text = `- rule: s\n  desc: d\n  condition: evt.type = open and (proc.name = a or fd.name = /x or proc.name in (b, c) or proc.pid = 3 or proc.name = d)\n  output: o\n  priority: WARNING\n`;
+  const g = generateModule(loadRules([{ name: 'r.yaml', text }]).ruleset.rules).module!;
+  assert.is(/function R0\(e: usize\): bool \{\n {2}return (.*);\n\}/.exec(g.code)?.[1], '(L0(e) || L1(e) || L2(e))');
+  assert.match(g.code, '// proc.name in a, b, c, d\n');
+  const ops = [(i: number) => `proc.name=a${i}`, (i: number) => `fd.name=/x${i}`, (i: number) => `proc.cmdline startswith s${i}-`, (i: number) => `fd.name contains /c${i}/`, (i: number) => `proc.pid=${i}`];
+  const big = `- rule: b\n  desc: d\n  condition: evt.type = open and (${Array.from({ length: 10_000 }, (_, i) => ops[i % 5]!(i)).join(' or ')})\n  output: o\n  priority: WARNING\n`;
+  const m = generateModule(loadRules([{ name: 'r.yaml', text: big }]).ruleset.rules).module!;
+  const returns = m.code.split('\n').filter((l) => l.startsWith('  return ('));
+  assert.ok(returns.length > 10, 'split into functions');
+  assert.ok(Math.max(...returns.map((l) => l.length)) <= 1024 + 12, 'no expression over the bound');
+  // the 4,000 string-equality terms are two set tests (one per field), the 6,000 others one leaf each
+  assert.is((m.code.match(/^@inline function L\d+/gm) ?? []).length, 6002);
+});
+
 test('codegen: a construct it cannot compile is an error value naming the rule', () => {
   const loaded = loadRules([{ name: 'r.yaml', text: `- rule: re\n  desc: d\n  condition: evt.type = open and proc.name regex "x{150}"\n  output: o\n  priority: WARNING\n` }]);
   assert.ok(loaded.ok, loaded.diagnostics.map((d) => d.message).join('\n'));

@@ -82,6 +82,17 @@ export class LeafGen {
     return this.many(v.v, () => 'true', 'any', 'exists');
   }
 
+  /**
+   * The operand key of a leaf that tests a scalar string against a constant set (`=` or `in`,
+   * no modifier), else undefined: `or`ed leaves with one key are one set test (one class bit).
+   */
+  setKey(e: CheckedExpr): string | undefined {
+    if (e.kind !== 'cmp' || e.modifier || (e.op !== '=' && e.op !== 'in')) return undefined;
+    const v = operandValue(e.left, this.source, this.table, this.statics);
+    if (v.k !== 'scalar' || v.v.kind !== 'str' || (v.v.cls !== 'string' && v.v.cls !== 'bytes')) return undefined;
+    return `${v.v.cls}|${v.v.expr}`;
+  }
+
   /** A comparison with constants. */
   cmp(e: Cmp, text: string): string {
     const v = operandValue(e.left, this.source, this.table, this.statics);

@@ -108,13 +108,14 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
   const gens = { syscall: new LeafGen('syscall', tables.syscall, statics, parts), k8s_audit: new LeafGen('k8s_audit', tables.k8s_audit, statics, parts) };
   const errors: CodegenError[] = [];
   const ruleFns: string[] = [];
+  const hoisted = new Hoisted();
   const live: boolean[] = [];
   rules.forEach((r, id) => {
     let body: string;
     const gen = gens[r.source];
     gen.callTypes = r.source === 'syscall' && r.evttypes ? new Set([...r.evttypes].map(evtTypeId).filter((t) => t !== 0)) : undefined;
     try {
-      body = expr(r.condition, gen);
+      body = expr(r.condition, gen, hoisted);
     } catch (err) {
       if (!(err instanceof CodegenLimit)) throw err;
       errors.push({ code: 'ECODEGEN', rule: r.name, message: `rule '${r.name}': ${err.message}` });
@@ -189,6 +190,7 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
       return out;
     }),
     ...parts.decls,
+    ...hoisted.fns,
     ...ruleFns,
     ...groupFns,
     ...evaluate,
@@ -199,22 +201,70 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
   return { module: { code, rules, layouts, maxGroup, threadUse, hash }, errors };
 }
 
-function expr(e: CheckedExpr, g: LeafGen): string {
+/**
+ * A generated boolean expression longer than MAX_EXPR characters is split into functions of at
+ * most about CHUNK characters: AssemblyScript compiles `a || b || ...` recursively (3,000 terms
+ * overflowed its stack), and V8's first compile of a function grows faster than linearly with
+ * its inlined leaves (2,000 startswith terms: 18 s in chunks of 2,048 characters, 0.14 s in
+ * chunks of 256). Below MAX_EXPR nothing is split (3 of the corpus' expressions are longer).
+ */
+const MAX_EXPR = 1024;
+const CHUNK = 256;
+
+/** Parts of rule conditions moved into functions of their own (`Pn(e)`), shared by identical bodies. */
+class Hoisted {
+  readonly fns: string[] = [];
+  private readonly byBody = new Map<string, string>();
+
+  /** A call of a function returning `body`. */
+  call(body: string): string {
+    let name = this.byBody.get(body);
+    if (!name) {
+      name = `P${this.byBody.size}(e)`;
+      this.byBody.set(body, name);
+      this.fns.push(`function ${name.slice(0, -3)}(e: usize): bool {`, `  return ${body};`, `}`);
+    }
+    return name;
+  }
+}
+
+/** `terms` joined by `op`, as calls of chunks when the text would exceed MAX_EXPR (so linear in the term count). */
+function joinBounded(terms: string[], op: ' && ' | ' || ', h: Hoisted): string {
+  let ts = terms;
+  for (;;) {
+    const text = ts.length === 1 ? ts[0]! : `(${ts.join(op)})`;
+    if (text.length <= MAX_EXPR) return text;
+    const groups: string[][] = [];
+    let len = CHUNK;
+    for (const t of ts) {
+      if (len + t.length > CHUNK) {
+        groups.push([]);
+        len = 0;
+      }
+      groups[groups.length - 1]!.push(t);
+      len += t.length + op.length;
+    }
+    ts = groups.map((g) => (g.length === 1 && /^[A-Z]\w*\(e\)$/.test(g[0]!) ? g[0]! : h.call(g.length === 1 ? g[0]! : `(${g.join(op)})`)));
+  }
+}
+
+function expr(e: CheckedExpr, g: LeafGen, h: Hoisted): string {
   switch (e.kind) {
     case 'and':
     case 'or': {
-      const parts = e.children.map((c) => expr(c, g));
+      const children = e.kind === 'or' ? mergeSets(e.children, g) : e.children;
+      const parts = children.map((c) => expr(c, g, h));
       const absorb = e.kind === 'and' ? 'false' : 'true';
       const unit = e.kind === 'and' ? 'true' : 'false';
       if (parts.includes(absorb)) return absorb;
       const rest = parts.filter((p) => p !== unit);
       if (rest.length === 0) return unit;
-      const terms = e.kind === 'or' ? factorHeads(rest) : rest;
-      return terms.length === 1 ? terms[0]! : `(${terms.join(e.kind === 'and' ? ' && ' : ' || ')})`;
+      const terms = e.kind === 'or' ? factorHeads(rest, h) : rest;
+      return joinBounded(terms, e.kind === 'and' ? ' && ' : ' || ', h);
     }
     case 'not': {
-      const inner = expr(e.child, g);
-      return inner === 'true' ? 'false' : inner === 'false' ? 'true' : `!${inner.startsWith('(') || /^L\d+\(e\)$/.test(inner) ? inner : `(${inner})`}`;
+      const inner = expr(e.child, g, h);
+      return inner === 'true' ? 'false' : inner === 'false' ? 'true' : `!${inner.startsWith('(') || /^[LP]\d+\(e\)$/.test(inner) ? inner : `(${inner})`}`;
     }
     case 'exists':
       return g.exists(e);
@@ -225,19 +275,45 @@ function expr(e: CheckedExpr, g: LeafGen): string {
   }
 }
 
+type Cmp = Extract<CheckedExpr, { kind: 'cmp' }>;
+
+/**
+ * The disjuncts of an `or` with the `=`/`in` tests of one string operand merged into one `in`
+ * (at the first one's place): `proc.name=a or fd.name=/x or proc.name=b` tests proc.name's set
+ * {a, b} once, one class bit, however many terms a generated rule has. Leaves are pure, so the
+ * order of disjuncts does not change the result.
+ */
+function mergeSets(children: readonly CheckedExpr[], g: LeafGen): CheckedExpr[] {
+  const groups = new Map<string, Cmp[]>();
+  const keyed = children.map((c) => {
+    const key = g.setKey(c);
+    if (key !== undefined) groups.set(key, [...(groups.get(key) ?? []), c as Cmp]);
+    return key;
+  });
+  if ([...groups.values()].every((m) => m.length === 1)) return [...children];
+  const out: CheckedExpr[] = [];
+  children.forEach((c, i) => {
+    const members = keyed[i] === undefined ? undefined : groups.get(keyed[i]!)!;
+    if (!members || members.length === 1) out.push(c);
+    else if (members[0] === c) out.push({ ...members[0], op: 'in', list: true, values: members.flatMap((m) => m.values) });
+  });
+  return out;
+}
+
 /**
  * Adjacent disjuncts that are conjunctions with the same first leaf, `(L && a) || (L && b)`,
  * become `(L && (a || b))`: the leaf is tested once (macros expanded into exception lists
- * repeat it). A conjunction's text is always `(first && rest)`, so the split is exact.
+ * repeat it). A conjunction's text is always `(first && rest)` (rest perhaps a call of the
+ * split-out remainder), so the split is exact; the regrouped disjunction is bounded as well.
  */
-function factorHeads(parts: string[]): string[] {
+function factorHeads(parts: string[], h: Hoisted): string[] {
   const out: Array<{ head?: string; rests: string[]; text: string }> = [];
   for (const p of parts) {
     const m = /^\((L\d+\(e\)) && (.+)\)$/.exec(p);
     const last = out[out.length - 1];
-    const rest = m && (/^L\d+\(e\)$/.test(m[2]!) ? m[2]! : `(${m[2]})`);
+    const rest = m && (/^[LP]\d+\(e\)$/.test(m[2]!) ? m[2]! : `(${m[2]})`);
     if (m && rest && last?.head === m[1]) last.rests.push(rest);
     else out.push(m && rest ? { head: m[1]!, rests: [rest], text: p } : { rests: [], text: p });
   }
-  return out.map((o) => (o.head && o.rests.length > 1 ? `(${o.head} && (${o.rests.join(' || ')}))` : o.text));
+  return out.map((o) => (o.head && o.rests.length > 1 ? joinBounded([o.head, joinBounded(o.rests, ' || ', h)], ' && ', h) : o.text));
 }
