@@ -287,8 +287,9 @@ export class LeafGen {
         return `globMatch(${this.statics.bytes(p)}, ${p.length}, a, i32(l), ${op === 'iglob'})`;
       }
       case 'regex': {
-        const dfa = compileRegex(lit.text);
-        return `dfaMatch(${this.statics.bytes(dfa.next)}, ${this.statics.bytes(dfa.accept)}, a, l)`;
+        const re = compileRegex(lit.text);
+        if (re.kind === 'dfa') return `dfaMatch(${this.statics.bytes(re.dfa.next)}, ${this.statics.bytes(re.dfa.accept)}, a, l)`;
+        return `nfaMatch(${this.statics.bytes(re.nfa.table)}, ${re.nfa.n}, ${re.nfa.words}, ${re.nfa.flags}, a, l)`;
       }
       default:
         return 'false';
