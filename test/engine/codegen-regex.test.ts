@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { buildDfa, compileRegex, positions, runBitNfa, runDfa } from '../../host/engine/codegen/regex.js';
 import { CodePointRegex } from '../../host/engine/regex-match.js';
 import { parseRegex } from '../../host/engine/regex-syntax.js';
+import { regexArb, regexInput } from './regex-arbitrary.js';
 
 const PATTERNS = [
   'abc', 'a|b|', 'a*', 'a+b?', '(ab)+', '(?:ab|cd){2}', 'x{1,3}y{2,}', '[a-c]+', '[^a-c]*', '.', '.*', '\\d+', '\\D\\w\\W', '\\s*\\S',
@@ -54,21 +55,8 @@ test('regex: the pattern of issue 19 has no DFA within budget and runs as 15 pos
   assert.is(c.kind === 'nfa' ? c.nfa.n : 0, 15);
 });
 
-/** Patterns from the supported syntax: atoms, classes, escapes, groups, alternation, quantifiers, anchors. */
-const atom: fc.Arbitrary<string> = fc.constantFrom('a', 'b', 'é', '.', '\\d', '\\w', '\\s', '\\W', '[ab]', '[^a]', '[a-c\\d]', '\\.', '\\x62', '😀', '\\b', '\\B', '^', '$');
-const quant = fc.constantFrom('', '', '*', '+', '?', '{2}', '{1,3}', '{0,}', '*?');
-const regexArb: fc.Arbitrary<string> = fc.letrec((tie) => ({
-  term: fc.oneof(
-    { weight: 4, arbitrary: fc.tuple(atom, quant).map(([a, q]) => (a === '^' || a === '$' || a.startsWith('\\b') || a === '\\B' ? a : a + q)) },
-    { weight: 1, arbitrary: fc.tuple(tie('alt') as fc.Arbitrary<string>, quant).map(([x, q]) => `(${x})${q}`) },
-  ),
-  cat: fc.array(tie('term') as fc.Arbitrary<string>, { maxLength: 4 }).map((xs) => xs.join('')),
-  alt: fc.array(tie('cat') as fc.Arbitrary<string>, { minLength: 1, maxLength: 3 }).map((xs) => xs.join('|')),
-})).alt.filter((p) => p.length <= 32) as fc.Arbitrary<string>;
-const input = fc.array(fc.constantFrom('a', 'b', 'c', 'é', '1', ' ', '.', '😀', '_'), { maxLength: 10 }).map((xs) => xs.join(''));
-
 test('regex: 300 generated patterns, 20 inputs each: every matcher agrees with JavaScript', () => {
-  fc.assert(fc.property(regexArb, fc.array(input, { minLength: 20, maxLength: 20 }), (p, inputs) => {
+  fc.assert(fc.property(regexArb, fc.array(regexInput, { minLength: 20, maxLength: 20 }), (p, inputs) => {
     const agree = matchers(p);
     for (const s of inputs) agree(s);
   }), { numRuns: 300, seed: 19 });
