@@ -10,6 +10,7 @@ import { DEPRECATED_FIELDS, resolveField, typeClass, type PtType, type Source } 
 import type { CheckedExpr, CmpOp, FieldRef, Literal, Operand } from './ir.js';
 import { convertLiteral } from './literals.js';
 import { printValue } from './printer.js';
+import { parseRegex } from './regex-syntax.js';
 
 /** Where a condition's spans point, and how to name a macro body's location. */
 export interface CheckContext {
@@ -18,6 +19,8 @@ export interface CheckContext {
   locate: (offset: number) => Location[];
   /** Location chain for an offset inside a macro's condition (by macro name). */
   locateInMacro: (macro: string, offset: number) => Location[];
+  /** Why the compiled evaluator cannot run a leaf (cmp, exists, cmpfield), if it cannot: then the rule fails here, located. */
+  leafLimit?: (leaf: CheckedExpr, source: Source) => string | undefined;
 }
 
 class CheckError {
@@ -26,6 +29,7 @@ class CheckError {
   constructor(
     readonly message: string,
     readonly offset: number,
+    readonly code?: 'RAE_ERR_UNSUPPORTED',
   ) {}
 }
 
@@ -76,7 +80,7 @@ export function checkCondition(expr: Expr, ctx: CheckContext, diags: Diagnostics
   } catch (e) {
     if (!(e instanceof CheckError)) throw e;
     const unknown = e.message.includes('nonexistent field') || e.message.includes('unknown event type');
-    diags.add(unknown && skipUnknown ? 'LOAD_UNKNOWN_FILTER' : 'LOAD_ERR_COMPILE_CONDITION', e.message, e.locations ?? c.where(e.offset));
+    diags.add(e.code ?? (unknown && skipUnknown ? 'LOAD_UNKNOWN_FILTER' : 'LOAD_ERR_COMPILE_CONDITION'), e.message, e.locations ?? c.where(e.offset));
     return undefined;
   }
 }
@@ -125,10 +129,17 @@ class Checker {
       case 'identifier':
         throw new CheckError(`filter error: unexpected identifier '${e.name}'`, e.span.start);
       case 'unary':
-        return { kind: 'exists', operand: this.operand(e.left), span: e.span };
+        return this.compilable({ kind: 'exists', operand: this.operand(e.left), span: e.span });
       case 'binary':
-        return this.binary(e);
+        return this.compilable(this.binary(e));
     }
+  }
+
+  /** A checked leaf, once the compiled evaluator is known to run it (one engine accepts what the other does). */
+  private compilable(leaf: CheckedExpr): CheckedExpr {
+    const why = this.ctx.leafLimit?.(leaf, this.ctx.source);
+    if (why !== undefined) throw new CheckError(why, leaf.span.start, 'RAE_ERR_UNSUPPORTED');
+    return leaf;
   }
 
   private field(f: FieldNode): FieldRef {
@@ -252,13 +263,15 @@ class Checker {
     }
   }
 
+  /** JavaScript's syntax, then what RE2 refuses (backreferences, lookaround) and the size limits (regex-syntax.ts). */
   private checkRegex(pattern: string, offset: number): void {
-    if (/\\[1-9]|\(\?[=!<]/.test(pattern)) throw new CheckError(`invalid regex pattern: ${printValue(pattern)}: unsupported construct (backreference or lookaround)`, offset);
     try {
       new RegExp(pattern, 'su');
     } catch (err) {
       throw new CheckError(`invalid regex pattern: ${(err as Error).message}`, offset);
     }
+    const parsed = parseRegex(pattern);
+    if (!parsed.ok) throw new CheckError(`invalid regex pattern: ${printValue(pattern)}: ${parsed.message} (at offset ${parsed.offset} of the pattern)`, offset);
     const inner = pattern.replace(/^\^/, '').replace(/^\.[*+?]/, '').replace(/\$$/, '').replace(/\.[*+?]$/, '');
     if (!/[\\.*+?()[\]{}|^$]/.test(inner)) {
       this.warn('LOAD_COMPILE_CONDITION', `regex check with '${pattern}' may be optimized with simpler operators such as '=', 'contains', 'startswith', 'endswith'`, offset);

@@ -14,6 +14,7 @@ export const ERRORS = {
   LOAD_ERR_EXTENSION: 'Error loading extension item',
   RAE_ERR_LIMIT: 'Input exceeds a limit',
   RAE_ERR_EXPANSION_LIMIT: 'Expanded condition exceeds a size or depth limit',
+  RAE_ERR_UNSUPPORTED: 'Condition not supported by the compiled evaluator',
 } as const;
 
 /** Warning codes: Falco's names (falco_load_result.h warning_code). */

@@ -2,8 +2,12 @@
 //   reader -> collector -> expand (lists, exceptions, parse, macros) -> checker -> evttypes -> outputs
 // Every stage appends to one Diagnostics; a rule that fails is reported and left out, the rest
 // load. A file with any error is invalid, and an invalid set must not replace a running one.
+// The checker also asks the code generator about each leaf (codegen leafLimit): a leaf the
+// compiled evaluator cannot run fails its rule here (RAE_ERR_UNSUPPORTED, located), for both
+// engines, so a valid ruleset always compiles and none is left on the reference interpreter.
 import type { Expr } from './ast.js';
 import { checkCondition } from './checker.js';
+import { leafLimit } from './codegen/index.js';
 import { collect, type RuleDef } from './collector.js';
 import { Diagnostics, diagnosticFile, type Diagnostic, type Location } from './diagnostics.js';
 import { DEFAULT_EXPAND_LIMITS, type ExpandLimits } from './budget.js';
@@ -162,6 +166,7 @@ function compileRule(
         const m = expanded.macros.get(name)!;
         return [...source.ctx, ...conditionLocation(m.source, offset).slice(1)];
       },
+      leafLimit,
     },
     diags,
     def.skipIfUnknownFilter,

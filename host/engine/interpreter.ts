@@ -7,6 +7,7 @@ import { typeClass } from './fields.js';
 import type { CheckedExpr, CmpOp, FieldRef, IpAddr, Literal, Operand } from './ir.js';
 import { parseIp, truncInt } from './literals.js';
 import { asciiLower, asciiUpper, b64decode, basename, globMatch, pmatch } from './operators.js';
+import { CodePointRegex } from './regex-match.js';
 
 /** A raw field value as an event source provides it. */
 export type RawScalar = string | number | bigint | boolean;
@@ -26,7 +27,7 @@ type V = string | bigint | number | boolean | Uint8Array | IpAddr;
 
 /** Evaluates checked conditions; keeps compiled regexes between calls. */
 export class Interpreter {
-  private readonly regexes = new Map<string, RegExp>();
+  private readonly regexes = new Map<string, CodePointRegex>();
 
   /** True when the condition matches the event. */
   evaluate(e: CheckedExpr, ev: EventAccessor): boolean {
@@ -142,10 +143,10 @@ export class Interpreter {
     }
   }
 
-  private regex(pattern: string): RegExp {
+  private regex(pattern: string): CodePointRegex {
     let re = this.regexes.get(pattern);
     if (!re) {
-      re = new RegExp(`^(?:${pattern})$`, 'u');
+      re = new CodePointRegex(pattern);
       this.regexes.set(pattern, re);
     }
     return re;

@@ -20,13 +20,14 @@
 // between two batches, and compiles in the background; when the module is compiled and warmed,
 // and no newer ruleset has superseded it, a second swap between two batches moves the same
 // ruleset to WASM. A valid load that comes while a compile runs stops that compile (the worker is
-// restarted): only the newest ruleset is compiled. A compile failure leaves the interpreter tier running: reported through
+// restarted): only the newest ruleset is compiled. A rule the code generator cannot compile never
+// gets here: the load refuses it (RAE_ERR_UNSUPPORTED, engine facade). A build failure (the
+// compiler or its worker failing) leaves the interpreter tier running: reported through
 // onError, counted (ruleset failures, reason compile) and visible in stats.tier and the
 // evaluator-tier gauge. An invalid ruleset never replaces the running one, whatever its tier.
 // close() stops a pending compile (its `compiled` promise settles as 'closed'). The interpreter
-// tier runs under the same watchdog deadline as the compiled module: its regexes are JavaScript's,
-// which can backtrack where the compiled DFA cannot; a stopped batch fails (counted) and the
-// tier-up still comes.
+// tier runs under the same watchdog deadline as the compiled module (its regexes, like the
+// module's, never backtrack); a stopped batch fails (counted) and the tier-up still comes.
 // The kernel byte path (evaluateKernel) needs a compiled module: while a ruleset is on the
 // interpreter tier, kernel records keep being judged by the last compiled module (the previous
 // ruleset) and its state region, which moves to the new module at the tier-up swap. The first

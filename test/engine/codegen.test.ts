@@ -5,6 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generateModule } from '../../host/engine/codegen/index.js';
+import { renderDiagnostic } from '../../host/engine/diagnostics.js';
 import { loadRules } from '../../host/engine/index.js';
 import { corpusText } from '../helpers/corpus.js';
 
@@ -87,12 +88,26 @@ test('codegen: or-ed =/in tests of one string field are one set test; a 10,000-t
   assert.is((m.code.match(/^@inline function L\d+/gm) ?? []).length, 6002);
 });
 
-test('codegen: a construct it cannot compile is an error value naming the rule', () => {
-  const loaded = loadRules([{ name: 'r.yaml', text: `- rule: re\n  desc: d\n  condition: evt.type = open and proc.name regex "x{150}"\n  output: o\n  priority: WARNING\n` }]);
-  assert.ok(loaded.ok, loaded.diagnostics.map((d) => d.message).join('\n'));
-  const g = generateModule(loaded.ruleset.rules);
-  assert.is(g.module, undefined);
-  assert.equal(g.errors, [{ code: 'ECODEGEN', rule: 're', message: "rule 're': regex: repetition {150} is out of range" }]);
+test('codegen: a construct it cannot compile fails its rule at load, located through the macro (RAE_ERR_UNSUPPORTED); the other rules load', () => {
+  const text = `- macro: long_name\n  condition: proc.name regex "[a-z]{600}"\n- rule: re\n  desc: d\n  condition: evt.type = open and long_name\n  output: o\n  priority: WARNING\n- rule: ok\n  desc: d\n  condition: evt.type = open and proc.name regex "(a+)+b|[ab]*a[ab]{8}"\n  output: o\n  priority: WARNING\n`;
+  const loaded = loadRules([{ name: 'r.yaml', text }]);
+  assert.not.ok(loaded.ok);
+  assert.equal(loaded.ruleset.rules.map((r) => r.name), ['ok']);
+  assert.is(
+    loaded.diagnostics.map((d) => renderDiagnostic(d, loaded.sources)).join('\n'),
+    [
+      "r.yaml:2:14: error RAE_ERR_UNSUPPORTED (Condition not supported by the compiled evaluator): regex '[a-z]{600}' needs 600 positions, more than the 512 the compiled evaluator runs",
+      '    In rules content: (r.yaml:1:1)',
+      "    rule 're': (r.yaml:3:3)",
+      '    rule condition: (r.yaml:5:14)',
+      "    macro 'long_name': (r.yaml:1:3)",
+      '    macro condition: (r.yaml:2:14)',
+      "    condition expression 'proc.name regex \"[a-': (r.yaml:2:14)",
+      '  2 |   condition: proc.name regex "[a-z]{600}"',
+      '    |              ^',
+    ].join('\n'),
+  );
+  assert.equal(generateModule(loaded.ruleset.rules).errors, [], 'what loads compiles');
 });
 
 test.run();

@@ -5,7 +5,8 @@
 // function `Ln(e): bool`; string `=`/`in`/`contains` go through the operand's memoised work.
 import type { Modifier } from '../ast.js';
 import type { CheckedExpr, CmpOp, Literal } from '../ir.js';
-import { evtTypeId } from '../../runtime/abi.js';
+import { EVT_TYPES, evtTypeId } from '../../runtime/abi.js';
+import { Interpreter } from '../interpreter.js';
 import type { SlotTable, ValueKind } from './access.js';
 import { eqAt, u64Literal, utf8Bytes } from './bytes.js';
 import { compileRegex } from './regex.js';
@@ -65,6 +66,9 @@ export class LeafGen {
     this.parts.decls.push(`// ${comment.replace(/\s+/g, ' ').slice(0, 160)}`, `@inline function ${name}(e: usize): bool {`, ...body.map((l) => `  ${l}`), `}`);
     return `${name}(e)`;
   }
+
+  /** Decides operators on evt.type names at generation time. */
+  private readonly oracle = new Interpreter();
 
   /** An `exists` leaf. */
   exists(e: Extract<CheckedExpr, { kind: 'exists' }>): string {
@@ -164,9 +168,11 @@ export class LeafGen {
 
   /** evt.type compared with names: a test of the record's type id. */
   private typeTest(e: Cmp): string {
-    const ids = e.values.map((v) => evtTypeId(v.text));
     const T = 'load<u32>(e)';
-    if (e.modifier) throw new CodegenLimit('evt.type with a modifier is not supported by the compiled evaluator');
+    // other operators (and modifiers): the event type names they accept, found with the
+    // reference interpreter at generation time (the names are a fixed set), tested as `in`
+    const named = e.modifier !== undefined || !['=', 'in', 'intersects', '!='].includes(e.op);
+    const ids = named ? EVT_TYPES.filter((name) => this.oracle.evaluate(e, { field: () => name })).map(evtTypeId) : e.values.map((v) => evtTypeId(v.text));
     const set = new Set(ids);
     const call = this.callTypes ? [...this.callTypes] : undefined;
     // the rule only runs for events of its own types: a test true (or false) for all of them is decided here
@@ -177,21 +183,11 @@ export class LeafGen {
       return undefined;
     };
     const anyOf = ids.length === 0 ? 'false' : (decided(true) ?? `(${[...set].map((id) => `${T} == ${id}`).join(' || ')})`);
-    switch (e.op) {
-      case '=':
-      case 'in':
-      case 'intersects':
-        return anyOf;
-      case '!=': {
-        const id = ids[0] ?? 0;
-        const one = new Set([id]);
-        if (call && call.every((t) => !one.has(t))) return 'true';
-        if (call && call.every((t) => one.has(t))) return 'false';
-        return `${T} != ${id}`;
-      }
-      default:
-        throw new CodegenLimit(`evt.type ${e.op} is not supported by the compiled evaluator`);
-    }
+    if (named || e.op !== '!=') return anyOf;
+    const id = ids[0] ?? 0;
+    if (call && call.every((t) => t !== id)) return 'true';
+    if (call && call.every((t) => t === id)) return 'false';
+    return `${T} != ${id}`;
   }
 
   /** The interpreter's `one(op, modifier, v, values)` as an expression over x. */
@@ -298,8 +294,9 @@ export class LeafGen {
         return `globMatch(${this.statics.bytes(p)}, ${p.length}, a, i32(l), ${op === 'iglob'})`;
       }
       case 'regex': {
-        const dfa = compileRegex(lit.text);
-        return `dfaMatch(${this.statics.bytes(dfa.next)}, ${this.statics.bytes(dfa.accept)}, a, l)`;
+        const re = compileRegex(lit.text);
+        if (re.kind === 'dfa') return `dfaMatch(${this.statics.bytes(re.dfa.next)}, ${this.statics.bytes(re.dfa.accept)}, a, l)`;
+        return `nfaMatch(${this.statics.bytes(re.nfa.table)}, ${re.nfa.n}, ${re.nfa.words}, ${re.nfa.flags}, a, l)`;
       }
       default:
         return 'false';

@@ -8,6 +8,7 @@ import type { LoadedRule } from '../index.js';
 import type { CheckedExpr } from '../ir.js';
 import { walkChecked } from '../ir.js';
 import type { Operand } from '../ir.js';
+import type { Source } from '../fields.js';
 import { EVT_TYPES, evtTypeId } from '../../runtime/abi.js';
 
 /** Event types tested first when dispatching a record to its group (most frequent first). */
@@ -50,7 +51,7 @@ export interface ThreadUse {
 
 const PRELUDE = `import {
   ABI_VERSION, MISSING, ancestor, parentOf, has, eqBytes, cmpBytes, findBytes, ieqBytes, lower,
-  globMatch, pmatch, dfaMatch, foldCase, baseName, b64, concatStart, concatAdd, pack, scratchReset,
+  globMatch, pmatch, dfaMatch, nfaMatch, foldCase, baseName, b64, concatStart, concatAdd, pack, scratchReset,
 } from "./index";
 
 let epoch: u64 = 1;
@@ -199,6 +200,22 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
   if (errors.length > 0) return { errors };
   const hash = createHash('sha256').update(code).digest('hex');
   return { module: { code, rules, layouts, maxGroup, threadUse, hash }, errors };
+}
+
+/**
+ * Why the compiled evaluator cannot run a leaf of a checked condition (the CodegenLimit's
+ * message), or undefined. The load checks every leaf with it (engine facade), so a rule it
+ * refuses is a located load diagnostic for both engines and generateModule never meets one.
+ */
+export function leafLimit(leaf: CheckedExpr, source: Source): string | undefined {
+  const gen = new LeafGen(source, new SlotTable(source), new Statics(), new ModuleParts());
+  try {
+    expr(leaf, gen, new Hoisted());
+    return undefined;
+  } catch (err) {
+    if (err instanceof CodegenLimit) return err.message;
+    throw err;
+  }
 }
 
 /**

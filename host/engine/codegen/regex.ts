@@ -1,180 +1,21 @@
-// `regex` compiled at codegen time to a DFA over UTF-8 bytes (no backtracking at run time), with
-// the reference interpreter's semantics: the whole value must match, as
-// `new RegExp('^(?:' + p + ')$', 'u')` would on the decoded string. Supported: literals,
-// `.`, classes `[...]`/`[^...]` with ranges, `\d \D \w \W \s \S` and escaped punctuation,
-// groups `(...)`/`(?:...)`, `|`, `* + ? {n} {n,} {n,m}` (lazy forms match the same strings), `^`
-// at the start and `$` at the end. Anything else (backreferences, lookaround, `\b`, Unicode
-// properties) is reported as a CodegenLimit. Code point sets become UTF-8 byte sequences
-// (the utf8-ranges construction), the NFA becomes a DFA by subset construction.
+// `regex` compiled at codegen time to a matcher over UTF-8 bytes that never backtracks, with the
+// reference interpreter's semantics (whole-value match, host/engine/regex-syntax.ts; every
+// pattern the checker accepts). A parsed pattern becomes a Thompson NFA over bytes (code point
+// sets as UTF-8 byte-range sequences, the utf8-ranges construction, with shared suffixes), then
+// its position (Glushkov) form: a position is an edge group (from, to) with a byte label, and
+// `follow` says which positions can come next; the assertions (`^ $ \b \B`) are resolved in the
+// empty closures for each context of previous and next byte (none, word, non-word). From there:
+//   - a DFA by subset construction when it has at most REGEX_BUDGET.dfaStates states
+//     (assembly/dfa.ts dfaMatch: one table load per byte);
+//   - otherwise the position sets run bit-parallel (assembly/dfa.ts nfaMatch: per byte, the
+//     union of the follow rows of the live positions, masked by the byte's label row), time
+//     linear in the value; at most REGEX_BUDGET.positions positions, beyond that CodegenLimit.
+// This is how `(a+)+b|[ab]*a[ab]{8}` (a DFA of more than 512 states) compiles: 15 positions.
+import { MAX_CP, parseRegex, type Assertion, type RegexNode } from '../regex-syntax.js';
 import { CodegenLimit } from './strings.js';
 
-/** Code point ranges, inclusive, sorted and merged. */
-type Ranges = Array<[number, number]>;
-
-type Node =
-  | { k: 'set'; r: Ranges }
-  | { k: 'cat'; xs: Node[] }
-  | { k: 'alt'; xs: Node[] }
-  | { k: 'rep'; x: Node; min: number; max: number };
-
-const MAX_CP = 0x10ffff;
-const DIGIT: Ranges = [[48, 57]];
-const WORD: Ranges = [[48, 57], [65, 90], [95, 95], [97, 122]];
-const SPACE: Ranges = [[9, 13], [32, 32], [0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200a], [0x2028, 0x2029], [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000], [0xfeff, 0xfeff]];
-const DOT: Ranges = negate([[10, 10], [13, 13], [0x2028, 0x2029]]);
-
-function norm(r: Ranges): Ranges {
-  const s = [...r].sort((a, b) => a[0] - b[0]);
-  const out: Ranges = [];
-  for (const [lo, hi] of s) {
-    const last = out[out.length - 1];
-    if (last && lo <= last[1] + 1) last[1] = Math.max(last[1], hi);
-    else out.push([lo, hi]);
-  }
-  return out;
-}
-
-function negate(r: Ranges): Ranges {
-  const out: Ranges = [];
-  let next = 0;
-  for (const [lo, hi] of norm(r)) {
-    if (lo > next) out.push([next, lo - 1]);
-    next = hi + 1;
-  }
-  if (next <= MAX_CP) out.push([next, MAX_CP]);
-  return out;
-}
-
-/** Recursive-descent parser of the supported syntax. */
-class Parser {
-  private i = 0;
-  constructor(private readonly p: string) {}
-
-  parse(): Node {
-    if (this.p.startsWith('^')) this.i = 1;
-    const n = this.alt();
-    if (this.i < this.p.length) throw new CodegenLimit(`regex: unsupported syntax at offset ${this.i} of '${this.p}'`);
-    return n;
-  }
-
-  private alt(): Node {
-    const xs = [this.cat()];
-    while (this.p[this.i] === '|') {
-      this.i++;
-      xs.push(this.cat());
-    }
-    return xs.length === 1 ? xs[0]! : { k: 'alt', xs };
-  }
-
-  private cat(): Node {
-    const xs: Node[] = [];
-    while (this.i < this.p.length && this.p[this.i] !== '|' && this.p[this.i] !== ')') {
-      if (this.p[this.i] === '$' && this.i === this.p.length - 1) {
-        this.i++;
-        break;
-      }
-      xs.push(this.quant(this.atom()));
-    }
-    return { k: 'cat', xs };
-  }
-
-  private quant(x: Node): Node {
-    const c = this.p[this.i];
-    let min: number;
-    let max: number;
-    if (c === '*') [min, max] = [0, Infinity];
-    else if (c === '+') [min, max] = [1, Infinity];
-    else if (c === '?') [min, max] = [0, 1];
-    else if (c === '{' && /^\{\d+(,\d*)?\}/.test(this.p.slice(this.i))) {
-      const m = /^\{(\d+)(,(\d*))?\}/.exec(this.p.slice(this.i))!;
-      min = Number(m[1]);
-      max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3]);
-      if (max < min || min > 100 || (max !== Infinity && max > 100)) throw new CodegenLimit(`regex: repetition ${m[0]} is out of range`);
-      this.i += m[0].length - 1;
-    } else return x;
-    this.i++;
-    if (this.p[this.i] === '?') this.i++; // lazy: the same set of full matches
-    const n = this.p[this.i];
-    if (n !== undefined && '*+?{'.includes(n) && !(n === '{' && !/^\{\d+(,\d*)?\}/.test(this.p.slice(this.i)))) {
-      throw new CodegenLimit(`regex: nothing to repeat at offset ${this.i} of '${this.p}'`);
-    }
-    return this.quant({ k: 'rep', x, min, max });
-  }
-
-  private atom(): Node {
-    const c = this.p[this.i]!;
-    if (c === '(') {
-      this.i++;
-      if (this.p.startsWith('?:', this.i)) this.i += 2;
-      else if (this.p[this.i] === '?') throw new CodegenLimit(`regex: lookaround and named groups are not supported ('${this.p}')`);
-      const n = this.alt();
-      if (this.p[this.i] !== ')') throw new CodegenLimit(`regex: missing ) in '${this.p}'`);
-      this.i++;
-      return n;
-    }
-    if (c === '[') return { k: 'set', r: this.cls() };
-    if (c === '.') {
-      this.i++;
-      return { k: 'set', r: DOT };
-    }
-    if (c === '\\') return { k: 'set', r: this.escape(false) };
-    if ('*+?{})]^$'.includes(c)) throw new CodegenLimit(`regex: unsupported or misplaced '${c}' at offset ${this.i} of '${this.p}'`);
-    const cp = this.p.codePointAt(this.i)!;
-    this.i += cp > 0xffff ? 2 : 1;
-    return { k: 'set', r: [[cp, cp]] };
-  }
-
-  private escape(inClass: boolean): Ranges {
-    const e = this.p[this.i + 1];
-    this.i += 2;
-    switch (e) {
-      case 'd': return DIGIT;
-      case 'D': return negate(DIGIT);
-      case 'w': return WORD;
-      case 'W': return negate(WORD);
-      case 's': return SPACE;
-      case 'S': return negate(SPACE);
-      case 't': return [[9, 9]];
-      case 'n': return [[10, 10]];
-      case 'r': return [[13, 13]];
-      case 'f': return [[12, 12]];
-      case 'v': return [[11, 11]];
-      case undefined: throw new CodegenLimit(`regex: trailing backslash in '${this.p}'`);
-      default:
-        if (/[\^$\\.*+?()[\]{}|/\-]/.test(e) && (inClass || e !== '-')) return [[e.charCodeAt(0), e.charCodeAt(0)]];
-        throw new CodegenLimit(`regex: escape \\${e} is not supported by the compiled evaluator`);
-    }
-  }
-
-  private cls(): Ranges {
-    this.i++;
-    let neg = false;
-    if (this.p[this.i] === '^') {
-      neg = true;
-      this.i++;
-    }
-    const out: Ranges = [];
-    const single = (): Ranges => {
-      if (this.p[this.i] === '\\') return this.escape(true);
-      const cp = this.p.codePointAt(this.i)!;
-      this.i += cp > 0xffff ? 2 : 1;
-      return [[cp, cp]];
-    };
-    while (this.i < this.p.length && this.p[this.i] !== ']') {
-      const lo = single();
-      if (this.p[this.i] === '-' && this.p[this.i + 1] !== ']' && this.i + 1 < this.p.length && lo.length === 1 && lo[0]![0] === lo[0]![1]) {
-        this.i++;
-        const hi = single();
-        if (hi.length !== 1 || hi[0]![0] !== hi[0]![1]) throw new CodegenLimit(`regex: bad class range in '${this.p}'`);
-        if (hi[0]![0] < lo[0]![0]) throw new CodegenLimit(`regex: range out of order in '${this.p}'`);
-        out.push([lo[0]![0], hi[0]![0]]);
-      } else out.push(...lo);
-    }
-    if (this.p[this.i] !== ']') throw new CodegenLimit(`regex: missing ] in '${this.p}'`);
-    this.i++;
-    return neg ? negate(out) : norm(out);
-  }
-}
+/** Most DFA states (u8 state numbers) and most positions of the bit-parallel form (8 words). */
+export const REGEX_BUDGET = { dfaStates: 255, positions: 512 } as const;
 
 /** UTF-8 byte-range sequences for a code point range (surrogates excluded). */
 function utf8Seqs(lo: number, hi: number, out: Array<Array<[number, number]>>): void {
@@ -217,75 +58,179 @@ function utf8Seqs(lo: number, hi: number, out: Array<Array<[number, number]>>): 
   out.push(Array.from(a, (x, i) => [x, b[i]!] as [number, number]));
 }
 
-/** An NFA over bytes: per state, byte-range edges and epsilon edges. */
-class Nfa {
+/** A Thompson NFA over bytes: per state, byte-range edges and empty edges (some asserted). */
+class ByteNfa {
   readonly edges: Array<Array<{ lo: number; hi: number; to: number }>> = [];
-  readonly eps: number[][] = [];
+  readonly eps: Array<Array<{ to: number; a?: Assertion }>> = [];
+  /** Whether some empty edge is `\b` or `\B` (then contexts depend on the bytes around). */
+  wordAsserts = false;
+
   state(): number {
     this.edges.push([]);
     this.eps.push([]);
-    if (this.edges.length > 20000) throw new CodegenLimit('regex: pattern too large for the compiled evaluator');
     return this.edges.length - 1;
   }
+
+  private link(from: number, to: number, a?: Assertion): void {
+    this.eps[from]!.push({ to, a });
+  }
+
   /** Builds node n between fresh states; returns [start, end]. */
-  build(n: Node): [number, number] {
+  build(n: RegexNode): [number, number] {
     const s = this.state();
     const e = this.state();
+    const chain = (from: number, x: RegexNode): number => {
+      const [a, b] = this.build(x);
+      this.link(from, a);
+      return b;
+    };
     switch (n.k) {
       case 'set': {
         const seqs: Array<Array<[number, number]>> = [];
         for (const [lo, hi] of n.r) utf8Seqs(lo, hi, seqs);
+        // sequences ending alike share their tail states (`.` is 16 positions, not 40)
+        const tails = new Map<string, number>();
         for (const seq of seqs) {
-          let cur = s;
-          seq.forEach(([lo, hi], i) => {
-            const to = i === seq.length - 1 ? e : this.state();
-            this.edges[cur]!.push({ lo, hi, to });
-            cur = to;
-          });
+          let to = e;
+          for (let j = seq.length - 1; j >= 1; j--) {
+            const key = seq.slice(j).join(' ');
+            let st = tails.get(key);
+            if (st === undefined) {
+              st = this.state();
+              this.edges[st]!.push({ lo: seq[j]![0], hi: seq[j]![1], to });
+              tails.set(key, st);
+            }
+            to = st;
+          }
+          this.edges[s]!.push({ lo: seq[0]![0], hi: seq[0]![1], to });
         }
         break;
       }
-      case 'cat': {
-        let cur = s;
-        for (const x of n.xs) {
-          const [a, b] = this.build(x);
-          this.eps[cur]!.push(a);
-          cur = b;
-        }
-        this.eps[cur]!.push(e);
+      case 'assert':
+        if (n.a === 'word' || n.a === 'nonword') this.wordAsserts = true;
+        this.link(s, e, n.a);
         break;
-      }
+      case 'cat':
+        this.link(n.xs.reduce(chain, s), e);
+        break;
       case 'alt':
-        for (const x of n.xs) {
-          const [a, b] = this.build(x);
-          this.eps[s]!.push(a);
-          this.eps[b]!.push(e);
-        }
+        for (const x of n.xs) this.link(chain(s, x), e);
         break;
       case 'rep': {
         let cur = s;
-        for (let i = 0; i < n.min; i++) {
-          const [a, b] = this.build(n.x);
-          this.eps[cur]!.push(a);
-          cur = b;
-        }
+        for (let i = 0; i < n.min; i++) cur = chain(cur, n.x);
         if (n.max === Infinity) {
           const [a, b] = this.build(n.x);
-          this.eps[cur]!.push(a, e);
-          this.eps[b]!.push(a, e);
+          this.link(cur, a);
+          this.link(b, a);
+          this.link(b, e);
         } else {
           for (let i = n.min; i < n.max; i++) {
-            const [a, b] = this.build(n.x);
-            this.eps[cur]!.push(a, e);
-            cur = b;
+            this.link(cur, e);
+            cur = chain(cur, n.x);
           }
-          this.eps[cur]!.push(e);
         }
+        this.link(cur, e);
         break;
       }
     }
     return [s, e];
   }
+}
+
+/** A byte's side of a `\b`: ASCII letters, digits and `_` are word bytes (never a UTF-8 lead or continuation byte). */
+export function isWordByte(b: number): boolean {
+  return (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || b === 95 || (b >= 97 && b <= 122);
+}
+
+/** What is around a point of the value: no byte (start or end), a non-word byte, a word byte. */
+type Side = -1 | 0 | 1;
+
+/**
+ * The position form of a pattern. Sets of positions are bigints (bit p = position p).
+ * `first[nw]`: positions the first byte can take (next byte word or not); `follow[pw * 2 + nw][p]`:
+ * positions after p (previous byte word or not, next byte word or not); `final[pw]`: positions
+ * after which the value may end; without `\b`/`\B` only index 0 of each exists.
+ */
+export interface Positions {
+  n: number;
+  wordAsserts: boolean;
+  label: bigint[];
+  first: bigint[];
+  follow: bigint[][];
+  final: bigint[];
+  startAccept: boolean;
+}
+
+const bitRange = (lo: number, hi: number) => ((1n << BigInt(hi - lo + 1)) - 1n) << BigInt(lo);
+
+/** Parses a pattern and builds its position form; CodegenLimit when refused or over budget. */
+export function positions(pattern: string): Positions {
+  const parsed = parseRegex(pattern);
+  if (!parsed.ok) throw new CodegenLimit(`regex '${pattern}': ${parsed.message}`);
+  const nfa = new ByteNfa();
+  const [start, end] = nfa.build(parsed.node);
+  // edges grouped by (from, to): one position each, labelled with the union of their bytes
+  const pos: Array<{ to: number; label: bigint }> = [];
+  const out: number[][] = nfa.edges.map(() => []);
+  nfa.edges.forEach((edges, from) => {
+    const byTo = new Map<number, number>();
+    for (const { lo, hi, to } of edges) {
+      let p = byTo.get(to);
+      if (p === undefined) {
+        p = pos.push({ to, label: 0n }) - 1;
+        byTo.set(to, p);
+        out[from]!.push(p);
+      }
+      pos[p]!.label |= bitRange(lo, hi);
+    }
+  });
+  if (pos.length > REGEX_BUDGET.positions) {
+    throw new CodegenLimit(`regex '${pattern}' needs ${pos.length} positions, more than the ${REGEX_BUDGET.positions} the compiled evaluator runs`);
+  }
+  const holds = (a: Assertion | undefined, prev: Side, next: Side) =>
+    a === undefined || (a === 'bol' ? prev === -1 : a === 'eol' ? next === -1 : (prev === 1) !== (next === 1) === (a === 'word'));
+  /** Positions leaving the empty closure of q, and whether it reaches the end. */
+  const reach = (q: number, prev: Side, next: Side): { set: bigint; accept: boolean } => {
+    const seen = new Set([q]);
+    const stack = [q];
+    let set = 0n;
+    while (stack.length > 0) {
+      const st = stack.pop()!;
+      for (const p of out[st]!) set |= 1n << BigInt(p);
+      for (const { to, a } of nfa.eps[st]!) {
+        if (!seen.has(to) && holds(a, prev, next)) {
+          seen.add(to);
+          stack.push(to);
+        }
+      }
+    }
+    return { set, accept: seen.has(end) };
+  };
+  const sides: Side[] = nfa.wordAsserts ? [0, 1] : [0];
+  const label = Array.from({ length: 256 }, () => 0n);
+  pos.forEach((p, i) => {
+    for (let b = 0; b < 256; b++) if ((p.label >> BigInt(b)) & 1n) label[b]! |= 1n << BigInt(i);
+  });
+  const follow: bigint[][] = [];
+  for (const pw of sides) for (const nw of sides) follow[pw * 2 + nw] = pos.map((p) => reach(p.to, pw, nw).set);
+  return {
+    n: pos.length,
+    wordAsserts: nfa.wordAsserts,
+    label,
+    first: sides.map((nw) => reach(start, -1, nw).set),
+    follow,
+    final: sides.map((pw) => pos.reduce((acc, p, i) => (reach(p.to, pw, -1).accept ? acc | (1n << BigInt(i)) : acc), 0n)),
+    startAccept: reach(start, -1, -1).accept,
+  };
+}
+
+/** The union of the follow rows of the positions in d. */
+function followOf(P: Positions, d: bigint, pw: number, nw: number): bigint {
+  const rows = P.follow[P.wordAsserts ? pw * 2 + nw : 0]!;
+  let u = 0n;
+  for (let p = 0; d !== 0n; p++, d >>= 1n) if (d & 1n) u |= rows[p]!;
+  return u;
 }
 
 /** A DFA: `next[state * 256 + byte]` (0 = dead), states 1.. with state 1 the start. */
@@ -295,50 +240,75 @@ export interface Dfa {
   accept: Uint8Array;
 }
 
-/** Compiles a pattern; throws CodegenLimit for unsupported syntax or too many states. */
-export function compileRegex(pattern: string, maxStates = 255): Dfa {
-  const ast = new Parser(pattern).parse();
-  const nfa = new Nfa();
-  const [start, end] = nfa.build(ast);
-  const closure = (set: number[]): number[] => {
-    const seen = new Set(set);
-    const stack = [...set];
-    while (stack.length > 0) for (const t of nfa.eps[stack.pop()!]!) if (!seen.has(t)) (seen.add(t), stack.push(t));
-    return [...seen].sort((a, b) => a - b);
-  };
+/** Subset construction over position sets (and the side of the last byte); undefined past maxStates (at most 255). */
+export function buildDfa(P: Positions, maxStates: number = REGEX_BUDGET.dfaStates): Dfa | undefined {
+  maxStates = Math.min(maxStates, REGEX_BUDGET.dfaStates);
+  const word = (b: number) => (P.wordAsserts && isWordByte(b) ? 1 : 0);
+  const sets: Array<{ d: bigint; pw: number }> = [{ d: 0n, pw: 0 }, { d: 0n, pw: 0 }]; // 0 dead, 1 start
   const ids = new Map<string, number>();
-  const sets: number[][] = [];
-  const add = (set: number[]): number => {
-    const key = set.join(',');
-    let id = ids.get(key);
-    if (id === undefined) {
-      if (sets.length + 1 > maxStates) throw new CodegenLimit(`regex '${pattern}' needs more than ${maxStates} DFA states`);
-      sets.push(set);
-      id = sets.length; // 1-based; 0 = dead
-      ids.set(key, id);
-    }
-    return id;
-  };
-  add(closure([start]));
   const rows: number[][] = [];
-  for (let i = 0; i < sets.length; i++) {
+  for (let i = 1; i < sets.length; i++) {
+    const { d, pw } = sets[i]!;
+    const base = i === 1 ? [P.first[0]!, P.first[P.wordAsserts ? 1 : 0]!] : [followOf(P, d, pw, 0), followOf(P, d, pw, 1)];
     const row = new Array<number>(256).fill(0);
     for (let b = 0; b < 256; b++) {
-      const to: number[] = [];
-      for (const st of sets[i]!) for (const ed of nfa.edges[st]!) if (b >= ed.lo && b <= ed.hi) to.push(ed.to);
-      if (to.length > 0) row[b] = add(closure(to));
+      const nw = word(b);
+      const d2 = base[nw]! & P.label[b]!;
+      if (d2 === 0n) continue;
+      const key = `${d2.toString(36)}/${nw}`;
+      let id = ids.get(key);
+      if (id === undefined) {
+        if (sets.length > maxStates) return undefined;
+        id = sets.push({ d: d2, pw: nw }) - 1;
+        ids.set(key, id);
+      }
+      row[b] = id;
     }
     rows.push(row);
   }
-  const n = sets.length;
+  const n = sets.length - 1;
   const next = new Uint8Array((n + 1) * 256);
   rows.forEach((row, i) => next.set(row, (i + 1) * 256));
   const accept = new Uint8Array(n + 1);
-  sets.forEach((s, i) => (accept[i + 1] = s.includes(end) ? 1 : 0));
+  accept[1] = P.startAccept ? 1 : 0;
+  for (let i = 2; i <= n; i++) accept[i] = (sets[i]!.d & P.final[sets[i]!.pw]!) !== 0n ? 1 : 0;
   return { states: n, next, accept };
 }
 
-/** Runs a DFA over bytes (for tests). */
+/**
+ * The bit-parallel form as assembly/dfa.ts nfaMatch reads it: u64 rows of `words` words,
+ * label[256], first[V], final[V], follow[V * V][n] (V = 2 with `\b`/`\B`, else 1);
+ * flags: 1 = word assertions, 2 = the empty value matches.
+ */
+export interface BitNfa {
+  n: number;
+  words: number;
+  flags: number;
+  table: Uint8Array;
+}
+
+/** Lays out the position form for nfaMatch. */
+export function bitNfa(P: Positions): BitNfa {
+  const words = Math.max(1, Math.ceil(P.n / 64));
+  const rows = [...P.label, ...P.first, ...P.final, ...P.follow.flat()];
+  const table = Buffer.alloc(rows.length * words * 8);
+  rows.forEach((r, i) => {
+    for (let w = 0; w < words; w++) table.writeBigUInt64LE((r >> BigInt(64 * w)) & 0xffffffffffffffffn, (i * words + w) * 8);
+  });
+  return { n: P.n, words, flags: (P.wordAsserts ? 1 : 0) | (P.startAccept ? 2 : 0), table: new Uint8Array(table) };
+}
+
+/** A compiled pattern: a DFA when small enough, else the bit-parallel position form. */
+export type CompiledRegex = { kind: 'dfa'; dfa: Dfa } | { kind: 'nfa'; nfa: BitNfa };
+
+/** Compiles a pattern; throws CodegenLimit for a refused pattern or one over REGEX_BUDGET.positions. */
+export function compileRegex(pattern: string, maxStates: number = REGEX_BUDGET.dfaStates): CompiledRegex {
+  const P = positions(pattern);
+  const dfa = buildDfa(P, maxStates);
+  return dfa ? { kind: 'dfa', dfa } : { kind: 'nfa', nfa: bitNfa(P) };
+}
+
+/** Runs a DFA over bytes (tests; assembly/dfa.ts dfaMatch is the same loop). */
 export function runDfa(d: Dfa, bytes: Uint8Array): boolean {
   let s = 1;
   for (const b of bytes) {
@@ -346,4 +316,18 @@ export function runDfa(d: Dfa, bytes: Uint8Array): boolean {
     if (s === 0) return false;
   }
   return d.accept[s] === 1;
+}
+
+/** Runs the bit-parallel form over bytes (tests; the loop of assembly/dfa.ts nfaMatch, with bigints). */
+export function runBitNfa(P: Positions, bytes: Uint8Array): boolean {
+  if (bytes.length === 0) return P.startAccept;
+  const word = (b: number) => (P.wordAsserts && isWordByte(b) ? 1 : 0);
+  let nw = word(bytes[0]!);
+  let d = P.first[nw]! & P.label[bytes[0]!]!;
+  for (let i = 1; i < bytes.length && d !== 0n; i++) {
+    const pw = nw;
+    nw = word(bytes[i]!);
+    d = followOf(P, d, pw, nw) & P.label[bytes[i]!]!;
+  }
+  return (d & P.final[nw]!) !== 0n;
 }
