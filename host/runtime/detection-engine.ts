@@ -42,6 +42,7 @@ import { RuleCompiler, warmPlan, type ModuleFrom } from './compiler.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { guardedCall, isWatchdogTimeout } from './watchdog.js';
 import { RuleModule, type BatchResult, type CompiledRuleset } from './evaluator.js';
+import type { Referred } from './reference.js';
 
 export type { EvaluatorTier } from '../metrics/names.js';
 
@@ -60,8 +61,8 @@ export interface DetectionEngineOptions {
   moduleCacheDir?: string;
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;
-  /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures and the tier gauge (from the registry). */
-  metrics?: Pick<Metrics, 'compileTime' | 'eventsDropped'> & Partial<Pick<Metrics, 'rulesetFailed' | 'registry'>>;
+  /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures, events judged by the reference interpreter for the compiled tier, and the tier gauge (from the registry). */
+  metrics?: Pick<Metrics, 'compileTime' | 'eventsDropped'> & Partial<Pick<Metrics, 'rulesetFailed' | 'eventsReferenceJudged' | 'registry'>>;
 }
 
 /** How `load` installs a valid ruleset. */
@@ -349,8 +350,17 @@ export class DetectionEngine {
     this.evaluated += events.length;
     if (!this.settle(module, r, countBySource(events))) return 0;
     if (!r.ok) return 0;
+    this.countReferred(r.referred);
     for (const m of r.matches) this.options.onAlert(alertFor(m.rule, events[m.event]!, this.options.hostname));
     return r.matches.length;
+  }
+
+  /** Counts events the compiled tier had judged by the reference interpreter (a stopped one is dropped: watchdog). */
+  private countReferred(referred: readonly Referred[] | undefined): void {
+    for (const x of referred ?? []) {
+      this.options.metrics?.eventsReferenceJudged?.(x.source, x.reason);
+      if (x.stopped) this.options.metrics?.eventsDropped(x.source, 'watchdog');
+    }
   }
 
   /**
@@ -378,11 +388,24 @@ export class DetectionEngine {
       const timeNs = new DataView(view.buffer, view.byteOffset + offsets[i]!).getBigUint64(0, true) + bootToEpochNs;
       return (lazy[i] ??= { source: 'syscall', timeNs, evtType: fields['evt.type'] as string, fields: new FieldEvent(fields, { source: 'syscall', timeNs, num: BigInt(this.evaluated - n + i + 1) }) });
     };
-    if (r.ok && r.matches.length === 0) return 0;
+    if (r.ok && r.matches.length === 0 && !r.handBack?.length) return 0;
     if (!this.settle(module, r, new Map([['syscall', n]]))) return 0;
     if (!r.ok) return 0;
-    for (const m of r.matches) this.options.onAlert(alertFor(m.rule, eventAt(m.event), this.options.hostname));
-    return r.matches.length;
+    const matches = r.matches;
+    if (r.handBack?.length) {
+      // events whose transformer results did not fit the scratch area: the reference interpreter judges them
+      const first = this.options.ruleMatching === 'first';
+      const referred: Referred[] = [];
+      for (const i of r.handBack) {
+        const rules = module.judgeByReference(eventAt(i), first);
+        referred.push({ source: 'syscall', reason: 'scratch', stopped: rules === undefined });
+        for (const rule of rules ?? []) matches.push({ event: i, rule });
+      }
+      matches.sort((a, b) => a.event - b.event);
+      this.countReferred(referred);
+    }
+    for (const m of matches) this.options.onAlert(alertFor(m.rule, eventAt(m.event), this.options.hostname));
+    return matches.length;
   }
 
   /** Counts a failed batch; after a watchdog stop, goes back to the last good module. */
