@@ -80,7 +80,7 @@ export function b64(v: u64): u64 {
   let pad: u32 = 0;
   while (pad < 2 && pad < l && load<u8>(a + l - 1 - pad) == 61) pad++;
   for (let i: u32 = 0; i < l - pad; i++) if (b64val(load<u8>(a + i)) < 0) return MISSING;
-  const d = reserve(u64(l) * 2);
+  const d = reserve(u64(l / 4) * 6); // (l / 4) * 3 bytes, each at most 2 in UTF-8
   if (d == 0) return MISSING;
   let n: u32 = 0;
   let acc: u32 = 0;
