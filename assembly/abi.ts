@@ -27,3 +27,4 @@ export const THREAD_FLAGS: usize = 44;
 export const THREAD_SIZE: usize = 208;
 
 export const MATCH_SIZE: usize = 8;
+export const MATCH_REFERENCE: u32 = 0xffffffff;

@@ -1,7 +1,9 @@
 // Field transformers (tolower, toupper, b64, basename, concat) over byte ranges. Results that are
 // new strings go to the per-event scratch area [EVAL_SCRATCH_BASE, +SIZE), reset before each
-// event; a result that does not fit is reported missing (MISSING), never written past the end.
-// Semantics follow the reference interpreter (host/engine/interpreter.ts).
+// event. Values have no length limit, so a result may not fit: it is then never written past the
+// end; it reads as missing and the event is marked (scratchFull), and the generated evaluate()
+// hands a marked event back to the host (RAE_MATCH_REFERENCE) instead of a verdict that could be
+// wrong. Semantics follow the reference interpreter (host/engine/interpreter.ts).
 import { EVAL_SCRATCH_BASE, EVAL_SCRATCH_SIZE } from './abi';
 import { lower, upper } from './strings';
 
@@ -9,20 +11,30 @@ import { lower, upper } from './strings';
 export const MISSING: u64 = 0xffffffffffffffff;
 
 let top: usize = EVAL_SCRATCH_BASE;
+let full: bool = false;
 
 /** Frees the scratch area (called before each event). */
 @inline export function scratchReset(): void {
   top = EVAL_SCRATCH_BASE;
+  full = false;
+}
+
+/** True when a transformer result of the current event did not fit the scratch area. */
+@inline export function scratchFull(): bool {
+  return full;
 }
 
 @inline export function pack(a: usize, l: u32): u64 {
   return u64(u32(a)) | (u64(l) << 32);
 }
 
-function reserve(n: u32): usize {
-  if (top + n > EVAL_SCRATCH_BASE + EVAL_SCRATCH_SIZE) return 0;
+function reserve(n: u64): usize {
+  if (u64(top) + n > u64(EVAL_SCRATCH_BASE + EVAL_SCRATCH_SIZE)) {
+    full = true;
+    return 0;
+  }
   const at = top;
-  top += (n + 7) & ~7;
+  top += usize((n + 7) & ~7);
   return at;
 }
 
@@ -68,7 +80,7 @@ export function b64(v: u64): u64 {
   let pad: u32 = 0;
   while (pad < 2 && pad < l && load<u8>(a + l - 1 - pad) == 61) pad++;
   for (let i: u32 = 0; i < l - pad; i++) if (b64val(load<u8>(a + i)) < 0) return MISSING;
-  const d = reserve(l * 2);
+  const d = reserve(u64(l / 4) * 6); // (l / 4) * 3 bytes, each at most 2 in UTF-8
   if (d == 0) return MISSING;
   let n: u32 = 0;
   let acc: u32 = 0;
@@ -89,7 +101,7 @@ export function b64(v: u64): u64 {
   return pack(d, n);
 }
 
-/** Appends a string to the current concat result (started with concatStart). */
+/** An empty concat result at the top of the scratch area (concatAdd appends to it). */
 export function concatStart(): u64 {
   return pack(top, 0);
 }
@@ -97,11 +109,14 @@ export function concatStart(): u64 {
 /** Appends v to the concat result acc (which must be the last scratch allocation). */
 export function concatAdd(acc: u64, v: u64): u64 {
   if (acc == MISSING || v == MISSING) return MISSING;
-  const d = usize(acc >>> 32);
-  const dl = u32(acc);
+  const d = usize(u32(acc));
+  const dl = u32(acc >>> 32);
   const a = usize(u32(v));
   const l = u32(v >>> 32);
-  if (d + dl + l > EVAL_SCRATCH_BASE + EVAL_SCRATCH_SIZE) return MISSING;
+  if (u64(d) + u64(dl) + u64(l) > u64(EVAL_SCRATCH_BASE + EVAL_SCRATCH_SIZE)) {
+    full = true;
+    return MISSING;
+  }
   memory.copy(d + dl, a, l);
   top = (d + dl + l + 7) & ~7;
   return pack(d, dl + l);

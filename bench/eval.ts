@@ -6,8 +6,9 @@
 // copied into linear memory, then one evaluate call per batch (watchdog on, as the engine runs
 // it), and the same without the watchdog, passes alternated; the encoder figure (JS objects ->
 // records) is reported on its own. Also: compile times, change-to-live and swap stall through
-// DetectionEngine.load, first batch after a swap, batch latency while the worker compiles, and
-// resident memory.
+// DetectionEngine.load, first batch after a swap, batch latency while the worker compiles, the
+// cost of long values (events with a 64 KiB command line against the same with short ones, on
+// the decoded path: encode + evaluate), and resident memory.
 import { loadRules, type LoadedRule } from '../host/engine/index.js';
 import { RuleMatcher } from '../host/engine/matcher.js';
 import { MEM } from '../host/runtime/abi.js';
@@ -41,11 +42,12 @@ function rng(seed: number): () => number {
 }
 
 /** The scenario's events (exported for profiling tools). */
-export function syntheticEventsForProfile(n: number): SourceEvent[] {
-  return syntheticEvents(n);
+export function syntheticEventsForProfile(n: number, longBytes = 0): SourceEvent[] {
+  return syntheticEvents(n, longBytes);
 }
 
-function syntheticEvents(count = EVENTS): SourceEvent[] {
+/** The events; with `longBytes`, every command line is padded to that many bytes (distinct per process). */
+function syntheticEvents(count = EVENTS, longBytes = 0): SourceEvent[] {
   const r = rng(42);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const names = ['bash', 'sh', 'nginx', 'python3', 'node', 'java', 'sshd', 'systemd', 'containerd', 'kubelet', 'cron', 'postgres', 'redis-server', 'apt', 'dpkg', 'cat', 'ls', 'grep', 'curl', 'git', 'runc', 'dockerd', 'sudo', 'su', 'vi'];
@@ -54,7 +56,7 @@ function syntheticEvents(count = EVENTS): SourceEvent[] {
     const name = pick(names);
     const chain = Array.from({ length: 1 + Math.floor(r() * 4) }, () => pick(names));
     return {
-      'proc.name': name, 'proc.exe': `/usr/bin/${name}`, 'proc.exepath': `/usr/bin/${name}`, 'proc.cmdline': `${name} --flag ${i}`,
+      'proc.name': name, 'proc.exe': `/usr/bin/${name}`, 'proc.exepath': `/usr/bin/${name}`, 'proc.cmdline': padTo(`${name} --flag ${i}`, longBytes, i),
       'proc.args': `--flag ${i}`, 'proc.pid': 1000 + i, 'proc.vpid': 1000 + i, 'proc.tty': r() < 0.1 ? 34816 : 0, 'proc.cwd': '/',
       'proc.pname': chain[0], 'proc.pcmdline': `${chain[0]} -d`, 'proc.pexe': `/usr/bin/${chain[0]}`, 'proc.aname': chain,
       'user.name': pick(users), 'user.uid': Math.floor(r() * 3) * 1000, 'user.loginuid': -1,
@@ -84,6 +86,13 @@ function syntheticEvents(count = EVENTS): SourceEvent[] {
     out.push({ source: 'syscall', timeNs: BigInt(i), evtType: type, fields: new FieldEvent(fields, { source: 'syscall', timeNs: BigInt(i), num: BigInt(i + 1) }) });
   }
   return out;
+}
+
+/** s followed by ` --opt-<i>=value` tokens up to `bytes` (unchanged when 0). */
+function padTo(s: string, bytes: number, i: number): string {
+  if (bytes <= s.length) return s;
+  const token = ` --opt-${i}=value`;
+  return (s + token.repeat(Math.ceil((bytes - s.length) / token.length))).slice(0, bytes);
 }
 
 async function compileOnce(compiler: RuleCompiler, rules: LoadedRule[]): Promise<{ module: RuleModule; ms: number }> {
@@ -222,6 +231,27 @@ function wasmRates(module: RuleModule, events: SourceEvent[]): { perS: number; b
   return { perS: events.length / (median(times) / 1000), barePerS: events.length / (median(bare) / 1000), encodePerS, matches, batches, counts, copyNs };
 }
 
+/** Events/s of the decoded path (encode + evaluate per batch, as audit and replay events go), watchdog on. */
+function decodedRate(module: RuleModule, events: SourceEvent[]): { perS: number; matches: number; referred: number } {
+  let matches = 0;
+  let referred = 0;
+  const pass = () => {
+    matches = 0;
+    referred = 0;
+    const t = performance.now();
+    for (let i = 0; i < events.length; i += BATCH) {
+      const r = module.evaluate(events.slice(i, i + BATCH), true);
+      if (!r.ok) throw new Error(r.error.message);
+      matches += r.matches.length;
+      referred += r.referred?.length ?? 0;
+    }
+    return performance.now() - t;
+  };
+  pass();
+  const times = [pass(), pass(), pass()];
+  return { perS: events.length / (median(times) / 1000), matches, referred };
+}
+
 function interpreterRate(rules: LoadedRule[], events: SourceEvent[]): { perS: number; matches: number } {
   const matcher = new RuleMatcher({ rules, stats: { lists: 0, macros: 0, rules: 0, enabled: 0 }, requiredPlugins: [] }, { ruleMatching: 'first', minPriority: 'Debug' });
   let matches = 0;
@@ -336,6 +366,19 @@ export async function run(): Promise<void> {
   const it = interpreterRate(rules, events);
   figure(S, 'interpreter_events_per_s', it.perS, 'events/s', { matches: it.matches });
   figure(S, 'wasm_vs_interpreter', w.perS / it.perS, 'x', { agree: w.matches === it.matches });
+
+  // Long values (compared whole, never cut): every command line 64 KiB, against the same events with short ones.
+  progress('long strings: 16384 events with a 64 KiB proc.cmdline vs short, decoded path');
+  const LONG = 64 * 1024;
+  const shortEvents = syntheticEvents(4 * BATCH);
+  const longEvents = syntheticEvents(4 * BATCH, LONG);
+  const ds = decodedRate(cold.module, shortEvents);
+  const dl = decodedRate(cold.module, longEvents);
+  figure(S, 'decoded_short_events_per_s', ds.perS, 'events/s', { events: shortEvents.length, matches: ds.matches, note: 'SourceEvents -> encode + evaluate per batch of 4096 (the audit/replay path), watchdog on' });
+  figure(S, 'decoded_long_events_per_s', dl.perS, 'events/s', { events: longEvents.length, field_bytes: LONG, matches: dl.matches, referred: dl.referred, mb_per_s: ((dl.perS * LONG) / 2 ** 20).toFixed(0), note: 'the same events with every proc.cmdline 64 KiB (400 distinct values), compared whole' });
+  figure(S, 'decoded_long_vs_short', ds.perS / dl.perS, 'x', { note: 'how many times slower an event with a 64 KiB field is' });
+  const il = interpreterRate(rules, longEvents);
+  figure(S, 'interpreter_long_events_per_s', il.perS, 'events/s', { matches: il.matches, agree: il.matches === dl.matches });
 
   const region = new Uint8Array(MEM.stateSize);
   const t0 = performance.now();

@@ -61,12 +61,12 @@ export function replayAlerts(
   return { lines, byRule };
 }
 
-/** The same alert lines through the compiled evaluator (compiled in the compile worker). */
+/** The same alert lines through the compiled evaluator (compiled in the compile worker); `referred`: events it handed to the reference interpreter. */
 export async function replayAlertsWasm(
   ruleset: LoadResult['ruleset'],
   events: readonly SourceEvent[],
   options: { ruleMatching: RuleMatching; minPriority: Priority; hostname: string },
-): Promise<{ ok: true; lines: string[]; byRule: Map<string, number> } | { ok: false; message: string }> {
+): Promise<{ ok: true; lines: string[]; byRule: Map<string, number>; referred: number } | { ok: false; message: string }> {
   const compiler = new RuleCompiler();
   try {
     const compiled = await compiler.compile(selectRules(ruleset.rules, options.minPriority));
@@ -81,7 +81,7 @@ export async function replayAlertsWasm(
       lines.push(alertJson(alertFor(m.rule, events[m.event]!, options.hostname)));
       byRule.set(m.rule.name, (byRule.get(m.rule.name) ?? 0) + 1);
     }
-    return { ok: true, lines, byRule };
+    return { ok: true, lines, byRule, referred: r.referred?.length ?? 0 };
   } finally {
     await compiler.close();
   }
@@ -142,6 +142,7 @@ export const replayCommand: Command = {
         return 1;
       }
       ({ lines, byRule } = r);
+      if (r.referred > 0) process.stderr.write(`replay: ${r.referred} events judged by the reference interpreter (too large for the compiled evaluator's memory)\n`);
     }
     if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
     process.stderr.write(

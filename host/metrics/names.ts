@@ -34,6 +34,13 @@ export type WebhookReason = (typeof WEBHOOK_REASONS)[number];
 export const RULESET_FAILURE_REASONS = ['invalid', 'compile', 'validate', 'warmup'] as const;
 export type RulesetFailureReason = (typeof RULESET_FAILURE_REASONS)[number];
 
+/** Why the compiled tier handed an event to the reference interpreter (host/runtime/reference.ts). */
+export const REFERENCE_REASONS = [
+  'too_large', // the event does not fit the module's batch area on its own
+  'scratch', // a transformer result (tolower, b64, concat...) does not fit the module's scratch area
+] as const;
+export type ReferenceReason = (typeof REFERENCE_REASONS)[number];
+
 /** Which evaluator judges decoded events: the compiled module, or the reference interpreter while a new ruleset compiles. */
 export const EVALUATOR_TIERS = ['wasm', 'interpreter'] as const;
 export type EvaluatorTier = (typeof EVALUATOR_TIERS)[number];
@@ -121,6 +128,12 @@ export const METRICS = {
     type: 'counter',
     name: 'enginesecurity_engine_events_dropped_total',
     help: 'Events dropped before or during evaluation, by reason.',
+    labelNames: ['source', 'reason'],
+  }),
+  eventsReferenceJudged: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_events_reference_judged_total',
+    help: 'Events the compiled evaluator could not judge whole in its memory, judged by the reference interpreter instead, by reason.',
     labelNames: ['source', 'reason'],
   }),
   evaluationSeconds: def({

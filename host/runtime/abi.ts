@@ -23,8 +23,8 @@ export const MEM = {
   scratchSize: 0x100000,
 } as const;
 
-/** RAE_EVAL_MAX_STRING and RAE_EVAL_MAX_DEPTH. */
-export const LIMITS = { maxString: 4096, maxDepth: 16 } as const;
+/** RAE_EVAL_MAX_DEPTH (strings have no limit of their own: see eval_abi.h). */
+export const LIMITS = { maxDepth: 16 } as const;
 
 /** Event sources as evaluate() numbers them (RAE_SRC_*). */
 export const SRC = { syscall: 0, k8s_audit: 1 } as const;
@@ -70,6 +70,9 @@ export const STATE = {
 
 /** struct rae_match (RAE_MATCH_SIZE). */
 export const MATCH_SIZE = 8;
+
+/** RAE_MATCH_REFERENCE: the rule id of a match record that hands its event to the reference interpreter. */
+export const MATCH_REFERENCE = 0xffffffff;
 
 /** Every evt.type name in a fixed order; an event type's id is its index + 1 (0 = none). */
 export const EVT_TYPES: readonly string[] = [...EVENT_NAMES].sort();

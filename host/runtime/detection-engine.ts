@@ -51,6 +51,7 @@ import { guardedCall, isWatchdogTimeout } from './watchdog.js';
 import { RuleModule, type CompiledRuleset } from './evaluator.js';
 import { evaluationFailedAlert, failedCounts } from './failure-report.js';
 import { DEFAULT_ISOLATION_BUDGET, judgeIsolated, type IsolationBudget, type Isolated, type Judgment } from './isolate.js';
+import type { Referred } from './reference.js';
 
 export type { EvaluatorTier } from '../metrics/names.js';
 
@@ -79,8 +80,8 @@ export interface DetectionEngineOptions {
   expandLimits?: Partial<ExpandLimits>;
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;
-  /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures and the tier gauge (from the registry). */
-  metrics?: Pick<Metrics, 'compileTime' | 'eventsDropped'> & Partial<Pick<Metrics, 'rulesetFailed' | 'registry'>>;
+  /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures, events judged by the reference interpreter for the compiled tier, and the tier gauge (from the registry). */
+  metrics?: Pick<Metrics, 'compileTime' | 'eventsDropped'> & Partial<Pick<Metrics, 'rulesetFailed' | 'eventsReferenceJudged' | 'registry'>>;
 }
 
 /** How `load` installs a valid ruleset. */
@@ -405,8 +406,19 @@ export class DetectionEngine {
     return judged(() => {
       const range = start === 0 && count === events.length ? events : events.slice(start, start + count);
       const r = module.evaluate(range, first);
-      return r.ok ? { ok: true, out: r.matches.map((m) => alertFor(m.rule, range[m.event]!, this.options.hostname)) } : r;
+      if (!r.ok) return r;
+      const out = r.matches.map((m) => alertFor(m.rule, range[m.event]!, this.options.hostname));
+      this.countReferred(r.referred);
+      return { ok: true, out };
     });
+  }
+
+  /** Counts events the compiled tier had judged by the reference interpreter (a stopped one is dropped: watchdog). */
+  private countReferred(referred: readonly Referred[] | undefined): void {
+    for (const x of referred ?? []) {
+      this.options.metrics?.eventsReferenceJudged?.(x.source, x.reason);
+      if (x.stopped) this.options.metrics?.eventsDropped(x.source, 'watchdog');
+    }
   }
 
   /**
@@ -431,7 +443,7 @@ export class DetectionEngine {
     const first = this.options.ruleMatching === 'first';
     const r0 = module.evaluateRecords('syscall', n, first);
     this.evaluated += n;
-    if (r0.ok && r0.matches.length === 0) return 0;
+    if (r0.ok && r0.matches.length === 0 && !r0.handBack?.length) return 0;
     const lazy: SourceEvent[] = [];
     const eventAt = (i: number): SourceEvent => {
       const fields = this.kernel.fieldsOf(module, view, offsets[i]!, i);
@@ -442,7 +454,20 @@ export class DetectionEngine {
     const judge = (start: number, count: number): Judgment<Alert> =>
       judged(() => {
         const r = start === 0 && count === n ? r0 : module.evaluateRecords('syscall', count, first, start);
-        return r.ok ? { ok: true, out: r.matches.map((m) => alertFor(m.rule, eventAt(start + m.event), this.options.hostname)) } : r;
+        if (!r.ok) return r;
+        const matches = r.matches;
+        if (r.handBack?.length) {
+          // events whose transformer results did not fit the scratch area: the reference interpreter judges them
+          const referred: Referred[] = [];
+          for (const i of r.handBack) {
+            const rules = module.judgeByReference(eventAt(start + i), first);
+            referred.push({ source: 'syscall', reason: 'scratch', stopped: rules === undefined });
+            for (const rule of rules ?? []) matches.push({ event: i, rule });
+          }
+          matches.sort((x, y) => x.event - y.event);
+          this.countReferred(referred);
+        }
+        return { ok: true, out: matches.map((m) => alertFor(m.rule, eventAt(start + m.event), this.options.hostname)) };
       });
     return this.finish(module, judgeIsolated(n, judge, this.isolation), n, () => 'syscall');
   }

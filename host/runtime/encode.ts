@@ -3,8 +3,11 @@
 // presence words and slots of the module's layout, per-batch thread entries (a process and its
 // ancestors, linked by parent addresses, interned per batch), and a string/list heap after the
 // records. Values are normalised as the reference interpreter does (host/engine/interpreter.ts).
-// Known limits: a numeric field given as non-numeric text and an IP field given as text that is
-// not an address are written as missing (the interpreter would compare them as text).
+// Strings are written whole (no length cut: rules compare whole values, as Falco does); an event
+// that does not fit after others ends the chunk and starts the next one, and one that does not
+// fit the batch area on its own encodes as count 0 (the evaluator has it judged by the reference
+// interpreter). Known limits: a numeric field given as non-numeric text and an IP field given as
+// text that is not an address are written as missing (the interpreter would compare them as text).
 import type { SourceLayout, Slot, ThreadField, ThreadUse, ValueKind } from '../engine/codegen/index.js';
 import { THREAD_FIELDS } from '../engine/codegen/index.js';
 import { lookupField, typeClass } from '../engine/fields.js';
@@ -42,8 +45,12 @@ interface EncSlot {
   plainStr: boolean;
 }
 
-/** 2^32: a heap reference as a number is addr + len * 2^32 (exact: len <= LIMITS.maxString). */
-const HI = 4294967296;
+/**
+ * A heap reference as a number is addr + len * SPAN: every address is below MEM.bytes (2^25) and
+ * every length fits the batch area, so the number stays exact (below 2^50) for any string the
+ * area can hold; written as {u32 addr, u32 len} (struct rae_ref).
+ */
+const SPAN = MEM.bytes;
 
 /** Writes SourceEvents of one source into linear memory. */
 export class BatchEncoder {
@@ -121,8 +128,7 @@ export class BatchEncoder {
         const ref = s.list ? this.strList(raw) : Array.isArray(raw) ? undefined : this.strRef(typeof raw === 'string' ? raw : String(raw));
         if (ref === undefined) continue;
         if (ref < 0) return false;
-        dv.setUint32(where, ref % HI, true);
-        dv.setUint32(where + 4, Math.floor(ref / HI), true);
+        setRef(dv, where, ref);
       } else {
         const bits = s.list ? this.list(raw, s, e.ip) : Array.isArray(raw) ? undefined : this.value(raw, s.kind, s.ref, e.ip);
         if (bits === undefined) continue;
@@ -146,11 +152,8 @@ export class BatchEncoder {
     }
     const at = this.alloc(8 * refs.length);
     if (at < 0) return -1;
-    for (let j = 0; j < refs.length; j++) {
-      this.dv.setUint32(at + 8 * j, refs[j]! % HI, true);
-      this.dv.setUint32(at + 8 * j + 4, Math.floor(refs[j]! / HI), true);
-    }
-    return at + refs.length * HI;
+    for (let j = 0; j < refs.length; j++) setRef(this.dv, at + 8 * j, refs[j]!);
+    return at + refs.length * SPAN;
   }
 
   /** A list slot: 8-byte elements in the heap, ref = addr | count << 32. */
@@ -197,17 +200,21 @@ export class BatchEncoder {
 
   private str(s: string): bigint {
     const r = this.strRef(s);
-    return r < 0 ? -1n : BigInt(r % HI) | (BigInt(Math.floor(r / HI)) << 32n);
+    return r < 0 ? -1n : BigInt(r % SPAN) | (BigInt(Math.floor(r / SPAN)) << 32n);
   }
 
-  /** A string in the heap (UTF-8, cut at LIMITS.maxString bytes, interned per batch): addr + len * 2^32; -1 = out of room. */
+  /**
+   * A string in the heap, whole (UTF-8, interned per batch): addr + len * SPAN; -1 = out of room.
+   * Values are never cut: a rule compares the whole value, as Falco does.
+   */
   private strRef(s: string): number {
     let v = this.strings.get(s);
     if (v !== undefined) return v;
     const n = s.length;
-    const max = Math.min(n * 3, LIMITS.maxString);
-    const at = this.alloc(max);
-    if (at < 0) return -1;
+    const at = this.heap;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit; the room is checked by what encodeInto read
+    const end = Math.min(at + n * 3, this.limit);
+    if (at + n > this.limit) return -1;
     let written = 0;
     if (n <= 128) {
       // Short ASCII text (nearly every audit value) is copied code unit by code unit.
@@ -218,9 +225,13 @@ export class BatchEncoder {
         u8[at + written] = c;
       }
     }
-    if (written < n) written = this.enc.encodeInto(n * 3 > LIMITS.maxString ? s.slice(0, LIMITS.maxString) : s, this.u8.subarray(at, at + max)).written!;
+    if (written < n) {
+      const r = this.enc.encodeInto(s, this.u8.subarray(at, end));
+      if (r.read! < n) return -1;
+      written = r.written!;
+    }
     this.heap = align8(at + written);
-    v = at + written * HI;
+    v = at + written * SPAN;
     this.strings.set(s, v);
     return v;
   }
@@ -262,23 +273,24 @@ export class BatchEncoder {
       this.dv.setUint32(at + THREAD.parent, parent, true);
       let present = 0;
       let flags = 0;
-      this.threadFields.forEach(({ f }, j) => {
+      for (let j = 0; j < this.threadFields.length; j++) {
+        const f = this.threadFields[j]!.f;
         const raw = values[k]![j];
-        if (raw === undefined || raw === null || Array.isArray(raw)) return;
+        if (raw === undefined || raw === null || Array.isArray(raw)) continue;
         if (f.load === 'str') {
           const v = this.str(typeof raw === 'string' ? raw : String(raw));
-          if (v < 0n) return;
+          if (v < 0n) return -1; // out of room: the event goes to the next batch, never with the value missing
           this.dv.setBigUint64(at + f.offset, v, true);
         } else if (f.load === 'flag') {
           if (raw === true || raw === 'true' || raw === 1) flags |= f.flag!;
         } else {
           const n = toInt(raw, ref(f.base));
-          if (n === undefined) return;
+          if (n === undefined) continue;
           if (f.load === 'u32') this.dv.setUint32(at + f.offset, Number(BigInt.asUintN(32, n)), true);
           else this.dv.setBigInt64(at + f.offset, BigInt.asIntN(64, n), true);
         }
         present |= f.bit;
-      });
+      }
       this.dv.setUint32(at + THREAD.present, present, true);
       this.dv.setUint32(at + THREAD.flags, flags, true);
       parent = at;
@@ -295,6 +307,12 @@ function toInt(raw: RawScalar, r: FieldRef): bigint | undefined {
   if (typeof raw === 'boolean') return raw ? 1n : 0n;
   const t = raw.trim();
   return /^[+-]?\d+$/.test(t) ? truncInt(BigInt(t), r.type) : undefined;
+}
+
+/** Writes a heap reference number (addr + len * SPAN) as {u32 addr, u32 len}. */
+function setRef(dv: DataView, at: number, ref: number): void {
+  dv.setUint32(at, ref % SPAN, true);
+  dv.setUint32(at + 4, Math.floor(ref / SPAN), true);
 }
 
 function align8(n: number): number {

@@ -3,13 +3,17 @@
 // by one `evaluate` call per chunk, and its matches read back from the match buffer. A trap fails
 // that batch (an error value, never an exception); with a watchdog deadline, each evaluate call
 // runs under watchdog.ts (the native one-thread watchdog, or vm's timeout as a fallback), which
-// interrupts wasm too (reference/wasm-evaluator-notes.md §6).
+// interrupts wasm too (reference/wasm-evaluator-notes.md §6). Values are compared whole: an
+// event too large for the batch area on its own, or one the module hands back because its
+// transformer results do not fit the scratch area, is judged by the reference interpreter over
+// the same rules (reference.ts) and reported in the result, never skipped.
 import type { GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
 import type { SourceEvent } from '../sources/types.js';
-import { MATCH_SIZE, MEM, SRC, STATE, THREAD } from './abi.js';
+import { MATCH_REFERENCE, MATCH_SIZE, MEM, SRC, STATE, THREAD } from './abi.js';
 import { BatchEncoder, type Encoded } from './encode.js';
 import { runtimeError, type RuntimeError } from './errors.js';
+import { ReferenceJudge, type Referred } from './reference.js';
 import { checkInstance, checkModule } from './validate.js';
 import { guardedCall, isWatchdogTimeout } from './watchdog.js';
 import { fillSynthetic, type WarmPlan } from './warm.js';
@@ -31,8 +35,12 @@ export interface Match {
   rule: LoadedRule;
 }
 
-/** Outcome of one batch. */
-export type BatchResult = { ok: true; matches: Match[] } | { ok: false; error: RuntimeError };
+/**
+ * Outcome of one batch. `referred`: events judged by the reference interpreter instead (their
+ * matches are in `matches`); `handBack` (evaluateRecords only): events the module could not judge
+ * whole, for the caller to judge with judgeByReference() (it holds their SourceEvents).
+ */
+export type BatchResult = { ok: true; matches: Match[]; referred?: Referred[]; handBack?: number[] } | { ok: false; error: RuntimeError };
 
 type EvaluateFn = (src: number, rec: number, n: number, first: number, out: number, cap: number) => number;
 
@@ -46,6 +54,7 @@ export class RuleModule {
   private readonly evaluateFn: EvaluateFn;
   private readonly resumeAt: () => number;
   private readonly encoders: { syscall: BatchEncoder; k8s_audit: BatchEncoder };
+  private reference: ReferenceJudge | undefined;
 
   private constructor(
     readonly compiled: CompiledRuleset,
@@ -142,6 +151,8 @@ export class RuleModule {
   /** Evaluates decoded events; `first` = Falco's rule_matching first. */
   evaluate(events: readonly SourceEvent[], first: boolean): BatchResult {
     const matches: Match[] = [];
+    const referred: Referred[] = [];
+    const handBack: number[] = [];
     let i = 0;
     while (i < events.length) {
       const source = events[i]!.source;
@@ -149,18 +160,25 @@ export class RuleModule {
       while (j < events.length && events[j]!.source === source) j++;
       let p = i;
       while (p < j) {
+        // An event that does not fit after others starts the next chunk, alone if need be.
         const enc = this.encoders[source].encode(this.memory, events, p, Math.min(CHUNK, j - p));
         if (enc.count === 0) {
-          p++; // one event larger than the whole batch region: it cannot be evaluated
+          // one event larger than the whole batch area on its own
+          this.refer(events[p]!, p, 'too_large', first, matches, referred);
+          p++;
           continue;
         }
-        const r = this.run(SRC[source], 0, enc.count, first, p, matches);
+        const r = this.run(SRC[source], 0, enc.count, first, p, matches, handBack);
         if (!r.ok) return r;
+        for (const k of handBack) this.refer(events[k]!, k, 'scratch', first, matches, referred);
+        handBack.length = 0;
         p += enc.count;
       }
       i = j;
     }
-    return { ok: true, matches };
+    // referred events' matches were appended after their chunk's: back to event order (stable: rule order kept)
+    if (referred.length > 0) matches.sort((a, b) => a.event - b.event);
+    return { ok: true, matches, referred };
   }
 
   /**
@@ -169,8 +187,21 @@ export class RuleModule {
    */
   evaluateRecords(source: 'syscall' | 'k8s_audit', n: number, first: boolean, from = 0): BatchResult {
     const matches: Match[] = [];
-    const r = this.run(SRC[source], from, n, first, 0, matches);
-    return r.ok ? { ok: true, matches } : r;
+    const handBack: number[] = [];
+    const r = this.run(SRC[source], from, n, first, 0, matches, handBack);
+    return r.ok ? { ok: true, matches, handBack } : r;
+  }
+
+  /** The rules matching one event by the reference interpreter over this module's rules; undefined when stopped by the watchdog. */
+  judgeByReference(ev: SourceEvent, first: boolean): LoadedRule[] | undefined {
+    this.reference ??= new ReferenceJudge(this.rules, this.watchdogMs);
+    return this.reference.judge(ev, first)?.map((id) => this.rules[id]!);
+  }
+
+  private refer(ev: SourceEvent, index: number, reason: Referred['reason'], first: boolean, matches: Match[], referred: Referred[]): void {
+    const rules = this.judgeByReference(ev, first);
+    referred.push({ source: ev.source, reason, stopped: rules === undefined });
+    for (const rule of rules ?? []) matches.push({ event: index, rule });
   }
 
   /** Encodes events[start..] into the batch region (at most max); evaluateRecords() then judges them. */
@@ -183,8 +214,11 @@ export class RuleModule {
     return this.compiled.generated.layouts[source].stride;
   }
 
-  /** Judges n records from record `from` of the batch region; match indexes are `base` + the index from `from`. */
-  private run(src: number, from: number, n: number, first: boolean, base: number, matches: Match[]): BatchResult {
+  /**
+   * Judges n records from record `from` of the batch region (calling evaluate until all are judged);
+   * match indexes are `base` + the index from `from`; RAE_MATCH_REFERENCE records go to handBack.
+   */
+  private run(src: number, from: number, n: number, first: boolean, base: number, matches: Match[], handBack: number[]): BatchResult {
     const stride = src === SRC.syscall ? this.compiled.generated.layouts.syscall.stride : this.compiled.generated.layouts.k8s_audit.stride;
     const rules = this.compiled.generated.rules;
     let start = 0;
@@ -199,7 +233,11 @@ export class RuleModule {
         return { ok: false, error: runtimeError('ETRAP', `evaluation failed: ${e.message}`) };
       }
       const out = new Uint32Array(this.memory.buffer, MEM.outBase, k * 2);
-      for (let m = 0; m < k; m++) matches.push({ event: base + start + out[2 * m]!, rule: rules[out[2 * m + 1]!]! });
+      for (let m = 0; m < k; m++) {
+        const id = out[2 * m + 1]!;
+        if (id === MATCH_REFERENCE) handBack.push(base + start + out[2 * m]!);
+        else matches.push({ event: base + start + out[2 * m]!, rule: rules[id]! });
+      }
       // A module only stops early after at least one event; anything else ends the batch, so a
       // misbehaving module cannot make the host loop.
       const resumed = this.resumeAt();

@@ -39,8 +39,11 @@
 #define RAE_EVAL_SCRATCH_BASE 0x1E00000
 #define RAE_EVAL_SCRATCH_SIZE 0x100000
 
-/* Longest string the host writes into an eval record (bytes; longer values are cut). */
-#define RAE_EVAL_MAX_STRING 4096
+/*
+ * Strings have no length limit of their own: the host writes whole values (a string may be as
+ * long as the batch area), and rules compare whole values, as Falco does. Kernel strings are
+ * bounded by the probe (RAE_MAX_PATH, RAE_MAX_ARGS).
+ */
 /* Deepest ancestor walk (proc.aname and friends); also bounds cycles in parent links. */
 #define RAE_EVAL_MAX_DEPTH 16
 
@@ -184,11 +187,17 @@ struct rae_name {
 };
 #define RAE_NAME_SIZE 12
 
-/* One match in the match buffer: event index within the batch and the rule's id. */
+/*
+ * One match in the match buffer: event index within the batch and the rule's id. Rule
+ * RAE_MATCH_REFERENCE is no rule: the module could not judge the event whole (a transformer's
+ * result did not fit the scratch area), wrote no other match for it, and hands it back to the
+ * host, which judges it with the reference interpreter.
+ */
 struct rae_match {
 	__u32 event;
 	__u32 rule;
 };
 #define RAE_MATCH_SIZE 8
+#define RAE_MATCH_REFERENCE 0xFFFFFFFF
 
 #endif

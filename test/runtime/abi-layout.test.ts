@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ABI_VERSION, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/runtime/abi.js';
+import { ABI_VERSION, MATCH_REFERENCE, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/runtime/abi.js';
 
 const HEADER = readFileSync('probes/src/eval_abi.h', 'utf8');
 const macros = [...HEADER.matchAll(/^#define (RAE_[A-Z0-9_]+) /gm)].map((m) => m[1]!).filter((m) => m !== 'RAE_EVAL_ABI_H').concat('RAE_ABI_VERSION');
@@ -54,8 +54,8 @@ test('abi layout: memory map, limits, sources, record header and match size matc
     RAE_EVAL_PAGES: MEM.pages, RAE_EVAL_MEMORY_BYTES: MEM.bytes, RAE_EVAL_STATIC_END: MEM.staticEnd, RAE_EVAL_STATE_BASE: MEM.stateBase,
     RAE_EVAL_STATE_SIZE: MEM.stateSize, RAE_EVAL_BATCH_BASE: MEM.batchBase, RAE_EVAL_BATCH_SIZE: MEM.batchSize, RAE_EVAL_OUT_BASE: MEM.outBase,
     RAE_EVAL_OUT_SIZE: MEM.outSize, RAE_EVAL_SCRATCH_BASE: MEM.scratchBase, RAE_EVAL_SCRATCH_SIZE: MEM.scratchSize,
-    RAE_EVAL_MAX_STRING: LIMITS.maxString, RAE_EVAL_MAX_DEPTH: LIMITS.maxDepth, RAE_SRC_SYSCALL: SRC.syscall, RAE_SRC_K8S_AUDIT: SRC.k8s_audit,
-    RAE_REC_TYPE: REC.type, RAE_REC_THREAD: REC.thread, RAE_REC_PRESENT: REC.present, RAE_MATCH_SIZE: MATCH_SIZE,
+    RAE_EVAL_MAX_DEPTH: LIMITS.maxDepth, RAE_SRC_SYSCALL: SRC.syscall, RAE_SRC_K8S_AUDIT: SRC.k8s_audit,
+    RAE_REC_TYPE: REC.type, RAE_REC_THREAD: REC.thread, RAE_REC_PRESENT: REC.present, RAE_MATCH_SIZE: MATCH_SIZE, RAE_MATCH_REFERENCE: MATCH_REFERENCE,
     RAE_THREAD_SIZE: THREAD.size, RAE_STATE_HDR_SIZE: STATE.hdrSize, RAE_STATE_THREADS: STATE.threads, RAE_STATE_THREAD_SLOTS: STATE.threadSlots,
     RAE_STATE_FDS: STATE.fds, RAE_STATE_FD_SLOTS: STATE.fdSlots, RAE_FD_SIZE: STATE.fdSize, RAE_STATE_USERS: STATE.users,
     RAE_STATE_NAME_SLOTS: STATE.nameSlots, RAE_NAME_SIZE: STATE.nameSize, RAE_STATE_GROUPS: STATE.groups, RAE_STATE_HEAP: STATE.heap,
@@ -88,7 +88,7 @@ test('abi layout: the AssemblyScript mirror (assembly/abi.ts) has the same numbe
     ['EVAL_SCRATCH_BASE', 'RAE_EVAL_SCRATCH_BASE'], ['EVAL_SCRATCH_SIZE', 'RAE_EVAL_SCRATCH_SIZE'], ['EVAL_MAX_DEPTH', 'RAE_EVAL_MAX_DEPTH'],
     ['REC_TYPE', 'RAE_REC_TYPE'], ['REC_THREAD', 'RAE_REC_THREAD'], ['REC_PRESENT', 'RAE_REC_PRESENT'],
     ['THREAD_PID', 'thread.pid'], ['THREAD_PARENT', 'thread.parent'], ['THREAD_PRESENT', 'thread.present'], ['THREAD_FLAGS', 'thread.flags'],
-    ['THREAD_SIZE', 'thread.size'], ['MATCH_SIZE', 'RAE_MATCH_SIZE'],
+    ['THREAD_SIZE', 'thread.size'], ['MATCH_SIZE', 'RAE_MATCH_SIZE'], ['MATCH_REFERENCE', 'RAE_MATCH_REFERENCE'],
   ];
   for (const [asName, cName] of pairs) assert.is(consts.get(asName), want(cName), `assembly/abi.ts ${asName}`);
   assert.is(consts.size, pairs.length, 'every constant of assembly/abi.ts is checked');

@@ -78,8 +78,13 @@ function strArb(values: string[], all: string[]): fc.Arbitrary<string> {
       default: return v.slice(1);
     }
   });
-  return fc.oneof({ weight: 5, arbitrary: own }, { weight: 3, arbitrary: mutated }, { weight: 1, arbitrary: other }, { weight: 1, arbitrary: ascii });
+  // About 1 value in 100 is long: padded past 4096 bytes (where values used to be cut) up to 50 KiB.
+  const long = fc.tuple(own, longPad, fc.integer({ min: 0, max: 2 })).map(([v, p, how]) => (how === 0 ? p + v : how === 1 ? v + p : p + v + p));
+  return fc.oneof({ weight: 50, arbitrary: own }, { weight: 30, arbitrary: mutated }, { weight: 10, arbitrary: other }, { weight: 10, arbitrary: ascii }, { weight: 1, arbitrary: long });
 }
+
+/** Padding around the old 4096-byte cut and up to 50 KiB, of one- and two-byte characters. */
+export const longPad = fc.tuple(fc.constantFrom(4090, 4096, 4097, 5000, 20_000, 50_000), fc.constantFrom('x', '/a', 'é', 'AbC')).map(([n, u]) => u.repeat(Math.ceil(n / u.length)).slice(0, n));
 
 function intArb(values: string[]): fc.Arbitrary<number> {
   const nums = values.map(Number).filter((n) => Number.isFinite(n));

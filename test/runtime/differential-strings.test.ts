@@ -2,12 +2,13 @@
 // different lengths on one field (the skip-table scan), overlapping and repeated-byte needles,
 // `=`/`in`/`!=` sets with several constants of one length, prefixes and suffixes, over values
 // built from the needles' own pieces (so near misses and matches at every offset are common);
-// compiled WebAssembly and the reference interpreter must agree on every (event, rule) pair.
+// compiled WebAssembly and the reference interpreter must agree on every (event, rule) pair. Some
+// values are long (past the old 4096-byte cut, up to 50 KiB), with the needles at both ends.
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../host/engine/index.js';
-import { compileAll, compiledMatches, oracle, toEvents } from './differential-helpers.js';
+import { compileAll, compiledMatches, longPad, oracle, toEvents } from './differential-helpers.js';
 
 const EVENTS = 30_000;
 const BATCH = 500;
@@ -32,7 +33,10 @@ test(`differential (strings): ${RULES.length} string-heavy rules agree with the 
   assert.ok(loaded.ok, loaded.diagnostics.map((d) => d.message).join('\n'));
   const rules = loaded.ruleset.rules;
   const module = await compileAll(rules);
-  const value = fc.array(fc.constantFrom(...PIECES), { maxLength: 12 }).map((xs) => xs.join(''));
+  const short = fc.array(fc.constantFrom(...PIECES), { maxLength: 12 }).map((xs) => xs.join(''));
+  // 1 value in 20 is long: pieces around padding past the old 4096-byte cut (needles at both ends)
+  const long = fc.tuple(short, longPad, short).map(([a, p, b]) => a + p + b);
+  const value = fc.oneof({ weight: 19, arbitrary: short }, { weight: 1, arbitrary: long });
   const event = fc.record({ 'evt.type': fc.constantFrom('open', 'openat'), 'fd.name': value, 'proc.cmdline': value });
   let matched = 0;
   fc.assert(

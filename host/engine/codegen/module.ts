@@ -52,6 +52,7 @@ export interface ThreadUse {
 const PRELUDE = `import {
   ABI_VERSION, MISSING, ancestor, parentOf, has, eqBytes, cmpBytes, findBytes, ieqBytes, lower,
   globMatch, pmatch, dfaMatch, nfaMatch, foldCase, baseName, b64, concatStart, concatAdd, pack, scratchReset,
+  scratchFull, MATCH_REFERENCE,
 } from "./index";
 
 let epoch: u64 = 1;
@@ -69,6 +70,9 @@ export function heapBase(): usize { return __heap_base; }
 /** After evaluate() returned early (match buffer full), the index of the first event not evaluated. */
 export function resumeAt(): i32 { return resume; }
 `;
+
+/** Transformers whose results are new strings in the scratch area (assembly/transform.ts). */
+const SCRATCH_TRANSFORMS = new Set(['tolower', 'toupper', 'b64', 'concat']);
 
 function operandsOf(e: CheckedExpr): Operand[] {
   const out: Operand[] = [];
@@ -156,13 +160,20 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
   const dispatchOrder = [...tids].sort((a, b) => hot(a) - hot(b) || a - b);
   groupFn('A', audit);
   const maxGroup = Math.max(1, audit.length, ...[...groups.values()].map((g) => g.length));
-  const loop = (stride: number, dispatch: string[]) => [
+  // A source whose rules write transformer results: an event whose results did not all fit the
+  // scratch area gets no verdict of its own; its matches are replaced by one RAE_MATCH_REFERENCE
+  // record, and the host judges it with the reference interpreter.
+  const usesScratch = (source: LoadedRule['source']) =>
+    rules.some((r, id) => live[id] && r.source === source && operandsOf(r.condition).some((o) => o.kind === 'transform' && SCRATCH_TRANSFORMS.has(o.name)));
+  const loop = (stride: number, dispatch: string[], scratch: boolean) => [
     '    for (let i = 0; i < n; i++) {',
     `      if (k + ${maxGroup} > cap) { resume = i; return k; }`,
     `      const e = rec + <usize>i * ${stride};`,
     '      epoch++;',
     '      scratchReset();',
+    ...(scratch ? ['      const k0 = k;'] : []),
     ...dispatch.map((d) => `      ${d}`),
+    ...(scratch ? ['      if (scratchFull()) { store<u64>(out + (<usize>k0 << 3), u64(u32(i)) | (u64(MATCH_REFERENCE) << 32)); k = k0 + 1; }'] : []),
     '    }',
     '    return k;',
   ];
@@ -173,10 +184,10 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     '  resume = n;',
     '  const f = first != 0;',
     '  if (src == 0) {',
-    ...loop(layouts.syscall.stride, ['switch (load<u32>(e)) {', ...dispatchOrder.map((t) => `  case ${t}: k = G${t}(e, i, out, k, f); break;`), '  default: break;', '}']),
+    ...loop(layouts.syscall.stride, ['switch (load<u32>(e)) {', ...dispatchOrder.map((t) => `  case ${t}: k = G${t}(e, i, out, k, f); break;`), '  default: break;', '}'], usesScratch('syscall')),
     '  }',
     '  if (src == 1) {',
-    ...loop(layouts.k8s_audit.stride, ['k = A(e, i, out, k, f);']),
+    ...loop(layouts.k8s_audit.stride, ['k = A(e, i, out, k, f);'], usesScratch('k8s_audit')),
     '  }',
     '  return k;',
     '}',
