@@ -1,10 +1,10 @@
-// The shape of one `rae` command: one file per command in host/cli/, registered in main.ts.
+// The shape of one `rae` command: one file per command in host/cli/, registered (name, summary
+// and a lazy import) in main.ts, so a start imports only the command it runs.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** One `rae` subcommand. `run` returns the process exit code. */
 export interface Command {
   name: string;
-  summary: string;
   /** Full `--help` text: usage line, options, examples. */
   help: string;
   run(argv: string[]): Promise<number>;

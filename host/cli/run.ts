@@ -66,7 +66,6 @@ function reportLoad(result: LoadResult): void {
 
 export const runCommand: Command = {
   name: 'run',
-  summary: 'run the engine (built-in rules, sources, servers) until SIGTERM/SIGINT',
   help: HELP,
   async run(argv) {
     const { values } = parseCommandArgs(argv, { config: { type: 'string', short: 'c' }, 'state-dir': { type: 'string' }, resources: { type: 'string' } });
