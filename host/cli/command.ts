@@ -34,7 +34,15 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
   }
 }
 
-/** Writes a log line to stderr (stdout is reserved for alert JSON lines). */
-export function log(msg: string): void {
-  process.stderr.write(`${msg}\n`);
+const LEVELS = ['error', 'warning', 'info', 'debug'];
+let threshold = LEVELS.indexOf('info');
+
+/** Sets the least severe level `log` writes (the config's logLevel; unknown names are checked by the caller). */
+export function setLogLevel(level: string): void {
+  if (LEVELS.includes(level)) threshold = LEVELS.indexOf(level);
+}
+
+/** Writes a log line to stderr (stdout is reserved for alert JSON lines) unless its level is below logLevel. */
+export function log(msg: string, level: 'error' | 'warning' | 'info' | 'debug' = 'info'): void {
+  if (LEVELS.indexOf(level) <= threshold) process.stderr.write(`${msg}\n`);
 }
