@@ -21,6 +21,7 @@ import { log, parseCommandArgs, setLogLevel, UsageError, type Command } from './
 import { notReady, ReadinessBoard } from './readiness.js';
 import { Reloader } from './reload.js';
 import { checkRunConfig, configuredRulesFiles } from './run-config.js';
+import { watchRulesFiles } from './rules-watch.js';
 import { describeRule, printEvents, printFields, printRules, printVersion } from './run-info.js';
 
 const HELP = `Usage: rae run [-c FILE] [-r FILE|DIR ...] [-o KEY=VALUE ...] [--state-dir DIR] [--resources DIR]
@@ -204,7 +205,17 @@ export const runCommand: Command = {
       const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => forwarder.submit(a), onRulesLoaded: (r) => reportLoad(r) });
       components.push({ name: `module (${module.dir})`, stop: () => module.stop() });
       board.set('engine', { state: 'up' });
-      reloader = new Reloader({ configFile: values.config, stateDirOverride: values['state-dir'], overrides, running, module, log });
+      const reload = new Reloader({ configFile: values.config, stateDirOverride: values['state-dir'], overrides, running, module, log });
+      reloader = reload;
+      if (config.rules.watch && config.rules.files.length > 0) {
+        const watched = watchRulesFiles(config.rules.files, () => {
+          if (stopping) return;
+          log('run: a rules file changed, reloading the configuration and rules');
+          void reload.request();
+        }, log);
+        components.push({ name: 'rules watch', stop: async () => watched.close() });
+        log(`run: watching ${watched.dirs.join(', ')} for rules changes (rules.watch)`);
+      }
     } catch (err) {
       log(`run: failed to start: ${(err as Error).message}`, 'error');
       stopping = true;

@@ -31,6 +31,8 @@ export interface Config {
     minPriority: string;
     /** Seconds without a rules change after which the compile worker (about 200 MB) stops; 0 keeps it running. */
     compilerIdleSeconds: number;
+    /** Falco's watch_config_files: a change to a file or directory in `files` reloads the rules, as SIGHUP does. */
+    watch: boolean;
     /** Falco's -T: rules with any of these tags are disabled. */
     disableTags: string[];
     /** Falco's -t: when not empty, only rules with one of these tags are enabled. */
@@ -64,7 +66,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     stateDir: defaultStateDir(env),
     logLevel: 'info',
-    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, disableTags: [], enableTags: [], disableNames: [] },
+    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, watch: true, disableTags: [], enableTags: [], disableNames: [] },
     webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024, drainTimeoutSeconds: 20 },
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000 },
     resources: { dir: '', apiGroup: 'deckhouse.io' },
