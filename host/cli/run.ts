@@ -20,9 +20,9 @@ import { syscallModuleSource } from '../sources/syscall/source.js';
 import { log, parseCommandArgs, setLogLevel, UsageError, type Command } from './command.js';
 import { notReady, ReadinessBoard } from './readiness.js';
 import { Reloader } from './reload.js';
-import { checkRunConfig, configuredRulesFiles } from './run-config.js';
+import { checkRunConfig, configuredRulesFiles, SELECTION_FILE } from './run-config.js';
 import { watchRulesFiles } from './rules-watch.js';
-import { describeRule, printEvents, printFields, printRules, printVersion } from './run-info.js';
+import { describeRule, printEvents, printFields, printRules, printVersion, versionInfo } from './run-info.js';
 
 const HELP = `Usage: rae run [-c FILE] [-r FILE|DIR ...] [-o KEY=VALUE ...] [--state-dir DIR] [--resources DIR]
                [-T TAG ...|-t TAG ...] [-D SUBSTRING ...] [--dry-run]
@@ -178,6 +178,14 @@ export const runCommand: Command = {
     board.set('engine', { state: 'starting' });
     try {
       const metrics = createMetrics({ processMetrics: true });
+      const version = versionInfo();
+      metrics.versionInfo(version.version, version.engine_version);
+      // Every loaded rules file's sha256, as Falco's falcosecurity_falco_sha256_rules_files_info, updated on each load.
+      const rulesLoaded = (r: LoadResult) => {
+        reportLoad(r);
+        const files = r.files.filter((f) => f.name !== SELECTION_FILE).map((f) => ({ name: f.name, text: r.sources(f.name)?.text ?? '' }));
+        metrics.rulesFiles(Object.entries(versionInfo(files).rules_files_sha256).map(([name, sha256]) => ({ name, sha256 })));
+      };
       const forwarder = await startForwarder({ config, metrics, log, hostname, readiness: () => board.report() });
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
       board.set('forwarder', forwarder.url ? { state: 'up' } : { state: 'off', reason: 'forwarder.enabled is false' });
@@ -202,7 +210,7 @@ export const runCommand: Command = {
       if (config.webhook.enabled) await sources.add(webhookSource(config, engine, metrics));
       const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: (a) => forwarder.submit(a) }, (reason) => board.set('syscall', { state: 'off', reason }));
       if (kernel) await sources.add(kernel);
-      const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => forwarder.submit(a), onRulesLoaded: (r) => reportLoad(r) });
+      const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => forwarder.submit(a), onRulesLoaded: rulesLoaded });
       components.push({ name: `module (${module.dir})`, stop: () => module.stop() });
       board.set('engine', { state: 'up' });
       const reload = new Reloader({ configFile: values.config, stateDirOverride: values['state-dir'], overrides, running, module, log });

@@ -2,11 +2,13 @@
 // a file added to a watched directory and a ConfigMap-style `..data` symlink swap each go live
 // without a signal; an invalid change is refused with its located error and the running rules
 // stay. Each step is checked by an audit event posted to the webhook and the alert it raises.
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { ENGINE_VERSION } from '../../host/engine/collector.js';
 import { auditEvent } from '../../host/generator/audit-events.js';
 import { auditPoster } from '../../host/generator/post.js';
 import { startRae } from '../helpers/rae-run.js';
@@ -43,12 +45,20 @@ test('rules.watch: in-place rewrite, a file added to a directory and a ..data sw
     };
     await alerted('plain', 'Watch plain v1');
     await alerted('cm', 'Watch cm v1');
+    // The version and every loaded rules file's sha256 as metrics (Falco's version_info and sha256_rules_files_info).
+    const forwarder = (await rae.waitLog(/run: forwarder listening on (\S+)/))[1]!;
+    const sha = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+    const metrics = async () => (await fetch(`${forwarder}/metrics`)).text();
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    assert.match(await metrics(), `enginesecurity_engine_version_info{version="${pkg.version}",engine_version="${ENGINE_VERSION}"} 1`);
+    assert.match(await metrics(), `enginesecurity_engine_rules_files_info{file_name="${file}",sha256="${sha(file)}"} 1`);
 
     let mark = rae.stderr().length;
     writeFileSync(file, rule('Watch plain v2', 'plain'));
     await rae.waitLog(/run: reload done in \d+ ms: the new ruleset is live/, mark);
     assert.match(rae.stderr().slice(mark), 'run: a rules file changed, reloading');
     await alerted('plain', 'Watch plain v2');
+    assert.match(await metrics(), `enginesecurity_engine_rules_files_info{file_name="${file}",sha256="${sha(file)}"} 1`);
 
     mark = rae.stderr().length;
     writeFileSync(join(dir, 'b.yaml'), rule('Watch dir b', 'dir-b'));
