@@ -3,12 +3,13 @@
 // restart (the module cache serves the unchanged rules). Every component runs (forwarder, API,
 // webhook, the syscall source where the probe loads), with the default configuration except
 // ports 0 and compilerIdleSeconds 3, so the idle figure is the steady state the default (60 s)
-// reaches a minute after the last rules change.
-import { spawn } from 'node:child_process';
+// reaches a minute after the last rules change. First, what a short command costs: `rae --help`
+// and `rae validate` of the built-in syscall rules (CPU seconds and max RSS, via /usr/bin/time).
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { figure, progress } from './report.js';
+import { figure, median, progress } from './report.js';
 
 const S = 'footprint';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -48,8 +49,26 @@ async function once(stateDir: string, config: string, label: string): Promise<vo
   figure(S, `${label}_peak_rss_mb`, idle.peak, 'MB');
 }
 
+/** CPU seconds (user + system) and max RSS (MB) of `rae ARGS`, median of `runs` runs under /usr/bin/time. */
+function cliCost(label: string, args: string[], runs = 5): void {
+  const cpu: number[] = [];
+  const rss: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', process.execPath, 'bin/rae.js', ...args], { encoding: 'utf8' });
+    const m = r.stderr.trim().split('\n').at(-1)!.match(/^([\d.]+) ([\d.]+) (\d+)$/);
+    if (r.status !== 0 || !m) throw new Error(`footprint: rae ${args.join(' ')} failed (exit ${r.status})\n${r.stderr}`);
+    cpu.push(Number(m[1]) + Number(m[2]));
+    rss.push(Number(m[3]) / 1024);
+  }
+  progress(`${label}: ${median(cpu).toFixed(2)} s CPU, ${median(rss).toFixed(0)} MB max RSS`);
+  figure(S, `${label}_cpu_s`, median(cpu), 's', { runs, args: args.join(' ') });
+  figure(S, `${label}_max_rss_mb`, median(rss), 'MB', { runs });
+}
+
 /** Runs the scenario. */
 export async function run(): Promise<void> {
+  cliCost('cli_help', ['--help']);
+  cliCost('cli_validate', ['validate', '-r', 'rules/syscall']);
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-footprint-'));
   try {
     const config = join(dir, 'config.yaml');

@@ -200,7 +200,6 @@ const ACTIONS = new Set(['user create', 'user list', 'token create', 'token list
 /** The `rae admin` command. */
 export const adminCommand: Command = {
   name: 'admin',
-  summary: 'manage the error tracking API: users, tokens, projects, members',
   help: HELP,
   async run(argv) {
     const { values, positionals } = parseCommandArgs(argv, OPTIONS, true);

@@ -37,7 +37,6 @@ function normalize(argv: string[]): string[] {
 
 export const convertCommand: Command = {
   name: 'convert',
-  summary: 'convert a Falco rules file to an EngineAuditRules manifest (stdout)',
   help: HELP,
   async run(argv) {
     const { values } = parseCommandArgs(normalize(argv), { input: { type: 'string' }, name: { type: 'string' }, 'api-group': { type: 'string' } });

@@ -63,7 +63,6 @@ function line(o: ActionOutcome): string {
 
 export const eventGeneratorCommand: Command = {
   name: 'event-generator',
-  summary: 'generate events that trigger the built-in rules (list | run [REGEX])',
   help: HELP,
   async run(argv) {
     const { values, positionals } = parseCommandArgs(

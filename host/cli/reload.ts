@@ -10,7 +10,7 @@ import type { RunningModule } from '../resources/index.js';
 import { checkRunConfig, configuredRulesFiles } from './run-config.js';
 
 /** Keys a reload applies to the running engine; every other change takes a restart. */
-export const RELOADABLE: readonly string[] = ['rules.builtIn', 'rules.files'];
+export const RELOADABLE: readonly string[] = ['rules.builtIn', 'rules.files', 'rules.disableTags', 'rules.enableTags', 'rules.disableNames'];
 
 /** Dotted keys whose values differ between two configurations (lists compare whole). */
 export function changedKeys(a: unknown, b: unknown, path = ''): string[] {
@@ -24,6 +24,8 @@ export interface ReloaderOptions {
   /** `--config FILE` (undefined: the defaults, read again all the same). */
   configFile: string | undefined;
   stateDirOverride: string | undefined;
+  /** The run's `-o` options (and the flags that stand for keys), applied again on each reload. */
+  overrides?: readonly string[];
   /** The configuration as the run applies it; its reloadable keys are updated by each reload. */
   running: Config;
   module: Pick<RunningModule, 'reload'>;
@@ -65,7 +67,7 @@ export class Reloader {
       for (const p of problems) log(`run: reload: ${p}`);
       log('run: reload refused: the running configuration and ruleset stay');
     };
-    const { config, problems } = loadConfig(this.opts.configFile, this.opts.stateDirOverride);
+    const { config, problems } = loadConfig(this.opts.configFile, this.opts.stateDirOverride, this.opts.overrides);
     if (problems.length > 0) return refuse(problems.map((p) => `config ${p.key}: ${p.message}`));
     const checked = checkRunConfig(config);
     if (!checked.ok) return refuse(checked.problems);
@@ -81,6 +83,9 @@ export class Reloader {
     }
     running.rules.builtIn = config.rules.builtIn;
     running.rules.files = config.rules.files;
+    running.rules.disableTags = config.rules.disableTags;
+    running.rules.enableTags = config.rules.enableTags;
+    running.rules.disableNames = config.rules.disableNames;
     log(`run: reload done in ${ms} ms: ${outcome === 'replaced' ? 'the new ruleset is live' : 'the ruleset is unchanged'} (sources and queued events kept)`);
   }
 }

@@ -89,7 +89,6 @@ export async function replayAlertsWasm(
 
 export const replayCommand: Command = {
   name: 'replay',
-  summary: 'evaluate recorded events (field events or audit logs) and print alerts',
   help: HELP,
   async run(argv) {
     const { values } = parseCommandArgs(argv, {

@@ -1,9 +1,9 @@
 // What `rae run` checks in a configuration beyond its shape, and the rules files it names: used
 // at start (a problem stops the start) and by a SIGHUP reload (a problem keeps the running
 // configuration). Consumes a Config; produces problems as log lines, or the rules files.
-import type { Config } from '../config/config.js';
+import { LOG_LEVELS, type Config } from '../config/config.js';
 import { BUILTIN_SETS, builtinRulesFiles } from '../engine/builtin.js';
-import type { RulesFile } from '../engine/index.js';
+import { loadRules, type RulesFile } from '../engine/index.js';
 import { parsePriority, type Priority } from '../engine/priority.js';
 import { readRulesFiles } from './rules-files.js';
 
@@ -16,6 +16,8 @@ export function checkRunConfig(config: Config): { ok: true; minPriority: Priorit
     if (!Number.isFinite(v) || v < 0) problems.push(`config ${key}: expected a number of seconds, 0 or more (${zero}), not ${v}`);
   };
   seconds('rules.compilerIdleSeconds', config.rules.compilerIdleSeconds, '0 keeps the compile worker running');
+  if (!(LOG_LEVELS as readonly string[]).includes(config.logLevel)) problems.push(`config logLevel: expected one of ${LOG_LEVELS.join(', ')}, not '${config.logLevel}'`);
+  if (config.rules.enableTags.length > 0 && config.rules.disableTags.length > 0) problems.push('config rules.enableTags (-t) and rules.disableTags (-T) cannot both be set (as in Falco)');
   seconds('webhook.drainTimeoutSeconds', config.webhook.drainTimeoutSeconds, '0 stops without waiting for accepted events');
   const bounds: Array<[string, number]> = [
     ['rules.maxExpandedNodes', config.rules.maxExpandedNodes],
@@ -40,5 +42,29 @@ export function configuredRulesFiles(config: Config): { ok: true; files: RulesFi
   const builtin = builtinRulesFiles(config.rules.builtIn);
   if (builtin.unknown.length > 0) return { ok: false, problems: [`unknown built-in rule set(s): ${builtin.unknown.join(', ')} (known: ${BUILTIN_SETS.join(', ')})`] };
   const extra = readRulesFiles(config.rules.files);
-  return extra.problems.length > 0 ? { ok: false, problems: extra.problems } : { ok: true, files: extra.files };
+  if (extra.problems.length > 0) return { ok: false, problems: extra.problems };
+  const selection = ruleSelection([...builtin.files, ...extra.files], config.rules);
+  return { ok: true, files: selection ? [...extra.files, selection] : extra.files };
+}
+
+/** The name of the generated last rules file that applies -T/-t/-D. */
+export const SELECTION_FILE = '(rule selection: rules.disableTags/enableTags/disableNames)';
+
+/**
+ * Falco's -T TAG (disable rules with the tag), -t TAG (enable only rules with the tag, enabling
+ * them even when a file disabled them) and -D SUBSTRING (disable rules whose name contains it,
+ * applied after -t), as a generated rules file of `enabled` overrides loaded after every other
+ * file; undefined when no selection is configured.
+ */
+export function ruleSelection(files: readonly RulesFile[], sel: Config['rules']): RulesFile | undefined {
+  if (sel.disableTags.length + sel.enableTags.length + sel.disableNames.length === 0) return undefined;
+  const lines: string[] = [];
+  for (const rule of loadRules(files).ruleset.rules) {
+    let enabled = rule.enabled;
+    if (sel.enableTags.length > 0) enabled = rule.tags.some((t) => sel.enableTags.includes(t));
+    if (rule.tags.some((t) => sel.disableTags.includes(t))) enabled = false;
+    if (sel.disableNames.some((n) => rule.name.includes(n))) enabled = false;
+    if (enabled !== rule.enabled) lines.push(`- rule: ${JSON.stringify(rule.name)}`, `  enabled: ${enabled}`, '  override:', '    enabled: replace');
+  }
+  return { name: SELECTION_FILE, text: lines.length > 0 ? `${lines.join('\n')}\n` : '[]\n' };
 }

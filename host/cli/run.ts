@@ -10,19 +10,23 @@ import { startApi } from '../api/index.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { builtinRulesFiles } from '../engine/builtin.js';
 import { renderDiagnostic } from '../engine/diagnostics.js';
-import type { LoadResult } from '../engine/index.js';
+import { loadRules, type LoadResult } from '../engine/index.js';
 import { startForwarder } from '../forwarder/index.js';
 import { createMetrics, type Metrics } from '../metrics/index.js';
 import { DetectionEngine } from '../runtime/detection-engine.js';
 import { ModuleSources, publishAuditWebhookConfig, startModule, type ModuleSource } from '../resources/index.js';
 import { startAuditWebhook } from '../sources/audit/index.js';
 import { syscallModuleSource } from '../sources/syscall/source.js';
-import { log, parseCommandArgs, type Command } from './command.js';
+import { log, parseCommandArgs, setLogLevel, UsageError, type Command } from './command.js';
 import { notReady, ReadinessBoard } from './readiness.js';
 import { Reloader } from './reload.js';
-import { checkRunConfig, configuredRulesFiles } from './run-config.js';
+import { checkRunConfig, configuredRulesFiles, SELECTION_FILE } from './run-config.js';
+import { watchRulesFiles } from './rules-watch.js';
+import { describeRule, printEvents, printFields, printRules, printVersion, versionInfo } from './run-info.js';
 
-const HELP = `Usage: rae run [--config FILE] [--state-dir DIR] [--resources DIR]
+const HELP = `Usage: rae run [-c FILE] [-r FILE|DIR ...] [-o KEY=VALUE ...] [--state-dir DIR] [--resources DIR]
+               [-T TAG ...|-t TAG ...] [-D SUBSTRING ...] [--dry-run]
+       rae run --version | --list[=SOURCE] | --list-events | -L | -l RULE  [--json]
 
 Runs the engine: loads the built-in rules (rules/) and any configured rules files, starts the
 enabled sources and servers, prints one line containing 'ready' on stderr once everything is up,
@@ -32,8 +36,27 @@ rules again and swaps the new ruleset into the running engine (rules.builtIn and
 apply live; other changed keys are logged as needing a restart). Detections are written to
 stdout as JSON lines; logs go to stderr.
 
-Options:
-  -c, --config FILE     YAML configuration; every setting has a default, so none is needed
+Options (Falco's where Falco has one):
+  -c, --config FILE     YAML configuration; every setting has a default, so none is needed;
+                        RAE_<SECTION>_<KEY> environment variables then override single keys
+                        (e.g. RAE_FORWARDER_WEBHOOKURL=http://sidekick:2801/)
+  -o, --option KEY=VALUE  set one configuration key by its dotted path (repeatable), typed by
+                        the key: numbers, true/false, lists as [a,b] or the key given again;
+                        e.g. -o forwarder.port=2802 -o rules.builtIn=[syscall]
+  -r, --rules FILE|DIR  rules file, or directory of *.yaml/*.yml loaded in name order
+                        (repeatable; replaces rules.files, as Falco's -r replaces rules_files)
+  -T, --disable-tag TAG disable the rules with this tag (repeatable; rules.disableTags)
+  -t, --enable-tag TAG  enable only the rules with this tag (repeatable; rules.enableTags;
+                        not with -T)
+  -D, --disable-rule SUBSTRING  disable the rules whose name contains it (repeatable;
+                        rules.disableNames)
+      --dry-run         load the configuration and the rules, report them, exit 0 (valid) or 1
+      --version         print the version and the rules engine version (--json: as JSON)
+      --list[=SOURCE]   print the fields of every source, or of syscall or k8s_audit
+      --list-events     print the event type names evt.type accepts
+  -L, --list-rules      print every loaded rule with its description
+  -l, --describe RULE   print one loaded rule: description, condition, output, priority, tags
+      --json            print --version, --list, -L and -l as JSON
       --state-dir DIR   state directory (default: $RAE_STATE_DIR, else /var/lib/runtime-audit-engine
                         as root, else ~/.local/state/runtime-audit-engine)
       --resources DIR   watched directory of ModuleConfig and EngineAuditRules manifests (default:
@@ -58,7 +81,7 @@ interface Component {
 
 /** Logs a load result: errors in full, then a one-line summary. */
 function reportLoad(result: LoadResult): void {
-  for (const d of result.diagnostics.filter((x) => x.severity === 'error')) log(renderDiagnostic(d, result.sources));
+  for (const d of result.diagnostics.filter((x) => x.severity === 'error')) log(renderDiagnostic(d, result.sources), 'error');
   const s = result.ruleset.stats;
   const warnings = result.diagnostics.filter((d) => d.severity === 'warning').length;
   log(`run: loaded ${s.rules} rules (${s.enabled} enabled), ${s.macros} macros, ${s.lists} lists from ${result.files.length} file(s); ${warnings} warning(s) (see rae validate)`);
@@ -66,15 +89,43 @@ function reportLoad(result: LoadResult): void {
 
 export const runCommand: Command = {
   name: 'run',
-  summary: 'run the engine (built-in rules, sources, servers) until SIGTERM/SIGINT',
   help: HELP,
   async run(argv) {
-    const { values } = parseCommandArgs(argv, { config: { type: 'string', short: 'c' }, 'state-dir': { type: 'string' }, resources: { type: 'string' } });
-    const { config, problems } = loadConfig(values.config, values['state-dir']);
+    // Falco's --list takes an optional =SOURCE; parseArgs needs a value, so a bare --list is --list=.
+    const { values } = parseCommandArgs(argv.map((a) => (a === '--list' ? '--list=' : a)), {
+      config: { type: 'string', short: 'c' },
+      'state-dir': { type: 'string' },
+      resources: { type: 'string' },
+      option: { type: 'string', short: 'o', multiple: true },
+      rules: { type: 'string', short: 'r', multiple: true },
+      'disable-tag': { type: 'string', short: 'T', multiple: true },
+      'enable-tag': { type: 'string', short: 't', multiple: true },
+      'disable-rule': { type: 'string', short: 'D', multiple: true },
+      'dry-run': { type: 'boolean' },
+      version: { type: 'boolean' },
+      list: { type: 'string' },
+      'list-events': { type: 'boolean' },
+      'list-rules': { type: 'boolean', short: 'L' },
+      describe: { type: 'string', short: 'l' },
+      json: { type: 'boolean' },
+    });
+    const json = values.json ?? false;
+    if (values.version) return printVersion(json), 0;
+    if (values['list-events']) return printEvents(), 0;
+    if (values.list !== undefined) {
+      if (printFields(values.list, json)) return 0;
+      throw new UsageError(`--list: unknown source '${values.list}' (known: syscall, k8s_audit)`);
+    }
+    // The flags are -o options of their keys (given again, a list key appends), before the -o options.
+    const flagged = (key: string, list: string[] | undefined) => (list ?? []).map((v) => `${key}=${v}`);
+    const overrides = [...flagged('rules.files', values.rules), ...flagged('rules.disableTags', values['disable-tag']), ...flagged('rules.enableTags', values['enable-tag']), ...flagged('rules.disableNames', values['disable-rule']), ...(values.option ?? [])];
+    const { config, problems } = loadConfig(values.config, values['state-dir'], overrides);
     if (problems.length > 0) {
-      for (const p of problems) log(`run: config ${p.key}: ${p.message}`);
+      for (const p of problems) log(`run: config ${p.key}: ${p.message}`, 'error');
       return 1;
     }
+    setLogLevel(config.logLevel);
+    if (values['dry-run'] || values['list-rules'] || values.describe !== undefined) return inspectRules(config, values.describe, values['list-rules'] ?? false, json);
     // Signals are handled from the start: a stop or a reload during start-up is clean too, and no
     // signal ends the process with accepted events still queued (Node's default for SIGHUP).
     let stopping = false;
@@ -99,7 +150,7 @@ export const runCommand: Command = {
     log(`run: state directory ${config.stateDir}`);
     const checked = checkRunConfig(config);
     const rules = configuredRulesFiles(config);
-    for (const p of [...(checked.ok ? [] : checked.problems), ...(rules.ok ? [] : rules.problems)]) log(`run: ${p}`);
+    for (const p of [...(checked.ok ? [] : checked.problems), ...(rules.ok ? [] : rules.problems)]) log(`run: ${p}`, 'error');
     if (!checked.ok || !rules.ok) return 1;
     const { minPriority } = checked;
     const files = rules.files;
@@ -127,6 +178,14 @@ export const runCommand: Command = {
     board.set('engine', { state: 'starting' });
     try {
       const metrics = createMetrics({ processMetrics: true });
+      const version = versionInfo();
+      metrics.versionInfo(version.version, version.engine_version);
+      // Every loaded rules file's sha256, as Falco's falcosecurity_falco_sha256_rules_files_info, updated on each load.
+      const rulesLoaded = (r: LoadResult) => {
+        reportLoad(r);
+        const files = r.files.filter((f) => f.name !== SELECTION_FILE).map((f) => ({ name: f.name, text: r.sources(f.name)?.text ?? '' }));
+        metrics.rulesFiles(Object.entries(versionInfo(files).rules_files_sha256).map(([name, sha256]) => ({ name, sha256 })));
+      };
       const forwarder = await startForwarder({ config, metrics, log, hostname, readiness: () => board.report() });
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
       board.set('forwarder', forwarder.url ? { state: 'up' } : { state: 'off', reason: 'forwarder.enabled is false' });
@@ -164,12 +223,22 @@ export const runCommand: Command = {
       if (config.webhook.enabled) await sources.add(webhookSource(config, engine, metrics));
       const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: (a) => forwarder.submit(a) }, (reason) => board.set('syscall', { state: 'off', reason }));
       if (kernel) await sources.add(kernel);
-      const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => forwarder.submit(a), onRulesLoaded: (r) => reportLoad(r) });
+      const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => forwarder.submit(a), onRulesLoaded: rulesLoaded });
       components.push({ name: `module (${module.dir})`, stop: () => module.stop() });
       board.set('engine', { state: 'up' });
-      reloader = new Reloader({ configFile: values.config, stateDirOverride: values['state-dir'], running, module, log });
+      const reload = new Reloader({ configFile: values.config, stateDirOverride: values['state-dir'], overrides, running, module, log });
+      reloader = reload;
+      if (config.rules.watch && config.rules.files.length > 0) {
+        const watched = watchRulesFiles(config.rules.files, () => {
+          if (stopping) return;
+          log('run: a rules file changed, reloading the configuration and rules');
+          void reload.request();
+        }, log);
+        components.push({ name: 'rules watch', stop: async () => watched.close() });
+        log(`run: watching ${watched.dirs.join(', ')} for rules changes (rules.watch)`);
+      }
     } catch (err) {
-      log(`run: failed to start: ${(err as Error).message}`);
+      log(`run: failed to start: ${(err as Error).message}`, 'error');
       stopping = true;
       await stopAll();
       return 1;
@@ -190,6 +259,31 @@ export const runCommand: Command = {
     return 0;
   },
 };
+
+/** --dry-run, -L and -l: the configuration and the rules as `rae run` would load them, without starting anything. */
+function inspectRules(config: Config, describe: string | undefined, list: boolean, json: boolean): number {
+  const checked = checkRunConfig(config);
+  const rules = configuredRulesFiles(config);
+  for (const p of [...(checked.ok ? [] : checked.problems), ...(rules.ok ? [] : rules.problems)]) log(`run: ${p}`, 'error');
+  if (!checked.ok || !rules.ok) return 1;
+  const result = loadRules([...builtinRulesFiles(config.rules.builtIn).files, ...rules.files]);
+  if (describe !== undefined) {
+    const rule = result.ruleset.rules.find((r) => r.name === describe);
+    if (!rule) {
+      log(`run: -l: no loaded rule is named '${describe}'`, 'error');
+      return 1;
+    }
+    describeRule(rule, json);
+    return 0;
+  }
+  if (list) {
+    printRules(result.ruleset.rules, json);
+    return 0;
+  }
+  reportLoad(result);
+  log(`run: dry run: the configuration is valid and the rules ${result.ok ? 'load' : 'have errors (above)'}; exiting without starting`);
+  return result.ok ? 0 : 1;
+}
 
 /** The orchestrator audit webhook as a module source; its stop drains the accepted events (bounded, logged). */
 function webhookSource(config: Config, engine: DetectionEngine, metrics: Metrics): ModuleSource {

@@ -21,7 +21,6 @@ Example:
 
 export const validateCommand: Command = {
   name: 'validate',
-  summary: 'check rules files and print their diagnostics (like falco -V)',
   help: HELP,
   async run(argv) {
     const { values } = parseCommandArgs(argv, { rules: { type: 'string', short: 'r', multiple: true }, json: { type: 'boolean' } });

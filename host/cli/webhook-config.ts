@@ -37,7 +37,6 @@ export function webhookKubeconfig(server: string, caPem: string): Record<string,
 
 export const webhookConfigCommand: Command = {
   name: 'webhook-config',
-  summary: "print the API server's audit webhook configuration (kubeconfig with this engine's CA)",
   help: HELP,
   async run(argv) {
     const { values } = parseCommandArgs(argv, { config: { type: 'string', short: 'c' }, 'state-dir': { type: 'string' } });

@@ -1,5 +1,8 @@
 // Engine configuration: every setting has a default, so `rae run` needs no file. A YAML file
-// (`--config FILE`) overrides any subset; unknown keys are reported, not ignored silently.
+// (`--config FILE`) overrides any subset; unknown keys are reported, not ignored silently. Then,
+// in this order, environment variables RAE_<SECTION>_<KEY> (falcosidekick's style: the section and
+// the key upper-cased, underscores inside the key optional, e.g. RAE_FORWARDER_WEBHOOKURL) and
+// `-o key=value` options (Falco's) override single keys, typed by the key's default.
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -10,12 +13,17 @@ import { DEFAULT_EXPAND_LIMITS } from '../engine/budget.js';
 
 export type RuleMatching = 'first' | 'all';
 
+/** Least severe log line written to stderr (Falco's log_level). */
+export const LOG_LEVELS = ['error', 'warning', 'info', 'debug'] as const;
+
 /** The whole configuration, with every key present. */
 export interface Config {
   /** Where generated TLS material, the API database and watched resources live. */
   stateDir: string;
   /** Host name in alerts (Falco: $FALCO_HOSTNAME, else gethostname()). */
   hostname?: string;
+  /** Least severe engine log line written to stderr: error, warning, info or debug (Falco log_level). */
+  logLevel: string;
   rules: {
     /** Built-in rule sets from rules/ (names as in builtInRulesList). */
     builtIn: string[];
@@ -36,6 +44,14 @@ export interface Config {
     compileWorkerHeapMb: number;
     /** The most nodes a rule's condition may have after macro expansion (a larger rule is a load error); 0: no limit. */
     maxConditionNodes: number;
+    /** Falco's watch_config_files: a change to a file or directory in `files` reloads the rules, as SIGHUP does. */
+    watch: boolean;
+    /** Falco's -T: rules with any of these tags are disabled. */
+    disableTags: string[];
+    /** Falco's -t: when not empty, only rules with one of these tags are enabled. */
+    enableTags: string[];
+    /** Falco's -D: rules whose name contains one of these substrings are disabled. */
+    disableNames: string[];
   };
   /**
    * Audit webhook (docs/webhook.md): TLS files when set, else generated into <stateDir>/webhook-tls;
@@ -84,7 +100,8 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
 export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     stateDir: defaultStateDir(env),
-    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes, compileTimeoutSeconds: 120, compileWorkerHeapMb: 2048, maxConditionNodes: 20000 },
+    logLevel: 'info',
+    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes, compileTimeoutSeconds: 120, compileWorkerHeapMb: 2048, maxConditionNodes: 20000, watch: true, disableTags: [], enableTags: [], disableNames: [] },
     webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024, maxEventDepth: 300, drainTimeoutSeconds: 20 },
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
@@ -138,26 +155,96 @@ export function configFromYaml(text: string, env: NodeJS.ProcessEnv = process.en
   const target = config as unknown as Record<string, unknown>;
   if (!('hostname' in target)) target.hostname = undefined;
   mergeInto(target, doc, '', problems);
-  problems.push(...resolveOutputs(config.forwarder, env).problems);
   return { config, problems };
 }
 
-/** Loads `--config FILE` (or the defaults when no file is given). */
-export function loadConfig(file: string | undefined, stateDirOverride?: string): { config: Config; problems: ConfigProblem[] } {
-  let result: { config: Config; problems: ConfigProblem[] };
-  if (file === undefined) {
-    const config = defaultConfig();
-    result = { config, problems: resolveOutputs(config.forwarder, process.env).problems };
+/** A value given as text (-o, environment) converted to the type of the key's current value. */
+function typedValue(cur: unknown, text: string): { value: unknown } | { expected: string } {
+  if (Array.isArray(cur)) {
+    const m = text.match(/^\[(.*)\]$/s);
+    return { value: m ? m[1]!.split(',').map((x) => x.trim()).filter((x) => x !== '') : [text] };
   }
-  else {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (err) {
-      return { config: defaultConfig(), problems: [{ key: '(file)', message: `cannot read ${file}: ${(err as Error).message}` }] };
+  if (typeof cur === 'number') {
+    const n = Number(text);
+    return text.trim() !== '' && Number.isFinite(n) ? { value: n } : { expected: 'a number' };
+  }
+  if (typeof cur === 'boolean') return text === 'true' ? { value: true } : text === 'false' ? { value: false } : { expected: 'true or false' };
+  return { value: text };
+}
+
+/** Sets one dotted key from text; `append` adds to a list instead of replacing it (a repeated -o). */
+function setKey(config: Config, key: string, text: string, append: boolean): ConfigProblem | undefined {
+  const parts = key.split('.');
+  let node = config as unknown as Record<string, unknown>;
+  for (const part of parts.slice(0, -1)) {
+    const next = Object.hasOwn(node, part) ? node[part] : undefined;
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) return { key, message: 'unknown key' };
+    node = next as Record<string, unknown>;
+  }
+  const last = parts.at(-1)!;
+  const known = Object.hasOwn(node, last) || (node === (config as unknown) && last === 'hostname');
+  const cur = node[last];
+  if (!known || (cur !== null && typeof cur === 'object' && !Array.isArray(cur))) return { key, message: cur !== undefined ? 'is a section; set one of its keys' : 'unknown key' };
+  const typed = typedValue(cur, text);
+  if ('expected' in typed) return { key, message: `expected ${typed.expected}, not '${text}'` };
+  node[last] = append && Array.isArray(cur) ? [...cur, ...(typed.value as string[])] : typed.value;
+  return undefined;
+}
+
+/** Applies RAE_<SECTION>_<KEY> environment variables; variables naming no key are left alone (RAE_STATE_DIR is read by the defaults). */
+export function applyEnvOverrides(config: Config, env: NodeJS.ProcessEnv = process.env): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const sections = Object.entries(config).filter(([, v]) => v !== null && typeof v === 'object' && !Array.isArray(v)) as [string, Record<string, unknown>][];
+  for (const [name, text] of Object.entries(env)) {
+    if (!name.startsWith('RAE_') || text === undefined) continue;
+    for (const [section, keys] of sections) {
+      const prefix = `RAE_${section.toUpperCase()}_`;
+      if (!name.startsWith(prefix)) continue;
+      const wanted = name.slice(prefix.length).replaceAll('_', '').toLowerCase();
+      const key = Object.keys(keys).find((k) => k.toLowerCase() === wanted);
+      if (!key) continue;
+      const p = setKey(config, `${section}.${key}`, text, false);
+      if (p) problems.push({ key: `${p.key} (environment ${name})`, message: p.message });
     }
-    result = configFromYaml(text);
   }
+  return problems;
+}
+
+/** Applies `-o key=value` options in order (a list key given again appends). */
+export function applyOverrides(config: Config, overrides: readonly string[]): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const seen = new Set<string>();
+  for (const o of overrides) {
+    const eq = o.indexOf('=');
+    if (eq <= 0) {
+      problems.push({ key: o, message: "expected -o key=value (a dotted key, e.g. -o forwarder.port=2802)" });
+      continue;
+    }
+    const key = o.slice(0, eq).trim();
+    const p = setKey(config, key, o.slice(eq + 1), seen.has(key));
+    seen.add(key);
+    if (p) problems.push({ key: `${p.key} (-o)`, message: p.message });
+  }
+  return problems;
+}
+
+/** Loads `--config FILE` (or the defaults when no file is given), then the environment and `-o` overrides. */
+export function loadConfig(file: string | undefined, stateDirOverride?: string, overrides: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): { config: Config; problems: ConfigProblem[] } {
+  const result = loadConfigFile(file, env);
+  if (result.problems.length === 0) result.problems.push(...applyEnvOverrides(result.config, env), ...applyOverrides(result.config, overrides));
+  // the forwarder's outputs (falcosidekick's settings and variables) checked on the final values
+  if (result.problems.length === 0) result.problems.push(...resolveOutputs(result.config.forwarder, env).problems);
   if (stateDirOverride) result.config.stateDir = stateDirOverride;
   return result;
+}
+
+function loadConfigFile(file: string | undefined, env: NodeJS.ProcessEnv): { config: Config; problems: ConfigProblem[] } {
+  if (file === undefined) return { config: defaultConfig(env), problems: [] };
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    return { config: defaultConfig(env), problems: [{ key: '(file)', message: `cannot read ${file}: ${(err as Error).message}` }] };
+  }
+  return configFromYaml(text, env);
 }

@@ -59,6 +59,10 @@ export interface Metrics {
   /** Seconds spent evaluating one batch. */
   evaluationTime(source: SourceLabel, seconds: number): void;
   rulesLoaded(source: SourceLabel, count: number): void;
+  /** enginesecurity_engine_version_info = 1. */
+  versionInfo(version: string, engineVersion: string): void;
+  /** The configured rules files and their sha256 (bounded: the files the operator configured), replacing the previous set. */
+  rulesFiles(files: ReadonlyArray<{ name: string; sha256: string }>): void;
   rulesetSwapped(): void;
   rulesetFailed(reason: RulesetFailureReason): void;
   /** Seconds spent compiling one ruleset. */
@@ -108,6 +112,11 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     sourceQueueLength: (source, length) => m.sourceQueue.set({ source }, length),
     evaluationTime: (source, seconds) => m.evaluationSeconds.observe({ source }, seconds),
     rulesLoaded: (source, count) => m.rulesLoaded.set({ source }, count),
+    versionInfo: (version, engine_version) => m.versionInfo.set({ version, engine_version }, 1),
+    rulesFiles: (files) => {
+      m.rulesFilesInfo.reset();
+      for (const f of files) m.rulesFilesInfo.set({ file_name: f.name, sha256: f.sha256 }, 1);
+    },
     rulesetSwapped: () => m.rulesetSwaps.inc(),
     rulesetFailed: (reason) => m.rulesetFailures.inc({ reason }),
     compileTime: (seconds) => m.compileSeconds.observe(seconds),

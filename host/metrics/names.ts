@@ -151,6 +151,18 @@ export const METRICS = {
   }),
   webhookRequests: def({ type: 'counter', name: 'enginesecurity_engine_webhook_requests_total', help: 'Requests to the audit webhook by HTTP status and reason (accepted, or why refused).', labelNames: ['status', 'reason'] }),
   sourceQueue: def({ type: 'gauge', name: 'enginesecurity_engine_source_queue_length', help: 'Events waiting in a source queue for evaluation.', labelNames: ['source'] }),
+  versionInfo: def({
+    type: 'gauge',
+    name: 'enginesecurity_engine_version_info',
+    help: "1, labelled with this engine's version and the Falco rules engine version it accepts (Falco: falcosecurity_falco_version_info).",
+    labelNames: ['version', 'engine_version'],
+  }),
+  rulesFilesInfo: def({
+    type: 'gauge',
+    name: 'enginesecurity_engine_rules_files_info',
+    help: '1 per loaded rules file of the running ruleset, labelled with its sha256 (Falco: falcosecurity_falco_sha256_rules_files_info); the set is replaced on each reload.',
+    labelNames: ['file_name', 'sha256'],
+  }),
   rulesLoaded: def({
     type: 'gauge',
     name: 'enginesecurity_engine_rules_loaded',

@@ -16,7 +16,8 @@ test('reload: changed keys of two configurations, and which take a restart', () 
     ['', 'hostname: n1\n', ['hostname']],
   ];
   for (const [a, b, want] of cases) assert.equal(changedKeys(config(a), config(b)), want, `${a} -> ${b}`);
-  assert.equal(RELOADABLE, ['rules.builtIn', 'rules.files']);
+  assert.equal(RELOADABLE, ['rules.builtIn', 'rules.files', 'rules.disableTags', 'rules.enableTags', 'rules.disableNames']);
+  assert.equal(changedKeys(config(''), config('rules:\n  disableTags: [shell]\n')), ['rules.disableTags']);
 });
 
 test.run();

@@ -1,0 +1,71 @@
+// What `rae run` prints instead of running, as Falco's informational options do: --version, the
+// fields of a source (--list), the event names (--list-events), every rule (-L) or one rule
+// (-l RULE). Consumes the field tables, the event names and a loaded ruleset; writes to stdout.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { ENGINE_VERSION } from '../engine/collector.js';
+import { EVENT_NAMES } from '../engine/event-names.js';
+import { fieldTable, SOURCES, type Source } from '../engine/fields.js';
+import type { LoadedRule, RulesFile } from '../engine/index.js';
+import type { OutputToken } from '../engine/output-template.js';
+import { printExpr } from '../engine/printer.js';
+
+const out = (text: string): void => {
+  process.stdout.write(`${text}\n`);
+};
+
+/** This engine's version (package.json) and the Falco rules engine version it accepts in required_engine_version. */
+export function versionInfo(files: readonly RulesFile[] = []): { version: string; engine_version: string; rules_files_sha256: Record<string, string> } {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const rules_files_sha256 = Object.fromEntries(files.map((f) => [f.name, createHash('sha256').update(f.text).digest('hex')]));
+  return { version: pkg.version, engine_version: ENGINE_VERSION, rules_files_sha256 };
+}
+
+/** --version: text like Falco's, or JSON. */
+export function printVersion(json: boolean): void {
+  const v = versionInfo();
+  if (json) return out(JSON.stringify({ version: v.version, engine_version: v.engine_version }));
+  out(`runtime-audit-engine version: ${v.version}\nEngine:                       ${v.engine_version} (highest required_engine_version accepted)`);
+}
+
+/** --list[=SOURCE]: every field of the source(s) with its type and description. Returns false for an unknown source. */
+export function printFields(source: string, json: boolean): boolean {
+  const sources = source === '' ? SOURCES : SOURCES.filter((s) => s === source);
+  if (sources.length === 0) return false;
+  const rows = sources.flatMap((s: Source) => fieldTable(s).map((f) => ({ source: s, name: f.name, type: f.type, isList: f.isList, arg: f.arg, desc: f.desc })));
+  if (json) {
+    out(JSON.stringify(rows));
+    return true;
+  }
+  for (const s of sources) {
+    out(`Source ${s}:`);
+    for (const f of rows.filter((r) => r.source === s)) {
+      const name = f.arg === 'none' ? f.name : `${f.name}[${f.arg === 'required' ? 'ARG' : '(ARG)'}]`;
+      out(`  ${name.padEnd(30)} ${`${f.type}${f.isList ? ' (list)' : ''}`.padEnd(18)} ${f.desc}`);
+    }
+  }
+  return true;
+}
+
+/** --list-events: the event type names `evt.type` may name, one a line. */
+export function printEvents(): void {
+  for (const name of [...EVENT_NAMES].sort()) out(name);
+}
+
+/** A rule's output template as written (the suggested-output suffix included). */
+function outputText(tokens: readonly OutputToken[]): string {
+  return tokens.map((t) => (t.kind === 'text' ? t.text : `%${t.width ?? ''}${t.canonical}`)).join('');
+}
+
+/** -L: every rule with its description. */
+export function printRules(rules: readonly LoadedRule[], json: boolean): void {
+  if (json) return out(JSON.stringify(rules.map((r) => ({ name: r.name, desc: r.desc, enabled: r.enabled, priority: r.priority, source: r.source, tags: r.tags }))));
+  for (const r of rules) out(`${r.name}${r.enabled ? '' : ' (disabled)'}\n    ${r.desc.trim().replaceAll('\n', '\n    ')}`);
+}
+
+/** -l NAME: one rule in full. */
+export function describeRule(r: LoadedRule, json: boolean): void {
+  const d = { name: r.name, desc: r.desc.trim(), condition: printExpr(r.expanded), output: outputText(r.output), priority: r.priority, tags: r.tags, source: r.source, enabled: r.enabled };
+  if (json) return out(JSON.stringify(d));
+  out([`Rule: ${d.name}`, `Description: ${d.desc}`, `Condition (macros expanded): ${d.condition}`, `Output: ${d.output}`, `Priority: ${d.priority}`, `Tags: ${d.tags.join(', ')}`, `Source: ${d.source}`, `Enabled: ${d.enabled}`].join('\n'));
+}

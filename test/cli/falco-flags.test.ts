@@ -1,0 +1,119 @@
+// Falco's command-line habits on `rae run`, as a user meets them: real `rae` processes, exit
+// codes, stdout for what was asked, stderr for logs.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ENGINE_VERSION } from '../../host/engine/collector.js';
+
+function rae(args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, ['bin/rae.js', 'run', ...args], { encoding: 'utf8', env: { ...process.env, TZ: 'UTC', ...env } });
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'rae-falco-flags-'));
+const rule = (name: string, tags: string[], enabled = true) =>
+  `- rule: ${name}\n  desc: the ${name} rule\n  condition: evt.type = openat and fd.name = /etc/${name}\n  output: opened %fd.name\n  priority: WARNING\n  enabled: ${enabled}\n  tags: [${tags.join(', ')}]\n`;
+const dir = join(tmp, 'rules.d');
+mkdirSync(dir);
+writeFileSync(join(dir, 'b.yaml'), rule('beta', ['net', 'extra']) + rule('gamma', ['files'], false));
+writeFileSync(join(dir, 'a.yaml'), rule('alpha', ['files']));
+writeFileSync(join(dir, 'ignored.txt'), 'not rules');
+const only = ['-o', 'rules.builtIn=[]', '-r', dir];
+const listed = (args: string[]) => {
+  const r = rae([...only, '-L', '--json', ...args]);
+  assert.is(r.status, 0, r.stderr);
+  return (JSON.parse(r.stdout) as Array<{ name: string; enabled: boolean }>).map((x) => `${x.name}:${x.enabled}`);
+};
+
+test('run --version: the package version and the rules engine version, as text and JSON', () => {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+  const text = rae(['--version']);
+  assert.is(text.status, 0);
+  assert.match(text.stdout, `version: ${pkg.version}`);
+  assert.match(text.stdout, `Engine:                       ${ENGINE_VERSION}`);
+  assert.equal(JSON.parse(rae(['--version', '--json']).stdout), { version: pkg.version, engine_version: ENGINE_VERSION });
+});
+
+test('run --list[=SOURCE]: fields with types and descriptions; an unknown source is bad usage', () => {
+  const k8s = rae(['--list=k8s_audit']);
+  assert.is(k8s.status, 0);
+  assert.match(k8s.stdout, /^ {2}ka\.verb +PT_CHARBUF +\S/m);
+  assert.not.match(k8s.stdout, 'proc.name');
+  const all = rae(['--list']);
+  assert.match(all.stdout, /^Source syscall:$/m);
+  assert.match(all.stdout, /^ {2}proc\.name +PT_CHARBUF +\S/m);
+  assert.is(rae(['--list=nope']).status, 2);
+});
+
+test('run --list-events: the event names evt.type accepts', () => {
+  const names = rae(['--list-events']).stdout.trim().split('\n');
+  assert.ok(names.includes('execve') && names.includes('openat'), names.slice(0, 5).join(' '));
+});
+
+test('run -r DIR loads its *.yaml files in name order; -L lists them', () => {
+  assert.equal(listed([]), ['alpha:true', 'beta:true', 'gamma:false']);
+});
+
+test('run -l RULE describes one rule; an unknown rule exits 1', () => {
+  const r = rae([...only, '-l', 'beta']);
+  assert.is(r.status, 0, r.stderr);
+  for (const line of ['Rule: beta', 'Description: the beta rule', 'Condition (macros expanded): (evt.type = openat and fd.name = /etc/beta)', 'Output: opened %fd.name', 'Priority: Warning', 'Tags: extra, net', 'Source: syscall']) assert.match(r.stdout, line);
+  const missing = rae([...only, '-l', 'delta']);
+  assert.is(missing.status, 1);
+  assert.match(missing.stderr, "no loaded rule is named 'delta'");
+});
+
+test('run -T TAG disables, -t TAG enables only (disabled ones too), -D SUBSTRING disables by name', () => {
+  assert.equal(listed(['-T', 'files']), ['alpha:false', 'beta:true', 'gamma:false']);
+  assert.equal(listed(['-t', 'files']), ['alpha:true', 'beta:false', 'gamma:true']);
+  assert.equal(listed(['-t', 'files', '-D', 'amm']), ['alpha:true', 'beta:false', 'gamma:false']);
+  const both = rae([...only, '--dry-run', '-T', 'a', '-t', 'b']);
+  assert.is(both.status, 1);
+  assert.match(both.stderr, 'cannot both be set');
+});
+
+test('run --dry-run: exit 0 for a valid setup, 1 with the located error for an invalid rules file', () => {
+  const ok = rae([...only, '--dry-run']);
+  assert.is(ok.status, 0, ok.stderr);
+  assert.match(ok.stderr, 'run: loaded 3 rules (2 enabled)');
+  assert.is(ok.stdout, '');
+  const bad = join(tmp, 'bad.yaml');
+  writeFileSync(bad, '- rule: r\n  desc: d\n  condition: evt.type = openat and proc.nmae = x\n  output: o\n  priority: INFO\n');
+  const r = rae(['--dry-run', '-r', bad]);
+  assert.is(r.status, 1);
+  assert.match(r.stderr, `${bad}:3:`);
+  assert.match(r.stderr, 'proc.nmae');
+});
+
+test('run -o: an unknown key or a wrong type exits 1 naming the key; -c is --config', () => {
+  const unknown = rae(['--dry-run', '-o', 'forwarder.prot=1']);
+  assert.is(unknown.status, 1);
+  assert.match(unknown.stderr, 'config forwarder.prot (-o): unknown key');
+  const typed = rae(['--dry-run', '-o', 'webhook.queueSize=many']);
+  assert.is(typed.status, 1);
+  assert.match(typed.stderr, "config webhook.queueSize (-o): expected a number, not 'many'");
+  const config = join(tmp, 'config.yaml');
+  writeFileSync(config, 'forwarder:\n  prot: 1\n');
+  assert.match(rae(['--dry-run', '-c', config]).stderr, 'config forwarder.prot: unknown key');
+});
+
+test('run: RAE_<SECTION>_<KEY> environment overrides are typed and named when wrong', () => {
+  const r = rae([...only, '--dry-run'], { RAE_FORWARDER_WEBHOOKRETRIES: 'often' });
+  assert.is(r.status, 1);
+  assert.match(r.stderr, 'config forwarder.webhookRetries (environment RAE_FORWARDER_WEBHOOKRETRIES): expected a number');
+  assert.is(rae([...only, '--dry-run'], { RAE_FORWARDER_WEBHOOKRETRIES: '5' }).status, 0);
+});
+
+test('run: logLevel error keeps the info lines off stderr and the errors on it', () => {
+  const quiet = rae([...only, '--dry-run', '-o', 'logLevel=error']);
+  assert.is(quiet.status, 0);
+  assert.is(quiet.stderr, '');
+  const bad = rae([...only, '--dry-run', '-o', 'logLevel=error', '-o', 'rules.minPriority=LOUD']);
+  assert.is(bad.status, 1);
+  assert.match(bad.stderr, "unknown priority 'LOUD'");
+  assert.match(rae([...only, '--dry-run', '-o', 'logLevel=verbose']).stderr, 'config logLevel: expected one of error, warning, info, debug');
+});
+
+test.run();
