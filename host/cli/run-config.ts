@@ -28,7 +28,7 @@ export function checkRunConfig(config: Config): { ok: true; minPriority: Priorit
   for (const [key, value] of bounds) {
     if (!Number.isSafeInteger(value) || value < 1) problems.push(`config ${key}: expected a whole number, 1 or more, not ${value}`);
   }
-  for (const key of ['compileTimeoutSeconds', 'compileWorkerHeapMb', 'maxConditionNodes'] as const) {
+  for (const key of ['compileTimeoutSeconds', 'compileWorkerHeapMb'] as const) {
     const v = config.rules[key];
     if (!Number.isFinite(v) || v < 0 || (key === 'compileWorkerHeapMb' && v < 64)) {
       problems.push(`config rules.${key}: expected a number, ${key === 'compileWorkerHeapMb' ? '64 or more' : '0 or more (0: no limit)'}, not ${v}`);

@@ -197,7 +197,6 @@ export const runCommand: Command = {
         compilerIdleMs: config.rules.compilerIdleSeconds * 1000,
         compileTimeoutMs: config.rules.compileTimeoutSeconds * 1000,
         compileWorkerHeapMb: config.rules.compileWorkerHeapMb,
-        maxConditionNodes: config.rules.maxConditionNodes,
         moduleCacheDir: join(config.stateDir, 'module-cache'),
         hostname,
         metrics,

@@ -42,8 +42,6 @@ export interface Config {
     compileTimeoutSeconds: number;
     /** The compile worker's heap cap (MB): a compile that needs more fails the load instead of the process. */
     compileWorkerHeapMb: number;
-    /** The most nodes a rule's condition may have after macro expansion (a larger rule is a load error); 0: no limit. */
-    maxConditionNodes: number;
     /** Falco's watch_config_files: a change to a file or directory in `files` reloads the rules, as SIGHUP does. */
     watch: boolean;
     /** Falco's -T: rules with any of these tags are disabled. */
@@ -101,7 +99,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     stateDir: defaultStateDir(env),
     logLevel: 'info',
-    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes, compileTimeoutSeconds: 120, compileWorkerHeapMb: 2048, maxConditionNodes: 20000, watch: true, disableTags: [], enableTags: [], disableNames: [] },
+    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes, compileTimeoutSeconds: 120, compileWorkerHeapMb: 2048, watch: true, disableTags: [], enableTags: [], disableNames: [] },
     webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024, maxEventDepth: 300, drainTimeoutSeconds: 20 },
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },

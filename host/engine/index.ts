@@ -14,7 +14,7 @@ import { DEFAULT_EXPAND_LIMITS, type ExpandLimits } from './budget.js';
 import { conditionLocation, expand, type ConditionSource, type Expanded } from './expand.js';
 import { ruleEvttypes } from './evttypes.js';
 import type { Source } from './fields.js';
-import { walkChecked, type CheckedExpr } from './ir.js';
+import type { CheckedExpr } from './ir.js';
 import { suggestedOutput } from './fields.js';
 import { parseOutput, type OutputToken } from './output-template.js';
 import type { Priority } from './priority.js';
@@ -74,17 +74,7 @@ export interface LoadOptions {
   suggestedOutput?: boolean;
   /** Bounds of the expanded conditions (default DEFAULT_EXPAND_LIMITS; `rae run`: rules.maxExpandedNodes*). */
   limits?: Partial<ExpandLimits>;
-  /** The most nodes a rule's checked condition may have (default DEFAULT_MAX_CONDITION_NODES; 0: no limit). */
-  maxConditionNodes?: number;
 }
-
-/**
- * Default cap on a rule's condition size after macro expansion, in nodes (operators and
- * comparisons; the values of a list count as one). The compiled evaluator's build time grows
- * with it (a 10,000-term `or` mixing operators: about 10 s of AssemblyScript); the largest
- * built-in rule has about 150.
- */
-export const DEFAULT_MAX_CONDITION_NODES = 20_000;
 
 /** Loads rules files, in order, into one ruleset. Never throws on bad input. */
 export function loadRules(files: readonly RulesFile[], options: LoadOptions = {}): LoadResult {
@@ -172,13 +162,6 @@ function compileRule(
     def.skipIfUnknownFilter,
   );
   if (!condition) return undefined;
-  const max = options.maxConditionNodes ?? DEFAULT_MAX_CONDITION_NODES;
-  let nodes = 0;
-  walkChecked(condition, () => nodes++);
-  if (max > 0 && nodes > max) {
-    diags.add('LOAD_ERR_COMPILE_CONDITION', `condition too large: ${nodes} nodes after macro expansion, more than the limit of ${max} (rules.maxConditionNodes)`, conditionLocation(source, 0));
-    return undefined;
-  }
   let evttypes: Set<string> | undefined;
   if (src === 'syscall') {
     const et = ruleEvttypes(expr);

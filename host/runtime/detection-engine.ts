@@ -70,8 +70,6 @@ export interface DetectionEngineOptions {
   compilerIdleMs?: number;
   /** Deadline of one compile in the worker, ms (default 120 s; 0: none); past it the worker is stopped and the load fails with ECOMPILETIMEOUT. */
   compileTimeoutMs?: number;
-  /** The most nodes a rule's condition may have after expansion (engine LoadOptions.maxConditionNodes; default 20,000). */
-  maxConditionNodes?: number;
   /** The compile worker's V8 heap cap, MB (default 2048): a build that needs more fails with EWORKER instead of taking the process down. */
   compileWorkerHeapMb?: number;
   /** Keep built modules here and load unchanged rulesets from here (module-cache.ts; `rae run`: <stateDir>/module-cache). */
@@ -221,7 +219,7 @@ export class DetectionEngine {
    */
   load(files: readonly RulesFile[], opts: LoadOptions = {}): Promise<LoadOutcome> {
     const t0 = performance.now();
-    const result = loadRules(files, { limits: this.options.expandLimits, maxConditionNodes: this.options.maxConditionNodes });
+    const result = loadRules(files, { limits: this.options.expandLimits });
     let signal: AbortSignal | undefined;
     if (result.ok) {
       this.compileAbort?.abort();
@@ -545,7 +543,7 @@ export class DetectionEngine {
    * rules or a failed compile resolve quietly: the load that follows reports them.
    */
   async precompile(files: readonly RulesFile[]): Promise<void> {
-    const result = loadRules(files, { limits: this.options.expandLimits, maxConditionNodes: this.options.maxConditionNodes });
+    const result = loadRules(files, { limits: this.options.expandLimits });
     if (result.ok && this.options.engine !== 'interpreter') await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority)).catch(() => undefined);
   }
 

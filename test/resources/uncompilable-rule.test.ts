@@ -10,11 +10,10 @@ import type { RulesFile } from '../../host/engine/index.js';
 import { createMetrics } from '../../host/metrics/index.js';
 import { ResourceController, type RulesEngine } from '../../host/resources/controller.js';
 import { DetectionEngine, type TierUp } from '../../host/runtime/detection-engine.js';
-import { HDR, KIND, SIZES, SYSCALL } from '../../host/sources/syscall/abi.js';
 import { encodeProcRecord } from '../../host/sources/syscall/procfs.js';
-import { syscallNr } from '../../host/sources/syscall/syscalls.js';
 import type { ManifestFile } from '../../host/resources/watch.js';
 import { toEvents } from '../runtime/differential-helpers.js';
+import { openat } from '../runtime/kernel-records.js';
 
 const H = 'apiVersion: deckhouse.io/v1alpha1\n';
 const manifest = (path: string, kind: string, name: string, spec: string): ManifestFile => ({ path, text: `${H}kind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n${spec}` });
@@ -24,24 +23,6 @@ const REGEX = manifest('res/regex.yaml', 'EngineAuditRules', 'regex', rules('Pod
 const TOO_BIG = manifest('res/too-big.yaml', 'EngineAuditRules', 'too-big', rules('Too big', 'evt.type = openat and proc.name regex "[a-z]{600}"'));
 const CANARY = manifest('res/canary.yaml', 'EngineAuditRules', 'canary', rules('Canary', 'evt.type = openat and fd.name startswith /tmp/canary-'));
 const BASE: RulesFile = { name: 'rules/base.yaml', text: '- rule: Base\n  desc: d\n  condition: evt.type = openat and proc.name = base-marker\n  output: base\n  priority: INFO\n' };
-
-/** A SYSCALL record: openat of `path` by `tid`, returning 3. */
-function openat(out: Uint8Array, off: number, tid: number, path: string): number {
-  const s = Buffer.from(path);
-  const len = (SIZES.syscall + s.length + 1 + 7) & ~7;
-  out.fill(0, off, off + len);
-  const dv = new DataView(out.buffer, out.byteOffset + off, len);
-  dv.setUint32(HDR.len, len, true);
-  dv.setUint16(HDR.kind, KIND.SYSCALL, true);
-  dv.setUint16(HDR.nr, syscallNr('openat')!, true);
-  dv.setUint32(HDR.pid, tid, true);
-  dv.setUint32(HDR.tid, tid, true);
-  dv.setBigInt64(HDR.ret, 3n, true);
-  out.set(s, off + SIZES.syscall);
-  dv.setUint16(SYSCALL.path, SIZES.syscall, true);
-  dv.setUint16(SYSCALL.path + 2, s.length, true);
-  return len;
-}
 
 test('uncompilable: the regex of issue 19 reaches WASM; an uncompilable rule rejects only its resource; a later syscall rule alerts on 5 of 5 kernel opens', async () => {
   const alerts: string[] = [];
