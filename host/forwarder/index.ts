@@ -7,6 +7,7 @@
 import type { Writable } from 'node:stream';
 import type { Config } from '../config/config.js';
 import type { Metrics } from '../metrics/index.js';
+import { internalAlert } from '../output/alert.js';
 import type { Alert } from '../output/alert.js';
 import type { Destination } from '../metrics/index.js';
 import { falcoJsonWriter } from './outputs/falco-json.js';
@@ -59,16 +60,7 @@ export const OUTPUT_DROP_RULE = 'Forwarder output dropped alerts';
 export function outputDropAlert(drops: ReadonlyMap<Destination, number>, hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
   const list = [...drops].map(([d, n]) => `${d}=${n}`).join(' ');
   const total = [...drops.values()].reduce((a, b) => a + b, 0);
-  return {
-    timeNs: now,
-    rule: OUTPUT_DROP_RULE,
-    priority: 'Warning',
-    source: 'internal',
-    tags: ['forwarder', 'drops'],
-    hostname,
-    message: `${OUTPUT_DROP_RULE}: ${total} alert(s) dropped since the last report because an output's queue was full (${list})`,
-    outputFields: { n_drops: total, outputs: [...drops.keys()] },
-  };
+  return internalAlert(OUTPUT_DROP_RULE, 'Warning', ['forwarder', 'drops'], hostname, `${total} alert(s) dropped since the last report because an output's queue was full (${list})`, { n_drops: total, outputs: [...drops.keys()] }, now);
 }
 
 /**

@@ -26,6 +26,11 @@ export interface Alert {
   outputFields: Record<string, OutputFieldValue>;
 }
 
+/** An alert of the engine itself (source `internal`: drops, rejections, failures); its message starts with the rule's name. */
+export function internalAlert(rule: string, priority: Priority, tags: string[], hostname: string, text: string, outputFields: Alert['outputFields'], now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
+  return { timeNs: now, rule, priority, source: 'internal', tags, hostname, message: `${rule}: ${text}`, outputFields };
+}
+
 /** The text alert line (D.3), passed through a JSON string encoder with the quotes stripped. */
 export function alertText(a: Alert): string {
   const line = `${localClock(a.timeNs)}: ${a.priority} ${a.message}`;

@@ -5,6 +5,7 @@
 // carries fields so it is counted and delivered.
 import { renderDiagnostic, type Diagnostic, type SourceLookup } from '../engine/diagnostics.js';
 import type { Metrics, RulesetFailureReason } from '../metrics/index.js';
+import { internalAlert } from '../output/alert.js';
 import type { Alert } from '../output/alert.js';
 
 /** The rule name of the internal alert for a rejected resource. */
@@ -44,22 +45,13 @@ function keeps(running: boolean): string {
 export function rejectionAlert(r: Rejection, hostname: string, running = true, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
   const first = r.errors[0] ? headline(r.errors[0]) : 'invalid';
   const what = r.name ? `${r.kind}/${r.name}` : r.kind || 'a manifest document';
-  return {
-    timeNs: now,
-    rule: RESOURCE_REJECTED_RULE,
-    priority: 'Error',
-    source: 'internal',
-    tags: ['resources'],
-    hostname,
-    message: `${RESOURCE_REJECTED_RULE}: ${what} at ${r.where} has ${r.errors.length} error(s), ${keeps(running)} (first: ${first})`,
-    outputFields: {
+  return internalAlert(RESOURCE_REJECTED_RULE, 'Error', ['resources'], hostname, `${what} at ${r.where} has ${r.errors.length} error(s), ${keeps(running)} (first: ${first})`, {
       'resource.kind': r.kind || null,
       'resource.name': r.name || null,
       'resource.file': r.where,
       'resource.errors': r.errors.length,
       'resource.error': first,
-    },
-  };
+  }, now);
 }
 
 /** Reports one rejection on every channel. */

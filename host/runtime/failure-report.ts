@@ -3,6 +3,7 @@
 // internal alert per batch (source `internal`, through the forwarder like every detection, as
 // the kernel drop alert and the rejected-resource alert are). The alert carries counts only:
 // no free text from the events.
+import { internalAlert } from '../output/alert.js';
 import type { Alert } from '../output/alert.js';
 import type { DropReason } from '../metrics/index.js';
 import type { SourceEvent } from '../sources/types.js';
@@ -36,14 +37,5 @@ export function failedCounts(failed: readonly FailedRange[], sourceOf: (i: numbe
 export function evaluationFailedAlert(failedEvents: number, batchEvents: number, failed: readonly FailedRange[], hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
   const first = failed[0]!.error;
   const reasons = [...new Set(failed.map(dropReason))].join(',');
-  return {
-    timeNs: now,
-    rule: EVALUATION_FAILED_RULE,
-    priority: 'Warning',
-    source: 'internal',
-    tags: ['evaluation', 'drops'],
-    hostname,
-    message: `${EVALUATION_FAILED_RULE}: ${failedEvents} of ${batchEvents} event(s) of a batch could not be evaluated (${reasons}: ${first.code}); the other events were judged`,
-    outputFields: { n_failed: failedEvents, n_batch: batchEvents, reason: reasons, error: first.code },
-  };
+  return internalAlert(EVALUATION_FAILED_RULE, 'Warning', ['evaluation', 'drops'], hostname, `${failedEvents} of ${batchEvents} event(s) of a batch could not be evaluated (${reasons}: ${first.code}); the other events were judged`, { n_failed: failedEvents, n_batch: batchEvents, reason: reasons, error: first.code }, now);
 }

@@ -6,6 +6,7 @@
 // (state is still applied) and counts those events as queue_full. Kernel-side lost records and
 // userspace drops are counted in metrics and reported as one internal alert per interval.
 import type { Metrics } from '../../metrics/index.js';
+import { internalAlert } from '../../output/alert.js';
 import type { Alert } from '../../output/alert.js';
 import type { SourceEvent } from '../types.js';
 import type { LoadedRule, LoadResult } from '../../engine/index.js';
@@ -349,16 +350,7 @@ function clocksNow(): bigint {
 
 /** The internal alert for dropped kernel events (like Falco's syscall event drop alert). */
 export function dropAlert(lost: number, shed: number, hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
-  return {
-    timeNs: now,
-    rule: SYSCALL_DROP_RULE,
-    priority: 'Warning',
-    source: 'internal',
-    tags: ['syscall', 'drops'],
-    hostname,
-    message: `${SYSCALL_DROP_RULE}: ${lost + shed} syscall event(s) dropped since the last report (${lost} lost in the kernel ring buffer, ${shed} shed in userspace)`,
-    outputFields: { 'n_drops': lost + shed, 'n_drops_kernel': lost, 'n_drops_userspace': shed },
-  };
+  return internalAlert(SYSCALL_DROP_RULE, 'Warning', ['syscall', 'drops'], hostname, `${lost + shed} syscall event(s) dropped since the last report (${lost} lost in the kernel ring buffer, ${shed} shed in userspace)`, { 'n_drops': lost + shed, 'n_drops_kernel': lost, 'n_drops_userspace': shed }, now);
 }
 
 /** The kernel source as a module source for `rae run`, or undefined after logging (and telling `onOff`) why it is off. */
