@@ -253,7 +253,7 @@ function decodedRate(module: RuleModule, events: SourceEvent[]): { perS: number;
 }
 
 function interpreterRate(rules: LoadedRule[], events: SourceEvent[]): { perS: number; matches: number } {
-  const matcher = new RuleMatcher({ rules, stats: { lists: 0, macros: 0, rules: 0, enabled: 0 }, requiredPlugins: [] }, { ruleMatching: 'first', minPriority: 'Debug' });
+  const matcher = new RuleMatcher({ rules }, { ruleMatching: 'first', minPriority: 'Debug' });
   let matches = 0;
   const pass = () => {
     matches = 0;

@@ -21,7 +21,7 @@ export class RuleMatcher {
   private readonly bySource = new Map<Source, LoadedRule[]>();
 
   constructor(
-    ruleset: Ruleset,
+    ruleset: Pick<Ruleset, 'rules'>,
     private readonly options: MatcherOptions,
   ) {
     const min = prioritySeverity(options.minPriority);
@@ -44,13 +44,13 @@ export class RuleMatcher {
     return this.bySource.get(source) ?? [];
   }
 
-  /** The matching rules: the first one, or all in order. */
-  match(source: Source, evtType: string | undefined, ev: EventAccessor): LoadedRule[] {
+  /** The matching rules: the first one, or all in order (`first` defaults to the options' ruleMatching). */
+  match(source: Source, evtType: string | undefined, ev: EventAccessor, first = this.options.ruleMatching === 'first'): LoadedRule[] {
     const out: LoadedRule[] = [];
     for (const r of this.candidates(source, evtType)) {
       if (this.interpreter.evaluate(r.condition, ev)) {
         out.push(r);
-        if (this.options.ruleMatching === 'first') break;
+        if (first) break;
       }
     }
     return out;

@@ -195,7 +195,7 @@ export class RuleModule {
   /** The rules matching one event by the reference interpreter over this module's rules; undefined when stopped by the watchdog. */
   judgeByReference(ev: SourceEvent, first: boolean): LoadedRule[] | undefined {
     this.reference ??= new ReferenceJudge(this.rules, this.watchdogMs);
-    return this.reference.judge(ev, first)?.map((id) => this.rules[id]!);
+    return this.reference.judge(ev, first);
   }
 
   private refer(ev: SourceEvent, index: number, reason: Referred['reason'], first: boolean, matches: Match[], referred: Referred[]): void {

@@ -9,7 +9,7 @@
 // watchdog deadline (the interpreter's regexes are JavaScript's): an event stopped there (or
 // failing in the interpreter) has no verdict and is reported as such, never as "no match".
 import type { LoadedRule } from '../engine/index.js';
-import { Interpreter } from '../engine/interpreter.js';
+import { RuleMatcher } from '../engine/matcher.js';
 import type { ReferenceReason } from '../metrics/names.js';
 import type { SourceEvent } from '../sources/types.js';
 import { guardedCall } from './watchdog.js';
@@ -22,28 +22,23 @@ export interface Referred {
   stopped: boolean;
 }
 
-/** Judges single events with the reference interpreter over a compiled module's rules. */
+/** Judges single events with the reference interpreter (RuleMatcher) over a compiled module's rules. */
 export class ReferenceJudge {
-  private readonly interpreter = new Interpreter();
+  private readonly matcher: RuleMatcher;
 
   constructor(
-    /** The module's rules; a rule's id is its position. */
-    private readonly rules: readonly LoadedRule[],
+    /** The module's rules (selected already: enabled, at or above the minimum priority, in order). */
+    rules: readonly LoadedRule[],
     private readonly watchdogMs: number,
-  ) {}
+  ) {
+    this.matcher = new RuleMatcher({ rules: [...rules] }, { ruleMatching: 'all', minPriority: 'Debug' });
+  }
 
-  /** The ids of the rules matching ev, in rule order (`first`: at most one); undefined when stopped or failed. */
-  judge(ev: SourceEvent, first: boolean): number[] | undefined {
-    const ids: number[] = [];
+  /** The rules matching ev, in rule order (`first`: at most one); undefined when stopped or failed. */
+  judge(ev: SourceEvent, first: boolean): LoadedRule[] | undefined {
+    let out: LoadedRule[] = [];
     const run = (): number => {
-      for (let id = 0; id < this.rules.length; id++) {
-        const r = this.rules[id]!;
-        if (r.source !== ev.source) continue;
-        if (r.source === 'syscall' && (ev.evtType === undefined || !r.evttypes?.has(ev.evtType))) continue;
-        if (!this.interpreter.evaluate(r.condition, ev.fields)) continue;
-        ids.push(id);
-        if (first) break;
-      }
+      out = this.matcher.match(ev.source, ev.evtType, ev.fields, first);
       return 0;
     };
     try {
@@ -52,6 +47,6 @@ export class ReferenceJudge {
     } catch {
       return undefined;
     }
-    return ids;
+    return out;
   }
 }
