@@ -9,8 +9,11 @@ import { loadConfig, type Config } from '../config/config.js';
 import type { RunningModule } from '../resources/index.js';
 import { checkRunConfig, configuredRulesFiles } from './run-config.js';
 
-/** Keys a reload applies to the running engine; every other change takes a restart. */
-export const RELOADABLE: readonly string[] = ['rules.builtIn', 'rules.files', 'rules.disableTags', 'rules.enableTags', 'rules.disableNames'];
+/** The rules keys a reload applies to the running engine. */
+const RELOADABLE_RULES_KEYS = ['builtIn', 'files', 'disableTags', 'enableTags', 'disableNames'] as const satisfies ReadonlyArray<keyof Config['rules']>;
+
+/** Keys a reload applies to the running engine (dotted); every other change takes a restart. */
+export const RELOADABLE: readonly string[] = RELOADABLE_RULES_KEYS.map((k) => `rules.${k}`);
 
 /** Dotted keys whose values differ between two configurations (lists compare whole). */
 export function changedKeys(a: unknown, b: unknown, path = ''): string[] {
@@ -81,11 +84,7 @@ export class Reloader {
       log(`run: reload refused after ${ms} ms: the new ruleset is invalid (reported above); the running ruleset stays`);
       return;
     }
-    running.rules.builtIn = config.rules.builtIn;
-    running.rules.files = config.rules.files;
-    running.rules.disableTags = config.rules.disableTags;
-    running.rules.enableTags = config.rules.enableTags;
-    running.rules.disableNames = config.rules.disableNames;
+    for (const k of RELOADABLE_RULES_KEYS) (running.rules as Record<string, unknown>)[k] = config.rules[k];
     log(`run: reload done in ${ms} ms: ${outcome === 'replaced' ? 'the new ruleset is live' : 'the ruleset is unchanged'} (sources and queued events kept)`);
   }
 }
