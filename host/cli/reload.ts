@@ -7,7 +7,7 @@
 // more. Consumes the config file and the running module; produces log lines and ruleset swaps.
 import { loadConfig, type Config } from '../config/config.js';
 import type { RunningModule } from '../resources/index.js';
-import { checkRunConfig, configuredRulesFiles } from './run-config.js';
+import { checkRun } from './run-config.js';
 
 /** The rules keys a reload applies to the running engine. */
 const RELOADABLE_RULES_KEYS = ['builtIn', 'files', 'disableTags', 'enableTags', 'disableNames'] as const satisfies ReadonlyArray<keyof Config['rules']>;
@@ -72,13 +72,11 @@ export class Reloader {
     };
     const { config, problems } = loadConfig(this.opts.configFile, this.opts.stateDirOverride, this.opts.overrides);
     if (problems.length > 0) return refuse(problems.map((p) => `config ${p.key}: ${p.message}`));
-    const checked = checkRunConfig(config);
+    const checked = checkRun(config);
     if (!checked.ok) return refuse(checked.problems);
-    const rules = configuredRulesFiles(config);
-    if (!rules.ok) return refuse(rules.problems);
     const restart = changedKeys(running, config).filter((k) => !RELOADABLE.includes(k));
     if (restart.length > 0) log(`run: reload: ${restart.join(', ')} changed in the configuration; that takes a restart (this run keeps the values it started with)`);
-    const outcome = await this.opts.module.reload({ extraFiles: rules.files, builtIn: config.rules.builtIn });
+    const outcome = await this.opts.module.reload({ extraFiles: checked.files, builtIn: config.rules.builtIn });
     const ms = Math.round(performance.now() - t0);
     if (outcome === 'refused') {
       log(`run: reload refused after ${ms} ms: the new ruleset is invalid (reported above); the running ruleset stays`);

@@ -2,13 +2,14 @@
 // at start (a problem stops the start) and by a SIGHUP reload (a problem keeps the running
 // configuration). Consumes a Config; produces problems as log lines, or the rules files.
 import { LOG_LEVELS, type Config } from '../config/config.js';
+import type { ExpandLimits } from '../engine/budget.js';
 import { BUILTIN_SETS, builtinRulesFiles } from '../engine/builtin.js';
 import { loadRules, type RulesFile } from '../engine/index.js';
 import { parsePriority, type Priority } from '../engine/priority.js';
 import { readRulesFiles } from './rules-files.js';
 
 /** The checked values `rae run` uses, or the problems (one message per key). */
-export function checkRunConfig(config: Config): { ok: true; minPriority: Priority } | { ok: false; problems: string[] } {
+function checkRunConfig(config: Config): { ok: true; minPriority: Priority } | { ok: false; problems: string[] } {
   const problems: string[] = [];
   const minPriority = parsePriority(config.rules.minPriority);
   if (!minPriority) problems.push(`config rules.minPriority: unknown priority '${config.rules.minPriority}'`);
@@ -37,8 +38,21 @@ export function checkRunConfig(config: Config): { ok: true; minPriority: Priorit
   return problems.length > 0 || !minPriority ? { ok: false, problems } : { ok: true, minPriority };
 }
 
+/** Everything `rae run` (start, SIGHUP, --dry-run) checks before loading: the configuration's values and its rules files. */
+export function checkRun(config: Config): { ok: true; minPriority: Priority; files: RulesFile[] } | { ok: false; problems: string[] } {
+  const checked = checkRunConfig(config);
+  const rules = configuredRulesFiles(config);
+  if (checked.ok && rules.ok) return { ok: true, minPriority: checked.minPriority, files: rules.files };
+  return { ok: false, problems: [...(checked.ok ? [] : checked.problems), ...(rules.ok ? [] : rules.problems)] };
+}
+
+/** The bounds of macro expansion a configuration sets (rules.maxExpandedNodes, rules.maxExpandedNodesTotal). */
+export function expandLimitsOf(config: Config): ExpandLimits {
+  return { maxNodes: config.rules.maxExpandedNodes, maxTotalNodes: config.rules.maxExpandedNodesTotal };
+}
+
 /** The configured rules files (loaded after the built-in sets), or the problems reading them. */
-export function configuredRulesFiles(config: Config): { ok: true; files: RulesFile[] } | { ok: false; problems: string[] } {
+function configuredRulesFiles(config: Config): { ok: true; files: RulesFile[] } | { ok: false; problems: string[] } {
   const builtin = builtinRulesFiles(config.rules.builtIn);
   if (builtin.unknown.length > 0) return { ok: false, problems: [`unknown built-in rule set(s): ${builtin.unknown.join(', ')} (known: ${BUILTIN_SETS.join(', ')})`] };
   const extra = readRulesFiles(config.rules.files);

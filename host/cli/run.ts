@@ -20,7 +20,7 @@ import { syscallModuleSource } from '../sources/syscall/source.js';
 import { log, parseCommandArgs, setLogLevel, UsageError, type Command } from './command.js';
 import { notReady, ReadinessBoard } from './readiness.js';
 import { Reloader } from './reload.js';
-import { checkRunConfig, configuredRulesFiles, SELECTION_FILE } from './run-config.js';
+import { checkRun, expandLimitsOf, SELECTION_FILE } from './run-config.js';
 import { watchRulesFiles } from './rules-watch.js';
 import { describeRule, printEvents, printFields, printRules, printVersion, versionInfo } from './run-info.js';
 
@@ -148,12 +148,12 @@ export const runCommand: Command = {
     });
     mkdirSync(config.stateDir, { recursive: true });
     log(`run: state directory ${config.stateDir}`);
-    const checked = checkRunConfig(config);
-    const rules = configuredRulesFiles(config);
-    for (const p of [...(checked.ok ? [] : checked.problems), ...(rules.ok ? [] : rules.problems)]) log(`run: ${p}`, 'error');
-    if (!checked.ok || !rules.ok) return 1;
-    const { minPriority } = checked;
-    const files = rules.files;
+    const checked = checkRun(config);
+    if (!checked.ok) {
+      for (const p of checked.problems) log(`run: ${p}`, 'error');
+      return 1;
+    }
+    const { minPriority, files } = checked;
     const hostname = config.hostname ?? process.env.RAE_HOSTNAME ?? process.env.FALCO_HOSTNAME ?? osHostname();
     // The configuration as read, before the module's state changes any of it (SIGHUP compares with it).
     const running = structuredClone(config);
@@ -190,7 +190,6 @@ export const runCommand: Command = {
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
       board.set('forwarder', forwarder.url ? { state: 'up' } : { state: 'off', reason: 'forwarder.enabled is false' });
       if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
-      const expandLimits = { maxNodes: config.rules.maxExpandedNodes, maxTotalNodes: config.rules.maxExpandedNodesTotal };
       const engine = new DetectionEngine({
         ruleMatching: config.rules.ruleMatching,
         minPriority,
@@ -200,7 +199,7 @@ export const runCommand: Command = {
         moduleCacheDir: join(config.stateDir, 'module-cache'),
         hostname,
         metrics,
-        expandLimits,
+        expandLimits: expandLimitsOf(config),
         onAlert: (a) => forwarder.submit(a),
       });
       // The configured rules start compiling in the worker now, while the API opens its database
@@ -261,11 +260,13 @@ export const runCommand: Command = {
 
 /** --dry-run, -L and -l: the configuration and the rules as `rae run` would load them, without starting anything. */
 function inspectRules(config: Config, describe: string | undefined, list: boolean, json: boolean): number {
-  const checked = checkRunConfig(config);
-  const rules = configuredRulesFiles(config);
-  for (const p of [...(checked.ok ? [] : checked.problems), ...(rules.ok ? [] : rules.problems)]) log(`run: ${p}`, 'error');
-  if (!checked.ok || !rules.ok) return 1;
-  const result = loadRules([...builtinRulesFiles(config.rules.builtIn).files, ...rules.files]);
+  const checked = checkRun(config);
+  if (!checked.ok) {
+    for (const p of checked.problems) log(`run: ${p}`, 'error');
+    return 1;
+  }
+  // the same bounds as the engine of `rae run` loads with
+  const result = loadRules([...builtinRulesFiles(config.rules.builtIn).files, ...checked.files], { limits: expandLimitsOf(config) });
   if (describe !== undefined) {
     const rule = result.ruleset.rules.find((r) => r.name === describe);
     if (!rule) {

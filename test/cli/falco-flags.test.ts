@@ -85,6 +85,10 @@ test('run --dry-run: exit 0 for a valid setup, 1 with the located error for an i
   assert.is(r.status, 1);
   assert.match(r.stderr, `${bad}:3:`);
   assert.match(r.stderr, 'proc.nmae');
+  // the same expansion bounds as the running engine: a rule over rules.maxExpandedNodes is refused
+  const bounded = rae([...only, '--dry-run', '-o', 'rules.maxExpandedNodes=1']);
+  assert.is(bounded.status, 1);
+  assert.match(bounded.stderr, 'RAE_ERR_EXPANSION_LIMIT');
 });
 
 test('run -o: an unknown key or a wrong type exits 1 naming the key; -c is --config', () => {
