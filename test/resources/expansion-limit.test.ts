@@ -15,23 +15,9 @@ import { auditEvent } from '../../host/generator/audit-events.js';
 import { RESOURCE_REJECTED_RULE } from '../../host/resources/index.js';
 import { macroBombManifest, macroBombRules, positionOf } from '../helpers/macro-bomb.js';
 import { startRae, type RaeRun } from '../helpers/rae-run.js';
+import { canaryRules, moduleConfig } from '../helpers/resources.js';
 
 const MACROS = 24;
-const H = 'apiVersion: deckhouse.io/v1alpha1\n';
-const MODULE = `${H}kind: ModuleConfig\nmetadata:\n  name: runtime-audit-engine\nspec:\n  enabled: true\n  version: 1\n`;
-const CANARY = `${H}kind: EngineAuditRules
-metadata:
-  name: canary
-spec:
-  rules:
-    - rule:
-        name: Canary ConfigMap read
-        desc: Someone read the canary ConfigMap.
-        condition: kevt and ka.verb = get and ka.target.resource = configmaps and ka.target.name = rae-canary
-        output: Canary ConfigMap read (user=%ka.user.name)
-        priority: Critical
-        source: K8sAudit
-`;
 
 /** Peak resident set of a process, in MB (VmHWM). */
 function peakRssMb(pid: number): number {
@@ -72,8 +58,8 @@ test('rae run: the macro bomb in the resources directory is rejected, the rest g
   const state = join(root, 'state');
   const resources = join(root, 'resources');
   mkdirSync(resources);
-  writeFileSync(join(resources, 'module.yaml'), MODULE);
-  writeFileSync(join(resources, 'canary.yaml'), CANARY);
+  writeFileSync(join(resources, 'module.yaml'), moduleConfig());
+  writeFileSync(join(resources, 'canary.yaml'), canaryRules());
   const bombPath = join(resources, 'bomb.yaml');
   const bomb = macroBombManifest(MACROS, 'bomb');
   writeFileSync(bombPath, bomb);

@@ -13,22 +13,8 @@ import { auditPoster } from '../../host/generator/index.js';
 import { auditEvent } from '../../host/generator/audit-events.js';
 import { RESOURCE_REJECTED_RULE } from '../../host/resources/index.js';
 import { startRae } from '../helpers/rae-run.js';
+import { canaryRules, moduleConfig } from '../helpers/resources.js';
 
-const H = 'apiVersion: deckhouse.io/v1alpha1\n';
-const moduleConfig = (enabled: boolean) => `${H}kind: ModuleConfig\nmetadata:\n  name: runtime-audit-engine\nspec:\n  enabled: ${enabled}\n  version: 1\n`;
-const CANARY = `${H}kind: EngineAuditRules
-metadata:
-  name: canary
-spec:
-  rules:
-    - rule:
-        name: Canary ConfigMap read
-        desc: Someone read the canary ConfigMap.
-        condition: kevt and ka.verb = get and ka.target.resource = configmaps and ka.target.name = rae-canary
-        output: Canary ConfigMap read (user=%ka.user.name ns=%ka.target.namespace)
-        priority: Critical
-        source: K8sAudit
-`;
 
 test('rae run: module states, hot-loaded EngineAuditRules and rejections through the resources directory', async () => {
   const root = mkdtempSync(join(tmpdir(), 'rae-module-'));
@@ -59,14 +45,14 @@ test('rae run: module states, hot-loaded EngineAuditRules and rejections through
 
     // 3. A new EngineAuditRules: its rule fires on the next audit event, no restart.
     mark = rae.stderr().length;
-    writeFileSync(join(resources, 'canary.yaml'), CANARY);
+    writeFileSync(join(resources, 'canary.yaml'), canaryRules());
     await rae.waitLog(/EngineAuditRules: canary/, mark);
     const post = auditPoster(url!, caPem);
     await post([auditEvent({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'rae-canary' })]);
     await rae.waitAlerts((as) => as.some((a) => a.rule === 'Canary ConfigMap read'), 'the canary alert');
 
     // 4. A bad manifest: located error on stderr, internal alert on stdout, the canary still fires.
-    writeFileSync(join(resources, 'bad.yaml'), CANARY.replace('name: canary', 'name: bad').replace('priority: Critical', 'priority: Urgent'));
+    writeFileSync(join(resources, 'bad.yaml'), canaryRules().replace('name: canary', 'name: bad').replace('priority: Critical', 'priority: Urgent'));
     await rae.waitAlerts((as) => as.some((a) => a.rule === RESOURCE_REJECTED_RULE), 'the rejection alert');
     const rejection = rae.alerts.find((a) => a.rule === RESOURCE_REJECTED_RULE)!;
     assert.is(rejection.source, 'internal');

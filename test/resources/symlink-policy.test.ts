@@ -12,22 +12,8 @@ import { auditPoster } from '../../host/generator/index.js';
 import { auditEvent } from '../../host/generator/audit-events.js';
 import { RESOURCE_REJECTED_RULE } from '../../host/resources/index.js';
 import { startRae } from '../helpers/rae-run.js';
+import { canaryRules, moduleConfig } from '../helpers/resources.js';
 
-const H = 'apiVersion: deckhouse.io/v1alpha1\n';
-const MODULE = `${H}kind: ModuleConfig\nmetadata:\n  name: runtime-audit-engine\nspec:\n  enabled: true\n  version: 1\n`;
-const canary = (rule: string) => `${H}kind: EngineAuditRules
-metadata:
-  name: canary
-spec:
-  rules:
-    - rule:
-        name: ${rule}
-        desc: Someone read the canary ConfigMap.
-        condition: kevt and ka.verb = get and ka.target.resource = configmaps and ka.target.name = rae-canary
-        output: Canary ConfigMap read (user=%ka.user.name)
-        priority: Critical
-        source: K8sAudit
-`;
 /** A shadow line, as in the reported case. */
 const SHADOW = 'root:$6$secretsalt$Xk9vQ2hP0aL7mN3bR5tY8uW1zC4dE6fG:19700:0:99999:7:::\n';
 
@@ -47,7 +33,7 @@ test('rae run: a link out of the resources directory is refused without its cont
   const secret = join(root, 'shadow');
   writeFileSync(secret, SHADOW);
   chmodSync(secret, 0o600);
-  writeFileSync(join(resources, 'module.yaml'), MODULE);
+  writeFileSync(join(resources, 'module.yaml'), moduleConfig());
   // The kubelet's ConfigMap layout (atomic_writer.go).
   const version = (stamp: string, text: string) => {
     mkdirSync(join(resources, stamp));
@@ -55,7 +41,7 @@ test('rae run: a link out of the resources directory is refused without its cont
     symlinkSync(stamp, join(resources, '..data_tmp'));
     renameSync(join(resources, '..data_tmp'), join(resources, '..data'));
   };
-  version('..2024_11_25_00_00_00.000000001', canary('Canary v1'));
+  version('..2024_11_25_00_00_00.000000001', canaryRules('Canary v1'));
   symlinkSync('..data/canary.yaml', join(resources, 'canary.yaml'));
   const leak = join(resources, 'leak.yaml');
   symlinkSync(secret, leak);
@@ -78,7 +64,7 @@ test('rae run: a link out of the resources directory is refused without its cont
 
     // The kubelet's update: a new timestamped directory, ..data swapped to it, the old one removed.
     const mark = rae.stderr().length;
-    version('..2024_11_25_00_01_00.000000002', canary('Canary v2'));
+    version('..2024_11_25_00_01_00.000000002', canaryRules('Canary v2'));
     rmSync(join(resources, '..2024_11_25_00_00_00.000000001'), { recursive: true });
     await rae.waitLog(/resources: ruleset loaded .*EngineAuditRules: canary/, mark);
     await read();
