@@ -35,6 +35,8 @@ export interface PrivateContainerd {
   importImage(archive: string, ns?: string): Promise<void>;
   /** `ctr run -d`: a plain containerd container, cgroup `/<ns>/<name>`. */
   ctrRun(ns: string, name: string, image: string, args: string[]): Promise<void>;
+  /** Stops the daemon (containers keep running under their shims) and starts it again. */
+  restart(): Promise<void>;
   /** Everything removed, the daemon stopped, the dir deleted. */
   stop(): Promise<void>;
 }
@@ -66,14 +68,17 @@ export async function startContainerd(images: TestImages): Promise<PrivateContai
   for (const d of ['cni', 'cni-bin', 'logs']) mkdirSync(join(dir, d));
   writeFileSync(join(dir, 'config.toml'), config(dir));
   const socket = join(dir, 'containerd.sock');
-  const daemon = startDaemon('/usr/bin/containerd', ['--config', join(dir, 'config.toml')]);
+  const launch = () => startDaemon('/usr/bin/containerd', ['--config', join(dir, 'config.toml')]);
+  let daemon = launch();
   const cri = new CriAdmin(socket, join(dir, 'logs'));
   const cgroups: string[] = [];
   const ctr = async (ns: string, args: string[]) => (await run('/usr/bin/ctr', ['--address', socket, '-n', ns, ...args], { maxBuffer: 16 << 20 })).stdout;
   const self: PrivateContainerd = {
     dir,
     socket,
-    daemon,
+    get daemon() {
+      return daemon;
+    },
     cri,
     cgroups,
     ctr,
@@ -83,6 +88,11 @@ export async function startContainerd(images: TestImages): Promise<PrivateContai
     async ctrRun(ns, name, image, args) {
       cgroups.push(`/${ns}/${name}`);
       await ctr(ns, ['run', '-d', image, name, ...args]);
+    },
+    async restart() {
+      await daemon.stop();
+      daemon = launch();
+      await waitReady(daemon, 'containerd', () => existsSync(socket) && cri.podIds().then(() => true, () => false));
     },
     async stop() {
       try {
