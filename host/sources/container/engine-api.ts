@@ -93,8 +93,10 @@ export class EngineSource implements MetadataSource {
       onError(err);
     };
     const filters = encodeURIComponent(JSON.stringify({ type: ['container'] }));
-    // no body timeout: the stream is quiet while nothing happens
-    this.client
+    // its own connection (a Client has one, and the stream never ends); no body timeout: the
+    // stream is quiet while nothing happens
+    const stream = new Client('http://localhost', { socketPath: this.socket, headersTimeout: this.opts.callTimeoutMs, bodyTimeout: 0 });
+    stream
       .request({ method: 'GET', path: `${API}/events?filters=${filters}`, signal: ac.signal, bodyTimeout: 0 })
       .then(async (res) => {
         if (res.statusCode !== 200) throw new HttpError(res.statusCode, '/events');
@@ -112,12 +114,14 @@ export class EngineSource implements MetadataSource {
         throw new Error(`${this.name} event stream ended`);
       })
       .catch((e: Error) => {
+        void stream.destroy().catch(() => undefined);
         if (!ac.signal.aborted) fail(e);
       });
     return {
       close: () => {
         done = true;
         ac.abort();
+        void stream.destroy().catch(() => undefined);
       },
     };
   }
