@@ -4,13 +4,13 @@
 // CAP_SYS_RESOURCE (reference containers.md section 4). stop() removes every pod, task and
 // container, stops the daemon and its shims, unmounts, removes the cgroups it made and the dir.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CriAdmin } from './cri-admin.js';
 import { startDaemon, waitReady, type Daemon } from './daemon.js';
-import { killNaming, removeCgroups, unmountUnder } from './host-state.js';
+import { killNaming, removeCgroups, removeDir } from './host-state.js';
 import { PAUSE_IMAGE, type TestImages } from './images.js';
 
 const run = promisify(execFile);
@@ -103,10 +103,9 @@ export async function startContainerd(images: TestImages): Promise<PrivateContai
       } finally {
         cri.close();
         await daemon.stop();
-        killNaming(dir); // shims outlive the daemon
-        unmountUnder(dir);
+        await killNaming(dir); // shims outlive the daemon
         await removeCgroups(cgroups);
-        rmSync(dir, { recursive: true, force: true });
+        removeDir(dir);
       }
     },
   };

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startDaemon, waitReady, type Daemon } from './daemon.js';
-import { killNaming, removeCgroups, unmountUnder } from './host-state.js';
+import { killNaming, removeCgroups, removeDir } from './host-state.js';
 import { BUSYBOX_IMAGE, type TestImages } from './images.js';
 
 const run = promisify(execFile);
@@ -107,11 +107,10 @@ export async function startDockerd(images: TestImages): Promise<PrivateEngine> {
         }
       } finally {
         await daemon.stop();
-        killNaming(dir);
-        unmountUnder(dir);
+        await killNaming(dir);
         await removeCgroups(cgroups);
         if (ownKey) rmSync(TRUST_KEY, { force: true });
-        rmSync(dir, { recursive: true, force: true });
+        removeDir(dir);
       }
     },
   };

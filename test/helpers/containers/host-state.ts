@@ -2,7 +2,7 @@
 // the test's temp dir, cgroup directories the runtime created (in every hierarchy), network
 // namespaces. `leftovers()` lists what remains so a test can assert the list is empty.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Mount points of every cgroup hierarchy (v1 controllers and the unified v2 tree). */
@@ -64,15 +64,30 @@ export function unmountUnder(dir: string): void {
   }
 }
 
-/** SIGKILLs every process whose command line mentions `needle` (shims that outlive their daemon). */
-export function killNaming(needle: string): void {
-  for (const p of processesNaming(needle)) {
-    try {
-      process.kill(p.pid, 'SIGKILL');
-    } catch {
-      /* gone */
+/**
+ * SIGKILLs every process whose command line mentions `needle` (shims that outlive their daemon)
+ * and waits up to `waitMs` for them to be gone, so nothing writes below a dir about to be removed.
+ */
+export async function killNaming(needle: string, waitMs = 10_000): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const left = processesNaming(needle);
+    if (!left.length || Date.now() > deadline) return;
+    for (const p of left) {
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     }
+    await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Removes `dir` once nothing is mounted below it, retrying while a late writer empties it. */
+export function removeDir(dir: string): void {
+  unmountUnder(dir);
+  rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 }
 
 /**

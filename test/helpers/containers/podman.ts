@@ -4,13 +4,13 @@
 // events. The API is `podman system service` on a private socket. stop() removes every pod and
 // container, stops the service, unmounts, removes the cgroups it made and the dir.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { runArgs, type PrivateEngine } from './docker.js';
 import { startDaemon, waitReady } from './daemon.js';
-import { killNaming, removeCgroups, unmountUnder } from './host-state.js';
+import { killNaming, removeCgroups, removeDir } from './host-state.js';
 import { BUSYBOX_IMAGE, type TestImages } from './images.js';
 
 const run = promisify(execFile);
@@ -63,10 +63,9 @@ export async function startPodman(images: TestImages): Promise<PrivateEngine> {
         await cli(['rm', '-a', '-f', '-t', '0']).catch(() => undefined);
       } finally {
         await daemon.stop();
-        killNaming(dir);
-        unmountUnder(dir);
+        await killNaming(dir);
         await removeCgroups(cgroups);
-        rmSync(dir, { recursive: true, force: true });
+        removeDir(dir);
       }
     },
   };
