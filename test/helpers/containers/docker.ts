@@ -52,6 +52,8 @@ export interface PrivateEngine {
   run(spec: DockerRunSpec): Promise<string>;
   /** `rm -f` of one container. */
   remove(id: string): Promise<void>;
+  /** Stops the daemon and starts it again on the same socket and storage. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -77,18 +79,21 @@ export async function startDockerd(images: TestImages): Promise<PrivateEngine> {
   writeFileSync(runtime, readFileSync(WRAPPER, 'utf8').replaceAll('@NODE@', process.execPath).replaceAll('@FILTER@', FILTER));
   chmodSync(runtime, 0o755);
   const socket = join(dir, 'docker.sock');
-  const daemon = startDaemon('/usr/sbin/dockerd', [
+  const launch = () => startDaemon('/usr/sbin/dockerd', [
     '--data-root', join(dir, 'data'), '--exec-root', join(dir, 'exec'), '-H', `unix://${socket}`, '--pidfile', join(dir, 'docker.pid'),
     '--iptables=false', '--ip-masq=false', '--bridge=none', '--userland-proxy=false', '--storage-driver', 'overlay2',
     '--add-runtime', `rae-runc=${runtime}`, '--default-runtime', 'rae-runc',
   ]);
+  let daemon = launch();
   const env = { ...process.env, DOCKER_CONFIG: join(dir, 'client') };
   const cli = async (args: string[]) => (await run(DOCKER, ['-H', `unix://${socket}`, ...args], { env, maxBuffer: 16 << 20 })).stdout;
   const cgroups: string[] = [];
   const self: PrivateEngine = {
     dir,
     socket,
-    daemon,
+    get daemon() {
+      return daemon;
+    },
     cgroups,
     cli,
     async run(spec) {
@@ -98,6 +103,11 @@ export async function startDockerd(images: TestImages): Promise<PrivateEngine> {
     },
     async remove(id) {
       await cli(['rm', '-f', id]);
+    },
+    async restart() {
+      await daemon.stop();
+      daemon = launch();
+      await waitReady(daemon, 'dockerd', () => existsSync(socket) && cli(['version']).then(() => true, () => false));
     },
     async stop() {
       try {

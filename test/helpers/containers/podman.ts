@@ -4,7 +4,7 @@
 // events. The API is `podman system service` on a private socket. stop() removes every pod and
 // container, stops the service, unmounts, removes the cgroups it made and the dir.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -40,13 +40,16 @@ export async function startPodman(images: TestImages): Promise<PrivateEngine> {
   const env = { ...process.env, CONTAINERS_CONF: join(dir, 'containers.conf') };
   const global = ['--root', join(dir, 'root'), '--runroot', join(dir, 'runroot'), '--storage-driver', 'overlay'];
   const socket = join(dir, 'podman.sock');
-  const daemon = startDaemon('/usr/bin/podman', [...global, 'system', 'service', '--time=0', `unix://${socket}`], env);
+  const launch = () => startDaemon('/usr/bin/podman', [...global, 'system', 'service', '--time=0', `unix://${socket}`], env);
+  let daemon = launch();
   const cli = async (args: string[]) => (await run('/usr/bin/podman', [...global, ...args], { env, maxBuffer: 16 << 20 })).stdout;
   const cgroups: string[] = ['/libpod_parent/conmon'];
   const self: PrivateEngine = {
     dir,
     socket,
-    daemon,
+    get daemon() {
+      return daemon;
+    },
     cgroups,
     cli,
     async run(spec) {
@@ -56,6 +59,12 @@ export async function startPodman(images: TestImages): Promise<PrivateEngine> {
     },
     async remove(id) {
       await cli(['rm', '-f', '-t', '0', id]);
+    },
+    async restart() {
+      await daemon.stop();
+      rmSync(socket, { force: true });
+      daemon = launch();
+      await waitReady(daemon, 'podman service', () => existsSync(socket));
     },
     async stop() {
       try {

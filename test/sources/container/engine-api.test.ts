@@ -2,7 +2,7 @@
 // service (test/helpers/containers): a privileged container with /etc and /proc mounted and
 // io.kubernetes.pod.* labels (as on cri-dockerd nodes) gives container and k8s fields; the cache
 // follows /events; behind a socket proxy that holds every request 2 s, get() still answers at
-// once (nothing yet) and the record arrives later.
+// once (nothing yet) and the record arrives later; dockerd stopped and started again is recovered.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -128,6 +128,19 @@ async function slowProxy(path: string, target: string, delayMs: number): Promise
     } finally {
       slow.close();
       proxy.close();
+    }
+
+    const logs: string[] = [];
+    const back = new ContainerCache([new EngineSource('docker', d.socket)], { backoffMs: 200, maxBackoffMs: 1000 }, (l) => logs.push(l));
+    try {
+      await back.start();
+      await d.restart();
+      await until('the failure seen', () => logs.some((l) => /docker failed/.test(l)) || undefined);
+      await until('recovery', () => logs.some((l) => /docker at .* recovered/.test(l)) || undefined);
+      const after = await d.run({ name: 'after-restart' });
+      assert.is((await until('record after the restart', () => back.peek(after))).name, 'after-restart');
+    } finally {
+      back.close();
     }
   });
 });
