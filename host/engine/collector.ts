@@ -3,7 +3,9 @@
 // falco:userspace/engine/rule_loader_collector.cpp). Definition order is kept: a redefinition
 // keeps the original index, and every definition or append moves the item's visibility.
 import { Diagnostics, type Location } from './diagnostics.js';
+import type { FieldNode, Operand, TransformerArg } from './ast.js';
 import { resolveField, type Source } from './fields.js';
+import { parseCondition } from './parser.js';
 import { MappedText } from './mapped-text.js';
 import { parsePriority, type Priority } from './priority.js';
 import type { ExceptionItem, ListItem, MacroItem, PluginRequirement, RuleItem, RulesItem } from './reader.js';
@@ -389,12 +391,20 @@ function knownSource(rule: RuleDef): string | undefined {
   return rule.unknownSource ? undefined : rule.source;
 }
 
-/** libsinsp's is_field_defined: the field (`name` or `name[arg]`) names a field of the source; its argument is checked later. */
+/**
+ * Falco's is_field_defined: the exception field (`proc.name`, `proc.aname[2]`, or a transformer
+ * such as `tolower(proc.name)`) parses as an operand and every field in it names a field of the
+ * source; arguments are checked later, with the condition.
+ */
 function isFieldDefined(source: string, field: string): boolean {
-  const m = /^([^[\]]*)(?:\[(.*)\])?$/s.exec(field.trim());
-  if (!m) return false;
-  const r = resolveField(source as Source, m[1]!, m[2]);
-  return r.ok || !r.message.includes('nonexistent field');
+  const parsed = parseCondition(`${field} exists`);
+  if (!parsed.ok || parsed.expr.kind !== 'unary') return false;
+  const fieldsOf = (o: Operand | TransformerArg): FieldNode[] =>
+    o.kind === 'field' ? [o] : o.kind === 'transformer' ? o.args.flatMap(fieldsOf) : o.kind === 'tr-list' ? o.items.flatMap(fieldsOf) : [];
+  return fieldsOf(parsed.expr.left).every((f) => {
+    const r = resolveField(source as Source, f.name, f.arg);
+    return r.ok || !r.message.includes('nonexistent field');
+  });
 }
 
 function sortedTags(tags: string[]): string[] {
