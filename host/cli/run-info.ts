@@ -52,8 +52,8 @@ export function printEvents(): void {
   for (const name of [...EVENT_NAMES].sort()) out(name);
 }
 
-/** A rule's output template as written (the suggested-output suffix included). */
-function outputText(tokens: readonly OutputToken[]): string {
+/** A rule's output template as written (the suggested-output suffix included); also `rae describe`'s output_compiled. */
+export function outputText(tokens: readonly OutputToken[]): string {
   return tokens.map((t) => (t.kind === 'text' ? t.text : `%${t.width ?? ''}${t.canonical}`)).join('');
 }
 

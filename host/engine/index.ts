@@ -23,6 +23,8 @@ import { SourceText, type RulesFile } from './source-text.js';
 
 export type { RulesFile } from './source-text.js';
 export type { ExpandLimits } from './budget.js';
+export type { Collected } from './collector.js';
+export type { Expanded } from './expand.js';
 
 /** A rule ready for evaluation. */
 export interface LoadedRule {
@@ -67,6 +69,8 @@ export interface LoadResult {
   ruleset: Ruleset;
   /** Looks up a file's text by name (for rendering snippets). */
   sources: (name: string) => SourceText | undefined;
+  /** The collected definitions and their expansion, for describing them as Falco does. */
+  definitions: { collected: Collected; expanded: Expanded };
 }
 
 export interface LoadOptions {
@@ -115,6 +119,7 @@ export function loadRules(files: readonly RulesFile[], options: LoadOptions = {}
       requiredPlugins: collected.requiredPlugins.map((p) => ({ name: p.name, version: p.version })),
     },
     sources: (name) => texts.get(name),
+    definitions: { collected, expanded },
   };
 }
 
