@@ -12,6 +12,7 @@ import * as assert from 'uvu/assert';
 import { describeLoad } from '../../host/cli/describe.js';
 import { loadRules } from '../../host/engine/index.js';
 import { CORPUS_RULE_FILES, corpusPath } from '../helpers/corpus.js';
+import { EXCEPTION_RULE_BASE } from '../engine/helpers.js';
 
 function rae(args: string[]) {
   return spawnSync(process.execPath, ['bin/rae.js', ...args], { encoding: 'utf8' });
@@ -282,14 +283,7 @@ const compiledCases: Array<[string, string, string, string]> = [
   ],
 ];
 
-// test_rule_loader.cpp s_exception_values_rule_base and the exceptions_values_* / exceptions_fields_* cases
-const EXCEPTION_BASE = `
-- rule: test_rule
-  desc: test rule
-  condition: evt.type = open
-  output: command=%proc.cmdline
-  priority: INFO
-`;
+// test_rule_loader.cpp exceptions_values_* / exceptions_fields_* cases, on s_exception_values_rule_base
 const exceptionCases: Array<[string, string, string]> = [
   ['exceptions_values_rhs_field_ambiguous', 'fields: [proc.name]\n      comps: [=]\n      values:\n        - [proc.pname]', '(evt.type = open and not proc.name = proc.pname)'],
   ['exceptions_values_rhs_field_ambiguous_quoted', 'fields: [proc.name]\n      comps: [=]\n      values:\n        - ["proc.pname"]', '(evt.type = open and not proc.name = proc.pname)'],
@@ -299,7 +293,7 @@ const exceptionCases: Array<[string, string, string]> = [
   ['exceptions_fields_transformer_quoted', 'fields: ["tolower(proc.name)"]\n      comps: [=]\n      values:\n        - [test]', '(evt.type = open and not tolower(proc.name) = test)'],
 ];
 for (const [name, body, expected] of exceptionCases) {
-  compiledCases.push([name, `${EXCEPTION_BASE}  exceptions:\n    - name: test_exception\n      ${body}\n`, 'test_rule', expected]);
+  compiledCases.push([name, `${EXCEPTION_RULE_BASE}  exceptions:\n    - name: test_exception\n      ${body}\n`, 'test_rule', expected]);
 }
 
 for (const [name, yaml, rule, expected] of compiledCases) {

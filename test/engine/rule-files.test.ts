@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules, type LoadResult } from '../../host/engine/index.js';
 import { printExpr } from '../../host/engine/printer.js';
-import { load } from './helpers.js';
+import { EXCEPTION_RULE_BASE, load } from './helpers.js';
 
 const messages = (r: LoadResult, severity: 'error' | 'warning') => r.diagnostics.filter((d) => d.severity === severity).map((d) => `${d.code}: ${d.message}`);
 const compiled = (r: LoadResult, name: string) => {
@@ -17,14 +17,6 @@ const compiled = (r: LoadResult, name: string) => {
 
 const WARNING_APPEND = "LOAD_DEPRECATED_ITEM: 'append' key is deprecated. Add an 'append' entry (e.g. 'condition: append') under 'override' instead.";
 
-// test_rule_loader.cpp s_exception_values_rule_base
-const EXCEPTION_BASE = `
-- rule: test_rule
-  desc: test rule
-  condition: evt.type = open
-  output: command=%proc.cmdline
-  priority: INFO
-`;
 
 test('testing ExceptionsAppendItemFieldsValuesLenMismatch: an appended value tuple shorter than the fields fails the rule (no crash)', () => {
   const r = load(`
@@ -50,7 +42,7 @@ test('testing ExceptionsAppendItemFieldsValuesLenMismatch: an appended value tup
 });
 
 test('an appended plain value for a list-form exception, and a tuple for a string-form one, fail as in build_rule_exception_infos', () => {
-  const listForm = load(`${EXCEPTION_BASE}  exceptions:
+  const listForm = load(`${EXCEPTION_RULE_BASE}  exceptions:
     - name: e
       fields: [proc.name, fd.name]
 - rule: test_rule
@@ -61,7 +53,7 @@ test('an appended plain value for a list-form exception, and a tuple for a strin
     exceptions: append
 `);
   assert.equal(messages(listForm, 'error'), ['LOAD_ERR_VALIDATE: Fields and values lists must have equal length']);
-  const stringForm = load(`${EXCEPTION_BASE}  exceptions:
+  const stringForm = load(`${EXCEPTION_RULE_BASE}  exceptions:
     - name: e
       fields: proc.name
 - rule: test_rule
@@ -89,7 +81,7 @@ test('testing ExceptionsItemUnknownFields: an exception field the source does no
 });
 
 test('test_rule_loader exceptions_fields_transformer: a transformer over a known field is a valid exception field', () => {
-  const r = load(`${EXCEPTION_BASE}  exceptions:
+  const r = load(`${EXCEPTION_RULE_BASE}  exceptions:
     - name: test_exception
       fields: [tolower(proc.name)]
       comps: [=]
@@ -102,7 +94,7 @@ test('test_rule_loader exceptions_fields_transformer: a transformer over a known
 
 // libsinsp's as_string prints the value bare (escape_str quotes only on blanks, quotes, = and \).
 test('a regex exception value with a comma stays one value', () => {
-  const listForm = load(`${EXCEPTION_BASE}  exceptions:
+  const listForm = load(`${EXCEPTION_RULE_BASE}  exceptions:
     - name: test_exception
       fields: [proc.name]
       comps: [regex]
@@ -111,7 +103,7 @@ test('a regex exception value with a comma stays one value', () => {
 `);
   assert.equal(messages(listForm, 'error'), []);
   assert.is(compiled(listForm, 'test_rule'), '(evt.type = open and not proc.name regex ^a{1,3}$)');
-  const modifier = load(`${EXCEPTION_BASE}  exceptions:
+  const modifier = load(`${EXCEPTION_RULE_BASE}  exceptions:
     - name: test_exception
       fields: proc.name
       comps: regex oneof
@@ -122,7 +114,7 @@ test('a regex exception value with a comma stays one value', () => {
 });
 
 test('comps with surrounding blanks are accepted', () => {
-  const r = load(`${EXCEPTION_BASE}  exceptions:
+  const r = load(`${EXCEPTION_RULE_BASE}  exceptions:
     - name: test_exception
       fields: [proc.name, fd.name]
       comps: [" = ", "startswith "]
