@@ -1,9 +1,9 @@
 // `rae validate`: loads rules files and prints their diagnostics, like `falco -V`. Exit 0 when
 // every file is valid (warnings allowed), 1 when any is not, 2 for bad usage.
+import { describeLoad } from '../engine/describe.js';
 import { diagnosticJson, renderDiagnostic } from '../engine/diagnostics.js';
 import { loadRules } from '../engine/index.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
-import { describeLoad } from './describe.js';
 import { readRulesFiles } from './rules-files.js';
 
 const HELP = `Usage: rae validate -r FILE [-r FILE ...] [--json] [--describe]

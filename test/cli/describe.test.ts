@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { describeLoad } from '../../host/cli/describe.js';
+import { describeLoad } from '../../host/engine/describe.js';
 import { loadRules } from '../../host/engine/index.js';
 import { CORPUS_RULE_FILES, corpusPath } from '../helpers/corpus.js';
 import { EXCEPTION_RULE_BASE } from '../engine/helpers.js';
@@ -57,6 +57,16 @@ test('rae describe RULE: one rule; an unknown rule or a file with errors exits 1
   assert.is(help.status, 0);
   assert.match(help.stdout, 'Usage: rae describe -r FILE');
   assert.match(rae(['--help']).stdout, /\n {2}describe +print loaded rules as Falco describes them/);
+});
+
+test('rae run -l RULE --json prints the rule in the same layout as rae describe RULE', () => {
+  const file = join(tmp, 'one.yaml');
+  writeFileSync(file, '- rule: beta\n  desc: the beta rule\n  condition: evt.type = openat and fd.name = /etc/beta\n  output: opened %fd.name\n  priority: WARNING\n');
+  const run = rae(['run', '-o', 'rules.builtIn=[]', '-r', file, '-l', 'beta', '--json']);
+  assert.is(run.status, 0, run.stderr);
+  const described = rae(['describe', '-r', file, 'beta']);
+  assert.equal(JSON.parse(run.stdout), JSON.parse(described.stdout));
+  assert.is((JSON.parse(run.stdout) as Described).rules[0]!.details.condition_compiled, '(evt.type = openat and fd.name = /etc/beta)');
 });
 
 test('rae validate --describe --json adds falco_describe_results only when every file is valid', () => {
