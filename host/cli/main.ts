@@ -15,6 +15,7 @@ interface Entry {
 const COMMANDS: Entry[] = [
   { name: 'run', summary: 'run the engine (built-in rules, sources, servers) until SIGTERM/SIGINT', load: async () => (await import('./run.js')).runCommand },
   { name: 'validate', summary: 'check rules files and print their diagnostics (like falco -V)', load: async () => (await import('./validate.js')).validateCommand },
+  { name: 'describe', summary: 'print loaded rules as Falco describes them (JSON: compiled conditions, event types)', load: async () => (await import('./describe.js')).describeCommand },
   { name: 'replay', summary: 'evaluate recorded events (field events or audit logs) and print alerts', load: async () => (await import('./replay.js')).replayCommand },
   { name: 'convert', summary: 'convert a Falco rules file to an EngineAuditRules manifest (stdout)', load: async () => (await import('./convert.js')).convertCommand },
   { name: 'event-generator', summary: 'generate events that trigger the built-in rules (list | run [REGEX])', load: async () => (await import('./event-generator.js')).eventGeneratorCommand },

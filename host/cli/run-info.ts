@@ -6,8 +6,9 @@ import { readFileSync } from 'node:fs';
 import { ENGINE_VERSION } from '../engine/collector.js';
 import { EVENT_NAMES } from '../engine/event-names.js';
 import { fieldTable, SOURCES, type Source } from '../engine/fields.js';
-import type { LoadedRule, RulesFile } from '../engine/index.js';
-import type { OutputToken } from '../engine/output-template.js';
+import { describeLoad } from '../engine/describe.js';
+import type { LoadedRule, LoadResult, RulesFile } from '../engine/index.js';
+import { templateText } from '../engine/output-template.js';
 import { printExpr } from '../engine/printer.js';
 
 const out = (text: string): void => {
@@ -52,20 +53,15 @@ export function printEvents(): void {
   for (const name of [...EVENT_NAMES].sort()) out(name);
 }
 
-/** A rule's output template as written (the suggested-output suffix included). */
-function outputText(tokens: readonly OutputToken[]): string {
-  return tokens.map((t) => (t.kind === 'text' ? t.text : `%${t.width ?? ''}${t.canonical}`)).join('');
-}
-
 /** -L: every rule with its description. */
 export function printRules(rules: readonly LoadedRule[], json: boolean): void {
   if (json) return out(JSON.stringify(rules.map((r) => ({ name: r.name, desc: r.desc, enabled: r.enabled, priority: r.priority, source: r.source, tags: r.tags }))));
   for (const r of rules) out(`${r.name}${r.enabled ? '' : ' (disabled)'}\n    ${r.desc.trim().replaceAll('\n', '\n    ')}`);
 }
 
-/** -l NAME: one rule in full. */
-export function describeRule(r: LoadedRule, json: boolean): void {
-  const d = { name: r.name, desc: r.desc.trim(), condition: printExpr(r.expanded), output: outputText(r.output), priority: r.priority, tags: r.tags, source: r.source, enabled: r.enabled };
-  if (json) return out(JSON.stringify(d));
+/** -l NAME: one rule in full; with --json in Falco's describe layout, as `rae describe RULE`. */
+export function describeRule(r: LoadedRule, json: boolean, result: LoadResult): void {
+  if (json) return out(JSON.stringify(describeLoad(result, r.name)));
+  const d = { name: r.name, desc: r.desc.trim(), condition: printExpr(r.expanded), output: templateText(r.output), priority: r.priority, tags: r.tags, source: r.source, enabled: r.enabled };
   out([`Rule: ${d.name}`, `Description: ${d.desc}`, `Condition (macros expanded): ${d.condition}`, `Output: ${d.output}`, `Priority: ${d.priority}`, `Tags: ${d.tags.join(', ')}`, `Source: ${d.source}`, `Enabled: ${d.enabled}`].join('\n'));
 }

@@ -273,7 +273,7 @@ function inspectRules(config: Config, describe: string | undefined, list: boolea
       log(`run: -l: no loaded rule is named '${describe}'`, 'error');
       return 1;
     }
-    describeRule(rule, json);
+    describeRule(rule, json, result);
     return 0;
   }
   if (list) {

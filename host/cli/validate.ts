@@ -1,11 +1,12 @@
 // `rae validate`: loads rules files and prints their diagnostics, like `falco -V`. Exit 0 when
 // every file is valid (warnings allowed), 1 when any is not, 2 for bad usage.
+import { describeLoad } from '../engine/describe.js';
 import { diagnosticJson, renderDiagnostic } from '../engine/diagnostics.js';
 import { loadRules } from '../engine/index.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 import { readRulesFiles } from './rules-files.js';
 
-const HELP = `Usage: rae validate -r FILE [-r FILE ...] [--json]
+const HELP = `Usage: rae validate -r FILE [-r FILE ...] [--json] [--describe]
 
 Loads the rules files in order (later files may append to or override earlier ones) and reports
 every error and warning with its location: file:line:col, the context chain and a caret under
@@ -14,6 +15,8 @@ the source. Exit status: 0 valid (warnings allowed), 1 invalid, 2 bad usage.
 Options:
   -r, --rules FILE   a rules file or a directory of *.yaml files (repeatable, required)
       --json         print the results as JSON ({"falco_load_results":[...]}, like falco -V)
+      --describe     when every file is valid, also describe the rules as rae describe does
+                     (with --json under "falco_describe_results", like falco -V FILE -L)
   -h, --help         show this help
 
 Example:
@@ -23,12 +26,15 @@ export const validateCommand: Command = {
   name: 'validate',
   help: HELP,
   async run(argv) {
-    const { values } = parseCommandArgs(argv, { rules: { type: 'string', short: 'r', multiple: true }, json: { type: 'boolean' } });
+    const { values } = parseCommandArgs(argv, { rules: { type: 'string', short: 'r', multiple: true }, json: { type: 'boolean' }, describe: { type: 'boolean' } });
     const paths = values.rules ?? [];
     if (paths.length === 0) throw new UsageError('at least one -r FILE is required');
     const { files, problems } = readRulesFiles(paths);
     for (const p of problems) process.stderr.write(`${p}\n`);
     const result = loadRules(files);
+    const successful = result.ok && problems.length === 0;
+    // As validate_rules_files.cpp: the rules are described only when every file is valid.
+    const described = values.describe && successful ? describeLoad(result) : undefined;
     if (values.json) {
       const out = {
         falco_load_results: result.files.map((f) => ({
@@ -37,6 +43,7 @@ export const validateCommand: Command = {
           errors: f.errors.map((d) => diagnosticJson(d, result.sources)),
           warnings: f.warnings.map((d) => diagnosticJson(d, result.sources)),
         })),
+        ...(described ? { falco_describe_results: described } : {}),
       };
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     } else {
@@ -54,7 +61,8 @@ export const validateCommand: Command = {
       }
       const s = result.ruleset.stats;
       process.stderr.write(`validate: ${files.length} file(s), ${s.lists} lists, ${s.macros} macros, ${s.rules} rules (${result.ruleset.rules.length} compiled)\n`);
+      if (described) process.stdout.write(`${JSON.stringify(described, null, 2)}\n`);
     }
-    return result.ok && problems.length === 0 ? 0 : 1;
+    return successful ? 0 : 1;
   },
 };

@@ -3,6 +3,9 @@
 // falco:userspace/engine/rule_loader_collector.cpp). Definition order is kept: a redefinition
 // keeps the original index, and every definition or append moves the item's visibility.
 import { Diagnostics, type Location } from './diagnostics.js';
+import type { FieldNode, Operand, TransformerArg } from './ast.js';
+import { resolveField, type Source } from './fields.js';
+import { parseCondition } from './parser.js';
 import { MappedText } from './mapped-text.js';
 import { parsePriority, type Priority } from './priority.js';
 import type { ExceptionItem, ListItem, MacroItem, PluginRequirement, RuleItem, RulesItem } from './reader.js';
@@ -19,6 +22,8 @@ export interface ListDef {
   index: number;
   visibility: number;
   ctx: Location[];
+  /** The file of the item that last defined, appended to or overrode it: a load problem of the definition is that file's. */
+  file: string;
 }
 
 export interface MacroDef {
@@ -28,6 +33,8 @@ export interface MacroDef {
   index: number;
   visibility: number;
   ctx: Location[];
+  /** The file of the item that last defined, appended to or overrode it: a load problem of the definition is that file's. */
+  file: string;
 }
 
 export interface ExceptionDef {
@@ -56,6 +63,8 @@ export interface RuleDef {
   index: number;
   visibility: number;
   ctx: Location[];
+  /** The file of the item that last defined, appended to or overrode it: a load problem of the definition is that file's. */
+  file: string;
 }
 
 export interface Collected {
@@ -156,10 +165,10 @@ class Collector {
     const prev = this.lists.get(item.name);
     if (item.append || item.override === 'append') {
       if (!prev) throw new CollectError('LOAD_ERR_VALIDATE', "List uses 'append' or 'override.items: append' but no list by that name already exists", item.ctx);
-      this.lists.put({ ...prev, items: [...prev.items, ...item.items], visibility: id });
+      this.lists.put({ ...prev, items: [...prev.items, ...item.items], visibility: id, file: fileOf(item) });
       return;
     }
-    this.lists.put({ name: item.name, items: item.items, index: prev?.index ?? id, visibility: id, ctx: item.ctx });
+    this.lists.put({ name: item.name, items: item.items, index: prev?.index ?? id, visibility: id, ctx: item.ctx, file: fileOf(item) });
   }
 
   private macro(item: MacroItem): void {
@@ -167,10 +176,10 @@ class Collector {
     const prev = this.macros.get(item.name);
     if (item.append || item.override === 'append') {
       if (!prev) throw new CollectError('LOAD_ERR_VALIDATE', "Macro uses 'append' or 'override.condition: append' but no macro by that name already exists", item.ctx);
-      this.macros.put({ ...prev, cond: MappedText.concat([prev.cond, ' ', item.condition]), visibility: id });
+      this.macros.put({ ...prev, cond: MappedText.concat([prev.cond, ' ', item.condition]), visibility: id, file: fileOf(item) });
       return;
     }
-    this.macros.put({ name: item.name, cond: item.condition, condCtx: item.condCtx, index: prev?.index ?? id, visibility: id, ctx: item.ctx });
+    this.macros.put({ name: item.name, cond: item.condition, condCtx: item.condCtx, index: prev?.index ?? id, visibility: id, ctx: item.ctx, file: fileOf(item) });
   }
 
   private rule(item: RuleItem): void {
@@ -186,7 +195,7 @@ class Collector {
         "The standalone 'enabled' key usage is deprecated. The correct approach requires also a 'replace' entry under the 'override' key (i.e. 'enabled: replace').",
         item.ctx,
       );
-      this.rules.put({ ...prev, enabled: item.enabled });
+      this.rules.put({ ...prev, enabled: item.enabled, file: fileOf(item) });
       return;
     }
     for (const key of ['condition', 'output', 'desc', 'priority'] as const) {
@@ -196,7 +205,7 @@ class Collector {
     if (prev && prev.source !== source) throw new CollectError('LOAD_ERR_VALIDATE', 'Rule has been re-defined with a different source', item.ctx);
     const unknownSource = !KNOWN_SOURCES.includes(source);
     if (unknownSource) this.diags.add('LOAD_UNKNOWN_SOURCE', `Unknown source ${source}, skipping`, item.ctx);
-    const exceptions = (item.exceptions ?? []).map((e) => this.validateException(e, false));
+    const exceptions = (item.exceptions ?? []).map((e) => this.validateException(e, false, unknownSource ? undefined : source));
     this.warnDuplicateExceptions(exceptions);
     this.rules.put({
       name: item.name,
@@ -216,6 +225,7 @@ class Collector {
       index: prev?.index ?? id,
       visibility: id,
       ctx: item.ctx,
+      file: fileOf(item),
     });
   }
 
@@ -235,9 +245,9 @@ class Collector {
     if (item.condition === undefined && item.exceptions === undefined) {
       throw new CollectError('LOAD_ERR_VALIDATE', 'Appended rule must have exceptions or condition property', item.ctx);
     }
-    const next: RuleDef = { ...prev, visibility: id };
+    const next: RuleDef = { ...prev, visibility: id, file: fileOf(item) };
     if (item.condition) next.cond = MappedText.concat([prev.cond, ' ', item.condition]);
-    if (item.exceptions) next.exceptions = this.mergeExceptions(prev.exceptions, item.exceptions);
+    if (item.exceptions) next.exceptions = this.mergeExceptions(prev, item.exceptions);
     this.rules.put(next);
   }
 
@@ -252,7 +262,7 @@ class Collector {
       throw new CollectError('LOAD_ERR_VALIDATE', msg, item.ctx);
     }
     this.checkSource(item, prev);
-    const next: RuleDef = { ...prev, visibility: id };
+    const next: RuleDef = { ...prev, visibility: id, file: fileOf(item) };
     const join = (a: MappedText, b: MappedText) => MappedText.concat([a, ' ', b]);
     for (const [key, op] of Object.entries(ov)) {
       const append = op === 'append';
@@ -272,7 +282,7 @@ class Collector {
           next.tags = sortedTags(append ? [...prev.tags, ...item.tags!] : item.tags!);
           break;
         case 'exceptions':
-          next.exceptions = append ? this.mergeExceptions(prev.exceptions, item.exceptions!) : item.exceptions!.map((e) => this.validateException(e, false));
+          next.exceptions = append ? this.mergeExceptions(prev, item.exceptions!) : item.exceptions!.map((e) => this.validateException(e, false, knownSource(prev)));
           break;
         case 'priority':
           next.priority = this.priority(item);
@@ -293,8 +303,8 @@ class Collector {
     this.rules.put(next);
   }
 
-  private mergeExceptions(prev: ExceptionDef[], added: ExceptionItem[]): ExceptionDef[] {
-    const out = prev.map((e) => ({ ...e }));
+  private mergeExceptions(rule: RuleDef, added: ExceptionItem[]): ExceptionDef[] {
+    const out = rule.exceptions.map((e) => ({ ...e }));
     for (const ex of added) {
       const existing = out.find((e) => e.name === ex.name);
       if (existing) {
@@ -302,7 +312,7 @@ class Collector {
         if (!ex.values || ex.values.length === 0) this.diags.add('LOAD_APPEND_NO_VALUES', 'Overriding/appending exception with no values', ex.ctx);
         existing.values = [...existing.values, ...(ex.values ?? [])];
       } else {
-        out.push(this.validateException(ex, true));
+        out.push(this.validateException(ex, true, knownSource(rule)));
       }
     }
     return out;
@@ -316,13 +326,15 @@ class Collector {
     }
   }
 
-  /** Falco's validate_exception_info: fields present, comps defaulted, lengths equal. */
-  private validateException(ex: ExceptionItem, appending: boolean): ExceptionDef {
+  /** Falco's validate_exception_info: fields present and known to the source (when it is known), comps defaulted, lengths equal. */
+  private validateException(ex: ExceptionItem, appending: boolean, source: string | undefined): ExceptionDef {
     if (!ex.fields) {
       const msg = appending ? 'Rule exception must have fields property with a list of fields' : 'Rule exception must have fields property with a list of fields';
       throw new CollectError('LOAD_ERR_VALIDATE', msg, ex.ctx);
     }
-    let comps = ex.comps;
+    // Falco accepts a comparison written with surrounding blanks (` = `): it is compared trimmed
+    // and goes into the generated condition as written, where the blanks are harmless.
+    let comps = ex.comps && { list: ex.comps.list, items: ex.comps.items.map((c) => c.trim()) };
     if (ex.fields.list) {
       comps ??= { list: true, items: ex.fields.items.map(() => '=') };
       if (!comps.list || comps.items.length !== ex.fields.items.length) {
@@ -341,6 +353,11 @@ class Collector {
     }
     for (const c of comps.items) {
       if (!SUPPORTED_COMPS.has(c) && !isModifierComp(c)) throw new CollectError('LOAD_ERR_VALIDATE', `'${c}' is not a supported comparison operator`, ex.ctx);
+    }
+    if (source !== undefined) {
+      for (const f of ex.fields.items) {
+        if (!isFieldDefined(source, f)) throw new CollectError('LOAD_ERR_VALIDATE', `'${f}' is not a supported filter field`, ex.ctx);
+      }
     }
     const values = ex.values ?? [];
     if (ex.fields.list) {
@@ -363,6 +380,31 @@ const MODIFIER_OPS = new Set(['=', '==', '!=', 'contains', 'icontains', 'bcontai
 function isModifierComp(c: string): boolean {
   const m = /^(\S+) (oneof|anyof|allof)$/.exec(c);
   return m !== null && MODIFIER_OPS.has(m[1]!);
+}
+
+function fileOf(item: RulesItem): string {
+  return item.ctx[0]?.position.name ?? '';
+}
+
+/** The rule's source when this engine has its fields (exception fields are checked against it). */
+function knownSource(rule: RuleDef): string | undefined {
+  return rule.unknownSource ? undefined : rule.source;
+}
+
+/**
+ * Falco's is_field_defined: the exception field (`proc.name`, `proc.aname[2]`, or a transformer
+ * such as `tolower(proc.name)`) parses as an operand and every field in it names a field of the
+ * source; arguments are checked later, with the condition.
+ */
+function isFieldDefined(source: string, field: string): boolean {
+  const parsed = parseCondition(`${field} exists`);
+  if (!parsed.ok || parsed.expr.kind !== 'unary') return false;
+  const fieldsOf = (o: Operand | TransformerArg): FieldNode[] =>
+    o.kind === 'field' ? [o] : o.kind === 'transformer' ? o.args.flatMap(fieldsOf) : o.kind === 'tr-list' ? o.items.flatMap(fieldsOf) : [];
+  return fieldsOf(parsed.expr.left).every((f) => {
+    const r = resolveField(source as Source, f.name, f.arg);
+    return r.ok || !r.message.includes('nonexistent field');
+  });
 }
 
 function sortedTags(tags: string[]): string[] {

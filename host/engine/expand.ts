@@ -78,7 +78,12 @@ export function expand(col: Collected, diags: Diagnostics, limits: ExpandLimits 
   const rules: ExpandedRule[] = [];
   for (const def of col.rules) {
     if (def.unknownSource) continue;
-    const text = substituteLists(conditionWithExceptions(def.cond, def.exceptions), lists);
+    const withExceptions = conditionWithExceptions(def.cond, def.exceptions);
+    if (!withExceptions.ok) {
+      diags.add('LOAD_ERR_VALIDATE', withExceptions.message, withExceptions.exception.ctx);
+      continue;
+    }
+    const text = substituteLists(withExceptions.text, lists);
     const source: ConditionSource = { text, ctx: def.condCtx };
     const parsed = parse(source, diags);
     if (!parsed) continue;

@@ -8,14 +8,14 @@
 import type { Expr } from './ast.js';
 import { checkCondition } from './checker.js';
 import { leafLimit } from './codegen/index.js';
-import { collect, type RuleDef } from './collector.js';
+import { collect, type Collected, type RuleDef } from './collector.js';
 import { Diagnostics, diagnosticFile, type Diagnostic, type Location } from './diagnostics.js';
 import { DEFAULT_EXPAND_LIMITS, type ExpandLimits } from './budget.js';
 import { conditionLocation, expand, type ConditionSource, type Expanded } from './expand.js';
 import { ruleEvttypes } from './evttypes.js';
 import type { Source } from './fields.js';
 import type { CheckedExpr } from './ir.js';
-import { suggestedOutput } from './fields.js';
+import { DEPRECATED_FIELDS, suggestedOutput } from './fields.js';
 import { parseOutput, type OutputToken } from './output-template.js';
 import type { Priority } from './priority.js';
 import { readRulesFile, type RulesItem } from './reader.js';
@@ -23,6 +23,8 @@ import { SourceText, type RulesFile } from './source-text.js';
 
 export type { RulesFile } from './source-text.js';
 export type { ExpandLimits } from './budget.js';
+export type { Collected } from './collector.js';
+export type { Expanded } from './expand.js';
 
 /** A rule ready for evaluation. */
 export interface LoadedRule {
@@ -67,6 +69,8 @@ export interface LoadResult {
   ruleset: Ruleset;
   /** Looks up a file's text by name (for rendering snippets). */
   sources: (name: string) => SourceText | undefined;
+  /** The collected definitions and their expansion, for describing them as Falco does. */
+  definitions: { collected: Collected; expanded: Expanded };
 }
 
 export interface LoadOptions {
@@ -97,10 +101,11 @@ export function loadRules(files: readonly RulesFile[], options: LoadOptions = {}
     const loaded = compileRule(r.def, r.source, r.expr, expanded, diags, options);
     if (loaded) rules.push(loaded);
   }
-  if (!diags.hasErrors()) unusedWarnings(expanded, diags);
-  const diagnostics = sortByPosition(diags.items, files);
+  const reportedIn = reportingFiles(files, collected);
+  unusedWarnings(expanded, diags, files, reportedIn);
+  const diagnostics = sortByPosition(diags.items, files, reportedIn);
   const fileResults = files.map((f): FileResult => {
-    const mine = diagnostics.filter((d) => diagnosticFile(d) === f.name);
+    const mine = diagnostics.filter((d) => reportedIn(d) === f.name);
     const errors = mine.filter((d) => d.severity === 'error');
     return { name: f.name, successful: errors.length === 0, errors, warnings: mine.filter((d) => d.severity === 'warning') };
   });
@@ -114,6 +119,7 @@ export function loadRules(files: readonly RulesFile[], options: LoadOptions = {}
       requiredPlugins: collected.requiredPlugins.map((p) => ({ name: p.name, version: p.version })),
     },
     sources: (name) => texts.get(name),
+    definitions: { collected, expanded },
   };
 }
 
@@ -146,6 +152,10 @@ function compileRule(
     const unknown = out.message.startsWith('unknown filter') || out.message.includes('nonexistent field');
     diags.add(unknown && def.skipIfUnknownFilter ? 'LOAD_UNKNOWN_FILTER' : 'LOAD_ERR_COMPILE_OUTPUT', out.message, outputCtx(out.offset));
     return undefined;
+  }
+  // Falco's check_deprecated_fields_in_output: a plain search of the output text.
+  for (const name of DEPRECATED_FIELDS) {
+    if (outputText.includes(name)) diags.add('LOAD_DEPRECATED_ITEM', `usage of deprecated field '${name}' has been detected in the rule output`, def.outputCtx);
   }
   const condition = checkCondition(
     expr,
@@ -189,21 +199,60 @@ function compileRule(
   };
 }
 
-/** Diagnostics in file order, then by position of their most specific location (stable). */
-function sortByPosition(items: Diagnostic[], files: readonly RulesFile[]): Diagnostic[] {
+/**
+ * The file whose load reports a diagnostic, as Falco's per-file results do: Falco loads the files
+ * in order into one collection and compiles everything after each file, so a problem belongs to
+ * the first load where it appears, the latest file that contributed to it. That is the latest of
+ * the files named in its location chain and of the files that last changed (appended to,
+ * overrode) the list, macro or rule it is located in: a rule of file A broken by an append in
+ * file B is B's problem.
+ */
+function reportingFiles(files: readonly RulesFile[], collected: Collected): (d: Diagnostic) => string | undefined {
   const fileIndex = new Map(files.map((f, i) => [f.name, i]));
-  const key = (d: Diagnostic) => [fileIndex.get(diagnosticFile(d) ?? '') ?? files.length, d.locations.at(-1)?.position.offset ?? 0] as const;
+  const lastChange = new Map<Location, string>();
+  for (const def of [...collected.lists, ...collected.macros, ...collected.rules]) {
+    if (def.ctx[1]) lastChange.set(def.ctx[1], def.file);
+  }
+  const memo = new Map<Diagnostic, string | undefined>();
+  return (d) => {
+    if (memo.has(d)) return memo.get(d);
+    let best = diagnosticFile(d);
+    const consider = (name: string | undefined) => {
+      if (name !== undefined && (fileIndex.get(name) ?? -1) > (fileIndex.get(best ?? '') ?? -1)) best = name;
+    };
+    for (const loc of d.locations) {
+      consider(loc.position.name);
+      consider(lastChange.get(loc));
+    }
+    memo.set(d, best);
+    return best;
+  };
+}
+
+/** Diagnostics in the order of the files reporting them, then by position of their most specific location (stable). */
+function sortByPosition(items: Diagnostic[], files: readonly RulesFile[], reportedIn: (d: Diagnostic) => string | undefined): Diagnostic[] {
+  const fileIndex = new Map(files.map((f, i) => [f.name, i]));
+  const key = (d: Diagnostic) => [fileIndex.get(reportedIn(d) ?? '') ?? files.length, d.locations.at(-1)?.position.offset ?? 0] as const;
   return items
     .map((d, i) => ({ d, i, k: key(d) }))
     .sort((a, b) => a.k[0] - b.k[0] || a.k[1] - b.k[1] || a.i - b.i)
     .map((x) => x.d);
 }
 
-function unusedWarnings(expanded: Expanded, diags: Diagnostics): void {
+/**
+ * LOAD_UNUSED_MACRO / LOAD_UNUSED_LIST, reported by the file that last changed the definition.
+ * Falco gives them only when the load of that file compiled without error, and a compile sees
+ * every file loaded so far: so they are left out when that file or an earlier one has an error.
+ */
+function unusedWarnings(expanded: Expanded, diags: Diagnostics, files: readonly RulesFile[], reportedIn: (d: Diagnostic) => string | undefined): void {
+  const fileIndex = new Map(files.map((f, i) => [f.name, i]));
+  let firstFailed = files.length;
+  for (const d of diags.errors) firstFailed = Math.min(firstFailed, fileIndex.get(reportedIn(d) ?? '') ?? files.length);
+  const clean = (file: string) => (fileIndex.get(file) ?? files.length) < firstFailed;
   for (const m of expanded.macros.values()) {
-    if (!m.used) diags.add('LOAD_UNUSED_MACRO', 'Macro not referred to by any other rule/macro', m.def.ctx);
+    if (!m.used && clean(m.def.file)) diags.add('LOAD_UNUSED_MACRO', 'Macro not referred to by any other rule/macro', m.def.ctx);
   }
   for (const l of expanded.lists) {
-    if (!l.used) diags.add('LOAD_UNUSED_LIST', 'List not referred to by any other rule/macro', l.def.ctx);
+    if (!l.used && clean(l.def.file)) diags.add('LOAD_UNUSED_LIST', 'List not referred to by any other rule/macro', l.def.ctx);
   }
 }

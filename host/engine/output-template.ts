@@ -128,3 +128,8 @@ export function outputFieldKeys(tokens: readonly OutputToken[]): string[] {
   for (const tok of tokens) if (tok.kind === 'field') keys.add(tok.canonical);
   return [...keys];
 }
+
+/** The template as written back from its tokens (`%field` as canonical, widths kept): Falco's output_compiled. */
+export function templateText(tokens: readonly OutputToken[]): string {
+  return tokens.map((t) => (t.kind === 'text' ? t.text : `%${t.width ?? ''}${t.canonical}`)).join('');
+}

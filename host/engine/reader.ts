@@ -122,12 +122,15 @@ export function readRulesFile(src: SourceText, diags: Diagnostics): RulesItem[] 
   const top: Location = { itemType: 'rules content', itemName: '', position: src.position(0) };
   const docs = parseAllDocuments(src.text, { prettyErrors: false, uniqueKeys: true });
   const list = Array.isArray(docs) ? docs : [docs];
+  let parseErrors = 0;
   for (const doc of list) {
     for (const err of doc.errors) {
       diags.add('LOAD_ERR_YAML_PARSE', err.message.split('\n')[0]!, [top, at(src, 'rules content', '', err.pos[0])]);
+      parseErrors++;
     }
   }
-  if (diags.hasErrors()) return [];
+  // Only this file's syntax errors stop its reading: `diags` also holds the earlier files' problems.
+  if (parseErrors > 0) return [];
   const items: RulesItem[] = [];
   for (const doc of list) {
     const root = doc.contents;
@@ -347,8 +350,14 @@ function readPluginVersions(r: ItemReader, itemCtx: Location[]): PluginVersionsI
   return { kind: 'required_plugin_versions', plugins, ctx: itemCtx };
 }
 
-function checkAppendOverride(r: ItemReader, ctx: Location[]): { append: boolean; overrides?: Map<string, { op: OverrideOp; loc: Location }> } {
+/** `append` and `override`, with the deprecation warning for `append: true` (given even when the pair is refused). */
+function checkAppendOverride(
+  r: ItemReader,
+  ctx: Location[],
+  diags: Diagnostics,
+): { append: boolean; overrides?: Map<string, { op: OverrideOp; loc: Location }> } {
   const append = r.bool('append') ?? false;
+  deprecatedAppend(r, ctx, diags, append);
   const overrides = r.overrides();
   if (append && overrides) {
     throw new ItemError(
@@ -389,21 +398,20 @@ const MACRO_NAME = /^[a-zA-Z]+[a-zA-Z0-9_]*$/;
 
 function readList(r0: ItemReader, itemCtx: Location[], diags: Diagnostics): ListItem {
   const { name, ctx, r } = named(r0, 'list', itemCtx);
-  const { append, overrides } = checkAppendOverride(r, ctx);
-  const override = singleOverride(r, ctx, overrides, 'items');
-  deprecatedAppend(r, ctx, diags, append);
   if (!LIST_NAME.test(name)) diags.add('LOAD_INVALID_LIST_NAME', `List has an invalid name. List names should match a regular expression: [^()"'\\s=,]+`, ctx);
   const items = r.strings('items', true)!;
+  // Falco warns about `append: true` before it checks the append/override conflict.
+  const { append, overrides } = checkAppendOverride(r, ctx, diags);
+  const override = singleOverride(r, ctx, overrides, 'items');
   return { kind: 'list', name, items, append, override, ctx };
 }
 
 function readMacro(r0: ItemReader, itemCtx: Location[], diags: Diagnostics): MacroItem {
   const { name, ctx, r } = named(r0, 'macro', itemCtx);
-  const { append, overrides } = checkAppendOverride(r, ctx);
-  const override = singleOverride(r, ctx, overrides, 'condition');
-  deprecatedAppend(r, ctx, diags, append);
   if (!MACRO_NAME.test(name)) diags.add('LOAD_INVALID_MACRO_NAME', 'Macro has an invalid name. Macro names should match a regular expression: [a-zA-Z]+[a-zA-Z0-9_]*', ctx);
   const condition = r.located('condition', true)!;
+  const { append, overrides } = checkAppendOverride(r, ctx, diags);
+  const override = singleOverride(r, ctx, overrides, 'condition');
   const condCtx = [...ctx, { ...r.valueCtx('condition').at(-1)!, itemType: 'macro condition' as const, itemName: '' }];
   return { kind: 'macro', name, condition, condCtx, append, override, ctx };
 }
@@ -415,8 +423,7 @@ const REPLACEABLE: readonly RuleKey[] = [
 
 function readRule(r0: ItemReader, itemCtx: Location[], diags: Diagnostics): RuleItem {
   const { name, ctx, r } = named(r0, 'rule', itemCtx);
-  const { append, overrides } = checkAppendOverride(r, ctx);
-  deprecatedAppend(r, ctx, diags, append);
+  const { append, overrides } = checkAppendOverride(r, ctx, diags);
   let override: Partial<Record<RuleKey, OverrideOp>> | undefined;
   if (overrides) {
     override = {};
@@ -451,7 +458,7 @@ function readRule(r0: ItemReader, itemCtx: Location[], diags: Diagnostics): Rule
     desc: r.scalar('desc', false),
     priority: r.scalar('priority', false),
     priorityCtx: sub('priority', 'rule priority'),
-    source: r.scalar('source', false),
+    source: append || overrides ? optionalSource(r) : r.scalar('source', false),
     enabled: r.bool('enabled'),
     tags: r.strings('tags', false),
     warnEvttypes: r.bool('warn_evttypes'),
@@ -465,6 +472,13 @@ function readRule(r0: ItemReader, itemCtx: Location[], diags: Diagnostics): Rule
   }
   if (r.has('exceptions')) item.exceptions = readExceptions(r, ctx);
   return item;
+}
+
+/** `source` of an appending or overriding item: Falco leaves it unread there, so an empty one is no error. */
+function optionalSource(r: ItemReader): string | undefined {
+  const v = r.keys.get('source')?.value as Node | null | undefined;
+  if (v === undefined || v === null || (isScalar(v) && (v.value === null || v.value === ''))) return undefined;
+  return r.scalar('source', false);
 }
 
 function readExceptions(r: ItemReader, ctx: Location[]): ExceptionItem[] {

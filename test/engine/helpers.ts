@@ -16,3 +16,12 @@ export function errors(r: LoadResult): string[] {
 export function headlines(r: LoadResult): string[] {
   return r.diagnostics.map((d) => renderDiagnostic(d, r.sources).split('\n')[0]!);
 }
+
+/** falco unit_tests/engine/test_rule_loader.cpp s_exception_values_rule_base: a rule the exception cases append `exceptions:` to. */
+export const EXCEPTION_RULE_BASE = `
+- rule: test_rule
+  desc: test rule
+  condition: evt.type = open
+  output: command=%proc.cmdline
+  priority: INFO
+`;

@@ -1,0 +1,48 @@
+// `rae describe`: the loaded rules as Falco describes them (host/engine/describe.ts), as JSON.
+import { describeLoad } from '../engine/describe.js';
+import { renderDiagnostic } from '../engine/diagnostics.js';
+import { loadRules } from '../engine/index.js';
+import { parseCommandArgs, UsageError, type Command } from './command.js';
+import { readRulesFiles } from './rules-files.js';
+
+const HELP = `Usage: rae describe -r FILE [-r FILE ...] [RULE]
+
+Loads the rules files in order and prints, as JSON in the layout of Falco's describe output
+(falco -L / -l RULE with json_output), every rule, macro and list: the condition as written and
+compiled (lists, macros and exceptions resolved, printed as libsinsp does), the output, priority,
+tags, source, enabled flag and event types; and enabled_rules, the number of enabled rules.
+With RULE, only that rule. Exit status: 0 described, 1 the rules have errors (printed on stderr)
+or no loaded rule is named RULE, 2 bad usage.
+
+Options:
+  -r, --rules FILE   a rules file or a directory of *.yaml files (repeatable, required)
+  -h, --help         show this help
+
+Example:
+  rae describe -r rules/syscall/falco_rules.yaml 'Terminal shell in container'`;
+
+export const describeCommand: Command = {
+  name: 'describe',
+  help: HELP,
+  async run(argv) {
+    const { values, positionals } = parseCommandArgs(argv, { rules: { type: 'string', short: 'r', multiple: true } }, true);
+    const paths = values.rules ?? [];
+    if (paths.length === 0) throw new UsageError('at least one -r FILE is required');
+    if (positionals.length > 1) throw new UsageError('at most one RULE may be named');
+    const { files, problems } = readRulesFiles(paths);
+    for (const p of problems) process.stderr.write(`${p}\n`);
+    const result = loadRules(files);
+    if (!result.ok || problems.length > 0) {
+      // Falco describes only a load without errors (validate_rules_files.cpp).
+      for (const d of result.diagnostics.filter((x) => x.severity === 'error')) process.stderr.write(`${renderDiagnostic(d, result.sources)}\n`);
+      return 1;
+    }
+    const described = describeLoad(result, positionals[0]);
+    if (!described) {
+      process.stderr.write(`rae describe: Rule "${positionals[0]}" is not loaded\n`);
+      return 1;
+    }
+    process.stdout.write(`${JSON.stringify(described, null, 2)}\n`);
+    return 0;
+  },
+};
