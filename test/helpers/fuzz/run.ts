@@ -11,6 +11,8 @@ export interface FuzzReport {
   cases: number;
   /** Cases that broke the property (fast-check stops at the first). */
   failures: number;
+  /** Events (alerts, records, resources) the boundary accepted over all cases: the property is not vacuous. */
+  accepted?: number;
   /** The first failing case and why, cut to a readable length. */
   counterexample?: string;
 }

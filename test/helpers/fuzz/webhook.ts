@@ -110,7 +110,7 @@ export async function fuzzWebhook(bounds: FuzzBounds): Promise<FuzzReport> {
     if (report.failures === 0 && (counted !== accepted || internal !== 0)) {
       return { ...report, failures: 1, counterexample: `metrics: ${counted} evaluated for ${accepted} accepted, ${internal} answered 500` };
     }
-    return report;
+    return { ...report, accepted };
   } finally {
     await wh.close();
   }

@@ -8,6 +8,7 @@ import { fuzzWebhook } from '../../helpers/fuzz/webhook.js';
 test('webhook fuzz: documented answers only, every accepted event evaluated (seed 18)', async () => {
   const r = await fuzzWebhook({ seed: 18, numRuns: 150 });
   assert.is(r.failures, 0, r.counterexample);
+  assert.ok(r.accepted! > 10, `only ${r.accepted} accepted`);
   assert.is(r.cases, 150);
 });
 
