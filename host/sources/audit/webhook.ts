@@ -15,6 +15,7 @@
 // Consumes Config.webhook, TLS PEMs and an evaluate function; produces a listening AuditWebhook.
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.js';
+import { limitConnectionsPerClient, timeoutOptions } from '../../net/connections.js';
 import type { Metrics, WebhookReason } from '../../metrics/index.js';
 import type { SourceEvent } from '../types.js';
 import { decodeAuditBody } from './batch.js';
@@ -38,7 +39,7 @@ export const WEBHOOK_STATUS: Record<WebhookReason, number> = {
 
 /** What startWebhook needs. */
 export interface WebhookOptions {
-  webhook: Pick<Config['webhook'], 'address' | 'port' | 'path' | 'maxBodyBytes' | 'maxEventBytes' | 'maxEventDepth' | 'queueSize' | 'queueBytes'>;
+  webhook: Pick<Config['webhook'], 'address' | 'port' | 'path' | 'maxBodyBytes' | 'maxEventBytes' | 'maxEventDepth' | 'queueSize' | 'queueBytes'> & Partial<Pick<Config['webhook'], 'maxConnectionsPerClient' | 'headersTimeoutSeconds' | 'requestTimeoutSeconds'>>;
   tls: { certPem: string; keyPem: string };
   /** Evaluates one batch (DetectionEngine.evaluate); a returned promise is awaited before the next. */
   evaluate(events: readonly SourceEvent[]): number | Promise<number>;
@@ -93,7 +94,9 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
     return reply.code(status).type('application/json').send(JSON.stringify({ code: reason, message }));
   }
 
-  const app = Fastify({ logger: false, https: { cert: opts.tls.certPem, key: opts.tls.keyPem }, bodyLimit: w.maxBodyBytes, requestTimeout: 30_000, return503OnClosing: false });
+  const timeouts = timeoutOptions({ maxConnectionsPerClient: 0, headersTimeoutSeconds: w.headersTimeoutSeconds ?? 10, requestTimeoutSeconds: w.requestTimeoutSeconds ?? 30 });
+  const app = Fastify({ logger: false, https: { cert: opts.tls.certPem, key: opts.tls.keyPem, ...timeouts }, bodyLimit: w.maxBodyBytes, requestTimeout: timeouts.requestTimeout, return503OnClosing: false });
+  limitConnectionsPerClient(app.server, w.maxConnectionsPerClient ?? 64, 'webhook', log);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: w.maxBodyBytes }, (_req, body, done) => done(null, body));
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, _req, reply) => {

@@ -18,7 +18,6 @@ interface Req {
   body?: Buffer;
 }
 
-const INPUTS = new Set(['/', '/test']);
 const OTHER_ROUTES = ['/healthz', '/readyz', '/ping', '/metrics'];
 const alert = fc.record({
   output: fc.string({ maxLength: 40 }),
