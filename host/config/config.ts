@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { resolveOutputs } from '../forwarder/outputs/table.js';
 import { FALCO_JSON_DEFAULTS, type FalcoJsonConfig } from '../forwarder/outputs/falco-json.js';
 import { DEFAULT_EXPAND_LIMITS } from '../engine/budget.js';
+import { DEFAULT_RULES_BOUNDS } from '../engine/rules-bounds.js';
 import type { ClientLimits } from '../net/connections.js';
 
 export type RuleMatching = 'first' | 'all';
@@ -39,6 +40,12 @@ export interface Config {
     maxExpandedNodes: number;
     /** Most nodes the expanded conditions of all loaded rules may have together. */
     maxExpandedNodesTotal: number;
+    /** Most rules of a load (host/engine/rules-bounds.ts); past it the load is refused with a located error. */
+    maxRules: number;
+    /** Most items of one list, appends included. */
+    maxListItems: number;
+    /** Longest condition of one rule or macro, in bytes. */
+    maxConditionBytes: number;
     /** Deadline of one ruleset compile; past it the compile worker is stopped and the load fails (the running ruleset stays); 0: none. */
     compileTimeoutSeconds: number;
     /** The compile worker's heap cap (MB): a compile that needs more fails the load instead of the process. */
@@ -105,7 +112,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     stateDir: defaultStateDir(env),
     logLevel: 'info',
-    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes, compileTimeoutSeconds: 120, compileWorkerHeapMb: 2048, watch: true, disableTags: [], enableTags: [], disableNames: [] },
+    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes, maxRules: DEFAULT_RULES_BOUNDS.maxRules, maxListItems: DEFAULT_RULES_BOUNDS.maxListItems, maxConditionBytes: DEFAULT_RULES_BOUNDS.maxConditionBytes, compileTimeoutSeconds: 120, compileWorkerHeapMb: 2048, watch: true, disableTags: [], enableTags: [], disableNames: [] },
     webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024, maxEventDepth: 300, drainTimeoutSeconds: 20, maxConnectionsPerClient: 64, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30 },
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, maxBodyBytes: 4 * 1024 * 1024, tlsCertFile: '', tlsKeyFile: '', maxConnectionsPerClient: 64, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
