@@ -6,12 +6,12 @@
 // event is one alert line naming its auditID) takes batches from 8 concurrent senders; SIGTERM
 // comes after the first batches are acknowledged; every auditID of every 200 must be on stdout.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
+import { freePort } from '../forwarder/outputs/real-servers.js';
 import { startRae } from '../helpers/rae-run.js';
 
 const RULE = `- rule: Every audit event
@@ -22,14 +22,6 @@ const RULE = `- rule: Every audit event
   source: k8s_audit
 `;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 test('SIGTERM during webhook batches: every batch answered 200 is evaluated; the others got a non-2xx or a failed connection', async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'rae-sigterm-'));

@@ -8,26 +8,18 @@
 // Needs mount(2) (root); without it the tests say so and skip, loudly.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
+import { freePort } from '../forwarder/outputs/real-servers.js';
 import { startRae } from '../helpers/rae-run.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rae-statedir-'));
 const RULES = join(tmp, 'rules.yaml');
 writeFileSync(RULES, '- rule: Every audit event\n  desc: d\n  condition: ka.auditid != ""\n  output: seen %ka.auditid\n  priority: Warning\n  source: k8s_audit\n');
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A tmpfs of `size` at a new directory, or undefined when this process cannot mount. */
 function tmpfs(size: string): string | undefined {
