@@ -7,6 +7,8 @@
 //   405  another method (Allow: POST)   413  body over maxBodyBytes   415  not application/json
 //   429  the queue is full (Retry-After: 1; the API server sends the batch again)
 //   503  the engine is stopping (Retry-After: 1)
+//   408  (Node's) headers or the whole request not sent within headersTimeoutSeconds/requestTimeoutSeconds
+// A connection past maxConnectionsPerClient from one address is closed as it arrives (net/connections.ts).
 // Refusals carry {"code","message"}; every answer is counted in
 // enginesecurity_engine_webhook_requests_total{status,reason}. Items over maxEventBytes and items
 // that are not events are skipped, reported in the 200 body and counted as dropped events; events
