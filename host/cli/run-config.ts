@@ -1,6 +1,7 @@
 // What `rae run` checks in a configuration beyond its shape, and the rules files it names: used
 // at start (a problem stops the start) and by a SIGHUP reload (a problem keeps the running
 // configuration). Consumes a Config; produces problems as log lines, or the rules files.
+import type { RulesBounds } from '../engine/rules-bounds.js';
 import { LOG_LEVELS, type Config } from '../config/config.js';
 import type { ExpandLimits } from '../engine/budget.js';
 import { BUILTIN_SETS, builtinRulesFiles } from '../engine/builtin.js';
@@ -47,8 +48,10 @@ export function checkRun(config: Config): { ok: true; minPriority: Priority; fil
 }
 
 /** The bounds of macro expansion a configuration sets (rules.maxExpandedNodes, rules.maxExpandedNodesTotal). */
-export function expandLimitsOf(config: Config): ExpandLimits {
-  return { maxNodes: config.rules.maxExpandedNodes, maxTotalNodes: config.rules.maxExpandedNodesTotal };
+export function expandLimitsOf(config: Config): ExpandLimits & RulesBounds {
+  // the load bounds ride along: every path that passes these to loadRules (the engine's too) enforces them
+  const { maxRules, maxListItems, maxConditionBytes } = config.rules;
+  return { maxNodes: config.rules.maxExpandedNodes, maxTotalNodes: config.rules.maxExpandedNodesTotal, maxRules, maxListItems, maxConditionBytes };
 }
 
 /** The configured rules files (loaded after the built-in sets), or the problems reading them. */

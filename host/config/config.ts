@@ -10,6 +10,8 @@ import { parse as parseYaml } from 'yaml';
 import { resolveOutputs } from '../forwarder/outputs/table.js';
 import { FALCO_JSON_DEFAULTS, type FalcoJsonConfig } from '../forwarder/outputs/falco-json.js';
 import { DEFAULT_EXPAND_LIMITS } from '../engine/budget.js';
+import { DEFAULT_RULES_BOUNDS } from '../engine/rules-bounds.js';
+import type { ClientLimits } from '../net/connections.js';
 
 export type RuleMatching = 'first' | 'all';
 
@@ -38,6 +40,12 @@ export interface Config {
     maxExpandedNodes: number;
     /** Most nodes the expanded conditions of all loaded rules may have together. */
     maxExpandedNodesTotal: number;
+    /** Most rules of a load (host/engine/rules-bounds.ts); past it the load is refused with a located error. */
+    maxRules: number;
+    /** Most items of one list, appends included. */
+    maxListItems: number;
+    /** Longest condition of one rule or macro, in bytes. */
+    maxConditionBytes: number;
     /** Deadline of one ruleset compile; past it the compile worker is stopped and the load fails (the running ruleset stays); 0: none. */
     compileTimeoutSeconds: number;
     /** The compile worker's heap cap (MB): a compile that needs more fails the load instead of the process. */
@@ -54,19 +62,24 @@ export interface Config {
   /**
    * Audit webhook (docs/webhook.md): TLS files when set, else generated into <stateDir>/webhook-tls;
    * queue bounded in events and bytes; events bounded in bytes and nesting depth; on stop, accepted
-   * events are evaluated for at most drainTimeoutSeconds.
+   * events are evaluated for at most drainTimeoutSeconds; clients bounded in connections and in
+   * the time to send headers and the whole request (host/net/connections.ts).
    */
-  webhook: { enabled: boolean; address: string; port: number; path: string; sysPrefix: string; tlsCertFile: string; tlsKeyFile: string; tlsCaFile: string; queueSize: number; queueBytes: number; maxBodyBytes: number; maxEventBytes: number; maxEventDepth: number; drainTimeoutSeconds: number };
+  webhook: { enabled: boolean; address: string; port: number; path: string; sysPrefix: string; tlsCertFile: string; tlsKeyFile: string; tlsCaFile: string; queueSize: number; queueBytes: number; maxBodyBytes: number; maxEventBytes: number; maxEventDepth: number; drainTimeoutSeconds: number } & ClientLimits;
   /**
    * Event forwarder (docs/forwarder.md). `outputs.<name>.<setting>` configures each output (the
    * table in host/forwarder/outputs/table.ts, checked at load, falcosidekick's environment names
    * accepted); webhookUrl is the webhook output's address; customfields/templatedfields apply to
-   * every output.
+   * every output. Bodies of POST / are bounded by maxBodyBytes (413), clients as the webhook's; TLS
+   * when both tls files are set.
    */
-  forwarder: {
+  forwarder: ClientLimits & {
     enabled: boolean;
     address: string;
     port: number;
+    maxBodyBytes: number;
+    tlsCertFile: string;
+    tlsKeyFile: string;
     debugLogging: boolean;
     stdout: boolean;
     webhookUrl: string;
@@ -99,9 +112,9 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     stateDir: defaultStateDir(env),
     logLevel: 'info',
-    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes, compileTimeoutSeconds: 120, compileWorkerHeapMb: 2048, watch: true, disableTags: [], enableTags: [], disableNames: [] },
-    webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024, maxEventDepth: 300, drainTimeoutSeconds: 20 },
-    forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
+    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes, maxRules: DEFAULT_RULES_BOUNDS.maxRules, maxListItems: DEFAULT_RULES_BOUNDS.maxListItems, maxConditionBytes: DEFAULT_RULES_BOUNDS.maxConditionBytes, compileTimeoutSeconds: 120, compileWorkerHeapMb: 2048, watch: true, disableTags: [], enableTags: [], disableNames: [] },
+    webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024, maxEventDepth: 300, drainTimeoutSeconds: 20, maxConnectionsPerClient: 64, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30 },
+    forwarder: { enabled: true, address: '127.0.0.1', port: 2801, maxBodyBytes: 4 * 1024 * 1024, tlsCertFile: '', tlsKeyFile: '', maxConnectionsPerClient: 64, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080', externalScheme: 'https', tlsCertFile: '', tlsKeyFile: '', bootstrapFile: '' },

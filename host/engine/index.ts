@@ -5,6 +5,7 @@
 // The checker also asks the code generator about each leaf (codegen leafLimit): a leaf the
 // compiled evaluator cannot run fails its rule here (RAE_ERR_UNSUPPORTED, located), for both
 // engines, so a valid ruleset always compiles and none is left on the reference interpreter.
+import { checkRulesBounds, type RulesBounds } from './rules-bounds.js';
 import type { Expr } from './ast.js';
 import { checkCondition } from './checker.js';
 import { leafLimit } from './codegen/index.js';
@@ -76,8 +77,8 @@ export interface LoadResult {
 export interface LoadOptions {
   /** Append Falco's suggested output fields to syscall rule outputs (Falco default: true). */
   suggestedOutput?: boolean;
-  /** Bounds of the expanded conditions (default DEFAULT_EXPAND_LIMITS; `rae run`: rules.maxExpandedNodes*). */
-  limits?: Partial<ExpandLimits>;
+  /** Bounds of the expanded conditions and of the load (defaults DEFAULT_EXPAND_LIMITS, DEFAULT_RULES_BOUNDS; `rae run`: rules.maxExpandedNodes*, rules.max*). */
+  limits?: Partial<ExpandLimits & RulesBounds>;
 }
 
 /** Loads rules files, in order, into one ruleset. Never throws on bad input. */
@@ -91,6 +92,7 @@ export function loadRules(files: readonly RulesFile[], options: LoadOptions = {}
     items.push(...readRulesFile(src, diags));
   }
   const collected = collect(items, diags);
+  checkRulesBounds(collected, options.limits ?? {}, diags);
   const limits: ExpandLimits = {
     maxNodes: options.limits?.maxNodes ?? DEFAULT_EXPAND_LIMITS.maxNodes,
     maxTotalNodes: options.limits?.maxTotalNodes ?? DEFAULT_EXPAND_LIMITS.maxTotalNodes,

@@ -4,6 +4,7 @@
 // (stdout JSON lines by default, and the outputs of forwarder.outputs: outputs/table.ts).
 // Alerts dropped by a full output queue are reported by a rate-limited internal alert. The HTTP server runs when
 // `forwarder.enabled`; the outputs run either way. Consumes Config + Metrics; produces a Forwarder.
+import { readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Config } from '../config/config.js';
 import type { Metrics } from '../metrics/index.js';
@@ -15,7 +16,7 @@ import { createOutput, fieldAdapter } from './outputs/output.js';
 import { createStdoutOutput } from './outputs/stdout.js';
 import { resolveOutputs } from './outputs/table.js';
 import { Delivery, type Output, type OutputContext } from './outputs/types.js';
-import { startServer, type ForwarderServer, type Readiness } from './server.js';
+import { startServer, type ForwarderServer, type Readiness, type ServerLimits } from './server.js';
 
 export { TEST_RULE } from './normalize.js';
 export type { ComponentStatus, Readiness } from './server.js';
@@ -63,6 +64,22 @@ export function outputDropAlert(drops: ReadonlyMap<Destination, number>, hostnam
   return internalAlert(OUTPUT_DROP_RULE, 'Warning', ['forwarder', 'drops'], hostname, `${total} alert(s) dropped since the last report because an output's queue was full (${list})`, { n_drops: total, outputs: [...drops.keys()] }, now);
 }
 
+/** The server's bounds from the configuration, with the TLS PEMs read when both files are set (throws, naming the file, when one cannot be read). */
+export function serverLimits(fc: Config['forwarder']): ServerLimits {
+  const { maxBodyBytes, maxConnectionsPerClient, headersTimeoutSeconds, requestTimeoutSeconds, tlsCertFile, tlsKeyFile } = fc;
+  const limits: ServerLimits = { maxBodyBytes, maxConnectionsPerClient, headersTimeoutSeconds, requestTimeoutSeconds };
+  if (!tlsCertFile && !tlsKeyFile) return limits;
+  if (!tlsCertFile || !tlsKeyFile) throw new Error('forwarder: TLS needs both forwarder.tlsCertFile and forwarder.tlsKeyFile');
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new Error(`forwarder: cannot read ${file}: ${(err as Error).message}`);
+    }
+  };
+  return { ...limits, tls: { certPem: read(tlsCertFile), keyPem: read(tlsKeyFile) } };
+}
+
 /**
  * Starts the outputs and, when enabled, the HTTP server. A bad output setting (or an unreadable
  * certificate file) is a rejected promise whose message names the key.
@@ -72,6 +89,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   const fc = config.forwarder;
   const resolved = resolveOutputs(fc, opts.env ?? process.env);
   if (resolved.problems.length > 0) throw new Error(resolved.problems.map((p) => `config ${p.key}: ${p.message}`).join('; '));
+  const limits = fc.enabled ? serverLimits(fc) : undefined; // before any output starts: an unreadable TLS file leaks nothing
   const globalFieldNames = [...Object.keys(resolved.global.customfields), ...Object.keys(resolved.global.templatedfields)];
   const ctx: OutputContext = { metrics, log, hostname: opts.hostname, globalFieldNames };
   const writeLine = falcoJsonWriter(fc.falco);
@@ -124,7 +142,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   }
 
   let server: ForwarderServer | undefined;
-  if (fc.enabled) server = await startServer({ metrics, accept: submit, hostname: opts.hostname, log, readiness: opts.readiness }, fc.address, fc.port);
+  if (limits) server = await startServer({ metrics, accept: submit, hostname: opts.hostname, log, readiness: opts.readiness }, fc.address, fc.port, limits);
 
   return {
     submit,

@@ -12,9 +12,10 @@
 //   than POST on / or /test is 400 "Please send with post http method".
 // Bodies are read as text whatever the Content-Type (falcosidekick checks none), then parsed by
 // parseAlertJson. Consumes accepted alerts into `accept`; produces HTTP answers.
-import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { parseAlertJson, type Alert } from '../output/alert.js';
 import type { Metrics } from '../metrics/index.js';
+import { limitConnectionsPerClient, timeoutOptions, type ClientLimits } from '../net/connections.js';
 import { normalizePayload, testAlert } from './normalize.js';
 
 /** One part of the engine as /readyz shows it. */
@@ -58,8 +59,16 @@ const TEXT = 'text/plain; charset=utf-8';
 export const BAD_METHOD = 'Please send with post http method\n';
 export const BAD_BODY = 'Please send a valid request body';
 const HEALTHZ = Buffer.from('{"status": "ok"}');
-/** Larger bodies are refused with 413 before parsing. */
+/** The default of forwarder.maxBodyBytes: larger bodies are refused with 413 before parsing. */
 export const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/** The server's bounds (Config.forwarder) and, when both PEMs are given, TLS. */
+export interface ServerLimits extends ClientLimits {
+  maxBodyBytes: number;
+  tls?: { certPem: string; keyPem: string };
+}
+
+const DEFAULT_LIMITS: ServerLimits = { maxBodyBytes: BODY_LIMIT_BYTES, maxConnectionsPerClient: 64, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30 };
 
 function refuse(reply: FastifyReply, metrics: Metrics, text: string) {
   metrics.input(false);
@@ -67,9 +76,14 @@ function refuse(reply: FastifyReply, metrics: Metrics, text: string) {
 }
 
 /** Starts the server on `address:port` (port 0 picks a free port). */
-export async function startServer(deps: ServerDeps, address: string, port: number): Promise<ForwarderServer> {
+export async function startServer(deps: ServerDeps, address: string, port: number, limits: ServerLimits = DEFAULT_LIMITS): Promise<ForwarderServer> {
   const { metrics } = deps;
-  const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT_BYTES });
+  const timeouts = timeoutOptions(limits);
+  // one instance type for both: the routes below use nothing that differs between http and https
+  const app = (limits.tls
+    ? Fastify({ logger: false, bodyLimit: limits.maxBodyBytes, requestTimeout: timeouts.requestTimeout, https: { cert: limits.tls.certPem, key: limits.tls.keyPem, ...timeouts } })
+    : Fastify({ logger: false, bodyLimit: limits.maxBodyBytes, requestTimeout: timeouts.requestTimeout, http: timeouts })) as unknown as FastifyInstance;
+  limitConnectionsPerClient(app.server, limits.maxConnectionsPerClient, 'forwarder', deps.log);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
@@ -117,5 +131,5 @@ export async function startServer(deps: ServerDeps, address: string, port: numbe
   const bound = app.server.address();
   const actualPort = typeof bound === 'object' && bound ? bound.port : port;
   const host = address.includes(':') ? `[${address}]` : address;
-  return { url: `http://${host}:${actualPort}`, close: () => app.close() };
+  return { url: `${limits.tls ? 'https' : 'http'}://${host}:${actualPort}`, close: () => app.close() };
 }

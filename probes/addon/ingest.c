@@ -54,7 +54,10 @@ static uint32_t alloc(struct ctx *c, uint32_t n)
 	uint64_t at = c->heap;
 	if (at + n > c->heap_end)
 		return 0;
-	c->heap = (at + n + 7) & ~7ull;
+	/* the next allocation is 8-aligned, but never past the end: an unaligned end would otherwise
+	 * leave heap > heap_end in the state, which the next call refuses as a bad state */
+	uint64_t next = (at + n + 7) & ~7ull;
+	c->heap = next < c->heap_end ? next : c->heap_end;
 	return (uint32_t)at;
 }
 

@@ -5,6 +5,7 @@
 // than maxEventDepth keeps its place in the batch with the values past the bound cut (depth.ts),
 // and is reported as truncated. A body that is not JSON, or not an EventList/Event, is refused as
 // a whole. Consumes bytes; produces a DecodeResult.
+import { isUtf8 } from 'node:buffer';
 import { cutDeepValues } from './depth.js';
 import { classifyAuditDocument, isAuditEvent } from './document.js';
 
@@ -101,9 +102,24 @@ function cutDeep(event: unknown, index: number, maxDepth: number): TruncatedItem
   return cut === 0 ? undefined : { index, code: 'too_deep', reason: `${cut} value(s) nested deeper than maxEventDepth=${maxDepth} cut` };
 }
 
+/** Offset of the first byte that does not start a UTF-8 sequence (only called on a body that is not UTF-8). */
+function firstInvalidUtf8(buf: Buffer): number {
+  for (let i = 0; i < buf.length; ) {
+    const c = buf[i]!;
+    const n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    // isUtf8 over the one sequence rejects truncated, overlong and surrogate forms
+    if (n === 0 || (n > 1 && !isUtf8(buf.subarray(i, i + n)))) return i;
+    i += n;
+  }
+  return buf.length;
+}
+
 /** Decodes a request body within the per-event limits. */
 export function decodeAuditBody(body: Buffer, limits: EventLimits): DecodeResult {
   const { maxEventBytes, maxEventDepth } = limits;
+  // JSON text is UTF-8 (RFC 8259 §8.1); decoding other bytes would turn them into U+FFFD
+  // silently, and a rule would then judge text that the API server never sent.
+  if (!isUtf8(body)) return { ok: false, code: 'invalid_json', message: `invalid JSON: not UTF-8 (byte ${firstInvalidUtf8(body)})` };
   let doc: unknown;
   try {
     doc = JSON.parse(body.toString('utf8'));

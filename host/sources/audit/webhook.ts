@@ -7,6 +7,8 @@
 //   405  another method (Allow: POST)   413  body over maxBodyBytes   415  not application/json
 //   429  the queue is full (Retry-After: 1; the API server sends the batch again)
 //   503  the engine is stopping (Retry-After: 1)
+//   408  (Node's) headers or the whole request not sent within headersTimeoutSeconds/requestTimeoutSeconds
+// A connection past maxConnectionsPerClient from one address is closed as it arrives (net/connections.ts).
 // Refusals carry {"code","message"}; every answer is counted in
 // enginesecurity_engine_webhook_requests_total{status,reason}. Items over maxEventBytes and items
 // that are not events are skipped, reported in the 200 body and counted as dropped events; events
@@ -15,6 +17,7 @@
 // Consumes Config.webhook, TLS PEMs and an evaluate function; produces a listening AuditWebhook.
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.js';
+import { limitConnectionsPerClient, timeoutOptions } from '../../net/connections.js';
 import type { Metrics, WebhookReason } from '../../metrics/index.js';
 import type { SourceEvent } from '../types.js';
 import { decodeAuditBody } from './batch.js';
@@ -38,7 +41,7 @@ export const WEBHOOK_STATUS: Record<WebhookReason, number> = {
 
 /** What startWebhook needs. */
 export interface WebhookOptions {
-  webhook: Pick<Config['webhook'], 'address' | 'port' | 'path' | 'maxBodyBytes' | 'maxEventBytes' | 'maxEventDepth' | 'queueSize' | 'queueBytes'>;
+  webhook: Pick<Config['webhook'], 'address' | 'port' | 'path' | 'maxBodyBytes' | 'maxEventBytes' | 'maxEventDepth' | 'queueSize' | 'queueBytes'> & Partial<Pick<Config['webhook'], 'maxConnectionsPerClient' | 'headersTimeoutSeconds' | 'requestTimeoutSeconds'>>;
   tls: { certPem: string; keyPem: string };
   /** Evaluates one batch (DetectionEngine.evaluate); a returned promise is awaited before the next. */
   evaluate(events: readonly SourceEvent[]): number | Promise<number>;
@@ -93,7 +96,9 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
     return reply.code(status).type('application/json').send(JSON.stringify({ code: reason, message }));
   }
 
-  const app = Fastify({ logger: false, https: { cert: opts.tls.certPem, key: opts.tls.keyPem }, bodyLimit: w.maxBodyBytes, requestTimeout: 30_000, return503OnClosing: false });
+  const timeouts = timeoutOptions({ maxConnectionsPerClient: 0, headersTimeoutSeconds: w.headersTimeoutSeconds ?? 10, requestTimeoutSeconds: w.requestTimeoutSeconds ?? 30 });
+  const app = Fastify({ logger: false, https: { cert: opts.tls.certPem, key: opts.tls.keyPem, ...timeouts }, bodyLimit: w.maxBodyBytes, requestTimeout: timeouts.requestTimeout, return503OnClosing: false });
+  limitConnectionsPerClient(app.server, w.maxConnectionsPerClient ?? 64, 'webhook', log);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: w.maxBodyBytes }, (_req, body, done) => done(null, body));
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, _req, reply) => {

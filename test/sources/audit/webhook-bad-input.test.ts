@@ -61,6 +61,7 @@ const cases: Case[] = [
   ['body over 12 MiB (Content-Length)', { body: Buffer.alloc(12 * MiB + 1, 0x20) }, 413, 'body_too_large'],
   ['body over 12 MiB (chunked)', { body: chunks(12 * MiB + 1) }, 413, 'body_too_large'],
   ['invalid JSON', { body: '{"kind": "EventList", "items": [' }, 400, 'invalid_json', (a) => assert.match(a.text, 'invalid JSON: ')],
+  ['invalid UTF-8 in a string', { body: Buffer.concat([Buffer.from(GOOD.slice(0, 40)), Buffer.from([0xc3, 0x28]), Buffer.from(GOOD.slice(40))]) }, 400, 'invalid_json', (a) => assert.match(a.text, 'invalid JSON: not UTF-8 (byte 40)')],
   ['empty body', { body: '' }, 400, 'invalid_json', (a) => assert.match(a.text, 'empty body')],
   ['a JSON array', { body: JSON.stringify([event('a')]) }, 400, 'not_audit_events'],
   ['a JSON string', { body: '"EventList"' }, 400, 'not_audit_events'],
