@@ -7,6 +7,7 @@
 import { connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
+import { upsertSetting } from '../../../host/api/db/index.js';
 import { envelope, sentryEvent } from '../cases/ingestion.js';
 import type { TestApi, World } from './api.js';
 
@@ -233,6 +234,11 @@ export interface FuzzResult {
   failures: FuzzFailure[];
 }
 
+async function restoreIngestion({ api, id, key }: FuzzWorld): Promise<void> {
+  await upsertSetting(api.db, id, true, true);
+  await api.db.query('INSERT INTO error_tracking_client_keys (project_id, public_key) VALUES ($1, $2) ON CONFLICT (public_key) DO NOTHING', [id, key]);
+}
+
 /** Runs the property for `numRuns` requests (or until `timeLimitMs`). */
 export async function fuzzApi(world: FuzzWorld, opts: { seed: number; numRuns: number; timeLimitMs: number }): Promise<FuzzResult> {
   const result: FuzzResult = { tried: 0, statuses: {}, failures: [] };
@@ -241,6 +247,9 @@ export async function fuzzApi(world: FuzzWorld, opts: { seed: number; numRuns: n
   const cases = fc.sample(fuzzRequests(world), { seed: opts.seed, numRuns: opts.numRuns });
   for (const req of cases) {
     if (Date.now() - started > opts.timeLimitMs) break;
+    // Generated PUTs, PATCHes and DELETEs turn ingestion off or delete its key; restoring both
+    // every few requests keeps the ingestion cases reaching the parsers and the database.
+    if (result.tried % 10 === 0) await restoreIngestion(world);
     result.tried++;
     const { status, reason } = await checkRequest(world, req);
     result.statuses[status] = (result.statuses[status] ?? 0) + 1;
