@@ -16,7 +16,9 @@ if (args.includes('--help') || args.includes('-h')) {
   process.stdout.write(`Usage: npm run bench [-- NAME ...]\n\nScenarios: ${available.join(', ')}\n`);
   process.exit(0);
 }
-const wanted = args.length > 0 ? args : available;
+// A NAME also runs its parts, bench/NAME-*.ts (`fuzz` runs fuzz-api, ...); a NAME with parts needs no file of its own.
+const parts = (w: string) => available.filter((a) => a.startsWith(`${w}-`));
+const wanted = args.length > 0 ? [...new Set(args.flatMap((w) => [...(available.includes(w) || parts(w).length === 0 ? [w] : []), ...parts(w)]))] : available;
 const unknown = wanted.filter((w) => !available.includes(w));
 if (unknown.length > 0) {
   process.stderr.write(`bench: unknown scenario(s): ${unknown.join(', ')} (available: ${available.join(', ')})\n`);

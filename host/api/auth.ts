@@ -33,9 +33,12 @@ function param(q: Record<string, unknown>, name: string): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
-/** The token a request carries: PRIVATE-TOKEN, private_token, Authorization: Bearer, access_token. */
+/**
+ * The token a request carries, in GitLab's order (AuthFinders#find_personal_access_token): the
+ * private_token parameter, the PRIVATE-TOKEN header, then Authorization: Bearer, access_token.
+ */
 export function tokenFrom(input: Pick<GuardInput, 'headers' | 'query'>): string | undefined {
-  const priv = header(input.headers, 'private-token') || param(input.query, 'private_token');
+  const priv = param(input.query, 'private_token') || header(input.headers, 'private-token');
   if (priv) return priv;
   const auth = header(input.headers, 'authorization');
   const m = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;

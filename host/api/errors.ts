@@ -37,8 +37,13 @@ const REGISTRY = {
   // Sentry ingestion (lib/api/error_tracking/collector.rb, lib/gitlab/middleware/compressed_json.rb)
   SENTRY_UNPARSABLE: [400, { message: '400 Bad request - Failed to parse sentry request' }],
   SENTRY_UNSUPPORTED: [400, { message: '400 Bad request - Unsupported sentry payload' }],
+  SENTRY_UNKNOWN_ITEM: [400, { message: '400 Bad Request' }], // collector.rb: "unknown request type"
+  // a setting the model refuses: enabled, not integrated (Sentry mode) and no api_url (ProjectErrorTrackingSetting)
+  SETTING_INVALID: [400, { message: '400 Bad request - Api url is a required field' }],
   PAYLOAD_TOO_LARGE: [413, 'Payload Too Large'],
   INTERNAL: [500, { message: '500 Internal Server Error' }],
+  // the storage is gone (PGlite's directory removed): nothing can be stored or read until a restart
+  STORAGE_UNAVAILABLE: [503, { message: '503 Service Unavailable' }],
 } as const satisfies Record<string, readonly [number, Record<string, string> | string]>;
 
 export type ApiErrorCode = keyof typeof REGISTRY | 'INVALID_PARAMS' | 'SENTRY_INVALID_FIELD';

@@ -5,11 +5,14 @@ import { readFileSync } from 'node:fs';
 import type { Config } from '../config/config.js';
 import { applyBootstrap, parseBootstrap } from './bootstrap.js';
 import { openApiDatabase, type Db } from './db/index.js';
+import type { DsnBase } from './entities.js';
+import { apiLimitsOf, type ApiLimits } from './limits.js';
 import { buildServer } from './server.js';
 
 export { applyBootstrap, parseBootstrap } from './bootstrap.js';
 export { openApiDatabase, pgliteDir } from './db/index.js';
 export { buildServer } from './server.js';
+export { apiLimitsOf, type ApiLimits } from './limits.js';
 
 /** A running API. */
 export interface RunningApi {
@@ -37,6 +40,11 @@ export async function startApi(opts: { config: Config; log: (msg: string) => voi
   if (api.externalScheme !== 'https' && api.externalScheme !== 'http') {
     throw new ApiStartError(`api.externalScheme: expected https or http, got ${JSON.stringify(api.externalScheme)}`);
   }
+  if (api.externalHost !== '' && !validHost(api.externalHost)) {
+    throw new ApiStartError(`api.externalHost: expected host or host:port, got ${JSON.stringify(api.externalHost)}`);
+  }
+  const limits = apiLimitsOf(api);
+  if ('problem' in limits) throw new ApiStartError(limits.problem);
   const { db, applied } = await openApiDatabase({ stateDir: opts.config.stateDir, databaseUrl });
   try {
     const where = db.kind === 'pglite' ? `PGlite at ${db.location}` : `PostgreSQL at ${db.location}`;
@@ -46,16 +54,18 @@ export async function startApi(opts: { config: Config; log: (msg: string) => voi
       if (!result.ok) throw new ApiStartError(`api.bootstrapFile: ${result.problems.join('; ')}`);
       opts.log(`api: bootstrap ${api.bootstrapFile}: ${result.summary}`);
     }
-    return await listen(db, opts, tls);
+    return await listen(db, opts, tls, limits);
   } catch (err) {
     await db.close().catch(() => {});
     throw err;
   }
 }
 
-async function listen(db: Db, opts: { config: Config; log: (msg: string) => void }, tls: { cert: Buffer; key: Buffer } | undefined): Promise<RunningApi> {
+async function listen(db: Db, opts: { config: Config; log: (msg: string) => void }, tls: { cert: Buffer; key: Buffer } | undefined, limits: ApiLimits): Promise<RunningApi> {
   const api = opts.config.api;
-  const app = await buildServer({ db, tls, log: opts.log, dsnBase: { scheme: api.externalScheme, host: api.externalHost } }).catch((err: Error) => {
+  // Filled in once the port is known (api.port 0 listens on a free one).
+  const dsnBase: DsnBase = { scheme: api.externalScheme, host: api.externalHost };
+  const app = await buildServer({ db, tls, log: opts.log, dsnBase, limits }).catch((err: Error) => {
     throw new ApiStartError(tls ? `api TLS: ${err.message}` : `api: ${err.message}`);
   });
   try {
@@ -66,9 +76,10 @@ async function listen(db: Db, opts: { config: Config; log: (msg: string) => void
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : api.port;
+  if (api.externalHost === '') dsnBase.host = defaultExternalHost(api.externalScheme, port);
   const host = api.address.includes(':') ? `[${api.address}]` : api.address;
   const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
-  opts.log(`api: listening on ${url}/api/v4 (DSNs point at ${api.externalScheme}://${api.externalHost})`);
+  opts.log(`api: listening on ${url}/api/v4 (DSNs and links point at ${dsnBase.scheme}://${dsnBase.host})`);
   let closed = false;
   return {
     url,
@@ -80,6 +91,16 @@ async function listen(db: Db, opts: { config: Config; log: (msg: string) => void
       await db.close();
     },
   };
+}
+
+/** `localhost:<port>`, the port left out when it is the scheme's default (443, 80), as GitLab's URLs. */
+export function defaultExternalHost(scheme: string, port: number): string {
+  return (scheme === 'https' && port === 443) || (scheme === 'http' && port === 80) ? 'localhost' : `localhost:${port}`;
+}
+
+/** A host name or address with an optional port, nothing else (no path, user or scheme). */
+function validHost(host: string): boolean {
+  return /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host);
 }
 
 function readTls(certFile: string, keyFile: string): { cert: Buffer; key: Buffer } | undefined {

@@ -96,8 +96,29 @@ export interface Config {
   resources: { dir: string; apiGroup: string; maxFiles: number; maxFileBytes: number };
   /** controlPlaneManager: publish the API server's audit webhook configuration while the audit source runs ('' = <stateDir>/audit-webhook-config.yaml). */
   module: { controlPlaneManager: boolean; auditWebhookConfigFile: string };
-  /** REST API (docs/api.md): DSNs use externalScheme://...@externalHost; TLS when both tls files are set; bootstrapFile is YAML applied at start. */
-  api: { enabled: boolean; address: string; port: number; externalHost: string; externalScheme: string; tlsCertFile: string; tlsKeyFile: string; bootstrapFile: string };
+  /**
+   * REST API (docs/api.md): DSNs and pagination links use externalScheme://externalHost ('' =
+   * localhost:<port>, the port left out when it is the scheme's default); TLS when both tls files
+   * are set; bootstrapFile is YAML applied at start. The limits (docs/security-api.md): body
+   * sizes, URL and header bytes, connections per client address, header and request timeouts.
+   */
+  api: {
+    enabled: boolean;
+    address: string;
+    port: number;
+    externalHost: string;
+    externalScheme: string;
+    tlsCertFile: string;
+    tlsKeyFile: string;
+    bootstrapFile: string;
+    maxBodyBytes: number;
+    maxEventBytes: number;
+    maxUrlBytes: number;
+    maxHeaderBytes: number;
+    maxConnectionsPerClient: number;
+    headersTimeoutSeconds: number;
+    requestTimeoutSeconds: number;
+  };
 }
 
 /** The default state directory: $RAE_STATE_DIR, else /var/lib/runtime-audit-engine for root, else ~/.local/state. */
@@ -117,7 +138,23 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, maxBodyBytes: 4 * 1024 * 1024, tlsCertFile: '', tlsKeyFile: '', maxConnectionsPerClient: 64, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
-    api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080', externalScheme: 'https', tlsCertFile: '', tlsKeyFile: '', bootstrapFile: '' },
+    api: {
+      enabled: true,
+      address: '127.0.0.1',
+      port: 8080,
+      externalHost: '',
+      externalScheme: 'https',
+      tlsCertFile: '',
+      tlsKeyFile: '',
+      bootstrapFile: '',
+      maxBodyBytes: 1024 * 1024,
+      maxEventBytes: 200 * 1024,
+      maxUrlBytes: 8192,
+      maxHeaderBytes: 16 * 1024,
+      maxConnectionsPerClient: 64,
+      headersTimeoutSeconds: 20,
+      requestTimeoutSeconds: 60,
+    },
   };
 }
 

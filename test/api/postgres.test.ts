@@ -4,6 +4,7 @@
 import { test } from 'uvu';
 import { accessSuites } from './cases/access.js';
 import { finalSuite } from './cases/final.js';
+import { hardeningSuite } from './cases/hardening.js';
 import { ingestionSuites } from './cases/ingestion.js';
 import { lifecycleSuite } from './cases/lifecycle.js';
 import { sentrySdkSuite } from './cases/sentry-sdk.js';
@@ -23,5 +24,6 @@ if ('unavailable' in storage) {
   sentrySdkSuite(storage);
   lifecycleSuite(storage);
   unstorableSuite(storage);
+  hardeningSuite(storage);
   finalSuite(storage);
 }

@@ -1,8 +1,8 @@
 // Opens the API's database: PGlite (embedded PostgreSQL) in a directory, or a PostgreSQL server
 // when a connection URL is given. Consumes a location; produces a `Db` with one query interface,
 // so every query and migration is written once, in PostgreSQL's dialect, for both.
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 
@@ -21,6 +21,12 @@ export interface Db extends Queryable {
   readonly location: string;
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it rejects. */
   transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Why the storage cannot be used any more, or undefined: PGlite's directory removed under the
+   * running process (its writes would be acknowledged and lost, its reads fail). A stat, cheap
+   * enough for every request. PostgreSQL reports its failures through the queries themselves.
+   */
+  unavailable(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -76,6 +82,7 @@ async function openPostgres(url: string): Promise<Db> {
         c.release();
       }
     },
+    unavailable: () => undefined,
     close: () => pool.end(),
   };
 }
@@ -142,6 +149,7 @@ async function openPglite(dir: string): Promise<Db> {
     location: dir,
     ...q(db),
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => db.transaction((tx) => fn(q(tx))),
+    unavailable: () => (existsSync(join(dir, 'PG_VERSION')) ? undefined : `the PGlite directory ${dir} is gone (removed while the API ran)`),
     async close() {
       try {
         await db.close();

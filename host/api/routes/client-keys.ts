@@ -20,7 +20,7 @@ export function registerClientKeyRoutes(app: FastifyInstance, ctx: RouteContext)
     if (!p.ok) return sendError(reply, p.error);
     const { page, perPage } = pageOf(p.values);
     const { rows, total } = await listKeys(ctx.db, callerOf(request).project.id, perPage, (page - 1) * perPage);
-    setPaginationHeaders(request, reply, page, perPage, total);
+    setPaginationHeaders(request, reply, ctx.dsnBase, { page, perPage, total });
     return reply.code(200).send(rows.map((k) => clientKeyEntity(ctx.dsnBase, k)));
   });
 

@@ -6,24 +6,25 @@
 // active key of this project (404). Bodies may be gzip/deflate/br; above 200 KiB decompressed: 413.
 // A string PostgreSQL cannot store in an envelope or item header, or in the key, is a 400 "Bad
 // Request" (server.ts refuses it in the path and query); in an event payload a null byte is
-// dropped (GitLab's collector accepts them, event.ts) and a lone surrogate is a 400.
+// dropped (GitLab's collector accepts them, event.ts) and a lone surrogate is a 400. An item whose
+// type Sentry does not define (or no type) is GitLab's 400 "Bad Request"; the item types SDKs send
+// besides events (transaction, session, client_report, ...) are accepted and not stored.
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { resolveProject } from '../auth.js';
+import { utf8Text } from '../body.js';
 import { getSetting, isActiveKey, recordErrorEvent, type ErrorEventInput } from '../db/index.js';
 import { apiError, isApiError, type ApiError } from '../errors.js';
 import { eventToError } from '../collector/event.js';
-import { keyFromDsn, parseEnvelope } from '../collector/envelope.js';
+import { isSentryItemType, keyFromDsn, parseEnvelope } from '../collector/envelope.js';
 import { unstorableText, unstorableValue } from '../storable.js';
 import { sendError, type RouteContext } from './common.js';
 
-/** GitLab's Gitlab::Middleware::CompressedJson::MAXIMUM_BODY_SIZE. */
-export const MAX_EVENT_BODY = 200 * 1024;
-
 const BASE = '/errortracking/api/v1/projects/api/:pid';
 
-function decompress(body: Buffer, encoding: string | undefined): Buffer | ApiError {
-  const opts = { maxOutputLength: MAX_EVENT_BODY + 1 };
+/** The body decompressed, at most `max` bytes (api.maxEventBytes; GitLab's CompressedJson::MAXIMUM_BODY_SIZE is 200 KiB). */
+function decompress(body: Buffer, encoding: string | undefined, max: number): Buffer | ApiError {
+  const opts = { maxOutputLength: max + 1 };
   let out: Buffer;
   try {
     const enc = (encoding ?? 'identity').trim().toLowerCase();
@@ -35,7 +36,7 @@ function decompress(body: Buffer, encoding: string | undefined): Buffer | ApiErr
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? apiError('PAYLOAD_TOO_LARGE') : apiError('SENTRY_UNPARSABLE');
   }
-  return out.length > MAX_EVENT_BODY ? apiError('PAYLOAD_TOO_LARGE') : out;
+  return out.length > max ? apiError('PAYLOAD_TOO_LARGE') : out;
 }
 
 /** The public key from `?sentry_key=` or the X-Sentry-Auth header; null = header without a key. */
@@ -52,7 +53,7 @@ type Parsed = { eventId: string | null; events: unknown[] };
 function parseBody(kind: 'envelope' | 'store', body: Buffer): { parsed: Parsed; dsnKey?: string } | ApiError {
   if (kind === 'store') {
     try {
-      const event: unknown = JSON.parse(body.toString('utf8'));
+      const event: unknown = JSON.parse(utf8Text(body));
       if (unstorableValue(event, { allowNul: true })) return apiError('BAD_REQUEST');
       const id = (event as { event_id?: unknown } | null)?.event_id;
       return { parsed: { eventId: typeof id === 'string' ? id : null, events: [event] } };
@@ -65,10 +66,11 @@ function parseBody(kind: 'envelope' | 'store', body: Buffer): { parsed: Parsed; 
   if (unstorableValue([env.header, ...env.items.map((i) => i.header)])) return apiError('BAD_REQUEST');
   const events: unknown[] = [];
   for (const item of env.items) {
+    if (!isSentryItemType(item.header.type)) return apiError('SENTRY_UNKNOWN_ITEM');
     if (item.header.type !== 'event') continue; // transactions, sessions, client reports: accepted, not stored
     let event: unknown;
     try {
-      event = JSON.parse(item.payload.toString('utf8'));
+      event = JSON.parse(utf8Text(item.payload));
     } catch {
       return apiError('SENTRY_UNPARSABLE');
     }
@@ -86,7 +88,7 @@ async function ingest(ctx: RouteContext, kind: 'envelope' | 'store', request: Fa
   if (!setting || !setting.enabled || !setting.integrated) return sendError(reply, apiError('NOT_FOUND'));
   let key = keyFromRequest(request);
   const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  const body = decompress(raw, request.headers['content-encoding'] as string | undefined);
+  const body = decompress(raw, request.headers['content-encoding'] as string | undefined, ctx.limits.maxEventBytes);
   if (isApiError(body)) return sendError(reply, body);
   const result = parseBody(kind, body);
   if (isApiError(result) && result.code === 'BAD_REQUEST') return sendError(reply, result);
@@ -114,7 +116,7 @@ async function ingest(ctx: RouteContext, kind: 'envelope' | 'store', request: Fa
 export async function registerCollectorRoutes(app: FastifyInstance, ctx: RouteContext): Promise<void> {
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_EVENT_BODY }, (_req, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: ctx.limits.maxEventBytes }, (_req, body, done) => done(null, body));
     // Browser SDKs post cross-origin; the key in the query string avoids a preflight, but allow one.
     scope.addHook('onSend', async (_request, reply) => {
       reply.header('access-control-allow-origin', '*');
@@ -126,7 +128,7 @@ export async function registerCollectorRoutes(app: FastifyInstance, ctx: RouteCo
       return sendError(reply, apiError('INTERNAL'));
     });
     for (const kind of ['envelope', 'store'] as const) {
-      scope.post(`${BASE}/${kind}`, { bodyLimit: MAX_EVENT_BODY }, (request, reply) => ingest(ctx, kind, request, reply));
+      scope.post(`${BASE}/${kind}`, { bodyLimit: ctx.limits.maxEventBytes }, (request, reply) => ingest(ctx, kind, request, reply));
       scope.options(`${BASE}/${kind}`, async (request, reply) =>
         reply
           .code(204)

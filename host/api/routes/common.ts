@@ -5,13 +5,16 @@ import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify
 import { guard, type Caller } from '../auth.js';
 import type { Db } from '../db/index.js';
 import type { DsnBase } from '../entities.js';
+import type { ApiLimits } from '../limits.js';
 import { mergeParams, validateParams, type ParamSpec, type ParamValue } from '../params.js';
 import type { ApiError } from '../errors.js';
 
 /** What every route needs. */
 export interface RouteContext {
   db: Db;
+  /** The configured external scheme and host: DSNs and pagination links (never the request's Host). */
   dsnBase: DsnBase;
+  limits: ApiLimits;
   /** Log lines (stderr); never request bodies or tokens. */
   log: (msg: string) => void;
 }
@@ -71,12 +74,22 @@ export function pageOf(values: Record<string, ParamValue>): { page: number; perP
   return { page, perPage: per };
 }
 
-/** Sets X-Page, X-Per-Page, X-Next-Page, X-Prev-Page, X-Total, X-Total-Pages and Link. */
-export function setPaginationHeaders(request: FastifyRequest, reply: FastifyReply, page: number, perPage: number, total: number): void {
+/**
+ * Sets X-Page, X-Per-Page, X-Next-Page, X-Prev-Page, X-Total, X-Total-Pages and Link, as GitLab's
+ * OffsetHeaderBuilder with Kaminari: a page past the end has neither a next nor a previous page.
+ * Links point at the configured external host: a request's Host header is the client's to choose.
+ */
+export function setPaginationHeaders(request: FastifyRequest, reply: FastifyReply, base: DsnBase, paging: { page: number; perPage: number; total: number }): void {
+  const { page, perPage, total } = paging;
   const totalPages = Math.max(1, Math.ceil(total / perPage));
-  const next = page < totalPages ? page + 1 : null;
-  const prev = page > 1 ? Math.min(page - 1, totalPages) : null;
-  const url = new URL(request.url, `${request.protocol}://${request.headers.host ?? 'localhost'}`);
+  const inRange = page <= totalPages;
+  const next = inRange && page < totalPages ? page + 1 : null;
+  const prev = inRange && page > 1 ? page - 1 : null;
+  // The path and query are set on the base, never resolved against it (`//host/...` would win).
+  const url = new URL(`${base.scheme}://${base.host}`);
+  const q = request.url.indexOf('?');
+  url.pathname = q === -1 ? request.url : request.url.slice(0, q);
+  url.search = q === -1 ? '' : request.url.slice(q);
   for (const secret of ['private_token', 'access_token']) url.searchParams.delete(secret); // never echo credentials
   const link = (p: number, rel: string): string => {
     const u = new URL(url);

@@ -27,7 +27,7 @@ export function registerErrorListRoutes(app: FastifyInstance, ctx: RouteContext)
       limit: perPage,
       offset: (page - 1) * perPage,
     });
-    setPaginationHeaders(request, reply, page, perPage, total);
+    setPaginationHeaders(request, reply, ctx.dsnBase, { page, perPage, total });
     return reply.code(200).send(rows);
   });
 }

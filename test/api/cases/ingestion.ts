@@ -19,8 +19,8 @@ export type IngestionCtx = { api: TestApi; w: World; key: string; id: number };
 type Ctx = IngestionCtx;
 
 /** A running API with the seeded world, an active integrated setting on its project and a client key. */
-export async function startIngestionApi(storage: Storage): Promise<IngestionCtx> {
-  const api = await startTestApi(storage);
+export async function startIngestionApi(storage: Storage, opts: Parameters<typeof startTestApi>[1] = {}): Promise<IngestionCtx> {
+  const api = await startTestApi(storage, opts);
   const w = await seedWorld(api.db);
   const id = w.project.id;
   await upsertSetting(api.db, id, true, true);

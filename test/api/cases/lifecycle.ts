@@ -95,7 +95,11 @@ export function lifecycleSuite(storage: Storage): void {
     const token = 'glpat-bootstrapToken123456';
     const file = join(loc.stateDir, 'bootstrap.yaml');
     writeFileSync(file, BOOTSTRAP(token));
-    const configure = (c: { api: { bootstrapFile: string } }) => (c.api.bootstrapFile = file);
+    // a fixed external host: the DSNs listed before and after the restart compare equal
+    const configure = (c: { api: { bootstrapFile: string; externalHost: string } }) => {
+      c.api.bootstrapFile = file;
+      c.api.externalHost = 'errors.example.com';
+    };
     const h = { 'private-token': token };
     const base = '/api/v4/projects/demo%2Fweb/error_tracking';
     const first = await startTestApi(storage, { location: loc, configure });

@@ -58,9 +58,11 @@ export function sentrySdkSuite(storage: Storage): void {
     const base = `/api/v4/projects/${encodeURIComponent(w.project.path)}/error_tracking`;
     expectRes(await api.call('PUT', `${base}/settings`, { headers: h, json: { active: true, integrated: true } }), 200);
     const key = (await api.call('POST', `${base}/client_keys`, { headers: h })).json as { id: number; public_key: string; errtrack_dsn: string };
-    // the DSN names the configured external host; the test points it at this server
-    assert.is(key.errtrack_dsn, `https://${key.public_key}@localhost:8080/errortracking/api/v1/projects/${w.project.id}`);
-    const dsn = key.errtrack_dsn.replace('@localhost:8080/', `@${new URL(api.url).host}/`);
+    // no api.externalHost: the DSN names localhost and the port the API listens on; the test
+    // certificate is for 127.0.0.1, so the SDK is pointed there
+    const port = new URL(api.url).port;
+    assert.is(key.errtrack_dsn, `https://${key.public_key}@localhost:${port}/errortracking/api/v1/projects/${w.project.id}`);
+    const dsn = key.errtrack_dsn.replace(`@localhost:${port}/`, `@127.0.0.1:${port}/`);
     const sdk = sdkProgram(dsn, tls.certFile);
     try {
       const first = await sdk.report('cart is empty');
