@@ -57,6 +57,9 @@ if [ "$purpose" = test ]; then
     "mosquitto /usr/sbin/mosquitto"
     "rsyslog /usr/sbin/rsyslogd"
     "exim4-daemon-light /usr/sbin/exim4"
+    "podman /usr/bin/podman"
+    "runc /usr/sbin/runc"
+    "busybox-static /bin/busybox"
   )
 fi
 missing=()
