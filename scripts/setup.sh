@@ -57,8 +57,12 @@ if [ "$purpose" = test ]; then
     "mosquitto /usr/sbin/mosquitto"
     "rsyslog /usr/sbin/rsyslogd"
     "exim4-daemon-light /usr/sbin/exim4"
-    "podman /usr/bin/podman"
+    # container runtimes the container-metadata tests start privately (containerd pulls runc);
+    # busybox-static is the offline images' userland (test/helpers/containers/)
+    "containerd /usr/bin/containerd"
     "runc /usr/sbin/runc"
+    "docker.io /usr/sbin/dockerd"
+    "podman /usr/bin/podman"
     "busybox-static /bin/busybox"
   )
 fi

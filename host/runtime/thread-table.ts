@@ -430,16 +430,28 @@ export class ThreadTable {
   }
 }
 
-const HEX = /^[0-9a-f]{64}$/;
-/** An exec through an fd whose file is on no mounted path (a memfd: the probe's walk yields `/`). */
 const FD_PATH = /^\/(?:proc\/(?:self|\d+)\/fd|dev\/fd)\/\d+$/;
 
-/** container.id from a cgroup v2 path: the first 12 hex digits of a 64-digit id, else 'host'. */
+/**
+ * One path component naming a container by its 64-hex id, in the shapes of Falco's container
+ * plugin matchers (plugins/container/src/matchers): cgroupfs `<id>` (docker, CRI under kubepods),
+ * `libpod-<id>`, systemd `docker-|crio-|cri-containerd-|libpod-<id>.scope`, and containerd
+ * without SystemdCgroup `<parent>.slice:cri-containerd:<id>`. `libpod-conmon-<id>` is the host.
+ */
+const HEX_ID = /^(?:(?:docker|crio|cri-containerd|libpod)-)?([0-9a-f]{64})(?:\.scope)?$|:cri-containerd:([0-9a-f]{64})$/;
+/** Plain containerd (`ctr run`): `/<namespace>/<id>`, any id of 1-64 characters (Falco's containerd matcher). */
+const CONTAINERD = /^\/[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*\/([^/]{1,64})$/;
+/** systemd units on a systemd host are the host, not a containerd namespace/id pair. */
+const SYSTEMD_UNIT = /\.(?:service|slice|scope)$/;
+
+/** container.id from a cgroup v2 path: the first 12 characters of the container's id, else 'host'. */
 export function containerId(cgroup: Uint8Array): Uint8Array {
   const text = Buffer.from(cgroup).toString('latin1');
   for (const part of text.split('/').reverse()) {
-    const m = /([0-9a-f]{64})(\.scope)?$/.exec(part);
-    if (m && HEX.test(m[1]!)) return Buffer.from(m[1]!.slice(0, 12));
+    const m = HEX_ID.exec(part);
+    if (m) return Buffer.from((m[1] ?? m[2]!).slice(0, 12));
   }
+  const c = CONTAINERD.exec(text);
+  if (c && !SYSTEMD_UNIT.test(text)) return Buffer.from(c[1]!.slice(0, 12));
   return Buffer.from('host');
 }

@@ -1,0 +1,146 @@
+// Container metadata from Docker or Podman through the Engine REST API on their unix socket
+// (undici): GET /containers/json, /containers/{id}/json, /images/{id}/json and the /events
+// stream, mapped as Falco's docker and podman engines map them; for Podman also the libpod
+// endpoint for ImageName/ImageDigest (https://docs.podman.io/en/latest/_static/api.html).
+import { Client } from 'undici';
+import { keptLabels, podFromLabels, shortId, splitImage, type ContainerMount, type ContainerRecord } from './record.js';
+import type { MetadataSource, RuntimeEvent, Watch } from './source.js';
+
+/** Docker Engine API version both speak (dockerd 20.10, podman 4 compat). */
+const API = '/v1.41';
+const LIBPOD = '/v4.0.0/libpod';
+
+/** Options of an Engine API source. */
+export interface EngineOptions {
+  callTimeoutMs: number;
+}
+
+/** An HTTP error status from the runtime. */
+class HttpError extends Error {
+  constructor(readonly status: number, path: string) {
+    super(`${path}: HTTP ${status}`);
+  }
+}
+
+/** Docker (`flavor` docker) or Podman (`podman`) on `socket`. */
+export class EngineSource implements MetadataSource {
+  private readonly client: Client;
+
+  constructor(
+    readonly name: 'docker' | 'podman',
+    readonly socket: string,
+    private readonly opts: EngineOptions = { callTimeoutMs: 5000 },
+  ) {
+    this.client = new Client('http://localhost', { socketPath: socket, headersTimeout: opts.callTimeoutMs, bodyTimeout: opts.callTimeoutMs });
+  }
+
+  private async json<T>(path: string): Promise<T | undefined> {
+    const res = await this.client.request({ method: 'GET', path, signal: AbortSignal.timeout(this.opts.callTimeoutMs) });
+    if (res.statusCode === 404) {
+      await res.body.dump();
+      return undefined;
+    }
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new HttpError(res.statusCode, path);
+    }
+    return (await res.body.json()) as T;
+  }
+
+  async list(): Promise<ContainerRecord[]> {
+    const rows = (await this.json<Array<{ Id: string }>>(`${API}/containers/json`)) ?? [];
+    const out: ContainerRecord[] = [];
+    for (const row of rows) {
+      const r = await this.get(row.Id);
+      if (r) out.push(r);
+    }
+    return out;
+  }
+
+  async get(id: string): Promise<ContainerRecord | undefined> {
+    const c = await this.json<any>(`${API}/containers/${encodeURIComponent(id)}/json`);
+    if (!c) return undefined;
+    const img = c.Image ? await this.json<any>(`${API}/images/${encodeURIComponent(c.Image)}/json`) : undefined;
+    const lib = this.name === 'podman' ? await this.json<any>(`${LIBPOD}/containers/${encodeURIComponent(c.Id)}/json`) : undefined;
+    // The image as the user named it; an id (sha256:...) falls back to the image's first tag.
+    const named: string = lib?.ImageName || (c.Config?.Image && !c.Config.Image.startsWith('sha256:') ? c.Config.Image : img?.RepoTags?.[0] ?? '');
+    const split = splitImage(named);
+    const repoDigest: string = img?.RepoDigests?.[0] ?? '';
+    const digest = split.digest || lib?.ImageDigest || (repoDigest.includes('@') ? repoDigest.slice(repoDigest.indexOf('@') + 1) : '');
+    const hc = c.HostConfig ?? {};
+    const labels = keptLabels(c.Config?.Labels ?? {});
+    const mounts: ContainerMount[] = (c.Mounts ?? []).map((m: any) => ({
+      source: m.Source ?? '', dest: m.Destination ?? '', mode: m.Mode ?? '', rdwr: m.RW === true, propagation: m.Propagation ?? '',
+    }));
+    const networks = Object.values(c.NetworkSettings?.Networks ?? {}) as Array<{ IPAddress?: string }>;
+    const ip = c.NetworkSettings?.IPAddress || networks.find((n) => n.IPAddress)?.IPAddress || '';
+    const started = Date.parse(c.State?.StartedAt ?? '');
+    return {
+      id: shortId(c.Id), fullId: c.Id, type: this.name, name: String(c.Name ?? '').replace(/^\//, ''), image: named,
+      imageId: String(img?.Id ?? c.Image ?? '').replace(/^sha256:/, ''), imageRepository: split.repository, imageTag: split.tag, imageDigest: digest,
+      privileged: hc.Privileged === true, mounts, ip,
+      hostPid: hc.PidMode === 'host', hostNetwork: hc.NetworkMode === 'host', hostIpc: hc.IpcMode === 'host',
+      labels, startTs: Number.isFinite(started) && started > 0 ? BigInt(started) * 1_000_000n : 0n, pod: podFromLabels(labels), sandbox: false,
+    };
+  }
+
+  watch(onEvent: (e: RuntimeEvent) => void, onError: (err: Error) => void): Watch {
+    const ac = new AbortController();
+    let done = false;
+    const fail = (err: Error) => {
+      if (done) return;
+      done = true;
+      onError(err);
+    };
+    const filters = encodeURIComponent(JSON.stringify({ type: ['container'] }));
+    // no body timeout: the stream is quiet while nothing happens
+    this.client
+      .request({ method: 'GET', path: `${API}/events?filters=${filters}`, signal: ac.signal, bodyTimeout: 0 })
+      .then(async (res) => {
+        if (res.statusCode !== 200) throw new HttpError(res.statusCode, '/events');
+        let buf = '';
+        for await (const chunk of res.body) {
+          buf += (chunk as Buffer).toString('utf8');
+          let nl: number;
+          while ((nl = buf.indexOf('\n')) >= 0) {
+            const line = buf.slice(0, nl).trim();
+            buf = buf.slice(nl + 1);
+            const e = eventOf(line);
+            if (e) onEvent(e);
+          }
+        }
+        throw new Error(`${this.name} event stream ended`);
+      })
+      .catch((e: Error) => {
+        if (!ac.signal.aborted) fail(e);
+      });
+    return {
+      close: () => {
+        done = true;
+        ac.abort();
+      },
+    };
+  }
+
+  close(): void {
+    void this.client.close().catch(() => undefined);
+  }
+}
+
+/** A lifecycle event from one line of /events; undefined for other actions or bad lines. */
+function eventOf(line: string): RuntimeEvent | undefined {
+  if (!line) return undefined;
+  let e: { Action?: string; status?: string; id?: string; Actor?: { ID?: string } };
+  try {
+    e = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const id = e.Actor?.ID ?? e.id;
+  const action = e.Action ?? e.status;
+  if (!id) return undefined;
+  if (action === 'create') return { kind: 'create', id };
+  if (action === 'start') return { kind: 'start', id };
+  if (action === 'destroy' || action === 'remove') return { kind: 'delete', id };
+  return undefined;
+}

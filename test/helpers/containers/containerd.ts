@@ -1,0 +1,141 @@
+// A private containerd with its CRI plugin, for tests: own root, state and socket in a temp dir
+// (it runs beside any system containerd), the local pause image as sandbox image, host-network
+// pods (no CNI), and `restrict_oom_score_adj` because this machine's bounding set lacks
+// CAP_SYS_RESOURCE (reference containers.md section 4). stop() removes every pod, task and
+// container, stops the daemon and its shims, unmounts, removes the cgroups it made and the dir.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CriAdmin } from './cri-admin.js';
+import { startDaemon, waitReady, type Daemon } from './daemon.js';
+import { killNaming, removeCgroups, unmountUnder } from './host-state.js';
+import { PAUSE_IMAGE, type TestImages } from './images.js';
+
+const run = promisify(execFile);
+
+/** Whether containerd, ctr and runc are installed (scripts/setup.sh --for test). */
+export function containerdPresent(): boolean {
+  return ['/usr/bin/containerd', '/usr/bin/ctr', '/usr/sbin/runc'].every((p) => existsSync(p));
+}
+
+/** A running private containerd. */
+export interface PrivateContainerd {
+  dir: string;
+  /** The gRPC socket (CRI and containerd's own services). */
+  socket: string;
+  daemon: Daemon;
+  cri: CriAdmin;
+  /** Cgroup paths this instance's containers use; stop() removes them. */
+  cgroups: string[];
+  /** `ctr --address <socket> -n <ns> ...args`; resolves with stdout. */
+  ctr(ns: string, args: string[]): Promise<string>;
+  /** `ctr images import` of an OCI archive into namespace `ns` (CRI's is k8s.io). */
+  importImage(archive: string, ns?: string): Promise<void>;
+  /** `ctr run -d`: a plain containerd container, cgroup `/<ns>/<name>`. */
+  ctrRun(ns: string, name: string, image: string, args: string[]): Promise<void>;
+  /** Stops the daemon (containers keep running under their shims) and starts it again. */
+  restart(): Promise<void>;
+  /** Everything removed, the daemon stopped, the dir deleted. */
+  stop(): Promise<void>;
+}
+
+function config(dir: string): string {
+  return `version = 2
+root = "${dir}/root"
+state = "${dir}/state"
+# the opt plugin would create /opt/containerd on the host
+disabled_plugins = ["io.containerd.internal.v1.opt"]
+[grpc]
+  address = "${dir}/containerd.sock"
+[ttrpc]
+  address = "${dir}/containerd.sock.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "${PAUSE_IMAGE}"
+  restrict_oom_score_adj = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    conf_dir = "${dir}/cni"
+    bin_dir = "${dir}/cni-bin"
+`;
+}
+
+/** Starts a private containerd in a new temp dir and imports `images` into namespace k8s.io. */
+export async function startContainerd(images: TestImages): Promise<PrivateContainerd> {
+  const dir = mkdtempSync(join(tmpdir(), 'rae-containerd-'));
+  for (const d of ['cni', 'cni-bin', 'logs']) mkdirSync(join(dir, d));
+  writeFileSync(join(dir, 'config.toml'), config(dir));
+  const socket = join(dir, 'containerd.sock');
+  const launch = () => startDaemon('/usr/bin/containerd', ['--config', join(dir, 'config.toml')]);
+  let daemon = launch();
+  const cri = new CriAdmin(socket, join(dir, 'logs'));
+  const cgroups: string[] = [];
+  const ctr = async (ns: string, args: string[]) => (await run('/usr/bin/ctr', ['--address', socket, '-n', ns, ...args], { maxBuffer: 16 << 20 })).stdout;
+  const self: PrivateContainerd = {
+    dir,
+    socket,
+    get daemon() {
+      return daemon;
+    },
+    cri,
+    cgroups,
+    ctr,
+    async importImage(archive, ns = 'k8s.io') {
+      await ctr(ns, ['images', 'import', archive]);
+    },
+    async ctrRun(ns, name, image, args) {
+      cgroups.push(`/${ns}/${name}`);
+      await ctr(ns, ['run', '-d', image, name, ...args]);
+    },
+    async restart() {
+      await daemon.stop();
+      daemon = launch();
+      await waitReady(daemon, 'containerd', () => existsSync(socket) && cri.podIds().then(() => true, () => false));
+    },
+    async stop() {
+      try {
+        if (!daemon.exited()) {
+          await cri.removeAllPods().catch(() => undefined);
+          await removeCtrContainers(ctr).catch(() => undefined);
+        }
+      } finally {
+        cri.close();
+        await daemon.stop();
+        killNaming(dir); // shims outlive the daemon
+        unmountUnder(dir);
+        await removeCgroups(cgroups);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+  // pods created through runPod register their cgroup parent for removal
+  const runPod = cri.runPod.bind(cri);
+  cri.runPod = async (spec) => {
+    const pod = await runPod(spec);
+    if (pod.cgroupParent) cgroups.push(pod.cgroupParent);
+    return pod;
+  };
+  try {
+    await waitReady(daemon, 'containerd', () => existsSync(socket) && cri.podIds().then(() => true, () => false));
+    await self.importImage(images.pauseOci);
+    await self.importImage(images.busyboxOci);
+  } catch (e) {
+    await self.stop();
+    throw e;
+  }
+  return self;
+}
+
+/** Kills and deletes every task and container `ctr` made, in every namespace. */
+async function removeCtrContainers(ctr: PrivateContainerd['ctr']): Promise<void> {
+  const namespaces = (await ctr('default', ['namespaces', 'ls', '-q'])).split('\n').filter(Boolean);
+  for (const ns of namespaces) {
+    for (const id of (await ctr(ns, ['containers', 'ls', '-q'])).split('\n').filter(Boolean)) {
+      await ctr(ns, ['tasks', 'kill', '-s', 'SIGKILL', id]).catch(() => undefined);
+      await ctr(ns, ['tasks', 'delete', '-f', id]).catch(() => undefined);
+      await ctr(ns, ['containers', 'delete', id]).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,78 @@
+// The container test harness itself, against the real runtimes: each private instance starts,
+// runs a container from the offline images (privileged, with a host mount, as the metadata tests
+// do), places it in the cgroup shape of reference containers.md section 7, and its teardown
+// leaves no process, mount, cgroup or network namespace behind.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  buildImages, BUSYBOX_IMAGE, containerdPresent, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent,
+  runtimesAvailable, startContainerd, startDockerd, startPodman, type TestImages,
+} from './index.js';
+
+const ready = runtimesAvailable() && imageToolsPresent();
+let imagesDir = '';
+let images: TestImages;
+test.before(() => {
+  if (!ready) return;
+  imagesDir = mkdtempSync(join(tmpdir(), 'rae-images-'));
+  images = buildImages(imagesDir);
+});
+test.after(() => {
+  if (imagesDir) rmSync(imagesDir, { recursive: true, force: true });
+});
+
+/** The `0::` (cgroup v2) path of a process. */
+function cgroupOf(pid: number): string {
+  const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => l.startsWith('0::'));
+  return line ? line.slice(3) : '';
+}
+
+(ready && containerdPresent() ? test : test.skip)('containerd + CRI: a kubelet-style pod and a plain ctr container, then nothing left', async () => {
+  const netns = netnsNames();
+  const c = await startContainerd(images);
+  try {
+    const pod = await c.cri.runPod({ name: 'web-7d4b9c', namespace: 'shop', labels: { app: 'web' } });
+    const id = await c.cri.runContainer(pod, {
+      name: 'nginx', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['3600'], privileged: true,
+      mounts: [{ containerPath: '/host/etc', hostPath: '/etc', readonly: true }],
+    });
+    const shadow = await c.cri.execSync(id, ['cat', '/etc/shadow']);
+    assert.is(shadow.stdout, 'root:*:19000:0:99999:7:::\n');
+    assert.is((await c.cri.execSync(id, ['cat', '/host/etc/hostname'])).stdout, readFileSync('/etc/hostname', 'utf8'), 'the host /etc is mounted');
+    const info = await c.ctr('k8s.io', ['tasks', 'ls']);
+    const taskPid = Number(new RegExp(`^${id}\\s+(\\d+)`, 'm').exec(info)![1]);
+    assert.is(cgroupOf(taskPid), `/kubepods/besteffort/pod${pod.uid}/${id}`);
+    await c.importImage(images.busyboxOci, 'rae');
+    await c.ctrRun('rae', 'rae-native', BUSYBOX_IMAGE, ['sleep', '3600']);
+    const native = Number(/^rae-native\s+(\d+)/m.exec(await c.ctr('rae', ['tasks', 'ls']))![1]);
+    assert.is(cgroupOf(native), '/rae/rae-native');
+  } finally {
+    await c.stop();
+  }
+  assert.equal(leftovers(c.dir, c.cgroups, netns), []);
+});
+
+for (const [name, present, start, shape] of [
+  ['dockerd', dockerPresent, startDockerd, (id: string) => `/docker/${id}`],
+  ['podman', podmanPresent, startPodman, (id: string) => `/libpod_parent/libpod-${id}`],
+] as const) {
+  (ready && present() ? test : test.skip)(`${name}: a privileged container with labels and a host mount, then nothing left`, async () => {
+    const netns = netnsNames();
+    const e = await start(images);
+    try {
+      const id = await e.run({ name: 'c1', privileged: true, labels: { app: 'demo' }, mounts: [{ source: '/etc', destination: '/host/etc', readonly: true }] });
+      assert.is(await e.cli(['exec', 'c1', 'cat', '/etc/shadow']), 'root:*:19000:0:99999:7:::\n');
+      const pid = Number((await e.cli(['inspect', '-f', '{{.State.Pid}}', id])).trim());
+      assert.is(cgroupOf(pid), shape(id));
+      assert.is((await e.cli(['inspect', '-f', '{{.HostConfig.Privileged}}', id])).trim(), 'true');
+    } finally {
+      await e.stop();
+    }
+    assert.equal(leftovers(e.dir, e.cgroups, netns), []);
+  });
+}
+
+test.run();
