@@ -72,11 +72,13 @@ copy_libs() {
 host_bases() {
   local cache=${RAE_IMAGE_CACHE:-/var/tmp/runtime-audit-engine-image}
   local key
-  key=$( { node -v; sha256sum /usr/bin/node /bin/busybox "$rel/rae_probe.node"; ldd /usr/bin/node "$rel/rae_probe.node"; } | sha256sum | cut -c1-12)
+  # ldd's load addresses change with every run (ASLR): only the resolved paths make the key.
+  key=$( { node -v; sha256sum /usr/bin/node /bin/busybox "$rel/rae_probe.node"; ldd /usr/bin/node "$rel/rae_probe.node" | sed 's/ (0x[0-9a-f]*)//'; } | sha256sum | cut -c1-12)
   local base_tar=$cache/base-$key.tar builder_tar=$cache/builder-$key.tar
   if [ ! -f "$base_tar" ] || [ ! -f "$builder_tar" ]; then
     say "making the bases from this machine into $cache"
     mkdir -p "$cache"
+    rm -f "$cache"/base-*.tar "$cache"/builder-*.tar # made from files this machine no longer has
     local r=$work/rootfs
     mkdir -p "$r"/{bin,etc,root,tmp,var/tmp,usr/bin,usr/lib,proc,sys,dev,run}
     chmod 1777 "$r/tmp" "$r/var/tmp"
