@@ -73,7 +73,7 @@ host_bases() {
   local cache=${RAE_IMAGE_CACHE:-/var/tmp/runtime-audit-engine-image}
   local key
   # ldd's load addresses change with every run (ASLR): only the resolved paths make the key.
-  key=$( { node -v; sha256sum /usr/bin/node /bin/busybox "$rel/rae_probe.node"; ldd /usr/bin/node "$rel/rae_probe.node" | sed 's/ (0x[0-9a-f]*)//'; } | sha256sum | cut -c1-12)
+  key=$( { node -v; sha256sum "$root/scripts/build-image.sh" /usr/bin/node /bin/busybox "$rel/rae_probe.node"; ldd /usr/bin/node "$rel/rae_probe.node" | sed 's/ (0x[0-9a-f]*)//'; } | sha256sum | cut -c1-12)
   local base_tar=$cache/base-$key.tar builder_tar=$cache/builder-$key.tar
   if [ ! -f "$base_tar" ] || [ ! -f "$builder_tar" ]; then
     say "making the bases from this machine into $cache"
@@ -89,6 +89,7 @@ host_bases() {
     copy_libs "$r" /usr/bin/node
     printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$r/etc/passwd"
     printf 'root:x:0:\nnogroup:x:65534:\n' >"$r/etc/group"
+    printf 'root:*:19000:0:99999:7:::\nnobody:*:19000:0:99999:7:::\n' >"$r/etc/shadow" && chmod 640 "$r/etc/shadow"
     printf 'hosts: files dns\n' >"$r/etc/nsswitch.conf"
     if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
       mkdir -p "$r/etc/ssl/certs" && cp /etc/ssl/certs/ca-certificates.crt "$r/etc/ssl/certs/"
