@@ -5,11 +5,15 @@
 // ports 0 and compilerIdleSeconds 3, so the idle figure is the steady state the default (60 s)
 // reaches a minute after the last rules change. First, what a short command costs: `rae --help`
 // and `rae validate` of the built-in syscall rules (CPU seconds and max RSS, via /usr/bin/time).
+// First, the image and the engine in a pod (inPod).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { figure, median, progress } from './report.js';
+import { containerdPresent } from '../test/helpers/containers/index.js';
+import { engineRssMb, startCluster } from '../test/helpers/engine-pod.js';
+import { imageToolsMissing } from '../test/helpers/image.js';
 
 const S = 'footprint';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -65,8 +69,40 @@ function cliCost(label: string, args: string[], runs = 5): void {
   figure(S, `${label}_max_rss_mb`, median(rss), 'MB', { runs });
 }
 
+/**
+ * The engine image and the engine as deploy/ runs it: image size and build time
+ * (scripts/build-image.sh --base-from-host), then the DaemonSet's pod started through CRI in a
+ * private containerd (test/helpers/engine-pod.ts): start to ready (/healthz 200, a fresh state
+ * directory: the rules are compiled) and the engine's resident memory in the pod.
+ */
+async function inPod(): Promise<void> {
+  const why = imageToolsMissing() ?? (containerdPresent() ? undefined : 'containerd missing');
+  if (why) {
+    progress(`image and pod figures skipped: ${why}`);
+    return;
+  }
+  const cluster = await startCluster();
+  try {
+    const size = cluster.image.size() / 1e6;
+    progress(`image: ${size.toFixed(0)} MB, built in ${cluster.image.buildSeconds.toFixed(0)} s`);
+    figure(S, 'image_size_mb', size, 'MB', { base: 'this machine (--base-from-host)' });
+    figure(S, 'image_build_s', cluster.image.buildSeconds, 's');
+    const pod = await cluster.startEngine();
+    const ready = await cluster.waitReady(pod);
+    progress(`pod: ready ${ready.toFixed(1)} s after its start`);
+    figure(S, 'pod_start_to_ready_s', ready, 's', { note: 'fresh state directory: rules compiled' });
+    await sleep(1000);
+    figure(S, 'pod_rss_1s_after_ready_mb', engineRssMb(pod), 'MB');
+    await sleep(65_000); // compilerIdleSeconds 60 (the deployed default): the compile worker has stopped
+    figure(S, 'pod_rss_idle_mb', engineRssMb(pod), 'MB', { note: 'compile worker stopped' });
+  } finally {
+    await cluster.close();
+  }
+}
+
 /** Runs the scenario. */
 export async function run(): Promise<void> {
+  await inPod();
   cliCost('cli_help', ['--help']);
   cliCost('cli_validate', ['validate', '-r', 'rules/syscall']);
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-footprint-'));

@@ -44,6 +44,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${topHelp()}\n`);
     return name === undefined ? 2 : 0;
   }
+  // `rae --version` is `rae run --version` (Falco's `falco --version`: what the image and a node run).
+  if (name === '--version') return (await COMMANDS[0]!.load()).run(['--version']);
   const entry = COMMANDS.find((c) => c.name === name);
   if (!entry) {
     process.stderr.write(`rae: unknown command '${name}'\n\n${topHelp()}\n`);

@@ -128,9 +128,10 @@ export function probeSupport(): Support {
     return { available: false, code: 'ENOBTF', reason: `the kernel exposes no BTF (${BTF_PATH} is missing; it needs CONFIG_DEBUG_INFO_BTF=y)` };
   }
   const caps = effectiveCaps();
-  const privileged = hasCap(caps, CAP.SYS_ADMIN) || (hasCap(caps, CAP.BPF) && hasCap(caps, CAP.PERFMON));
-  if (!privileged) {
-    return { available: false, code: 'EPERM', reason: `loading the probe needs root, or CAP_BPF and CAP_PERFMON (this process runs as uid ${process.getuid?.()} without them)` };
+  // Named one by one: in a pod that adds some capabilities, the log must say which one is missing.
+  const missing = hasCap(caps, CAP.SYS_ADMIN) ? [] : (['BPF', 'PERFMON'] as const).filter((c) => !hasCap(caps, CAP[c])).map((c) => `CAP_${c}`);
+  if (missing.length > 0) {
+    return { available: false, code: 'EPERM', reason: `loading the probe needs root, or CAP_BPF and CAP_PERFMON (this process runs as uid ${process.getuid?.()} without ${missing.join(' and ')})` };
   }
   const kernel = native.checkKernel();
   if (!kernel.ok) return { available: false, code: kernel.code, reason: kernel.reason };

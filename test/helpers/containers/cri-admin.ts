@@ -42,6 +42,10 @@ export interface ContainerSpec {
   privileged?: boolean;
   /** PID namespace: CONTAINER (kubelet's default for v1 pods) or NODE (hostPID). */
   pid?: 'CONTAINER' | 'NODE' | 'POD';
+  env?: Record<string, string>;
+  /** Capability names as a pod spec writes them (BPF, not CAP_BPF); drop may be ['ALL']. */
+  capabilities?: { add?: string[]; drop?: string[] };
+  readonlyRootfs?: boolean;
 }
 
 /** Result of ExecSync. */
@@ -95,6 +99,7 @@ export class CriAdmin {
       image: { image: spec.image },
       command: spec.command ?? [],
       args: spec.args ?? [],
+      envs: Object.entries(spec.env ?? {}).map(([key, value]) => ({ key, value })),
       mounts: (spec.mounts ?? []).map((m) => ({ readonly: false, propagation: 'PROPAGATION_PRIVATE', ...m })),
       labels: {
         ...spec.labels,
@@ -104,7 +109,14 @@ export class CriAdmin {
         'io.kubernetes.pod.uid': meta.uid,
       },
       logPath: `${spec.name}/0.log`,
-      linux: { securityContext: { privileged: spec.privileged ?? false, namespaceOptions: { network: 'NODE', pid: spec.pid ?? 'CONTAINER', ipc: 'POD' } } },
+      linux: {
+        securityContext: {
+          privileged: spec.privileged ?? false,
+          namespaceOptions: { network: 'NODE', pid: spec.pid ?? 'CONTAINER', ipc: 'POD' },
+          capabilities: { addCapabilities: spec.capabilities?.add ?? [], dropCapabilities: spec.capabilities?.drop ?? [] },
+          readonlyRootfs: spec.readonlyRootfs ?? false,
+        },
+      },
     };
     const res = await this.call<{ containerId: string }>('CreateContainer', { podSandboxId: pod.id, config, sandboxConfig: pod.config });
     return res.containerId;

@@ -51,7 +51,7 @@ async function runOff(prefix: string[]): Promise<{ stderr: string; stdout: strin
 
 asRoot('unprivileged user: the kernel source is off (EPERM, why) and the forwarder serves', async () => {
   const r = await runOff(['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all']);
-  assert.match(r.stderr, /run: kernel \(syscall\) source off: EPERM: loading the probe needs root, or CAP_BPF and CAP_PERFMON \(this process runs as uid 65534 without them\); the other sources keep running/);
+  assert.match(r.stderr, /run: kernel \(syscall\) source off: EPERM: loading the probe needs root, or CAP_BPF and CAP_PERFMON \(this process runs as uid 65534 without CAP_BPF and CAP_PERFMON\); the other sources keep running/);
   assert.not.match(r.stderr, /module: source syscall started/);
   assert.equal([r.health, r.test, r.code], [200, 200, 0]);
 });

@@ -1,0 +1,152 @@
+// deploy/ run for real: the engine image, built offline, in a private containerd, started from
+// the rendered DaemonSet's pod template through CRI as a kubelet would (hostPID, the template's
+// capabilities and no privileged, read-only root, hostPath/ConfigMap/Secret mounts, env, args;
+// helpers/kubelet.ts says what this machine adapts). Then: the least-privileged pod loads the
+// probe; `cat /etc/shadow` on the host and in another pod is detected; the webhook answers TLS
+// with the CA of the Secret configure.sh made; POST /test on the forwarder alerts; an
+// EngineAuditRules written into the mounted resources volume goes live; and a pod without
+// CAP_BPF says so in its log and in /readyz.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BUSYBOX_IMAGE, containerdPresent } from '../helpers/containers/index.js';
+import { startCluster, type Cluster, type EnginePod } from '../helpers/engine-pod.js';
+import { imageToolsMissing } from '../helpers/image.js';
+
+const missing = imageToolsMissing() ?? (containerdPresent() ? undefined : 'containerd and ctr are missing (scripts/setup.sh --for test)') ?? (spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0 ? undefined : 'kubectl is missing');
+if (missing) process.stderr.write(`\n*** SKIPPED: the in-pod tests: ${missing} ***\n`);
+const t = missing ? test.skip : test;
+
+type Alert = { rule: string; output: string; output_fields: Record<string, unknown> };
+let cluster: Cluster | undefined;
+let engine: EnginePod | undefined;
+
+test.before(async () => {
+  if (missing) return;
+  cluster = await startCluster();
+  engine = await cluster.startEngine({ name: 'runtime-audit-engine' });
+  const s = await cluster.waitReady(engine);
+  process.stderr.write(`engine pod ready ${s.toFixed(1)} s after its start; capabilities not granted here: ${engine.notGranted.join(', ') || 'none'}\n`);
+});
+test.after(async () => {
+  await cluster?.close();
+});
+
+function alerts(pod: EnginePod): Alert[] {
+  return pod.log().filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Alert);
+}
+
+/** Polls until an alert matches, doing `act` before each look; fails with the log's tail after the deadline. */
+async function waitAlert(pod: EnginePod, match: (a: Alert) => boolean, act: () => void | Promise<void> = () => {}, deadlineMs = 90_000): Promise<Alert> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    await act();
+    const found = alerts(pod).find(match);
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`no matching alert within ${deadlineMs / 1000} s; log tail:\n${pod.log().slice(-20).join('\n')}`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+async function readyz(pod: EnginePod): Promise<{ status: number; body: { status: string; components: Array<{ name: string; state: string; reason?: string; error?: string }> } }> {
+  const r = await fetch(`http://127.0.0.1:${pod.forwarderPort}/readyz`);
+  return { status: r.status, body: (await r.json()) as never };
+}
+
+t('the least-privileged pod (no privileged, the template capabilities) loads the probe', async () => {
+  const ds = cluster!.objects.find((o) => o.kind === 'DaemonSet')!;
+  assert.is(ds.spec.template.spec.containers[0].securityContext.privileged, false);
+  const r = await readyz(engine!);
+  assert.is(r.status, 200);
+  assert.equal(r.body.components.find((c) => c.name === 'syscall')?.state, 'up', JSON.stringify(r.body));
+  assert.ok(engine!.log().some((l) => l.includes('module: source syscall started')));
+});
+
+t('cat /etc/shadow on the host and in another pod is detected', async () => {
+  const host = await waitAlert(engine!, (a) => a.output_fields['fd.name'] === '/etc/shadow' && a.output_fields['container.id'] === 'host' && a.output_fields['proc.name'] === 'cat', () => {
+    spawnSync('cat', ['/etc/shadow'], { stdio: 'ignore' });
+  });
+  assert.match(host.rule, /sensitive file|Sensitive file/i);
+  const cri = cluster!.containerd.cri;
+  const pod = await cri.runPod({ name: 'shop-web', namespace: 'shop', labels: { app: 'web' } });
+  const id = await cri.runContainer(pod, { name: 'web', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['600'] });
+  const inPod = await waitAlert(engine!, (a) => a.output_fields['fd.name'] === '/etc/shadow' && a.output_fields['container.id'] === id.slice(0, 12), async () => {
+    await cri.execSync(id, ['cat', '/etc/shadow']);
+  });
+  assert.match(inPod.rule, /sensitive file|Sensitive file/i);
+  await cri.removePod(pod.id);
+});
+
+t("the webhook answers over TLS with the CA of the Secret, and refuses another CA's trust", async () => {
+  const ca = readFileSync(join(engine!.volumes.get('webhook-tls')!, 'ca.crt'), 'utf8');
+  const post = (trust: string | undefined) =>
+    new Promise<number>((resolve, reject) => {
+      const body = JSON.stringify({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [] });
+      const req = request({ host: '127.0.0.1', port: engine!.webhookPort, path: '/orchestrator-audit', method: 'POST', ca: trust, headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  assert.is(await post(ca), 200);
+  await post(undefined).then(
+    () => assert.unreachable('a client without the CA must not trust the webhook'),
+    (err: Error) => assert.match(err.message, /self-signed|unable to verify|certificate/i),
+  );
+});
+
+t('POST /test on the forwarder alerts', async () => {
+  const r = await fetch(`http://127.0.0.1:${engine!.forwarderPort}/test`, { method: 'POST' });
+  assert.is(r.status, 200);
+  const a = await waitAlert(engine!, (x) => x.rule === 'Test rule');
+  assert.match(a.output, /test/i);
+});
+
+t('an EngineAuditRules written into the mounted resources volume goes live without a restart', async () => {
+  const canary = mkdtempSync(join(tmpdir(), 'rae-canary-'));
+  writeFileSync(join(canary, 'secret.txt'), 'x');
+  writeFileSync(
+    join(engine!.volumes.get('resources')!, 'canary.yaml'),
+    [
+      'apiVersion: deckhouse.io/v1alpha1',
+      'kind: EngineAuditRules',
+      'metadata:',
+      '  name: pod-canary',
+      'spec:',
+      '  rules:',
+      '    - rule:',
+      '        name: Pod canary opened',
+      '        desc: a file below the canary directory was opened',
+      `        condition: open_read and fd.name startswith ${canary}/`,
+      '        output: Pod canary opened (file=%fd.name)',
+      '        priority: Critical',
+      '',
+    ].join('\n'),
+  );
+  const a = await waitAlert(engine!, (x) => x.rule === 'Pod canary opened', () => {
+    spawnSync('cat', [join(canary, 'secret.txt')], { stdio: 'ignore' });
+  });
+  assert.is(a.output_fields['fd.name'], join(canary, 'secret.txt'));
+  assert.ok(engine!.log().some((l) => /EngineAuditRules: .*pod-canary/.test(l)), 'the load names the resource');
+});
+
+t('a pod without CAP_BPF names it in its log and in /readyz', async () => {
+  const pod = await cluster!.startEngine({ withoutCapabilities: ['BPF'], name: 'no-bpf' });
+  await cluster!.waitReady(pod);
+  const line = pod.log().find((l) => l.includes('kernel (syscall) source off'));
+  assert.ok(line, pod.log().slice(-20).join('\n'));
+  assert.match(line!, /without CAP_BPF\)/);
+  assert.not.match(line!, /CAP_PERFMON\)/);
+  const r = await readyz(pod);
+  const syscall = r.body.components.find((c) => c.name === 'syscall');
+  assert.is(syscall?.state, 'off');
+  assert.match(syscall?.reason ?? '', /without CAP_BPF\)/);
+  await cluster!.containerd.cri.removePod(pod.pod.id);
+});
+
+test.run();

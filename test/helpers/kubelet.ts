@@ -1,0 +1,118 @@
+// A tiny kubelet for tests: turns a rendered pod template (deploy/) into the CRI calls a kubelet
+// makes (RunPodSandbox, CreateContainer with the container's args, env, capabilities, read-only
+// root, hostPID and mounts) against the private containerd of test/helpers/containers. Volumes
+// are materialised as a kubelet does: configMap and secret keys as files in a directory (that
+// directory is what the test writes to for a volume update), emptyDir as a directory, hostPath
+// as the node's path. What this machine cannot or must not do is adapted and reported:
+// capabilities outside the node's bounding set are left out (runc cannot grant them; here
+// CAP_SYS_RESOURCE), hostPaths given in `hostPathMap` go to a test directory instead (the node's
+// /var/lib/runtime-audit-engine may belong to another engine), and a hostPath that does not
+// exist is not mounted (containerd would create it as a directory on the host).
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ContainerSpec, CriAdmin, Pod } from './containers/index.js';
+
+/** An object of a rendered manifest. */
+export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: any };
+
+/** Capability names (without CAP_) by number, for the bounding-set check. */
+const CAP_NUMBERS: Record<string, number> = { CHOWN: 0, DAC_OVERRIDE: 1, DAC_READ_SEARCH: 2, FOWNER: 3, KILL: 5, SETGID: 6, SETUID: 7, NET_BIND_SERVICE: 10, NET_ADMIN: 12, NET_RAW: 13, IPC_LOCK: 14, SYS_MODULE: 16, SYS_CHROOT: 18, SYS_PTRACE: 19, SYS_ADMIN: 21, SYS_RESOURCE: 24, SYSLOG: 34, PERFMON: 38, BPF: 39, CHECKPOINT_RESTORE: 40 };
+
+/** The capabilities of this process's bounding set that `names` lacks. */
+export function outsideBoundingSet(names: readonly string[]): string[] {
+  const bnd = BigInt(`0x${readFileSync('/proc/self/status', 'utf8').match(/^CapBnd:\s+([0-9a-f]+)/m)![1]}`);
+  return names.filter((n) => CAP_NUMBERS[n] !== undefined && ((bnd >> BigInt(CAP_NUMBERS[n]!)) & 1n) === 0n);
+}
+
+export interface KubeletOptions {
+  /** Where volumes are materialised. */
+  dir: string;
+  /** The node's name (spec.nodeName for fieldRef env). */
+  nodeName: string;
+  /** hostPath -> directory used instead. */
+  hostPathMap?: Record<string, string>;
+  /** Extra args appended to the container's (environment adaptations the test names). */
+  extraArgs?: string[];
+  /** Capabilities to drop from the template's add list (a test of a missing capability). */
+  withoutCapabilities?: string[];
+}
+
+/** A pod started from a template. */
+export interface StartedPod {
+  pod: Pod;
+  containerId: string;
+  /** Volume name -> the host directory or file mounted. */
+  volumes: Map<string, string>;
+  /** Capabilities of the template not granted (outside the node's bounding set). */
+  notGranted: string[];
+  /** The container's CRI log file. */
+  logFile: string;
+}
+
+function podSpecOf(w: K8sObject): { labels: Record<string, string>; spec: any } {
+  return w.kind === 'Pod' ? { labels: w.metadata.labels ?? {}, spec: w.spec } : { labels: w.spec.template.metadata?.labels ?? {}, spec: w.spec.template.spec };
+}
+
+/** Runs the first container of workload `w` (DaemonSet, Deployment, Job or Pod) as a kubelet would. */
+export async function runFromTemplate(cri: CriAdmin, logDir: string, w: K8sObject, objects: readonly K8sObject[], opts: KubeletOptions): Promise<StartedPod> {
+  const { labels, spec } = podSpecOf(w);
+  const namespace = w.metadata.namespace ?? 'default';
+  const c = spec.containers[0];
+  const volumes = new Map<string, string>();
+  const find = (kind: string, name: string) => {
+    const o = objects.find((x) => x.kind === kind && x.metadata.name === name);
+    if (!o) throw new Error(`kubelet: ${kind}/${name} is not among the objects`);
+    return o;
+  };
+  for (const v of spec.volumes ?? []) {
+    const target = join(opts.dir, 'volumes', v.name);
+    if (v.configMap || v.secret) {
+      const o = v.configMap ? find('ConfigMap', v.configMap.name) : find('Secret', v.secret.secretName);
+      const data: Record<string, Buffer> = {};
+      for (const [k, val] of Object.entries((o.data ?? {}) as Record<string, string>)) data[k] = v.configMap ? Buffer.from(val) : Buffer.from(val.replace(/\n/g, ''), 'base64');
+      for (const [k, val] of Object.entries((o.stringData ?? {}) as Record<string, string>)) data[k] = Buffer.from(val);
+      const items: Array<{ key: string; path: string }> = (v.configMap ?? v.secret).items ?? Object.keys(data).map((key) => ({ key, path: key }));
+      mkdirSync(target, { recursive: true });
+      for (const it of items) writeFileSync(join(target, it.path), data[it.key]!, { mode: v.secret ? 0o400 : 0o644 });
+      volumes.set(v.name, target);
+    } else if (v.emptyDir) {
+      mkdirSync(target, { recursive: true });
+      volumes.set(v.name, target);
+    } else if (v.hostPath) {
+      const mapped = opts.hostPathMap?.[v.hostPath.path];
+      if (mapped) {
+        mkdirSync(mapped, { recursive: true });
+        volumes.set(v.name, mapped);
+      } else if (existsSync(v.hostPath.path)) volumes.set(v.name, v.hostPath.path);
+    } else throw new Error(`kubelet: volume ${v.name}: unsupported kind`);
+  }
+  const env: Record<string, string> = {};
+  for (const e of c.env ?? []) {
+    if (e.value !== undefined) env[e.name] = e.value;
+    else if (e.valueFrom?.fieldRef?.fieldPath === 'spec.nodeName') env[e.name] = opts.nodeName;
+    else if (e.valueFrom?.secretKeyRef) {
+      const s = find('Secret', e.valueFrom.secretKeyRef.name);
+      env[e.name] = s.stringData?.[e.valueFrom.secretKeyRef.key] ?? Buffer.from(s.data[e.valueFrom.secretKeyRef.key], 'base64').toString();
+    } else throw new Error(`kubelet: env ${e.name}: unsupported source`);
+  }
+  const sc = c.securityContext ?? {};
+  const wanted: string[] = (sc.capabilities?.add ?? []).filter((n: string) => !(opts.withoutCapabilities ?? []).includes(n));
+  const notGranted = outsideBoundingSet(wanted);
+  const pod = await cri.runPod({ name: `${w.metadata.name}-test`, namespace, labels, privileged: sc.privileged === true });
+  const container: ContainerSpec = {
+    name: c.name,
+    image: c.image,
+    args: [...(c.args ?? []), ...(opts.extraArgs ?? [])],
+    env,
+    privileged: sc.privileged === true,
+    pid: spec.hostPID ? 'NODE' : 'CONTAINER',
+    capabilities: { add: wanted.filter((n) => !notGranted.includes(n)), drop: sc.capabilities?.drop ?? [] },
+    readonlyRootfs: sc.readOnlyRootFilesystem === true,
+    mounts: (c.volumeMounts ?? []).filter((m: any) => volumes.has(m.name)).map((m: any) => ({ containerPath: m.mountPath, hostPath: volumes.get(m.name)!, readonly: m.readOnly === true })),
+    labels: { app: labels.app ?? w.metadata.name },
+  };
+  if (c.command) container.command = c.command;
+  const containerId = await cri.runContainer(pod, container);
+  const podConfig = pod.config as { logDirectory: string };
+  return { pod, containerId, volumes, notGranted, logFile: join(podConfig.logDirectory ?? logDir, c.name, '0.log') };
+}
