@@ -156,12 +156,15 @@ export class RuleCompiler {
   }
 
   private spawn(): Worker {
-    // The worker runs TypeScript too: it registers tsx's loader, then imports the entry. The
-    // compiler (a 2 MB ES module) is imported first, outside tsx, which would otherwise
-    // transform it on every start (measured: 12.6 s instead of 0.8 s).
+    // From the build (npm run build) the worker imports its JavaScript entry. From the sources it
+    // registers tsx's loader first; the compiler (a 2 MB ES module) is imported before that,
+    // outside tsx, which would otherwise transform it on every start (measured: 12.6 s instead of 0.8 s).
     const url = (spec: string) => JSON.stringify(import.meta.resolve(spec));
-    const entry = JSON.stringify(new URL('./compile-worker.ts', import.meta.url).href);
-    const boot = `import(${url('assemblyscript/asc')}).then(() => import(${url('tsx/esm/api')})).then((m) => { m.register(); return import(${entry}); });`;
+    const built = import.meta.url.endsWith('.js');
+    const entry = JSON.stringify(new URL(built ? './compile-worker.js' : './compile-worker.ts', import.meta.url).href);
+    const boot = built
+      ? `import(${url('assemblyscript/asc')}).then(() => import(${entry}));`
+      : `import(${url('assemblyscript/asc')}).then(() => import(${url('tsx/esm/api')})).then((m) => { m.register(); return import(${entry}); });`;
     const w = new Worker(boot, { eval: true, resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb ?? DEFAULT_WORKER_HEAP_MB } });
     const mine = new Map<number, Request>();
     this.pending.set(w, mine);
