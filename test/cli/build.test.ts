@@ -40,8 +40,8 @@ test('build: rae validate compiles the built-in rules in the compile worker', ()
   const r = rae(['validate', '-r', 'rules/syscall/falco_rules.yaml']);
   assert.is(r.status, 0, r.stdout + r.stderr);
   assert.match(r.stdout, 'rules/syscall/falco_rules.yaml: Ok');
-  assert.match(r.stderr, /\d+ rules \((\d+) compiled\)/);
-  const [, rules, compiled] = r.stderr.match(/(\d+) rules \((\d+) compiled\)/)!;
+  assert.match(r.stderr, /\d+ rules \((\d+) compiled/);
+  const [, rules, compiled] = r.stderr.match(/(\d+) rules \((\d+) compiled/)!;
   assert.is(compiled, rules);
 });
 
