@@ -3,9 +3,12 @@
 // restart (the module cache serves the unchanged rules). Every component runs (forwarder, API,
 // webhook, the syscall source where the probe loads), with the default configuration except
 // ports 0 and compilerIdleSeconds 3, so the idle figure is the steady state the default (60 s)
-// reaches a minute after the last rules change. First, what a short command costs: `rae --help`
-// and `rae validate` of the built-in syscall rules (CPU seconds and max RSS, via /usr/bin/time).
-// First, the image and the engine in a pod (inPod).
+// reaches a minute after the last rules change. rae runs from a fresh build (npm run build) in a
+// temporary directory; the start figures: the detection path up, then every component (the API
+// comes last); on the restart, a new syscall rule's manifest written -> live on its compiled
+// module (the kernel byte path's). First, what a short command costs from the build and through
+// tsx: `rae --help` and `rae validate` of the built-in syscall rules (CPU seconds and max RSS, via
+// /usr/bin/time). Before those, the image and the engine in a pod (inPod).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +17,7 @@ import { figure, median, progress } from './report.js';
 import { containerdPresent } from '../test/helpers/containers/index.js';
 import { engineRssMb, startCluster } from '../test/helpers/engine-pod.js';
 import { imageToolsMissing } from '../test/helpers/image.js';
+import { manifest } from './reload.js';
 
 const S = 'footprint';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -25,18 +29,24 @@ function memory(pid: number): { rss: number; peak: number } {
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
 
-/** Starts rae run, waits for ready, samples memory with and without the compile worker, stops it. */
-async function once(stateDir: string, config: string, label: string): Promise<void> {
+/** Starts rae run (from the build in `build`), waits for ready, samples memory with and without the compile worker, changes a syscall rule (restart), stops it. */
+async function once(stateDir: string, config: string, label: string, build: string): Promise<void> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, ['bin/rae.js', 'run', '--config', config, '--state-dir', stateDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/rae.js', 'run', '--config', config, '--state-dir', stateDir], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, RAE_BUILD: build } });
   let err = '';
   child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
-  const deadline = Date.now() + 120_000;
-  while (!/\bready\b/.test(err)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`footprint: rae run did not get ready\n${err}`);
-    await sleep(20);
-  }
-  const readyS = (performance.now() - t0) / 1000;
+  const waitFor = async (re: RegExp, from = 0) => {
+    const deadline = Date.now() + 300_000;
+    while (!re.test(err.slice(from))) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`footprint: rae run: no ${re}\n${err}`);
+      await sleep(5);
+    }
+    return { s: (performance.now() - t0) / 1000, m: err.slice(from).match(re)! };
+  };
+  // the detection path (engine, sources, forwarder) is up at 'run: started' or 'run: ready', whichever comes first; the API may come later
+  const detection = await waitFor(/run: (started|ready) \(/);
+  const readyS = (await waitFor(/run: ready \(/)).s;
+  figure(S, `${label}_detection_ready_s`, detection.s, 's', { note: 'engine, webhook, syscall source and forwarder up; the API may still be creating its database' });
   const loaded = err.match(/ruleset loaded in (\d+) ms/)?.[1];
   const fromCache = /from the module cache/.test(err);
   progress(`${label}: ready in ${readyS.toFixed(2)} s (ruleset ${loaded} ms${fromCache ? ', module cache' : ''})`);
@@ -44,6 +54,17 @@ async function once(stateDir: string, config: string, label: string): Promise<vo
   const early = memory(child.pid!);
   await sleep(6000); // compilerIdleSeconds 3: the worker, if any, has stopped
   const idle = memory(child.pid!);
+  if (label === 'restart') {
+    // A new syscall rule as an EngineAuditRules manifest: written -> running on its compiled module,
+    // the module the kernel byte path evaluates (the compile worker was idle-stopped: it starts again).
+    const mark = err.length;
+    const written = performance.now();
+    writeFileSync(join(stateDir, 'resources', 'canary.yaml'), manifest(Date.now()));
+    const live = await waitFor(/resources: ruleset compiled, on WASM (\d+) ms after the load started/, mark);
+    const ms = live.s * 1000 - (written - t0);
+    progress(`${label}: a new syscall rule live on the byte path ${ms.toFixed(0)} ms after its manifest was written (engine: ${live.m[1]} ms after its load started)`);
+    figure(S, 'rule_change_to_byte_path_ms', ms, 'ms', { engine_load_to_wasm_ms: Number(live.m[1]), note: 'manifest written -> compiled module live; the compile worker restarted (idle-stopped before)' });
+  }
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
   const extra = { ruleset_ms: Number(loaded), module_cache: fromCache };
@@ -53,12 +74,12 @@ async function once(stateDir: string, config: string, label: string): Promise<vo
   figure(S, `${label}_peak_rss_mb`, idle.peak, 'MB');
 }
 
-/** CPU seconds (user + system) and max RSS (MB) of `rae ARGS`, median of `runs` runs under /usr/bin/time. */
-function cliCost(label: string, args: string[], runs = 5): void {
+/** CPU seconds (user + system) and max RSS (MB) of `rae ARGS`, median of `runs` runs under /usr/bin/time; `env` picks the build or tsx. */
+function cliCost(label: string, args: string[], env: Record<string, string>, runs = 5): void {
   const cpu: number[] = [];
   const rss: number[] = [];
   for (let i = 0; i < runs; i++) {
-    const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', process.execPath, 'bin/rae.js', ...args], { encoding: 'utf8' });
+    const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', process.execPath, 'bin/rae.js', ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
     const m = r.stderr.trim().split('\n').at(-1)!.match(/^([\d.]+) ([\d.]+) (\d+)$/);
     if (r.status !== 0 || !m) throw new Error(`footprint: rae ${args.join(' ')} failed (exit ${r.status})\n${r.stderr}`);
     cpu.push(Number(m[1]) + Number(m[2]));
@@ -103,15 +124,20 @@ async function inPod(): Promise<void> {
 /** Runs the scenario. */
 export async function run(): Promise<void> {
   await inPod();
-  cliCost('cli_help', ['--help']);
-  cliCost('cli_validate', ['validate', '-r', 'rules/syscall']);
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-footprint-'));
   try {
+    const build = join(dir, 'dist');
+    const built = spawnSync(process.execPath, ['scripts/build.mjs', '--out', build], { encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`footprint: the build failed\n${built.stdout}${built.stderr}`);
+    for (const [how, env] of [['build', { RAE_BUILD: build }], ['tsx', { RAE_TSX: '1' }]] as const) {
+      cliCost(`cli_help_${how}`, ['--help'], env);
+      cliCost(`cli_validate_${how}`, ['validate', '-r', 'rules/syscall'], env);
+    }
     const config = join(dir, 'config.yaml');
     writeFileSync(config, 'rules:\n  compilerIdleSeconds: 3\nforwarder:\n  port: 0\napi:\n  port: 0\nwebhook:\n  port: 0\n');
     const state = join(dir, 'state');
-    await once(state, config, 'first_start');
-    await once(state, config, 'restart');
+    await once(state, config, 'first_start', build);
+    await once(state, config, 'restart', build);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

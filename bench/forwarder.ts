@@ -23,7 +23,7 @@ const CONCURRENCY = 16;
 const ALERT = JSON.stringify({
   hostname: 'node-1',
   output: '12:00:00.000000001: Warning Sensitive file opened for reading by non-trusted program (file=/etc/shadow)',
-  output_fields: { 'evt.time': 1704196800000000001, 'fd.name': '/etc/shadow', 'proc.name': 'cat', 'user.name': 'root' },
+  output_fields: { 'evt.time': 1704196800000000000, 'fd.name': '/etc/shadow', 'proc.name': 'cat', 'user.name': 'root' },
   priority: 'Warning',
   rule: 'Read sensitive file untrusted',
   source: 'syscall',

@@ -38,7 +38,8 @@ function canary(i: number, nested: boolean): string {
     )
     .join('');
 }
-const manifest = (i: number) => `${H}kind: EngineAuditRules\nmetadata:\n  name: canary\nspec:\n  rules:\n${canary(i, true)}`;
+/** The canary rule as an EngineAuditRules manifest. */
+export const manifest = (i: number) => `${H}kind: EngineAuditRules\nmetadata:\n  name: canary\nspec:\n  rules:\n${canary(i, true)}`;
 
 function events(i: number): SourceEvent[] {
   const open = (name: string, proc: string) => ({ 'evt.type': 'openat', 'evt.is_open_read': true, 'fd.typechar': 'f', 'fd.num': 3, 'fd.name': name, 'proc.name': proc, 'container.id': 'host' });

@@ -40,7 +40,7 @@ export function validateParams(specs: readonly ParamSpec[], input: Record<string
   const messages: string[] = [];
   const values: Record<string, ParamValue> = {};
   for (const spec of specs) {
-    const present = Object.prototype.hasOwnProperty.call(input, spec.name) && input[spec.name] !== undefined;
+    const present = Object.hasOwn(input, spec.name) && input[spec.name] !== undefined;
     const blankNotAllowed = spec.type === 'boolean' && spec.allowBlank === false;
     const nullNotAllowed = blankNotAllowed || (spec.type === 'boolean' && spec.nullable === false);
     values[spec.name] = null;

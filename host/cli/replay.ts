@@ -11,12 +11,16 @@ import { alertFor } from '../output/from-match.js';
 import { readReplayInput, type ReplayFormat } from '../sources/replay.js';
 import type { SourceEvent } from '../sources/types.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
+import { configFromFlags, LIST_FLAG_HELP, RULE_FLAG_HELP, RULE_FLAG_OPTIONS, withListValue } from './rule-flags.js';
 import { readRulesFiles } from './rules-files.js';
+import { expandLimitsOf, ruleSelection } from './run-config.js';
+import { printFields } from './run-info.js';
 import { RuleCompiler } from '../runtime/compiler.js';
 import { selectRules } from '../runtime/detection-engine.js';
 import { RuleModule } from '../runtime/evaluator.js';
 
 const HELP = `Usage: rae replay -r FILE [-r FILE ...] --input FILE [options]
+       rae replay --list[=SOURCE] [--json]
 
 Evaluates recorded events against the rules and prints one alert JSON line (Falco's layout) per
 detection on stdout; a summary and any rejected input lines go to stderr.
@@ -38,6 +42,11 @@ Options:
       --engine wasm|interpreter
                               evaluate with the compiled WebAssembly rules (default) or the
                               reference interpreter (the oracle, for comparison)
+${RULE_FLAG_HELP}
+                        (the rules.* keys apply: rules.minPriority, rules.ruleMatching, the
+                        expansion bounds, the rule selection; the flags above win over -o)
+${LIST_FLAG_HELP}
+      --json            with --list: print the fields as JSON
   -h, --help                  show this help
 
 Exit status: 0 replayed (even with rejected lines, which are reported), 1 invalid rules or
@@ -91,7 +100,9 @@ export const replayCommand: Command = {
   name: 'replay',
   help: HELP,
   async run(argv) {
-    const { values } = parseCommandArgs(argv, {
+    const { values } = parseCommandArgs(withListValue(argv), {
+      ...RULE_FLAG_OPTIONS,
+      json: { type: 'boolean' },
       rules: { type: 'string', short: 'r', multiple: true },
       input: { type: 'string', short: 'i' },
       format: { type: 'string' },
@@ -100,21 +111,33 @@ export const replayCommand: Command = {
       hostname: { type: 'string' },
       engine: { type: 'string' },
     });
+    if (values.list !== undefined) {
+      if (printFields(values.list, values.json ?? false)) return 0;
+      throw new UsageError(`--list: unknown source '${values.list}' (known: syscall, k8s_audit)`);
+    }
     const paths = values.rules ?? [];
     if (paths.length === 0) throw new UsageError('at least one -r FILE is required');
+    const configured = configFromFlags(values);
+    if (!configured.ok) {
+      for (const p of configured.problems) process.stderr.write(`replay: ${p}\n`);
+      return 1;
+    }
+    const { config } = configured;
     if (!values.input) throw new UsageError('--input FILE is required');
     const format = (values.format ?? 'fields') as ReplayFormat;
     if (format !== 'fields' && format !== 'audit') throw new UsageError(`--format must be fields or audit, not '${values.format}'`);
-    const ruleMatching = (values['rule-matching'] ?? 'first') as RuleMatching;
+    const ruleMatching = (values['rule-matching'] ?? config.rules.ruleMatching) as RuleMatching;
     if (ruleMatching !== 'first' && ruleMatching !== 'all') throw new UsageError(`--rule-matching must be first or all, not '${ruleMatching}'`);
     const engine = values.engine ?? 'wasm';
     if (engine !== 'wasm' && engine !== 'interpreter') throw new UsageError(`--engine must be wasm or interpreter, not '${engine}'`);
-    const minPriority = parsePriority(values['min-priority'] ?? 'Debug');
-    if (!minPriority) throw new UsageError(`--min-priority: unknown priority '${values['min-priority']}'`);
+    const minPriority = parsePriority(values['min-priority'] ?? config.rules.minPriority);
+    if (!minPriority) throw new UsageError(`--min-priority: unknown priority '${values['min-priority'] ?? config.rules.minPriority}'`);
 
     const { files, problems } = readRulesFiles(paths);
     for (const p of problems) process.stderr.write(`${p}\n`);
-    const loaded = loadRules(files);
+    // -T/-t/-D as rae run applies them: a generated last file of `enabled` overrides
+    const selection = ruleSelection(files, config.rules);
+    const loaded = loadRules(selection ? [...files, selection] : files, { limits: expandLimitsOf(config) });
     if (!loaded.ok || problems.length > 0) {
       for (const d of loaded.diagnostics.filter((x) => x.severity === 'error')) process.stderr.write(`${renderDiagnostic(d, loaded.sources)}\n`);
       process.stderr.write('replay: the rules are invalid; nothing replayed\n');

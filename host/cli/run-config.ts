@@ -7,6 +7,7 @@ import type { ExpandLimits } from '../engine/budget.js';
 import { BUILTIN_SETS, builtinRulesFiles } from '../engine/builtin.js';
 import { loadRules, type RulesFile } from '../engine/index.js';
 import { parsePriority, type Priority } from '../engine/priority.js';
+import { selectionProblem } from './rule-flags.js';
 import { readRulesFiles } from './rules-files.js';
 
 /** The checked values `rae run` uses, or the problems (one message per key). */
@@ -19,7 +20,8 @@ function checkRunConfig(config: Config): { ok: true; minPriority: Priority } | {
   };
   seconds('rules.compilerIdleSeconds', config.rules.compilerIdleSeconds, '0 keeps the compile worker running');
   if (!(LOG_LEVELS as readonly string[]).includes(config.logLevel)) problems.push(`config logLevel: expected one of ${LOG_LEVELS.join(', ')}, not '${config.logLevel}'`);
-  if (config.rules.enableTags.length > 0 && config.rules.disableTags.length > 0) problems.push('config rules.enableTags (-t) and rules.disableTags (-T) cannot both be set (as in Falco)');
+  const selection = selectionProblem(config);
+  if (selection) problems.push(selection);
   seconds('webhook.drainTimeoutSeconds', config.webhook.drainTimeoutSeconds, '0 stops without waiting for accepted events');
   const bounds: Array<[string, number]> = [
     ['rules.maxExpandedNodes', config.rules.maxExpandedNodes],

@@ -169,6 +169,8 @@ export const runCommand: Command = {
       }
     };
     let started = false;
+    /** Settles once the API is up or has failed (rae run starts it last, without waiting). */
+    let apiStarted: Promise<void> = Promise.resolve();
     let wasReady = false;
     const board = new ReadinessBoard((r) => {
       if (!started || stopping || r.ready === wasReady) return;
@@ -202,19 +204,10 @@ export const runCommand: Command = {
         expandLimits: expandLimitsOf(config),
         onAlert: (a) => forwarder.submit(a),
       });
-      // The configured rules start compiling in the worker now, while the API opens its database
-      // (the module's load then finds the module built or building; measured on a first start: ...).
+      // The configured rules start compiling in the worker now (the module's load then finds the
+      // module built or building).
       void engine.precompile([...builtinRulesFiles(config.rules.builtIn).files, ...files]);
       components.push({ name: 'engine', stop: () => engine.close() });
-      // The API before the sources: opening its database (PGlite's first start takes seconds on
-      // this thread) must not hold up draining the kernel ring once capture runs.
-      if (config.api.enabled) {
-        board.set('api', { state: 'starting' });
-        const api = await startApi({ config, log, databaseUrl: process.env.DATABASE_URL });
-        components.push({ name: 'api', stop: () => api.close() });
-        board.set('api', { state: 'up' });
-        log(`run: api listening on ${api.url}`);
-      }
       // Sources run while the module is enabled (a ModuleConfig in the resources directory); one
       // that fails to start is retried with backoff, and readiness shows it meanwhile.
       const sources = new ModuleSources(log, { onState: (name, s) => board.set(name, s) });
@@ -235,9 +228,28 @@ export const runCommand: Command = {
         components.push({ name: 'rules watch', stop: async () => watched.close() });
         log(`run: watching ${watched.dirs.join(', ')} for rules changes (rules.watch)`);
       }
+      // The API last and not awaited: the detection path (engine, sources, forwarder) is up
+      // before the API's database has created itself (PGlite's first start: seconds, most of a
+      // first start). Until it is up, readiness names it; if it fails, detection goes on and
+      // readiness reports the API failed.
+      if (config.api.enabled) {
+        board.set('api', { state: 'starting' });
+        apiStarted = startApi({ config, log, databaseUrl: process.env.DATABASE_URL }).then(
+          (api) => {
+            components.push({ name: 'api', stop: () => api.close() });
+            log(`run: api listening on ${api.url}`);
+            board.set('api', { state: 'up' });
+          },
+          (err: unknown) => {
+            log(`run: the api failed to start: ${(err as Error).message}; detection goes on without it`, 'error');
+            board.set('api', { state: 'failed', error: (err as Error).message });
+          },
+        );
+      }
     } catch (err) {
       log(`run: failed to start: ${(err as Error).message}`, 'error');
       stopping = true;
+      await apiStarted;
       await stopAll();
       return 1;
     }
@@ -252,6 +264,7 @@ export const runCommand: Command = {
     const t0 = performance.now();
     log(`run: ${signal} received, stopping`);
     await reloader.idle();
+    await apiStarted;
     await stopAll();
     log(`run: stopped in ${Math.round(performance.now() - t0)} ms`);
     return 0;

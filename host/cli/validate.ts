@@ -4,9 +4,13 @@ import { describeLoad } from '../engine/describe.js';
 import { diagnosticJson, renderDiagnostic } from '../engine/diagnostics.js';
 import { loadRules } from '../engine/index.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
+import { configFromFlags, LIST_FLAG_HELP, RULE_FLAG_HELP, RULE_FLAG_OPTIONS, withListValue } from './rule-flags.js';
 import { readRulesFiles } from './rules-files.js';
+import { expandLimitsOf, ruleSelection, SELECTION_FILE } from './run-config.js';
+import { printFields } from './run-info.js';
 
-const HELP = `Usage: rae validate -r FILE [-r FILE ...] [--json] [--describe]
+const HELP = `Usage: rae validate -r FILE [-r FILE ...] [-o KEY=VALUE ...] [-T TAG ...|-t TAG ...] [-D SUBSTRING ...] [--json] [--describe]
+       rae validate --list[=SOURCE] [--json]
 
 Loads the rules files in order (later files may append to or override earlier ones) and reports
 every error and warning with its location: file:line:col, the context chain and a caret under
@@ -14,6 +18,10 @@ the source. Exit status: 0 valid (warnings allowed), 1 invalid, 2 bad usage.
 
 Options:
   -r, --rules FILE   a rules file or a directory of *.yaml files (repeatable, required)
+${RULE_FLAG_HELP}
+                     (the rules.* keys apply: expansion bounds, the rule selection; the count
+                     of enabled rules is on stderr)
+${LIST_FLAG_HELP}
       --json         print the results as JSON ({"falco_load_results":[...]}, like falco -V)
       --describe     when every file is valid, also describe the rules as rae describe does
                      (with --json under "falco_describe_results", like falco -V FILE -L)
@@ -26,18 +34,31 @@ export const validateCommand: Command = {
   name: 'validate',
   help: HELP,
   async run(argv) {
-    const { values } = parseCommandArgs(argv, { rules: { type: 'string', short: 'r', multiple: true }, json: { type: 'boolean' }, describe: { type: 'boolean' } });
+    const { values } = parseCommandArgs(withListValue(argv), { ...RULE_FLAG_OPTIONS, rules: { type: 'string', short: 'r', multiple: true }, json: { type: 'boolean' }, describe: { type: 'boolean' } });
+    if (values.list !== undefined) {
+      if (printFields(values.list, values.json ?? false)) return 0;
+      throw new UsageError(`--list: unknown source '${values.list}' (known: syscall, k8s_audit)`);
+    }
     const paths = values.rules ?? [];
     if (paths.length === 0) throw new UsageError('at least one -r FILE is required');
+    const configured = configFromFlags(values);
+    if (!configured.ok) {
+      for (const p of configured.problems) process.stderr.write(`validate: ${p}\n`);
+      return 1;
+    }
+    const { config } = configured;
     const { files, problems } = readRulesFiles(paths);
     for (const p of problems) process.stderr.write(`${p}\n`);
-    const result = loadRules(files);
+    // -T/-t/-D as rae run applies them: a generated last file of `enabled` overrides, not reported as a file
+    const selection = ruleSelection(files, config.rules);
+    const result = loadRules(selection ? [...files, selection] : files, { limits: expandLimitsOf(config) });
+    const reported = result.files.filter((f) => f.name !== SELECTION_FILE);
     const successful = result.ok && problems.length === 0;
     // As validate_rules_files.cpp: the rules are described only when every file is valid.
     const described = values.describe && successful ? describeLoad(result) : undefined;
     if (values.json) {
       const out = {
-        falco_load_results: result.files.map((f) => ({
+        falco_load_results: reported.map((f) => ({
           name: f.name,
           successful: f.successful,
           errors: f.errors.map((d) => diagnosticJson(d, result.sources)),
@@ -47,7 +68,7 @@ export const validateCommand: Command = {
       };
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     } else {
-      for (const f of result.files) {
+      for (const f of reported) {
         const status = !f.successful ? 'Invalid' : f.warnings.length > 0 ? 'Ok, with warnings' : 'Ok';
         process.stdout.write(`${f.name}: ${status}\n`);
         if (f.errors.length > 0) {
@@ -60,7 +81,7 @@ export const validateCommand: Command = {
         }
       }
       const s = result.ruleset.stats;
-      process.stderr.write(`validate: ${files.length} file(s), ${s.lists} lists, ${s.macros} macros, ${s.rules} rules (${result.ruleset.rules.length} compiled)\n`);
+      process.stderr.write(`validate: ${files.length} file(s), ${s.lists} lists, ${s.macros} macros, ${s.rules} rules (${result.ruleset.rules.length} compiled, ${s.enabled} enabled)\n`);
       if (described) process.stdout.write(`${JSON.stringify(described, null, 2)}\n`);
     }
     return successful ? 0 : 1;

@@ -1,7 +1,7 @@
 // Load diagnostics: every error and warning code in one registry, located values (never thrown),
 // and their two renderings: the text form (file:line:col, context chain, caret snippet) and the
 // JSON form of `falco -V` (reference/falco-language.md H.3).
-import { SourceText, type Position } from './source-text.js';
+import type { SourceText, Position } from './source-text.js';
 
 /** Error codes: Falco's names (falco:userspace/engine/falco_load_result.h), plus RAE_* for ours. */
 export const ERRORS = {

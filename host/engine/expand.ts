@@ -183,7 +183,7 @@ function resolve(
         return e; // made by this pass from a resolved body
       case 'identifier': {
         const m = lookup(e.name);
-        if (!m || !m.expr) {
+        if (!m?.expr) {
           fail(e, m ? `Macro '${e.name}' has an invalid condition` : `Undefined macro '${e.name}' used in filter.`);
           return e;
         }

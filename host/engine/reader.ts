@@ -2,9 +2,9 @@
 // falco:userspace/engine/rule_loader_reader.cpp). Structure errors become diagnostics; an item
 // with an error is dropped and reading goes on with the next one.
 import { isMap, isScalar, isSeq, parseAllDocuments, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
-import { Diagnostics, type ItemType, type Location } from './diagnostics.js';
+import type { Diagnostics, ItemType, Location } from './diagnostics.js';
 import { MappedText } from './mapped-text.js';
-import { SourceText } from './source-text.js';
+import type { SourceText } from './source-text.js';
 
 /** A string value from the file, with the origin of each character. */
 export type Located = MappedText;

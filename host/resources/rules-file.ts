@@ -5,7 +5,7 @@
 // Consumes an EngineAuditRulesResource; produces a RulesFile and a location mapper.
 import type { Diagnostic, Location } from '../engine/diagnostics.js';
 import { MappedText } from '../engine/mapped-text.js';
-import { SourceText, type RulesFile } from '../engine/source-text.js';
+import type { SourceText, RulesFile } from '../engine/source-text.js';
 import type { EngineAuditRulesResource, RulesSpecItem, Spanned } from './manifests.js';
 
 /** A generated rules file and its way back to the manifest. */

@@ -29,9 +29,10 @@ export async function buildModule(code: string, plan: WarmPlan | undefined): Pro
 
 /**
  * WebAssembly.compile, the sandbox checks and warming of wasm bytes (a fresh build's or the
- * module cache's); `compileMs` counts from `t0`. Never throws.
+ * module cache's); `compileMs` counts from `t0`; `warmBudgetMs` bounds the warm-up (default:
+ * warmInstance's). Never throws.
  */
-export async function fromWasm(wasm: Uint8Array, plan: WarmPlan | undefined, t0 = performance.now()): Promise<BuildResult> {
+export async function fromWasm(wasm: Uint8Array, plan: WarmPlan | undefined, t0 = performance.now(), warmBudgetMs?: number): Promise<BuildResult> {
   let module: WebAssembly.Module;
   try {
     module = await WebAssembly.compile(wasm as Uint8Array<ArrayBuffer>);
@@ -47,7 +48,7 @@ export async function fromWasm(wasm: Uint8Array, plan: WarmPlan | undefined, t0 
       const inst = new WebAssembly.Instance(module, {});
       const badInst = checkInstance(inst.exports);
       if (badInst) return { ok: false, error: badInst };
-      warmMs = warmInstance(inst.exports, plan);
+      warmMs = warmBudgetMs === undefined ? warmInstance(inst.exports, plan) : warmInstance(inst.exports, plan, undefined, undefined, warmBudgetMs);
     } catch (err) {
       return { ok: false, error: runtimeError('ETRAP', `the module trapped while warming: ${(err as Error).message}`) };
     }

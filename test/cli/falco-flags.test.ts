@@ -120,4 +120,62 @@ test('run: logLevel error keeps the info lines off stderr and the errors on it',
   assert.match(rae([...only, '--dry-run', '-o', 'logLevel=verbose']).stderr, 'config logLevel: expected one of error, warning, info, debug');
 });
 
+/** `rae CMD ARGS` (validate, replay). */
+function raeCmd(cmd: string, args: string[]) {
+  return spawnSync(process.execPath, ['bin/rae.js', cmd, ...args], { encoding: 'utf8', env: { ...process.env, TZ: 'UTC' } });
+}
+const audit = ['-r', 'rules/orchestrator-audit/k8s_audit_rules.yaml', '--format', 'audit', '--input', 'test/fixtures/k8saudit-samples/exec_pod.json'];
+const replayed = (args: string[]) => {
+  const r = raeCmd('replay', [...audit, ...args]);
+  assert.is(r.status, 0, r.stderr);
+  return r.stdout.trim() === '' ? [] : r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { rule: string }).rule);
+};
+
+test('validate and replay --list[=SOURCE]: the fields, as run prints them', () => {
+  for (const cmd of ['validate', 'replay']) {
+    const r = raeCmd(cmd, ['--list=k8s_audit']);
+    assert.is(r.status, 0, r.stderr);
+    assert.is(r.stdout, rae(['--list=k8s_audit']).stdout);
+    assert.is(raeCmd(cmd, ['--list=nope']).status, 2);
+  }
+});
+
+test('validate -T/-t/-D select the rules as run does (the count of enabled rules); -t with -T exits 1', () => {
+  const enabled = (args: string[]) => {
+    const r = raeCmd('validate', ['-r', dir, ...args]);
+    assert.is(r.status, 0, r.stdout + r.stderr);
+    assert.not.match(r.stdout, 'rule selection');
+    return Number(r.stderr.match(/(\d+) enabled\)/)![1]);
+  };
+  assert.is(enabled([]), 2);
+  assert.is(enabled(['-T', 'files']), 1);
+  assert.is(enabled(['-t', 'files']), 2);
+  assert.is(enabled(['-t', 'files', '-D', 'alp']), 1);
+  const both = raeCmd('validate', ['-r', dir, '-t', 'a', '-T', 'b']);
+  assert.is(both.status, 1);
+  assert.match(both.stderr, 'cannot both be set');
+});
+
+test('validate -o: the expansion bound applies; an unknown key exits 1 naming it', () => {
+  const r = raeCmd('validate', ['-r', dir, '-o', 'rules.maxExpandedNodes=1']);
+  assert.is(r.status, 1);
+  assert.match(r.stdout, 'RAE_ERR_EXPANSION_LIMIT');
+  const bad = raeCmd('validate', ['-r', dir, '-o', 'rules.nope=1']);
+  assert.is(bad.status, 1);
+  assert.match(bad.stderr, 'validate: config rules.nope');
+});
+
+test('replay -T/-t/-D and -o rules.minPriority / rules.ruleMatching select the alerting rules', () => {
+  assert.equal(replayed([]), ['Attach/Exec Pod']);
+  assert.equal(replayed(['-T', 'k8s']), []);
+  assert.equal(replayed(['-t', 'k8s']), ['Attach/Exec Pod']);
+  assert.equal(replayed(['-D', 'Exec Pod']), []);
+  assert.equal(replayed(['-o', 'rules.minPriority=Critical']), []);
+  assert.equal(replayed(['-o', 'rules.minPriority=Critical', '--min-priority', 'Debug']), ['Attach/Exec Pod']);
+  assert.equal(replayed(['-o', 'rules.ruleMatching=all']), ['Attach/Exec Pod']);
+  const bad = raeCmd('replay', [...audit, '-o', 'rules.ruleMatching=some']);
+  assert.is(bad.status, 2);
+  assert.match(bad.stderr, "must be first or all, not 'some'");
+});
+
 test.run();

@@ -82,4 +82,30 @@ test('readiness: a webhook port taken at start is not ready, named, retried, and
   }
 });
 
+test('readiness: on a first start the detection path is up and detecting before the API has created its database', async () => {
+  const cfg = join(root, 'config-api.yaml');
+  writeFileSync(cfg, 'rules:\n  builtIn: [orchestrator-audit]\nforwarder:\n  port: 0\napi:\n  port: 0\nwebhook:\n  port: 0\n');
+  const state = join(root, 'state-api');
+  const rae = startRae(['--config', cfg, '--state-dir', state]);
+  try {
+    // The start ends with only the API outstanding; its database is created after that line.
+    await rae.waitLog(/run: started \(.*\); waiting for api starting/);
+    const forwarder = (await rae.waitLog(/run: forwarder listening on (\S+)/))[1]!;
+    const webhook = (await rae.waitLog(/run: webhook listening on (\S+)/))[1]!;
+    const ready = await get(`${forwarder}/readyz`);
+    const r = JSON.parse(ready.text) as { components: Component[] };
+    for (const name of ['forwarder', 'engine', 'webhook']) assert.is(r.components.find((c) => c.name === name)?.state, 'up', ready.text);
+    assert.ok(['starting', 'up'].includes(r.components.find((c) => c.name === 'api')?.state ?? ''), ready.text);
+    // Detecting already: an exec into a pod alerts.
+    await auditPoster(webhook, readFileSync(join(state, 'webhook-tls', 'ca.crt'), 'utf8'))([auditEvent({ verb: 'create', resource: 'pods', subresource: 'exec', namespace: 'default', name: 'web', stage: 'ResponseStarted' })]);
+    await rae.waitAlerts((a) => a.some((x) => x.rule === 'Attach/Exec Pod'), 'the Attach/Exec Pod alert');
+    await rae.waitLog(/run: ready \(.*\): every component is up/);
+    const log = rae.stderr();
+    const order = [/waiting for api starting/, /api: storage PGlite at .*applied migrations/, /run: ready \(.*\): every component is up/].map((re) => log.search(re));
+    assert.ok(order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!)), log);
+  } finally {
+    assert.is(await rae.stop(), 0, rae.stderr());
+  }
+});
+
 test.run();

@@ -148,7 +148,7 @@ run_('signals: SIGHUP under audit and kernel load reloads the changed rules file
   await rae.waitLog(/run: reload done in \d+ ms: the ruleset is unchanged/, mark);
   assert.match(rae.stderr().slice(mark), 'run: reload: webhook.port changed in the configuration; that takes a restart');
   // An invalid rules file: reported with its location, the running ruleset (v2) keeps alerting.
-  writeFileSync(rulesFile, rules(canary, 'v3').replace(/priority: Notice\n  source: syscall/, 'priority: Urgent\n  source: syscall'));
+  writeFileSync(rulesFile, rules(canary, 'v3').replace(/priority: Notice\n {2}source: syscall/, 'priority: Urgent\n  source: syscall'));
   mark = rae.stderr().length;
   rae.child.kill('SIGHUP');
   await rae.waitLog(/run: reload refused after \d+ ms: the new ruleset is invalid/, mark);

@@ -81,7 +81,7 @@ test('generator: syscall actions run for real and leave nothing behind', async (
   const before = readdirSync('/dev/shm').filter((n) => n.startsWith('rae-event-generator-'));
   const saved = process.env.TMPDIR;
   process.env.TMPDIR = root;
-  let outcomes;
+  let outcomes: Awaited<ReturnType<typeof runActions>>;
   try {
     // Without the slow one (6 s) and the one that sends a packet off the host.
     outcomes = await runActions(selectActions(/^syscall\.(?!ReadSensitiveFileTrustedAfterStartup|DisallowedSsh)/), { sleepMs: 0 });

@@ -10,7 +10,7 @@ import { KernelIngest, nativeTranslator } from '../../host/runtime/kernel-ingest
 import { MEM, REC } from '../../host/runtime/abi.js';
 import { loadNative } from '../../host/sources/syscall/addon.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
-import { RuleModule } from '../../host/runtime/evaluator.js';
+import type { RuleModule } from '../../host/runtime/evaluator.js';
 import { FieldEvent } from '../../host/sources/field-event.js';
 import { EXIT, HDR, KIND, PF, PROC, SIZES, SYSCALL, XF } from '../../host/sources/syscall/abi.js';
 import { encodeProcRecord, type ProcSnapshot } from '../../host/sources/syscall/procfs.js';

@@ -27,7 +27,7 @@ function exceptions(event: Obj): Obj[] | null | undefined {
   const e = event.exception;
   if (e === undefined || e === null) return undefined;
   const list = Array.isArray(e) ? e : isObj(e) && Array.isArray(e.values) ? e.values : null;
-  if (!list || !list.every(isObj)) return null;
+  if (!list?.every(isObj)) return null;
   return list;
 }
 

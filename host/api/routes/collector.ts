@@ -85,7 +85,7 @@ async function ingest(ctx: RouteContext, kind: 'envelope' | 'store', request: Fa
   const project = await resolveProject(ctx.db, (request.params as { pid: string }).pid);
   if (!project) return sendError(reply, apiError('PROJECT_NOT_FOUND'));
   const setting = await getSetting(ctx.db, project.id);
-  if (!setting || !setting.enabled || !setting.integrated) return sendError(reply, apiError('NOT_FOUND'));
+  if (!setting?.enabled || !setting.integrated) return sendError(reply, apiError('NOT_FOUND'));
   let key = keyFromRequest(request);
   const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   const body = decompress(raw, request.headers['content-encoding'] as string | undefined, ctx.limits.maxEventBytes);

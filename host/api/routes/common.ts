@@ -34,7 +34,7 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
 
 /** onRequest hook: authenticate, find the project, check the role; answers the error itself. */
 export function guardHook(ctx: RouteContext, minAccess: number): onRequestHookHandler {
-  return async function (request, reply) {
+  return async (request, reply) => {
     const result = await guard(
       ctx.db,
       {

@@ -185,8 +185,8 @@ export class LeafGen {
     const anyOf = ids.length === 0 ? 'false' : (decided(true) ?? `(${[...set].map((id) => `${T} == ${id}`).join(' || ')})`);
     if (named || e.op !== '!=') return anyOf;
     const id = ids[0] ?? 0;
-    if (call && call.every((t) => t !== id)) return 'true';
-    if (call && call.every((t) => t === id)) return 'false';
+    if (call?.every((t) => t !== id)) return 'true';
+    if (call?.every((t) => t === id)) return 'false';
     return `${T} != ${id}`;
   }
 

@@ -80,7 +80,7 @@ export function appendOutput(entries: readonly AppendOutput[], a: Alert): Alert 
     const set = (k: string, v: OutputFieldValue) => Object.defineProperty(fields, k, { value: v, enumerable: true, writable: true, configurable: true });
     let message = out.message;
     if (e.extra_output) {
-      const extra = e.extra_output.replace(/%([A-Za-z_][\w.\[\]-]*)/g, (_m, f: string) => {
+      const extra = e.extra_output.replace(/%([A-Za-z_][\w.[\]-]*)/g, (_m, f: string) => {
         const v = out.outputFields[f];
         return v === undefined || v === null ? '<NA>' : String(v);
       });

@@ -127,7 +127,7 @@ export function kaExtractor(name: string): (root: Record<string, Json>, arg: str
 
 /** True when ka.* fields can be read from `root`: the plugin requires an object with an `auditID` key. */
 export function hasAuditId(root: Json): root is Record<string, Json> {
-  return isObject(root) && Object.prototype.hasOwnProperty.call(root, 'auditID');
+  return isObject(root) && Object.hasOwn(root, 'auditID');
 }
 
 /** One ka.* field of an audit event JSON; undefined when missing or unknown. */

@@ -125,7 +125,7 @@ function generated(opts: TlsOptions, dir: string): Omit<WebhookTls, 'dir' | 'sec
   let generatedWhat: WebhookTls['generated'] = 'none';
 
   let ca = readPair(join(dir, 'ca.crt'), join(dir, 'ca.key'));
-  if (!ca || !ca.cert.ca || needsRenewal(ca.cert, now)) {
+  if (!ca?.cert.ca || needsRenewal(ca.cert, now)) {
     const keys = newEcKeyPair();
     const certPem = buildCertificate({ subject: CA_NAME, issuer: CA_NAME, publicKey: keys.publicKey, issuerKey: keys.privateKey, issuerPublicKey: keys.publicKey, notBefore, notAfter, ca: true });
     const keyPem = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();

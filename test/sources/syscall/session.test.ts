@@ -20,7 +20,7 @@ import { Interpreter, type RawValue } from '../../../host/engine/interpreter.js'
 import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
-import { SyscallEvent } from '../../../host/sources/syscall/event.js';
+import type { SyscallEvent } from '../../../host/sources/syscall/event.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, objectsPass, recordKernel, type Recording } from './recording.js';

@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// `npm run build`: the TypeScript under host/ to JavaScript in OUT (default dist/), laid out as
+// the repository is, so every path the code derives from import.meta.url resolves the same way:
+//   OUT/host/**.js       tsc's output, plus every other file under host/ (SQL migrations, ...)
+//   OUT/assembly/        the AssemblyScript runtime sources the compile worker reads
+//   OUT/rules/           the built-in rule sets
+//   OUT/package.json     the version `rae --version` reports (and "type": "module")
+//   OUT/probes           a link to the repository's probes/ (its build/ holds the native addons)
+//   OUT/node_modules     a link to the repository's, when OUT is outside the repository
+//   OUT/build-info.json  when the build started; bin/rae.js runs the build only while no source
+//                        file is newer than that (and tsx otherwise)
+//
+//   node scripts/build.mjs [--out DIR]
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outArg = process.argv.indexOf('--out');
+const out = resolve(outArg >= 0 ? process.argv[outArg + 1] : join(root, 'dist'));
+const startedAt = Date.now();
+
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', out], { stdio: 'inherit' });
+if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+
+/** Copies every file under `dir` (relative to the root) that is not TypeScript. */
+function copyAssets(dir) {
+  for (const e of readdirSync(join(root, dir), { withFileTypes: true })) {
+    const rel = join(dir, e.name);
+    if (e.isDirectory()) copyAssets(rel);
+    else if (!e.name.endsWith('.ts')) {
+      mkdirSync(dirname(join(out, rel)), { recursive: true });
+      cpSync(join(root, rel), join(out, rel));
+    }
+  }
+}
+copyAssets('host');
+for (const p of ['assembly', 'rules', 'package.json']) cpSync(join(root, p), join(out, p), { recursive: true });
+
+/** A link at OUT/name to the repository's `name`: relative inside the repository, absolute outside. */
+function link(name) {
+  const target = join(root, name);
+  if (!existsSync(target)) return;
+  const inside = !relative(root, out).startsWith('..');
+  symlinkSync(inside ? relative(out, target) : target, join(out, name));
+}
+link('probes');
+if (relative(root, out).startsWith('..')) link('node_modules');
+
+writeFileSync(join(out, 'build-info.json'), `${JSON.stringify({ startedAt })}\n`);
