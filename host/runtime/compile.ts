@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { MEM } from './abi.js';
+import { MEM } from '../engine/codegen/abi.js';
 
 const ASSEMBLY_DIR = fileURLToPath(new URL('../../assembly/', import.meta.url));
 

@@ -15,7 +15,7 @@ import { DetectionEngine, selectRules } from '../../host/runtime/detection-engin
 import { runtimeError } from '../../host/runtime/errors.js';
 import { EVALUATION_FAILED_RULE } from '../../host/runtime/failure-report.js';
 import { judgeIsolated, type Judgment } from '../../host/runtime/isolate.js';
-import type { SourceEvent } from '../../host/sources/types.js';
+import type { SourceEvent } from '../../host/engine/source-event.js';
 import { encodeProcRecord } from '../../host/sources/syscall/procfs.js';
 import { toEvents } from './differential-helpers.js';
 import { openat, procInfo } from './kernel-records.js';

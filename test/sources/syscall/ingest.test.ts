@@ -4,22 +4,22 @@
 // fields; the thread table survives a hot swap (state carried over) and process exits.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadRules, type LoadedRule } from '../../host/engine/index.js';
-import { Interpreter } from '../../host/engine/interpreter.js';
-import { KernelIngest, nativeTranslator } from '../../host/runtime/kernel-ingest.js';
-import { MEM, REC } from '../../host/runtime/abi.js';
-import { loadNative } from '../../host/sources/syscall/addon.js';
-import { DetectionEngine } from '../../host/runtime/detection-engine.js';
-import { RuleModule } from '../../host/runtime/evaluator.js';
-import { FieldEvent } from '../../host/sources/field-event.js';
-import { EXIT, HDR, KIND, PF, PROC, SIZES, SYSCALL, XF } from '../../host/sources/syscall/abi.js';
-import { encodeProcRecord, type ProcSnapshot } from '../../host/sources/syscall/procfs.js';
-import { syscallNr } from '../../host/sources/syscall/syscalls.js';
-import { SyscallEvent } from '../../host/sources/syscall/event.js';
-import { ProcessTable } from '../../host/sources/syscall/state.js';
-import { UserNames } from '../../host/sources/syscall/users.js';
-import { collectPools, compileAll } from './differential-helpers.js';
-import { corpusText } from '../helpers/corpus.js';
+import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
+import { Interpreter } from '../../../host/engine/interpreter.js';
+import { KernelIngest, nativeTranslator } from '../../../host/sources/syscall/ingest.js';
+import { MEM, REC } from '../../../host/engine/codegen/abi.js';
+import { loadNative } from '../../../host/sources/syscall/addon.js';
+import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
+import { RuleModule } from '../../../host/runtime/evaluator.js';
+import { FieldEvent } from '../../../host/engine/field-event.js';
+import { EXIT, HDR, KIND, PF, PROC, SIZES, SYSCALL, XF } from '../../../host/sources/syscall/abi.js';
+import { encodeProcRecord, type ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
+import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
+import { SyscallEvent } from '../../../host/sources/syscall/event.js';
+import { ProcessTable } from '../../../host/sources/syscall/state.js';
+import { UserNames } from '../../../host/sources/syscall/users.js';
+import { collectPools, compileAll } from '../../runtime/differential-helpers.js';
+import { corpusText } from '../../helpers/corpus.js';
 
 const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: corpusText(n) }))).ruleset.rules;
 const pools = collectPools(rules);
