@@ -29,6 +29,7 @@ import { chmodMode, DIRFD_ARG, DOMAINS, FD_ARG, fdText, hasResArg, hexMode, LINK
 import { NR_SYSCALLS, syscallName } from './syscalls.js';
 import { evtTypeId, MEM, REC } from '../../engine/codegen/abi.js';
 import type { RuleModule } from '../../runtime/evaluator.js';
+import type { RecordTranslator } from '../../runtime/translator.js';
 import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './fields.js';
 import { ThreadTable } from './thread-table.js';
 
@@ -177,7 +178,7 @@ function nativePlan(stride: number, head: number, slots: Plan['slots'], consts: 
 }
 
 /** Turns kernel record batches into eval records for the running module. */
-export class KernelIngest {
+export class KernelIngest implements RecordTranslator {
   readonly threads = new ThreadTable();
   /** The native translator in use, undefined for the JS one. */
   readonly native: NativeIngest | undefined;

@@ -204,7 +204,7 @@ test('kernel ingest: the thread table moves with a hot swap; exits free entries'
 
 test('kernel ingest: DetectionEngine.evaluateKernel turns kernel records into alerts; the table survives a reload', async () => {
   const alerts: Array<{ rule: string; output: string }> = [];
-  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', onAlert: (a) => alerts.push({ rule: a.rule, output: a.message }) });
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', kernel: new KernelIngest({ hostname: 'h' }), hostname: 'h', onAlert: (a) => alerts.push({ rule: a.rule, output: a.message }) });
   const rule = (name: string) => [{ name: 'r.yaml', text: `- rule: ${name}\n  desc: d\n  condition: evt.type = openat and evt.is_open_read = true and fd.name = /etc/shadow and proc.pname = sshd\n  output: "%proc.name read %fd.name (parent %proc.pname, cmdline %proc.cmdline)"\n  priority: WARNING\n` }];
   assert.ok((await engine.load(rule('shadow A'))).swapped);
   const buf = new Uint8Array(4096);
