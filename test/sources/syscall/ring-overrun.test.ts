@@ -11,6 +11,7 @@ import * as assert from 'uvu/assert';
 import { createMetrics } from '../../../host/metrics/index.js';
 import type { Alert } from '../../../host/output/alert.js';
 import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
+import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { startSyscallSource } from '../../../host/sources/syscall/source.js';
 import { metricValue } from '../audit/webhook-helpers.js';
 import { kernelGate } from './collector.js';
@@ -19,13 +20,13 @@ const gate = kernelGate('ring-overrun.test.ts');
 const run = gate.run ? test : test.skip;
 
 run('ring buffer overrun: every lost record counted in the metric and in the drop alert, none silent', async () => {
-  const engine = new DetectionEngine({ ruleMatching: 'all', minPriority: 'Debug', hostname: 'h', onAlert: () => {}, engine: 'interpreter' });
+  const engine = new DetectionEngine({ ruleMatching: 'all', minPriority: 'Debug', hostname: 'h', onAlert: () => {}, kernel: new KernelIngest({ hostname: 'h' }) });
   const load = await engine.load([{ name: 'r.yaml', text: '- rule: Opens\n  desc: d\n  condition: evt.type in (open, openat) and fd.name = /etc/hostname\n  output: o %fd.name\n  priority: INFO\n' }]);
   assert.ok(load.swapped, JSON.stringify(load.errors));
   const metrics = createMetrics({ processMetrics: false });
   const alerts: Alert[] = [];
   const logs: string[] = [];
-  const source = startSyscallSource({ engine, metrics, log: (m) => logs.push(m), submit: (a) => alerts.push(a), hostname: 'h', capture: { ringBufferBytes: 64 * 1024, wakeupBytes: 16 * 1024 }, path: 'objects', dropAlertIntervalMs: 0 });
+  const source = startSyscallSource({ engine, metrics, log: (m) => logs.push(m), submit: (a) => alerts.push(a), hostname: 'h', capture: { ringBufferBytes: 64 * 1024, wakeupBytes: 16 * 1024 }, dropAlertIntervalMs: 0 });
   try {
     const child = spawnSync('sh', ['-c', 'i=0; while [ $i -lt 20000 ]; do : < /etc/hostname; i=$((i+1)); done'], { stdio: 'ignore' });
     assert.is(child.status, 0);
