@@ -52,8 +52,11 @@ const CLASS_NAME: Record<ReturnType<typeof typeClass>, string> = {
   ipnet: 'IP network',
 };
 
+/** Every comparison operator the checker knows (the union of the per-type tables below). */
+export const COMPARISON_OPERATORS: readonly CmpOp[] = [...new Set([...STRING_OPS, ...NUMERIC_OPS, ...EQ_OPS, ...BYTES_OPS, ...LIST_FIELD_OPS])];
+
 /** Operators a field type supports (A.5). */
-function opsFor(type: PtType, isList: boolean): ReadonlySet<CmpOp> {
+export function opsFor(type: PtType, isList: boolean): ReadonlySet<CmpOp> {
   if (isList) return LIST_FIELD_OPS;
   switch (typeClass(type)) {
     case 'string':

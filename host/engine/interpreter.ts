@@ -46,7 +46,7 @@ export class Interpreter {
         const l = this.operand(e.left, ev);
         const r = this.operand(e.right, ev);
         if (l === undefined || r === undefined) return false;
-        const rl = (Array.isArray(r) ? r : [r]).map((x) => ({ text: String(x), ...litFrom(x) }));
+        const rl = (Array.isArray(r) ? r : [r]).map((x) => ({ text: x instanceof Uint8Array ? Buffer.from(x).toString('utf8') : String(x), ...litFrom(x) }));
         if (Array.isArray(l)) return this.listCmp(e.op, l, rl);
         return e.op === 'in' || e.op === 'intersects' ? rl.some((x) => this.scalar('=', l, x)) : rl.length === 1 && this.scalar(e.op, l, rl[0]!);
       }

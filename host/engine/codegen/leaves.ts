@@ -329,7 +329,8 @@ export class LeafGen {
     const op = e.op === 'in' || e.op === 'intersects' ? '=' : e.op;
     const L = l.v;
     const R = r.v;
-    if (L.kind === 'str' && R.kind === 'str' && L.cls === R.cls) {
+    const isText = (c: TypeClass) => c === 'string' || c === 'bytes';
+    if (L.kind === 'str' && R.kind === 'str' && (L.cls === R.cls || (isText(L.cls) && isText(R.cls)))) {
       const body = [`const x = ${L.expr};`, 'if (x == MISSING) return false;', `const y = ${R.expr};`, 'if (y == MISSING) return false;'];
       const range = ['const a = usize(u32(x));', 'const l = u32(x >>> 32);', 'const b = usize(u32(y));', 'const m = u32(y >>> 32);'];
       if (op === 'icontains' || op === 'iglob') {
@@ -340,7 +341,7 @@ export class LeafGen {
       }
       if (op === 'glob') return this.fn([...body, ...range, 'return globMatch(b, i32(m), a, i32(l), false);'], text);
       if (L.cls === 'ipaddr' && op !== '=' && op !== '!=') return 'false';
-      if (L.cls === 'bytes' && !['=', '!=', 'contains', 'bcontains', 'startswith', 'bstartswith', 'endswith'].includes(op)) return 'false';
+      if ((L.cls === 'bytes' || R.cls === 'bytes') && !['=', '!=', 'contains', 'bcontains', 'startswith', 'bstartswith', 'endswith'].includes(op)) return 'false';
       const bop = op === 'bcontains' ? 'contains' : op === 'bstartswith' ? 'startswith' : op;
       return this.fn([...body, ...range, `return ${strFieldTest(bop)};`], text);
     }
