@@ -25,6 +25,8 @@ export interface Leaf {
   text: string;
   /** operator|modifier|transformer shape|left type|right kind: one class per combination. */
   key: string;
+  /** Whether the compiled evaluator accepts it too (the load refuses it otherwise). */
+  compiles: boolean;
 }
 
 /** Field representatives: the first fields of each (type, list, access shape) of a source's table. */
@@ -135,7 +137,7 @@ export function enumerate(sources: Source[] = ['syscall', 'k8s_audit']): { leave
           : text;
         const w = check(text, source, true);
         if (!w.leaf) refused.push({ text: `${source}: ${text}`, why: w.error ?? '' });
-        leaves.push({ source, text, key });
+        leaves.push({ source, text, key, compiles: w.leaf !== undefined });
       }
     }
   }
