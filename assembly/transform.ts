@@ -1,11 +1,13 @@
-// Field transformers (tolower, toupper, b64, basename, concat) over byte ranges. Results that are
+// Field transformers (tolower, toupper, b64, basename, concat, join, getopt, and the lists they
+// take and give) over byte ranges. A list is a packed ref to an array of string refs (as a list
+// slot of a record). Results that are
 // new strings go to the per-event scratch area [EVAL_SCRATCH_BASE, +SIZE), reset before each
 // event. Values have no length limit, so a result may not fit: it is then never written past the
 // end; it reads as missing and the event is marked (scratchFull), and the generated evaluate()
 // hands a marked event back to the host (RAE_MATCH_REFERENCE) instead of a verdict that could be
 // wrong. Semantics follow the reference interpreter (host/engine/interpreter.ts).
 import { EVAL_SCRATCH_BASE, EVAL_SCRATCH_SIZE } from './abi';
-import { lower, upper } from './strings';
+import { eqBytes, lower, upper } from './strings';
 
 /** A string ref as loaded from memory (low 32 bits addr, high 32 bits len); MISSING = absent. */
 export const MISSING: u64 = 0xffffffffffffffff;
@@ -76,11 +78,12 @@ export function b64(v: u64): u64 {
   if (v == MISSING) return MISSING;
   const a = usize(u32(v));
   const l = u32(v >>> 32);
-  if (l % 4 != 0) return MISSING;
   let pad: u32 = 0;
   while (pad < 2 && pad < l && load<u8>(a + l - 1 - pad) == 61) pad++;
+  // padding may be left out; when present the length is a multiple of 4
+  if (pad > 0 ? l % 4 != 0 : l % 4 == 1) return MISSING;
   for (let i: u32 = 0; i < l - pad; i++) if (b64val(load<u8>(a + i)) < 0) return MISSING;
-  const d = reserve(u64(l / 4) * 6); // (l / 4) * 3 bytes, each at most 2 in UTF-8
+  const d = reserve(u64((l + 3) / 4) * 6); // at most (l / 4) * 3 bytes, each at most 2 in UTF-8
   if (d == 0) return MISSING;
   let n: u32 = 0;
   let acc: u32 = 0;
@@ -101,23 +104,178 @@ export function b64(v: u64): u64 {
   return pack(d, n);
 }
 
-/** An empty concat result at the top of the scratch area (concatAdd appends to it). */
-export function concatStart(): u64 {
-  return pack(top, 0);
+/** concat of two strings into a new scratch string (both are computed before, so never overwritten). */
+export function concat2(x: u64, y: u64): u64 {
+  if (x == MISSING || y == MISSING) return MISSING;
+  const xl = u32(x >>> 32);
+  const yl = u32(y >>> 32);
+  const d = reserve(u64(xl) + u64(yl));
+  if (d == 0) return MISSING;
+  memory.copy(d, usize(u32(x)), xl);
+  memory.copy(d + xl, usize(u32(y)), yl);
+  return pack(d, xl + yl);
 }
 
-/** Appends v to the concat result acc (which must be the last scratch allocation). */
-export function concatAdd(acc: u64, v: u64): u64 {
-  if (acc == MISSING || v == MISSING) return MISSING;
-  const d = usize(u32(acc));
-  const dl = u32(acc >>> 32);
-  const a = usize(u32(v));
-  const l = u32(v >>> 32);
-  if (u64(d) + u64(dl) + u64(l) > u64(EVAL_SCRATCH_BASE + EVAL_SCRATCH_SIZE)) {
-    full = true;
-    return MISSING;
+/** Room for n string refs of a list in scratch (0 when it does not fit). */
+export function listAlloc(n: u32): usize {
+  return reserve(u64(n) << 3);
+}
+
+/** Appends the elements of list r to the list being built at d (k elements so far); the new count. */
+export function listAppend(d: usize, k: u32, r: u64): u32 {
+  const n = u32(r >>> 32);
+  memory.copy(d + (usize(k) << 3), usize(u32(r)), usize(n) << 3);
+  return k + n;
+}
+
+/** A transformer applied to each element of list r: 0 tolower, 1 toupper, 2 b64, 3 basename; missing if one is. */
+export function mapList(r: u64, op: i32): u64 {
+  if (r == MISSING) return MISSING;
+  const n = u32(r >>> 32);
+  const src = usize(u32(r));
+  const d = listAlloc(n);
+  if (d == 0 && n > 0) return MISSING;
+  for (let j: u32 = 0; j < n; j++) {
+    const x = load<u64>(src + (usize(j) << 3));
+    const y = op == 0 ? foldCase(x, false) : op == 1 ? foldCase(x, true) : op == 2 ? b64(x) : baseName(x);
+    if (y == MISSING) return MISSING;
+    store<u64>(d + (usize(j) << 3), y);
   }
-  memory.copy(d + dl, a, l);
-  top = (d + dl + l + 7) & ~7;
-  return pack(d, dl + l);
+  return pack(d, n);
+}
+
+/** join(sep, list): the elements of r separated by sep. */
+export function joinList(sep: u64, r: u64): u64 {
+  if (sep == MISSING || r == MISSING) return MISSING;
+  const n = u32(r >>> 32);
+  const src = usize(u32(r));
+  const sl = u32(sep >>> 32);
+  let total: u64 = n > 0 ? u64(sl) * u64(n - 1) : 0;
+  for (let j: u32 = 0; j < n; j++) total += load<u64>(src + (usize(j) << 3)) >>> 32;
+  const d = reserve(total);
+  if (d == 0 && total > 0) return MISSING;
+  let at = d;
+  for (let j: u32 = 0; j < n; j++) {
+    if (j > 0) {
+      memory.copy(at, usize(u32(sep)), sl);
+      at += sl;
+    }
+    const x = load<u64>(src + (usize(j) << 3));
+    const l = u32(x >>> 32);
+    memory.copy(at, usize(u32(x)), l);
+    at += l;
+  }
+  return pack(d, u32(total));
+}
+
+/** An integer in decimal, as a scratch string. */
+export function decimal(v: u64, signed: bool): u64 {
+  const neg = signed && i64(v) < 0;
+  let m: u64 = neg ? u64(0) - v : v;
+  const d = reserve(20);
+  if (d == 0) return MISSING;
+  let n: u32 = 0;
+  do {
+    store<u8>(d + n++, u8(48 + u32(m % 10)));
+    m /= 10;
+  } while (m != 0);
+  if (neg) store<u8>(d + n++, 45);
+  for (let i: u32 = 0, j = n - 1; i < j; i++, j--) {
+    const c = load<u8>(d + i);
+    store<u8>(d + i, load<u8>(d + j));
+    store<u8>(d + j, c);
+  }
+  return pack(d, n);
+}
+
+const QUESTION = memory.data<u8>([63]);
+
+/**
+ * libsinsp's getopt() transformer (sinsp_filtercheck_multivalue_transformer.cpp), as the reference
+ * interpreter's getopt(): argv is a list, opts the optstring; sel < 0 gives the list of options
+ * and values, sel = an option's byte gives that option's last value (missing when absent).
+ */
+export function getoptList(argv: u64, opts: u64, sel: i32): u64 {
+  if (argv == MISSING || opts == MISSING) return MISSING;
+  const oa = usize(u32(opts));
+  const ol = u32(opts >>> 32);
+  // valid options and options with an argument: two 256-bit sets
+  const valid = reserve(64);
+  if (valid == 0) return MISSING;
+  memory.fill(valid, 0, 64);
+  const withArg = valid + 32;
+  for (let i: u32 = load<u8>(oa) == 58 && ol > 0 ? 1 : 0; i < ol; i++) {
+    const c = u32(load<u8>(oa + i));
+    if (c == 58) continue;
+    store<u8>(valid + (c >> 3), u8(u32(load<u8>(valid + (c >> 3))) | (1 << (c & 7))));
+    if (i + 1 < ol && load<u8>(oa + i + 1) == 58) {
+      store<u8>(withArg + (c >> 3), u8(u32(load<u8>(withArg + (c >> 3))) | (1 << (c & 7))));
+      i++;
+    }
+  }
+  const n = u32(argv >>> 32);
+  const src = usize(u32(argv));
+  let cap: u64 = 0;
+  for (let j: u32 = 0; j < n; j++) cap += (load<u64>(src + (usize(j) << 3)) >>> 32) + 1;
+  const d = sel < 0 ? reserve(cap << 3) : 0;
+  if (sel < 0 && d == 0 && cap > 0) return MISSING;
+  let k: u32 = 0;
+  let selected: u64 = MISSING;
+  for (let j: u32 = 0; j < n; j++) {
+    const x = load<u64>(src + (usize(j) << 3));
+    const a = usize(u32(x));
+    const l = u32(x >>> 32);
+    if (l == 2 && load<u8>(a) == 45 && load<u8>(a + 1) == 45) break;
+    if (l > 2 && load<u8>(a) == 45 && load<u8>(a + 1) == 45) continue;
+    if (l < 2 || load<u8>(a) != 45) break;
+    for (let i: u32 = 1; i < l; i++) {
+      const c = u32(load<u8>(a + i));
+      if ((load<u8>(valid + (c >> 3)) & (1 << (c & 7))) == 0) {
+        if (sel < 0) store<u64>(d + (usize(k++) << 3), pack(QUESTION, 1));
+        continue;
+      }
+      const match = sel < 0 || i32(c) == sel;
+      const name = pack(a + i, 1);
+      if ((load<u8>(withArg + (c >> 3)) & (1 << (c & 7))) == 0) {
+        if (match) {
+          if (sel < 0) store<u64>(d + (usize(k++) << 3), name);
+          else selected = name;
+        }
+        continue;
+      }
+      let value: u64 = MISSING;
+      if (i + 1 < l) value = pack(a + i + 1, l - i - 1);
+      else if (j + 1 < n) value = load<u64>(src + (usize(++j) << 3));
+      if (match) {
+        if (value == MISSING) {
+          if (sel < 0) store<u64>(d + (usize(k++) << 3), pack(a, 0));
+          else selected = pack(a, 0);
+        } else if (sel < 0) {
+          store<u64>(d + (usize(k++) << 3), name);
+          store<u64>(d + (usize(k++) << 3), value);
+        } else selected = value;
+      }
+      break;
+    }
+  }
+  return sel < 0 ? pack(d, k) : selected;
+}
+
+/** Whether every (all) or some (!all) element of list x equals an element of list y. */
+export function listIn(x: u64, y: u64, all: bool): bool {
+  const n = u32(x >>> 32);
+  const m = u32(y >>> 32);
+  const xs = usize(u32(x));
+  const ys = usize(u32(y));
+  for (let i: u32 = 0; i < n; i++) {
+    const v = load<u64>(xs + (usize(i) << 3));
+    const vl = u32(v >>> 32);
+    let found = false;
+    for (let j: u32 = 0; j < m && !found; j++) {
+      const w = load<u64>(ys + (usize(j) << 3));
+      found = u32(w >>> 32) == vl && eqBytes(usize(u32(v)), usize(u32(w)), vl);
+    }
+    if (found != all) return !all;
+  }
+  return all;
 }

@@ -52,8 +52,11 @@ const CLASS_NAME: Record<ReturnType<typeof typeClass>, string> = {
   ipnet: 'IP network',
 };
 
+/** Every comparison operator the checker knows (the union of the per-type tables below). */
+export const COMPARISON_OPERATORS: readonly CmpOp[] = [...new Set([...STRING_OPS, ...NUMERIC_OPS, ...EQ_OPS, ...BYTES_OPS, ...LIST_FIELD_OPS])];
+
 /** Operators a field type supports (A.5). */
-function opsFor(type: PtType, isList: boolean): ReadonlySet<CmpOp> {
+export function opsFor(type: PtType, isList: boolean): ReadonlySet<CmpOp> {
   if (isList) return LIST_FIELD_OPS;
   switch (typeClass(type)) {
     case 'string':
@@ -157,38 +160,66 @@ class Checker {
   }
 
   private transformer(t: TransformerNode): Operand {
-    if (t.arg !== undefined) throw new CheckError(`filter error: transformer '${t.name}' does not support field arguments`, t.span.start);
-    const arg = (a: TransformerArg): Operand | { kind: 'const'; value: string } => {
+    if (t.arg !== undefined && t.name !== 'getopt') throw new CheckError(`filter error: transformer '${t.name}' does not support field arguments`, t.span.start);
+    const fail = (message: string): never => {
+      throw new CheckError(message, t.span.start);
+    };
+    type Arg = Operand | { kind: 'const'; value: string };
+    const arg = (a: TransformerArg): Arg => {
       if (a.kind === 'value') return { kind: 'const', value: a.value };
-      if (a.kind === 'tr-list') throw new CheckError(`filter error: transformer '${t.name}' does not take a list argument`, a.span.start);
+      if (a.kind === 'tr-list') return { kind: 'transform', name: 'list', args: a.items.map(arg), type: 'PT_CHARBUF', isList: true };
       const op = this.operand(a);
       if (op.kind === 'field' && op.def.noTransformer) {
         throw new CheckError(`can't add field transformer: field '${op.canonical}' does not support transformers`, a.span.start);
       }
       return op;
     };
+    const isList = (a: Arg) => a.kind !== 'const' && a.isList;
+    const isString = (a: Arg) => a.kind === 'const' || STRING_TYPES.has(a.type);
     switch (t.name) {
       case 'tolower':
       case 'toupper':
       case 'b64':
       case 'basename':
       case 'len': {
-        if (t.args.length !== 1) throw new CheckError(`filter error: transformer '${t.name}' takes exactly one argument`, t.span.start);
+        if (t.args.length !== 1) fail(`filter error: transformer '${t.name}' takes exactly one argument`);
         const a = arg(t.args[0]!);
-        if (a.kind === 'const') throw new CheckError(`filter error: transformer '${t.name}' needs a field argument`, t.span.start);
+        if (a.kind === 'const') return fail(`filter error: transformer '${t.name}' needs a field argument`);
         const ok = t.name === 'len' ? (STRING_TYPES.has(a.type) || a.type === 'PT_BYTEBUF' || a.isList) : t.name === 'b64' ? STRING_TYPES.has(a.type) || a.type === 'PT_BYTEBUF' : STRING_TYPES.has(a.type);
-        if (!ok) throw new CheckError(`can't add field transformer: type '${a.type}' is not supported by '${t.name}' transformer`, t.span.start);
+        if (!ok) fail(`can't add field transformer: type '${a.type}' is not supported by '${t.name}' transformer`);
         if (t.name === 'len') return { kind: 'transform', name: t.name, args: [a], type: 'PT_UINT64', isList: false };
         return { kind: 'transform', name: t.name, args: [a], type: a.type, isList: a.isList };
       }
+      // join, concat and getopt: libsinsp's sinsp_filtercheck_multivalue_transformer.cpp (messages and argument rules)
       case 'concat': {
-        if (t.args.length < 2) throw new CheckError("filter error: transformer 'concat' takes at least two arguments", t.span.start);
         const args = t.args.map(arg);
-        for (const a of args) if (a.kind !== 'const' && a.isList) throw new CheckError("filter error: transformer 'concat' does not take list fields", t.span.start);
+        if (args.length < 2) fail('concat() requires at least 2 arguments');
+        if (args.some((a) => isList(a) || !isString(a))) fail('concat() arguments must be strings');
         return { kind: 'transform', name: 'concat', args, type: 'PT_CHARBUF', isList: false };
       }
-      default:
-        throw new CheckError(`filter error: transformer '${t.name}' is not supported by this engine`, t.span.start);
+      case 'join': {
+        const args = t.args.map(arg);
+        if (args.length !== 2) fail('join() requires exactly 2 arguments: separator and list');
+        const [sep, list] = args as [Arg, Arg];
+        if (isList(sep)) fail('join() first argument (separator) must be a single value, not a list');
+        if (!isList(list)) fail('join() second argument must be a list');
+        // the separator and the items are printed as text: strings, or integers in decimal
+        const printable = (a: Arg) => isString(a) || (a.kind !== 'const' && (typeClass(a.type) === 'signed' || typeClass(a.type) === 'unsigned'));
+        const items = list.kind === 'transform' && list.name === 'list' ? list.args : [list];
+        if (!printable(sep) || !items.every(printable)) fail('join() arguments must be strings or integers');
+        return { kind: 'transform', name: 'join', args, type: 'PT_CHARBUF', isList: false };
+      }
+      case 'getopt': {
+        const args = t.args.map(arg);
+        if (args.length !== 2) fail('getopt() requires exactly 2 arguments: args list and optstring');
+        const [argv, opts] = args as [Arg, Arg];
+        if (!isList(argv)) fail('getopt() first argument must be a list');
+        if (isList(opts)) fail('getopt() second argument (optstring) must be a single value');
+        const items = argv.kind === 'transform' && argv.name === 'list' ? argv.args : [argv];
+        if (!items.every(isString) || !isString(opts)) fail('getopt() arguments must be strings');
+        if (t.arg !== undefined && t.arg.length !== 1) fail('getopt() field argument must be a single option character');
+        return { kind: 'transform', name: 'getopt', args, key: t.arg, type: 'PT_CHARBUF', isList: t.arg === undefined };
+      }
     }
   }
 

@@ -46,7 +46,7 @@ export class Interpreter {
         const l = this.operand(e.left, ev);
         const r = this.operand(e.right, ev);
         if (l === undefined || r === undefined) return false;
-        const rl = (Array.isArray(r) ? r : [r]).map((x) => ({ text: String(x), ...litFrom(x) }));
+        const rl = (Array.isArray(r) ? r : [r]).map((x) => ({ text: x instanceof Uint8Array ? Buffer.from(x).toString('utf8') : String(x), ...litFrom(x) }));
         if (Array.isArray(l)) return this.listCmp(e.op, l, rl);
         return e.op === 'in' || e.op === 'intersects' ? rl.some((x) => this.scalar('=', l, x)) : rl.length === 1 && this.scalar(e.op, l, rl[0]!);
       }
@@ -164,11 +164,12 @@ export class Interpreter {
     const first = args[0]!;
     const map = (f: (s: string) => string | undefined) => {
       if (Array.isArray(first)) {
-        const out = first.map((x) => f(String(x)));
+        const out = first.map((x) => f(asText(x)));
         return out.some((x) => x === undefined) ? undefined : (out as string[]);
       }
-      return f(String(first));
+      return f(asText(first));
     };
+    const texts = (a: V | V[] | undefined): string[] => (Array.isArray(a) ? a : [a!]).map((x) => String(x));
     switch (o.name) {
       case 'tolower':
         return map(asciiLower);
@@ -183,10 +184,76 @@ export class Interpreter {
         return BigInt(first instanceof Uint8Array ? first.length : Buffer.byteLength(String(first)));
       case 'concat':
         return args.map((a) => String(a)).join('');
-      default:
-        return undefined;
+      case 'list':
+        return args.flatMap(texts);
+      case 'join':
+        return texts(args[1]).join(String(first));
+      case 'getopt':
+        return getopt(texts(first), String(args[1]), o.key);
     }
   }
+}
+
+/**
+ * libsinsp's getopt() transformer (sinsp_filtercheck_multivalue_transformer.cpp,
+ * sinsp_filter_multivalue_transformer_getopt::extract), over bytes: options stop at `--` or at the
+ * first non-option, `--long` tokens are skipped, an unknown option gives `?`, an option whose
+ * argument is missing gives ``. Without a key: the options and their values, in order; with a
+ * key K: the value of the last -K (K itself if it takes no value), missing when there is none.
+ */
+export function getopt(argv: readonly string[], optstring: string, key: string | undefined): string[] | string | undefined {
+  const opts = Buffer.from(optstring, 'utf8');
+  const valid = new Set<number>();
+  const withArg = new Set<number>();
+  for (let i = opts[0] === 0x3a ? 1 : 0; i < opts.length; i++) {
+    const c = opts[i]!;
+    if (c === 0x3a) continue;
+    valid.add(c);
+    if (opts[i + 1] === 0x3a) {
+      withArg.add(c);
+      i++;
+    }
+  }
+  const sel = key === undefined ? undefined : Buffer.from(key, 'utf8')[0];
+  const out: string[] = [];
+  let selected: string | undefined;
+  const text = (b: Buffer) => b.toString('utf8');
+  const emit = (name: string, value?: string) => {
+    if (sel !== undefined) selected = value ?? name;
+    else out.push(name, ...(value === undefined ? [] : [value]));
+  };
+  const args = argv.map((a) => Buffer.from(a, 'utf8'));
+  for (let n = 0; n < args.length; n++) {
+    const arg = args[n]!;
+    if (arg.length === 2 && arg[0] === 0x2d && arg[1] === 0x2d) break;
+    if (arg.length > 2 && arg[0] === 0x2d && arg[1] === 0x2d) continue;
+    if (arg.length < 2 || arg[0] !== 0x2d) break;
+    for (let i = 1; i < arg.length; i++) {
+      const c = arg[i]!;
+      if (!valid.has(c)) {
+        if (sel === undefined) out.push('?');
+        continue;
+      }
+      const match = sel === undefined || c === sel;
+      const name = text(arg.subarray(i, i + 1));
+      if (!withArg.has(c)) {
+        if (match) emit(name);
+        continue;
+      }
+      const value = i + 1 < arg.length ? text(arg.subarray(i + 1)) : n + 1 < args.length ? text(args[++n]!) : undefined;
+      if (match) {
+        if (value === undefined) emit('');
+        else emit(name, value);
+      }
+      break;
+    }
+  }
+  return sel === undefined ? out : selected;
+}
+
+/** A value as a transformer's text input: bytes one char per byte (b64 of a buffer). */
+function asText(x: V): string {
+  return x instanceof Uint8Array ? Buffer.from(x).toString('latin1') : String(x);
 }
 
 function litFrom(x: V): Partial<Literal> {

@@ -17,11 +17,17 @@ export interface FieldRef {
   isList: boolean;
 }
 
-/** A transformer applied to operands (and constant strings for join/concat). */
+/**
+ * A transformer applied to operands (and constant strings for join/concat/getopt). A
+ * transformer's list argument `(a, "b", f(c))` is a transform named 'list' of its items: each
+ * item gives one value (a list item all of its values), the list is missing if an item is.
+ */
 export interface TransformRef {
   kind: 'transform';
-  name: TransformerName;
+  name: TransformerName | 'list';
   args: Array<Operand | { kind: 'const'; value: string }>;
+  /** getopt's `[K]`: the option whose value is selected. */
+  key?: string;
   type: PtType;
   isList: boolean;
 }

@@ -115,9 +115,14 @@ export function pmatch(patterns: readonly string[], value: string): boolean {
   return false;
 }
 
-/** Decodes standard base64; undefined when the text is not valid base64. */
+/**
+ * Decodes standard base64; undefined when the text is not valid base64. Padding may be left
+ * out (libsinsp's test: b64(join("W", ("YWFhL", "JiYg"))) = "aaa-bbb"); when present the
+ * length is a multiple of 4.
+ */
 export function b64decode(s: string): string | undefined {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) return undefined;
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s)) return undefined;
+  if (s.endsWith('=') ? s.length % 4 !== 0 : s.length % 4 === 1) return undefined;
   return Buffer.from(s, 'base64').toString('latin1');
 }
 

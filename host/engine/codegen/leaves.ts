@@ -79,6 +79,7 @@ export class LeafGen {
       if (v.v.kind === 'str') return this.fn([`return ${v.v.expr} != MISSING;`], 'exists');
       return this.fn([...v.v.pre, `return ${v.v.present};`], 'exists');
     }
+    if (v.v.k === 'computed') return this.fn([`return ${v.v.expr} != MISSING;`], 'exists');
     if (v.v.k === 'list') {
       const i = v.v.access.slot.index;
       return this.fn([`return (load<u64>(e + ${8 + 8 * (i >> 6)}) & ${u64Literal(1n << BigInt(i & 63))}) != 0;`], 'exists');
@@ -118,8 +119,8 @@ export class LeafGen {
       return this.fn([...s.pre, `if (!(${s.present})) return false;`, `const x: u64 = ${s.bits};`, `return ${test};`], text);
     }
     const m = v.v;
-    const op = m.kind === 'str' ? this.strOperand(m.k === 'list' ? `l:${m.access.slot.index}` : `w:${m.field.base}`, undefined) : undefined;
-    if (m.k === 'walk' || m.access.endpoint) {
+    const op = m.kind === 'str' ? this.strOperand(m.k === 'list' ? `l:${m.access.slot.index}` : m.k === 'walk' ? `w:${m.field.base}` : `c:${m.expr}`, undefined) : undefined;
+    if (m.k === 'walk' || (m.k === 'list' && m.access.endpoint)) {
       const mode = m.k === 'list' && e.op === '!=' ? 'all' : 'any';
       return this.many(m, () => this.one(e.op, e.modifier, e.values, m.kind, m.cls, op, false), mode, text);
     }
@@ -149,11 +150,13 @@ export class LeafGen {
         text,
       );
     }
-    const s = m.access.slot;
+    const s = m.k === 'list' ? m.access.slot : undefined;
+    const head = s
+      ? [`if ((load<u64>(e + ${8 + 8 * (s.index >> 6)}) & 0x${(1n << BigInt(s.index & 63)).toString(16)}) == 0) return false;`, `const r = load<u64>(e + ${s.offset});`]
+      : [`const r = ${(m as Extract<Many, { k: 'computed' }>).expr};`, 'if (r == MISSING) return false;'];
     return this.fn(
       [
-        `if ((load<u64>(e + ${8 + 8 * (s.index >> 6)}) & 0x${(1n << BigInt(s.index & 63)).toString(16)}) == 0) return false;`,
-        `const r = load<u64>(e + ${s.offset});`,
+        ...head,
         'const base = usize(u32(r));',
         'const n = u32(r >>> 32);',
         'for (let j: u32 = 0; j < n; j++) {',
@@ -303,21 +306,48 @@ export class LeafGen {
     }
   }
 
-  /** A comparison between two fields. */
+  /** A comparison between two fields (or transformers); the interpreter's cmpfield. */
   cmpField(e: CmpField, text: string): string {
-    const l = operandValue(e.left, this.source, this.table, this.statics);
-    const r = operandValue(e.right, this.source, this.table, this.statics);
+    const value = (o: CmpField['left']) => {
+      const v = operandValue(o, this.source, this.table, this.statics);
+      // evt.type as a value is its name
+      return v.k === 'type' ? ({ k: 'scalar', v: { kind: 'str', cls: 'string', expr: this.statics.evtName(), pre: [], present: '', bits: '' } } as const) : v;
+    };
+    const l = value(e.left);
+    const r = value(e.right);
     if (l.k === 'missing' || r.k === 'missing') return 'false';
-    if (l.k !== 'scalar' || r.k !== 'scalar') throw new CodegenLimit('comparing a list field or evt.type with another field is not supported by the compiled evaluator');
+    if (l.k === 'many' && r.k === 'many') {
+      // list against list: `in` = every left value among the right ones, `intersects` = some
+      if (e.op !== 'in' && e.op !== 'intersects') return 'false';
+      const ref = (m: Many, o: CmpField['left']) => (m.k === 'computed' ? m.expr : m.k === 'list' && !m.access.endpoint && m.kind === 'str' && o.kind === 'field' ? `sref(e, ${8 + 8 * (m.access.slot.index >> 6)}, ${u64Literal(1n << BigInt(m.access.slot.index & 63))}, ${m.access.slot.offset})` : undefined);
+      const x = ref(l.v, e.left);
+      const y = ref(r.v, e.right);
+      if (x === undefined || y === undefined) throw new CodegenLimit('comparing these lists is not supported by the compiled evaluator');
+      return this.fn([`const x = ${x};`, 'if (x == MISSING) return false;', `const y = ${y};`, 'if (y == MISSING) return false;', `return listIn(x, y, ${e.op === 'in'});`], text);
+    }
+    if (l.k !== 'scalar' || r.k !== 'scalar') throw new CodegenLimit('comparing a list with a single value is not supported by the compiled evaluator');
     const op = e.op === 'in' || e.op === 'intersects' ? '=' : e.op;
     const L = l.v;
     const R = r.v;
-    if (L.kind === 'str' && R.kind === 'str' && L.cls === 'string' && R.cls === 'string') {
-      const body = [`const x = ${L.expr};`, 'if (x == MISSING) return false;', `const y = ${R.expr};`, 'if (y == MISSING) return false;', 'const a = usize(u32(x));', 'const l = u32(x >>> 32);', 'const b = usize(u32(y));', 'const m = u32(y >>> 32);'];
-      return this.fn([...body, `return ${strFieldTest(op)};`], text);
+    const isText = (c: TypeClass) => c === 'string' || c === 'bytes';
+    if (L.kind === 'str' && R.kind === 'str' && (L.cls === R.cls || (isText(L.cls) && isText(R.cls)))) {
+      const body = [`const x = ${L.expr};`, 'if (x == MISSING) return false;', `const y = ${R.expr};`, 'if (y == MISSING) return false;'];
+      const range = ['const a = usize(u32(x));', 'const l = u32(x >>> 32);', 'const b = usize(u32(y));', 'const m = u32(y >>> 32);'];
+      if (op === 'icontains' || op === 'iglob') {
+        // both sides case-folded into scratch (the glob folds its subject itself)
+        const fold = op === 'icontains' ? ['const fx = foldCase(x, false);', 'if (fx == MISSING) return false;'] : [];
+        const test = op === 'icontains' ? 'findBytes(usize(u32(fx)), u32(fx >>> 32), usize(u32(fy)), u32(fy >>> 32))' : 'globMatch(usize(u32(fy)), i32(fy >>> 32), usize(u32(x)), i32(x >>> 32), true)';
+        return this.fn([...body, ...fold, 'const fy = foldCase(y, false);', 'if (fy == MISSING) return false;', `return ${test};`], text);
+      }
+      if (op === 'glob') return this.fn([...body, ...range, 'return globMatch(b, i32(m), a, i32(l), false);'], text);
+      if (L.cls === 'ipaddr' && op !== '=' && op !== '!=') return 'false';
+      if ((L.cls === 'bytes' || R.cls === 'bytes') && !['=', '!=', 'contains', 'bcontains', 'startswith', 'bstartswith', 'endswith'].includes(op)) return 'false';
+      const bop = op === 'bcontains' ? 'contains' : op === 'bstartswith' ? 'startswith' : op;
+      return this.fn([...body, ...range, `return ${strFieldTest(bop)};`], text);
     }
     if (L.kind === 'str' || R.kind === 'str' || L.kind === 'bool' || R.kind === 'bool') {
-      if (L.kind === 'bool' && R.kind === 'bool' && (op === '=' || op === '!=')) {
+      if (L.kind === 'bool' && R.kind === 'bool') {
+        if (op !== '=' && op !== '!=') return 'false';
         return this.fn([...scoped(L, 'x'), ...scoped(R, 'y'), `return (x != 0) ${op === '=' ? '==' : '!='} (y != 0);`], text);
       }
       throw new CodegenLimit(`comparing a ${L.cls} field with a ${R.cls} field is not supported by the compiled evaluator`);

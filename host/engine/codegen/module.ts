@@ -51,7 +51,7 @@ export interface ThreadUse {
 
 const PRELUDE = `import {
   ABI_VERSION, MISSING, ancestor, parentOf, has, eqBytes, cmpBytes, findBytes, ieqBytes, lower,
-  globMatch, pmatch, dfaMatch, nfaMatch, foldCase, baseName, b64, concatStart, concatAdd, pack, scratchReset,
+  globMatch, pmatch, dfaMatch, nfaMatch, foldCase, baseName, b64, concat2, listAlloc, listAppend, mapList, joinList, decimal, getoptList, listIn, pack, scratchReset,
   scratchFull, MATCH_REFERENCE,
 } from "./index";
 
@@ -72,7 +72,7 @@ export function resumeAt(): i32 { return resume; }
 `;
 
 /** Transformers whose results are new strings in the scratch area (assembly/transform.ts). */
-const SCRATCH_TRANSFORMS = new Set(['tolower', 'toupper', 'b64', 'concat']);
+const SCRATCH_TRANSFORMS = new Set(['tolower', 'toupper', 'b64', 'concat', 'join', 'getopt', 'list', 'basename', 'len']);
 
 function operandsOf(e: CheckedExpr): Operand[] {
   const out: Operand[] = [];
@@ -89,6 +89,15 @@ function operandsOf(e: CheckedExpr): Operand[] {
     }
   });
   return out;
+}
+
+/** Whether a condition compares two fields case-insensitively (both folded into scratch). */
+function usesFolding(e: CheckedExpr): boolean {
+  let found = false;
+  walkChecked(e, (n) => {
+    if (n.kind === 'cmpfield' && (n.op === 'icontains' || n.op === 'iglob')) found = true;
+  });
+  return found;
 }
 
 /** Generates the module for rules given in evaluation order (ids are positions). */
@@ -164,7 +173,7 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
   // scratch area gets no verdict of its own; its matches are replaced by one RAE_MATCH_REFERENCE
   // record, and the host judges it with the reference interpreter.
   const usesScratch = (source: LoadedRule['source']) =>
-    rules.some((r, id) => live[id] && r.source === source && operandsOf(r.condition).some((o) => o.kind === 'transform' && SCRATCH_TRANSFORMS.has(o.name)));
+    rules.some((r, id) => live[id] && r.source === source && (usesFolding(r.condition) || operandsOf(r.condition).some((o) => o.kind === 'transform' && SCRATCH_TRANSFORMS.has(o.name))));
   const loop = (stride: number, dispatch: string[], scratch: boolean) => [
     '    for (let i = 0; i < n; i++) {',
     `      if (k + ${maxGroup} > cap) { resume = i; return k; }`,

@@ -51,7 +51,7 @@ export const FD_FIELDS: readonly FieldDef[] = [
   f('fd.dev.minor', 'PT_INT32', 'Minor device number containing the referenced file.'),
   f('fd.ino', 'PT_INT64', 'Inode number of the referenced file.'),
   f('fd.nameraw', 'PT_CHARBUF', 'Like fd.name for file paths, kept raw (not made absolute).'),
-  f('fd.types', 'PT_CHARBUF', 'List of FD types in use; [N] gives the type of fd N.', { isList: true, arg: 'allowed', argKind: 'index', noRhs: true, noTransformer: true }),
+  f('fd.types', 'PT_CHARBUF', 'List of FD types in use; [N] gives the type of fd N.', { isList: true, arg: 'allowed', argKind: 'index', noRhs: true }),
   f('fs.path.name', 'PT_CHARBUF', 'For filesystem events, the path operated on, fully resolved.'),
   f('fs.path.nameraw', 'PT_CHARBUF', 'For filesystem events, the path as given to the syscall.'),
   f('fs.path.source', 'PT_CHARBUF', 'For two-path filesystem events, the source path, fully resolved.'),
