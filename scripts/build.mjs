@@ -2,7 +2,8 @@
 // `npm run build`: the TypeScript under host/ to JavaScript in OUT (default dist/), laid out as
 // the repository is, so every path the code derives from import.meta.url resolves the same way:
 //   OUT/host/**.js       tsc's output, plus every other file under host/ (SQL migrations, ...)
-//   OUT/assembly/        the AssemblyScript runtime sources the compile worker reads
+//   OUT/assembly/        the AssemblyScript runtime sources the compile worker reads, and
+//   OUT/asconfig.json    the options it compiles them with
 //   OUT/rules/           the built-in rule sets
 //   OUT/package.json     the version `rae --version` reports (and "type": "module")
 //   OUT/probes           a link to the repository's probes/ (its build/ holds the native addons)
@@ -38,7 +39,7 @@ function copyAssets(dir) {
   }
 }
 copyAssets('host');
-for (const p of ['assembly', 'rules', 'package.json']) cpSync(join(root, p), join(out, p), { recursive: true });
+for (const p of ['assembly', 'asconfig.json', 'rules', 'package.json']) cpSync(join(root, p), join(out, p), { recursive: true });
 
 /** A link at OUT/name to the repository's `name`: relative inside the repository, absolute outside. */
 function link(name) {
