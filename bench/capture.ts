@@ -11,6 +11,7 @@
 // run` chooses for these rules (path 'auto', chooseSyscallPath); the other path's figures follow
 // with its name as prefix (objects_path_..., bytes_path_...), then the path rae run chooses with
 // every built-in syscall set loaded (stable, incubating, sandbox: all_sets_...). Local only.
+import { KernelIngest } from '../host/sources/syscall/ingest.js';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -155,7 +156,7 @@ export async function run(): Promise<void> {
 /** All steps through one delivery path of the source ('auto': as rae run picks it); prints its figures, returns the path. */
 async function scenario(path: 'auto' | 'objects' | 'bytes', bin: string, target: string, sets = ['syscall']): Promise<'objects' | 'bytes'> {
   let alerts = 0;
-  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'bench', onAlert: () => void alerts++ });
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', kernel: new KernelIngest({ hostname: 'bench' }), hostname: 'bench', onAlert: () => void alerts++ });
   progress(`capture (${path}): loading the built-in rule sets ${sets.join(', ')}`);
   const out = await engine.load(builtinRulesFiles(sets).files);
   if (!out.swapped) throw new Error(`the built-in rule sets ${sets.join(', ')} did not load`);

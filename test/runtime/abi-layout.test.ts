@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ABI_VERSION, MATCH_REFERENCE, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/runtime/abi.js';
+import { ABI_VERSION, MATCH_REFERENCE, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/engine/codegen/abi.js';
 
 const HEADER = readFileSync('probes/src/eval_abi.h', 'utf8');
 const macros = [...HEADER.matchAll(/^#define (RAE_[A-Z0-9_]+) /gm)].map((m) => m[1]!).filter((m) => m !== 'RAE_EVAL_ABI_H').concat('RAE_ABI_VERSION');

@@ -8,9 +8,9 @@
 import type { Metrics } from '../../metrics/index.js';
 import { internalAlert } from '../../output/alert.js';
 import type { Alert } from '../../output/alert.js';
-import type { SourceEvent } from '../types.js';
+import type { SourceEvent } from '../../engine/source-event.js';
 import type { LoadedRule, LoadResult } from '../../engine/index.js';
-import { kernelFieldGaps } from '../../runtime/kernel-fields.js';
+import { kernelFieldGaps } from './fields.js';
 import { HDR, KIND, MAX_RECORD, SIZES } from './abi.js';
 import { clocks, openCapture, probeSupport, type Capture, type CaptureOptions } from './addon.js';
 import { EVENT_FIELDS, SyscallEvent, type EventContext } from './event.js';

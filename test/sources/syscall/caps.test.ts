@@ -19,7 +19,7 @@ import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
 import { lookupField } from '../../../host/engine/fields/index.js';
 import { Interpreter, type RawValue } from '../../../host/engine/interpreter.js';
 import type { FieldRef } from '../../../host/engine/ir.js';
-import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
+import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { CAPS, HDR, KIND, SIZES } from '../../../host/sources/syscall/abi.js';
 import { loadNative } from '../../../host/sources/syscall/addon.js';
 import { decodeRecord } from '../../../host/sources/syscall/decode.js';

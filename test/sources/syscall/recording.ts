@@ -4,8 +4,8 @@
 // EXEC or CAPS of a pid with an event earlier in the batch, as source.ts cuts it); and both
 // paths over those pieces (objectsPass, bytesPass) for the tests that compare them.
 import type { RuleModule } from '../../../host/runtime/evaluator.js';
-import type { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
-import { FieldEvent } from '../../../host/sources/field-event.js';
+import type { KernelIngest } from '../../../host/sources/syscall/ingest.js';
+import { FieldEvent } from '../../../host/engine/field-event.js';
 import { HDR, KIND } from '../../../host/sources/syscall/abi.js';
 import { clocks, openCapture } from '../../../host/sources/syscall/addon.js';
 import { SyscallEvent } from '../../../host/sources/syscall/event.js';

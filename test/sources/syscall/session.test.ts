@@ -18,7 +18,7 @@ import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
 import { lookupField } from '../../../host/engine/fields/index.js';
 import { Interpreter, type RawValue } from '../../../host/engine/interpreter.js';
 import type { FieldRef } from '../../../host/engine/ir.js';
-import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
+import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
 import { SyscallEvent } from '../../../host/sources/syscall/event.js';
 import { compileAll } from '../../runtime/differential-helpers.js';

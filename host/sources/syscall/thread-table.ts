@@ -12,10 +12,10 @@
 // here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
 // the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
-import { CAPS, EXIT, HDR, KIND, PF, PROC, XF } from '../sources/syscall/abi.js';
-import { capsText } from '../sources/syscall/caps.js';
-import { UserNames } from '../sources/syscall/users.js';
-import { ABI_VERSION, MEM, STATE, TF, THREAD, TP } from './abi.js';
+import { CAPS, EXIT, HDR, KIND, PF, PROC, XF } from './abi.js';
+import { capsText } from './caps.js';
+import { UserNames } from './users.js';
+import { ABI_VERSION, MEM, STATE, TF, THREAD, TP } from '../../engine/codegen/abi.js';
 
 interface Proc {
   addr: number;

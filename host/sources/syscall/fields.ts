@@ -6,12 +6,12 @@
 // parameters name/path/filename/oldpath/newpath/mode/fd/uid/cmd as libsinsp names and prints them
 // per syscall (render.ts), and pid/dirfd/res/linkpath.
 import { posix } from 'node:path';
-import { decodeRecord, sockaddr, type SockAddr } from '../sources/syscall/decode.js';
-import { AF, KIND, SYSCALL } from '../sources/syscall/abi.js';
-import { atFlags, chmodMode, DIRFD_ARG, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, NEWPATH_ARG, openFlags, openMode, PATH_ARG, ptraceRequest, resArgText, socketDomain, uidText } from '../sources/syscall/render.js';
-import type { LoadedRule } from '../engine/index.js';
-import { walkChecked, type Operand } from '../engine/ir.js';
-import { TF, THREAD, TP } from './abi.js';
+import { decodeRecord, sockaddr, type SockAddr } from './decode.js';
+import { AF, KIND, SYSCALL } from './abi.js';
+import { atFlags, chmodMode, DIRFD_ARG, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, NEWPATH_ARG, openFlags, openMode, PATH_ARG, ptraceRequest, resArgText, socketDomain, uidText } from './render.js';
+import type { LoadedRule } from '../../engine/index.js';
+import { walkChecked, type Operand } from '../../engine/ir.js';
+import { TF, THREAD, TP } from '../../engine/codegen/abi.js';
 
 /**
  * The fields the byte path provides to conditions: the slots the translators fill (the keys of

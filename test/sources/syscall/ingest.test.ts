@@ -4,22 +4,22 @@
 // fields; the thread table survives a hot swap (state carried over) and process exits.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadRules, type LoadedRule } from '../../host/engine/index.js';
-import { Interpreter } from '../../host/engine/interpreter.js';
-import { KernelIngest, nativeTranslator } from '../../host/runtime/kernel-ingest.js';
-import { MEM, REC } from '../../host/runtime/abi.js';
-import { loadNative } from '../../host/sources/syscall/addon.js';
-import { DetectionEngine } from '../../host/runtime/detection-engine.js';
-import { RuleModule } from '../../host/runtime/evaluator.js';
-import { FieldEvent } from '../../host/sources/field-event.js';
-import { EXIT, HDR, KIND, PF, PROC, SIZES, SYSCALL, XF } from '../../host/sources/syscall/abi.js';
-import { encodeProcRecord, type ProcSnapshot } from '../../host/sources/syscall/procfs.js';
-import { syscallNr } from '../../host/sources/syscall/syscalls.js';
-import { SyscallEvent } from '../../host/sources/syscall/event.js';
-import { ProcessTable } from '../../host/sources/syscall/state.js';
-import { UserNames } from '../../host/sources/syscall/users.js';
-import { collectPools, compileAll } from './differential-helpers.js';
-import { corpusText } from '../helpers/corpus.js';
+import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
+import { Interpreter } from '../../../host/engine/interpreter.js';
+import { KernelIngest, nativeTranslator } from '../../../host/sources/syscall/ingest.js';
+import { MEM, REC } from '../../../host/engine/codegen/abi.js';
+import { loadNative } from '../../../host/sources/syscall/addon.js';
+import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
+import { RuleModule } from '../../../host/runtime/evaluator.js';
+import { FieldEvent } from '../../../host/engine/field-event.js';
+import { EXIT, HDR, KIND, PF, PROC, SIZES, SYSCALL, XF } from '../../../host/sources/syscall/abi.js';
+import { encodeProcRecord, type ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
+import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
+import { SyscallEvent } from '../../../host/sources/syscall/event.js';
+import { ProcessTable } from '../../../host/sources/syscall/state.js';
+import { UserNames } from '../../../host/sources/syscall/users.js';
+import { collectPools, compileAll } from '../../runtime/differential-helpers.js';
+import { corpusText } from '../../helpers/corpus.js';
 
 const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: corpusText(n) }))).ruleset.rules;
 const pools = collectPools(rules);
@@ -204,7 +204,7 @@ test('kernel ingest: the thread table moves with a hot swap; exits free entries'
 
 test('kernel ingest: DetectionEngine.evaluateKernel turns kernel records into alerts; the table survives a reload', async () => {
   const alerts: Array<{ rule: string; output: string }> = [];
-  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', onAlert: (a) => alerts.push({ rule: a.rule, output: a.message }) });
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', kernel: new KernelIngest({ hostname: 'h' }), hostname: 'h', onAlert: (a) => alerts.push({ rule: a.rule, output: a.message }) });
   const rule = (name: string) => [{ name: 'r.yaml', text: `- rule: ${name}\n  desc: d\n  condition: evt.type = openat and evt.is_open_read = true and fd.name = /etc/shadow and proc.pname = sshd\n  output: "%proc.name read %fd.name (parent %proc.pname, cmdline %proc.cmdline)"\n  priority: WARNING\n` }];
   assert.ok((await engine.load(rule('shadow A'))).swapped);
   const buf = new Uint8Array(4096);

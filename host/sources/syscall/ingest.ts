@@ -22,14 +22,15 @@
 // and the reference the tests compare the native one with.
 import { hostname as osHostname } from 'node:os';
 import { posix } from 'node:path';
-import type { Slot } from '../engine/codegen/index.js';
-import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from '../sources/syscall/abi.js';
-import { loadNative, type NativeIngest } from '../sources/syscall/addon.js';
-import { chmodMode, DIRFD_ARG, DOMAINS, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, MODE_FLAGS, NEWPATH_ARG, OPEN_FLAGS, openFlags, openMode, PATH_ARG, PTRACE, ptraceRequest, resArgText, socketDomain, uidText } from '../sources/syscall/render.js';
-import { NR_SYSCALLS, syscallName } from '../sources/syscall/syscalls.js';
-import { evtTypeId, MEM, REC } from './abi.js';
-import type { RuleModule } from './evaluator.js';
-import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './kernel-fields.js';
+import type { Slot } from '../../engine/codegen/index.js';
+import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from './abi.js';
+import { loadNative, type NativeIngest } from './addon.js';
+import { chmodMode, DIRFD_ARG, DOMAINS, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, MODE_FLAGS, NEWPATH_ARG, OPEN_FLAGS, openFlags, openMode, PATH_ARG, PTRACE, ptraceRequest, resArgText, socketDomain, uidText } from './render.js';
+import { NR_SYSCALLS, syscallName } from './syscalls.js';
+import { evtTypeId, MEM, REC } from '../../engine/codegen/abi.js';
+import type { RuleModule } from '../../runtime/evaluator.js';
+import type { RecordTranslator } from '../../runtime/translator.js';
+import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './fields.js';
 import { ThreadTable } from './thread-table.js';
 
 const F = {
@@ -177,7 +178,7 @@ function nativePlan(stride: number, head: number, slots: Plan['slots'], consts: 
 }
 
 /** Turns kernel record batches into eval records for the running module. */
-export class KernelIngest {
+export class KernelIngest implements RecordTranslator {
   readonly threads = new ThreadTable();
   /** The native translator in use, undefined for the JS one. */
   readonly native: NativeIngest | undefined;

@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadRules } from '../../host/engine/index.js';
-import { kernelFieldGaps } from '../../host/runtime/kernel-fields.js';
-import { chooseSyscallPath } from '../../host/sources/syscall/source.js';
+import { loadRules } from '../../../host/engine/index.js';
+import { kernelFieldGaps } from '../../../host/sources/syscall/fields.js';
+import { chooseSyscallPath } from '../../../host/sources/syscall/source.js';
 
 const bundled = loadRules([{ name: 'falco_rules.yaml', text: readFileSync('rules/syscall/falco_rules.yaml', 'utf8') }]).ruleset.rules;
 const one = (condition: string, output: string) =>
