@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { resolveOutputs } from '../forwarder/outputs/table.js';
 import { FALCO_JSON_DEFAULTS, type FalcoJsonConfig } from '../forwarder/outputs/falco-json.js';
 import { DEFAULT_EXPAND_LIMITS } from '../engine/budget.js';
+import { DEFAULT_RUNTIMES } from '../sources/container/index.js';
 
 export type RuleMatching = 'first' | 'all';
 
@@ -83,6 +84,18 @@ export interface Config {
   resources: { dir: string; apiGroup: string; maxFiles: number; maxFileBytes: number };
   /** controlPlaneManager: publish the API server's audit webhook configuration while the audit source runs ('' = <stateDir>/audit-webhook-config.yaml). */
   module: { controlPlaneManager: boolean; auditWebhookConfigFile: string };
+  /**
+   * Container and pod metadata (docs/containers.md): each runtime's sockets (Falco's container
+   * plugin defaults; a socket that does not exist is skipped with one log line) and whether to use it.
+   */
+  containers: {
+    enabled: boolean;
+    /** Deadline of one metadata call. */
+    callTimeoutMs: number;
+    cri: { enabled: boolean; sockets: string[] };
+    docker: { enabled: boolean; sockets: string[] };
+    podman: { enabled: boolean; sockets: string[] };
+  };
   /** REST API (docs/api.md): DSNs use externalScheme://...@externalHost; TLS when both tls files are set; bootstrapFile is YAML applied at start. */
   api: { enabled: boolean; address: string; port: number; externalHost: string; externalScheme: string; tlsCertFile: string; tlsKeyFile: string; bootstrapFile: string };
 }
@@ -104,6 +117,13 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
+    containers: {
+      enabled: true,
+      callTimeoutMs: DEFAULT_RUNTIMES.callTimeoutMs,
+      cri: { enabled: true, sockets: [...DEFAULT_RUNTIMES.cri] },
+      docker: { enabled: true, sockets: [...DEFAULT_RUNTIMES.docker] },
+      podman: { enabled: true, sockets: [...DEFAULT_RUNTIMES.podman] },
+    },
     api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080', externalScheme: 'https', tlsCertFile: '', tlsKeyFile: '', bootstrapFile: '' },
   };
 }

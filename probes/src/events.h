@@ -27,7 +27,7 @@
 
 #endif
 
-#define RAE_ABI_VERSION 4
+#define RAE_ABI_VERSION 5
 
 /* Record kinds (rae_hdr.kind). */
 #define RAE_KIND_SYSCALL 1 /* a syscall that returned: struct rae_syscall */

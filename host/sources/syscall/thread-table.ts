@@ -3,7 +3,7 @@
 // copied from the record, never decoded into JS strings; user.name and group.name of the
 // record's effective ids from the host's passwd and group files; proc.is_exe_from_memfd as the
 // objects path decides it, proc.is_exe_upper_layer false; proc.sid/vpgid from the record,
-// user.loginname the passwd name of user.loginuid, container.name 'host' for host processes,
+// user.loginname the passwd name of user.loginuid, the container's entry in the container table,
 // proc.sname the comm of the live process whose pid is the session id, kept current when that
 // leader is written again or has exited, as the objects path looks it up per event;
 // thread.cap_inheritable/permitted/effective as libsinsp's caps_to_string text of the record's
@@ -14,6 +14,7 @@
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
 import { CAPS, EXIT, HDR, KIND, PF, PROC, XF } from './abi.js';
 import { capsText } from './caps.js';
+import type { ContainerTable } from '../container/table.js';
 import { UserNames } from './users.js';
 import { ABI_VERSION, MEM, STATE, TF, THREAD, TP } from '../../engine/codegen/abi.js';
 
@@ -59,6 +60,8 @@ export class ThreadTable {
   private heapTop: number = STATE.heap;
   private u8!: Uint8Array;
   private dv!: DataView;
+  /** Container entries (container.* and k8s.* fields) the entries point at; none in tests that do not need them. */
+  containers: ContainerTable | undefined;
   /** Processes whose strings were cut because the heap was full even after compaction. */
   dropped = 0;
   private readonly names = new UserNames();
@@ -312,13 +315,9 @@ export class ThreadTable {
       dv.setUint32(at + THREAD.container, cid, true);
       dv.setUint32(at + THREAD.container + 4, id.length, true);
       present |= TP.CONTAINER;
-      // container.name: 'host' for a host process (the id's bytes), unknown for a container
-      if (id.length === 4 && Buffer.from(id).toString('latin1') === 'host') {
-        dv.setUint32(at + THREAD.cname, cid, true);
-        dv.setUint32(at + THREAD.cname + 4, 4, true);
-        present |= TP.CNAME;
-      } else present &= ~TP.CNAME;
-    } else present &= ~(TP.CONTAINER | TP.CNAME);
+    } else present &= ~TP.CONTAINER;
+    // the container's entry in the container table (container.name 'host' for a host process)
+    dv.setUint32(at + THREAD.ctr, this.containers?.slotFor(Buffer.from(id).toString('latin1')) ?? 0, true);
     dv.setUint32(at + THREAD.present, present, true);
   }
 
@@ -380,7 +379,7 @@ export class ThreadTable {
 
   /** Heap bytes for a string (compacting once when full); 0 when there is no room. */
   private heap(n: number): number {
-    const end = MEM.stateBase + MEM.stateSize;
+    const end = STATE.containers;
     if (this.heapTop + n > end) this.compact();
     if (this.heapTop + n > end) {
       this.dropped++;
@@ -399,7 +398,7 @@ export class ThreadTable {
       for (; p && !live.has(p.addr); p = p.parent) live.add(p.addr);
     };
     for (const p of this.procs.values()) mark(p);
-    const refs = [THREAD.name, THREAD.exe, THREAD.exepath, THREAD.cmdline, THREAD.args, THREAD.cwd, THREAD.env, THREAD.user, THREAD.group, THREAD.container, THREAD.cname, THREAD.image, THREAD.k8s_ns, THREAD.k8s_pod, THREAD.sname, THREAD.loginname, THREAD.cap_inh, THREAD.cap_prm, THREAD.cap_eff];
+    const refs = [THREAD.name, THREAD.exe, THREAD.exepath, THREAD.cmdline, THREAD.args, THREAD.cwd, THREAD.env, THREAD.user, THREAD.group, THREAD.container, THREAD.cname, THREAD.k8s_ns, THREAD.k8s_pod, THREAD.sname, THREAD.loginname, THREAD.cap_inh, THREAD.cap_prm, THREAD.cap_eff];
     // bytes shared by several refs (a leader's name as proc.sname, a capability set's text) stay shared
     const saved: Array<[number, string, Uint8Array]> = [];
     for (const addr of live) for (const r of refs) {

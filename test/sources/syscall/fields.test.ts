@@ -27,8 +27,8 @@ test('kernel fields: the bundled syscall rules run on the byte path; a field onl
   const c = chooseSyscallPath(bundled);
   assert.is(c.path, 'bytes', c.why);
   assert.equal(c.missing, []);
-  // what neither path provides (container metadata, capabilities) does not decide anything
-  assert.ok(c.neither.includes('container.image.repository'), c.neither.join(' '));
+  // container metadata comes from the container table on the byte path
+  assert.not.ok(c.neither.includes('container.image.repository'), c.neither.join(' '));
   const o = chooseSyscallPath([...bundled, ...one('evt.type = ptrace and evt.arg.addr = 1', '%evt.arg.addr')]);
   assert.is(o.path, 'objects');
   assert.equal(o.missing, ['evt.arg.addr']);

@@ -3,7 +3,7 @@
 // ones as Falco's container plugin matchers list them) and the host shapes that must stay `host`.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { containerId } from '../../host/runtime/thread-table.js';
+import { containerId } from '../../../host/sources/syscall/thread-table.js';
 
 const ID = 'e84d7d08813dbb0eb422fee4aa89595276d8cbe04aca079ec732085081a6db60';
 const POD = '8105fe811cc5b3d1b1cd2c5e0d4bd2f6b0b1b2b3b4b5b6b7b8b9babbbcbdbebf';
