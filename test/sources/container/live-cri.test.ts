@@ -37,6 +37,11 @@ const POD_RULE = `- rule: Shadow read in a web pod
   condition: evt.type in (open, openat, openat2) and evt.is_open_read=true and fd.name=/etc/shadow and container.privileged=true and k8s.pod.label[app]=web and k8s.ns.name=shop
   output: shadow read (privileged=%container.privileged app=%k8s.pod.label[app] mounts=%container.mounts)
   priority: WARNING
+- rule: Container started in shop
+  desc: test rule, the first process of every container of namespace shop
+  condition: evt.type in (execve, execveat) and proc.vpid=1 and container.id != host and k8s.ns.name=shop
+  output: started %container.name
+  priority: NOTICE
 `;
 
 test.before(async () => {
@@ -102,8 +107,8 @@ t("'Launch Privileged Container' fires for the privileged container, 'Launch Sen
   assert.is(p.output_fields['container.name'], 'nginx');
   const m = await alertOf('Launch Sensitive Mount Container', { 'container.id': privileged });
   assert.match(String(m.output_fields['container.mounts']), /\/proc:\/host\/proc/);
-  // the plain container started before the privileged one: its start was judged already
-  assert.ok(rae.alerts.some((a) => a.output_fields['container.id'] === plain), 'the plain container was seen');
+  // the plain container's start was judged with its metadata (it started before the privileged one)
+  await alertOf('Container started in shop', { 'container.id': plain, 'container.name': 'sidecar' });
   assert.not.ok(rae.alerts.some((a) => a.rule === 'Launch Sensitive Mount Container' && a.output_fields['container.id'] === plain));
   assert.not.ok(rae.alerts.some((a) => a.rule === 'Launch Privileged Container' && a.output_fields['container.id'] === plain));
 });
