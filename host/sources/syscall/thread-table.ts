@@ -2,7 +2,7 @@
 // struct rae_thread per process, written once from the kernel's PROC/EXEC/FORK records (bytes
 // copied from the record, never decoded into JS strings; user.name and group.name of the
 // record's effective ids from the host's passwd and group files; proc.is_exe_from_memfd as the
-// objects path decides it, proc.is_exe_upper_layer false; proc.sid/vpgid from the record,
+// objects path decides it, proc.is_exe_upper_layer from the probe's overlayfs check (EXEC; a fork keeps it); proc.sid/vpgid from the record,
 // user.loginname the passwd name of user.loginuid, the container's entry in the container table,
 // proc.sname the comm of the live process whose pid is the session id, kept current when that
 // leader is written again or has exited, as the objects path looks it up per event;
@@ -244,9 +244,10 @@ export class ThreadTable {
     dv.setUint32(at + THREAD.tty, rv.getUint32(PROC.tty, true), true);
     dv.setUint32(at + THREAD.uid, rv.getUint32(HDR.uid, true), true);
     dv.setUint32(at + THREAD.gid, rv.getUint32(HDR.gid, true), true);
-    // a fork keeps its parent's executable flags (memfd), an exec decides them below
-    const inherited = kind === KIND.FORK ? dv.getUint32(at + THREAD.flags, true) & TF.EXE_MEMFD : 0;
-    dv.setUint32(at + THREAD.flags, inherited | ((rv.getUint32(PROC.pflags, true) & PF.EXE_WRITABLE) !== 0 ? TF.EXE_WRITABLE : 0), true);
+    // a fork keeps its parent's executable flags (memfd, upper layer), an exec decides them
+    const inherited = kind === KIND.FORK ? dv.getUint32(at + THREAD.flags, true) & (TF.EXE_MEMFD | TF.EXE_UPPER) : 0;
+    const pflags = rv.getUint32(PROC.pflags, true);
+    dv.setUint32(at + THREAD.flags, inherited | ((pflags & PF.EXE_WRITABLE) !== 0 ? TF.EXE_WRITABLE : 0) | ((pflags & PF.EXE_UPPER) !== 0 ? TF.EXE_UPPER : 0), true);
     present |= TP.PID | TP.VPID | TP.LOGINUID | TP.TTY | TP.UID | TP.GID | TP.EXE_WRITABLE | TP.EXE_UPPER | TP.SID | TP.VPGID;
     // user.loginname: the passwd name of the login uid (none when unset)
     const loginName = login === 0xffffffff ? undefined : this.userBytes(login);

@@ -6,7 +6,9 @@
 // and a rule of this file judging on container.privileged and k8s.pod.label[app] in its condition
 // (the compiled rules read the container table) fires with them in its output; 'Launch Privileged
 // Container' (incubating) fires for the privileged container; 'Launch Sensitive Mount Container'
-// (sandbox) fires for it and not for the container without mounts.
+// (sandbox) fires for it and not for the container without mounts; 'Drop and execute new binary
+// in container' fires for a binary copied into the container's writable layer and run, and not
+// for the image's own binaries (proc.is_exe_upper_layer from the probe's overlayfs check).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,6 +113,16 @@ t("'Launch Privileged Container' fires for the privileged container, 'Launch Sen
   await alertOf('Container started in shop', { 'container.id': plain, 'container.name': 'sidecar' });
   assert.not.ok(rae.alerts.some((a) => a.rule === 'Launch Sensitive Mount Container' && a.output_fields['container.id'] === plain));
   assert.not.ok(rae.alerts.some((a) => a.rule === 'Launch Privileged Container' && a.output_fields['container.id'] === plain));
+});
+
+t("'Drop and execute new binary in container' fires for a binary copied into the container and run, not for the image's own", async () => {
+  const r = await rt.cri.execSync(privileged, ['sh', '-c', 'mkdir -p /tmp/drop && cp /bin/busybox /tmp/drop/cat && /tmp/drop/cat /etc/hostname']);
+  assert.is(r.exitCode, 0, r.stderr);
+  const a = await alertOf('Drop and execute new binary in container', { 'container.id': privileged, 'proc.exepath': '/tmp/drop/cat' });
+  assert.is(a.output_fields['container.name'], 'nginx');
+  // the image's own binaries (sh, mkdir, cp, and the cat of the first test) ran in the same container
+  const drops = rae.alerts.filter((x) => x.rule === 'Drop and execute new binary in container');
+  assert.equal(drops.map((x) => x.output_fields['proc.exepath']).filter((p) => p !== '/tmp/drop/cat'), []);
 });
 
 test.run();
