@@ -1,7 +1,7 @@
 // The evaluator's layout has one source of truth, probes/src/eval_abi.h (included from events.h):
 // this test compiles a C program with the header (clang, installed by scripts/setup.sh) that
 // prints every macro and every struct offset/size the C compiler computes, and fails on any
-// drift in the host mirror (host/runtime/abi.ts) or the AssemblyScript mirror (assembly/abi.ts).
+// drift in the host mirror (host/engine/codegen/abi.ts) or the AssemblyScript mirror (assembly/abi.ts).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
