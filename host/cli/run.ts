@@ -16,6 +16,7 @@ import { createMetrics, type Metrics } from '../metrics/index.js';
 import { DetectionEngine } from '../runtime/detection-engine.js';
 import { ModuleSources, publishAuditWebhookConfig, startModule, type ModuleSource } from '../resources/index.js';
 import { startAuditWebhook } from '../sources/audit/index.js';
+import { followContainers } from '../sources/container/index.js';
 import { KernelIngest } from '../sources/syscall/ingest.js';
 import { syscallModuleSource } from '../sources/syscall/source.js';
 import { log, parseCommandArgs, setLogLevel, UsageError, type Command } from './command.js';
@@ -193,6 +194,8 @@ export const runCommand: Command = {
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
       board.set('forwarder', forwarder.url ? { state: 'up' } : { state: 'off', reason: 'forwarder.enabled is false' });
       if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
+      const kernelIngest = new KernelIngest({ hostname });
+      if (config.containers.enabled) components.push(followContainers(config.containers, kernelIngest.containers, log));
       const engine = new DetectionEngine({
         ruleMatching: config.rules.ruleMatching,
         minPriority,
@@ -201,7 +204,7 @@ export const runCommand: Command = {
         compileWorkerHeapMb: config.rules.compileWorkerHeapMb,
         moduleCacheDir: join(config.stateDir, 'module-cache'),
         hostname,
-        kernel: new KernelIngest({ hostname }),
+        kernel: kernelIngest,
         metrics,
         expandLimits: expandLimitsOf(config),
         onAlert: (a) => forwarder.submit(a),

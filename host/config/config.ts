@@ -12,6 +12,7 @@ import { FALCO_JSON_DEFAULTS, type FalcoJsonConfig } from '../forwarder/outputs/
 import { DEFAULT_EXPAND_LIMITS } from '../engine/budget.js';
 import { DEFAULT_RULES_BOUNDS } from '../engine/rules-bounds.js';
 import type { ClientLimits } from '../net/connections.js';
+import { DEFAULT_RUNTIMES } from '../sources/container/index.js';
 
 export type RuleMatching = 'first' | 'all';
 
@@ -97,6 +98,18 @@ export interface Config {
   /** controlPlaneManager: publish the API server's audit webhook configuration while the audit source runs ('' = <stateDir>/audit-webhook-config.yaml). */
   module: { controlPlaneManager: boolean; auditWebhookConfigFile: string };
   /**
+   * Container and pod metadata (docs/containers.md): each runtime's sockets (Falco's container
+   * plugin defaults; a socket that does not exist is skipped with one log line) and whether to use it.
+   */
+  containers: {
+    enabled: boolean;
+    /** Deadline of one metadata call. */
+    callTimeoutMs: number;
+    cri: { enabled: boolean; sockets: string[] };
+    docker: { enabled: boolean; sockets: string[] };
+    podman: { enabled: boolean; sockets: string[] };
+  };
+  /**
    * REST API (docs/api.md): DSNs and pagination links use externalScheme://externalHost ('' =
    * localhost:<port>, the port left out when it is the scheme's default); TLS when both tls files
    * are set; bootstrapFile is YAML applied at start. The limits (docs/security-api.md): body
@@ -138,6 +151,13 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
     forwarder: { enabled: true, address: '127.0.0.1', port: 2801, maxBodyBytes: 4 * 1024 * 1024, tlsCertFile: '', tlsKeyFile: '', maxConnectionsPerClient: 64, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
+    containers: {
+      enabled: true,
+      callTimeoutMs: DEFAULT_RUNTIMES.callTimeoutMs,
+      cri: { enabled: true, sockets: [...DEFAULT_RUNTIMES.cri] },
+      docker: { enabled: true, sockets: [...DEFAULT_RUNTIMES.docker] },
+      podman: { enabled: true, sockets: [...DEFAULT_RUNTIMES.podman] },
+    },
     api: {
       enabled: true,
       address: '127.0.0.1',

@@ -98,7 +98,8 @@ struct rae_thread {
 	struct rae_ref group;      /* 112 group.name */
 	struct rae_ref container;  /* 120 container.id */
 	struct rae_ref cname;      /* 128 container.name */
-	struct rae_ref image;      /* 136 container.image.repository */
+	__u32 ctr;                 /* 136 address of the process's container entry (struct rae_ctr), 0 = none */
+	__u32 ctr_pad;             /* 140 */
 	struct rae_ref k8s_ns;     /* 144 k8s.ns.name */
 	struct rae_ref k8s_pod;    /* 152 k8s.pod.name */
 	__u32 sid;                 /* 160 proc.sid */
@@ -171,6 +172,21 @@ struct rae_state_hdr {
 #define RAE_STATE_NAME_SLOTS 1024
 #define RAE_STATE_GROUPS (RAE_STATE_USERS + RAE_STATE_NAME_SLOTS * RAE_NAME_SIZE)
 #define RAE_STATE_HEAP (RAE_STATE_GROUPS + RAE_STATE_NAME_SLOTS * RAE_NAME_SIZE)
+
+/*
+ * The container table at the end of the state region (after the string heap): fixed entries,
+ * one per container the host has seen, written by the host when the metadata cache learns or
+ * forgets a container (host/sources/container/table.ts). A thread entry's `ctr` points at its
+ * container's entry. An entry: `present` at 12 (RAE_CP_* bits, as rae_thread's), `flags` at 16,
+ * start_ts at 24, RAE_CTR_REFS string refs from 32, RAE_CTR_KEYS refs of keyed fields
+ * (container.label[k], container.mount.dest[k] ...) in the order of the module's key list
+ * (all ones = absent), then the strings themselves, inside the entry.
+ */
+#define RAE_CTR_SIZE 4096
+#define RAE_CTR_SLOTS 256
+#define RAE_CTR_REFS 24
+#define RAE_CTR_KEYS 32
+#define RAE_STATE_CONTAINERS (RAE_EVAL_STATE_BASE + RAE_EVAL_STATE_SIZE - RAE_CTR_SLOTS * RAE_CTR_SIZE)
 
 /* An fd table entry: 16 bytes; pid 0 = free. */
 struct rae_fd {

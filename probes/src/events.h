@@ -27,7 +27,7 @@
 
 #endif
 
-#define RAE_ABI_VERSION 4
+#define RAE_ABI_VERSION 5
 
 /* Record kinds (rae_hdr.kind). */
 #define RAE_KIND_SYSCALL 1 /* a syscall that returned: struct rae_syscall */
@@ -53,6 +53,7 @@
 #define RAE_PF_PATH_TRUNC 0x2     /* cwd or exepath deeper than the walk bound */
 #define RAE_PF_THREAD 0x4         /* FORK of a thread (tid != pid) */
 #define RAE_PF_EXE_WRITABLE 0x8   /* the executable file is writable by the process's euid */
+#define RAE_PF_EXE_UPPER 0x10     /* the executable file is in an overlayfs upper layer (EXEC) */
 
 /* rae_exit.xflags */
 #define RAE_XF_GROUP_DEAD 0x1     /* the last thread of the process exited */

@@ -368,6 +368,24 @@ static __always_inline int exe_writable(struct file *exe, __u32 euid, __u32 egid
 	return (mode & 0002) != 0;
 }
 
+/*
+ * proc.is_exe_upper_layer: the executable is a file of an overlayfs whose inode has an upper
+ * dentry (written or copied up in the container's writable layer, not a file of the image's
+ * lower layers). The overlay inode wraps the VFS inode (struct ovl_inode.vfs_inode), as
+ * libsinsp's probes read it.
+ */
+#define RAE_OVERLAYFS_SUPER_MAGIC 0x794c7630
+static __always_inline int exe_upper_layer(struct file *exe)
+{
+	if (!exe)
+		return 0;
+	struct inode *ino = BPF_CORE_READ(exe, f_inode);
+	if (BPF_CORE_READ(ino, i_sb, s_magic) != RAE_OVERLAYFS_SUPER_MAGIC)
+		return 0;
+	struct ovl_inode *oi = (void *)ino - bpf_core_field_offset(struct ovl_inode, vfs_inode);
+	return BPF_CORE_READ(oi, __upperdentry) != 0;
+}
+
 /* argv of the current task (NUL-separated, from mm->arg_start..arg_end) into rec[pos..]. */
 static __always_inline __u32 put_args(__u8 *rec, __u32 pos, struct task_struct *t, struct rae_str *ref, __u32 *flags)
 {

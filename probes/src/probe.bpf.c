@@ -309,6 +309,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		       &r->exepath, &r->pflags, RAE_PF_PATH_TRUNC);
 	if (exe_writable(exe, r->hdr.uid, r->hdr.gid))
 		r->pflags |= RAE_PF_EXE_WRITABLE;
+	if (exe_upper_layer(exe))
+		r->pflags |= RAE_PF_EXE_UPPER;
 	pos = put_args(rec, pos, t, &r->args, &r->pflags);
 	pos = put_dir(rec, pos, s->walk, t, AT_FDCWD, &r->cwd, &r->pflags);
 	pos = put_cgroup(rec, pos, s->walk, t, &r->cgroup);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ABI_VERSION, MATCH_REFERENCE, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/engine/codegen/abi.js';
+import { ABI_VERSION, CTR, MATCH_REFERENCE, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/engine/codegen/abi.js';
 
 const HEADER = readFileSync('probes/src/eval_abi.h', 'utf8');
 const macros = [...HEADER.matchAll(/^#define (RAE_[A-Z0-9_]+) /gm)].map((m) => m[1]!).filter((m) => m !== 'RAE_EVAL_ABI_H').concat('RAE_ABI_VERSION');
@@ -59,6 +59,7 @@ test('abi layout: memory map, limits, sources, record header and match size matc
     RAE_THREAD_SIZE: THREAD.size, RAE_STATE_HDR_SIZE: STATE.hdrSize, RAE_STATE_THREADS: STATE.threads, RAE_STATE_THREAD_SLOTS: STATE.threadSlots,
     RAE_STATE_FDS: STATE.fds, RAE_STATE_FD_SLOTS: STATE.fdSlots, RAE_FD_SIZE: STATE.fdSize, RAE_STATE_USERS: STATE.users,
     RAE_STATE_NAME_SLOTS: STATE.nameSlots, RAE_NAME_SIZE: STATE.nameSize, RAE_STATE_GROUPS: STATE.groups, RAE_STATE_HEAP: STATE.heap,
+    RAE_STATE_CONTAINERS: STATE.containers, RAE_CTR_SIZE: CTR.size, RAE_CTR_SLOTS: CTR.slots, RAE_CTR_REFS: CTR.refSlots, RAE_CTR_KEYS: CTR.keySlots,
   };
   for (const [k, v] of Object.entries(mem)) assert.is(v, want(k), k);
   assert.is(MEM.bytes, MEM.pages * 65536);
@@ -75,7 +76,8 @@ test('abi layout: every struct rae_thread offset, present bit and flag matches',
   assert.is(THREAD.size, want('thread.size'));
   for (const [k, v] of Object.entries(TP)) assert.is(v, want(`RAE_TP_${k}`), `RAE_TP_${k}`);
   for (const [k, v] of Object.entries(TF)) assert.is(v, want(`RAE_TF_${k}`), `RAE_TF_${k}`);
-  assert.ok(STATE.heap < MEM.stateBase + MEM.stateSize, 'the state tables fit in the state region');
+  assert.ok(STATE.heap < STATE.containers, 'the state tables fit in the state region');
+  assert.ok(CTR.strings < CTR.size, 'a container entry has room for strings');
 });
 
 test('abi layout: the AssemblyScript mirror (assembly/abi.ts) has the same numbers', () => {

@@ -5,7 +5,7 @@
 import { EVENT_NAMES } from '../event-names.js';
 
 /** RAE_ABI_VERSION: bumped on any layout change (of the module's memory or of the kernel records, which share it). */
-export const ABI_VERSION = 4;
+export const ABI_VERSION = 5;
 
 /** Memory map of a module's linear memory (RAE_EVAL_*). */
 export const MEM = {
@@ -35,7 +35,7 @@ export const REC = { type: 0, thread: 4, present: 8 } as const;
 export const THREAD = {
   tid: 0, pid: 4, parent: 8, present: 12, vpid: 16, loginuid: 24, tty: 32, uid: 36, gid: 40, flags: 44,
   name: 48, exe: 56, exepath: 64, cmdline: 72, args: 80, cwd: 88, env: 96, user: 104, group: 112,
-  container: 120, cname: 128, image: 136, k8s_ns: 144, k8s_pod: 152, sid: 160, vpgid: 164, sname: 168,
+  container: 120, cname: 128, ctr: 136, k8s_ns: 144, k8s_pod: 152, sid: 160, vpgid: 164, sname: 168,
   loginname: 176, cap_inh: 184, cap_prm: 192, cap_eff: 200, size: 208,
 } as const;
 
@@ -65,7 +65,34 @@ export const STATE = {
   nameSize: 12,
   groups: 0x100000 + 64 + 16384 * 208 + 32768 * 16 + 1024 * 12,
   heap: 0x100000 + 64 + 16384 * 208 + 32768 * 16 + 2 * 1024 * 12,
+  /** The container table (RAE_STATE_CONTAINERS): the heap ends here. */
+  containers: 0x900000 - 256 * 4096,
 } as const;
+
+/** A container table entry (RAE_CTR_*): present bits at 12, flags at 16, start_ts at 24, string refs from 32, keyed refs after them, strings after those. */
+export const CTR = { present: 12, flags: 16, startTs: 24, refs: 32, refSlots: 24, keys: 32 + 24 * 8, keySlots: 32, strings: 32 + 24 * 8 + 32 * 8, size: 4096, slots: 256 } as const;
+
+/** A string field of an entry: its ref index (present bit 1 << index). */
+export const CTR_STRINGS: readonly string[] = [
+  'container.full_id', 'container.name', 'container.image', 'container.image.id', 'container.image.repository', 'container.image.tag',
+  'container.image.digest', 'container.type', 'container.mounts', 'container.ip', 'container.labels', 'k8s.pod.name', 'k8s.ns.name',
+  'k8s.pod.id', 'k8s.pod.uid', 'k8s.pod.sandbox_id', 'k8s.pod.full_sandbox_id', 'k8s.pod.labels', 'k8s.pod.ip',
+];
+/** The boolean fields: present bit 1 << (24 + index), value bit 1 << index of `flags`. */
+export const CTR_FLAGS: readonly string[] = ['container.privileged', 'container.host_pid', 'container.host_network', 'container.host_ipc'];
+/** container.start_ts's present bit (the value is the i64 at CTR.startTs). */
+export const CTR_START_BIT = 1 << 30;
+/** Present bit of a boolean field. */
+export const flagBit = (i: number): number => 1 << (24 + i);
+/** The fields whose argument selects a value (the module's key list holds their canonical texts). */
+export const CTR_KEYED = new Set(['container.label', 'container.mount', 'container.mount.source', 'container.mount.dest', 'container.mount.mode', 'container.mount.rdwr', 'container.mount.propagation', 'k8s.pod.label']);
+
+/** One keyed field of a module: its canonical text (the key of outputs), name and argument. */
+export interface ContainerKey {
+  canonical: string;
+  name: string;
+  arg: string;
+}
 
 /** struct rae_match (RAE_MATCH_SIZE). */
 export const MATCH_SIZE = 8;

@@ -3,7 +3,7 @@
 // record header, or one of the module's own 8-byte record slots. Consumes FieldRefs of checked
 // conditions; produces Access values and, per source, the slot table (SourceLayout) that the host
 // encoder writes and the generated code reads.
-import { THREAD, TP, TF } from './abi.js';
+import { CTR, CTR_FLAGS, CTR_KEYED, CTR_START_BIT, CTR_STRINGS, flagBit, THREAD, TP, TF, type ContainerKey } from './abi.js';
 import { typeClass, type Source } from '../fields.js';
 import type { FieldRef } from '../ir.js';
 
@@ -16,9 +16,11 @@ export interface ThreadField {
   base: string;
   offset: number;
   bit: number;
-  /** u32/i64 numbers, a string ref, or a flag bit of rae_thread.flags. */
-  load: 'u32' | 'i64' | 'str' | 'flag';
+  /** u32/i64 numbers, a string ref, a flag bit of rae_thread.flags, or (container entries) a keyed string ref. */
+  load: 'u32' | 'i64' | 'str' | 'flag' | 'key';
   flag?: number;
+  /** Set for fields of the process's container entry (the container table) instead of its thread entry. */
+  ctr?: true;
 }
 
 const T = (base: string, offset: number, bit: number, load: ThreadField['load'], flag?: number): ThreadField => ({ base, offset, bit, load, flag });
@@ -41,14 +43,9 @@ export const THREAD_FIELDS: readonly ThreadField[] = [
   T('user.name', THREAD.user, TP.USER, 'str'),
   T('group.name', THREAD.group, TP.GROUP, 'str'),
   T('container.id', THREAD.container, TP.CONTAINER, 'str'),
-  T('container.name', THREAD.cname, TP.CNAME, 'str'),
-  T('container.image.repository', THREAD.image, TP.IMAGE, 'str'),
-  T('k8s.ns.name', THREAD.k8s_ns, TP.K8S_NS, 'str'),
-  T('k8s.pod.name', THREAD.k8s_pod, TP.K8S_POD, 'str'),
   T('proc.is_exe_writable', THREAD.flags, TP.EXE_WRITABLE, 'flag', TF.EXE_WRITABLE),
   T('proc.is_exe_upper_layer', THREAD.flags, TP.EXE_UPPER, 'flag', TF.EXE_UPPER),
   T('proc.is_exe_from_memfd', THREAD.flags, TP.EXE_MEMFD, 'flag', TF.EXE_MEMFD),
-  T('container.privileged', THREAD.flags, TP.PRIVILEGED, 'flag', TF.PRIVILEGED),
   T('proc.sid', THREAD.sid, TP.SID, 'u32'),
   T('proc.vpgid', THREAD.vpgid, TP.VPGID, 'u32'),
   T('proc.sname', THREAD.sname, TP.SNAME, 'str'),
@@ -57,7 +54,13 @@ export const THREAD_FIELDS: readonly ThreadField[] = [
   T('thread.cap_permitted', THREAD.cap_prm, TP.CAP_PRM, 'str'),
   T('thread.cap_effective', THREAD.cap_eff, TP.CAP_EFF, 'str'),
 ];
-const BY_BASE = new Map(THREAD_FIELDS.map((f) => [f.base, f]));
+/** Fields of the container table's entries (host/sources/container/table.ts writes them, probes/src/eval_abi.h). */
+export const CONTAINER_ENTRY_FIELDS: readonly ThreadField[] = [
+  ...CTR_STRINGS.map((name, i) => ({ base: name, offset: CTR.refs + 8 * i, bit: 1 << i, load: 'str' as const, ctr: true as const })),
+  ...CTR_FLAGS.map((name, i) => ({ base: name, offset: CTR.flags, bit: flagBit(i), load: 'flag' as const, flag: 1 << i, ctr: true as const })),
+  { base: 'container.start_ts', offset: CTR.startTs, bit: CTR_START_BIT, load: 'i64', ctr: true },
+];
+const BY_BASE = new Map([...THREAD_FIELDS, ...CONTAINER_ENTRY_FIELDS].map((f) => [f.base, f]));
 
 /** Parent fields (level 1) and ancestor fields (level N or a walk) of a base field. */
 const PARENT: Record<string, string> = {
@@ -120,7 +123,16 @@ function threadKind(f: ThreadField, ref: FieldRef): ValueKind {
 export class SlotTable {
   readonly slots: Slot[] = [];
   private readonly byKey = new Map<string, Slot>();
+  /** Keyed container fields (container.label[k] ...), in the order of the container entries' keyed refs. */
+  readonly containerKeys: ContainerKey[] = [];
   constructor(readonly source: Source) {}
+
+  /** The index of a keyed container field in the module's key list, added on first use; -1 past CTR.keySlots. */
+  containerKey(key: ContainerKey): number {
+    let i = this.containerKeys.findIndex((k) => k.canonical === key.canonical);
+    if (i < 0 && this.containerKeys.length < CTR.keySlots) i = this.containerKeys.push(key) - 1;
+    return i;
+  }
 
   /** The slot of a field (one per canonical text), allocated on first use. */
   slot(ref: FieldRef, list: boolean): Slot {
@@ -173,6 +185,10 @@ export function resolveAccess(ref: FieldRef, source: Source, table: SlotTable): 
       if (ref.arg === undefined) return { k: 'walk', field: f, kind: threadKind(f, ref) };
       const level = Number(ref.arg);
       if (Number.isInteger(level) && level >= 0 && level <= 16) return { k: 'thread', level, field: f, kind: threadKind(f, ref) };
+    }
+    if (CTR_KEYED.has(name) && ref.arg !== undefined) {
+      const i = table.containerKey({ canonical: ref.canonical, name, arg: ref.arg });
+      if (i >= 0) return { k: 'thread', level: 0, field: { base: ref.canonical, offset: CTR.keys + 8 * i, bit: 0, load: 'key', ctr: true }, kind: 'str' };
     }
     if (ENDPOINT.has(name)) return { k: 'list', slot: table.slot(ref, true), endpoint: true };
   }

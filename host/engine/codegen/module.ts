@@ -9,7 +9,7 @@ import type { CheckedExpr } from '../ir.js';
 import { walkChecked } from '../ir.js';
 import type { Operand } from '../ir.js';
 import type { Source } from '../fields.js';
-import { EVT_TYPES, evtTypeId } from './abi.js';
+import { CTR_KEYED, EVT_TYPES, evtTypeId, THREAD, type ContainerKey } from './abi.js';
 
 /** Event types tested first when dispatching a record to its group (most frequent first). */
 const HOT_TYPES = ['openat', 'open', 'openat2', 'execve', 'execveat', 'connect', 'accept4', 'accept', 'socket', 'sendto', 'recvfrom', 'close'];
@@ -36,6 +36,8 @@ export interface GeneratedModule {
   maxGroup: number;
   /** Which thread-entry fields the syscall rules read (for the host encoder). */
   threadUse: ThreadUse;
+  /** Keyed container fields of conditions and outputs, in the order of the container entries' keyed refs (host/sources/container/table.ts). */
+  containerKeys: ContainerKey[];
   /** sha256 of the code. */
   hash: string;
 }
@@ -61,6 +63,8 @@ let resume: i32 = 0;
 @inline function thr(e: usize): usize { return usize(load<u32>(e + 4)); }
 @inline function sref(e: usize, w: usize, bit: u64, off: usize): u64 { return (load<u64>(e + w) & bit) != 0 ? load<u64>(e + off) : MISSING; }
 @inline function tref(t: usize, bit: u32, off: usize): u64 { return has(t, bit) ? load<u64>(t + off) : MISSING; }
+@inline function ctr(e: usize): usize { const t = thr(e); return t == 0 ? 0 : usize(load<u32>(t + ${THREAD.ctr})); }
+@inline function kref(c: usize, off: usize): u64 { return c == 0 ? MISSING : load<u64>(c + off); }
 @inline function cmpSU(x: i64, y: u64): i32 { return x < 0 ? -1 : u64(x) < y ? -1 : u64(x) > y ? 1 : 0; }
 
 /** The ABI version this module was generated for. */
@@ -108,7 +112,7 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     for (const o of operandsOf(r.condition)) {
       if (o.kind !== 'field') continue;
       const acc = resolveAccess(o, r.source, tables[r.source]);
-      if (acc.k === 'thread' || acc.k === 'walk') {
+      if ((acc.k === 'thread' && !acc.field.ctr) || acc.k === 'walk') {
         if (!threadUse.bases.includes(acc.field.base)) threadUse.bases.push(acc.field.base);
         if (acc.k === 'walk') threadUse.walk = true;
         else threadUse.levels = Math.max(threadUse.levels, acc.level);
@@ -116,6 +120,11 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     }
   }
   threadUse.bases.sort();
+  // keyed container fields of outputs get entry values too (alerts render them from the table)
+  for (const r of rules) {
+    if (r.source !== 'syscall') continue;
+    for (const t of r.output) if (t.kind === 'field' && t.arg !== undefined && CTR_KEYED.has(t.name)) tables.syscall.containerKey({ canonical: t.canonical, name: t.name, arg: t.arg });
+  }
   const layouts = { syscall: tables.syscall.layout(), k8s_audit: tables.k8s_audit.layout() };
   const statics = new Statics();
   const parts = new ModuleParts();
@@ -219,7 +228,7 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
   ].join('\n');
   if (errors.length > 0) return { errors };
   const hash = createHash('sha256').update(code).digest('hex');
-  return { module: { code, rules, layouts, maxGroup, threadUse, hash }, errors };
+  return { module: { code, rules, layouts, maxGroup, threadUse, containerKeys: tables.syscall.containerKeys, hash }, errors };
 }
 
 /**

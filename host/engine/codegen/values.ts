@@ -48,6 +48,8 @@ export function threadBits(t: string, f: ThreadField): string {
       return `u64(load<u32>(${t} + ${f.offset}))`;
     case 'flag':
       return `u64((load<u32>(${t} + ${f.offset}) & ${f.flag}) != 0)`;
+    case 'key':
+      return `load<u64>(${t} + ${f.offset})`;
   }
 }
 
@@ -147,7 +149,9 @@ export function operandValue(o: Operand, source: 'syscall' | 'k8s_audit', table:
       case 'type':
         return { k: 'type' };
       case 'thread': {
-        const t = threadAt(acc.level);
+        // a container entry's field: through the process's entry (ctr), missing without one
+        const t = acc.field.ctr ? 'ctr(e)' : threadAt(acc.level);
+        if (acc.field.load === 'key') return { k: 'scalar', v: { kind: 'str', cls, expr: `kref(${t}, ${acc.field.offset})`, pre: [], present: '', bits: '' } };
         if (acc.kind === 'str') return { k: 'scalar', v: { kind: 'str', cls, expr: `tref(${t}, ${acc.field.bit}, ${acc.field.offset})`, pre: [], present: '', bits: '' } };
         return { k: 'scalar', v: { kind: acc.kind, cls, pre: [`const t = ${t};`], present: `has(t, ${acc.field.bit})`, bits: threadBits('t', acc.field) } };
       }

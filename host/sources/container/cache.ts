@@ -67,6 +67,8 @@ export class ContainerCache {
   private readonly runtimes: Runtime[];
   private readonly opts: CacheOptions;
   readonly stats: CacheStats = { entries: 0, lookups: 0, found: 0, notFound: 0, dropped: 0, evicted: 0, errors: 0 };
+  /** Told of each record learned (or changed) and of each id forgotten (undefined): rae run writes the container table. */
+  onChange: (id: string, r: ContainerRecord | undefined) => void = () => undefined;
 
   constructor(sources: MetadataSource[], opts: Partial<CacheOptions> = {}, private readonly log: Log = () => undefined) {
     this.opts = { ...DEFAULT_CACHE_OPTIONS, ...opts };
@@ -122,16 +124,19 @@ export class ContainerCache {
       const oldest = this.records.keys().next().value as string;
       this.records.delete(oldest);
       this.stats.evicted++;
+      this.onChange(oldest, undefined);
     }
     this.records.set(r.id, r);
     this.asked.delete(r.id);
     this.stats.entries = this.records.size;
+    this.onChange(r.id, r);
   }
 
   private remove(id: string): void {
     this.records.delete(id);
     this.asked.delete(id);
     this.stats.entries = this.records.size;
+    this.onChange(id, undefined);
   }
 
   private ask(key: string): void {

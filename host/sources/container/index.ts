@@ -1,13 +1,15 @@
 // Container and Kubernetes metadata from the real container runtimes (CRI/containerd, Docker,
 // Podman) for container.* and k8s.* fields: one normalized ContainerRecord per container in a
-// bounded cache that never makes an event wait. Wiring the records into the compiled rules'
-// state region is separate (see ContainerRecord in record.ts for what a field reads).
+// bounded cache that never makes an event wait, feeding the container table (table.ts) that the
+// compiled rules read in their state region (see ContainerRecord in record.ts for what a field reads).
 import { ContainerCache, type CacheOptions } from './cache.js';
 import { CriSource } from './cri.js';
 import { EngineSource } from './engine-api.js';
 import type { MetadataSource } from './source.js';
 
 export { ContainerCache, DEFAULT_CACHE_OPTIONS, type CacheOptions, type CacheStats } from './cache.js';
+import type { ContainerTable } from './table.js';
+export { ContainerTable, containerFields } from './table.js';
 export { CriSource, type CriOptions } from './cri.js';
 export { EngineSource, type EngineOptions } from './engine-api.js';
 export type { MetadataSource, RuntimeEvent, Watch } from './source.js';
@@ -48,4 +50,35 @@ export async function startContainerMetadata(cfg: ContainerRuntimesConfig = DEFA
   const cache = new ContainerCache(sourcesOf(cfg), opts, log);
   await cache.start();
   return cache;
+}
+
+/** The `containers` section of the configuration (host/config/config.ts). */
+export interface ContainersConfig {
+  callTimeoutMs: number;
+  cri: { enabled: boolean; sockets: string[] };
+  docker: { enabled: boolean; sockets: string[] };
+  podman: { enabled: boolean; sockets: string[] };
+}
+
+/**
+ * rae run's metadata feed: a cache over the enabled runtimes that writes what it learns and
+ * forgets into the container table, and is asked about each container id the table sees first.
+ * Nothing waits on it: the cache starts in the background (an absent runtime: one log line) and
+ * a lookup's answer reaches the table, and the events after it, whenever it comes.
+ */
+export function followContainers(cfg: ContainersConfig, table: ContainerTable, log: (line: string) => void): { name: string; stop: () => Promise<void> } {
+  const runtimes: ContainerRuntimesConfig = {
+    cri: cfg.cri.enabled ? cfg.cri.sockets : [],
+    docker: cfg.docker.enabled ? cfg.docker.sockets : [],
+    podman: cfg.podman.enabled ? cfg.podman.sockets : [],
+    callTimeoutMs: cfg.callTimeoutMs,
+  };
+  const cache = new ContainerCache(sourcesOf(runtimes), {}, (line) => log(`run: ${line}`));
+  cache.onChange = (id, r) => (r ? table.learn(r) : table.forget(id));
+  table.onNewId = (id) => {
+    const r = cache.get(id);
+    if (r) table.learn(r);
+  };
+  void cache.start();
+  return { name: 'container metadata', stop: async () => cache.close() };
 }

@@ -150,3 +150,35 @@ export function mountMatching(mounts: ContainerMount[], key: string, over: 'sour
   }
   return mounts.find((m) => re.test(over === 'source' ? m.source : m.dest));
 }
+
+/**
+ * The value of a keyed field for a record, as the plugin gives it: container.label[k] and
+ * k8s.pod.label[k] (labels over 100 characters are already dropped); container.mount[i] and
+ * container.mount.*[i] by index, else the first mount whose source (for mount.source: dest)
+ * a regex search of the key finds (mountMatching).
+ */
+export function keyedValue(r: ContainerRecord, name: string, key: string): string | undefined {
+  if (name === 'container.label') return r.labels[key];
+  if (name === 'k8s.pod.label') return r.pod?.labels[key];
+  const byIndex = /^\d+$/.test(key) ? r.mounts[Number(key)] : undefined;
+  const m = byIndex ?? mountMatching(r.mounts, key, name === 'container.mount.source' ? 'dest' : 'source');
+  // none matches: 'none' (container.mount) or 'N/A', the values the rules test for (the sandbox
+  // rules' sensitive_mount: `not container.mount.dest[/proc*] in ("<NA>","N/A")`); fields of a
+  // container whose metadata is not known stay missing
+  if (!m) return name === 'container.mount' ? 'none' : 'N/A';
+  switch (name) {
+    case 'container.mount':
+      return renderMount(m);
+    case 'container.mount.source':
+      return m.source;
+    case 'container.mount.dest':
+      return m.dest;
+    case 'container.mount.mode':
+      return m.mode;
+    case 'container.mount.rdwr':
+      return String(m.rdwr);
+    case 'container.mount.propagation':
+      return m.propagation;
+  }
+  return undefined;
+}

@@ -25,7 +25,7 @@ export type Kind = (typeof KIND)[keyof typeof KIND];
 /** rae_syscall.sflags bits. */
 export const SF = { COMPAT: 0x1, PATH_TRUNC: 0x2, PATH_FAULT: 0x4 } as const;
 /** rae_proc.pflags bits. */
-export const PF = { ARGS_TRUNC: 0x1, PATH_TRUNC: 0x2, THREAD: 0x4, EXE_WRITABLE: 0x8 } as const;
+export const PF = { ARGS_TRUNC: 0x1, PATH_TRUNC: 0x2, THREAD: 0x4, EXE_WRITABLE: 0x8, EXE_UPPER: 0x10 } as const;
 /** rae_exit.xflags bits. */
 export const XF = { GROUP_DEAD: 0x1 } as const;
 

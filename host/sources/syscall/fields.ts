@@ -11,7 +11,8 @@ import { AF, KIND, SYSCALL } from './abi.js';
 import { atFlags, chmodMode, DIRFD_ARG, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, NEWPATH_ARG, openFlags, openMode, PATH_ARG, ptraceRequest, resArgText, socketDomain, uidText } from './render.js';
 import type { LoadedRule } from '../../engine/index.js';
 import { walkChecked, type Operand } from '../../engine/ir.js';
-import { TF, THREAD, TP } from '../../engine/codegen/abi.js';
+import { CTR_FLAGS, CTR_KEYED, CTR_STRINGS, TF, THREAD, TP, type ContainerKey } from '../../engine/codegen/abi.js';
+import { containerFields } from '../container/table.js';
 
 /**
  * The fields the byte path provides to conditions: the slots the translators fill (the keys of
@@ -30,17 +31,19 @@ export const KERNEL_RECORD_FIELDS: readonly string[] = [
 const THREAD_PROVIDED = [
   'proc.pid', 'proc.vpid', 'user.loginuid', 'proc.tty', 'user.uid', 'group.gid', 'proc.name', 'proc.exe', 'proc.exepath', 'proc.cmdline',
   'proc.args', 'proc.cwd', 'user.name', 'group.name', 'container.id', 'proc.is_exe_writable', 'proc.is_exe_upper_layer', 'proc.is_exe_from_memfd',
-  'proc.sid', 'proc.vpgid', 'proc.sname', 'user.loginname', 'container.name',
+  'proc.sid', 'proc.vpgid', 'proc.sname', 'user.loginname',
   'thread.cap_inheritable', 'thread.cap_permitted', 'thread.cap_effective',
 ];
 /** Parent/ancestor fields (any index argument): their level-0 field is in the thread entry. */
 const WALKED = ['proc.pname', 'proc.pexe', 'proc.pexepath', 'proc.pcmdline', 'proc.ppid', 'proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.acmdline', 'proc.apid'];
-const CONDITION_FIELDS = new Set(['evt.type', ...KERNEL_RECORD_FIELDS, ...THREAD_PROVIDED]);
+/** Fields of the process's container entry (the container table), keyed ones with any argument. */
+const CONTAINER_PROVIDED = [...CTR_STRINGS, ...CTR_FLAGS, 'container.start_ts'];
+const CONDITION_FIELDS = new Set(['evt.type', ...KERNEL_RECORD_FIELDS, ...THREAD_PROVIDED, ...CONTAINER_PROVIDED]);
 /** Output-only fields matched events render (kernelEventFields, FieldEvent's generic fields). */
 const OUTPUT_EXTRA = new Set<string>([]);
 
 function provided(name: string, arg: string | undefined, canonical: string, output: boolean): boolean {
-  if (WALKED.includes(name)) return true;
+  if (WALKED.includes(name) || (CTR_KEYED.has(name) && arg !== undefined)) return true;
   if (output && OUTPUT_EXTRA.has(canonical)) return true;
   return (arg === undefined || canonical.startsWith('evt.arg.')) && CONDITION_FIELDS.has(canonical);
 }
@@ -120,7 +123,7 @@ export interface ThreadFacts {
  * semantics as the eval record ingest.ts writes, decoded into strings; process fields
  * from the thread entry at `thread` (the process as it was when the event happened).
  */
-export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, recordOffset: number, thread: number, threads?: ThreadFacts, hostname?: string): Record<string, unknown> {
+export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, recordOffset: number, thread: number, threads?: ThreadFacts, hostname?: string, containerKeys: readonly ContainerKey[] = []): Record<string, unknown> {
   const rec = decodeRecord(view, recordOffset);
   if ('code' in rec || rec.kind !== KIND.SYSCALL) return {};
   // evt.time/evt.rawtime/evt.source come with the event (FieldEvent's generic fields)
@@ -222,6 +225,7 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   out['fd.connected'] = rec.name === 'connect' ? ok || rec.ret === -115 : SERVER_SIDE.has(rec.name);
   out['fd.name_changed'] = (rec.name === 'sendto' || rec.name === 'sendmsg') && rec.peer.family !== 0;
   Object.assign(out, processFields(memory, thread));
+  if (thread !== 0) Object.assign(out, containerFields(memory, new DataView(memory.buffer).getUint32(thread + THREAD.ctr, true), containerKeys));
   const start = thread === 0 ? undefined : threads?.startOf(thread);
   if (start !== undefined) out['proc.duration'] = Number(BigInt.asIntN(64, rec.tsNs - start));
   return out;
@@ -272,7 +276,6 @@ function processFields(memory: WebAssembly.Memory, entry: number): Record<string
   put('container.id', str(entry, THREAD.container, TP.CONTAINER));
   put('user.name', str(entry, THREAD.user, TP.USER));
   put('group.name', str(entry, THREAD.group, TP.GROUP));
-  put('container.name', str(entry, THREAD.cname, TP.CNAME));
   put('proc.sname', str(entry, THREAD.sname, TP.SNAME));
   put('user.loginname', str(entry, THREAD.loginname, TP.LOGINNAME));
   put('thread.cap_inheritable', str(entry, THREAD.cap_inh, TP.CAP_INH));

@@ -31,6 +31,7 @@ import type { RuleModule } from '../../runtime/evaluator.js';
 import type { RecordTranslator } from '../../runtime/translator.js';
 import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './fields.js';
 import { ThreadTable } from './thread-table.js';
+import { ContainerTable } from '../container/table.js';
 
 const F = {
   NUM: 1, RAWRES: 2, RES: 3, FAILED: 4, FDNUM: 5, NAME: 6, NAMERAW: 7, DIR: 8, FILE: 9, TYPECHAR: 10, TYPE: 11,
@@ -192,7 +193,11 @@ export class KernelIngest implements RecordTranslator {
   private epoch = 0n;
 
   /** `native: false` forces the JS translator (tests compare the two); `hostname` is evt.hostname (default: the OS's). */
+  /** container.* and k8s.* values (rae run feeds it from the metadata cache). */
+  readonly containers = new ContainerTable();
+
   constructor(opts: { native?: boolean; hostname?: string } = {}) {
+    this.threads.containers = this.containers;
     this.native = opts.native === false ? undefined : nativeTranslator();
     this.hostname = opts.hostname ?? osHostname();
     this.konst = constants(this.hostname);
@@ -236,6 +241,7 @@ export class KernelIngest implements RecordTranslator {
     this.epoch = BigInt.asUintN(64, bootToEpochNs);
     if (this.bound !== m) {
       this.threads.bind(m.memory);
+      this.containers.bind(m.memory, m.compiled.generated.containerKeys);
       this.bound = m;
       this.mem = new Uint8Array(m.memory.buffer);
       this.u8 = this.mem;
@@ -632,6 +638,6 @@ export class KernelIngest implements RecordTranslator {
    */
   fieldsOf(m: RuleModule, view: Uint8Array, recordOffset: number, event: number): Record<string, unknown> {
     const thread = new DataView(m.memory.buffer).getUint32(MEM.batchBase + event * this.plan(m).stride + REC.thread, true);
-    return kernelEventFields(m.memory, view, recordOffset, thread, this.threads, this.hostname);
+    return kernelEventFields(m.memory, view, recordOffset, thread, this.threads, this.hostname, m.compiled.generated.containerKeys);
   }
 }

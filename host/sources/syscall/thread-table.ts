@@ -2,8 +2,9 @@
 // struct rae_thread per process, written once from the kernel's PROC/EXEC/FORK records (bytes
 // copied from the record, never decoded into JS strings; user.name and group.name of the
 // record's effective ids from the host's passwd and group files; proc.is_exe_from_memfd from the
-// exe path, proc.is_exe_upper_layer false; proc.sid/vpgid from the record,
-// user.loginname the passwd name of user.loginuid, container.name 'host' for host processes,
+// exe path, proc.is_exe_upper_layer from the probe's overlayfs check (EXEC; a fork keeps it);
+// proc.sid/vpgid from the record, user.loginname the passwd name of user.loginuid, the address of
+// the process's container entry in the container table (container.* and k8s.* fields),
 // proc.sname the comm of the live process whose pid is the session id, kept current when that
 // leader is written again or has exited;
 // thread.cap_inheritable/permitted/effective as libsinsp's caps_to_string text of the record's
@@ -14,6 +15,7 @@
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
 import { CAPS, EXIT, HDR, KIND, PF, PROC, XF } from './abi.js';
 import { capsText } from './caps.js';
+import type { ContainerTable } from '../container/table.js';
 import { UserNames } from './users.js';
 import { ABI_VERSION, MEM, STATE, TF, THREAD, TP } from '../../engine/codegen/abi.js';
 
@@ -59,6 +61,8 @@ export class ThreadTable {
   private heapTop: number = STATE.heap;
   private u8!: Uint8Array;
   private dv!: DataView;
+  /** Container entries (container.* and k8s.* fields) the entries point at; none in tests that do not need them. */
+  containers: ContainerTable | undefined;
   /** Processes whose strings were cut because the heap was full even after compaction. */
   dropped = 0;
   private readonly names = new UserNames();
@@ -241,9 +245,10 @@ export class ThreadTable {
     dv.setUint32(at + THREAD.tty, rv.getUint32(PROC.tty, true), true);
     dv.setUint32(at + THREAD.uid, rv.getUint32(HDR.uid, true), true);
     dv.setUint32(at + THREAD.gid, rv.getUint32(HDR.gid, true), true);
-    // a fork keeps its parent's executable flags (memfd), an exec decides them below
-    const inherited = kind === KIND.FORK ? dv.getUint32(at + THREAD.flags, true) & TF.EXE_MEMFD : 0;
-    dv.setUint32(at + THREAD.flags, inherited | ((rv.getUint32(PROC.pflags, true) & PF.EXE_WRITABLE) !== 0 ? TF.EXE_WRITABLE : 0), true);
+    // a fork keeps its parent's executable flags (memfd, upper layer), an exec decides them
+    const inherited = kind === KIND.FORK ? dv.getUint32(at + THREAD.flags, true) & (TF.EXE_MEMFD | TF.EXE_UPPER) : 0;
+    const pflags = rv.getUint32(PROC.pflags, true);
+    dv.setUint32(at + THREAD.flags, inherited | ((pflags & PF.EXE_WRITABLE) !== 0 ? TF.EXE_WRITABLE : 0) | ((pflags & PF.EXE_UPPER) !== 0 ? TF.EXE_UPPER : 0), true);
     present |= TP.PID | TP.VPID | TP.LOGINUID | TP.TTY | TP.UID | TP.GID | TP.EXE_WRITABLE | TP.EXE_UPPER | TP.SID | TP.VPGID;
     // user.loginname: the passwd name of the login uid (none when unset)
     const loginName = login === 0xffffffff ? undefined : this.userBytes(login);
@@ -312,13 +317,9 @@ export class ThreadTable {
       dv.setUint32(at + THREAD.container, cid, true);
       dv.setUint32(at + THREAD.container + 4, id.length, true);
       present |= TP.CONTAINER;
-      // container.name: 'host' for a host process (the id's bytes), unknown for a container
-      if (id.length === 4 && Buffer.from(id).toString('latin1') === 'host') {
-        dv.setUint32(at + THREAD.cname, cid, true);
-        dv.setUint32(at + THREAD.cname + 4, 4, true);
-        present |= TP.CNAME;
-      } else present &= ~TP.CNAME;
-    } else present &= ~(TP.CONTAINER | TP.CNAME);
+    } else present &= ~TP.CONTAINER;
+    // the container's entry in the container table (container.name 'host' for a host process)
+    dv.setUint32(at + THREAD.ctr, this.containers?.slotFor(Buffer.from(id).toString('latin1')) ?? 0, true);
     dv.setUint32(at + THREAD.present, present, true);
   }
 
@@ -380,7 +381,7 @@ export class ThreadTable {
 
   /** Heap bytes for a string (compacting once when full); 0 when there is no room. */
   private heap(n: number): number {
-    const end = MEM.stateBase + MEM.stateSize;
+    const end = STATE.containers;
     if (this.heapTop + n > end) this.compact();
     if (this.heapTop + n > end) {
       this.dropped++;
@@ -399,7 +400,7 @@ export class ThreadTable {
       for (; p && !live.has(p.addr); p = p.parent) live.add(p.addr);
     };
     for (const p of this.procs.values()) mark(p);
-    const refs = [THREAD.name, THREAD.exe, THREAD.exepath, THREAD.cmdline, THREAD.args, THREAD.cwd, THREAD.env, THREAD.user, THREAD.group, THREAD.container, THREAD.cname, THREAD.image, THREAD.k8s_ns, THREAD.k8s_pod, THREAD.sname, THREAD.loginname, THREAD.cap_inh, THREAD.cap_prm, THREAD.cap_eff];
+    const refs = [THREAD.name, THREAD.exe, THREAD.exepath, THREAD.cmdline, THREAD.args, THREAD.cwd, THREAD.env, THREAD.user, THREAD.group, THREAD.container, THREAD.cname, THREAD.k8s_ns, THREAD.k8s_pod, THREAD.sname, THREAD.loginname, THREAD.cap_inh, THREAD.cap_prm, THREAD.cap_eff];
     // bytes shared by several refs (a leader's name as proc.sname, a capability set's text) stay shared
     const saved: Array<[number, string, Uint8Array]> = [];
     for (const addr of live) for (const r of refs) {

@@ -1,0 +1,145 @@
+// The container table in a module's state region (RAE_STATE_CONTAINERS, probes/src/eval_abi.h):
+// how container.* and k8s.* metadata reaches the compiled rules without a JS object per event.
+// The thread table gives each process the address of its container's entry (slotFor, when it
+// sees the container id in a cgroup path); the host writes an entry's values when the metadata
+// cache learns the container (learn) and clears them when it forgets it (forget), so until then
+// the fields are missing (<NA>, comparisons false). The compiled rules and the TS oracle
+// (containerFields) read the same bytes. Keyed fields (container.label[k], container.mount.dest[k]
+// ...) are written for the keys the live module uses (its containerKeys), in that order.
+import { CTR, CTR_FLAGS, CTR_START_BIT, CTR_STRINGS, flagBit, STATE, type ContainerKey } from '../../engine/codegen/abi.js';
+import { keyedValue, recordFields, type ContainerRecord } from './record.js';
+
+const ABSENT = 0xffffffff;
+
+/** Container entries by id; bind() to the live module's memory (rewrites every entry). */
+export class ContainerTable {
+  private readonly slots = new Map<string, number>();
+  private readonly records = new Map<string, ContainerRecord>();
+  /** Entries of forgotten containers, reused for new ids. */
+  private readonly free: number[] = [];
+  private next: number = STATE.containers;
+  private keys: readonly ContainerKey[] = [];
+  private u8?: Uint8Array;
+  private dv?: DataView;
+  /** Ids that got no entry (table full), and values cut because an entry was full. */
+  dropped = 0;
+  truncated = 0;
+  /** Called once for each id the table sees first (rae run asks the metadata cache). */
+  onNewId: (id: string) => void = () => undefined;
+
+  /** Points the table at a module's memory and key list and writes every entry. */
+  bind(memory: WebAssembly.Memory, keys: readonly ContainerKey[]): void {
+    this.u8 = new Uint8Array(memory.buffer);
+    this.dv = new DataView(memory.buffer);
+    this.keys = keys.slice(0, CTR.keySlots);
+    for (const [id, at] of this.slots) this.write(at, id === 'host' ? HOST : this.records.get(id));
+  }
+
+  /** The entry address of a container id (12 characters or 'host'), allocated on first sight; 0 when the table is full. */
+  slotFor(id: string): number {
+    let at = this.slots.get(id);
+    if (at !== undefined) return at;
+    at = this.free.pop() ?? (this.next < STATE.containers + CTR.slots * CTR.size ? this.next : 0);
+    if (at === 0) {
+      this.dropped++;
+      return 0;
+    }
+    if (at === this.next) this.next += CTR.size;
+    this.slots.set(id, at);
+    this.write(at, id === 'host' ? HOST : this.records.get(id));
+    if (id !== 'host') this.onNewId(id);
+    return at;
+  }
+
+  /** The metadata of a container arrived (or changed): its entry carries it from now on. */
+  learn(r: ContainerRecord): void {
+    this.records.set(r.id, r);
+    const at = this.slots.get(r.id);
+    if (at !== undefined) this.write(at, r);
+  }
+
+  /** The runtime deleted the container: its fields are missing again and its entry is reused. */
+  forget(id: string): void {
+    this.records.delete(id);
+    const at = this.slots.get(id);
+    if (at === undefined) return;
+    this.write(at, undefined);
+    this.slots.delete(id);
+    this.free.push(at);
+  }
+
+  /** Writes an entry: every value of `r`, or nothing present. */
+  private write(at: number, r: ContainerRecord | undefined): void {
+    const u8 = this.u8;
+    const dv = this.dv;
+    if (!u8 || !dv) return;
+    u8.fill(0, at, at + CTR.keys);
+    u8.fill(0xff, at + CTR.keys, at + CTR.strings);
+    if (!r) return;
+    let present = 0;
+    let flags = 0;
+    let heap = at + CTR.strings;
+    const end = at + CTR.size;
+    const put = (ref: number, text: string): boolean => {
+      const b = Buffer.from(text);
+      if (heap + b.length > end) {
+        this.truncated++;
+        return false;
+      }
+      u8.set(b, heap);
+      dv.setUint32(ref, heap, true);
+      dv.setUint32(ref + 4, b.length, true);
+      heap += b.length;
+      return true;
+    };
+    const fields: Record<string, string | undefined> = r === HOST ? { 'container.name': 'host' } : recordFields(r);
+    CTR_STRINGS.forEach((name, i) => {
+      const v = fields[name];
+      if (v !== undefined && put(at + CTR.refs + 8 * i, v)) present |= 1 << i;
+    });
+    CTR_FLAGS.forEach((name, i) => {
+      const v = fields[name];
+      if (v === undefined) return;
+      present |= flagBit(i);
+      if (v === 'true') flags |= 1 << i;
+    });
+    if (fields['container.start_ts'] !== undefined) {
+      dv.setBigInt64(at + CTR.startTs, BigInt(fields['container.start_ts']), true);
+      present |= CTR_START_BIT;
+    }
+    if (r !== HOST) this.keys.forEach((k, i) => {
+      const v = keyedValue(r, k.name, k.arg);
+      if (v !== undefined) put(at + CTR.keys + 8 * i, v);
+    });
+    dv.setUint32(at + CTR.present, present, true);
+    dv.setUint32(at + CTR.flags, flags, true);
+  }
+}
+
+/** Host processes: container.name 'host' (Falco's dummy entry), nothing else. */
+const HOST = { id: 'host', name: 'host' } as unknown as ContainerRecord;
+
+/**
+ * The container fields of the entry at `at` (0: none), read back from linear memory as the
+ * compiled rules read them: the TS oracle and alert outputs. Keyed fields under their canonical text.
+ */
+export function containerFields(memory: WebAssembly.Memory, at: number, keys: readonly ContainerKey[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (at === 0) return out;
+  const dv = new DataView(memory.buffer);
+  const u8 = new Uint8Array(memory.buffer);
+  const text = (ref: number) => Buffer.from(u8.subarray(dv.getUint32(ref, true), dv.getUint32(ref, true) + dv.getUint32(ref + 4, true))).toString('utf8');
+  const present = dv.getUint32(at + CTR.present, true);
+  const flags = dv.getUint32(at + CTR.flags, true);
+  CTR_STRINGS.forEach((name, i) => {
+    if (present & (1 << i)) out[name] = text(at + CTR.refs + 8 * i);
+  });
+  CTR_FLAGS.forEach((name, i) => {
+    if (present & flagBit(i)) out[name] = (flags & (1 << i)) !== 0;
+  });
+  if (present & CTR_START_BIT) out['container.start_ts'] = dv.getBigInt64(at + CTR.startTs, true);
+  keys.slice(0, CTR.keySlots).forEach((k, i) => {
+    if (dv.getUint32(at + CTR.keys + 8 * i, true) !== ABSENT) out[k.canonical] = text(at + CTR.keys + 8 * i);
+  });
+  return out;
+}
