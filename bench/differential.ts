@@ -20,7 +20,14 @@ export async function run(): Promise<void> {
   figure(S, 'accepted_leaves', all.leaves.length, 'leaves', { candidates: all.candidates });
   figure(S, 'refused_by_compiled_evaluator', all.refused.length, 'leaves', { first: all.refused.slice(0, 3) });
   const loaded = loadRules([{ name: 'combinations.yaml', text: rulesYaml(all.leaves.filter((l) => l.compiles)) }]);
-  if (!loaded.ok) throw new Error(loaded.diagnostics.filter((d) => d.severity === 'error').slice(0, 3).map((d) => d.message).join('\n'));
+  if (!loaded.ok)
+    throw new Error(
+      loaded.diagnostics
+        .filter((d) => d.severity === 'error')
+        .slice(0, 3)
+        .map((d) => d.message)
+        .join('\n'),
+    );
   const rules = loaded.ruleset.rules;
   const module = await compileAll(rules);
   const pools = collectPools(rules);

@@ -80,7 +80,11 @@ function cliCost(label: string, args: string[], env: Record<string, string>, run
   const rss: number[] = [];
   for (let i = 0; i < runs; i++) {
     const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', process.execPath, 'bin/rae.js', ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
-    const m = r.stderr.trim().split('\n').at(-1)!.match(/^([\d.]+) ([\d.]+) (\d+)$/);
+    const m = r.stderr
+      .trim()
+      .split('\n')
+      .at(-1)!
+      .match(/^([\d.]+) ([\d.]+) (\d+)$/);
     if (r.status !== 0 || !m) throw new Error(`footprint: rae ${args.join(' ')} failed (exit ${r.status})\n${r.stderr}`);
     cpu.push(Number(m[1]) + Number(m[2]));
     rss.push(Number(m[3]) / 1024);
@@ -129,7 +133,10 @@ export async function run(): Promise<void> {
     const build = join(dir, 'dist');
     const built = spawnSync(process.execPath, ['scripts/build.mjs', '--out', build], { encoding: 'utf8' });
     if (built.status !== 0) throw new Error(`footprint: the build failed\n${built.stdout}${built.stderr}`);
-    for (const [how, env] of [['build', { RAE_BUILD: build }], ['tsx', { RAE_TSX: '1' }]] as const) {
+    for (const [how, env] of [
+      ['build', { RAE_BUILD: build }],
+      ['tsx', { RAE_TSX: '1' }],
+    ] as const) {
       cliCost(`cli_help_${how}`, ['--help'], env);
       cliCost(`cli_validate_${how}`, ['validate', '-r', 'rules/syscall'], env);
     }

@@ -116,11 +116,7 @@ export function clientErrorHandler(maxUrlBytes: number): (err: Error & { code?: 
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const [status, text, body] = ANSWERS[clientErrorAnswer(err, maxUrlBytes)];
     if (socket.writable) {
-      socket.write(
-        `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${body.length}\r\n` +
-          'X-Content-Type-Options: nosniff\r\nX-Frame-Options: SAMEORIGIN\r\nConnection: close\r\n\r\n' +
-          body,
-      );
+      socket.write(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${body.length}\r\n` + 'X-Content-Type-Options: nosniff\r\nX-Frame-Options: SAMEORIGIN\r\nConnection: close\r\n\r\n' + body);
     }
     socket.destroy();
   };

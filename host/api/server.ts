@@ -58,15 +58,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     http: nodeOptions,
     clientErrorHandler: clientErrorHandler(limits.maxUrlBytes),
     // errors of the router, before any route or hook runs
-    frameworkErrors: (err, _request, reply) =>
-      sendError(reply.headers(SECURITY_HEADERS), apiError(err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'URI_TOO_LONG' : 'BAD_URL')),
+    frameworkErrors: (err, _request, reply) => sendError(reply.headers(SECURITY_HEADERS), apiError(err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'URI_TOO_LONG' : 'BAD_URL')),
   };
   if (opts.tls) fastifyOpts.https = { ...nodeOptions, ...opts.tls };
   const app = Fastify(fastifyOpts) as unknown as FastifyInstance;
   app.decorateRequest('caller', null);
-  limitConnectionsPerClient(app.server, limits.maxConnectionsPerClient, (address) =>
-    opts.log(`api: refused a connection from ${address}: over api.maxConnectionsPerClient (${limits.maxConnectionsPerClient})`),
-  );
+  limitConnectionsPerClient(app.server, limits.maxConnectionsPerClient, (address) => opts.log(`api: refused a connection from ${address}: over api.maxConnectionsPerClient (${limits.maxConnectionsPerClient})`));
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {

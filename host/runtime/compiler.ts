@@ -170,9 +170,7 @@ export class RuleCompiler {
     const url = (spec: string) => JSON.stringify(import.meta.resolve(spec));
     const built = import.meta.url.endsWith('.js');
     const entry = JSON.stringify(new URL(built ? './compile-worker.js' : './compile-worker.ts', import.meta.url).href);
-    const boot = built
-      ? `import(${url('assemblyscript/asc')}).then(() => import(${entry}));`
-      : `import(${url('assemblyscript/asc')}).then(() => import(${url('tsx/esm/api')})).then((m) => { m.register(); return import(${entry}); });`;
+    const boot = built ? `import(${url('assemblyscript/asc')}).then(() => import(${entry}));` : `import(${url('assemblyscript/asc')}).then(() => import(${url('tsx/esm/api')})).then((m) => { m.register(); return import(${entry}); });`;
     const w = new Worker(boot, { eval: true, resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb ?? DEFAULT_WORKER_HEAP_MB } });
     const mine = new Map<number, Request>();
     this.pending.set(w, mine);

@@ -118,14 +118,21 @@ test('the PGlite directory removed while running: 503 and one log line, no write
     assert.is(ackedAfter, 0, 'writes acknowledged after the removal (lost)');
     const gone = api.logs.filter((l) => l.includes('is gone (removed while the API ran)'));
     assert.is(gone.length, 1, api.logs.join('\n'));
-    assert.equal(api.logs.filter((l) => /^api: [A-Z]+ \//.test(l)), [], 'no internal error logged');
+    assert.equal(
+      api.logs.filter((l) => /^api: [A-Z]+ \//.test(l)),
+      [],
+      'no internal error logged',
+    );
   } finally {
     await api.close();
   }
   // a restart on the same state directory starts an empty database
   const again = await startTestApi(storage, { location: api.location });
   try {
-    assert.ok(again.logs.some((l) => l.includes('applied migrations')), again.logs.join('\n'));
+    assert.ok(
+      again.logs.some((l) => l.includes('applied migrations')),
+      again.logs.join('\n'),
+    );
   } finally {
     await again.close();
   }

@@ -57,7 +57,10 @@ test('a client address over api.maxConnectionsPerClient is closed at once; a slo
   const over = await open(ctx.api.url);
   const refused = await untilClosed(over);
   assert.equal(refused, { text: '', closed: true }, 'the fourth connection is closed without an answer');
-  assert.ok(ctx.api.logs.some((l) => /refused a connection from 127\.0\.0\.1: over api\.maxConnectionsPerClient \(3\)/.test(l)), ctx.api.logs.join('\n'));
+  assert.ok(
+    ctx.api.logs.some((l) => /refused a connection from 127\.0\.0\.1: over api\.maxConnectionsPerClient \(3\)/.test(l)),
+    ctx.api.logs.join('\n'),
+  );
   // a held connection still serves
   const answer = untilClosed(held[0]!);
   held[0]!.end('GET /api/v4/projects/1/error_tracking/settings HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n');

@@ -48,8 +48,14 @@ test('build: rae validate compiles the built-in rules in the compile worker', ()
 test('build: rae replay raises the audit sample alert', () => {
   const r = rae(['replay', '-r', 'rules/orchestrator-audit/k8s_audit_rules.yaml', '--format', 'audit', '--input', 'test/fixtures/k8saudit-samples/exec_pod.json']);
   assert.is(r.status, 0, r.stderr);
-  const alerts = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { rule: string });
-  assert.ok(alerts.some((a) => a.rule === 'Attach/Exec Pod'), r.stdout);
+  const alerts = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { rule: string });
+  assert.ok(
+    alerts.some((a) => a.rule === 'Attach/Exec Pod'),
+    r.stdout,
+  );
 });
 
 test('build: rae convert and rae event-generator list', () => {
@@ -58,7 +64,12 @@ test('build: rae convert and rae event-generator list', () => {
   assert.match(c.stdout, 'kind: EngineAuditRules');
   const g = rae(['event-generator', 'list', '--json']);
   assert.is(g.status, 0, g.stderr);
-  assert.ok(g.stdout.trim().split('\n').every((l) => (JSON.parse(l) as { action: string }).action.length > 0));
+  assert.ok(
+    g.stdout
+      .trim()
+      .split('\n')
+      .every((l) => (JSON.parse(l) as { action: string }).action.length > 0),
+  );
 });
 
 test('build: rae admin creates the database from the built migrations', () => {

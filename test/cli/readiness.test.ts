@@ -102,7 +102,10 @@ test('readiness: on a first start the detection path is up and detecting before 
     await rae.waitLog(/run: ready \(.*\): every component is up/);
     const log = rae.stderr();
     const order = [/waiting for api starting/, /api: storage PGlite at .*applied migrations/, /run: ready \(.*\): every component is up/].map((re) => log.search(re));
-    assert.ok(order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!)), log);
+    assert.ok(
+      order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!)),
+      log,
+    );
   } finally {
     assert.is(await rae.stop(), 0, rae.stderr());
   }

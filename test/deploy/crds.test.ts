@@ -73,7 +73,9 @@ test('the engine and the CRD schema agree on every manifest of the table', () =>
     const errors = validators.get(doc.kind)!(doc);
     const crd = errors.length === 0;
     if (engine !== valid || crd !== valid) {
-      disagree.push(`${name}: expected ${valid ? 'valid' : 'invalid'}; engine ${engine ? 'valid' : `invalid (${read.diagnostics.map((d) => d.message).join('; ')})`}, CRD ${crd ? 'valid' : `invalid (${errors.map((e) => `${e.instancePath} ${e.message}`).join('; ')})`}`);
+      disagree.push(
+        `${name}: expected ${valid ? 'valid' : 'invalid'}; engine ${engine ? 'valid' : `invalid (${read.diagnostics.map((d) => d.message).join('; ')})`}, CRD ${crd ? 'valid' : `invalid (${errors.map((e) => `${e.instancePath} ${e.message}`).join('; ')})`}`,
+      );
     }
   }
   assert.equal(disagree, []);
@@ -86,7 +88,10 @@ test('the CRDs are structural and name the group, version and kinds the engine r
     assert.is(crd.spec.group, GROUP);
     assert.is(crd.metadata.name, `${crd.spec.names.plural}.${GROUP}`);
     assert.is(crd.spec.scope, 'Cluster', kind);
-    assert.equal(crd.spec.versions.map((v) => [v.name, v.served, v.storage]), [[RESOURCE_VERSION, true, true]]);
+    assert.equal(
+      crd.spec.versions.map((v) => [v.name, v.served, v.storage]),
+      [[RESOURCE_VERSION, true, true]],
+    );
     assert.equal(structuralProblems(crd.spec.versions[0]!.schema.openAPIV3Schema), [], kind);
   }
 });

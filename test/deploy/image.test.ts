@@ -41,7 +41,16 @@ t('the entrypoint is rae and the default command is run', () => {
 });
 
 t('the same image converts a Falco rules file to an EngineAuditRules the engine accepts', () => {
-  const rules = ['- macro: canary_open', '  condition: open_read and fd.name startswith /srv/canary/', '- rule: Canary opened', '  desc: canary', '  condition: canary_open', '  output: canary (file=%fd.name)', '  priority: CRITICAL', ''].join('\n');
+  const rules = [
+    '- macro: canary_open',
+    '  condition: open_read and fd.name startswith /srv/canary/',
+    '- rule: Canary opened',
+    '  desc: canary',
+    '  condition: canary_open',
+    '  output: canary (file=%fd.name)',
+    '  priority: CRITICAL',
+    '',
+  ].join('\n');
   const r = img().run(['convert', '--input', '-', '--name', 'canary'], [], rules);
   assert.is(r.code, 0, r.stderr);
   const read = readManifests('canary.yaml', r.stdout, 'deckhouse.io');
@@ -53,9 +62,18 @@ t('the same image converts a Falco rules file to an EngineAuditRules the engine 
 t('the same image runs the event generator', () => {
   const r = img().run(['event-generator', 'list', '--json']);
   assert.is(r.code, 0, r.stderr);
-  const actions = r.stdout.trim().split('\n').map((line) => JSON.parse(line) as { action: string });
-  assert.ok(actions.some((a) => a.action.startsWith('syscall.')), r.stdout.slice(0, 500));
-  assert.ok(actions.some((a) => a.action.startsWith('k8saudit.')), r.stdout.slice(0, 500));
+  const actions = r.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { action: string });
+  assert.ok(
+    actions.some((a) => a.action.startsWith('syscall.')),
+    r.stdout.slice(0, 500),
+  );
+  assert.ok(
+    actions.some((a) => a.action.startsWith('k8saudit.')),
+    r.stdout.slice(0, 500),
+  );
 });
 
 t('the probe addon loads in the final image (its libraries came from the build stage)', () => {

@@ -17,7 +17,10 @@ import { BUSYBOX_IMAGE, containerdPresent } from '../helpers/containers/index.js
 import { startCluster, type Cluster, type EnginePod } from '../helpers/engine-pod.js';
 import { imageToolsMissing } from '../helpers/image.js';
 
-const missing = imageToolsMissing() ?? (containerdPresent() ? undefined : 'containerd and ctr are missing (scripts/setup.sh --for test)') ?? (spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0 ? undefined : 'kubectl is missing');
+const missing =
+  imageToolsMissing() ??
+  (containerdPresent() ? undefined : 'containerd and ctr are missing (scripts/setup.sh --for test)') ??
+  (spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0 ? undefined : 'kubectl is missing');
 if (missing) process.stderr.write(`\n*** SKIPPED: the in-pod tests: ${missing} ***\n`);
 const t = missing ? test.skip : test;
 
@@ -37,7 +40,10 @@ test.after(async () => {
 });
 
 function alerts(pod: EnginePod): Alert[] {
-  return pod.log().filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Alert);
+  return pod
+    .log()
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Alert);
 }
 
 /** Polls until an alert matches, doing `act` before each look; fails with the log's tail after the deadline. */
@@ -67,16 +73,24 @@ t('the least-privileged pod (no privileged, the template capabilities) loads the
 });
 
 t('cat /etc/shadow on the host and in another pod is detected', async () => {
-  const host = await waitAlert(engine!, (a) => a.output_fields['fd.name'] === '/etc/shadow' && a.output_fields['container.id'] === 'host' && a.output_fields['proc.name'] === 'cat', () => {
-    spawnSync('cat', ['/etc/shadow'], { stdio: 'ignore' });
-  });
+  const host = await waitAlert(
+    engine!,
+    (a) => a.output_fields['fd.name'] === '/etc/shadow' && a.output_fields['container.id'] === 'host' && a.output_fields['proc.name'] === 'cat',
+    () => {
+      spawnSync('cat', ['/etc/shadow'], { stdio: 'ignore' });
+    },
+  );
   assert.match(host.rule, /sensitive file|Sensitive file/i);
   const cri = cluster!.containerd.cri;
   const pod = await cri.runPod({ name: 'shop-web', namespace: 'shop', labels: { app: 'web' } });
   const id = await cri.runContainer(pod, { name: 'web', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['600'] });
-  const inPod = await waitAlert(engine!, (a) => a.output_fields['fd.name'] === '/etc/shadow' && a.output_fields['container.id'] === id.slice(0, 12), async () => {
-    await cri.execSync(id, ['cat', '/etc/shadow']);
-  });
+  const inPod = await waitAlert(
+    engine!,
+    (a) => a.output_fields['fd.name'] === '/etc/shadow' && a.output_fields['container.id'] === id.slice(0, 12),
+    async () => {
+      await cri.execSync(id, ['cat', '/etc/shadow']);
+    },
+  );
   assert.match(inPod.rule, /sensitive file|Sensitive file/i);
   await cri.removePod(pod.id);
 });
@@ -128,11 +142,18 @@ t('an EngineAuditRules written into the mounted resources volume goes live witho
       '',
     ].join('\n'),
   );
-  const a = await waitAlert(engine!, (x) => x.rule === 'Pod canary opened', () => {
-    spawnSync('cat', [join(canary, 'secret.txt')], { stdio: 'ignore' });
-  });
+  const a = await waitAlert(
+    engine!,
+    (x) => x.rule === 'Pod canary opened',
+    () => {
+      spawnSync('cat', [join(canary, 'secret.txt')], { stdio: 'ignore' });
+    },
+  );
   assert.is(a.output_fields['fd.name'], join(canary, 'secret.txt'));
-  assert.ok(engine!.log().some((l) => /EngineAuditRules: .*pod-canary/.test(l)), 'the load names the resource');
+  assert.ok(
+    engine!.log().some((l) => /EngineAuditRules: .*pod-canary/.test(l)),
+    'the load names the resource',
+  );
 });
 
 t('a pod without CAP_BPF names it in its log and in /readyz', async () => {

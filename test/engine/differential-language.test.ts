@@ -28,7 +28,14 @@ test('differential: one rule per accepted combination class, interpreter = compi
   const only = process.env.DIFF_ONLY ? new RegExp(process.env.DIFF_ONLY) : undefined;
   const leaves = oneLeafPerClass(all.leaves.filter((l) => l.compiles && (!only || only.test(l.text))));
   const loaded = loadRules([{ name: 'combinations.yaml', text: rulesYaml(leaves) }]);
-  assert.ok(loaded.ok, loaded.diagnostics.filter((d) => d.severity === 'error').slice(0, 5).map((d) => d.message).join('\n'));
+  assert.ok(
+    loaded.ok,
+    loaded.diagnostics
+      .filter((d) => d.severity === 'error')
+      .slice(0, 5)
+      .map((d) => d.message)
+      .join('\n'),
+  );
   const rules = loaded.ruleset.rules;
   assert.is(rules.length, leaves.length);
   const module = await compileAll(rules);
@@ -36,15 +43,15 @@ test('differential: one rule per accepted combination class, interpreter = compi
   for (const p of pools.values()) if (p.kind === 'str') p.values = [...new Set([...p.values, ...EXTRA_STRINGS])];
   const lists = listFields(rules);
   const bySource = { syscall: rules.filter((r) => r.source === 'syscall').length, k8s_audit: rules.filter((r) => r.source === 'k8s_audit').length };
-  const arb = fc.tuple(
-    fc.array(eventArb(pools, 'syscall', TYPES, lists), { minLength: BATCH / 2, maxLength: BATCH / 2 }),
-    fc.array(eventArb(pools, 'k8s_audit', [], lists), { minLength: BATCH / 2, maxLength: BATCH / 2 }),
-  );
+  const arb = fc.tuple(fc.array(eventArb(pools, 'syscall', TYPES, lists), { minLength: BATCH / 2, maxLength: BATCH / 2 }), fc.array(eventArb(pools, 'k8s_audit', [], lists), { minLength: BATCH / 2, maxLength: BATCH / 2 }));
   let tried = 0;
   let matched = 0;
   fc.assert(
     fc.property(arb, ([sys, audit]) => {
-      for (const [objs, source] of [[sys, 'syscall'], [audit, 'k8s_audit']] as const) {
+      for (const [objs, source] of [
+        [sys, 'syscall'],
+        [audit, 'k8s_audit'],
+      ] as const) {
         const events = toEvents(objs, source);
         const want = oracle(rules, events);
         tried += events.length * bySource[source];

@@ -78,10 +78,26 @@ function lefts(defs: FieldDef[]): Array<{ text: string; shape: string; def: Fiel
     out.push({ text: d.name, shape: 'field', def: d });
     for (const t of TRANSFORMERS) {
       const forms: Array<[string, string]> =
-        t === 'concat' ? [[`concat(${d.name}, "-x")`, 'concat(f,c)'], [`concat("y", tolower(${d.name}))`, 'concat(c,t(f))']]
-        : t === 'join' ? [[`join("-", ${d.name})`, 'join(c,f)'], [`join(",", (${d.name}, "z"))`, 'join(c,(f,c))']]
-        : t === 'getopt' ? [[`getopt(${d.name}, "ab:")`, 'getopt(f,c)'], [`getopt((${d.name}, "-b", "v"), "ab:")`, 'getopt((f,c),c)'], [`getopt((${d.name}, "-a"), "ab:")[b]`, 'getopt((f,c),c)[k]']]
-        : [[`${t}(${d.name})`, `${t}(f)`], [`${t}(toupper(${d.name}))`, `${t}(t(f))`]];
+        t === 'concat'
+          ? [
+              [`concat(${d.name}, "-x")`, 'concat(f,c)'],
+              [`concat("y", tolower(${d.name}))`, 'concat(c,t(f))'],
+            ]
+          : t === 'join'
+            ? [
+                [`join("-", ${d.name})`, 'join(c,f)'],
+                [`join(",", (${d.name}, "z"))`, 'join(c,(f,c))'],
+              ]
+            : t === 'getopt'
+              ? [
+                  [`getopt(${d.name}, "ab:")`, 'getopt(f,c)'],
+                  [`getopt((${d.name}, "-b", "v"), "ab:")`, 'getopt((f,c),c)'],
+                  [`getopt((${d.name}, "-a"), "ab:")[b]`, 'getopt((f,c),c)[k]'],
+                ]
+              : [
+                  [`${t}(${d.name})`, `${t}(f)`],
+                  [`${t}(toupper(${d.name}))`, `${t}(t(f))`],
+                ];
       for (const [text, shape] of forms) out.push({ text, shape, def: d });
     }
   }
@@ -131,10 +147,13 @@ export function enumerate(sources: Source[] = ['syscall', 'k8s_audit']): { leave
         if (!c.leaf) continue;
         const e = c.leaf;
         const key =
-          e.kind === 'exists' ? `${source}|exists|${operandKey(e.operand)}`
-          : e.kind === 'cmp' ? `${source}|${e.op}|${e.modifier ?? ''}|${operandKey(e.left)}|${rk}|${l.shape}`
-          : e.kind === 'cmpfield' ? `${source}|${e.op}|${operandKey(e.left)}|${operandKey(e.right)}|${rk}`
-          : text;
+          e.kind === 'exists'
+            ? `${source}|exists|${operandKey(e.operand)}`
+            : e.kind === 'cmp'
+              ? `${source}|${e.op}|${e.modifier ?? ''}|${operandKey(e.left)}|${rk}|${l.shape}`
+              : e.kind === 'cmpfield'
+                ? `${source}|${e.op}|${operandKey(e.left)}|${operandKey(e.right)}|${rk}`
+                : text;
         const w = check(text, source, true);
         if (!w.leaf) refused.push({ text: `${source}: ${text}`, why: w.error ?? '' });
         leaves.push({ source, text, key, compiles: w.leaf !== undefined });

@@ -153,7 +153,13 @@ const GETOPT_CHANGED: Array<[string, boolean, string]> = [
   ['getopt(("arg1", "arg2", "-a", "arg3", "-b", "arg4", "arg5"), "ab") intersects ("a", "b")', false, 'no GNU permutation'],
   ['getopt(("regular_file", "-f", "another_file"), "f:") intersects ("f", "another_file")', false, 'no GNU permutation'],
 ];
-const GETOPT_ERRORS = ['getopt() intersects ("n")', 'getopt(("a")) intersects ("n")', 'getopt(("a"), "n", "extra") intersects ("n")', 'getopt("not_a_list", "n") intersects ("n")', 'getopt(("-n"), (“n”)) intersects ("n")'.replace(/[“”]/g, '"')];
+const GETOPT_ERRORS = [
+  'getopt() intersects ("n")',
+  'getopt(("a")) intersects ("n")',
+  'getopt(("a"), "n", "extra") intersects ("n")',
+  'getopt("not_a_list", "n") intersects ("n")',
+  'getopt(("-n"), (“n”)) intersects ("n")'.replace(/[“”]/g, '"'),
+];
 /** The `[K]` selector (the implementation's own comments: last value wins, K itself for a flag, missing when absent). */
 const GETOPT_KEY: Array<[string, boolean]> = [
   ['getopt(("-t", "val1", "-t", "val2"), "t:")[t] = val2', true],
@@ -172,7 +178,13 @@ function load(conds: string[]) {
 
 test('join, concat, getopt and outer transformers: upstream verdicts on the interpreter and the compiled module', async () => {
   const loaded = load(ALL.map(([c]) => c));
-  assert.ok(loaded.ok, loaded.diagnostics.filter((d) => d.severity === 'error').map((d) => d.message).join('\n'));
+  assert.ok(
+    loaded.ok,
+    loaded.diagnostics
+      .filter((d) => d.severity === 'error')
+      .map((d) => d.message)
+      .join('\n'),
+  );
   const rules = loaded.ruleset.rules;
   assert.is(rules.length, ALL.length);
   const events = toEvents([EVENT], 'syscall');
@@ -189,7 +201,10 @@ test('join, concat and getopt: the argument errors upstream throws are load erro
   for (const c of [...JOIN_ERRORS, ...CONCAT_ERRORS, ...GETOPT_ERRORS]) {
     const loaded = load([c]);
     assert.not.ok(loaded.ok, c);
-    assert.ok(loaded.diagnostics.some((d) => d.code === 'LOAD_ERR_COMPILE_CONDITION'), c);
+    assert.ok(
+      loaded.diagnostics.some((d) => d.code === 'LOAD_ERR_COMPILE_CONDITION'),
+      c,
+    );
   }
   const msg = (c: string) => load([c]).diagnostics.find((d) => d.severity === 'error')?.message;
   assert.is(msg('join("a", "b") = foo'), 'join() second argument must be a list');

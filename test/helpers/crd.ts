@@ -25,7 +25,9 @@ export type JsonSchema = { [key: string]: unknown };
 export function loadCrds(): Map<string, Crd> {
   const dir = join(DEPLOY, 'base', 'crds');
   const out = new Map<string, Crd>();
-  for (const f of readdirSync(dir).filter((x) => x.endsWith('.yaml')).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((x) => x.endsWith('.yaml'))
+    .sort()) {
     const crd = parseYaml(readFileSync(join(dir, f), 'utf8')) as Crd;
     out.set(crd.spec.names.kind, crd);
   }

@@ -61,7 +61,9 @@ export async function startCluster(): Promise<Cluster> {
     if (conf.status !== 0) throw new Error(`configure.sh: ${conf.stderr}`);
     const rendered = spawnSync('kubectl', ['kustomize', join(dir, 'site')], { encoding: 'utf8', maxBuffer: 16 << 20 });
     if (rendered.status !== 0) throw new Error(`kubectl kustomize: ${rendered.stderr}`);
-    const objects = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as K8sObject).filter(Boolean);
+    const objects = parseAllDocuments(rendered.stdout)
+      .map((d) => d.toJS() as K8sObject)
+      .filter(Boolean);
     const ds = objects.find((o) => o.kind === 'DaemonSet' && o.metadata.name === 'runtime-audit-engine')!;
     const cd = containerd;
     let n = 0;
@@ -93,7 +95,10 @@ export async function startCluster(): Promise<Cluster> {
             } catch {
               return [];
             }
-            return text.split('\n').filter(Boolean).map((l) => l.split(' ').slice(3).join(' '));
+            return text
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => l.split(' ').slice(3).join(' '));
           },
         };
         return pod;
@@ -101,7 +106,10 @@ export async function startCluster(): Promise<Cluster> {
       async waitReady(pod, deadlineMs = 600_000) {
         const deadline = Date.now() + deadlineMs;
         for (;;) {
-          const ok = await fetch(`http://127.0.0.1:${pod.forwarderPort}/healthz`).then((r) => r.status === 200, () => false);
+          const ok = await fetch(`http://127.0.0.1:${pod.forwarderPort}/healthz`).then(
+            (r) => r.status === 200,
+            () => false,
+          );
           if (ok) return (pod.readySeconds = (performance.now() - pod.startedAt) / 1000);
           if (Date.now() > deadline) throw new Error(`the engine pod was not ready within ${deadlineMs / 1000} s:\n${pod.log().slice(-30).join('\n')}`);
           await new Promise((r) => setTimeout(r, 250));

@@ -16,7 +16,28 @@ import type { ContainerSpec, CriAdmin, Pod } from './containers/index.js';
 export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: any };
 
 /** Capability names (without CAP_) by number, for the bounding-set check. */
-const CAP_NUMBERS: Record<string, number> = { CHOWN: 0, DAC_OVERRIDE: 1, DAC_READ_SEARCH: 2, FOWNER: 3, KILL: 5, SETGID: 6, SETUID: 7, NET_BIND_SERVICE: 10, NET_ADMIN: 12, NET_RAW: 13, IPC_LOCK: 14, SYS_MODULE: 16, SYS_CHROOT: 18, SYS_PTRACE: 19, SYS_ADMIN: 21, SYS_RESOURCE: 24, SYSLOG: 34, PERFMON: 38, BPF: 39, CHECKPOINT_RESTORE: 40 };
+const CAP_NUMBERS: Record<string, number> = {
+  CHOWN: 0,
+  DAC_OVERRIDE: 1,
+  DAC_READ_SEARCH: 2,
+  FOWNER: 3,
+  KILL: 5,
+  SETGID: 6,
+  SETUID: 7,
+  NET_BIND_SERVICE: 10,
+  NET_ADMIN: 12,
+  NET_RAW: 13,
+  IPC_LOCK: 14,
+  SYS_MODULE: 16,
+  SYS_CHROOT: 18,
+  SYS_PTRACE: 19,
+  SYS_ADMIN: 21,
+  SYS_RESOURCE: 24,
+  SYSLOG: 34,
+  PERFMON: 38,
+  BPF: 39,
+  CHECKPOINT_RESTORE: 40,
+};
 
 /** The capabilities of this process's bounding set that `names` lacks. */
 export function outsideBoundingSet(names: readonly string[]): string[] {

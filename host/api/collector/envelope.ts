@@ -80,9 +80,27 @@ export function keyFromDsn(dsn: unknown): string | undefined {
  * same envelopes, so those are accepted (and dropped) and only a type Sentry does not define is 400.
  */
 const SENTRY_ITEM_TYPES = new Set([
-  'event', 'transaction', 'attachment', 'session', 'sessions', 'client_report', 'user_report', 'feedback',
-  'check_in', 'profile', 'profile_chunk', 'replay_event', 'replay_recording', 'replay_video', 'statsd',
-  'metric_meta', 'span', 'otel_span', 'log', 'otel_log', 'trace_metric',
+  'event',
+  'transaction',
+  'attachment',
+  'session',
+  'sessions',
+  'client_report',
+  'user_report',
+  'feedback',
+  'check_in',
+  'profile',
+  'profile_chunk',
+  'replay_event',
+  'replay_recording',
+  'replay_video',
+  'statsd',
+  'metric_meta',
+  'span',
+  'otel_span',
+  'log',
+  'otel_log',
+  'trace_metric',
 ]);
 
 /** True when `type` is an item type of the Sentry protocol. */

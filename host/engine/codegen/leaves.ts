@@ -319,7 +319,12 @@ export class LeafGen {
     if (l.k === 'many' && r.k === 'many') {
       // list against list: `in` = every left value among the right ones, `intersects` = some
       if (e.op !== 'in' && e.op !== 'intersects') return 'false';
-      const ref = (m: Many, o: CmpField['left']) => (m.k === 'computed' ? m.expr : m.k === 'list' && !m.access.endpoint && m.kind === 'str' && o.kind === 'field' ? `sref(e, ${8 + 8 * (m.access.slot.index >> 6)}, ${u64Literal(1n << BigInt(m.access.slot.index & 63))}, ${m.access.slot.offset})` : undefined);
+      const ref = (m: Many, o: CmpField['left']) =>
+        m.k === 'computed'
+          ? m.expr
+          : m.k === 'list' && !m.access.endpoint && m.kind === 'str' && o.kind === 'field'
+            ? `sref(e, ${8 + 8 * (m.access.slot.index >> 6)}, ${u64Literal(1n << BigInt(m.access.slot.index & 63))}, ${m.access.slot.offset})`
+            : undefined;
       const x = ref(l.v, e.left);
       const y = ref(r.v, e.right);
       if (x === undefined || y === undefined) throw new CodegenLimit('comparing these lists is not supported by the compiled evaluator');

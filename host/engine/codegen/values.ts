@@ -22,10 +22,7 @@ export interface Scalar {
 }
 
 /** A list-like value: a list slot, an ancestor walk, or a list a transformer computes (`expr`: a packed list ref, MISSING when absent). */
-export type Many =
-  | { k: 'list'; access: Extract<Access, { k: 'list' }>; kind: ValueKind; cls: TypeClass }
-  | { k: 'walk'; field: ThreadField; kind: ValueKind; cls: TypeClass }
-  | { k: 'computed'; expr: string; kind: 'str'; cls: TypeClass };
+export type Many = { k: 'list'; access: Extract<Access, { k: 'list' }>; kind: ValueKind; cls: TypeClass } | { k: 'walk'; field: ThreadField; kind: ValueKind; cls: TypeClass } | { k: 'computed'; expr: string; kind: 'str'; cls: TypeClass };
 
 /** What an operand is in generated code. */
 export type Value = { k: 'scalar'; v: Scalar } | { k: 'many'; v: Many } | { k: 'type' } | { k: 'missing' };
@@ -182,8 +179,11 @@ export function operandValue(o: Operand, source: 'syscall' | 'k8s_audit', table:
     }
     case 'list': {
       // each item's value (or values) into one new list; missing when an item is
-      const parts = o.args.map((a) => ((a.kind !== 'const' && a.isList) ? { list: true, expr: list(a) } : { list: false, expr: text(a) }));
-      const body = parts.map((p, i) => `const v${i}: u64 = ${p.expr};\nif (v${i} == MISSING) return MISSING;`).join('\n').split('\n');
+      const parts = o.args.map((a) => (a.kind !== 'const' && a.isList ? { list: true, expr: list(a) } : { list: false, expr: text(a) }));
+      const body = parts
+        .map((p, i) => `const v${i}: u64 = ${p.expr};\nif (v${i} == MISSING) return MISSING;`)
+        .join('\n')
+        .split('\n');
       const count = parts.map((p, i) => (p.list ? `(v${i} >>> 32)` : '1')).join(' + ') || '0';
       body.push(`const d = listAlloc(u32(${count}));`, `if (d == 0 && u32(${count}) > 0) return MISSING;`, 'let k: u32 = 0;');
       parts.forEach((p, i) => body.push(p.list ? `k = listAppend(d, k, v${i});` : `store<u64>(d + (usize(k++) << 3), v${i});`));

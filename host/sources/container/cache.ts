@@ -70,7 +70,11 @@ export class ContainerCache {
   /** Told of each record learned (or changed) and of each id forgotten (undefined): rae run writes the container table. */
   onChange: (id: string, r: ContainerRecord | undefined) => void = () => undefined;
 
-  constructor(sources: MetadataSource[], opts: Partial<CacheOptions> = {}, private readonly log: Log = () => undefined) {
+  constructor(
+    sources: MetadataSource[],
+    opts: Partial<CacheOptions> = {},
+    private readonly log: Log = () => undefined,
+  ) {
     this.opts = { ...DEFAULT_CACHE_OPTIONS, ...opts };
     this.runtimes = sources.map((source) => ({ source, up: false, backoffMs: this.opts.backoffMs }));
   }

@@ -107,10 +107,11 @@ export class ContainerTable {
       dv.setBigInt64(at + CTR.startTs, BigInt(fields['container.start_ts']), true);
       present |= CTR_START_BIT;
     }
-    if (r !== HOST) this.keys.forEach((k, i) => {
-      const v = keyedValue(r, k.name, k.arg);
-      if (v !== undefined) put(at + CTR.keys + 8 * i, v);
-    });
+    if (r !== HOST)
+      this.keys.forEach((k, i) => {
+        const v = keyedValue(r, k.name, k.arg);
+        if (v !== undefined) put(at + CTR.keys + 8 * i, v);
+      });
     dv.setUint32(at + CTR.present, present, true);
     dv.setUint32(at + CTR.flags, flags, true);
   }

@@ -66,41 +66,77 @@ function arbitraries(world: FuzzWorld) {
     { weight: 2, arbitrary: junkString.map(percentEncodeRaw) },
     { weight: 1, arbitrary: fc.constantFrom('%00', '%FF', 'a%2F%00', '99999999999999', '0', '%2F', 'acme%2Fdocs%00') },
   );
-  const route = fc.tuple(
-    fc.constantFrom(
-      '/api/v4/projects/{pid}/error_tracking/settings',
-      '/api/v4/projects/{pid}/error_tracking/client_keys',
-      '/api/v4/projects/{pid}/error_tracking/client_keys/{kid}',
-      '/api/v4/projects/{pid}/error_tracking/errors',
-      '/errortracking/api/v1/projects/api/{pid}/envelope/',
-      '/errortracking/api/v1/projects/api/{pid}/store/',
-      '/errortracking/api/v1/projects/api/{pid}/envelope',
-      '/api/v4/{junk}',
-      '/{junk}',
-    ),
-    pid,
-    fc.oneof(fc.nat({ max: 200 }).map(String), junkString.map(percentEncodeRaw)),
-    junkString.map(percentEncodeRaw),
-  ).map(([t, p, kid, junk]) => t.replace('{pid}', p).replace('{kid}', kid).replace('{junk}', junk));
+  const route = fc
+    .tuple(
+      fc.constantFrom(
+        '/api/v4/projects/{pid}/error_tracking/settings',
+        '/api/v4/projects/{pid}/error_tracking/client_keys',
+        '/api/v4/projects/{pid}/error_tracking/client_keys/{kid}',
+        '/api/v4/projects/{pid}/error_tracking/errors',
+        '/errortracking/api/v1/projects/api/{pid}/envelope/',
+        '/errortracking/api/v1/projects/api/{pid}/store/',
+        '/errortracking/api/v1/projects/api/{pid}/envelope',
+        '/api/v4/{junk}',
+        '/{junk}',
+      ),
+      pid,
+      fc.oneof(fc.nat({ max: 200 }).map(String), junkString.map(percentEncodeRaw)),
+      junkString.map(percentEncodeRaw),
+    )
+    .map(([t, p, kid, junk]) => t.replace('{pid}', p).replace('{kid}', kid).replace('{junk}', junk));
   const queryName = fc.oneof(fc.constantFrom('page', 'per_page', 'private_token', 'access_token', 'sentry_key', 'status', 'sort', 'search', 'active', 'integrated', 'sentry_version'), junkString);
   const queryValue = fc.oneof(token, fc.constant(key), fc.constantFrom('true', 'false', '1', '0', 'yes', 'unresolved', 'last_seen_desc', '100', '-5', '1e9'), junkString);
-  const query = fc.array(fc.tuple(queryName, queryValue, fc.boolean()), { maxLength: 5 }).map((pairs) =>
-    pairs.length === 0 ? '' : `?${pairs.map(([n, v, raw]) => (raw ? `${percentEncodeRaw(n)}=${percentEncodeRaw(v)}` : `${encodeComponent(n)}=${encodeComponent(v)}`)).join('&')}`,
-  );
+  const query = fc
+    .array(fc.tuple(queryName, queryValue, fc.boolean()), { maxLength: 5 })
+    .map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([n, v, raw]) => (raw ? `${percentEncodeRaw(n)}=${percentEncodeRaw(v)}` : `${encodeComponent(n)}=${encodeComponent(v)}`)).join('&')}`));
   const headerValue = fc.oneof(
-    { weight: 3, arbitrary: fc.oneof(token, token.map((t) => `Bearer ${t}`), fc.constant(`Sentry sentry_version=7, sentry_key=${key}`), fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=b', 'multipart/form-data', 'application/x-sentry-envelope', 'text/plain', 'gzip', 'deflate', 'br', 'identity, gzip', 'https://app.example', 'PUT')) },
+    {
+      weight: 3,
+      arbitrary: fc.oneof(
+        token,
+        token.map((t) => `Bearer ${t}`),
+        fc.constant(`Sentry sentry_version=7, sentry_key=${key}`),
+        fc.constantFrom(
+          'application/json',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=b',
+          'multipart/form-data',
+          'application/x-sentry-envelope',
+          'text/plain',
+          'gzip',
+          'deflate',
+          'br',
+          'identity, gzip',
+          'https://app.example',
+          'PUT',
+        ),
+      ),
+    },
     { weight: 1, arbitrary: junkString },
     { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', maxLength: 30 }) }, // control bytes, NUL, CR included
   );
   const headerName = fc.oneof(
-    { weight: 4, arbitrary: fc.constantFrom('private-token', 'authorization', 'content-type', 'content-encoding', 'x-sentry-auth', 'origin', 'access-control-request-method', 'access-control-request-headers', 'host', 'transfer-encoding', 'expect', 'content-length') },
+    {
+      weight: 4,
+      arbitrary: fc.constantFrom(
+        'private-token',
+        'authorization',
+        'content-type',
+        'content-encoding',
+        'x-sentry-auth',
+        'origin',
+        'access-control-request-method',
+        'access-control-request-headers',
+        'host',
+        'transfer-encoding',
+        'expect',
+        'content-length',
+      ),
+    },
     { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 20 }) },
   );
   const headers = fc.array(fc.tuple(headerName, headerValue), { maxLength: 6 });
-  const json = fc.oneof(
-    fc.record({ active: fc.oneof(fc.boolean(), junkString), integrated: fc.oneof(fc.boolean(), junkString, fc.constant(null)) }, { requiredKeys: [] }),
-    fc.jsonValue({ maxDepth: 4 }),
-  );
+  const json = fc.oneof(fc.record({ active: fc.oneof(fc.boolean(), junkString), integrated: fc.oneof(fc.boolean(), junkString, fc.constant(null)) }, { requiredKeys: [] }), fc.jsonValue({ maxDepth: 4 }));
   const event = fc.tuple(fc.string({ maxLength: 8 }), junkString, junkString).map(([eid, type, value]) => sentryEvent(eid, type, value));
   const itemType = fc.constantFrom('event', 'transaction', 'session', 'client_report', 'attachment', 'nonsense', '');
   const envelopeText = fc.oneof(
@@ -120,55 +156,69 @@ function arbitraries(world: FuzzWorld) {
     }),
     fc.constant(GZIP_BOMB),
     fc.uint8Array({ maxLength: 2000 }).map((a) => Buffer.from(a)),
-    fc.array(fc.tuple(junkString, junkString), { maxLength: 4 }).map((f) =>
-      Buffer.from(`${f.map(([n, v]) => `--b\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`).join('')}--b--\r\n`),
-    ),
+    fc.array(fc.tuple(junkString, junkString), { maxLength: 4 }).map((f) => Buffer.from(`${f.map(([n, v]) => `--b\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`).join('')}--b--\r\n`)),
     fc.array(fc.tuple(junkString, junkString), { maxLength: 4 }).map((f) => Buffer.from(f.map(([n, v]) => `${percentEncodeRaw(n)}=${percentEncodeRaw(v)}`).join('&'))),
   );
   const method = fc.oneof({ weight: 8, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD') }, { weight: 1, arbitrary: fc.constantFrom('TRACE', 'PROPFIND', 'FOO', 'get') });
-  const wild = fc.record({ method, route, query, headers, body }).map(
-    ({ method: m, route: r, query: q, headers: h, body: b }): FuzzRequest => ({ method: m, target: r + q, headers: h, body: b }),
-  );
+  const wild = fc.record({ method, route, query, headers, body }).map(({ method: m, route: r, query: q, headers: h, body: b }): FuzzRequest => ({ method: m, target: r + q, headers: h, body: b }));
   // Well-formed requests with real credentials and a body of the declared type reach the
   // handlers and the database; wild ones test everything before them.
   const goodToken = fc.constantFrom(w.tokens.maintainer, w.tokens.owner, w.tokens.admin, w.tokens.reporter);
   const typedBody = fc.oneof(
     json.map((v) => ['application/json', Buffer.from(JSON.stringify(v) ?? 'null')] as const),
-    fc.record({ active: fc.constantFrom('true', 'false', '1', 'x', ''), integrated: fc.constantFrom('true', 'false', '0', '') }, { requiredKeys: [] }).map(
-      (f) => ['application/x-www-form-urlencoded', Buffer.from(new URLSearchParams(f).toString())] as const,
-    ),
+    fc
+      .record({ active: fc.constantFrom('true', 'false', '1', 'x', ''), integrated: fc.constantFrom('true', 'false', '0', '') }, { requiredKeys: [] })
+      .map((f) => ['application/x-www-form-urlencoded', Buffer.from(new URLSearchParams(f).toString())] as const),
     fc.record({ active: fc.constantFrom('true', 'false', 'no'), integrated: fc.constantFrom('true', 'false') }, { requiredKeys: [] }).map(
-      (f) => ['multipart/form-data; boundary=b', Buffer.from(`${Object.entries(f).map(([n, v]) => `--b\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`).join('')}--b--\r\n`)] as const,
+      (f) =>
+        [
+          'multipart/form-data; boundary=b',
+          Buffer.from(
+            `${Object.entries(f)
+              .map(([n, v]) => `--b\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`)
+              .join('')}--b--\r\n`,
+          ),
+        ] as const,
     ),
   );
-  const rest = fc.record({
-    method: fc.constantFrom('GET', 'PUT', 'PATCH', 'POST', 'DELETE'),
-    path: fc.constantFrom('settings', 'client_keys', 'errors', 'client_keys/1', 'client_keys/999'),
-    pid: fc.constantFrom(String(id), encodeURIComponent(w.project.path), String(w.publicProject.id), String(w.otherProject.id)),
-    query,
-    token: goodToken,
-    body: typedBody,
-    origin: fc.option(fc.constant('https://app.example'), { nil: undefined }),
-  }).map(({ method: m, path, pid: p, query: q, token: t, body: typed, origin }): FuzzRequest => ({
-    method: m,
-    target: `/api/v4/projects/${p}/error_tracking/${path}${q}`,
-    headers: [['PRIVATE-TOKEN', t], ['Content-Type', typed[0]], ...(origin ? [['Origin', origin] as [string, string]] : [])],
-    body: typed[1],
-  }));
-  const ingest = fc.record({
-    kind: fc.constantFrom('envelope', 'store'),
-    body: fc.oneof(envelopeText.map((t) => Buffer.from(t)), json.map((v) => Buffer.from(JSON.stringify(v) ?? 'null')), event.map((e) => Buffer.from(JSON.stringify(e)))),
-    encoding: fc.constantFrom('identity', 'identity', 'gzip', 'deflate', 'br'),
-    keyIn: fc.constantFrom('query', 'header'),
-  }).map(({ kind, body: b, encoding, keyIn }): FuzzRequest => {
-    const encoded = encoding === 'gzip' ? gzipSync(b) : encoding === 'deflate' ? deflateSync(b) : encoding === 'br' ? brotliCompressSync(b) : b;
-    return {
-      method: 'POST',
-      target: `/errortracking/api/v1/projects/api/${id}/${kind}/${keyIn === 'query' ? `?sentry_key=${key}` : ''}`,
-      headers: [['Content-Encoding', encoding], ...(keyIn === 'header' ? [['X-Sentry-Auth', `Sentry sentry_version=7, sentry_key=${key}`] as [string, string]] : [])],
-      body: encoded,
-    };
-  });
+  const rest = fc
+    .record({
+      method: fc.constantFrom('GET', 'PUT', 'PATCH', 'POST', 'DELETE'),
+      path: fc.constantFrom('settings', 'client_keys', 'errors', 'client_keys/1', 'client_keys/999'),
+      pid: fc.constantFrom(String(id), encodeURIComponent(w.project.path), String(w.publicProject.id), String(w.otherProject.id)),
+      query,
+      token: goodToken,
+      body: typedBody,
+      origin: fc.option(fc.constant('https://app.example'), { nil: undefined }),
+    })
+    .map(
+      ({ method: m, path, pid: p, query: q, token: t, body: typed, origin }): FuzzRequest => ({
+        method: m,
+        target: `/api/v4/projects/${p}/error_tracking/${path}${q}`,
+        headers: [['PRIVATE-TOKEN', t], ['Content-Type', typed[0]], ...(origin ? [['Origin', origin] as [string, string]] : [])],
+        body: typed[1],
+      }),
+    );
+  const ingest = fc
+    .record({
+      kind: fc.constantFrom('envelope', 'store'),
+      body: fc.oneof(
+        envelopeText.map((t) => Buffer.from(t)),
+        json.map((v) => Buffer.from(JSON.stringify(v) ?? 'null')),
+        event.map((e) => Buffer.from(JSON.stringify(e))),
+      ),
+      encoding: fc.constantFrom('identity', 'identity', 'gzip', 'deflate', 'br'),
+      keyIn: fc.constantFrom('query', 'header'),
+    })
+    .map(({ kind, body: b, encoding, keyIn }): FuzzRequest => {
+      const encoded = encoding === 'gzip' ? gzipSync(b) : encoding === 'deflate' ? deflateSync(b) : encoding === 'br' ? brotliCompressSync(b) : b;
+      return {
+        method: 'POST',
+        target: `/errortracking/api/v1/projects/api/${id}/${kind}/${keyIn === 'query' ? `?sentry_key=${key}` : ''}`,
+        headers: [['Content-Encoding', encoding], ...(keyIn === 'header' ? [['X-Sentry-Auth', `Sentry sentry_version=7, sentry_key=${key}`] as [string, string]] : [])],
+        body: encoded,
+      };
+    });
   return fc.oneof({ weight: 2, arbitrary: wild }, { weight: 2, arbitrary: rest }, { weight: 2, arbitrary: ingest });
 }
 

@@ -17,10 +17,7 @@ import * as assert from 'uvu/assert';
 import { startRae, type RaeRun } from '../../helpers/rae-run.js';
 import { corpusPath } from '../../helpers/corpus.js';
 import { kernelGate } from '../syscall/collector.js';
-import {
-  buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd,
-  type Pod, type PrivateContainerd,
-} from '../../helpers/containers/index.js';
+import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd, type Pod, type PrivateContainerd } from '../../helpers/containers/index.js';
 
 const gate = kernelGate('live-cri.test.ts');
 const ready = gate.run && runtimesAvailable() && imageToolsPresent() && containerdPresent();
@@ -54,16 +51,28 @@ test.before(async () => {
   writeFileSync(rules, POD_RULE);
   const cfg = join(root, 'config.yaml');
   const files = [corpusPath('falco-incubating_rules.yaml'), corpusPath('falco-sandbox_rules.yaml'), rules];
-  writeFileSync(cfg, `rules:\n  builtIn: [syscall]\n  files: ${JSON.stringify(files)}\n  ruleMatching: all\nforwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\ncontainers:\n  cri:\n    sockets: [${JSON.stringify(rt.socket)}]\n  docker:\n    enabled: false\n  podman:\n    enabled: false\n`);
+  writeFileSync(
+    cfg,
+    `rules:\n  builtIn: [syscall]\n  files: ${JSON.stringify(files)}\n  ruleMatching: all\nforwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\ncontainers:\n  cri:\n    sockets: [${JSON.stringify(rt.socket)}]\n  docker:\n    enabled: false\n  podman:\n    enabled: false\n`,
+  );
   rae = startRae(['--config', cfg, '--state-dir', join(root, 'state')]);
   await rae.waitLog(/run: ready/);
   await rae.waitLog(/container metadata: cri at .*: \d+ containers/);
   pod = await rt.cri.runPod({ name: 'web-7d4b9c', namespace: 'shop', uid: '0b8f1c2e-5a51-4c4b-9a57-3f7c7f1e2a10', labels: { app: 'web' } });
   plain = (await rt.cri.runContainer(pod, { name: 'sidecar', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['3600'] })).slice(0, 12);
-  privileged = (await rt.cri.runContainer(pod, {
-    name: 'nginx', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['3600'], privileged: true,
-    mounts: [{ containerPath: '/host/etc', hostPath: '/etc', readonly: true }, { containerPath: '/host/proc', hostPath: '/proc', readonly: true }],
-  })).slice(0, 12);
+  privileged = (
+    await rt.cri.runContainer(pod, {
+      name: 'nginx',
+      image: BUSYBOX_IMAGE,
+      command: ['sleep'],
+      args: ['3600'],
+      privileged: true,
+      mounts: [
+        { containerPath: '/host/etc', hostPath: '/etc', readonly: true },
+        { containerPath: '/host/proc', hostPath: '/proc', readonly: true },
+      ],
+    })
+  ).slice(0, 12);
 });
 
 test.after(async () => {
@@ -78,10 +87,12 @@ test.after(async () => {
 /** The first alert of `rule` whose output fields include `want`. */
 async function alertOf(rule: string, want: Record<string, unknown>): Promise<RaeRun['alerts'][number]> {
   const matches = (a: RaeRun['alerts'][number]) => a.rule === rule && Object.entries(want).every(([k, v]) => a.output_fields[k] === v);
-  await rae.waitAlerts((as) => as.some(matches), `${rule} with ${JSON.stringify(want)}`, WAIT_MS).catch((err: Error) => {
-    const seen = rae.alerts.filter((a) => a.rule === rule).map((a) => JSON.stringify(a.output_fields));
-    throw new Error(`${err.message.split('\n')[0]}; alerts of this rule seen: ${seen.join(' ; ') || 'none'}`);
-  });
+  await rae
+    .waitAlerts((as) => as.some(matches), `${rule} with ${JSON.stringify(want)}`, WAIT_MS)
+    .catch((err: Error) => {
+      const seen = rae.alerts.filter((a) => a.rule === rule).map((a) => JSON.stringify(a.output_fields));
+      throw new Error(`${err.message.split('\n')[0]}; alerts of this rule seen: ${seen.join(' ; ') || 'none'}`);
+    });
   return rae.alerts.find(matches)!;
 }
 
@@ -122,7 +133,10 @@ t("'Drop and execute new binary in container' fires for a binary copied into the
   assert.is(a.output_fields['container.name'], 'nginx');
   // the image's own binaries (sh, mkdir, cp, and the cat of the first test) ran in the same container
   const drops = rae.alerts.filter((x) => x.rule === 'Drop and execute new binary in container');
-  assert.equal(drops.map((x) => x.output_fields['proc.exepath']).filter((p) => p !== '/tmp/drop/cat'), []);
+  assert.equal(
+    drops.map((x) => x.output_fields['proc.exepath']).filter((p) => p !== '/tmp/drop/cat'),
+    [],
+  );
 });
 
 test.run();

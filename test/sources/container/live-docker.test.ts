@@ -65,7 +65,10 @@ test.before(async () => {
   proxy = await heldProxy(proxyPath, d.socket);
   writeFileSync(join(root, 'rule.yaml'), RULE);
   const cfg = join(root, 'config.yaml');
-  writeFileSync(cfg, `rules:\n  builtIn: []\n  files: [${JSON.stringify(join(root, 'rule.yaml'))}]\nforwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\ncontainers:\n  callTimeoutMs: 120000\n  docker:\n    sockets: [${JSON.stringify(proxyPath)}]\n  cri:\n    enabled: false\n  podman:\n    enabled: false\n`);
+  writeFileSync(
+    cfg,
+    `rules:\n  builtIn: []\n  files: [${JSON.stringify(join(root, 'rule.yaml'))}]\nforwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\ncontainers:\n  callTimeoutMs: 120000\n  docker:\n    sockets: [${JSON.stringify(proxyPath)}]\n  cri:\n    enabled: false\n  podman:\n    enabled: false\n`,
+  );
   rae = startRae(['--config', cfg, '--state-dir', join(root, 'state')]);
   await rae.waitLog(/run: ready/);
 });
