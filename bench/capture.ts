@@ -7,10 +7,9 @@
 // captured/s and syscall events evaluated/s, kernel-lost and shed records, this process's CPU
 // (process.cpuUsage: JS thread plus the addon's watcher thread) as cores, and RSS. Figures:
 // max_events_per_s_no_drops (highest captured records/s of a step with no drop) and
-// cores_per_million_events_per_s (engine cores per M records/s at that step), for the path `rae
-// run` chooses for these rules (path 'auto', chooseSyscallPath); the other path's figures follow
-// with its name as prefix (objects_path_..., bytes_path_...), then the path rae run chooses with
-// every built-in syscall set loaded (stable, incubating, sandbox: all_sets_...). Local only.
+// cores_per_million_events_per_s (engine cores per M records/s at that step) through the byte
+// path `rae run` uses, then the same with every built-in syscall set loaded (stable, incubating,
+// sandbox: all_sets_...). Local only.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +17,8 @@ import { join } from 'node:path';
 import { builtinRulesFiles } from '../host/engine/builtin.js';
 import { DetectionEngine } from '../host/runtime/detection-engine.js';
 import { probeSupport } from '../host/sources/syscall/index.js';
-import { chooseSyscallPath, startSyscallSource, type SyscallSource } from '../host/sources/syscall/source.js';
+import { KernelIngest } from '../host/sources/syscall/ingest.js';
+import { startSyscallSource, type SyscallSource } from '../host/sources/syscall/source.js';
 import { figure, progress } from './report.js';
 
 const S = 'capture';
@@ -144,24 +144,23 @@ export async function run(): Promise<void> {
   const target = join(dir, 'some-file-to-open.txt');
   writeFileSync(target, 'x');
   try {
-    const used = await scenario('auto', bin, target);
-    await scenario(used === 'bytes' ? 'objects' : 'bytes', bin, target);
-    await scenario('auto', bin, target, ['syscall', 'syscall-incubating', 'syscall-sandbox']);
+    await scenario(bin, target);
+    await scenario(bin, target, ['syscall', 'syscall-incubating', 'syscall-sandbox']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** All steps through one delivery path of the source ('auto': as rae run picks it); prints its figures, returns the path. */
-async function scenario(path: 'auto' | 'objects' | 'bytes', bin: string, target: string, sets = ['syscall']): Promise<'objects' | 'bytes'> {
+/** All steps with the rule sets `sets` loaded; prints their figures. */
+async function scenario(bin: string, target: string, sets = ['syscall']): Promise<void> {
+  const used = 'bytes';
   let alerts = 0;
-  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'bench', onAlert: () => void alerts++ });
-  progress(`capture (${path}): loading the built-in rule sets ${sets.join(', ')}`);
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', kernel: new KernelIngest({ hostname: 'bench' }), hostname: 'bench', onAlert: () => void alerts++ });
+  progress(`capture: loading the built-in rule sets ${sets.join(', ')}`);
   const out = await engine.load(builtinRulesFiles(sets).files);
   if (!out.swapped) throw new Error(`the built-in rule sets ${sets.join(', ')} did not load`);
-  const used = path === 'auto' ? chooseSyscallPath(engine.ruleset!.ruleset.rules).path : path;
-  const prefix = sets.length > 1 ? 'all_sets_' : path === 'auto' ? '' : `${path}_path_`;
-  const src = startSyscallSource({ engine, log: progress, submit: () => undefined, hostname: 'bench', dropAlertIntervalMs: 1000, path });
+  const prefix = sets.length > 1 ? 'all_sets_' : '';
+  const src = startSyscallSource({ engine, log: progress, submit: () => undefined, hostname: 'bench', dropAlertIntervalMs: 1000 });
   const steps: Step[] = [];
   try {
     await new Promise((r) => setTimeout(r, 300));
@@ -179,10 +178,9 @@ async function scenario(path: 'auto' | 'objects' | 'bytes', bin: string, target:
   const clean = steps.filter((s) => s.lost === 0 && s.shed === 0);
   const best = clean.reduce<Step | undefined>((b, s) => (!b || s.recordsPerS > b.recordsPerS ? s : b), undefined);
   const drops = steps.reduce((n, s) => n + s.lost + s.shed, 0);
-  figure(S, `${prefix}max_events_per_s_no_drops`, best?.recordsPerS ?? 0, 'records/s', { path: used, rae_run_path: path === 'auto', mode: best?.mode, generators: best?.generators, ops_per_s: Math.round(best?.opsPerS ?? 0), total_drops_all_steps: drops, alerts });
+  figure(S, `${prefix}max_events_per_s_no_drops`, best?.recordsPerS ?? 0, 'records/s', { path: used, mode: best?.mode, generators: best?.generators, ops_per_s: Math.round(best?.opsPerS ?? 0), total_drops_all_steps: drops, alerts });
   // CPU per event at the busiest step without drops (a saturated step measures the ceiling).
   const at = best ?? [...steps].sort((a, b) => b.recordsPerS - a.recordsPerS)[0]!;
   figure(S, `${prefix}cores_per_million_events_per_s`, at.cores / (at.recordsPerS / 1e6), 'cores', { path: used, at_records_per_s: Math.round(at.recordsPerS), engine_cores: Number(at.cores.toFixed(3)), mode: at.mode });
   figure(S, `${prefix}rss_mb_max`, Math.max(...steps.map((s) => s.rssMb)), 'MiB', { path: used });
-  return used;
 }

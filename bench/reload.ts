@@ -15,7 +15,7 @@ import { builtinRulesFiles, DEFAULT_BUILTIN } from '../host/engine/builtin.js';
 import { startResources } from '../host/resources/index.js';
 import { DetectionEngine } from '../host/runtime/detection-engine.js';
 import { readReplayInput } from '../host/sources/replay.js';
-import type { SourceEvent } from '../host/sources/types.js';
+import type { SourceEvent } from '../host/engine/source-event.js';
 import { figure, median, progress } from './report.js';
 
 const S = 'reload';

@@ -16,7 +16,7 @@ import { builtinRulesFiles } from '../host/engine/builtin.js';
 import { createMetrics } from '../host/metrics/index.js';
 import { DetectionEngine } from '../host/runtime/detection-engine.js';
 import { ensureWebhookTls, startWebhook } from '../host/sources/audit/index.js';
-import type { SourceEvent } from '../host/sources/types.js';
+import type { SourceEvent } from '../host/engine/source-event.js';
 import { figure, median, progress } from './report.js';
 import { K8SAUDIT_SAMPLES_URL } from '../test/helpers/corpus.js';
 

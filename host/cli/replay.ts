@@ -9,7 +9,7 @@ import { parsePriority, type Priority } from '../engine/priority.js';
 import { alertJson } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
 import { readReplayInput, type ReplayFormat } from '../sources/replay.js';
-import type { SourceEvent } from '../sources/types.js';
+import type { SourceEvent } from '../engine/source-event.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 import { readRulesFiles } from './rules-files.js';
 import { RuleCompiler } from '../runtime/compiler.js';

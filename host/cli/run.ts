@@ -16,6 +16,7 @@ import { createMetrics, type Metrics } from '../metrics/index.js';
 import { DetectionEngine } from '../runtime/detection-engine.js';
 import { ModuleSources, publishAuditWebhookConfig, startModule, type ModuleSource } from '../resources/index.js';
 import { startAuditWebhook } from '../sources/audit/index.js';
+import { KernelIngest } from '../sources/syscall/ingest.js';
 import { syscallModuleSource } from '../sources/syscall/source.js';
 import { log, parseCommandArgs, setLogLevel, UsageError, type Command } from './command.js';
 import { notReady, ReadinessBoard } from './readiness.js';
@@ -198,6 +199,7 @@ export const runCommand: Command = {
         compileWorkerHeapMb: config.rules.compileWorkerHeapMb,
         moduleCacheDir: join(config.stateDir, 'module-cache'),
         hostname,
+        kernel: new KernelIngest({ hostname }),
         metrics,
         expandLimits: expandLimitsOf(config),
         onAlert: (a) => forwarder.submit(a),

@@ -5,6 +5,7 @@
 import { stringify as toYaml } from 'yaml';
 import { loadConfig } from '../config/config.js';
 import { ensureWebhookTls, webhookUrl } from '../sources/audit/index.js';
+import { webhookKubeconfig } from '../resources/kubeconfig.js';
 import { parseCommandArgs, type Command } from './command.js';
 
 const HELP = `Usage: rae webhook-config [--config FILE] [--state-dir DIR]
@@ -22,18 +23,6 @@ Options:
   -h, --help            show this help
 
 Exit status: 0 printed, 1 bad configuration or TLS material, 2 bad usage.`;
-
-/** The kubeconfig document the API server's webhook backend reads. */
-export function webhookKubeconfig(server: string, caPem: string): Record<string, unknown> {
-  return {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'webhook', cluster: { server, 'certificate-authority-data': Buffer.from(caPem, 'utf8').toString('base64') } }],
-    users: [{ name: 'webhook', user: {} }],
-    contexts: [{ name: 'webhook', context: { cluster: 'webhook', user: 'webhook' } }],
-    'current-context': 'webhook',
-  };
-}
 
 export const webhookConfigCommand: Command = {
   name: 'webhook-config',

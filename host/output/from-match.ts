@@ -7,7 +7,7 @@ import type { LoadedRule } from '../engine/index.js';
 import type { RawScalar, RawValue } from '../engine/interpreter.js';
 import type { FieldRef } from '../engine/ir.js';
 import type { OutputToken } from '../engine/output-template.js';
-import type { SourceEvent } from '../sources/types.js';
+import type { SourceEvent } from '../engine/source-event.js';
 import type { Alert, OutputFieldValue } from './alert.js';
 
 type FieldToken = Extract<OutputToken, { kind: 'field' }>;

@@ -7,7 +7,7 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { stringify } from 'yaml';
-import { webhookKubeconfig } from '../cli/webhook-config.js';
+import { webhookKubeconfig } from './kubeconfig.js';
 
 /** A published configuration file. */
 export interface PublishedConfig {

@@ -1,15 +1,18 @@
 // AssemblyScript compile step: generated rule source + the assembly/ runtime to wasm bytes,
-// through the compiler's programmatic API (no disk access besides reading assembly/ once).
-// Options follow reference/wasm-evaluator-notes.md §1: the stub runtime, no assertions and
+// through the compiler's programmatic API (no disk access besides reading assembly/ and the
+// top-level asconfig.json once). The options are asconfig.json's target `rules` (AssemblyScript's
+// config format, so `asc --config asconfig.json --target rules` builds the same way by hand).
+// They follow reference/wasm-evaluator-notes.md §1: the stub runtime, no assertions and
 // `abort=` so the module has zero imports, and a fixed memory (minimum = maximum) at the ABI's
 // size. No optimiser: measured to buy nothing after V8's tier-up, at a large compile cost. No
 // Binaryen validation (10-20 ms for the built-in sets): WebAssembly.compile validates the binary.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { MEM } from './abi.js';
+import { MEM } from '../engine/codegen/abi.js';
 
 const ASSEMBLY_DIR = fileURLToPath(new URL('../../assembly/', import.meta.url));
+const ASCONFIG = new URL('../../asconfig.json', import.meta.url);
 
 /** The assembly/ runtime sources by file name, read once. */
 let runtimeFiles: Map<string, string> | undefined;
@@ -26,16 +29,17 @@ export type AscResult =
   | { ok: true; wasm: Uint8Array; ms: number }
   | { ok: false; code: 'ECOMPILE'; message: string; ms: number };
 
+/** asconfig.json's target `rules` as command-line options: `--name value`, `--name` for true, lists joined by commas. */
+export function ascArgs(config: { targets?: Record<string, Record<string, unknown>> }, target = 'rules'): string[] {
+  const opts = config.targets?.[target];
+  if (!opts) throw new Error(`asconfig.json has no target "${target}"`);
+  // the module's memory is fixed at the ABI's size: the config must say so (engine/codegen/abi.ts MEM.pages)
+  if (opts.initialMemory !== MEM.pages || opts.maximumMemory !== MEM.pages) throw new Error(`asconfig.json target "${target}": initialMemory and maximumMemory must be ${MEM.pages} (MEM.pages)`);
+  return Object.entries(opts).flatMap(([k, v]) => (v === true ? [`--${k}`] : v === false ? [] : [`--${k}`, Array.isArray(v) ? v.join(',') : String(v)]));
+}
+
 /** The compiler options every build uses (extraArgs come after them). */
-const ASC_ARGS = [
-  '--outFile', 'rules.wasm',
-  '--runtime', 'stub',
-  '--noAssert',
-  '--use', 'abort=',
-  '--noValidate',
-  '--initialMemory', String(MEM.pages),
-  '--maximumMemory', String(MEM.pages),
-];
+const ASC_ARGS = ascArgs(JSON.parse(readFileSync(ASCONFIG, 'utf8')) as Parameters<typeof ascArgs>[0]);
 
 /**
  * A key for the wasm that compiling `code` yields: sha256 over the compiler's version, the

@@ -42,9 +42,8 @@ import type { Alert } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
 import type { Metrics } from '../metrics/index.js';
 import { EVALUATOR_TIERS, METRICS, type EvaluatorTier } from '../metrics/names.js';
-import { FieldEvent } from '../sources/field-event.js';
-import type { SourceEvent } from '../sources/types.js';
-import { KernelIngest } from './kernel-ingest.js';
+import { FieldEvent } from '../engine/field-event.js';
+import type { SourceEvent } from '../engine/source-event.js';
 import { RuleCompiler, warmPlan, type ModuleFrom } from './compiler.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { guardedCall, isWatchdogTimeout } from './watchdog.js';
@@ -52,6 +51,7 @@ import { RuleModule, type CompiledRuleset } from './evaluator.js';
 import { evaluationFailedAlert, failedCounts } from './failure-report.js';
 import { DEFAULT_ISOLATION_BUDGET, judgeIsolated, type IsolationBudget, type Isolated, type Judgment } from './isolate.js';
 import type { Referred } from './reference.js';
+import type { RecordTranslator } from './translator.js';
 
 export type { EvaluatorTier } from '../metrics/names.js';
 
@@ -60,6 +60,8 @@ export interface DetectionEngineOptions {
   minPriority: Priority;
   hostname: string;
   onAlert: (alert: Alert) => void;
+  /** The syscall source's translator (host/sources/syscall/ingest.ts KernelIngest): evaluateKernel throws without one. */
+  kernel?: RecordTranslator;
   /** 'wasm' (default) or the reference 'interpreter'. */
   engine?: 'wasm' | 'interpreter';
   /** Watchdog deadline per evaluate call, ms (default 1000; 0 = off). */
@@ -197,7 +199,6 @@ export class DetectionEngine {
   /** Aborts the compile of the newest load or tier-up target when a newer ruleset comes. */
   private compileAbort: AbortController | undefined;
   private readonly compiler: RuleCompiler;
-  private readonly kernel: KernelIngest;
   private readonly tierGauge: Gauge<string> | undefined;
   private readonly counters: EngineStats = {
     batches: 0, failedBatches: 0, failedEvents: 0, failedCalls: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0, tier: 'wasm', tierUps: 0, tierFailures: 0, superseded: 0,
@@ -206,7 +207,6 @@ export class DetectionEngine {
 
   constructor(private readonly options: DetectionEngineOptions) {
     this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir, timeoutMs: options.compileTimeoutMs, maxHeapMb: options.compileWorkerHeapMb });
-    this.kernel = new KernelIngest({ hostname: options.hostname });
     this.tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
     this.setTier(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
   }
@@ -434,17 +434,19 @@ export class DetectionEngine {
     // Never a silent 0: the caller counts a thrown batch as dropped (the syscall source does).
     if (this.options.engine === 'interpreter') throw new Error('kernel records need the compiled engine (this engine is the reference interpreter)');
     if (!module) throw new Error('no compiled ruleset yet for kernel records');
+    const kernel = this.options.kernel;
+    if (!kernel) throw new Error('kernel records need a translator (DetectionEngineOptions.kernel)');
     this.counters.batches++;
     // event i's record is at offsets[i] (the ingest's reused array: read only within this call)
-    const n = this.kernel.ingestInto(module, view, bytes, bootToEpochNs);
-    const offsets = this.kernel.offsets;
+    const n = kernel.ingestInto(module, view, bytes, bootToEpochNs);
+    const offsets = kernel.offsets;
     const first = this.options.ruleMatching === 'first';
     const r0 = module.evaluateRecords('syscall', n, first);
     this.evaluated += n;
     if (r0.ok && r0.matches.length === 0 && !r0.handBack?.length) return 0;
     const lazy: SourceEvent[] = [];
     const eventAt = (i: number): SourceEvent => {
-      const fields = this.kernel.fieldsOf(module, view, offsets[i]!, i);
+      const fields = kernel.fieldsOf(module, view, offsets[i]!, i);
       const timeNs = new DataView(view.buffer, view.byteOffset + offsets[i]!).getBigUint64(0, true) + bootToEpochNs;
       return (lazy[i] ??= { source: 'syscall', timeNs, evtType: fields['evt.type'] as string, fields: new FieldEvent(fields, { source: 'syscall', timeNs, num: BigInt(this.evaluated - n + i + 1) }) });
     };

@@ -14,8 +14,8 @@ import { lookupField, typeClass } from '../engine/fields.js';
 import type { RawScalar, RawValue } from '../engine/interpreter.js';
 import type { FieldRef } from '../engine/ir.js';
 import { parseIp, truncInt } from '../engine/literals.js';
-import type { SourceEvent } from '../sources/types.js';
-import { evtTypeId, LIMITS, MEM, REC, THREAD } from './abi.js';
+import type { SourceEvent } from '../engine/source-event.js';
+import { evtTypeId, LIMITS, MEM, REC, THREAD } from '../engine/codegen/abi.js';
 
 const ANCESTOR_OF: Record<string, string> = {
   'proc.name': 'proc.aname',

@@ -11,7 +11,7 @@
 import type { LoadedRule } from '../engine/index.js';
 import { RuleMatcher } from '../engine/matcher.js';
 import type { ReferenceReason } from '../metrics/names.js';
-import type { SourceEvent } from '../sources/types.js';
+import type { SourceEvent } from '../engine/source-event.js';
 import { guardedCall } from './watchdog.js';
 
 /** One event judged by the reference interpreter for a module. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Native kernel-record translator (see ingest.h): one pass over a batch of wire records writing
- * one eval record per SYSCALL record, with the exact semantics of kernel-ingest.ts's JS path
+ * one eval record per SYSCALL record, with the exact semantics of ingest.ts's TypeScript oracle
  * (open flags per syscall, fd.name joined with the record's directory, endpoints by side, errno
  * names, IPv4 tuple names, the evt.arg.* parameters by syscall class (pid/dirfd/res/linkpath too); setuid records stop the pass
  * when evt.arg.uid is read, the host names users). Strings are copied into the batch's string area; nothing is
@@ -360,7 +360,7 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 	case RAE_FLD_WRITE:
 	case RAE_FLD_CREATE: {
 		if (!(f->cls & RAE_NRC_OPEN))
-			return field != RAE_FLD_CREATE && num(to, 0); /* false for other syscalls, as the objects path has it */
+			return field != RAE_FLD_CREATE && num(to, 0); /* false for other syscalls */
 		uint32_t acc = f->flags & 3;
 		int v = field == RAE_FLD_READ ? (acc == 0 || acc == 2) : field == RAE_FLD_WRITE ? (acc == 1 || acc == 2) : (f->flags & 0x40) != 0;
 		return num(to, v);

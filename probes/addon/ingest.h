@@ -2,7 +2,7 @@
 /*
  * Native kernel-record translator: SYSCALL wire records (../src/events.h) into the eval records
  * of a rule module's batch region (../src/eval_abi.h), the per-event half of
- * host/runtime/kernel-ingest.ts done in C. Process records (EXEC/FORK/EXIT/PROC) are left to
+ * host/sources/syscall/ingest.ts done in C. Process records (EXEC/FORK/EXIT/PROC) are left to
  * the host's thread table: the translator stops at each one and says where.
  *
  * The host describes the running module in a plan (int32 words, RAE_IP_* below): the record
@@ -10,7 +10,7 @@
  * slot offset, slot index), per syscall number its evt.type id and class bits, and the
  * constant strings (errno names and fd types) as (offset, length) pairs in a blob that the
  * translator copies to the start of the batch's string area. Field ids (RAE_FLD_*) are mirrored
- * by kernel-ingest.ts, which checks them against the addon's `ingestAbi` at load.
+ * by ingest.ts, which checks them against the addon's `ingestAbi` at load.
  */
 #ifndef RAE_INGEST_H
 #define RAE_INGEST_H

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Interpreter } from '../../host/engine/interpreter.js';
-import { FieldEvent } from '../../host/sources/field-event.js';
+import { FieldEvent } from '../../host/engine/field-event.js';
 import { load } from './helpers.js';
 
 function verdict(cond: string, fields: Record<string, unknown>, source = 'syscall'): boolean {

@@ -4,6 +4,7 @@
 // process name is judged whole on the interpreter tier (it used to stall until the watchdog
 // dropped it); a rule the code generator cannot compile is a located load error that rejects its
 // own resource only; a syscall rule added afterwards alerts on every kernel open of the byte path.
+import { KernelIngest } from '../../host/sources/syscall/ingest.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RulesFile } from '../../host/engine/index.js';
@@ -29,7 +30,7 @@ test('uncompilable: the regex of issue 19 reaches WASM; an uncompilable rule rej
   const errors: string[] = [];
   const logs: string[] = [];
   const metrics = createMetrics({ processMetrics: false });
-  const engine = new DetectionEngine({ ruleMatching: 'all', minPriority: 'Debug', hostname: 'h', onAlert: (a) => alerts.push(a.rule), onError: (e) => errors.push(`${e.code}: ${e.message}`) });
+  const engine = new DetectionEngine({ ruleMatching: 'all', minPriority: 'Debug', kernel: new KernelIngest({ hostname: 'h' }), hostname: 'h', onAlert: (a) => alerts.push(a.rule), onError: (e) => errors.push(`${e.code}: ${e.message}`) });
   const tierUps: Array<Promise<TierUp>> = [];
   const recording: RulesEngine = {
     load: async (files, opts) => {

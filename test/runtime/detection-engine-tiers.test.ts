@@ -6,6 +6,7 @@
 // compile is a load error (the running WASM ruleset stays); close() ends a pending compile; the
 // interpreter tier's regexes never backtrack; the kernel byte path keeps the last compiled
 // module until the tier-up.
+import { KernelIngest } from '../../host/sources/syscall/ingest.js';
 import { setImmediate as tick } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -62,7 +63,7 @@ function feeder(engine: DetectionEngine, runningName: () => string, alerts: { li
 
 test('tiers: 60 interpreter-first swaps under load; superseded compiles dropped; only the newest reaches WASM', async () => {
   const alerts = { list: [] as string[] };
-  const engine = new DetectionEngine({ ...options, onAlert: (a) => alerts.list.push(a.rule) });
+  const engine = new DetectionEngine({ ...options, kernel: new KernelIngest({ hostname: 'h' }), onAlert: (a) => alerts.list.push(a.rule) });
   assert.ok((await engine.load(rule('R0'))).swapped);
   assert.is(engine.stats.tier, 'wasm');
   let running = 'R0';
@@ -109,7 +110,7 @@ test('tiers: a rule the code generator cannot compile is a load error: the set i
   const alerts = { list: [] as string[] };
   const errors: string[] = [];
   const metrics = createMetrics({ processMetrics: false });
-  const engine = new DetectionEngine({ ...options, metrics, onAlert: (a) => alerts.list.push(a.rule), onError: (e) => errors.push(`${e.code}: ${e.message}`) });
+  const engine = new DetectionEngine({ ...options, kernel: new KernelIngest({ hostname: 'h' }), metrics, onAlert: (a) => alerts.list.push(a.rule), onError: (e) => errors.push(`${e.code}: ${e.message}`) });
   assert.ok((await engine.load(rule('A'))).swapped);
   const r = await engine.load(UNCOMPILABLE, { interpreterFirst: true });
   assert.not.ok(r.swapped);
@@ -127,7 +128,7 @@ test('tiers: a rule the code generator cannot compile is a load error: the set i
 
 test('tiers: close() ends a pending compile; nothing is reported as a failure', async () => {
   const errors: string[] = [];
-  const engine = new DetectionEngine({ ...options, onAlert: () => {}, onError: (e) => errors.push(e.code) });
+  const engine = new DetectionEngine({ ...options, kernel: new KernelIngest({ hostname: 'h' }), onAlert: () => {}, onError: (e) => errors.push(e.code) });
   assert.ok((await engine.load(rule('A'))).swapped);
   const r = await engine.load(rule('B'), { interpreterFirst: true });
   await engine.close();
@@ -139,7 +140,7 @@ test('tiers: close() ends a pending compile; nothing is reported as a failure', 
 
 test('tiers: the interpreter tier runs a backtracking-prone regex in linear time (nothing for the watchdog to stop); the compiled module agrees after the tier-up', async () => {
   const errors: string[] = [];
-  const engine = new DetectionEngine({ ...options, watchdogMs: 300, onAlert: () => {}, onError: (e) => errors.push(e.code) });
+  const engine = new DetectionEngine({ ...options, kernel: new KernelIngest({ hostname: 'h' }), watchdogMs: 300, onAlert: () => {}, onError: (e) => errors.push(e.code) });
   assert.ok((await engine.load(rule('A'))).swapped);
   const r = await engine.load(rule('R', "evt.type = openat and proc.name regex '(a+)+'"), { interpreterFirst: true });
   const evil = toEvents([{ 'evt.type': 'openat', 'proc.name': `${'a'.repeat(40)}b` }, { 'evt.type': 'openat', 'proc.name': 'aaa' }], 'syscall');
@@ -156,7 +157,7 @@ test('tiers: the interpreter tier runs a backtracking-prone regex in linear time
 
 test('tiers: the kernel byte path keeps the last compiled module until the tier-up; its thread table moves along', async () => {
   const alerts: string[] = [];
-  const engine = new DetectionEngine({ ...options, onAlert: (a) => alerts.push(a.rule) });
+  const engine = new DetectionEngine({ ...options, kernel: new KernelIngest({ hostname: 'h' }), onAlert: (a) => alerts.push(a.rule) });
   const cond = 'evt.type = openat and fd.name = /etc/shadow and proc.pname = sshd';
   assert.ok((await engine.load(rule('K1', cond))).swapped);
   const buf = new Uint8Array(4096);

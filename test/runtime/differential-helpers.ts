@@ -9,8 +9,8 @@ import { typeClass } from '../../host/engine/fields.js';
 import { walkChecked, type Operand } from '../../host/engine/ir.js';
 import { RuleCompiler } from '../../host/runtime/compiler.js';
 import { RuleModule } from '../../host/runtime/evaluator.js';
-import { FieldEvent } from '../../host/sources/field-event.js';
-import type { SourceEvent } from '../../host/sources/types.js';
+import { FieldEvent } from '../../host/engine/field-event.js';
+import type { SourceEvent } from '../../host/engine/source-event.js';
 
 type Kind = 'str' | 'int' | 'bool' | 'ip';
 /** Field canonical -> kind and the constants rules compare it with. */

@@ -6,6 +6,7 @@
 // in the host (an event whose field accessor recurses without end) on both engines, on the
 // kernel byte path (records judged again in place), and the bisection itself against a table
 // of failing sets and budgets.
+import { KernelIngest } from '../../host/sources/syscall/ingest.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generateModule } from '../../host/engine/codegen/index.js';
@@ -15,7 +16,7 @@ import { DetectionEngine, selectRules } from '../../host/runtime/detection-engin
 import { runtimeError } from '../../host/runtime/errors.js';
 import { EVALUATION_FAILED_RULE } from '../../host/runtime/failure-report.js';
 import { judgeIsolated, type Judgment } from '../../host/runtime/isolate.js';
-import type { SourceEvent } from '../../host/sources/types.js';
+import type { SourceEvent } from '../../host/engine/source-event.js';
 import { encodeProcRecord } from '../../host/sources/syscall/procfs.js';
 import { toEvents } from './differential-helpers.js';
 import { openat, procInfo } from './kernel-records.js';
@@ -36,7 +37,7 @@ function recorder(engineKind: 'wasm' | 'interpreter' = 'wasm') {
   const errors: string[] = [];
   const alerts: Alert[] = [];
   const metrics = { compileTime: () => {}, eventsDropped: (source: string, reason: string, n = 1) => void dropped.push(`${source}/${reason}/${n}`) };
-  const engine = new DetectionEngine({ ruleMatching: 'all', minPriority: 'Debug', hostname: 'h', engine: engineKind, metrics, onAlert: (a) => alerts.push(a), onError: (e) => errors.push(e.code) });
+  const engine = new DetectionEngine({ ruleMatching: 'all', minPriority: 'Debug', kernel: new KernelIngest({ hostname: 'h' }), hostname: 'h', engine: engineKind, metrics, onAlert: (a) => alerts.push(a), onError: (e) => errors.push(e.code) });
   return { engine, dropped, errors, alerts };
 }
 

@@ -3,7 +3,7 @@
 // record header, or one of the module's own 8-byte record slots. Consumes FieldRefs of checked
 // conditions; produces Access values and, per source, the slot table (SourceLayout) that the host
 // encoder writes and the generated code reads.
-import { THREAD, TP, TF } from '../../runtime/abi.js';
+import { THREAD, TP, TF } from './abi.js';
 import { typeClass, type Source } from '../fields.js';
 import type { FieldRef } from '../ir.js';
 

@@ -9,7 +9,7 @@ import type { CheckedExpr } from '../ir.js';
 import { walkChecked } from '../ir.js';
 import type { Operand } from '../ir.js';
 import type { Source } from '../fields.js';
-import { EVT_TYPES, evtTypeId } from '../../runtime/abi.js';
+import { EVT_TYPES, evtTypeId } from './abi.js';
 
 /** Event types tested first when dispatching a record to its group (most frequent first). */
 const HOT_TYPES = ['openat', 'open', 'openat2', 'execve', 'execveat', 'connect', 'accept4', 'accept', 'socket', 'sendto', 'recvfrom', 'close'];

@@ -4,7 +4,7 @@
 // both evaluate exactly the same events. Consumes parsed JSON; produces SourceEvents and reasons.
 import type { FieldRef } from '../../engine/ir.js';
 import type { EventAccessor, RawValue } from '../../engine/interpreter.js';
-import type { SourceEvent } from '../types.js';
+import type { SourceEvent } from '../../engine/source-event.js';
 import { auditEventTimeNs, extractAuditField, type AuditEvent } from './extract.js';
 import { asText, getKeys, pointerKeys } from './json-value.js';
 import { hasAuditId, kaExtractor } from './ka-fields.js';

@@ -63,7 +63,7 @@ export interface CaptureError extends Error {
 /** Offsets and sizes as compiled from events.h (for the layout test). */
 export type NativeLayout = Record<'hdr' | 'syscall' | 'proc' | 'exit' | 'caps' | 'sockaddr' | 'sizes' | 'kinds', Record<string, number>>;
 
-/** The native kernel-record translator (probes/addon/ingest.h); kernel-ingest.ts drives it. */
+/** The native kernel-record translator (probes/addon/ingest.h); ingest.ts drives it. */
 export interface NativeIngest {
   /** Translates SYSCALL records of view[start..bytes); returns where it stopped (state[STOP] says why). */
   ingest(view: Uint8Array, start: number, bytes: number, memory: Uint8Array, plan: Int32Array, blob: Uint8Array, tidPid: Uint32Array, pidAddr: Uint32Array, state: Float64Array, offsets: Uint32Array, starts: BigUint64Array): number;

@@ -1,30 +1,26 @@
 // The live kernel source of `rae run`: attaches the probe, tells it which syscalls the running
-// ruleset needs, fills the process table from /proc, then on every wake drains the ring into one
-// reusable buffer: process records update the table, SYSCALL records become SourceEvents whose
-// fields are read lazily (event.ts) and are evaluated batch by batch. Never blocks the kernel:
+// ruleset needs, hands the /proc snapshot to the engine as PROC records, then on every wake drains
+// the ring into one reusable buffer and hands it whole to engine.evaluateKernel (the byte path:
+// ingest.ts and probes/addon/ingest.c write eval records, no JS object per event). A field the
+// byte path does not provide reads as missing; each ruleset's such fields are logged, rule by
+// rule, when it becomes the running one (missingFields, fields.ts). Never blocks the kernel:
 // the ring is the bounded backlog; when it is more than 3/4 full the source sheds evaluation
 // (state is still applied) and counts those events as queue_full. Kernel-side lost records and
 // userspace drops are counted in metrics and reported as one internal alert per interval.
 import type { Metrics } from '../../metrics/index.js';
 import { internalAlert } from '../../output/alert.js';
 import type { Alert } from '../../output/alert.js';
-import type { SourceEvent } from '../types.js';
-import type { LoadedRule, LoadResult } from '../../engine/index.js';
-import { kernelFieldGaps } from '../../runtime/kernel-fields.js';
+import type { LoadResult } from '../../engine/index.js';
+import { missingFields, type MissingField } from './fields.js';
 import { HDR, KIND, MAX_RECORD, SIZES } from './abi.js';
 import { clocks, openCapture, probeSupport, type Capture, type CaptureOptions } from './addon.js';
-import { EVENT_FIELDS, SyscallEvent, type EventContext } from './event.js';
-import { encodeProcRecord, readProcess, readProcesses } from './procfs.js';
+import { encodeProcRecord, readProcesses } from './procfs.js';
 import { syscallIds, syscallName } from './syscalls.js';
-import { ProcessTable } from './state.js';
-import { UserNames } from './users.js';
 
 /** The internal alert's rule name for dropped kernel events. */
 export const SYSCALL_DROP_RULE = 'Engine internal: syscall event drop';
 /** Syscalls the state needs whatever the rules say (socket types for fd.l4proto). */
 const STATE_SYSCALLS = ['socket'];
-/** Batch limit of the objects path (about 4,500 syscall records). */
-const OBJECTS_BATCH_BYTES = 1 << 20;
 /** Records drained per batch at most (about 20,000 syscall records; the batch region holds more). */
 const BUFFER_BYTES = 4 << 20;
 /**
@@ -39,9 +35,8 @@ const SLICE_MS = 8;
 
 /** What the source needs from the detection engine. */
 export interface EngineLike {
-  evaluate(events: readonly SourceEvent[]): number;
   /** The evaluator's byte path: wire records straight into its memory (DetectionEngine.evaluateKernel). */
-  evaluateKernel?(view: Uint8Array, bytes: number, bootToEpochNs?: bigint): number;
+  evaluateKernel(view: Uint8Array, bytes: number, bootToEpochNs?: bigint): number;
   readonly ruleset: LoadResult | undefined;
   readonly rulesetGeneration: number;
 }
@@ -55,13 +50,6 @@ export interface SyscallSourceOptions {
   submit: (alert: Alert) => void;
   hostname: string;
   capture?: CaptureOptions;
-  /**
-   * 'objects' (default): SourceEvents with lazy field access (this folder's process table);
-   * 'bytes': whole poll buffers handed to engine.evaluateKernel (no per-event JS objects; the
-   * thread table lives in the evaluator's state region); 'auto' (what `rae run` uses): 'bytes'
-   * unless the loaded syscall rules use a field only the objects path provides (chooseSyscallPath).
-   */
-  path?: 'objects' | 'bytes' | 'auto';
   /** At most one drop alert per this many ms (default 10 000). */
   dropAlertIntervalMs?: number;
 }
@@ -69,39 +57,19 @@ export interface SyscallSourceOptions {
 /** A running kernel source. */
 export interface SyscallSource {
   /** Counters since start. */
-  stats(): { records: number; events: number; lost: number; shed: number; processes: number };
+  stats(): { records: number; events: number; lost: number; shed: number };
   stop(): Promise<void>;
-}
-
-/** The path for a ruleset and why: 'bytes' unless its syscall rules need a field only the objects path has. */
-export function chooseSyscallPath(rules: readonly LoadedRule[]): { path: 'objects' | 'bytes'; missing: string[]; neither: string[]; why: string } {
-  const gaps = kernelFieldGaps(rules);
-  const objects = new Set(EVENT_FIELDS);
-  const has = (f: string) => objects.has(f) || f.startsWith('evt.arg.') || f.startsWith('evt.arg[');
-  const all = [...new Set([...gaps.condition, ...gaps.output])].sort();
-  const missing = all.filter(has);
-  const neither = all.filter((f) => !has(f));
-  const path = missing.length === 0 ? 'bytes' : 'objects';
-  const why = path === 'bytes'
-    ? `the byte path provides every field the syscall rules use that the objects path has${neither.length ? ` (neither path has ${neither.join(' ')})` : ''}`
-    : `the byte path lacks ${missing.join(' ')}`;
-  return { path, missing, neither, why };
 }
 
 /** Attaches the probe and starts evaluating kernel events; throws a CaptureError when it cannot. */
 export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   const cap: Capture = openCapture({ ...CAPTURE_DEFAULTS, ...opts.capture });
-  const table = new ProcessTable();
-  const ctx: EventContext = { table, names: new UserNames(), hostname: opts.hostname };
   const buf = new Uint8Array(BUFFER_BYTES);
   const dv = new DataView(buf.buffer);
   const meta = new Uint32Array(1);
   const c = clocks();
   const toEpoch = c.realtimeNs - c.boottimeNs;
-  const events: SourceEvent[] = [];
-  const missing = new Set<number>();
   let generation = -1;
-  let num = 0;
   let records = 0;
   let evaluated = 0;
   let shed = 0;
@@ -115,21 +83,11 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   let pieceOf: Uint16Array | undefined;
   let piece = 0;
 
-  const auto = opts.path === 'auto';
-  const choice = auto && opts.engine.ruleset ? chooseSyscallPath(opts.engine.ruleset.ruleset.rules) : undefined;
-  const bytePath = (opts.path === 'bytes' || choice?.path === 'bytes') && opts.engine.evaluateKernel !== undefined;
-  if (auto) opts.log(`syscall: ${bytePath ? 'byte' : 'objects'} path: ${!opts.engine.evaluateKernel ? 'the engine has no byte path' : (choice?.why ?? 'no ruleset loaded yet')}`);
-  let autoGeneration = opts.engine.rulesetGeneration;
-
   const setInteresting = () => {
     const gen = opts.engine.rulesetGeneration;
     if (gen === generation) return;
     generation = gen;
-    if (auto && gen !== autoGeneration && opts.engine.ruleset && opts.engine.evaluateKernel) {
-      autoGeneration = gen;
-      const now = chooseSyscallPath(opts.engine.ruleset.ruleset.rules);
-      if ((now.path === 'bytes') !== bytePath) opts.log(`syscall: the new ruleset would run on the ${now.path} path (${now.why}); this run keeps the ${bytePath ? 'byte' : 'objects'} path until restarted`);
-    }
+    for (const line of missingFieldWarnings(missingFields(opts.engine.ruleset?.ruleset.rules ?? []))) opts.log(line);
     const names = new Set(STATE_SYSCALLS);
     for (const r of opts.engine.ruleset?.ruleset.rules ?? []) if (r.source === 'syscall' && r.enabled) for (const t of r.evttypes ?? []) names.add(t);
     const { ids } = syscallIds(names);
@@ -137,87 +95,18 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
     opts.log(`syscall: capturing ${ids.length} syscalls the rules need (${ids.map(syscallName).join(' ')})`);
   };
 
-  // Bootstrap after attaching, so a process started meanwhile is seen by one path or the other.
+  // Bootstrap after attaching, so a process started meanwhile is seen by the snapshot or the probe.
   const bootNs = c.boottimeNs;
-  // The objects path costs tens of µs per event: smaller batches keep the shedding check (once
-  // per batch) frequent enough that an overload sheds in userspace before the ring overflows.
-  const batchLimit = bytePath ? buf.length : OBJECTS_BATCH_BYTES;
   let fill = 0;
   for (const p of readProcesses()) {
     if (fill + MAX_RECORD > buf.length) {
-      opts.engine.evaluateKernel!(buf, fill, toEpoch);
+      opts.engine.evaluateKernel(buf, fill, toEpoch);
       fill = 0;
     }
-    const len = encodeProcRecord(p, buf, bytePath ? fill : 0, bootNs);
-    if (len <= 0) continue;
-    if (bytePath) fill += len;
-    else table.apply(buf, dv, 0, KIND.PROC);
+    fill += Math.max(0, encodeProcRecord(p, buf, fill, bootNs));
   }
-  if (bytePath && fill > 0) opts.engine.evaluateKernel!(buf, fill, toEpoch);
+  if (fill > 0) opts.engine.evaluateKernel(buf, fill, toEpoch);
   setInteresting();
-
-  /** The process of `pid`, read from /proc when the table has not seen it (once per second). */
-  const procOf = (pid: number) => {
-    const p = table.get(pid);
-    if (p || missing.has(pid)) return p;
-    const snap = readProcess(pid);
-    if (!snap) {
-      missing.add(pid);
-      return undefined;
-    }
-    const scratch = new Uint8Array(MAX_RECORD);
-    if (encodeProcRecord(snap, scratch, 0, clocksNow()) > 0) table.apply(scratch, new DataView(scratch.buffer), 0, KIND.PROC);
-    return table.get(pid);
-  };
-
-  const batch = (bytes: number, shedding: boolean) => {
-    events.length = 0;
-    let off = 0;
-    let n = 0;
-    let dropped = 0;
-    while (off + SIZES.hdr <= bytes) {
-      const len = dv.getUint32(off + HDR.len, true);
-      if (len < SIZES.hdr || len % 8 !== 0 || off + len > bytes) {
-        opts.metrics?.eventsDropped('syscall', 'decode_error', 1);
-        pendingShed++;
-        break;
-      }
-      const kind = dv.getUint16(off + HDR.kind, true);
-      n++;
-      if (kind === KIND.SYSCALL && len >= SIZES.syscall) {
-        const type = syscallName(dv.getUint16(off + HDR.nr, true));
-        const pid = dv.getUint32(off + HDR.pid, true);
-        const ret = Number(dv.getBigInt64(off + HDR.ret, true));
-        if (type === 'socket') table.noteSocket(dv, off, pid, ret);
-        if (!shedding) {
-          const ts = dv.getBigUint64(off + HDR.ts_ns, true);
-          events.push({ source: 'syscall', timeNs: ts + toEpoch, evtType: type, fields: new SyscallEvent(ctx, buf, dv, off, type, procOf(pid), ts + toEpoch, ++num) });
-        } else dropped++;
-      } else table.apply(buf, dv, off, kind);
-      off += len;
-    }
-    records += n;
-    opts.metrics?.eventsReceived('syscall', n);
-    if (dropped > 0) {
-      shed += dropped;
-      pendingShed += dropped;
-      opts.metrics?.eventsDropped('syscall', 'queue_full', dropped);
-    }
-    if (events.length > 0) {
-      const start = process.hrtime.bigint();
-      try {
-        opts.engine.evaluate(events);
-        evaluated += events.length;
-        opts.metrics?.eventsEvaluated('syscall', events.length);
-      } catch (err) {
-        opts.metrics?.eventsDropped('syscall', 'trap', events.length);
-        opts.log(`syscall: evaluation of ${events.length} events failed: ${(err as Error)?.message ?? String(err)}`);
-      }
-      opts.metrics?.evaluationTime('syscall', Number(process.hrtime.bigint() - start) / 1e9);
-      events.length = 0;
-    }
-    table.flushExits();
-  };
 
   /**
    * The byte path: the batch as it is, or only its process records while shedding. The batch is
@@ -266,9 +155,9 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
     }
     const start = process.hrtime.bigint();
     try {
-      if (shedding) opts.engine.evaluateKernel!(buf, keep, toEpoch);
+      if (shedding) opts.engine.evaluateKernel(buf, keep, toEpoch);
       cuts.push(bytes);
-      for (let i = 0; !shedding && i + 1 < cuts.length; i++) opts.engine.evaluateKernel!(cuts[i] === 0 ? buf : buf.subarray(cuts[i]!), cuts[i + 1]! - cuts[i]!, toEpoch);
+      for (let i = 0; !shedding && i + 1 < cuts.length; i++) opts.engine.evaluateKernel(cuts[i] === 0 ? buf : buf.subarray(cuts[i]!), cuts[i + 1]! - cuts[i]!, toEpoch);
       if (!shedding) {
         evaluated += syscalls;
         opts.metrics?.eventsEvaluated('syscall', syscalls);
@@ -293,11 +182,8 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
       const shedding = st.queuedBytes > st.ringBytes * 0.75;
       let fill = 0;
       let got = 1;
-      while (batchLimit - fill >= MAX_RECORD && (got = cap.poll(fill === 0 ? buf.subarray(0, batchLimit) : buf.subarray(fill, batchLimit), meta)) > 0) fill += got;
-      if (fill > 0) {
-        if (bytePath) batchBytes(fill, shedding);
-        else batch(fill, shedding);
-      }
+      while (buf.length - fill >= MAX_RECORD && (got = cap.poll(fill === 0 ? buf : buf.subarray(fill), meta)) > 0) fill += got;
+      if (fill > 0) batchBytes(fill, shedding);
       if (got === 0) return; // the ring was empty: the watcher is re-armed
       if (performance.now() > until) break;
     }
@@ -324,7 +210,6 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   const timer = setInterval(() => {
     setInteresting();
     checkDrops();
-    missing.clear();
   }, 1000);
   timer.unref();
 
@@ -334,7 +219,7 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   drain();
 
   return {
-    stats: () => ({ records, events: evaluated, lost: cap.stats().lost, shed, processes: table.size }),
+    stats: () => ({ records, events: evaluated, lost: cap.stats().lost, shed }),
     async stop() {
       stopped = true;
       clearInterval(timer);
@@ -344,8 +229,18 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   };
 }
 
-function clocksNow(): bigint {
-  return clocks().boottimeNs;
+/** Rules named per missing field in a warning, at most. */
+const WARN_RULES = 5;
+
+/** One warning line per field the rules use that kernel events lack, naming the rules that use it (how, and the first few). */
+export function missingFieldWarnings(missing: readonly MissingField[]): string[] {
+  const byField = new Map<string, MissingField[]>();
+  for (const m of missing) byField.set(m.field, [...(byField.get(m.field) ?? []), m]);
+  return [...byField].map(([field, uses]) => {
+    const named = uses.slice(0, WARN_RULES).map((u) => `"${u.rule}" (${u.where})`).join(', ');
+    const more = uses.length > WARN_RULES ? ` and ${uses.length - WARN_RULES} more` : '';
+    return `syscall: warning: kernel events do not provide ${field}, it reads as missing in rule ${named}${more}`;
+  });
 }
 
 /** The internal alert for dropped kernel events (like Falco's syscall event drop alert). */
@@ -364,7 +259,7 @@ export function syscallModuleSource(opts: SyscallSourceOptions, onOff?: (reason:
   return {
     name: 'syscall',
     start: async () => {
-      const src = startSyscallSource({ path: 'auto', ...opts });
+      const src = startSyscallSource(opts);
       return { stop: () => src.stop() };
     },
   };

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createMetrics } from '../../../host/metrics/index.js';
 import { AuditQueue } from '../../../host/sources/audit/queue.js';
-import type { SourceEvent } from '../../../host/sources/types.js';
+import type { SourceEvent } from '../../../host/engine/source-event.js';
 
 const batch = (id: string): SourceEvent[] => [{ source: 'k8s_audit', timeNs: 0n, fields: { field: () => id } }];
 

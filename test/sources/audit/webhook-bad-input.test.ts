@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { connect } from 'node:tls';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { SourceEvent } from '../../../host/sources/types.js';
+import type { SourceEvent } from '../../../host/engine/source-event.js';
 import { eventList, metricValue, startTestWebhook, type Answer, type TestWebhook } from './webhook-helpers.js';
 
 const REQUESTS = 'enginesecurity_engine_webhook_requests_total';

@@ -1,14 +1,14 @@
-// thread.cap_inheritable/permitted/effective on real kernel records, byte path against objects
-// path and against the kernel's own account: grep prints CapInh/CapPrm/CapEff of
+// thread.cap_inheritable/permitted/effective on real kernel records, the C translator against the
+// TypeScript oracle and against the kernel's own account: grep prints CapInh/CapPrm/CapEff of
 // /proc/self/status while it opens a marker file, run as root, as nobody with no capabilities
 // (setpriv --reuid/--regid --inh-caps=-all), as root without CAP_SYS_ADMIN/CAP_SYS_MODULE in its
-// bounding set, and as root with CAP_CHOWN inheritable. Each marker open must carry, on both paths,
+// bounding set, and as root with CAP_CHOWN inheritable. Each marker open must carry, through both,
 // libsinsp's text of the sets grep printed (caps_to_string: names in bit order, one space apart,
-// '' when empty); every captured event must render the three fields alike on both paths
-// (KernelIngest.fieldsOf against SyscallEvent); and rules on the fields (the stable rules' forms:
-// `contains CAP_SYS_ADMIN`, `icontains sys_module`) must match the same events on both paths.
-// And a capset(2) without exec (perl dropping CAP_SYS_ADMIN from its effective set) changes the
-// sets of its later events on both paths, as libsinsp's capset exit event does.
+// '' when empty); every captured event must render the three fields alike and get the same eval
+// record through both; and rules on the fields (the stable rules' forms: `contains CAP_SYS_ADMIN`,
+// `icontains sys_module`) must match the same events through both. And a capset(2) without exec
+// (perl dropping CAP_SYS_ADMIN from its effective set) changes the sets of its later events, as
+// libsinsp's capset exit event does.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,16 +17,16 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
 import { lookupField } from '../../../host/engine/fields/index.js';
-import { Interpreter, type RawValue } from '../../../host/engine/interpreter.js';
+import type { RawValue } from '../../../host/engine/interpreter.js';
 import type { FieldRef } from '../../../host/engine/ir.js';
-import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
+import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { CAPS, HDR, KIND, SIZES } from '../../../host/sources/syscall/abi.js';
 import { loadNative } from '../../../host/sources/syscall/addon.js';
 import { decodeRecord } from '../../../host/sources/syscall/decode.js';
 import { capsText, parseCapHex } from '../../../host/sources/syscall/caps.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
-import { bytesPass, objectsPass, recordKernel, type Recording } from './recording.js';
+import { bytesPass, recordKernel, translatorsPass, twin, type Recording } from './recording.js';
 
 const gate = kernelGate('caps.test.ts');
 const run_ = gate.run ? test : test.skip;
@@ -52,26 +52,27 @@ const ref = (name: string): FieldRef => {
   return { kind: 'field', def, canonical: name, type: def.type, isList: false };
 };
 
-/** Both paths over a recording: each event's thread.cap_* values, fd.name and matched rules (objects path), and the byte path's matches; diffs lists fields rendered differently. */
+/** The oracle and the C translator over a recording: each event's thread.cap_* values, fd.name and matched rules (oracle), and the C translator's matches; diffs lists fields rendered or records written differently. */
 async function judgeBoth(rec: Recording, rules: readonly LoadedRule[]) {
   const m = await compileAll(rules);
   const dv = new DataView(rec.buf.buffer);
   const refs = FIELDS.map(ref);
-  const interp = new Interpreter();
   const objects = new Map<number, { values: Array<RawValue | undefined>; name: RawValue | undefined; matched: string[] }>();
-  objectsPass(rec, 'caps-test', (off, ev) => objects.set(off, { values: refs.map((r) => ev.field(r)), name: ev.field(ref('fd.name')), matched: rules.filter((r) => interp.evaluate(r.condition, ev)).map((r) => r.name) }));
-  const diffs: string[] = [];
+  const oracleMatched = bytesPass(rec, twin(m), new KernelIngest({ native: false, hostname: 'caps-test' }), (off, ev) => objects.set(off, { values: refs.map((r) => ev.field(r)), name: ev.field(ref('fd.name')), matched: [] }));
+  for (const [off, names] of oracleMatched) objects.get(off)!.matched = names;
+  const pass = translatorsPass(rec, m, 'caps-test');
+  const diffs: string[] = pass.native.flatMap((r, i) => (r === pass.oracle[i] ? [] : [`native ${r}\noracle ${pass.oracle[i]}`]));
   const matched = bytesPass(rec, m, new KernelIngest({ hostname: 'caps-test' }), (off, bytes) => {
     const obj = objects.get(off)!;
     refs.forEach((rf, j) => {
       const b = bytes.field(rf);
-      if (obj.values[j] !== b) diffs.push(`${rf.canonical}: objects ${String(obj.values[j])}, bytes ${String(b)} (pid ${dv.getUint32(off + HDR.pid, true)} ${String(obj.name)})`);
+      if (obj.values[j] !== b) diffs.push(`${rf.canonical}: oracle ${String(obj.values[j])}, bytes ${String(b)} (pid ${dv.getUint32(off + HDR.pid, true)} ${String(obj.name)})`);
     });
   });
   return { objects, matched, diffs };
 }
 
-run_('caps: thread.cap_* agree on both paths and with /proc/self/status for root, nobody and setpriv-reduced processes', async () => {
+run_('caps: thread.cap_* agree between the C translator, the oracle and /proc/self/status for root, nobody and setpriv-reduced processes', async () => {
   assert.ok(RULES.ok);
   const dir = mkdtempSync(join(tmpdir(), 'rae-caps-'));
   const printed: string[] = [];
@@ -105,8 +106,8 @@ run_('caps: thread.cap_* agree on both paths and with /proc/self/status for root
     assert.is(marker.length, 1, `marker ${k} opens: ${marker.length}`);
     const [off, o] = marker[0]!;
     assert.equal(o.values, want[k], `marker ${k} (${RUNS[k]!.join(' ') || 'root'}): the sets grep printed`);
-    assert.equal(o.matched, expectRules[k], `marker ${k} on the objects path`);
-    assert.equal(matched.get(off) ?? [], expectRules[k], `marker ${k} on the byte path`);
+    assert.equal(o.matched, expectRules[k], `marker ${k} through the oracle`);
+    assert.equal(matched.get(off) ?? [], expectRules[k], `marker ${k} through the C translator`);
   });
 });
 
@@ -121,7 +122,7 @@ const CAPSET_PL = [
   'open(my $b, "<", $ARGV[1]) or die "open: $!"; close $b;',
 ].join(' ');
 
-run_('caps: a capset without exec (CAP_SYS_ADMIN dropped from the effective set) is seen by both paths from the next event on', async () => {
+run_('caps: a capset without exec (CAP_SYS_ADMIN dropped from the effective set) is seen from the next event on', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rae-caps-'));
   let printed = '';
   let rec: Recording;
@@ -151,8 +152,8 @@ run_('caps: a capset without exec (CAP_SYS_ADMIN dropped from the effective set)
   assert.equal(after.values, sets.map(capsText), 'after capset: the sets perl printed');
   assert.equal(before.matched, ['admin']);
   assert.equal(after.matched, []);
-  assert.equal(matched.get(beforeOff), ['admin'], 'byte path before capset');
-  assert.is(matched.get(afterOff), undefined, 'byte path after capset');
+  assert.equal(matched.get(beforeOff), ['admin'], 'C translator before capset');
+  assert.is(matched.get(afterOff), undefined, 'C translator after capset');
 });
 
 test('caps: struct rae_caps offsets match the C compiler, and a CAPS record decodes', () => {

@@ -2,7 +2,7 @@
 // real kernel, cgroup v2, the real `rae run` with the bundled rules): the rule reads
 // thread.cap_effective, which both paths now provide, so the run stays on the byte path. A
 // temporary cgroup named like a Docker container scope (docker-<64 hex>.scope, from which
-// container.id is derived: state.ts containerIdOf, thread-table.ts containerId) holds a short-lived
+// container.id is derived: thread-table.ts containerId) holds a short-lived
 // shell that moves itself in and then execs a shell (the new image's record carries the new
 // cgroup) that opens for writing a file named release_agent in a temporary directory. Nothing
 // escapes anything: the file is an ordinary temp file and the cgroup is removed afterwards.
@@ -30,13 +30,13 @@ function run(cmd: string, args: string[]): Promise<number | null> {
   return new Promise((done) => spawn(cmd, args, { stdio: 'ignore' }).on('exit', (code) => done(code)));
 }
 
-run_('live caps: rae run with the bundled rules stays on the byte path', async () => {
+run_('live caps: rae run with the bundled rules reads thread.cap_* from kernel events', async () => {
   const cfg = join(root, 'config.yaml');
   writeFileSync(cfg, 'forwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\n');
   rae = startRae(['--config', cfg, '--state-dir', join(root, 'state')]);
   await rae.waitLog(/run: ready/);
-  assert.match(rae.stderr(), /syscall: byte path: the byte path provides every field/);
-  assert.not.match(rae.stderr(), /syscall: objects path/);
+  assert.match(rae.stderr(), /module: source syscall started/);
+  assert.not.match(rae.stderr(), /kernel events do not provide (thread\.|user\.|proc\.(?!exe_ino))/);
 });
 
 run_("live caps: a root shell in a container-named cgroup writing a release_agent file gives 'Detect release_agent File Container Escapes'", async () => {

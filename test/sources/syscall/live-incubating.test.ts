@@ -1,6 +1,7 @@
 // Live detection with the upstream incubating rules loaded next to the bundled ones (root, real
-// kernel, the real `rae run`): the run chooses the byte path (it provides the evt.arg.* fields the
-// incubating rules read), and incubating rules fire on it from harmless calls in a temporary
+// kernel, the real `rae run`): the byte path provides the evt.arg.* fields the incubating rules
+// read (no load-time warning names them, while a rule reading evt.arg.addr, which kernel events
+// lack, is named in one), and incubating rules fire on it from harmless calls in a temporary
 // directory: 'Set Setuid or Setgid bit' from chmod u+s on a temp file, 'Delete or rename shell
 // history' from removing a temp .bash_history, with their evt.arg.* output fields.
 import { spawn } from 'node:child_process';
@@ -33,15 +34,17 @@ async function alertOf(rule: string, want: Record<string, unknown>, ms: number):
   return rae.alerts.find(matches)!;
 }
 
-run_('live incubating: rae run with the incubating rules evaluates on the byte path', async () => {
+run_('live incubating: rae run with the incubating rules warns of the one field kernel events lack', async () => {
   const cfg = join(root, 'config.yaml');
-  writeFileSync(cfg, `rules:\n  builtIn: [syscall]\n  files: [${JSON.stringify(corpusPath('falco-incubating_rules.yaml'))}]\nforwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\n`);
+  const extra = join(root, 'addr.yaml');
+  writeFileSync(extra, '- rule: ptrace addr\n  desc: reads a field kernel events lack\n  condition: evt.type = ptrace and evt.arg.addr = "1"\n  output: "addr %evt.arg.addr"\n  priority: NOTICE\n');
+  writeFileSync(cfg, `rules:\n  builtIn: [syscall]\n  files: [${JSON.stringify(corpusPath('falco-incubating_rules.yaml'))}, ${JSON.stringify(extra)}]\nforwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\n`);
   rae = startRae(['--config', cfg, '--state-dir', join(root, 'state')]);
   await rae.waitLog(/run: ready/);
   assert.match(rae.stderr(), /module: source syscall started/);
   assert.match(rae.stderr(), /syscall: capturing \d+ syscalls the rules need \(.*\bfchmodat\b.*\)/);
-  assert.match(rae.stderr(), /syscall: byte path: the byte path provides every field/);
-  assert.not.match(rae.stderr(), /syscall: objects path/);
+  assert.match(rae.stderr(), /syscall: warning: kernel events do not provide evt\.arg\.addr, it reads as missing in rule "ptrace addr" \(condition\), "ptrace addr" \(output\)/);
+  assert.not.match(rae.stderr(), /kernel events do not provide evt\.arg\.(?!addr)/);
 });
 
 run_("live incubating: chmod u+s on a temp file gives 'Set Setuid or Setgid bit' with its mode and filename", async () => {

@@ -1,29 +1,24 @@
-// The two paths of the syscall source on the same real kernel records: for every event of the
-// syscalls the bundled rules need, each field the bundled rules' outputs print must render the
-// same on the byte path, and so must each field their conditions read, (KernelIngest.fieldsOf over the thread table, batches cut as source.ts
-// cuts them) as on the objects path (SyscallEvent over the process table). Known difference:
-// a failed execve's path (the probe's only path of an execve) is fd.name on the byte path.
+// The C translator against the TypeScript oracle on the same real kernel records: for every event
+// of the syscalls the bundled rules need, each field the bundled rules' outputs print and their
+// conditions read that kernel records provide must be written to the same eval record slot with
+// the same value by probes/addon/ingest.c as by the oracle (ingest.ts), and every one of those
+// fields must render alike from either's records (fieldsOf, process fields from the thread entry
+// each record points at), batches cut as source.ts cuts them (recording.ts translatorsPass).
 import { execSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
 import { walkChecked, type FieldRef } from '../../../host/engine/ir.js';
-import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
-import { FieldEvent } from '../../../host/sources/field-event.js';
-import { HDR, KIND } from '../../../host/sources/syscall/abi.js';
-import { SyscallEvent } from '../../../host/sources/syscall/event.js';
-import { ProcessTable } from '../../../host/sources/syscall/state.js';
-import { syscallName } from '../../../host/sources/syscall/syscalls.js';
-import { UserNames } from '../../../host/sources/syscall/users.js';
+import { KERNEL_RECORD_FIELDS } from '../../../host/sources/syscall/fields.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
-import { batchPieces, recordKernel } from './recording.js';
+import { recordKernel, translatorsPass } from './recording.js';
 
 const gate = kernelGate('paths.test.ts');
 const run_ = gate.run ? test : test.skip;
 
-run_('paths: the bundled rules\' output fields render the same on the byte path as on the objects path', async () => {
+run_('paths: the C translator writes the bundled rules\' output and condition fields as the oracle does', async () => {
   const rules = loadRules([{ name: 'falco_rules.yaml', text: readFileSync('rules/syscall/falco_rules.yaml', 'utf8') }]).ruleset.rules;
   const refs = new Map<string, FieldRef>();
   for (const r of rules) for (const t of r.output) if (t.kind === 'field') refs.set(t.canonical, { kind: 'field', def: t.def, arg: t.arg, canonical: t.canonical, type: t.def.type, isList: false });
@@ -34,61 +29,28 @@ run_('paths: the bundled rules\' output fields render the same on the byte path 
     });
   }
   const types = new Set(rules.flatMap((r) => [...(r.evttypes ?? [])]));
-  const m = await compileAll(rules);
-  const { buf, fill } = recordKernel([...types, 'socket'], () =>
+  const rec = recordKernel([...types, 'socket'], () =>
     execSync(
       "cat /etc/shadow >/dev/null; cd /tmp && cat ../etc/hostname >/dev/null; sh -c 'exec 3>&1; true'; ln -s /etc /tmp/rae-paths-link-$$ && rm /tmp/rae-paths-link-$$; " +
         "timeout 1 bash -c 'exec 3<>/dev/tcp/127.0.0.1/9' 2>/dev/null; /nonexistent-rae 2>/dev/null; " +
         "perl -e 'use Socket qw(:all); socket(my $s, PF_INET6, SOCK_STREAM, 0); connect($s, pack_sockaddr_in6(9, inet_pton(AF_INET6, \"::1\"))); socket(my $u, PF_INET, SOCK_DGRAM, 0); send($u, \"x\", 0, pack_sockaddr_in(9, inet_aton(\"127.0.0.1\")))'; true",
       { shell: '/bin/bash' },
     ), 64);
-  const dv = new DataView(buf.buffer);
-  // the byte path's pieces (source.ts's batch cut)
-  const cuts = [0, ...batchPieces(buf, fill).map(([, to]) => to)];
-  const ki = new KernelIngest();
-  const table = new ProcessTable();
-  const ctx = { table, names: new UserNames(), hostname: 'h' };
-  // an empty endpoint list (objects) and no list (bytes) judge and print alike
-  const json = (v: unknown) => (Array.isArray(v) && v.length === 0 ? undefined : JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? Number(x) : x)));
-  const diffs: string[] = [];
-  const compared = new Set<string>();
-  let events = 0;
-  let piece = 0;
-  let offsets: number[] = [];
-  let base = 0;
-  let next = 0;
-  for (let off = 0; off < fill; off += dv.getUint32(off + HDR.len, true)) {
-    if (off === cuts[piece]) {
-      base = off;
-      offsets = ki.ingest(m, buf.subarray(off), cuts[piece + 1]! - off);
-      piece++;
-      next = 0;
-    }
-    const kind = dv.getUint16(off + HDR.kind, true);
-    if (kind !== KIND.SYSCALL) {
-      table.apply(buf, dv, off, kind);
-      continue;
-    }
-    const type = syscallName(dv.getUint16(off + HDR.nr, true));
-    const pid = dv.getUint32(off + HDR.pid, true);
-    const ret = dv.getBigInt64(off + HDR.ret, true);
-    if (type === 'socket') table.noteSocket(dv, off, pid, Number(ret));
-    if (offsets[next] !== off - base) continue;
-    const i = next++;
-    if (!types.has(type)) continue;
-    events++;
-    compared.add(type);
-    const objects = new SyscallEvent(ctx, buf, dv, off, type, table.get(pid), 0n, 1);
-    const bytes = new FieldEvent(ki.fieldsOf(m, buf.subarray(base), off - base, i), { source: 'syscall', timeNs: 0n, num: 1n });
-    for (const [name, ref] of refs) {
-      if (type.startsWith('execve') && ret < 0n && name.startsWith('fd.')) continue; // the known difference
-      const a = json(objects.field(ref));
-      const b = json(bytes.field(ref));
-      if (a !== b) diffs.push(`${type} ${name}: objects ${a}, bytes ${b}`);
-    }
-  }
-  assert.ok(events > 20 && compared.has('openat') && compared.has('connect') && compared.has('execve'), `${events} events of ${[...compared].join(' ')}`);
-  assert.equal([...new Set(diffs)].slice(0, 20), []);
+  // every field the outputs print and the conditions read gets a slot when the record provides it
+  const all = loadRules([{ name: 'all.yaml', text: `- rule: every field\n  desc: d\n  condition: evt.type in (${[...types].join(', ')}) and (${[...refs.keys()].filter((f) => !f.includes('[')).map((f) => `${f} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` }]);
+  assert.ok(all.ok, all.diagnostics.map((d) => d.message).join('\n'));
+  const m = await compileAll([...rules, ...all.ruleset.rules]);
+  // and every one of them rendered for each event (record fields and the thread entry's)
+  const { native, oracle, slots } = translatorsPass(rec, m, 'h', [...refs.values()]);
+  const types0 = new Set(native.map((r) => Number(/type=(\d+)/.exec(r)![1])));
+  assert.ok(native.length > 20 && types0.size >= 3, `${native.length} events of ${types0.size} types`);
+  // the output and condition fields of the bundled rules that kernel records provide, all compared
+  const recordFields = [...refs.keys()].filter((f) => KERNEL_RECORD_FIELDS.includes(f));
+  assert.ok(recordFields.every((f) => slots.includes(f)), recordFields.filter((f) => !slots.includes(f)).join(' '));
+  assert.ok(recordFields.length >= 20, `${recordFields.length} record fields`);
+  const diffs = native.flatMap((r, i) => (r === oracle[i] ? [] : [`native ${r}\noracle ${oracle[i]}`]));
+  assert.equal(diffs.slice(0, 5), []);
+  assert.is(native.length, oracle.length);
 });
 
 test.run();

@@ -1,18 +1,18 @@
-// Real kernel records for the two-path tests (paths, args, session, caps): /proc snapshots as PROC
-// records, then what the probe captures of the given syscalls while `action` runs, drained into
-// one buffer; and the pieces the syscall source would evaluate it in (a batch is cut before an
-// EXEC or CAPS of a pid with an event earlier in the batch, as source.ts cuts it); and both
-// paths over those pieces (objectsPass, bytesPass) for the tests that compare them.
-import type { RuleModule } from '../../../host/runtime/evaluator.js';
-import type { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
-import { FieldEvent } from '../../../host/sources/field-event.js';
+// Real kernel records for the differential tests (paths, args, session, caps): /proc snapshots as
+// PROC records, then what the probe captures of the given syscalls while `action` runs, drained
+// into one buffer; the pieces the syscall source would evaluate it in (a batch is cut before an
+// EXEC or CAPS of a pid with an event earlier in the batch, as source.ts cuts it); a translator
+// over those pieces (bytesPass); and the C translator against the TypeScript oracle on them
+// (translatorsPass: every eval record slot of every event compared).
+import { MEM, REC } from '../../../host/engine/codegen/abi.js';
+import { RuleModule } from '../../../host/runtime/evaluator.js';
+import { KernelIngest, nativeTranslator } from '../../../host/sources/syscall/ingest.js';
+import { FieldEvent } from '../../../host/engine/field-event.js';
+import type { FieldRef } from '../../../host/engine/ir.js';
 import { HDR, KIND } from '../../../host/sources/syscall/abi.js';
 import { clocks, openCapture } from '../../../host/sources/syscall/addon.js';
-import { SyscallEvent } from '../../../host/sources/syscall/event.js';
 import { encodeProcRecord, readProcesses } from '../../../host/sources/syscall/procfs.js';
-import { ProcessTable } from '../../../host/sources/syscall/state.js';
-import { syscallIds, syscallName } from '../../../host/sources/syscall/syscalls.js';
-import { UserNames } from '../../../host/sources/syscall/users.js';
+import { syscallIds } from '../../../host/sources/syscall/syscalls.js';
 
 /** A drained recording: records in buf[0..fill); epochNs turns their boot-time stamps into epoch ns. */
 export interface Recording {
@@ -60,33 +60,6 @@ export function batchPieces(buf: Uint8Array, fill: number): Array<[number, numbe
 }
 
 /**
- * The objects path over a recording, piece by piece as the source judges batches: each piece's
- * process records applied, then `visit(offset, event)` for its syscall events (their fields read
- * then, as the source reads them), then the piece's exits dropped.
- */
-export function objectsPass(rec: Recording, hostname: string, visit: (off: number, ev: SyscallEvent) => void): void {
-  const { buf, fill, epochNs } = rec;
-  const dv = new DataView(buf.buffer, buf.byteOffset);
-  const table = new ProcessTable();
-  const ctx = { table, names: new UserNames(), hostname };
-  let num = 0;
-  for (const [from, to] of batchPieces(buf, fill)) {
-    const evs: Array<[number, SyscallEvent]> = [];
-    for (let off = from; off < to; off += dv.getUint32(off + HDR.len, true)) {
-      const kind = dv.getUint16(off + HDR.kind, true);
-      if (kind !== KIND.SYSCALL) {
-        table.apply(buf, dv, off, kind);
-        continue;
-      }
-      const ts = dv.getBigUint64(off + HDR.ts_ns, true);
-      evs.push([off, new SyscallEvent(ctx, buf, dv, off, syscallName(dv.getUint16(off + HDR.nr, true)), table.get(dv.getUint32(off + HDR.pid, true)), ts + epochNs, ++num)]);
-    }
-    for (const [off, ev] of evs) visit(off, ev);
-    table.flushExits();
-  }
-}
-
-/**
  * The byte path over a recording, the same pieces through `ki` into module `m`: `visit(offset,
  * fields)` for every event (its rendered fields, as alert output reads them); returns the rules
  * each event matched, by record offset.
@@ -106,4 +79,60 @@ export function bytesPass(rec: Recording, m: RuleModule, ki: KernelIngest, visit
     });
   }
   return matched;
+}
+
+/** Every eval record of the last batch in `m` decoded: type, the thread's pid, and each present slot's value. */
+export function decodeRecords(m: RuleModule, n: number): string[] {
+  const layout = m.compiled.generated.layouts.syscall;
+  const dv = new DataView(m.memory.buffer);
+  const u8 = new Uint8Array(m.memory.buffer);
+  const str = (a: number) => Buffer.from(u8.subarray(dv.getUint32(a, true), dv.getUint32(a, true) + dv.getUint32(a + 4, true))).toString('latin1');
+  const one = (kind: string, a: number) => (kind === 'str' ? JSON.stringify(str(a)) : String(dv.getBigInt64(a, true)));
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const at = MEM.batchBase + i * layout.stride;
+    const thread = dv.getUint32(at + REC.thread, true);
+    const parts = [`type=${dv.getUint32(at + REC.type, true)}`, `pid=${thread === 0 ? '-' : dv.getUint32(thread + 4, true)}`];
+    for (const slot of layout.slots) {
+      if ((dv.getUint32(at + REC.present + 4 * (slot.index >> 5), true) & (1 << (slot.index & 31))) === 0) continue;
+      const a = at + slot.offset;
+      const v = slot.list ? `[${Array.from({ length: dv.getUint32(a + 4, true) }, (_, k) => one(slot.kind, dv.getUint32(a, true) + 8 * k)).join(',')}]` : one(slot.kind, a);
+      parts.push(`${slot.ref.canonical}=${v}`);
+    }
+    out.push(parts.join(' '));
+  }
+  return out;
+}
+
+/** A second instance of `m` with its own memory (state region, batch region). */
+export function twin(m: RuleModule): RuleModule {
+  const t = RuleModule.create(m.compiled);
+  if (!t.ok) throw new Error(t.error.message);
+  return t.module;
+}
+
+/**
+ * The C translator (probes/addon/ingest.c through the addon) and the TypeScript oracle
+ * (ingest.ts with `native: false`) over the same recording, piece by piece, each into its own
+ * instance of `m`: every event's eval record decoded (decodeRecords), one list per translator,
+ * and the slots they compared (the module's syscall layout); with `refs`, each event's rendered
+ * values of those fields too (fieldsOf: the thread entry each translator pointed the record at).
+ */
+export function translatorsPass(rec: Recording, m: RuleModule, hostname = 'h', refs: readonly FieldRef[] = []): { native: string[]; oracle: string[]; slots: string[] } {
+  if (!nativeTranslator()) throw new Error('the addon\'s translator does not load (probes/build; its ingestAbi must match ingest.ts)');
+  const { buf, fill, epochNs } = rec;
+  const out = { native: [] as string[], oracle: [] as string[], slots: m.compiled.generated.layouts.syscall.slots.map((s) => s.ref.canonical) };
+  const sides: Array<[KernelIngest, RuleModule, string[]]> = [[new KernelIngest({ hostname }), m, out.native], [new KernelIngest({ native: false, hostname }), twin(m), out.oracle]];
+  for (const [from, to] of batchPieces(buf, fill)) {
+    for (const [ki, mod, list] of sides) {
+      const offsets = ki.ingest(mod, buf.subarray(from, to), to - from, epochNs);
+      const view = buf.subarray(from, to);
+      decodeRecords(mod, offsets.length).forEach((r, i) => {
+        const ev = new FieldEvent(ki.fieldsOf(mod, view, offsets[i]!, i), { source: 'syscall', timeNs: 0n, num: 1n });
+        const rendered = refs.map((f) => `${f.canonical}=${JSON.stringify(ev.field(f), (_k, x) => (typeof x === 'bigint' ? String(x) : x))}`);
+        list.push([`@${from + offsets[i]!} ${r}`, ...rendered].join(' '));
+      });
+    }
+  }
+  return out;
 }

@@ -1,13 +1,13 @@
 // The header and process fields users' own rules read (thread.tid, evt.time, evt.rawtime,
 // evt.dir, evt.source, evt.hostname, evt.is_open_exec, proc.sid, proc.vpgid, proc.sname,
-// user.loginname, container.name) on real kernel records, byte path against objects path: a
+// user.loginname, container.name) on real kernel records, the C translator against the oracle: a
 // shell started by setsid (a session leader) opens marker files itself and through children. The
 // captured records are cut into pieces as `rae run`'s byte path cuts them (source.ts batchBytes:
 // before an exec of a process with events earlier in the piece) and each piece is judged the way
-// each path judges a batch (process records applied, then the events evaluated, then exits
-// dropped). Every field of every event must render the same (KernelIngest.fieldsOf against
-// SyscallEvent), and a compiled rule built from the objects path's values of each marker event
-// must match that event on the byte path (the eval record slots and the thread entry).
+// the source judges a batch (process records applied, then the events evaluated). A compiled rule
+// built from the oracle's values of each marker event (ingest.ts with `native: false`, its
+// fieldsOf) must match that event through the C translator and through the oracle, both must
+// write the same eval records, and every field must render the same.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,14 +16,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
 import { lookupField } from '../../../host/engine/fields/index.js';
-import { Interpreter, type RawValue } from '../../../host/engine/interpreter.js';
+import type { FieldEvent } from '../../../host/engine/field-event.js';
+import type { RawValue } from '../../../host/engine/interpreter.js';
 import type { FieldRef } from '../../../host/engine/ir.js';
-import { KernelIngest } from '../../../host/runtime/kernel-ingest.js';
+import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
-import { SyscallEvent } from '../../../host/sources/syscall/event.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
-import { bytesPass, objectsPass, recordKernel, type Recording } from './recording.js';
+import { bytesPass, recordKernel, translatorsPass, twin, type Recording } from './recording.js';
 
 const gate = kernelGate('session.test.ts');
 const run_ = gate.run ? test : test.skip;
@@ -41,7 +41,7 @@ function literal(v: RawValue): string {
   return typeof v === 'string' ? JSON.stringify(v) : String(v);
 }
 
-run_('session: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec, proc.sid/vpgid/sname, user.loginname and container.name agree on both paths for a real setsid shell', async () => {
+run_('session: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec, proc.sid/vpgid/sname, user.loginname and container.name agree between the C translator and the oracle for a real setsid shell', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rae-session-'));
   let rec: Recording;
   try {
@@ -54,15 +54,11 @@ run_('session: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec, pr
   const { buf, epochNs: epoch } = rec;
   const dv = new DataView(buf.buffer);
   const refs = FIELDS.map(ref);
-  // the objects path, piece by piece (field values, and the rules when given)
-  const interp = new Interpreter();
-  const judgeObjects = (rules: readonly LoadedRule[]) => {
-    const objects = new Map<number, { type: string; values: Array<RawValue | undefined>; ev: SyscallEvent; matched: string[] }>();
-    objectsPass(rec, HOST, (off, ev) => objects.set(off, { type: ev.type, values: refs.map((r) => ev.field(r)), ev, matched: rules.filter((r) => interp.evaluate(r.condition, ev)).map((r) => r.name) }));
-    return objects;
-  };
-  const objects = judgeObjects([]);
-  // the marker opens and a rule per marker from the objects path's values
+  // the oracle, piece by piece: every event's field values (through a module that reads them all)
+  const reading: readonly LoadedRule[] = loadRules([{ name: 'fields.yaml', text: `- rule: fields\n  desc: d\n  condition: evt.type in (open, openat) and (${FIELDS.map((f) => `${f} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` }]).ruleset.rules;
+  const objects = new Map<number, { type: string; values: Array<RawValue | undefined>; ev: FieldEvent }>();
+  bytesPass(rec, await compileAll(reading), new KernelIngest({ native: false, hostname: HOST }), (off, ev) => objects.set(off, { type: String(ev.field(ref('evt.type'))), values: refs.map((r) => ev.field(r)), ev }));
+  // the marker opens and a rule per marker from the oracle's values
   const markers = [...objects].filter(([, o]) => ['m1', 'm2', 'm3'].some((f) => o.ev.field(ref('fd.name')) === join(dir, f)));
   assert.is(markers.length, 3, `marker opens: ${markers.map(([, o]) => o.ev.field(ref('fd.name'))).join(' ')}`);
   const rulesText = markers.map(([, o], k) => {
@@ -72,23 +68,26 @@ run_('session: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec, pr
   const loaded = loadRules([{ name: 'markers.yaml', text: rulesText }]);
   assert.ok(loaded.ok, rulesText);
   const m = await compileAll(loaded.ruleset.rules);
-  const judged = judgeObjects(loaded.ruleset.rules);
-  // the byte path, the same pieces: matches and rendered fields
+  const pass = translatorsPass(rec, m, HOST);
+  assert.ok(FIELDS.every((f) => ['proc.', 'user.', 'container.'].some((p) => f.startsWith(p)) || pass.slots.includes(f)), pass.slots.join(' '));
+  assert.equal(pass.native.flatMap((r, i) => (r === pass.oracle[i] ? [] : [`native ${r}\noracle ${pass.oracle[i]}`])).slice(0, 5), []);
+  const judged = bytesPass(rec, twin(m), new KernelIngest({ native: false, hostname: HOST }), () => undefined);
+  // the C translator, the same pieces: matches and rendered fields
   const diffs: string[] = [];
   let events = 0;
   const matched = bytesPass(rec, m, new KernelIngest({ hostname: HOST }), (off, bytes) => {
     const obj = objects.get(off)!;
     refs.forEach((rf, j) => {
       const b = bytes.field(rf);
-      if (obj.values[j] !== b) diffs.push(`${obj.type} ${rf.canonical}: objects ${String(obj.values[j])}, bytes ${String(b)} (pid ${dv.getUint32(off + HDR.pid, true)} ${String(obj.ev.field(ref('proc.name')))} ${String(obj.ev.field(ref('fd.name')))})`);
+      if (obj.values[j] !== b) diffs.push(`${obj.type} ${rf.canonical}: oracle ${String(obj.values[j])}, bytes ${String(b)} (pid ${dv.getUint32(off + HDR.pid, true)} ${String(obj.ev.field(ref('proc.name')))} ${String(obj.ev.field(ref('fd.name')))})`);
     });
     events++;
   });
   assert.equal([...new Set(diffs)].slice(0, 20), []);
   assert.ok(events >= 3, `${events} events`);
   markers.forEach(([off, o], k) => {
-    assert.equal(judged.get(off)!.matched, [`marker ${k}`], `marker ${k} on the objects path (${o.type})`);
-    assert.equal(matched.get(off), [`marker ${k}`], `marker ${k} on the byte path`);
+    assert.equal(judged.get(off), [`marker ${k}`], `marker ${k} through the oracle (${o.type})`);
+    assert.equal(matched.get(off), [`marker ${k}`], `marker ${k} through the C translator`);
   });
   // the values: bash leads the session every marker open belongs to; m3 is opened by the leader itself after its exec
   const v = (k: number, f: string) => markers[k]![1].values[FIELDS.indexOf(f)];

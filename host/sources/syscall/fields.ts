@@ -1,21 +1,21 @@
 // Kernel events decoded into field objects, only for what needs objects: alert formatting of
-// matched events and tests. The semantics mirror the eval records kernel-ingest.ts writes from
+// matched events and tests. The semantics mirror the eval records ingest.ts writes from
 // the same bytes (open flags, fd.name resolution, endpoints by side, errno names), and the
 // process fields are read back from the thread entry in linear memory (ancestors by walking
 // parent links, as the compiled rules do). evt.arg.flags/target/domain/request and the
 // parameters name/path/filename/oldpath/newpath/mode/fd/uid/cmd as libsinsp names and prints them
 // per syscall (render.ts), and pid/dirfd/res/linkpath.
 import { posix } from 'node:path';
-import { decodeRecord, sockaddr, type SockAddr } from '../sources/syscall/decode.js';
-import { AF, KIND, SYSCALL } from '../sources/syscall/abi.js';
-import { atFlags, chmodMode, DIRFD_ARG, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, NEWPATH_ARG, openFlags, openMode, PATH_ARG, ptraceRequest, resArgText, socketDomain, uidText } from '../sources/syscall/render.js';
-import type { LoadedRule } from '../engine/index.js';
-import { walkChecked, type Operand } from '../engine/ir.js';
-import { TF, THREAD, TP } from './abi.js';
+import { decodeRecord, sockaddr, type SockAddr } from './decode.js';
+import { AF, KIND, SYSCALL } from './abi.js';
+import { atFlags, chmodMode, DIRFD_ARG, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, NEWPATH_ARG, openFlags, openMode, PATH_ARG, ptraceRequest, resArgText, socketDomain, uidText } from './render.js';
+import type { LoadedRule } from '../../engine/index.js';
+import { walkChecked, type Operand } from '../../engine/ir.js';
+import { TF, THREAD, TP } from '../../engine/codegen/abi.js';
 
 /**
  * The fields the byte path provides to conditions: the slots the translators fill (the keys of
- * kernel-ingest.ts's field table, checked equal at load), evt.type and the thread entry's fields.
+ * ingest.ts's field table, checked equal at load), evt.type and the thread entry's fields.
  */
 export const KERNEL_RECORD_FIELDS: readonly string[] = [
   'evt.num', 'evt.rawres', 'evt.res', 'evt.failed', 'fd.num', 'fd.name', 'fd.nameraw', 'fd.directory', 'fd.filename', 'fd.typechar',
@@ -45,28 +45,44 @@ function provided(name: string, arg: string | undefined, canonical: string, outp
   return (arg === undefined || canonical.startsWith('evt.arg.')) && CONDITION_FIELDS.has(canonical);
 }
 
-/**
- * The fields the enabled syscall rules use (conditions and outputs) that the byte path does not
- * provide, by canonical name, sorted; empty when the byte path judges and renders them all.
- */
-export function kernelFieldGaps(rules: readonly LoadedRule[]): { condition: string[]; output: string[] } {
-  const condition = new Set<string>();
-  const output = new Set<string>();
-  const operand = (o: Operand | { kind: 'const'; value: string }): void => {
-    if (o.kind === 'field') {
-      if (!provided(o.def.name, o.arg, o.canonical, false)) condition.add(o.canonical);
-    } else if (o.kind === 'transform') for (const a of o.args) operand(a);
-  };
+/** A field an enabled syscall rule uses that kernel events do not provide (it reads as missing). */
+export interface MissingField {
+  rule: string;
+  field: string;
+  where: 'condition' | 'output';
+}
+
+/** The fields the enabled syscall rules use (conditions and outputs) that the byte path does not provide, rule by rule, each once. */
+export function missingFields(rules: readonly LoadedRule[]): MissingField[] {
+  const out: MissingField[] = [];
   for (const r of rules) {
     if (r.source !== 'syscall' || !r.enabled) continue;
+    const seen = new Set<string>();
+    const add = (field: string, where: MissingField['where']) => {
+      if (seen.has(`${where} ${field}`)) return;
+      seen.add(`${where} ${field}`);
+      out.push({ rule: r.name, field, where });
+    };
+    const operand = (o: Operand | { kind: 'const'; value: string }): void => {
+      if (o.kind === 'field') {
+        if (!provided(o.def.name, o.arg, o.canonical, false)) add(o.canonical, 'condition');
+      } else if (o.kind === 'transform') for (const a of o.args) operand(a);
+    };
     walkChecked(r.condition, (n) => {
       if (n.kind === 'exists') operand(n.operand);
       if (n.kind === 'cmp' || n.kind === 'cmpfield') operand(n.left);
       if (n.kind === 'cmpfield') operand(n.right);
     });
-    for (const t of r.output) if (t.kind === 'field' && !provided(t.name, t.arg, t.canonical, true)) output.add(t.canonical);
+    for (const t of r.output) if (t.kind === 'field' && !provided(t.name, t.arg, t.canonical, true)) add(t.canonical, 'output');
   }
-  return { condition: [...condition].sort(), output: [...output].sort() };
+  return out;
+}
+
+/** missingFields by canonical name, sorted; empty when the byte path judges and renders every field the rules use. */
+export function kernelFieldGaps(rules: readonly LoadedRule[]): { condition: string[]; output: string[] } {
+  const missing = missingFields(rules);
+  const names = (where: MissingField['where']) => [...new Set(missing.filter((m) => m.where === where).map((m) => m.field))].sort();
+  return { condition: names('condition'), output: names('output') };
 }
 
 /** errno names of evt.res for failed syscalls (x86-64 numbers). */
@@ -101,7 +117,7 @@ export interface ThreadFacts {
 
 /**
  * The fields of the kernel SYSCALL record at `recordOffset` as a field-event object: the same
- * semantics as the eval record kernel-ingest.ts writes, decoded into strings; process fields
+ * semantics as the eval record ingest.ts writes, decoded into strings; process fields
  * from the thread entry at `thread` (the process as it was when the event happened).
  */
 export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, recordOffset: number, thread: number, threads?: ThreadFacts, hostname?: string): Record<string, unknown> {
@@ -160,11 +176,11 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   put('fd.rport', port(rec.peer));
   const argN = (i: number) => Number(BigInt.asIntN(64, rec.args[i]!));
   if (file) out['evt.arg.flags'] = openFlags(flags);
-  // other syscalls' flags as the objects path renders them (alert output only; conditions see opens' flags)
+  // other syscalls' flags as libsinsp renders them (alert output only; conditions see opens' flags)
   else if (rec.name === 'unlinkat' || rec.name === 'fchmodat' || rec.name === 'linkat') out['evt.arg.flags'] = atFlags(argN(rec.name === 'linkat' ? 4 : 2));
   else out['evt.arg.flags'] = String(argN(rec.name === 'unshare' ? 0 : 1));
   if (rec.name === 'socket') {
-    // the socket's kind from its domain argument, as the objects path has it (alert output only)
+    // the socket's kind from its domain argument (alert output only)
     const d = argN(0);
     const c = d === AF.INET ? '4' : d === AF.INET6 ? '6' : d === AF.UNIX ? 'u' : undefined;
     Object.assign(out, c === undefined ? { 'fd.typechar': 'o', 'fd.type': 'unknown' } : { 'fd.typechar': c, 'fd.type': { '4': 'ipv4', '6': 'ipv6', u: 'unix' }[c] });
@@ -228,7 +244,7 @@ export function l4Type(name: string, fam: number, vd: DataView, off: number): nu
 
 /**
  * fd.name of an IP socket: `client->server`, each end `addr:port` (IPv6 as RFC 5952 text, an
- * absent end 0.0.0.0:0), as the objects path renders it (event.ts).
+ * absent end 0.0.0.0:0).
  */
 export function connTuple(dv: DataView, client: number, server: number): string {
   const ep = (at: number) => {

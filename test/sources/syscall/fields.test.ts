@@ -1,12 +1,12 @@
-// The fields the byte path provides against those a ruleset uses (kernelFieldGaps), and `rae
-// run`'s choice of path from them (chooseSyscallPath): the bundled default syscall rules run on
-// the byte path; a rule using a field only the objects path has sends the run to the objects path.
+// The fields the byte path provides against those a ruleset uses (kernelFieldGaps, missingFields),
+// and the load-time warnings `rae run` prints from them (missingFieldWarnings): one per field,
+// naming the rules that read it as missing.
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadRules } from '../../host/engine/index.js';
-import { kernelFieldGaps } from '../../host/runtime/kernel-fields.js';
-import { chooseSyscallPath } from '../../host/sources/syscall/source.js';
+import { loadRules } from '../../../host/engine/index.js';
+import { kernelFieldGaps, missingFields } from '../../../host/sources/syscall/fields.js';
+import { missingFieldWarnings } from '../../../host/sources/syscall/source.js';
 
 const bundled = loadRules([{ name: 'falco_rules.yaml', text: readFileSync('rules/syscall/falco_rules.yaml', 'utf8') }]).ruleset.rules;
 const one = (condition: string, output: string) =>
@@ -23,39 +23,36 @@ test('kernel fields: disabled and other-source rules do not count', () => {
   assert.equal(kernelFieldGaps(rules), { condition: [], output: [] });
 });
 
-test('kernel fields: the bundled syscall rules run on the byte path; a field only the objects path has selects it', () => {
-  const c = chooseSyscallPath(bundled);
-  assert.is(c.path, 'bytes', c.why);
-  assert.equal(c.missing, []);
-  // what neither path provides (container metadata, capabilities) does not decide anything
-  assert.ok(c.neither.includes('container.image.repository'), c.neither.join(' '));
-  const o = chooseSyscallPath([...bundled, ...one('evt.type = ptrace and evt.arg.addr = 1', '%evt.arg.addr')]);
-  assert.is(o.path, 'objects');
-  assert.equal(o.missing, ['evt.arg.addr']);
-  assert.match(o.why, 'the byte path lacks evt.arg.addr');
+test('kernel fields: a field kernel events lack is a warning naming the field and the rules that use it', () => {
+  const before = missingFieldWarnings(missingFields(bundled));
+  // container and image metadata the byte path does not have yet: warned, never a reason for another path
+  assert.ok(before.some((l) => l.startsWith('syscall: warning: kernel events do not provide container.image.repository, it reads as missing in rule "')), before.join('\n'));
+  assert.not.ok(before.some((l) => l.includes('evt.arg.addr')));
+  const rules = [...bundled, ...one('evt.type = ptrace and evt.arg.addr = 1', '%evt.arg.addr')];
+  assert.equal(missingFields(rules).filter((m) => m.rule === 'r'), [{ rule: 'r', field: 'evt.arg.addr', where: 'condition' }, { rule: 'r', field: 'evt.arg.addr', where: 'output' }]);
+  const after = missingFieldWarnings(missingFields(rules));
+  assert.equal(after.filter((l) => l.includes('evt.arg.addr')), ['syscall: warning: kernel events do not provide evt.arg.addr, it reads as missing in rule "r" (condition), "r" (output)']);
+  // a field many rules read names the first five
+  const many = missingFieldWarnings(Array.from({ length: 7 }, (_, i) => ({ rule: `r${i}`, field: 'k8s.pod.name', where: 'condition' as const })));
+  assert.equal(many, ['syscall: warning: kernel events do not provide k8s.pod.name, it reads as missing in rule "r0" (condition), "r1" (condition), "r2" (condition), "r3" (condition), "r4" (condition) and 2 more']);
 });
 
 /** The header, constant and process fields users' own rules often read (the byte path has them all in conditions). */
 const USER_FIELDS = ['proc.sid', 'proc.vpgid', 'proc.sname', 'container.name', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec', 'thread.tid', 'user.loginname', 'thread.cap_effective', 'thread.cap_permitted', 'thread.cap_inheritable'];
 
-test('kernel fields: a rule reading proc.sid/vpgid/sname, container.name, evt.time/rawtime/dir/source/hostname/is_open_exec, thread.tid, user.loginname or thread.cap_* keeps the byte path', () => {
+test('kernel fields: a rule reading proc.sid/vpgid/sname, container.name, evt.time/rawtime/dir/source/hostname/is_open_exec, thread.tid, user.loginname or thread.cap_* are provided', () => {
   for (const f of USER_FIELDS) {
     const rules = one(`evt.type = openat and ${f} exists`, `%${f}`);
     assert.equal(kernelFieldGaps(rules), { condition: [], output: [] }, f);
-    assert.is(chooseSyscallPath([...bundled, ...rules]).path, 'bytes', f);
   }
   const all = one(`evt.type = openat and ${USER_FIELDS.map((f) => `${f} exists`).join(' and ')} and evt.dir = "<" and evt.source = syscall and evt.is_open_exec = false`, USER_FIELDS.map((f) => `%${f}`).join(' '));
-  const c = chooseSyscallPath([...bundled, ...all]);
-  assert.is(c.path, 'bytes', c.why);
-  assert.equal(c.missing, []);
+  assert.equal(missingFields(all), []);
 });
 
-test('kernel fields: a rule reading evt.arg.pid, dirfd, res or linkpath keeps the byte path', () => {
+test('kernel fields: a rule reading evt.arg.pid, dirfd, res or linkpath are provided', () => {
   for (const [type, arg, value] of [['ptrace', 'pid', '1'], ['openat', 'dirfd', 'AT_FDCWD'], ['unlinkat', 'res', 'ENOENT'], ['symlinkat', 'linkpath', '/etc/shadow']] as const) {
     const rules = one(`evt.type = ${type} and evt.arg.${arg} = "${value}"`, `%evt.arg.${arg}`);
     assert.equal(kernelFieldGaps(rules), { condition: [], output: [] }, arg);
-    const c = chooseSyscallPath([...bundled, ...rules]);
-    assert.is(c.path, 'bytes', `${arg}: ${c.why}`);
   }
 });
 

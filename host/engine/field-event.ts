@@ -4,8 +4,8 @@
 // the live sources would: `proc.aname[0]` is proc.name, `proc.aname[1]` proc.pname, an
 // un-indexed `proc.aname` (a list of ancestors from the parent up) yields `proc.aname[N]`, and
 // `fd.ip`/`fd.port` are both endpoints of fd.cip/fd.sip and fd.cport/fd.sport, and `fd.snet` is fd.sip.
-import type { FieldRef } from '../engine/ir.js';
-import type { EventAccessor, RawScalar, RawValue } from '../engine/interpreter.js';
+import type { FieldRef } from './ir.js';
+import type { EventAccessor, RawScalar, RawValue } from './interpreter.js';
 
 const ANCESTOR_BASE: Record<string, string> = {
   'proc.aname': 'proc.name',

@@ -3,7 +3,7 @@
 // event. PROC/EXEC/FORK/EXIT records update the persistent thread table (thread-table.ts); each
 // SYSCALL record becomes one eval record whose slots (the module's layout) are filled from the
 // record's numbers and byte ranges, its `thread` pointing at the process's entry. Only matched
-// events are later decoded into objects (fieldsOf, kernel-fields.ts) for alert formatting.
+// events are later decoded into objects (fieldsOf, fields.ts) for alert formatting.
 // Fields the kernel record provides: evt.type, evt.num, evt.rawres, evt.res, evt.failed, fd.num,
 // fd.name (an absolute path normalized as posix.normalize does)/nameraw/directory/filename, fd.type/typechar/sockfamily, evt.is_open_read/write/create,
 // fd.sip/cip/lip/rip, fd.sport/cport/lport/rport, fd.ip/port/net and the networks,
@@ -13,23 +13,23 @@
 // leaves setuid records to this file's when a rule reads it), fd.l4proto (socket(2)'s type argument or the
 // probe's sock_type), fd.connected, fd.name_changed, proc.duration (the thread table's start
 // times), thread.tid, evt.rawtime (boot ns + the caller's boot-to-epoch offset) and evt.time (the
-// same number as decimal text, as the objects path's conditions see it), evt.dir '<', evt.source
-// 'syscall', evt.hostname (the constructor's) and evt.is_open_exec false (as the objects path has
-// them); process fields come from the thread entry. Any other field is missing for kernel
-// events (the list: KERNEL_RECORD_FIELDS, kernel-fields.ts).
+// same number as decimal text), evt.dir '<', evt.source 'syscall', evt.hostname (the
+// constructor's) and evt.is_open_exec false; process fields come from the thread entry. Any other field is missing for kernel
+// events (the list: KERNEL_RECORD_FIELDS, fields.ts).
 // When the capture addon loads, the per-event work runs in C (probes/addon/ingest.c, same
 // semantics, driven by a per-module plan of slots); this file's JS translator is the fallback
 // and the reference the tests compare the native one with.
 import { hostname as osHostname } from 'node:os';
 import { posix } from 'node:path';
-import type { Slot } from '../engine/codegen/index.js';
-import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from '../sources/syscall/abi.js';
-import { loadNative, type NativeIngest } from '../sources/syscall/addon.js';
-import { chmodMode, DIRFD_ARG, DOMAINS, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, MODE_FLAGS, NEWPATH_ARG, OPEN_FLAGS, openFlags, openMode, PATH_ARG, PTRACE, ptraceRequest, resArgText, socketDomain, uidText } from '../sources/syscall/render.js';
-import { NR_SYSCALLS, syscallName } from '../sources/syscall/syscalls.js';
-import { evtTypeId, MEM, REC } from './abi.js';
-import type { RuleModule } from './evaluator.js';
-import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './kernel-fields.js';
+import type { Slot } from '../../engine/codegen/index.js';
+import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from './abi.js';
+import { loadNative, type NativeIngest } from './addon.js';
+import { chmodMode, DIRFD_ARG, DOMAINS, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, MODE_FLAGS, NEWPATH_ARG, OPEN_FLAGS, openFlags, openMode, PATH_ARG, PTRACE, ptraceRequest, resArgText, socketDomain, uidText } from './render.js';
+import { NR_SYSCALLS, syscallName } from './syscalls.js';
+import { evtTypeId, MEM, REC } from '../../engine/codegen/abi.js';
+import type { RuleModule } from '../../runtime/evaluator.js';
+import type { RecordTranslator } from '../../runtime/translator.js';
+import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './fields.js';
 import { ThreadTable } from './thread-table.js';
 
 const F = {
@@ -58,7 +58,7 @@ const BY_FIELD: Record<string, number> = {
 };
 /** The field of each path-parameter kind (NRC.PATHARG_SHIFT: 1 name, 2 path, 3 filename, 4 oldpath). */
 const PATH_FIELD = [0, F.ARG_NAME, F.ARG_PATH, F.ARG_FILENAME, F.ARG_OLDPATH] as const;
-if (Object.keys(BY_FIELD).sort().join() !== [...KERNEL_RECORD_FIELDS].sort().join()) throw new Error('kernel-ingest: the field table is out of step with KERNEL_RECORD_FIELDS');
+if (Object.keys(BY_FIELD).sort().join() !== [...KERNEL_RECORD_FIELDS].sort().join()) throw new Error('ingest: the field table is out of step with KERNEL_RECORD_FIELDS');
 /** Whether an absolute path would change under posix.normalize ('//', '.' or '..' components). */
 function needsNormalize(b: Uint8Array, at: number, len: number): boolean {
   if (b[at] !== 47) return false;
@@ -120,7 +120,7 @@ function constants(hostname: string): { blob: Uint8Array; table: Int32Array } {
   strs.push(...L4);
   strs.push(...MODE_FLAGS.map(([, n]) => n));
   strs.push('<', 'syscall', hostname);
-  if (strs[IABI.K_HOSTNAME] !== hostname || strs.length !== IABI.K_COUNT || OPEN_FLAGS.length !== IABI.OFLAG_COUNT) throw new Error('kernel-ingest: constant table out of step with ingest.h');
+  if (strs[IABI.K_HOSTNAME] !== hostname || strs.length !== IABI.K_COUNT || OPEN_FLAGS.length !== IABI.OFLAG_COUNT) throw new Error('ingest: constant table out of step with ingest.h');
   const table = new Int32Array(2 * IABI.K_COUNT);
   const parts: Buffer[] = [];
   let at = 0;
@@ -177,7 +177,7 @@ function nativePlan(stride: number, head: number, slots: Plan['slots'], consts: 
 }
 
 /** Turns kernel record batches into eval records for the running module. */
-export class KernelIngest {
+export class KernelIngest implements RecordTranslator {
   readonly threads = new ThreadTable();
   /** The native translator in use, undefined for the JS one. */
   readonly native: NativeIngest | undefined;
@@ -434,7 +434,7 @@ export class KernelIngest {
       case F.READ:
       case F.WRITE:
       case F.CREATE: {
-        if (!f.file) return field !== F.CREATE && this.num64(to, 0); // false for other syscalls, as the objects path has it
+        if (!f.file) return field !== F.CREATE && this.num64(to, 0); // false for other syscalls
         const acc = f.flags & O_ACCMODE;
         const v = field === F.READ ? acc === 0 || acc === 2 : field === F.WRITE ? acc === 1 || acc === 2 : (f.flags & O_CREAT) !== 0;
         return this.num64(to, v ? 1 : 0);
@@ -601,7 +601,7 @@ export class KernelIngest {
     return (fam === AF.INET || fam === AF.INET6) && this.num64(to, vd.getUint16(sa + SOCKADDR.port, true));
   }
 
-  /** `cip:cport->sip:sport` of an IP socket, each end as the objects path renders it (connTuple). */
+  /** `cip:cport->sip:sport` of an IP socket, each end as connTuple renders it. */
   private tupleName(vd: DataView, to: number): boolean {
     return this.constant(connTuple(vd, this.f.client, this.f.server), to);
   }
@@ -628,7 +628,7 @@ export class KernelIngest {
 
   /**
    * The fields of event i of the last ingested batch (its kernel record at `recordOffset`) as a
-   * field-event object, for alert formatting of matches and for tests (kernel-fields.ts).
+   * field-event object, for alert formatting of matches and for tests (fields.ts).
    */
   fieldsOf(m: RuleModule, view: Uint8Array, recordOffset: number, event: number): Record<string, unknown> {
     const thread = new DataView(m.memory.buffer).getUint32(MEM.batchBase + event * this.plan(m).stride + REC.thread, true);

@@ -1,21 +1,21 @@
 // The persistent thread table in a module's state region (probes/src/eval_abi.h): one
 // struct rae_thread per process, written once from the kernel's PROC/EXEC/FORK records (bytes
 // copied from the record, never decoded into JS strings; user.name and group.name of the
-// record's effective ids from the host's passwd and group files; proc.is_exe_from_memfd as the
-// objects path decides it, proc.is_exe_upper_layer false; proc.sid/vpgid from the record,
+// record's effective ids from the host's passwd and group files; proc.is_exe_from_memfd from the
+// exe path, proc.is_exe_upper_layer false; proc.sid/vpgid from the record,
 // user.loginname the passwd name of user.loginuid, container.name 'host' for host processes,
 // proc.sname the comm of the live process whose pid is the session id, kept current when that
-// leader is written again or has exited, as the objects path looks it up per event;
+// leader is written again or has exited;
 // thread.cap_inheritable/permitted/effective as libsinsp's caps_to_string text of the record's
 // sets (FORK: the child's, EXEC/PROC: the new image's, CAPS: capset's), one heap copy per distinct set), linked to the parent's entry, freed
 // when the process has exited and no child points at it any more. The tid -> entry index lives
 // here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
 // the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
-import { CAPS, EXIT, HDR, KIND, PF, PROC, XF } from '../sources/syscall/abi.js';
-import { capsText } from '../sources/syscall/caps.js';
-import { UserNames } from '../sources/syscall/users.js';
-import { ABI_VERSION, MEM, STATE, TF, THREAD, TP } from './abi.js';
+import { CAPS, EXIT, HDR, KIND, PF, PROC, XF } from './abi.js';
+import { capsText } from './caps.js';
+import { UserNames } from './users.js';
+import { ABI_VERSION, MEM, STATE, TF, THREAD, TP } from '../../engine/codegen/abi.js';
 
 interface Proc {
   addr: number;
@@ -96,7 +96,7 @@ export class ThreadTable {
       this.free.push(a);
     }
     this.freeing.length = 0;
-    // as the objects path drops an exited process after its batch (flushExits): until then an
+    // an exited process is dropped after its batch: until then an
     // exited member's events still follow its leader, and an exited leader still names its session
     for (const p of this.leaving) this.leave(p);
     this.leaving.length = 0;
@@ -272,7 +272,7 @@ export class ThreadTable {
     const args = str(PROC.args);
     let first = 0;
     while (first < args.l && view[off + args.o + first] !== 0) first++;
-    // proc.exe is argv[0] (the file executed when there is no argv), as the objects path has it
+    // proc.exe is argv[0] (the file executed when there is no argv), as libsinsp has it
     present = args.l > 0 ? this.copy(at + THREAD.exe, TP.EXE, present, view, off, args.o, first, true) : this.copy(at + THREAD.exe, TP.EXE, present, view, off, exe.o, exe.l, true);
     present = this.copy(at + THREAD.exepath, TP.EXEPATH, present, view, off, exepath.o, exepath.l, true);
     // proc.cwd ends with '/' (libsinsp)
