@@ -365,11 +365,11 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 		int v = field == RAE_FLD_READ ? (acc == 0 || acc == 2) : field == RAE_FLD_WRITE ? (acc == 1 || acc == 2) : (f->flags & 0x40) != 0;
 		return num(to, v);
 	}
-	case RAE_FLD_SIP: return ip(c, (f->cls & RAE_NRC_LISTENER) ? f->local : f->server, to);
+	case RAE_FLD_SIP: return ip(c, f->server, to);
 	case RAE_FLD_CIP: return ip(c, f->client, to);
 	case RAE_FLD_LIP: return ip(c, f->local, to);
 	case RAE_FLD_RIP: return ip(c, f->peer, to);
-	case RAE_FLD_SPORT: return port((f->cls & RAE_NRC_LISTENER) ? f->local : f->server, to);
+	case RAE_FLD_SPORT: return port(f->server, to);
 	case RAE_FLD_CPORT: return port(f->client, to);
 	case RAE_FLD_LPORT: return port(f->local, to);
 	case RAE_FLD_RPORT: return port(f->peer, to);

@@ -63,7 +63,6 @@ enum {
 #define RAE_NRC_DIRFD 0x4000000  /* evt.arg.dirfd = args[0] (PT_FD) */
 #define RAE_NRC_LINKPATH 0x8000000 /* symlink/symlinkat: the second path is evt.arg.linkpath */
 #define RAE_NRC_RES 0x10000000   /* evt.arg.res = the return value (PT_ERRNO); not when it is evt.arg.fd */
-#define RAE_NRC_LISTENER 0x20000000 /* bind/listen: fd.sip/fd.sport are the socket's local end (libsinsp's server socket) */
 
 /*
  * Constant string ids: 0..255 evt.res by errno (0 = SUCCESS; length 0 = no name), fd types,

@@ -102,12 +102,6 @@ export const FD_FROM_RET = new Set([...OPENS, 'socket', 'accept', 'accept4', 'du
 export const FD_FROM_ARG0 = new Set(['connect', 'sendto', 'recvfrom', 'sendmsg', 'recvmsg', 'bind', 'listen', 'close', 'shutdown', 'setsockopt', 'getsockopt', 'fchdir', 'fchmod', 'fcntl']);
 /** Syscalls where the local end is the server (fd.sip/fd.sport are local). */
 export const SERVER_SIDE = new Set(['accept', 'accept4']);
-/**
- * Syscalls on a socket that is (becoming) a server socket: bind and listen. libsinsp makes a bound
- * socket a server socket (parsers.cpp parse_bind_exit: SCAP_FD_IPV4_SERVSOCK with the bound ip and
- * port as m_ipv4serverinfo), so fd.sip/fd.sport are its local end, not the zero peer.
- */
-export const LISTENER = new Set(['bind', 'listen']);
 /** open(2) flag bits: access mode mask, O_CREAT, O_DIRECTORY. */
 export const O_ACCMODE = 3;
 /** O_CREAT. */
@@ -173,11 +167,11 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   const port = (s: SockAddr) => (s.family === AF.INET || s.family === AF.INET6 ? s.port : undefined);
   const put = (k: string, v: unknown) => v !== undefined && (out[k] = v);
   put('fd.cip', ip(client));
-  put('fd.sip', ip(LISTENER.has(rec.name) ? rec.local : srv));
+  put('fd.sip', ip(srv));
   put('fd.lip', ip(rec.local));
   put('fd.rip', ip(rec.peer));
   put('fd.cport', port(client));
-  put('fd.sport', port(LISTENER.has(rec.name) ? rec.local : srv));
+  put('fd.sport', port(srv));
   put('fd.lport', port(rec.local));
   put('fd.rport', port(rec.peer));
   const argN = (i: number) => Number(BigInt.asIntN(64, rec.args[i]!));

@@ -29,7 +29,7 @@ import { NR_SYSCALLS, syscallName } from './syscalls.js';
 import { evtTypeId, MEM, REC } from '../../engine/codegen/abi.js';
 import type { RuleModule } from '../../runtime/evaluator.js';
 import type { RecordTranslator } from '../../runtime/translator.js';
-import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, LISTENER, OPENS, SERVER_SIDE } from './fields.js';
+import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './fields.js';
 import { ThreadTable, type ThreadLookup } from './thread-table.js';
 
 const F = {
@@ -88,7 +88,7 @@ const IABI = {
   FLD_ARG_MODE: F.ARG_MODE, FLD_ARG_FD: F.ARG_FD, FLD_ARG_UID: F.ARG_UID, FLD_ARG_CMD: F.ARG_CMD, K_MODE: 402,
   NRC_PATHARG_SHIFT: 12, NRC_PATH_RAW: 0x8000, NRC_NEWPATH: 0x10000, NRC_MODE_SHIFT: 17, NRC_MODEFMT_SHIFT: 20, NRC_FDARG_SHIFT: 22, NRC_SETUID: 0x1000000, NRC_BPF: 0x2000000,
   FLD_ARG_PID: F.ARG_PID, FLD_ARG_DIRFD: F.ARG_DIRFD, FLD_ARG_RES: F.ARG_RES, FLD_ARG_LINKPATH: F.ARG_LINKPATH,
-  NRC_DIRFD: 0x4000000, NRC_LINKPATH: 0x8000000, NRC_RES: 0x10000000, NRC_LISTENER: 0x20000000,
+  NRC_DIRFD: 0x4000000, NRC_LINKPATH: 0x8000000, NRC_RES: 0x10000000,
   NRC_OPEN: 1, NRC_FD_RET: 2, NRC_FD_ARG0: 4, NRC_SERVER: 8, NRC_FLAGS_SHIFT: 4, NRC_SOCKET: 0x100, NRC_PTRACE: 0x200, NRC_CONNECT: 0x400, NRC_SENDTO: 0x800,
   K_ERRNO_END: 256, K_F: 256, K_IP: 266, K_DOMAIN: 267, K_PTRACE: 331, K_PTRACE_HI: 363, K_OACC: 379, K_OFLAG: 382, K_L4: 399, K_COUNT, OFLAG_COUNT: 17,
   IP_STRIDE: 0, IP_HEAD: 1, IP_NSLOTS: 2, IP_NR: 4, IP_CONST: 4 + 2 * 512, IP_OFLAGS: 4 + 2 * 512 + 2 * K_COUNT, IP_SLOTS: 4 + 2 * 512 + 2 * K_COUNT + 17,
@@ -138,7 +138,7 @@ function constants(hostname: string): { blob: Uint8Array; table: Int32Array } {
 const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
   const name = NAMES[nr]!;
   const flagsFrom = name === 'creat' ? 1 : name === 'openat2' ? 2 : name === 'open' ? 3 : name === 'openat' ? 4 : 0;
-  const base = (OPENS.has(name) ? IABI.NRC_OPEN : 0) | (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) | (FD_FROM_ARG0.has(name) ? IABI.NRC_FD_ARG0 : 0) | (SERVER_SIDE.has(name) ? IABI.NRC_SERVER : 0) | (flagsFrom << IABI.NRC_FLAGS_SHIFT) | (name === 'socket' ? IABI.NRC_SOCKET : 0) | (name === 'ptrace' ? IABI.NRC_PTRACE : 0) | (name === 'connect' ? IABI.NRC_CONNECT : 0) | (name === 'sendto' || name === 'sendmsg' ? IABI.NRC_SENDTO : 0) | (LISTENER.has(name) ? IABI.NRC_LISTENER : 0);
+  const base = (OPENS.has(name) ? IABI.NRC_OPEN : 0) | (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) | (FD_FROM_ARG0.has(name) ? IABI.NRC_FD_ARG0 : 0) | (SERVER_SIDE.has(name) ? IABI.NRC_SERVER : 0) | (flagsFrom << IABI.NRC_FLAGS_SHIFT) | (name === 'socket' ? IABI.NRC_SOCKET : 0) | (name === 'ptrace' ? IABI.NRC_PTRACE : 0) | (name === 'connect' ? IABI.NRC_CONNECT : 0) | (name === 'sendto' || name === 'sendmsg' ? IABI.NRC_SENDTO : 0);
   // the evt.arg.* parameters libsinsp gives this syscall (render.ts)
   const p = PATH_ARG[name];
   const mode = MODE_ARG[name];
@@ -445,11 +445,11 @@ export class KernelIngest implements RecordTranslator {
         const v = field === F.READ ? acc === 0 || acc === 2 : field === F.WRITE ? acc === 1 || acc === 2 : (f.flags & O_CREAT) !== 0;
         return this.num64(to, v ? 1 : 0);
       }
-      case F.SIP: return this.ip(view, vd, LISTENER.has(f.name) ? off + SYSCALL.local : f.server, to);
+      case F.SIP: return this.ip(view, vd, f.server, to);
       case F.CIP: return this.ip(view, vd, f.client, to);
       case F.LIP: return this.ip(view, vd, off + SYSCALL.local, to);
       case F.RIP: return this.ip(view, vd, off + SYSCALL.peer, to);
-      case F.SPORT: return this.port(vd, LISTENER.has(f.name) ? off + SYSCALL.local : f.server, to);
+      case F.SPORT: return this.port(vd, f.server, to);
       case F.CPORT: return this.port(vd, f.client, to);
       case F.LPORT: return this.port(vd, off + SYSCALL.local, to);
       case F.RPORT: return this.port(vd, off + SYSCALL.peer, to);
