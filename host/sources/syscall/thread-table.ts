@@ -162,9 +162,6 @@ export class ThreadTable {
     this.apply(this.scratch, 0);
     const at = this.entryOfPid(pid);
     if (at === 0) return;
-    // the record's thread belongs to the process (the PROC record names only its leader)
-    const tid = vd.getUint32(off + HDR.tid, true);
-    if (tid < PID_LIMIT) this.tidPid[tid] = pid;
     // from the header only: no executable, command line, cwd or container id (its cgroup path is unknown, so not 'host' either)
     if (!p) this.dv.setUint32(at + THREAD.present, this.dv.getUint32(at + THREAD.present, true) & ~(TP.EXE | TP.EXEPATH | TP.ARGS | TP.CMDLINE | TP.CWD | TP.CONTAINER | TP.CNAME), true);
     this.lookups[how]++;
