@@ -199,7 +199,7 @@ export const runCommand: Command = {
         compileWorkerHeapMb: config.rules.compileWorkerHeapMb,
         moduleCacheDir: join(config.stateDir, 'module-cache'),
         hostname,
-        kernel: new KernelIngest({ hostname, onThreadLookup: (how) => metrics.threadLookup(how) }),
+        kernel: new KernelIngest({ hostname }),
         metrics,
         expandLimits: expandLimitsOf(config),
         onAlert: (a) => forwarder.submit(a),

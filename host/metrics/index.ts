@@ -50,8 +50,6 @@ export interface Metrics {
   eventsDropped(source: SourceLabel, reason: DropReason, n?: number): void;
   /** Events evaluated with part of their content cut at decode. */
   eventsTruncated(source: SourceLabel, reason: TruncateReason, n?: number): void;
-  /** A process first seen in a syscall record, its thread entry filled from /proc or from the record header. */
-  threadLookup(result: 'procfs' | 'header'): void;
   /** Events of the compiled tier judged by the reference interpreter, by reason. */
   eventsReferenceJudged(source: SourceLabel, reason: ReferenceReason, n?: number): void;
   /** One audit webhook request, by HTTP status and reason. */
@@ -109,7 +107,6 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     eventsEvaluated: (source, n = 1) => m.eventsEvaluated.inc({ source }, n),
     eventsDropped: (source, reason, n = 1) => m.eventsDropped.inc({ source, reason }, n),
     eventsTruncated: (source, reason, n = 1) => m.eventsTruncated.inc({ source, reason }, n),
-    threadLookup: (result) => m.threadLookups.inc({ result }),
     eventsReferenceJudged: (source, reason, n = 1) => m.eventsReferenceJudged.inc({ source, reason }, n),
     webhookRequest: (status, reason) => m.webhookRequests.inc({ status: String(status), reason }),
     sourceQueueLength: (source, length) => m.sourceQueue.set({ source }, length),

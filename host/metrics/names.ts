@@ -130,12 +130,6 @@ export const METRICS = {
     help: 'Events dropped before or during evaluation, by reason.',
     labelNames: ['source', 'reason'],
   }),
-  threadLookups: def({
-    type: 'counter',
-    name: 'enginesecurity_engine_syscall_thread_lookups_total',
-    help: 'Processes first seen in a kernel syscall record (their process records never seen) whose thread entry was filled from /proc (result procfs) or, when /proc no longer had them, from the record header (result header).',
-    labelNames: ['result'],
-  }),
   eventsReferenceJudged: def({
     type: 'counter',
     name: 'enginesecurity_engine_events_reference_judged_total',

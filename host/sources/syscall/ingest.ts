@@ -30,7 +30,7 @@ import { evtTypeId, MEM, REC } from '../../engine/codegen/abi.js';
 import type { RuleModule } from '../../runtime/evaluator.js';
 import type { RecordTranslator } from '../../runtime/translator.js';
 import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './fields.js';
-import { ThreadTable, type ThreadLookup } from './thread-table.js';
+import { ThreadTable } from './thread-table.js';
 
 const F = {
   NUM: 1, RAWRES: 2, RES: 3, FAILED: 4, FDNUM: 5, NAME: 6, NAMERAW: 7, DIR: 8, FILE: 9, TYPECHAR: 10, TYPE: 11,
@@ -191,13 +191,8 @@ export class KernelIngest implements RecordTranslator {
   /** Boot ns -> epoch ns of the current batch (evt.time, evt.rawtime). */
   private epoch = 0n;
 
-  /**
-   * `native: false` forces the JS translator (tests compare the two); `hostname` is evt.hostname
-   * (default: the OS's); `onThreadLookup` is told of each process first seen in a syscall record
-   * (ThreadTable.adoptUnknown).
-   */
-  constructor(opts: { native?: boolean; hostname?: string; onThreadLookup?: (how: ThreadLookup) => void } = {}) {
-    this.threads.onLookup = opts.onThreadLookup;
+  /** `native: false` forces the JS translator (tests compare the two); `hostname` is evt.hostname (default: the OS's). */
+  constructor(opts: { native?: boolean; hostname?: string } = {}) {
     this.native = opts.native === false ? undefined : nativeTranslator();
     this.hostname = opts.hostname ?? osHostname();
     this.konst = constants(this.hostname);
@@ -248,7 +243,6 @@ export class KernelIngest implements RecordTranslator {
     }
     const plan = this.plan(m);
     this.threads.newBatch();
-    this.threads.adoptUnknown(view, bytes);
     // records in the first half of the batch region, their strings and lists in the second
     const max = Math.floor(MEM.batchSize / 2 / plan.stride);
     if (this.offs.length < max) this.offs = new Uint32Array(max);

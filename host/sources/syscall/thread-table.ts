@@ -13,9 +13,8 @@
 // here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
 // the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
-import { CAPS, EXIT, HDR, KIND, MAX_RECORD, PF, PROC, SIZES, XF } from './abi.js';
+import { CAPS, EXIT, HDR, KIND, PF, PROC, XF } from './abi.js';
 import { capsText } from './caps.js';
-import { encodeProcRecord, readProcess, type ProcSnapshot } from './procfs.js';
 import { UserNames } from './users.js';
 import { ABI_VERSION, MEM, STATE, TF, THREAD, TP } from '../../engine/codegen/abi.js';
 
@@ -38,16 +37,8 @@ const PID_LIMIT = 4194304;
 /** Offsets of the state header (struct rae_state_hdr). */
 const H = { abi: 0, threads: 4, heapTop: 8 } as const;
 
-/** How the entry of a process first seen in a syscall record was filled: from /proc, or from the record's header when /proc no longer had it. */
-export type ThreadLookup = 'procfs' | 'header';
-
 /** Writes and indexes thread entries; call `bind` with the live module's memory first. */
 export class ThreadTable {
-  /** Entries filled for processes first seen in a syscall record (no PROC/EXEC/FORK record before it), by how. */
-  readonly lookups: Record<ThreadLookup, number> = { procfs: 0, header: 0 };
-  /** Called once per such fill (the syscall source counts them in a metric). */
-  onLookup: ((how: ThreadLookup) => void) | undefined;
-  private readonly scratch = new Uint8Array(MAX_RECORD);
   private readonly procs = new Map<number, Proc>();
   /** tid -> pid (0 = unknown), indexed directly; lazily committed pages. */
   readonly tidPid = new Uint32Array(PID_LIMIT);
@@ -116,56 +107,6 @@ export class ThreadTable {
     this.exitedNow.clear();
     for (const sid of this.leaderGone) this.refreshSession(sid);
     this.leaderGone.length = 0;
-  }
-
-  /**
-   * Gives every process with a SYSCALL record in view[0..bytes) an entry before the batch is
-   * translated, so that no event is judged with empty process fields (a rule such as 'Non sudo
-   * setuid', `not (user.name=root or user.uid=0)`, would match every one). A process the table has
-   * not seen (its FORK or EXEC lost, or started between the /proc bootstrap and the probe's first
-   * record of it) is read from /proc as libsinsp does for a thread it does not know
-   * (sinsp_thread_manager::get_thread with query_os_if_not_found, scap_proc_get); when /proc no
-   * longer has it, from the record's header: the pid, the effective uid and gid (user.*, group.*)
-   * and nothing else, where libsinsp would have <NA> names and uid 4294967295 (a process that
-   * has exited has no other source). Processes with a PROC, EXEC or FORK record in the batch
-   * before their first event get their entry from it.
-   */
-  adoptUnknown(view: Uint8Array, bytes: number): void {
-    const vd = new DataView(view.buffer, view.byteOffset, view.byteLength);
-    const pidAddr = this.pidAddr;
-    let made: Set<number> | undefined;
-    for (let off = 0; off + SIZES.hdr <= bytes; ) {
-      const len = vd.getUint32(off + HDR.len, true);
-      if (len < SIZES.hdr || len % 8 !== 0 || off + len > bytes) break;
-      const kind = vd.getUint16(off + HDR.kind, true);
-      const pid = vd.getUint32(off + HDR.pid, true);
-      if (kind === KIND.SYSCALL) {
-        if (pid !== 0 && pid < PID_LIMIT && pidAddr[pid] === 0 && !made?.has(pid)) {
-          (made ??= new Set()).add(pid);
-          this.adopt(pid, vd, off);
-        }
-      } else if (kind === KIND.EXEC || kind === KIND.PROC || (kind === KIND.FORK && (vd.getUint32(off + PROC.pflags, true) & PF.THREAD) === 0)) (made ??= new Set()).add(pid);
-      off += len;
-    }
-  }
-
-  /** An entry for `pid` from /proc, else from the header of its SYSCALL record at vd[off..]. */
-  private adopt(pid: number, vd: DataView, off: number): void {
-    const p = readProcess(pid);
-    const how: ThreadLookup = p ? 'procfs' : 'header';
-    const snap: ProcSnapshot = p ?? {
-      pid, ppid: 0, vpid: pid, sid: 0, pgid: 0, ruid: vd.getUint32(off + HDR.uid, true), euid: vd.getUint32(off + HDR.uid, true),
-      rgid: vd.getUint32(off + HDR.gid, true), egid: vd.getUint32(off + HDR.gid, true), loginuid: 0xffffffff, tty: 0, startNs: 0n, pidns: 0, mntns: 0,
-      cgroupId: vd.getBigUint64(off + HDR.cgroup_id, true), exeWritable: false, comm: Buffer.alloc(0), exepath: Buffer.alloc(0), args: [], cwd: Buffer.alloc(0), cgroup: Buffer.alloc(0),
-    };
-    if (encodeProcRecord(snap, this.scratch, 0, vd.getBigUint64(off + HDR.ts_ns, true)) === 0) return;
-    this.apply(this.scratch, 0);
-    const at = this.entryOfPid(pid);
-    if (at === 0) return;
-    // from the header only: no executable, command line, cwd or container id (its cgroup path is unknown, so not 'host' either)
-    if (!p) this.dv.setUint32(at + THREAD.present, this.dv.getUint32(at + THREAD.present, true) & ~(TP.EXE | TP.EXEPATH | TP.ARGS | TP.CMDLINE | TP.CWD | TP.CONTAINER | TP.CNAME), true);
-    this.lookups[how]++;
-    this.onLookup?.(how);
   }
 
   /** The entry address of a process by its thread group id (0 when unknown). */
