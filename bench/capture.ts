@@ -125,7 +125,18 @@ async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', targ
     cores: (cpu.user + cpu.system) / 1e6 / wall,
     rssMb: process.memoryUsage().rss / 2 ** 20,
   };
-  figure(S, `${mode}_step`, s.recordsPerS, 'records/s', { path, target_ops_per_s: target || 'unpaced', generators, generator_cores: Number(s.generatorCores.toFixed(3)), ops_per_s: Math.round(s.opsPerS), events_evaluated_per_s: Math.round(s.eventsPerS), lost: s.lost, shed: s.shed, engine_cores: Number(s.cores.toFixed(3)), rss_mb: Math.round(s.rssMb) });
+  figure(S, `${mode}_step`, s.recordsPerS, 'records/s', {
+    path,
+    target_ops_per_s: target || 'unpaced',
+    generators,
+    generator_cores: Number(s.generatorCores.toFixed(3)),
+    ops_per_s: Math.round(s.opsPerS),
+    events_evaluated_per_s: Math.round(s.eventsPerS),
+    lost: s.lost,
+    shed: s.shed,
+    engine_cores: Number(s.cores.toFixed(3)),
+    rss_mb: Math.round(s.rssMb),
+  });
   return s;
 }
 

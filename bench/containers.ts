@@ -21,16 +21,35 @@ function synthetic(i: number): ContainerRecord {
   const full = (0xa00000000000 + i).toString(16).padEnd(64, '0');
   const sandbox = (0xb00000000000 + i).toString(16).padEnd(64, 'f');
   return {
-    id: full.slice(0, 12), fullId: full, type: 'containerd', name: `app-${i}`, image: `registry.example.com/team/app-${i}:1.${i}`,
-    imageId: full, imageRepository: `registry.example.com/team/app-${i}`, imageTag: `1.${i}`, imageDigest: `sha256:${full}`,
-    privileged: false, ip: `10.0.${i >> 8}.${i & 255}`, hostPid: false, hostNetwork: false, hostIpc: false,
+    id: full.slice(0, 12),
+    fullId: full,
+    type: 'containerd',
+    name: `app-${i}`,
+    image: `registry.example.com/team/app-${i}:1.${i}`,
+    imageId: full,
+    imageRepository: `registry.example.com/team/app-${i}`,
+    imageTag: `1.${i}`,
+    imageDigest: `sha256:${full}`,
+    privileged: false,
+    ip: `10.0.${i >> 8}.${i & 255}`,
+    hostPid: false,
+    hostNetwork: false,
+    hostIpc: false,
     mounts: [
       { source: `/var/lib/kubelet/pods/${i}/volumes/kubernetes.io~configmap/config`, dest: '/etc/app', mode: '', rdwr: false, propagation: 'private' },
       { source: `/var/lib/kubelet/pods/${i}/etc-hosts`, dest: '/etc/hosts', mode: '', rdwr: true, propagation: 'private' },
     ],
     labels: { 'io.kubernetes.container.name': `app-${i}`, 'io.kubernetes.pod.name': `app-${i}-7d4b9c`, 'io.kubernetes.pod.namespace': 'shop', 'io.kubernetes.pod.uid': `uid-${i}`, tier: 'web' },
     startTs: 1_700_000_000_000_000_000n + BigInt(i),
-    pod: { name: `app-${i}-7d4b9c`, namespace: 'shop', uid: `uid-${i}`, sandboxId: sandbox.slice(0, 12), fullSandboxId: sandbox, labels: { app: `app-${i}`, tier: 'web', 'pod-template-hash': '7d4b9c', team: 'shop', env: 'prod' }, ip: `10.0.${i >> 8}.${i & 255}` },
+    pod: {
+      name: `app-${i}-7d4b9c`,
+      namespace: 'shop',
+      uid: `uid-${i}`,
+      sandboxId: sandbox.slice(0, 12),
+      fullSandboxId: sandbox,
+      labels: { app: `app-${i}`, tier: 'web', 'pod-template-hash': '7d4b9c', team: 'shop', env: 'prod' },
+      ip: `10.0.${i >> 8}.${i & 255}`,
+    },
     sandbox: false,
   };
 }
@@ -38,8 +57,12 @@ function synthetic(i: number): ContainerRecord {
 /** A source that lists synthetic records: the cache's memory without a runtime. */
 function syntheticSource(n: number): MetadataSource {
   return {
-    name: 'synthetic', socket: '/', list: async () => Array.from({ length: n }, (_, i) => synthetic(i)), get: async () => undefined,
-    watch: () => ({ close() {} }), close() {},
+    name: 'synthetic',
+    socket: '/',
+    list: async () => Array.from({ length: n }, (_, i) => synthetic(i)),
+    get: async () => undefined,
+    watch: () => ({ close() {} }),
+    close() {},
   };
 }
 
@@ -76,7 +99,11 @@ async function lookups(): Promise<void> {
     figure(S, 'cri_lookups_per_s', (N * 1000) / (performance.now() - t0), 'lookups/s', { in_flight: 1, lookups: N });
     t0 = performance.now();
     let next = 0;
-    await Promise.all(Array.from({ length: 4 }, async () => { while (next < N) await src.get(ids[next++ % ids.length]!); }));
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < N) await src.get(ids[next++ % ids.length]!);
+      }),
+    );
     figure(S, 'cri_lookups_per_s', (N * 1000) / (performance.now() - t0), 'lookups/s', { in_flight: 4, lookups: N });
     src.close();
     const times: number[] = [];

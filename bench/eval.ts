@@ -56,18 +56,55 @@ function syntheticEvents(count = EVENTS, longBytes = 0): SourceEvent[] {
     const name = pick(names);
     const chain = Array.from({ length: 1 + Math.floor(r() * 4) }, () => pick(names));
     return {
-      'proc.name': name, 'proc.exe': `/usr/bin/${name}`, 'proc.exepath': `/usr/bin/${name}`, 'proc.cmdline': padTo(`${name} --flag ${i}`, longBytes, i),
-      'proc.args': `--flag ${i}`, 'proc.pid': 1000 + i, 'proc.vpid': 1000 + i, 'proc.tty': r() < 0.1 ? 34816 : 0, 'proc.cwd': '/',
-      'proc.pname': chain[0], 'proc.pcmdline': `${chain[0]} -d`, 'proc.pexe': `/usr/bin/${chain[0]}`, 'proc.aname': chain,
-      'user.name': pick(users), 'user.uid': Math.floor(r() * 3) * 1000, 'user.loginuid': -1,
-      'container.id': r() < 0.5 ? 'host' : 'a1b2c3d4e5f6', 'container.image.repository': r() < 0.5 ? '' : 'docker.io/library/nginx',
-      'proc.duration': Math.floor(r() * 1e10), 'proc.is_exe_upper_layer': false, 'proc.is_exe_from_memfd': false,
+      'proc.name': name,
+      'proc.exe': `/usr/bin/${name}`,
+      'proc.exepath': `/usr/bin/${name}`,
+      'proc.cmdline': padTo(`${name} --flag ${i}`, longBytes, i),
+      'proc.args': `--flag ${i}`,
+      'proc.pid': 1000 + i,
+      'proc.vpid': 1000 + i,
+      'proc.tty': r() < 0.1 ? 34816 : 0,
+      'proc.cwd': '/',
+      'proc.pname': chain[0],
+      'proc.pcmdline': `${chain[0]} -d`,
+      'proc.pexe': `/usr/bin/${chain[0]}`,
+      'proc.aname': chain,
+      'user.name': pick(users),
+      'user.uid': Math.floor(r() * 3) * 1000,
+      'user.loginuid': -1,
+      'container.id': r() < 0.5 ? 'host' : 'a1b2c3d4e5f6',
+      'container.image.repository': r() < 0.5 ? '' : 'docker.io/library/nginx',
+      'proc.duration': Math.floor(r() * 1e10),
+      'proc.is_exe_upper_layer': false,
+      'proc.is_exe_from_memfd': false,
     };
   });
   const dirs = ['/usr/lib/x86_64-linux-gnu', '/proc/self', '/etc', '/dev', '/tmp', '/var/log', '/usr/share', '/home/ubuntu', '/run'];
   const paths = Array.from({ length: 3000 }, (_, i) => `${pick(dirs)}/file${i}.${pick(['so', 'conf', 'log', 'txt', 'py'])}`);
   const sensitive = ['/etc/shadow', '/etc/sudoers', '/etc/pam.conf', '/root/.ssh/authorized_keys', '/etc/gshadow'];
-  const others = ['connect', 'ptrace', 'symlink', 'symlinkat', 'chmod', 'fchmodat', 'unlinkat', 'renameat2', 'setuid', 'mkdirat', 'link', 'linkat', 'bpf', 'mount', 'setns', 'socket', 'accept4', 'sendto', 'dup2', 'finit_module', 'memfd_create'];
+  const others = [
+    'connect',
+    'ptrace',
+    'symlink',
+    'symlinkat',
+    'chmod',
+    'fchmodat',
+    'unlinkat',
+    'renameat2',
+    'setuid',
+    'mkdirat',
+    'link',
+    'linkat',
+    'bpf',
+    'mount',
+    'setns',
+    'socket',
+    'accept4',
+    'sendto',
+    'dup2',
+    'finit_module',
+    'memfd_create',
+  ];
   const out: SourceEvent[] = [];
   for (let i = 0; i < count; i++) {
     const x = r();
@@ -77,9 +114,28 @@ function syntheticEvents(count = EVENTS, longBytes = 0): SourceEvent[] {
     if (type.startsWith('open')) {
       const name = r() < 0.003 ? pick(sensitive) : pick(paths);
       const write = r() < 0.15;
-      Object.assign(fields, { 'fd.name': name, 'fd.nameraw': name, 'fd.directory': name.slice(0, name.lastIndexOf('/')), 'fd.filename': name.slice(name.lastIndexOf('/') + 1), 'fd.typechar': 'f', 'fd.type': 'file', 'fd.num': 3 + (i % 60), 'evt.is_open_read': !write, 'evt.is_open_write': write });
+      Object.assign(fields, {
+        'fd.name': name,
+        'fd.nameraw': name,
+        'fd.directory': name.slice(0, name.lastIndexOf('/')),
+        'fd.filename': name.slice(name.lastIndexOf('/') + 1),
+        'fd.typechar': 'f',
+        'fd.type': 'file',
+        'fd.num': 3 + (i % 60),
+        'evt.is_open_read': !write,
+        'evt.is_open_write': write,
+      });
     } else if (type === 'connect') {
-      Object.assign(fields, { 'fd.typechar': '4', 'fd.type': 'ipv4', 'fd.sip': `10.0.${i % 256}.${(i >> 8) % 256}`, 'fd.cip': '172.17.0.2', 'fd.sport': pick([443, 80, 22, 4444, 53]), 'fd.cport': 40000 + (i % 20000), 'fd.l4proto': 'tcp', 'fd.name': `172.17.0.2:40000->10.0.0.1:443` });
+      Object.assign(fields, {
+        'fd.typechar': '4',
+        'fd.type': 'ipv4',
+        'fd.sip': `10.0.${i % 256}.${(i >> 8) % 256}`,
+        'fd.cip': '172.17.0.2',
+        'fd.sport': pick([443, 80, 22, 4444, 53]),
+        'fd.cport': 40000 + (i % 20000),
+        'fd.l4proto': 'tcp',
+        'fd.name': `172.17.0.2:40000->10.0.0.1:443`,
+      });
     } else if (!type.startsWith('exec')) {
       Object.assign(fields, { 'evt.arg.target': pick(paths), 'evt.arg.linkpath': pick(paths), 'fd.name': pick(paths) });
     }
@@ -118,7 +174,34 @@ function syntheticKernel(count: number): Array<{ bytes: Uint8Array; len: number 
   let off = 0;
   for (let pid = 1000; pid < 1400; pid++) {
     const comm = pick(names);
-    off += encodeProcRecord({ pid, ppid: pid === 1000 ? 1 : 1000 + Math.floor(r() * (pid - 1000)), vpid: pid, sid: pid, pgid: pid, ruid: 0, euid: pid % 3 ? 1000 : 0, rgid: 0, egid: 0, loginuid: 4294967295, tty: 0, startNs: 1n, pidns: 1, mntns: 1, cgroupId: 1n, exeWritable: false, comm: Buffer.from(comm), exepath: Buffer.from(`/usr/bin/${comm}`), args: [Buffer.from(comm), Buffer.from('--flag')], cwd: Buffer.from('/'), cgroup: Buffer.from(r() < 0.5 ? '/user.slice' : `/kubepods/${'ab'.repeat(32)}`) }, buf, off, 1n);
+    off += encodeProcRecord(
+      {
+        pid,
+        ppid: pid === 1000 ? 1 : 1000 + Math.floor(r() * (pid - 1000)),
+        vpid: pid,
+        sid: pid,
+        pgid: pid,
+        ruid: 0,
+        euid: pid % 3 ? 1000 : 0,
+        rgid: 0,
+        egid: 0,
+        loginuid: 4294967295,
+        tty: 0,
+        startNs: 1n,
+        pidns: 1,
+        mntns: 1,
+        cgroupId: 1n,
+        exeWritable: false,
+        comm: Buffer.from(comm),
+        exepath: Buffer.from(`/usr/bin/${comm}`),
+        args: [Buffer.from(comm), Buffer.from('--flag')],
+        cwd: Buffer.from('/'),
+        cgroup: Buffer.from(r() < 0.5 ? '/user.slice' : `/kubepods/${'ab'.repeat(32)}`),
+      },
+      buf,
+      off,
+      1n,
+    );
   }
   for (let i = 0; i < count; i++) {
     const x = r();
@@ -313,7 +396,12 @@ async function swaps(w: { batches: Uint8Array[]; counts: number[] }): Promise<De
       (b === 0 ? first : steady).push(performance.now() - t);
     }
   }
-  figure(S, 'change_to_live_ms', median(live), 'ms', { samples: live.length, max: Math.max(...live), worker_ms: median(workerMs), note: 'load() of a changed stable ruleset while batches keep flowing: validate (main thread) + codegen + asc + checks + warm (worker) + instantiate, pre-touch, warm-up and swap (main thread)' });
+  figure(S, 'change_to_live_ms', median(live), 'ms', {
+    samples: live.length,
+    max: Math.max(...live),
+    worker_ms: median(workerMs),
+    note: 'load() of a changed stable ruleset while batches keep flowing: validate (main thread) + codegen + asc + checks + warm (worker) + instantiate, pre-touch, warm-up and swap (main thread)',
+  });
   figure(S, 'swap_stall_ms', median(stall), 'ms', { max: Math.max(...stall), note: 'the swap itself between two batches: state carry-over + switch' });
   figure(S, 'swap_prepare_ms', median(prepare), 'ms', { note: 'main-thread instantiate + checks before the swap point (pre-touch and warm-up follow in separate macrotasks)' });
   figure(S, 'first_batch_after_swap_ms', median(first), 'ms', { steady_ms: median(steady), batch: BATCH });
@@ -356,7 +444,11 @@ export async function run(): Promise<void> {
   progress('wasm: encoding batches, warming, 5 timed passes');
   const w = wasmRates(cold.module, events);
   figure(S, 'wasm_events_per_s', w.perS, 'events/s', { batch: BATCH, events: EVENTS, rules: rules.length, matches: w.matches, note: 'binary batches copied into linear memory + one evaluate per batch, watchdog on' });
-  figure(S, 'wasm_no_watchdog_events_per_s', w.barePerS, 'events/s', { watchdog_us_per_batch: ((1e6 / w.perS - 1e6 / w.barePerS) * BATCH).toFixed(1), watchdog: watchdogKind(), note: 'the same module and batches without the watchdog, passes alternated with the guarded ones (native watchdog: one long-lived thread; vm fallback: one thread per guarded call, its cost grows with machine load)' });
+  figure(S, 'wasm_no_watchdog_events_per_s', w.barePerS, 'events/s', {
+    watchdog_us_per_batch: ((1e6 / w.perS - 1e6 / w.barePerS) * BATCH).toFixed(1),
+    watchdog: watchdogKind(),
+    note: 'the same module and batches without the watchdog, passes alternated with the guarded ones (native watchdog: one long-lived thread; vm fallback: one thread per guarded call, its cost grows with machine load)',
+  });
   figure(S, 'wasm_ns_per_event', 1e9 / w.perS, 'ns', { batch_copy_ns: w.copyNs, record_bytes: cold.module.stride('syscall'), note: 'of which batch_copy_ns is copying records + strings into linear memory' });
   figure(S, 'encode_events_per_s', w.encodePerS, 'events/s', { note: 'JS field objects -> eval records (audit/replay path), not part of wasm_events_per_s' });
   progress('kernel byte path: 1M syscall records');
@@ -375,7 +467,14 @@ export async function run(): Promise<void> {
   const ds = decodedRate(cold.module, shortEvents);
   const dl = decodedRate(cold.module, longEvents);
   figure(S, 'decoded_short_events_per_s', ds.perS, 'events/s', { events: shortEvents.length, matches: ds.matches, note: 'SourceEvents -> encode + evaluate per batch of 4096 (the audit/replay path), watchdog on' });
-  figure(S, 'decoded_long_events_per_s', dl.perS, 'events/s', { events: longEvents.length, field_bytes: LONG, matches: dl.matches, referred: dl.referred, mb_per_s: ((dl.perS * LONG) / 2 ** 20).toFixed(0), note: 'the same events with every proc.cmdline 64 KiB (400 distinct values), compared whole' });
+  figure(S, 'decoded_long_events_per_s', dl.perS, 'events/s', {
+    events: longEvents.length,
+    field_bytes: LONG,
+    matches: dl.matches,
+    referred: dl.referred,
+    mb_per_s: ((dl.perS * LONG) / 2 ** 20).toFixed(0),
+    note: 'the same events with every proc.cmdline 64 KiB (400 distinct values), compared whole',
+  });
   figure(S, 'decoded_long_vs_short', ds.perS / dl.perS, 'x', { note: 'how many times slower an event with a 64 KiB field is' });
   const il = interpreterRate(rules, longEvents);
   figure(S, 'interpreter_long_events_per_s', il.perS, 'events/s', { matches: il.matches, agree: il.matches === dl.matches });

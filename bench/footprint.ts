@@ -55,7 +55,11 @@ function cliCost(label: string, args: string[], runs = 5): void {
   const rss: number[] = [];
   for (let i = 0; i < runs; i++) {
     const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', process.execPath, 'bin/rae.js', ...args], { encoding: 'utf8' });
-    const m = r.stderr.trim().split('\n').at(-1)!.match(/^([\d.]+) ([\d.]+) (\d+)$/);
+    const m = r.stderr
+      .trim()
+      .split('\n')
+      .at(-1)!
+      .match(/^([\d.]+) ([\d.]+) (\d+)$/);
     if (r.status !== 0 || !m) throw new Error(`footprint: rae ${args.join(' ')} failed (exit ${r.status})\n${r.stderr}`);
     cpu.push(Number(m[1]) + Number(m[2]));
     rss.push(Number(m[3]) / 1024);

@@ -64,7 +64,16 @@ async function childReceiver(hang: boolean): Promise<{ url: string; child: Child
 }
 
 function benchAlert(i: number): Alert {
-  return { timeNs: 1_704_196_800_000_000_000n + BigInt(i), rule: 'Read sensitive file untrusted', priority: 'Warning', source: 'syscall', tags: ['filesystem', 'mitre_credential_access'], hostname: 'node-1', message: 'Sensitive file opened for reading by non-trusted program (file=/etc/shadow)', outputFields: { 'fd.name': '/etc/shadow', 'proc.name': 'cat', 'user.name': 'root', 'proc.pid': i } };
+  return {
+    timeNs: 1_704_196_800_000_000_000n + BigInt(i),
+    rule: 'Read sensitive file untrusted',
+    priority: 'Warning',
+    source: 'syscall',
+    tags: ['filesystem', 'mitre_credential_access'],
+    hostname: 'node-1',
+    message: 'Sensitive file opened for reading by non-trusted program (file=/etc/shadow)',
+    outputFields: { 'fd.name': '/etc/shadow', 'proc.name': 'cat', 'user.name': 'root', 'proc.pid': i },
+  };
 }
 
 function countingSink(onLine: () => void): Writable {

@@ -28,14 +28,19 @@ function canary(i: number, nested: boolean): string {
   const cond = `open_read and fd.name pmatch (canary_dirs_${i})`;
   const items: Array<[string, string, Array<[string, string]>]> = [
     ['list', `canary_dirs_${i}`, [['items', `[/srv/canary-${i}/]`]]],
-    ['rule', `Canary ${i}`, [['desc', 'A file below a canary directory was opened.'], ['condition', cond], ['output', 'Canary file opened (file=%fd.name)'], ['priority', 'Critical']]],
+    [
+      'rule',
+      `Canary ${i}`,
+      [
+        ['desc', 'A file below a canary directory was opened.'],
+        ['condition', cond],
+        ['output', 'Canary file opened (file=%fd.name)'],
+        ['priority', 'Critical'],
+      ],
+    ],
   ];
   return items
-    .map(([kind, name, fields]) =>
-      nested
-        ? `    - ${kind}:\n        name: ${name}\n${fields.map(([k, v]) => `        ${k}: ${v}\n`).join('')}`
-        : `- ${kind}: ${name}\n${fields.map(([k, v]) => `  ${k}: ${v}\n`).join('')}`,
-    )
+    .map(([kind, name, fields]) => (nested ? `    - ${kind}:\n        name: ${name}\n${fields.map(([k, v]) => `        ${k}: ${v}\n`).join('')}` : `- ${kind}: ${name}\n${fields.map(([k, v]) => `  ${k}: ${v}\n`).join('')}`))
     .join('');
 }
 const manifest = (i: number) => `${H}kind: EngineAuditRules\nmetadata:\n  name: canary\nspec:\n  rules:\n${canary(i, true)}`;

@@ -61,13 +61,18 @@ await pool.close();
 /** Every audit event object of the corpus samples. */
 function corpusEvents(): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
-  for (const f of readdirSync(SAMPLES).filter((n) => n.endsWith('.json')).sort()) {
+  for (const f of readdirSync(SAMPLES)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
     const text = readFileSync(new URL(f, SAMPLES), 'utf8');
     let docs: unknown[];
     try {
       docs = [JSON.parse(text)];
     } catch {
-      docs = text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as unknown);
+      docs = text
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as unknown);
     }
     for (const d of docs) if (typeof (d as { auditID?: unknown }).auditID === 'string') out.push(d as Record<string, unknown>);
   }
@@ -116,11 +121,7 @@ function sendBatches(url: string, caFile: string, bodiesFile: string, count: num
 }
 
 /** Sends BATCHES batches (after a warm-up) to a webhook whose batches go to `evaluate`; returns rate and latencies. */
-async function measure(
-  dir: string,
-  evaluate: (events: readonly SourceEvent[]) => number,
-  bodiesFile: string,
-): Promise<{ perS: number; latencies: number[]; retries: number; engineCpuUsPerEvent: number; senderCpuUsPerEvent: number }> {
+async function measure(dir: string, evaluate: (events: readonly SourceEvent[]) => number, bodiesFile: string): Promise<{ perS: number; latencies: number[]; retries: number; engineCpuUsPerEvent: number; senderCpuUsPerEvent: number }> {
   const config = defaultConfig({});
   const settings = { ...config.webhook, address: '127.0.0.1', port: 0, queueSize: 50 * BATCH };
   const material = ensureWebhookTls({ stateDir: dir, webhook: settings });

@@ -14,9 +14,7 @@ function tsFiles(dir: string): string[] {
 }
 
 /** Every relative import of host/: [importing file, imported file], both relative to host/. */
-const imports = tsFiles(HOST).flatMap((file) =>
-  [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => [relative(HOST, file), relative(HOST, resolve(dirname(file), m[1]!))] as const),
-);
+const imports = tsFiles(HOST).flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => [relative(HOST, file), relative(HOST, resolve(dirname(file), m[1]!))] as const));
 
 /** Layers a folder of host/ must not import from. */
 const FORBIDDEN: Record<string, string[]> = {
@@ -29,9 +27,15 @@ const FORBIDDEN: Record<string, string[]> = {
 test('layers: no import points up a layer', () => {
   assert.ok(imports.length > 500, `${imports.length} imports read`);
   const up = imports.filter(([from, to]) => Object.entries(FORBIDDEN).some(([layer, above]) => from.startsWith(layer) && above.some((a) => to.startsWith(a))));
-  assert.equal(up.map(([from, to]) => `${from} -> ${to}`), []);
+  assert.equal(
+    up.map(([from, to]) => `${from} -> ${to}`),
+    [],
+  );
   // and nothing outside the commands reaches into them
-  assert.equal(imports.filter(([from, to]) => to.startsWith('cli/') && !from.startsWith('cli/')).map(([from, to]) => `${from} -> ${to}`), []);
+  assert.equal(
+    imports.filter(([from, to]) => to.startsWith('cli/') && !from.startsWith('cli/')).map(([from, to]) => `${from} -> ${to}`),
+    [],
+  );
 });
 
 test.run();

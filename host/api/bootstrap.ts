@@ -109,29 +109,31 @@ export async function applyBootstrap(db: Db, plan: BootstrapPlan): Promise<{ ok:
   const problems: string[] = [];
   let tokens = 0;
   let members = 0;
-  await db.transaction(async (tx) => {
-    for (const u of plan.users) {
-      const user = await upsertUser(tx, u.username, u.admin);
-      for (const t of u.tokens) {
-        await addToken(tx, user.id, t.token, { name: t.name, scope: t.scope, expiresAt: t.expiresAt });
-        tokens++;
-      }
-    }
-    for (const p of plan.projects) {
-      const project = await upsertProject(tx, p.path, p.visibility);
-      for (const m of p.members) {
-        const user = await findUser(tx, m.username);
-        if (!user) problems.push(`project ${p.path}: member ${m.username} is not a user (add it under users)`);
-        else {
-          await setMember(tx, project.id, user.id, m.role);
-          members++;
+  await db
+    .transaction(async (tx) => {
+      for (const u of plan.users) {
+        const user = await upsertUser(tx, u.username, u.admin);
+        for (const t of u.tokens) {
+          await addToken(tx, user.id, t.token, { name: t.name, scope: t.scope, expiresAt: t.expiresAt });
+          tokens++;
         }
       }
-    }
-    if (problems.length > 0) throw new BootstrapRollback();
-  }).catch((err: unknown) => {
-    if (!(err instanceof BootstrapRollback)) throw err;
-  });
+      for (const p of plan.projects) {
+        const project = await upsertProject(tx, p.path, p.visibility);
+        for (const m of p.members) {
+          const user = await findUser(tx, m.username);
+          if (!user) problems.push(`project ${p.path}: member ${m.username} is not a user (add it under users)`);
+          else {
+            await setMember(tx, project.id, user.id, m.role);
+            members++;
+          }
+        }
+      }
+      if (problems.length > 0) throw new BootstrapRollback();
+    })
+    .catch((err: unknown) => {
+      if (!(err instanceof BootstrapRollback)) throw err;
+    });
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, summary: `${plan.users.length} user(s), ${tokens} token(s), ${plan.projects.length} project(s), ${members} membership(s)` };
 }

@@ -13,10 +13,7 @@ const REGISTRY = {
   UNAUTHORIZED: [401, { message: '401 Unauthorized' }],
   TOKEN_EXPIRED: [401, { error: 'invalid_token', error_description: 'Token is expired. You can either do re-authorization or token refresh.' }],
   TOKEN_REVOKED: [401, { error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' }],
-  INSUFFICIENT_SCOPE: [
-    403,
-    { error: 'insufficient_scope', error_description: 'The request requires higher privileges than provided by the access token.', scope: 'api' },
-  ],
+  INSUFFICIENT_SCOPE: [403, { error: 'insufficient_scope', error_description: 'The request requires higher privileges than provided by the access token.', scope: 'api' }],
   // project and role (find_project!, authorize!)
   PROJECT_NOT_FOUND: [404, { message: '404 Project Not Found' }],
   FORBIDDEN: [403, { message: '403 Forbidden' }],

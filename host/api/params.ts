@@ -6,9 +6,7 @@ import { invalidParams, type ApiError } from './errors.js';
 /** One declared parameter. */
 export type ParamSpec =
   /** allowBlank false: Grape's `allow_blank: false` (also reported when missing); nullable false: only '' and null are "is empty". */
-  | { name: string; type: 'boolean'; required?: boolean; allowBlank?: boolean; nullable?: boolean }
-  | { name: string; type: 'integer'; required?: boolean }
-  | { name: string; type: 'string'; required?: boolean; values?: readonly string[] };
+  { name: string; type: 'boolean'; required?: boolean; allowBlank?: boolean; nullable?: boolean } | { name: string; type: 'integer'; required?: boolean } | { name: string; type: 'string'; required?: boolean; values?: readonly string[] };
 
 export type ParamValue = boolean | number | string | null;
 

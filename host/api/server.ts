@@ -49,8 +49,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     bodyLimit: 1024 * 1024,
     // errors of the router, before any route or hook runs
-    frameworkErrors: (err, _request, reply) =>
-      sendError(reply, apiError(err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'URI_TOO_LONG' : 'BAD_URL')),
+    frameworkErrors: (err, _request, reply) => sendError(reply, apiError(err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'URI_TOO_LONG' : 'BAD_URL')),
   };
   if (opts.tls) fastifyOpts.https = opts.tls;
   const app = Fastify(fastifyOpts) as unknown as FastifyInstance;

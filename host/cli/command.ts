@@ -17,11 +17,7 @@ export class UsageError extends Error {}
  * parseArgs with the project's conventions: unknown options are usage errors, and every
  * command accepts -h/--help (returned as `help: true`).
  */
-export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options']>>(
-  argv: string[],
-  options: T,
-  allowPositionals = false,
-) {
+export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: T, allowPositionals = false) {
   try {
     return parseArgs({
       args: argv,

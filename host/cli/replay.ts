@@ -44,11 +44,7 @@ Exit status: 0 replayed (even with rejected lines, which are reported), 1 invali
 unreadable input, 2 bad usage.`;
 
 /** Alert JSON lines for replayed events, with a count per rule. */
-export function replayAlerts(
-  ruleset: LoadResult['ruleset'],
-  events: readonly SourceEvent[],
-  options: { ruleMatching: RuleMatching; minPriority: Priority; hostname: string },
-): { lines: string[]; byRule: Map<string, number> } {
+export function replayAlerts(ruleset: LoadResult['ruleset'], events: readonly SourceEvent[], options: { ruleMatching: RuleMatching; minPriority: Priority; hostname: string }): { lines: string[]; byRule: Map<string, number> } {
   const matcher = new RuleMatcher(ruleset, options);
   const lines: string[] = [];
   const byRule = new Map<string, number>();
@@ -144,11 +140,7 @@ export const replayCommand: Command = {
       if (r.referred > 0) process.stderr.write(`replay: ${r.referred} events judged by the reference interpreter (too large for the compiled evaluator's memory)\n`);
     }
     if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
-    process.stderr.write(
-      `replay: ${input.events.length} events, ${input.rejected.length} rejected, ${lines.length} alerts` +
-        (byRule.size > 0 ? ` (${[...byRule].map(([r, n]) => `${r}: ${n}`).join('; ')})` : '') +
-        '\n',
-    );
+    process.stderr.write(`replay: ${input.events.length} events, ${input.rejected.length} rejected, ${lines.length} alerts` + (byRule.size > 0 ? ` (${[...byRule].map(([r, n]) => `${r}: ${n}`).join('; ')})` : '') + '\n');
     return 0;
   },
 };

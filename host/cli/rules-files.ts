@@ -11,7 +11,9 @@ export function readRulesFiles(paths: readonly string[]): { files: RulesFile[]; 
   for (const p of paths) {
     try {
       if (statSync(p).isDirectory()) {
-        for (const name of readdirSync(p).filter((n) => /\.ya?ml$/.test(n)).sort()) {
+        for (const name of readdirSync(p)
+          .filter((n) => /\.ya?ml$/.test(n))
+          .sort()) {
           const full = join(p, name);
           files.push({ name: full, text: readFileSync(full, 'utf8') });
         }

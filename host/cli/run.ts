@@ -93,33 +93,42 @@ export const runCommand: Command = {
   help: HELP,
   async run(argv) {
     // Falco's --list takes an optional =SOURCE; parseArgs needs a value, so a bare --list is --list=.
-    const { values } = parseCommandArgs(argv.map((a) => (a === '--list' ? '--list=' : a)), {
-      config: { type: 'string', short: 'c' },
-      'state-dir': { type: 'string' },
-      resources: { type: 'string' },
-      option: { type: 'string', short: 'o', multiple: true },
-      rules: { type: 'string', short: 'r', multiple: true },
-      'disable-tag': { type: 'string', short: 'T', multiple: true },
-      'enable-tag': { type: 'string', short: 't', multiple: true },
-      'disable-rule': { type: 'string', short: 'D', multiple: true },
-      'dry-run': { type: 'boolean' },
-      version: { type: 'boolean' },
-      list: { type: 'string' },
-      'list-events': { type: 'boolean' },
-      'list-rules': { type: 'boolean', short: 'L' },
-      describe: { type: 'string', short: 'l' },
-      json: { type: 'boolean' },
-    });
+    const { values } = parseCommandArgs(
+      argv.map((a) => (a === '--list' ? '--list=' : a)),
+      {
+        config: { type: 'string', short: 'c' },
+        'state-dir': { type: 'string' },
+        resources: { type: 'string' },
+        option: { type: 'string', short: 'o', multiple: true },
+        rules: { type: 'string', short: 'r', multiple: true },
+        'disable-tag': { type: 'string', short: 'T', multiple: true },
+        'enable-tag': { type: 'string', short: 't', multiple: true },
+        'disable-rule': { type: 'string', short: 'D', multiple: true },
+        'dry-run': { type: 'boolean' },
+        version: { type: 'boolean' },
+        list: { type: 'string' },
+        'list-events': { type: 'boolean' },
+        'list-rules': { type: 'boolean', short: 'L' },
+        describe: { type: 'string', short: 'l' },
+        json: { type: 'boolean' },
+      },
+    );
     const json = values.json ?? false;
-    if (values.version) return printVersion(json), 0;
-    if (values['list-events']) return printEvents(), 0;
+    if (values.version) return (printVersion(json), 0);
+    if (values['list-events']) return (printEvents(), 0);
     if (values.list !== undefined) {
       if (printFields(values.list, json)) return 0;
       throw new UsageError(`--list: unknown source '${values.list}' (known: syscall, k8s_audit)`);
     }
     // The flags are -o options of their keys (given again, a list key appends), before the -o options.
     const flagged = (key: string, list: string[] | undefined) => (list ?? []).map((v) => `${key}=${v}`);
-    const overrides = [...flagged('rules.files', values.rules), ...flagged('rules.disableTags', values['disable-tag']), ...flagged('rules.enableTags', values['enable-tag']), ...flagged('rules.disableNames', values['disable-rule']), ...(values.option ?? [])];
+    const overrides = [
+      ...flagged('rules.files', values.rules),
+      ...flagged('rules.disableTags', values['disable-tag']),
+      ...flagged('rules.enableTags', values['enable-tag']),
+      ...flagged('rules.disableNames', values['disable-rule']),
+      ...(values.option ?? []),
+    ];
     const { config, problems } = loadConfig(values.config, values['state-dir'], overrides);
     if (problems.length > 0) {
       for (const p of problems) log(`run: config ${p.key}: ${p.message}`, 'error');
@@ -229,11 +238,15 @@ export const runCommand: Command = {
       const reload = new Reloader({ configFile: values.config, stateDirOverride: values['state-dir'], overrides, running, module, log });
       reloader = reload;
       if (config.rules.watch && config.rules.files.length > 0) {
-        const watched = watchRulesFiles(config.rules.files, () => {
-          if (stopping) return;
-          log('run: a rules file changed, reloading the configuration and rules');
-          void reload.request();
-        }, log);
+        const watched = watchRulesFiles(
+          config.rules.files,
+          () => {
+            if (stopping) return;
+            log('run: a rules file changed, reloading the configuration and rules');
+            void reload.request();
+          },
+          log,
+        );
         components.push({ name: 'rules watch', stop: async () => watched.close() });
         log(`run: watching ${watched.dirs.join(', ')} for rules changes (rules.watch)`);
       }
@@ -294,9 +307,7 @@ function webhookSource(config: Config, engine: DetectionEngine, metrics: Metrics
     start: async () => {
       const audit = await startAuditWebhook({ config, evaluate: (events) => engine.evaluate(events), metrics, log });
       log(`run: webhook listening on ${audit.webhook.url}`);
-      const cpm = config.module.controlPlaneManager
-        ? publishAuditWebhookConfig(config.module.auditWebhookConfigFile || join(config.stateDir, 'audit-webhook-config.yaml'), audit.webhook.url, audit.tls.caPem, log)
-        : undefined;
+      const cpm = config.module.controlPlaneManager ? publishAuditWebhookConfig(config.module.auditWebhookConfigFile || join(config.stateDir, 'audit-webhook-config.yaml'), audit.webhook.url, audit.tls.caPem, log) : undefined;
       return {
         async stop() {
           cpm?.remove();

@@ -65,7 +65,22 @@ export interface Config {
    * events are evaluated for at most drainTimeoutSeconds; clients bounded in connections and in
    * the time to send headers and the whole request (host/net/connections.ts).
    */
-  webhook: { enabled: boolean; address: string; port: number; path: string; sysPrefix: string; tlsCertFile: string; tlsKeyFile: string; tlsCaFile: string; queueSize: number; queueBytes: number; maxBodyBytes: number; maxEventBytes: number; maxEventDepth: number; drainTimeoutSeconds: number } & ClientLimits;
+  webhook: {
+    enabled: boolean;
+    address: string;
+    port: number;
+    path: string;
+    sysPrefix: string;
+    tlsCertFile: string;
+    tlsKeyFile: string;
+    tlsCaFile: string;
+    queueSize: number;
+    queueBytes: number;
+    maxBodyBytes: number;
+    maxEventBytes: number;
+    maxEventDepth: number;
+    drainTimeoutSeconds: number;
+  } & ClientLimits;
   /**
    * Event forwarder (docs/forwarder.md). `outputs.<name>.<setting>` configures each output (the
    * table in host/forwarder/outputs/table.ts, checked at load, falcosidekick's environment names
@@ -112,9 +127,64 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     stateDir: defaultStateDir(env),
     logLevel: 'info',
-    rules: { builtIn: ['syscall', 'orchestrator-audit'], files: [], ruleMatching: 'first', minPriority: 'Debug', compilerIdleSeconds: 60, maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes, maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes, maxRules: DEFAULT_RULES_BOUNDS.maxRules, maxListItems: DEFAULT_RULES_BOUNDS.maxListItems, maxConditionBytes: DEFAULT_RULES_BOUNDS.maxConditionBytes, compileTimeoutSeconds: 120, compileWorkerHeapMb: 2048, watch: true, disableTags: [], enableTags: [], disableNames: [] },
-    webhook: { enabled: true, address: '127.0.0.1', port: 9765, path: '/orchestrator-audit', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '', queueSize: 10000, queueBytes: 64 * 1024 * 1024, maxBodyBytes: 12 * 1024 * 1024, maxEventBytes: 256 * 1024, maxEventDepth: 300, drainTimeoutSeconds: 20, maxConnectionsPerClient: 64, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30 },
-    forwarder: { enabled: true, address: '127.0.0.1', port: 2801, maxBodyBytes: 4 * 1024 * 1024, tlsCertFile: '', tlsKeyFile: '', maxConnectionsPerClient: 64, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, debugLogging: false, stdout: true, webhookUrl: '', webhookTimeoutMs: 5000, webhookRetries: 3, queueSize: 10000, customfields: {}, templatedfields: {}, outputs: {}, falco: { ...FALCO_JSON_DEFAULTS, append_output: [] } },
+    rules: {
+      builtIn: ['syscall', 'orchestrator-audit'],
+      files: [],
+      ruleMatching: 'first',
+      minPriority: 'Debug',
+      compilerIdleSeconds: 60,
+      maxExpandedNodes: DEFAULT_EXPAND_LIMITS.maxNodes,
+      maxExpandedNodesTotal: DEFAULT_EXPAND_LIMITS.maxTotalNodes,
+      maxRules: DEFAULT_RULES_BOUNDS.maxRules,
+      maxListItems: DEFAULT_RULES_BOUNDS.maxListItems,
+      maxConditionBytes: DEFAULT_RULES_BOUNDS.maxConditionBytes,
+      compileTimeoutSeconds: 120,
+      compileWorkerHeapMb: 2048,
+      watch: true,
+      disableTags: [],
+      enableTags: [],
+      disableNames: [],
+    },
+    webhook: {
+      enabled: true,
+      address: '127.0.0.1',
+      port: 9765,
+      path: '/orchestrator-audit',
+      sysPrefix: 'd8',
+      tlsCertFile: '',
+      tlsKeyFile: '',
+      tlsCaFile: '',
+      queueSize: 10000,
+      queueBytes: 64 * 1024 * 1024,
+      maxBodyBytes: 12 * 1024 * 1024,
+      maxEventBytes: 256 * 1024,
+      maxEventDepth: 300,
+      drainTimeoutSeconds: 20,
+      maxConnectionsPerClient: 64,
+      headersTimeoutSeconds: 10,
+      requestTimeoutSeconds: 30,
+    },
+    forwarder: {
+      enabled: true,
+      address: '127.0.0.1',
+      port: 2801,
+      maxBodyBytes: 4 * 1024 * 1024,
+      tlsCertFile: '',
+      tlsKeyFile: '',
+      maxConnectionsPerClient: 64,
+      headersTimeoutSeconds: 10,
+      requestTimeoutSeconds: 30,
+      debugLogging: false,
+      stdout: true,
+      webhookUrl: '',
+      webhookTimeoutMs: 5000,
+      webhookRetries: 3,
+      queueSize: 10000,
+      customfields: {},
+      templatedfields: {},
+      outputs: {},
+      falco: { ...FALCO_JSON_DEFAULTS, append_output: [] },
+    },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     api: { enabled: true, address: '127.0.0.1', port: 8080, externalHost: 'localhost:8080', externalScheme: 'https', tlsCertFile: '', tlsKeyFile: '', bootstrapFile: '' },
@@ -173,7 +243,14 @@ export function configFromYaml(text: string, env: NodeJS.ProcessEnv = process.en
 function typedValue(cur: unknown, text: string): { value: unknown } | { expected: string } {
   if (Array.isArray(cur)) {
     const m = text.match(/^\[(.*)\]$/s);
-    return { value: m ? m[1]!.split(',').map((x) => x.trim()).filter((x) => x !== '') : [text] };
+    return {
+      value: m
+        ? m[1]!
+            .split(',')
+            .map((x) => x.trim())
+            .filter((x) => x !== '')
+        : [text],
+    };
   }
   if (typeof cur === 'number') {
     const n = Number(text);
@@ -228,7 +305,7 @@ export function applyOverrides(config: Config, overrides: readonly string[]): Co
   for (const o of overrides) {
     const eq = o.indexOf('=');
     if (eq <= 0) {
-      problems.push({ key: o, message: "expected -o key=value (a dotted key, e.g. -o forwarder.port=2802)" });
+      problems.push({ key: o, message: 'expected -o key=value (a dotted key, e.g. -o forwarder.port=2802)' });
       continue;
     }
     const key = o.slice(0, eq).trim();

@@ -68,26 +68,7 @@ export interface FieldValueNode {
 export type Rhs = ValueNode | ListNode | FieldValueNode | TransformerNode;
 
 export type UnaryOp = 'exists';
-export type BinaryOp =
-  | '='
-  | '=='
-  | '!='
-  | '<'
-  | '<='
-  | '>'
-  | '>='
-  | 'contains'
-  | 'icontains'
-  | 'bcontains'
-  | 'startswith'
-  | 'bstartswith'
-  | 'endswith'
-  | 'glob'
-  | 'iglob'
-  | 'regex'
-  | 'in'
-  | 'intersects'
-  | 'pmatch';
+export type BinaryOp = '=' | '==' | '!=' | '<' | '<=' | '>' | '>=' | 'contains' | 'icontains' | 'bcontains' | 'startswith' | 'bstartswith' | 'endswith' | 'glob' | 'iglob' | 'regex' | 'in' | 'intersects' | 'pmatch';
 export type Modifier = 'oneof' | 'anyof' | 'allof';
 
 export interface AndNode {

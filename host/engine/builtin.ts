@@ -26,7 +26,9 @@ export function builtinRulesFiles(selected: readonly string[]): { files: RulesFi
   for (const set of BUILTIN_SETS) {
     if (!want.has(set)) continue;
     const dir = join(RULES_DIR, set);
-    for (const name of readdirSync(dir).filter((n) => n.endsWith('.yaml')).sort()) {
+    for (const name of readdirSync(dir)
+      .filter((n) => n.endsWith('.yaml'))
+      .sort()) {
       files.push({ name: `rules/${set}/${name}`, text: readFileSync(join(dir, name), 'utf8') });
     }
   }

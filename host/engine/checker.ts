@@ -33,9 +33,7 @@ class CheckError {
   ) {}
 }
 
-const STRING_OPS: ReadonlySet<CmpOp> = new Set<CmpOp>([
-  '=', '!=', '<', '<=', '>', '>=', 'contains', 'icontains', 'startswith', 'endswith', 'glob', 'iglob', 'pmatch', 'regex', 'in', 'intersects',
-]);
+const STRING_OPS: ReadonlySet<CmpOp> = new Set<CmpOp>(['=', '!=', '<', '<=', '>', '>=', 'contains', 'icontains', 'startswith', 'endswith', 'glob', 'iglob', 'pmatch', 'regex', 'in', 'intersects']);
 const NUMERIC_OPS: ReadonlySet<CmpOp> = new Set<CmpOp>(['=', '!=', '<', '<=', '>', '>=', 'in', 'intersects']);
 const EQ_OPS: ReadonlySet<CmpOp> = new Set<CmpOp>(['=', '!=', 'in', 'intersects']);
 const BYTES_OPS: ReadonlySet<CmpOp> = new Set<CmpOp>(['=', '!=', 'contains', 'startswith', 'endswith', 'bcontains', 'bstartswith', 'in', 'intersects']);
@@ -176,7 +174,7 @@ class Checker {
         if (t.args.length !== 1) throw new CheckError(`filter error: transformer '${t.name}' takes exactly one argument`, t.span.start);
         const a = arg(t.args[0]!);
         if (a.kind === 'const') throw new CheckError(`filter error: transformer '${t.name}' needs a field argument`, t.span.start);
-        const ok = t.name === 'len' ? (STRING_TYPES.has(a.type) || a.type === 'PT_BYTEBUF' || a.isList) : t.name === 'b64' ? STRING_TYPES.has(a.type) || a.type === 'PT_BYTEBUF' : STRING_TYPES.has(a.type);
+        const ok = t.name === 'len' ? STRING_TYPES.has(a.type) || a.type === 'PT_BYTEBUF' || a.isList : t.name === 'b64' ? STRING_TYPES.has(a.type) || a.type === 'PT_BYTEBUF' : STRING_TYPES.has(a.type);
         if (!ok) throw new CheckError(`can't add field transformer: type '${a.type}' is not supported by '${t.name}' transformer`, t.span.start);
         if (t.name === 'len') return { kind: 'transform', name: t.name, args: [a], type: 'PT_UINT64', isList: false };
         return { kind: 'transform', name: t.name, args: [a], type: a.type, isList: a.isList };
@@ -218,17 +216,8 @@ class Checker {
     if (left.kind === 'field' && left.def.name === 'evt.type') {
       for (const l of lits) if (!EVENT_NAMES.has(l.text)) throw new CheckError(`unknown event type ${l.text}`, e.span.start);
     }
-    if (
-      left.kind === 'field' &&
-      (left.def.name.startsWith('ka.') || left.def.name.startsWith('jevt.')) &&
-      (op === '=' || op === '!=' || op === 'in') &&
-      lits.some((l) => l.text === '<NA>')
-    ) {
-      this.warn(
-        'LOAD_UNSAFE_NA_CHECK',
-        'The condition compares a field with the literal <NA>: k8saudit fields are missing, not <NA>, when absent, so this check is not reliable. Use exists.',
-        e.span.start,
-      );
+    if (left.kind === 'field' && (left.def.name.startsWith('ka.') || left.def.name.startsWith('jevt.')) && (op === '=' || op === '!=' || op === 'in') && lits.some((l) => l.text === '<NA>')) {
+      this.warn('LOAD_UNSAFE_NA_CHECK', 'The condition compares a field with the literal <NA>: k8saudit fields are missing, not <NA>, when absent, so this check is not reliable. Use exists.', e.span.start);
     }
     return { kind: 'cmp', op, modifier: e.modifier, left, values: lits, list: rhs.kind === 'list', span: e.span };
   }
@@ -238,13 +227,10 @@ class Checker {
     const right = rhs.kind === 'val' ? this.field(rhs.field) : this.transformer(rhs);
     for (const side of [left, right]) {
       if (side.kind === 'field' && side.def.noRhs) throw new CheckError(`field '${side.canonical}' can't be used in a field comparison`, e.span.start);
-      if (typeClass(side.type) === 'ipnet') throw new CheckError('IP network fields can\'t be used in a field comparison', e.span.start);
+      if (typeClass(side.type) === 'ipnet') throw new CheckError("IP network fields can't be used in a field comparison", e.span.start);
     }
     if (right.type !== left.type || right.isList !== left.isList) {
-      throw new CheckError(
-        `field comparison: the two operands have different types (${left.type}${left.isList ? ' list' : ''} and ${right.type}${right.isList ? ' list' : ''})`,
-        rhs.span.start,
-      );
+      throw new CheckError(`field comparison: the two operands have different types (${left.type}${left.isList ? ' list' : ''} and ${right.type}${right.isList ? ' list' : ''})`, rhs.span.start);
     }
     return { kind: 'cmpfield', op, left, right, span: e.span };
   }
@@ -272,7 +258,11 @@ class Checker {
     }
     const parsed = parseRegex(pattern);
     if (!parsed.ok) throw new CheckError(`invalid regex pattern: ${printValue(pattern)}: ${parsed.message} (at offset ${parsed.offset} of the pattern)`, offset);
-    const inner = pattern.replace(/^\^/, '').replace(/^\.[*+?]/, '').replace(/\$$/, '').replace(/\.[*+?]$/, '');
+    const inner = pattern
+      .replace(/^\^/, '')
+      .replace(/^\.[*+?]/, '')
+      .replace(/\$$/, '')
+      .replace(/\.[*+?]$/, '');
     if (!/[\\.*+?()[\]{}|^$]/.test(inner)) {
       this.warn('LOAD_COMPILE_CONDITION', `regex check with '${pattern}' may be optimized with simpler operators such as '=', 'contains', 'startswith', 'endswith'`, offset);
     }

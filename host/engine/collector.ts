@@ -190,11 +190,7 @@ class Collector {
     if (item.append) return this.appendRule(item, prev, id);
     if (!hasBody && item.enabled !== undefined) {
       if (!prev) throw new CollectError('LOAD_ERR_VALIDATE', "Rule has 'enabled' key but no rule by that name already exists", item.ctx);
-      this.diags.add(
-        'LOAD_DEPRECATED_ITEM',
-        "The standalone 'enabled' key usage is deprecated. The correct approach requires also a 'replace' entry under the 'override' key (i.e. 'enabled: replace').",
-        item.ctx,
-      );
+      this.diags.add('LOAD_DEPRECATED_ITEM', "The standalone 'enabled' key usage is deprecated. The correct approach requires also a 'replace' entry under the 'override' key (i.e. 'enabled: replace').", item.ctx);
       this.rules.put({ ...prev, enabled: item.enabled, file: fileOf(item) });
       return;
     }
@@ -255,10 +251,7 @@ class Collector {
     const ov = item.override!;
     if (!prev) {
       const [key, op] = Object.entries(ov)[0] ?? ['condition', 'append'];
-      const msg =
-        op === 'append'
-          ? `Rule uses 'append' or 'override.${key}: append' but no rule by that name already exists`
-          : `An 'override.${key}: replace' to a rule was requested but no rule by that name already exists`;
+      const msg = op === 'append' ? `Rule uses 'append' or 'override.${key}: append' but no rule by that name already exists` : `An 'override.${key}: replace' to a rule was requested but no rule by that name already exists`;
       throw new CollectError('LOAD_ERR_VALIDATE', msg, item.ctx);
     }
     this.checkSource(item, prev);
@@ -344,11 +337,7 @@ class Collector {
       comps ??= { list: false, items: ['in'] };
       const c = comps.items[0] ?? '';
       if (comps.list || !(['in', 'pmatch', 'intersects'].includes(c) || / (oneof|anyof|allof)$/.test(c))) {
-        throw new CollectError(
-          'LOAD_ERR_VALIDATE',
-          'When fields is a single value, comps must be one of (in, pmatch, intersects) or a modifier operator (e.g. startswith oneof)',
-          ex.ctx,
-        );
+        throw new CollectError('LOAD_ERR_VALIDATE', 'When fields is a single value, comps must be one of (in, pmatch, intersects) or a modifier operator (e.g. startswith oneof)', ex.ctx);
       }
     }
     for (const c of comps.items) {
@@ -371,10 +360,7 @@ class Collector {
   }
 }
 
-const SUPPORTED_COMPS = new Set([
-  '=', '==', '!=', '<', '<=', '>', '>=', 'contains', 'icontains', 'bcontains', 'startswith', 'bstartswith', 'endswith',
-  'glob', 'iglob', 'regex', 'in', 'intersects', 'pmatch', 'exists',
-]);
+const SUPPORTED_COMPS = new Set(['=', '==', '!=', '<', '<=', '>', '>=', 'contains', 'icontains', 'bcontains', 'startswith', 'bstartswith', 'endswith', 'glob', 'iglob', 'regex', 'in', 'intersects', 'pmatch', 'exists']);
 const MODIFIER_OPS = new Set(['=', '==', '!=', 'contains', 'icontains', 'bcontains', 'startswith', 'bstartswith', 'endswith', 'glob', 'iglob', 'regex']);
 
 function isModifierComp(c: string): boolean {
@@ -399,8 +385,7 @@ function knownSource(rule: RuleDef): string | undefined {
 function isFieldDefined(source: string, field: string): boolean {
   const parsed = parseCondition(`${field} exists`);
   if (!parsed.ok || parsed.expr.kind !== 'unary') return false;
-  const fieldsOf = (o: Operand | TransformerArg): FieldNode[] =>
-    o.kind === 'field' ? [o] : o.kind === 'transformer' ? o.args.flatMap(fieldsOf) : o.kind === 'tr-list' ? o.items.flatMap(fieldsOf) : [];
+  const fieldsOf = (o: Operand | TransformerArg): FieldNode[] => (o.kind === 'field' ? [o] : o.kind === 'transformer' ? o.args.flatMap(fieldsOf) : o.kind === 'tr-list' ? o.items.flatMap(fieldsOf) : []);
   return fieldsOf(parsed.expr.left).every((f) => {
     const r = resolveField(source as Source, f.name, f.arg);
     return r.ok || !r.message.includes('nonexistent field');

@@ -12,7 +12,10 @@ export const MODIFIERS: readonly Modifier[] = ['oneof', 'anyof', 'allof'];
 
 /** A parse failure at an offset; thrown inside the parser only, caught at its entry point. */
 export class Failure {
-  constructor(readonly message: string, readonly offset: number) {}
+  constructor(
+    readonly message: string,
+    readonly offset: number,
+  ) {}
 }
 
 /** Cursor state and lexing steps shared by the grammar productions. */
@@ -24,7 +27,10 @@ export class Cursor {
   protected lastEnd = 0;
   protected depth = 0;
 
-  constructor(protected readonly s: string, protected readonly maxDepth: number) {}
+  constructor(
+    protected readonly s: string,
+    protected readonly maxDepth: number,
+  ) {}
 
   /** The cursor offset. */
   get offset(): number {

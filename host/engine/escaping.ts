@@ -25,14 +25,28 @@ export function unescapeQuoted(raw: string): UnescapeResult {
     i++;
     const c = raw[i] ?? '';
     switch (c) {
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
       case ' ': // legacy: `\ ` stands for a backslash (libsinsp escaping.cpp keeps it for old rules)
-      case '\\': out += '\\'; break;
-      case '/': out += '/'; break;
+      case '\\':
+        out += '\\';
+        break;
+      case '/':
+        out += '/';
+        break;
       case '"':
         if (quote !== 34) return { ok: false, message: `invalid \\" escape in '-quoted string` };
         out += '"';
@@ -60,8 +74,17 @@ export function unescapeQuoted(raw: string): UnescapeResult {
 function needsQuotes(v: string): boolean {
   for (let i = 0; i < v.length; i++) {
     switch (v.charCodeAt(i)) {
-      case 0: case 8: case 9: case 10: case 12: case 13: // NUL \b \t \n \f \r
-      case 32: case 34: case 39: case 61: case 92: // space " ' = \
+      case 0:
+      case 8:
+      case 9:
+      case 10:
+      case 12:
+      case 13: // NUL \b \t \n \f \r
+      case 32:
+      case 34:
+      case 39:
+      case 61:
+      case 92: // space " ' = \
         return true;
       default:
         break;
@@ -84,17 +107,34 @@ export function escapeStr(v: string): string {
   for (let i = 0; i < v.length; i++) {
     const ch = v[i]!;
     switch (ch) {
-      case '\b': out += '\\b'; break;
-      case '\f': out += '\\f'; break;
-      case '\n': out += '\\n'; break;
-      case '\r': out += '\\r'; break;
-      case '\t': out += '\\t'; break;
+      case '\b':
+        out += '\\b';
+        break;
+      case '\f':
+        out += '\\f';
+        break;
+      case '\n':
+        out += '\\n';
+        break;
+      case '\r':
+        out += '\\r';
+        break;
+      case '\t':
+        out += '\\t';
+        break;
       // A final backslash would sit before the closing quote, which libsinsp's lexer then does
       // not see as closing; `\x5c` keeps the printed form parseable.
-      case '\\': out += i === v.length - 1 ? '\\x5c' : '\\\\'; break;
-      case '"': out += '\\"'; break;
-      case '\0': out += '\\x00'; break;
-      default: out += ch;
+      case '\\':
+        out += i === v.length - 1 ? '\\x5c' : '\\\\';
+        break;
+      case '"':
+        out += '\\"';
+        break;
+      case '\0':
+        out += '\\x00';
+        break;
+      default:
+        out += ch;
     }
   }
   return out + '"';

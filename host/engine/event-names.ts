@@ -53,6 +53,4 @@ cpu_hotplug k8s mesos page_fault tracer mmap2 clone3 open_by_handle_at openat2 e
 `;
 
 /** Every known event type name. */
-export const EVENT_NAMES: ReadonlySet<string> = new Set(
-  (SYSCALLS + OTHER_EVENTS).split(/\s+/).filter((s) => s.length > 0),
-);
+export const EVENT_NAMES: ReadonlySet<string> = new Set((SYSCALLS + OTHER_EVENTS).split(/\s+/).filter((s) => s.length > 0));

@@ -62,10 +62,7 @@ export function exceptionText(ex: ExceptionDef): string {
  * `(<cond>) and not (<e1>) ...` when the rule has exceptions; the condition itself otherwise.
  * An exception whose values do not fit its fields is returned instead (Falco fails the rule).
  */
-export function conditionWithExceptions(
-  cond: MappedText,
-  exceptions: readonly ExceptionDef[],
-): { ok: true; text: MappedText } | { ok: false; message: string; exception: ExceptionDef } {
+export function conditionWithExceptions(cond: MappedText, exceptions: readonly ExceptionDef[]): { ok: true; text: MappedText } | { ok: false; message: string; exception: ExceptionDef } {
   if (exceptions.length === 0) return { ok: true, text: cond };
   const end = cond.origin(cond.text.length);
   const parts: Array<MappedText | string> = [MappedText.at('(', cond.origin(0)), cond, ')'];

@@ -151,13 +151,7 @@ function withinLimits(expr: Expr, source: ConditionSource, meter: ExpansionMeter
  * A macro not yet resolved (visible through a later redefinition) is resolved here once per
  * call and shared by every reference, so this pass stays linear in the definitions' size.
  */
-function resolve(
-  expr: Expr,
-  source: ConditionSource,
-  lookup: (name: string) => ExpandedMacro | undefined,
-  diags: Diagnostics,
-  path: string[],
-): Expr | undefined {
+function resolve(expr: Expr, source: ConditionSource, lookup: (name: string) => ExpandedMacro | undefined, diags: Diagnostics, path: string[]): Expr | undefined {
   let failed = false;
   const fail = (node: IdentifierNode, message: string) => {
     if (!failed) diags.add('LOAD_ERR_VALIDATE', message, conditionLocation(source, node.span.start));

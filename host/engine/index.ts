@@ -125,31 +125,17 @@ export function loadRules(files: readonly RulesFile[], options: LoadOptions = {}
   };
 }
 
-function compileRule(
-  def: RuleDef,
-  source: ConditionSource,
-  expr: Expr,
-  expanded: Expanded,
-  diags: Diagnostics,
-  options: LoadOptions,
-): LoadedRule | undefined {
+function compileRule(def: RuleDef, source: ConditionSource, expr: Expr, expanded: Expanded, diags: Diagnostics, options: LoadOptions): LoadedRule | undefined {
   const src = def.source as Source;
   // Output first, as Falco does: an invalid output fails the rule before its condition.
   let outputText = def.output.text;
   if (outputText.includes('%container.info')) {
-    diags.add(
-      'LOAD_DEPRECATED_ITEM',
-      '%container.info is deprecated and no more useful, and will be dropped by Falco 1.0.0. The container plugin will automatically add required fields to the output message.',
-      def.ctx,
-    );
+    diags.add('LOAD_DEPRECATED_ITEM', '%container.info is deprecated and no more useful, and will be dropped by Falco 1.0.0. The container plugin will automatically add required fields to the output message.', def.ctx);
     outputText = outputText.replaceAll('%container.info', '');
   }
   if (options.suggestedOutput !== false && src === 'syscall') outputText += suggestedOutput(src);
   const out = parseOutput(src, outputText);
-  const outputCtx = (offset: number): Location[] => [
-    ...def.outputCtx,
-    { itemType: 'rule output expression', itemName: '', position: def.output.position(Math.min(offset, def.output.text.length)) },
-  ];
+  const outputCtx = (offset: number): Location[] => [...def.outputCtx, { itemType: 'rule output expression', itemName: '', position: def.output.position(Math.min(offset, def.output.text.length)) }];
   if (!out.ok) {
     const unknown = out.message.startsWith('unknown filter') || out.message.includes('nonexistent field');
     diags.add(unknown && def.skipIfUnknownFilter ? 'LOAD_UNKNOWN_FILTER' : 'LOAD_ERR_COMPILE_OUTPUT', out.message, outputCtx(out.offset));

@@ -76,7 +76,10 @@ export class Interpreter {
       case 'intersects':
         return values.some((l) => this.scalar('=', v, l));
       case 'pmatch':
-        return pmatch(values.map((l) => l.text), String(v));
+        return pmatch(
+          values.map((l) => l.text),
+          String(v),
+        );
       default:
         return this.scalar(op, v, values[0]!);
     }

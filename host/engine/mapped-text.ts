@@ -93,12 +93,7 @@ export class MappedText {
 
   /** The characters [start, end) with their origins. */
   slice(start: number, end: number = this.text.length): MappedText {
-    return new MappedText(
-      this.text.slice(start, end),
-      this.srcs,
-      this.srcIdx.slice(start, end + 1),
-      this.offsets.slice(start, end + 1),
-    );
+    return new MappedText(this.text.slice(start, end), this.srcs, this.srcIdx.slice(start, end + 1), this.offsets.slice(start, end + 1));
   }
 
   /** Where character `i` came from. */

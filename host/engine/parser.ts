@@ -34,10 +34,7 @@
 // Tokens (lexer.ts): Blank = [ \t\b\r\n]+, Space = [[:space:]], Identifier, FieldName,
 // FieldArgBareStr, HexNumber, Number, BareStr, QuotedStr (escaping.ts). The lexing steps and
 // the depth guard live in cursor.ts.
-import type {
-  BinaryCheckNode, BinaryOp, Expr, FieldNode, FieldValueNode, ListNode, Modifier, Operand, Rhs,
-  TransformerArg, TransformerListNode, TransformerName, TransformerNode, ValueNode,
-} from './ast.js';
+import type { BinaryCheckNode, BinaryOp, Expr, FieldNode, FieldValueNode, ListNode, Modifier, Operand, Rhs, TransformerArg, TransformerListNode, TransformerName, TransformerNode, ValueNode } from './ast.js';
 import { Cursor, Failure, TRANSFORMERS } from './cursor.js';
 import { scanFieldName, scanHexNumber, scanIdentifier, scanNotBlank, scanNumber } from './lexer.js';
 
@@ -63,14 +60,32 @@ export const DEFAULT_MAX_LENGTH = 1024 * 1024;
 /** Larger depth limits are clamped to this, which keeps the recursion inside the JS stack. */
 export const HARD_MAX_DEPTH = 2000;
 
-const NUM_OPS: ReadonlyArray<readonly [string, boolean]> = [['<=', false], ['<', false], ['>=', false], ['>', false]];
+const NUM_OPS: ReadonlyArray<readonly [string, boolean]> = [
+  ['<=', false],
+  ['<', false],
+  ['>=', false],
+  ['>', false],
+];
 // A `true` marks operators that need a blank after them (libsinsp writes them as "glob ").
 const STR_OPS: ReadonlyArray<readonly [string, boolean]> = [
-  ['==', false], ['=', false], ['!=', false], ['glob', true], ['iglob', true], ['contains', true],
-  ['icontains', true], ['bcontains', true], ['startswith', true], ['bstartswith', true],
-  ['endswith', true], ['regex', true],
+  ['==', false],
+  ['=', false],
+  ['!=', false],
+  ['glob', true],
+  ['iglob', true],
+  ['contains', true],
+  ['icontains', true],
+  ['bcontains', true],
+  ['startswith', true],
+  ['bstartswith', true],
+  ['endswith', true],
+  ['regex', true],
 ];
-const LIST_OPS: ReadonlyArray<readonly [string, boolean]> = [['intersects', false], ['in', false], ['pmatch', false]];
+const LIST_OPS: ReadonlyArray<readonly [string, boolean]> = [
+  ['intersects', false],
+  ['in', false],
+  ['pmatch', false],
+];
 
 const quoteList = (xs: readonly string[]): string => xs.map((x) => `'${x}'`).join(', ');
 const TRANSFORMER_LIST = quoteList(['val', ...TRANSFORMERS]);
@@ -198,9 +213,7 @@ class Parser extends Cursor {
     this.enter();
     try {
       const arg = this.lexOptionalArg();
-      return arg === undefined
-        ? { kind: 'field', name, span: { start, end: this.lastEnd } }
-        : { kind: 'field', name, arg, span: { start, end: this.lastEnd } };
+      return arg === undefined ? { kind: 'field', name, span: { start, end: this.lastEnd } } : { kind: 'field', name, arg, span: { start, end: this.lastEnd } };
     } finally {
       this.depth--;
     }

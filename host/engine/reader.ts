@@ -58,19 +58,7 @@ export interface MacroItem extends ItemBase {
 }
 
 /** Keys of a rule item that override may name. */
-export type RuleKey =
-  | 'condition'
-  | 'output'
-  | 'desc'
-  | 'priority'
-  | 'tags'
-  | 'exceptions'
-  | 'enabled'
-  | 'warn_evttypes'
-  | 'skip-if-unknown-filter'
-  | 'capture'
-  | 'capture_duration'
-  | 'source';
+export type RuleKey = 'condition' | 'output' | 'desc' | 'priority' | 'tags' | 'exceptions' | 'enabled' | 'warn_evttypes' | 'skip-if-unknown-filter' | 'capture' | 'capture_duration' | 'source';
 
 export interface RuleItem extends ItemBase {
   kind: 'rule';
@@ -102,10 +90,7 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
   required_plugin_versions: ['required_plugin_versions'],
   list: ['list', 'items', 'append', 'override'],
   macro: ['macro', 'condition', 'append', 'override'],
-  rule: [
-    'rule', 'condition', 'output', 'desc', 'priority', 'source', 'enabled', 'tags', 'exceptions', 'warn_evttypes',
-    'skip-if-unknown-filter', 'capture', 'capture_duration', 'append', 'override',
-  ],
+  rule: ['rule', 'condition', 'output', 'desc', 'priority', 'source', 'enabled', 'tags', 'exceptions', 'warn_evttypes', 'skip-if-unknown-filter', 'capture', 'capture_duration', 'append', 'override'],
 };
 
 /** Thrown inside one item and caught at the item boundary: never crosses the stage. */
@@ -351,20 +336,12 @@ function readPluginVersions(r: ItemReader, itemCtx: Location[]): PluginVersionsI
 }
 
 /** `append` and `override`, with the deprecation warning for `append: true` (given even when the pair is refused). */
-function checkAppendOverride(
-  r: ItemReader,
-  ctx: Location[],
-  diags: Diagnostics,
-): { append: boolean; overrides?: Map<string, { op: OverrideOp; loc: Location }> } {
+function checkAppendOverride(r: ItemReader, ctx: Location[], diags: Diagnostics): { append: boolean; overrides?: Map<string, { op: OverrideOp; loc: Location }> } {
   const append = r.bool('append') ?? false;
   deprecatedAppend(r, ctx, diags, append);
   const overrides = r.overrides();
   if (append && overrides) {
-    throw new ItemError(
-      'LOAD_ERR_YAML_VALIDATE',
-      "Keys 'override' and 'append: true' cannot be used together. Add an 'append' entry (e.g. 'condition: append') under 'override' instead.",
-      ctx,
-    );
+    throw new ItemError('LOAD_ERR_YAML_VALIDATE', "Keys 'override' and 'append: true' cannot be used together. Add an 'append' entry (e.g. 'condition: append') under 'override' instead.", ctx);
   }
   return { append, overrides };
 }
@@ -376,12 +353,7 @@ function deprecatedAppend(r: ItemReader, ctx: Location[], diags: Diagnostics, ap
 }
 
 /** The single overridable key of a list or macro, validated as Falco does. */
-function singleOverride(
-  r: ItemReader,
-  ctx: Location[],
-  overrides: Map<string, { op: OverrideOp; loc: Location }> | undefined,
-  key: string,
-): OverrideOp | undefined {
+function singleOverride(r: ItemReader, ctx: Location[], overrides: Map<string, { op: OverrideOp; loc: Location }> | undefined, key: string): OverrideOp | undefined {
   if (!overrides) return undefined;
   for (const [k, { loc }] of overrides) {
     if (k !== key) throw new ItemError('LOAD_ERR_YAML_VALIDATE', `Unexpected key '${k}': no corresponding entry under 'override' is defined.`, [...ctx, loc]);
@@ -417,9 +389,7 @@ function readMacro(r0: ItemReader, itemCtx: Location[], diags: Diagnostics): Mac
 }
 
 const APPENDABLE: readonly RuleKey[] = ['condition', 'output', 'desc', 'tags', 'exceptions'];
-const REPLACEABLE: readonly RuleKey[] = [
-  'condition', 'output', 'desc', 'priority', 'capture', 'capture_duration', 'tags', 'exceptions', 'enabled', 'warn_evttypes', 'skip-if-unknown-filter',
-];
+const REPLACEABLE: readonly RuleKey[] = ['condition', 'output', 'desc', 'priority', 'capture', 'capture_duration', 'tags', 'exceptions', 'enabled', 'warn_evttypes', 'skip-if-unknown-filter'];
 
 function readRule(r0: ItemReader, itemCtx: Location[], diags: Diagnostics): RuleItem {
   const { name, ctx, r } = named(r0, 'rule', itemCtx);

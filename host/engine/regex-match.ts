@@ -80,8 +80,7 @@ export class CodePointRegex {
 
   /** The states reachable from `from` by empty edges whose assertions hold between prev and next. */
   private closure(from: Iterable<number>, prev: number | undefined, next: number | undefined): Set<number> {
-    const holds = (a: Assertion | undefined) =>
-      a === undefined || (a === 'bol' ? prev === undefined : a === 'eol' ? next === undefined : (isWordChar(prev) !== isWordChar(next)) === (a === 'word'));
+    const holds = (a: Assertion | undefined) => a === undefined || (a === 'bol' ? prev === undefined : a === 'eol' ? next === undefined : (isWordChar(prev) !== isWordChar(next)) === (a === 'word'));
     const seen = new Set(from);
     const stack = [...seen];
     while (stack.length > 0) {

@@ -13,12 +13,7 @@ export type Ranges = Array<[number, number]>;
 /** Zero-width tests: start of value, end of value, ASCII word boundary (`\b`) and its negation (`\B`). */
 export type Assertion = 'bol' | 'eol' | 'word' | 'nonword';
 
-export type RegexNode =
-  | { k: 'set'; r: Ranges }
-  | { k: 'cat'; xs: RegexNode[] }
-  | { k: 'alt'; xs: RegexNode[] }
-  | { k: 'rep'; x: RegexNode; min: number; max: number }
-  | { k: 'assert'; a: Assertion };
+export type RegexNode = { k: 'set'; r: Ranges } | { k: 'cat'; xs: RegexNode[] } | { k: 'alt'; xs: RegexNode[] } | { k: 'rep'; x: RegexNode; min: number; max: number } | { k: 'assert'; a: Assertion };
 
 export type ParsedRegex = { ok: true; node: RegexNode } | { ok: false; message: string; offset: number };
 
@@ -33,9 +28,29 @@ export const REGEX_LIMITS = {
 
 export const MAX_CP = 0x10ffff;
 const DIGIT: Ranges = [[48, 57]];
-const WORD: Ranges = [[48, 57], [65, 90], [95, 95], [97, 122]];
-const SPACE: Ranges = [[9, 13], [32, 32], [0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200a], [0x2028, 0x2029], [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000], [0xfeff, 0xfeff]];
-const DOT: Ranges = negate([[10, 10], [13, 13], [0x2028, 0x2029]]);
+const WORD: Ranges = [
+  [48, 57],
+  [65, 90],
+  [95, 95],
+  [97, 122],
+];
+const SPACE: Ranges = [
+  [9, 13],
+  [32, 32],
+  [0xa0, 0xa0],
+  [0x1680, 0x1680],
+  [0x2000, 0x200a],
+  [0x2028, 0x2029],
+  [0x202f, 0x202f],
+  [0x205f, 0x205f],
+  [0x3000, 0x3000],
+  [0xfeff, 0xfeff],
+];
+const DOT: Ranges = negate([
+  [10, 10],
+  [13, 13],
+  [0x2028, 0x2029],
+]);
 const SYNTAX = '^$\\.*+?()[]{}|/';
 
 /** Whether a code point is a word character for `\b` (ASCII letters, digits, `_`). */
@@ -208,18 +223,30 @@ class Parser {
     this.i += 2;
     const one = (cp: number): Ranges => [[cp, cp]];
     switch (e) {
-      case 'd': return DIGIT;
-      case 'D': return negate(DIGIT);
-      case 'w': return WORD;
-      case 'W': return negate(WORD);
-      case 's': return SPACE;
-      case 'S': return negate(SPACE);
-      case 't': return one(9);
-      case 'n': return one(10);
-      case 'v': return one(11);
-      case 'f': return one(12);
-      case 'r': return one(13);
-      case 'b': return one(8); // in a class only (outside, \b is an assertion)
+      case 'd':
+        return DIGIT;
+      case 'D':
+        return negate(DIGIT);
+      case 'w':
+        return WORD;
+      case 'W':
+        return negate(WORD);
+      case 's':
+        return SPACE;
+      case 'S':
+        return negate(SPACE);
+      case 't':
+        return one(9);
+      case 'n':
+        return one(10);
+      case 'v':
+        return one(11);
+      case 'f':
+        return one(12);
+      case 'r':
+        return one(13);
+      case 'b':
+        return one(8); // in a class only (outside, \b is an assertion)
       case '0':
         if (/\d/.test(this.p[this.i] ?? '')) this.fail('invalid decimal escape', at);
         return one(0);
@@ -229,7 +256,8 @@ class Parser {
         this.i++;
         return one(l.charCodeAt(0) % 32);
       }
-      case 'x': return one(this.hex(2));
+      case 'x':
+        return one(this.hex(2));
       case 'u': {
         if (this.p[this.i] === '{') {
           const m = /^\{([0-9a-fA-F]+)\}/.exec(this.p.slice(this.i));

@@ -89,7 +89,10 @@ export async function startServer(deps: ServerDeps, address: string, port: numbe
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) deps.log(`forwarder: internal error: ${err.message}`);
-    return reply.code(status).type(TEXT).send(`${status === 500 ? 'internal error' : err.message}\n`);
+    return reply
+      .code(status)
+      .type(TEXT)
+      .send(`${status === 500 ? 'internal error' : err.message}\n`);
   });
 
   async function input(req: FastifyRequest, reply: FastifyReply) {
@@ -116,11 +119,17 @@ export async function startServer(deps: ServerDeps, address: string, port: numbe
   // A Buffer, so fastify leaves the Content-Type exactly as falcosidekick's (no charset).
   app.all('/healthz', async (_req, reply) => {
     const r = readiness();
-    return reply.code(r.ready ? 200 : 503).header('content-type', 'application/json').send(r.ready ? HEALTHZ : Buffer.from(JSON.stringify(status(r))));
+    return reply
+      .code(r.ready ? 200 : 503)
+      .header('content-type', 'application/json')
+      .send(r.ready ? HEALTHZ : Buffer.from(JSON.stringify(status(r))));
   });
   app.all('/readyz', async (_req, reply) => {
     const r = readiness();
-    return reply.code(r.ready ? 200 : 503).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(status(r))));
+    return reply
+      .code(r.ready ? 200 : 503)
+      .header('content-type', 'application/json')
+      .send(Buffer.from(JSON.stringify(status(r))));
   });
   app.all('/metrics', async (_req, reply) => {
     const { contentType, body } = await metrics.exposition();

@@ -39,13 +39,25 @@ const SPECS: AuditSpec[] = [
     name: 'CreateNodePortService',
     rule: 'Create NodePort Service',
     description: 'create a NodePort service',
-    request: () => createObject('services', { kind: 'Service', apiVersion: 'v1', metadata: { name: 'rae-eg-nodeport', namespace: 'default' }, spec: { type: 'NodePort', selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080, nodePort: 30080, protocol: 'TCP' }] } }),
+    request: () =>
+      createObject('services', {
+        kind: 'Service',
+        apiVersion: 'v1',
+        metadata: { name: 'rae-eg-nodeport', namespace: 'default' },
+        spec: { type: 'NodePort', selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080, nodePort: 30080, protocol: 'TCP' }] },
+      }),
   },
   {
     name: 'CreateConfigMapWithPrivateCredentials',
     rule: 'Create/Modify Configmap With Private Credentials',
     description: 'create a ConfigMap holding AWS keys',
-    request: () => createObject('configmaps', { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'rae-eg-creds', namespace: 'default' }, data: { 'credentials.ini': '[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n' } }),
+    request: () =>
+      createObject('configmaps', {
+        kind: 'ConfigMap',
+        apiVersion: 'v1',
+        metadata: { name: 'rae-eg-creds', namespace: 'default' },
+        data: { 'credentials.ini': '[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n' },
+      }),
   },
   {
     name: 'AnonymousRequestAllowed',
@@ -102,9 +114,24 @@ const SPECS: AuditSpec[] = [
     rule: 'Attach to cluster-admin Role',
     description: 'bind a user to cluster-admin',
     request: () =>
-      createObject('clusterrolebindings', { kind: 'ClusterRoleBinding', apiVersion: `${RBAC}/v1`, metadata: { name: 'rae-eg-admin-binding' }, roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'User', apiGroup: RBAC, name: 'mallory' }] }, RBAC),
+      createObject(
+        'clusterrolebindings',
+        {
+          kind: 'ClusterRoleBinding',
+          apiVersion: `${RBAC}/v1`,
+          metadata: { name: 'rae-eg-admin-binding' },
+          roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'cluster-admin' },
+          subjects: [{ kind: 'User', apiGroup: RBAC, name: 'mallory' }],
+        },
+        RBAC,
+      ),
   },
-  { name: 'ClusterRoleWithWildcardCreated', rule: 'ClusterRole With Wildcard Created', description: 'create a ClusterRole granting * on *', request: () => createObject('clusterroles', role('ClusterRole', 'rae-eg-wildcard', [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }]), RBAC) },
+  {
+    name: 'ClusterRoleWithWildcardCreated',
+    rule: 'ClusterRole With Wildcard Created',
+    description: 'create a ClusterRole granting * on *',
+    request: () => createObject('clusterroles', role('ClusterRole', 'rae-eg-wildcard', [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }]), RBAC),
+  },
   {
     name: 'ClusterRoleWithWritePrivilegesCreated',
     rule: 'ClusterRole With Write Privileges Created',
@@ -123,7 +150,11 @@ const SPECS: AuditSpec[] = [
     description: 'create a deployment',
     request: () => {
       const p = pod('web', 'default');
-      return createObject('deployments', { kind: 'Deployment', apiVersion: 'apps/v1', metadata: { name: 'rae-eg-web', namespace: 'default' }, spec: { replicas: 2, selector: { matchLabels: { run: 'web' } }, template: { metadata: p.metadata, spec: p.spec } } }, 'apps');
+      return createObject(
+        'deployments',
+        { kind: 'Deployment', apiVersion: 'apps/v1', metadata: { name: 'rae-eg-web', namespace: 'default' }, spec: { replicas: 2, selector: { matchLabels: { run: 'web' } }, template: { metadata: p.metadata, spec: p.spec } } },
+        'apps',
+      );
     },
   },
   {
@@ -150,7 +181,17 @@ const SPECS: AuditSpec[] = [
     rule: 'K8s RoleBinding Created',
     description: 'bind a service account to a Role',
     request: () =>
-      createObject('rolebindings', { kind: 'RoleBinding', apiVersion: `${RBAC}/v1`, metadata: { name: 'rae-eg-reader-binding', namespace: 'default' }, roleRef: { apiGroup: RBAC, kind: 'Role', name: 'rae-eg-reader' }, subjects: [{ kind: 'ServiceAccount', name: 'rae-eg-app', namespace: 'default' }] }, RBAC),
+      createObject(
+        'rolebindings',
+        {
+          kind: 'RoleBinding',
+          apiVersion: `${RBAC}/v1`,
+          metadata: { name: 'rae-eg-reader-binding', namespace: 'default' },
+          roleRef: { apiGroup: RBAC, kind: 'Role', name: 'rae-eg-reader' },
+          subjects: [{ kind: 'ServiceAccount', name: 'rae-eg-app', namespace: 'default' }],
+        },
+        RBAC,
+      ),
   },
   {
     name: 'SecretCreated',
@@ -173,7 +214,12 @@ const SPECS: AuditSpec[] = [
     request: () =>
       createObject(
         'ingresses',
-        { kind: 'Ingress', apiVersion: 'networking.k8s.io/v1', metadata: { name: 'rae-eg-ingress', namespace: 'default' }, spec: { rules: [{ http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'rae-eg-svc', port: { number: 80 } } } }] } }] } },
+        {
+          kind: 'Ingress',
+          apiVersion: 'networking.k8s.io/v1',
+          metadata: { name: 'rae-eg-ingress', namespace: 'default' },
+          spec: { rules: [{ http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'rae-eg-svc', port: { number: 80 } } } }] } }] },
+        },
         'networking.k8s.io',
       ),
   },

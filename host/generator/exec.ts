@@ -82,4 +82,3 @@ export function mountOptions(path: string): string[] | undefined {
   }
   return found;
 }
-

@@ -12,12 +12,17 @@ import type { Action } from './types.js';
 /** TEST-NET-2 (RFC 5737): public-looking, never routed; only ever put on a private namespace's loopback here. */
 const PRIVATE_NET_ADDR = '198.51.100.7';
 
-const needs = (...programs: string[]) => () => {
-  const missing = programs.filter((p) => !which(p));
-  return missing.length > 0 ? `needs ${missing.join(', ')} on PATH` : undefined;
-};
+const needs =
+  (...programs: string[]) =>
+  () => {
+    const missing = programs.filter((p) => !which(p));
+    return missing.length > 0 ? `needs ${missing.join(', ')} on PATH` : undefined;
+  };
 const rootAnd = (more?: () => string | undefined) => () => (isRoot() ? more?.() : 'needs root (to open /etc/shadow)');
-const first = (...checks: Array<() => string | undefined>) => () => checks.map((c) => c()).find((r) => r !== undefined);
+const first =
+  (...checks: Array<() => string | undefined>) =>
+  () =>
+    checks.map((c) => c()).find((r) => r !== undefined);
 
 /** A copy of perl named `httpd` in the temporary directory: a web server, as the rules see it (proc.name is the executable's name). */
 function fakeHttpd(tmp: string): string {
@@ -206,7 +211,23 @@ export const SYSCALL_ACTIONS: Action[] = [
       // gets that address on its own loopback and a listener, so the connect is real and local:
       // no packet reaches any network. ssh then times out waiting for a banner (exit 255).
       const listener = `perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalAddr => "${PRIVATE_NET_ADDR}", LocalPort => 443, Listen => 1, ReuseAddr => 1) or die "listen: $!"; $c = $s->accept; sleep 2'`;
-      const ssh = [which('ssh')!, '-F', '/dev/null', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=1', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-p', '443', `rae-event-generator@${PRIVATE_NET_ADDR}`, 'true'].join(' ');
+      const ssh = [
+        which('ssh')!,
+        '-F',
+        '/dev/null',
+        '-o',
+        'BatchMode=yes',
+        '-o',
+        'ConnectTimeout=1',
+        '-o',
+        'StrictHostKeyChecking=no',
+        '-o',
+        'UserKnownHostsFile=/dev/null',
+        '-p',
+        '443',
+        `rae-event-generator@${PRIVATE_NET_ADDR}`,
+        'true',
+      ].join(' ');
       const script = `ip link set lo up && ip addr add ${PRIVATE_NET_ADDR}/32 dev lo && { ${listener} & sleep 0.3; ${ssh}; wait; }`;
       await runProgram(which('unshare')!, ['--net', 'sh', '-c', script], { timeoutMs: 15_000 });
     },
@@ -219,7 +240,5 @@ export const SYSCALL_ACTIONS: Action[] = [
     unavailable: () => 'needs a login session (an sshd or login ancestor) of a system user such as www-data',
     run: async () => {},
   },
-  ...CONTAINER_ONLY.map(
-    ([name, rule]): Action => ({ name: `syscall.${name}`, source: 'syscall', rule, description: `the behaviour of "${rule}" inside a container`, unavailable: () => CONTAINER, run: async () => {} }),
-  ),
+  ...CONTAINER_ONLY.map(([name, rule]): Action => ({ name: `syscall.${name}`, source: 'syscall', rule, description: `the behaviour of "${rule}" inside a container`, unavailable: () => CONTAINER, run: async () => {} })),
 ];

@@ -4,11 +4,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { METRICS, type MetricKey } from './names.js';
 
-type Instrument<K extends MetricKey> = (typeof METRICS)[K]['type'] extends 'counter'
-  ? Counter<string>
-  : (typeof METRICS)[K]['type'] extends 'gauge'
-    ? Gauge<string>
-    : Histogram<string>;
+type Instrument<K extends MetricKey> = (typeof METRICS)[K]['type'] extends 'counter' ? Counter<string> : (typeof METRICS)[K]['type'] extends 'gauge' ? Gauge<string> : Histogram<string>;
 
 /** Every metric of the table, as prom-client objects. */
 export type Instruments = { [K in MetricKey]: Instrument<K> };

@@ -33,7 +33,11 @@ function scalarJson(v: RawScalar, ref: FieldRef): string | number | bigint | boo
 /** The typed JSON value of a field for output_fields. */
 export function fieldJson(v: RawValue | undefined, ref: FieldRef): OutputFieldValue {
   if (v === undefined) return null;
-  if (Array.isArray(v)) return v.map((x) => { const j = scalarJson(x, ref); return typeof j === 'bigint' ? Number(j) : j; });
+  if (Array.isArray(v))
+    return v.map((x) => {
+      const j = scalarJson(x, ref);
+      return typeof j === 'bigint' ? Number(j) : j;
+    });
   return scalarJson(v, ref);
 }
 

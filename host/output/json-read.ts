@@ -17,7 +17,11 @@ export type ReadResult = { ok: true; value: JsonIn } | { ok: false; error: strin
 
 const MAX_DEPTH = 256;
 const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
-const LITERALS = [['true', true], ['false', false], ['null', null]] as const;
+const LITERALS = [
+  ['true', true],
+  ['false', false],
+  ['null', null],
+] as const;
 
 /** Returned by a production that failed; the message is in `Reader.error`. */
 const FAIL: unique symbol = Symbol('fail');

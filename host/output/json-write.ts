@@ -62,7 +62,9 @@ function write(v: JsonOut, out: string[]): void {
     out.push(']');
   } else {
     const obj = v as { readonly [key: string]: JsonOut | undefined };
-    const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort(compareCodePoints);
+    const keys = Object.keys(obj)
+      .filter((k) => obj[k] !== undefined)
+      .sort(compareCodePoints);
     out.push('{');
     keys.forEach((k, i) => {
       if (i > 0) out.push(',');

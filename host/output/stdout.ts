@@ -23,4 +23,3 @@ export function createAlertLineWriter(stream: Writable = process.stdout, maxBuff
     },
   };
 }
-

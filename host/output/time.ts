@@ -36,10 +36,7 @@ export function rfc3339Nano(ns: bigint): string {
   const { date, frac } = split(ns);
   const y = date.getUTCFullYear();
   const year = y >= 0 && y <= 9999 ? pad(y, 4) : String(y);
-  return (
-    `${year}-${pad(date.getUTCMonth() + 1, 2)}-${pad(date.getUTCDate(), 2)}` +
-    `T${pad(date.getUTCHours(), 2)}:${pad(date.getUTCMinutes(), 2)}:${pad(date.getUTCSeconds(), 2)}.${frac}Z`
-  );
+  return `${year}-${pad(date.getUTCMonth() + 1, 2)}-${pad(date.getUTCDate(), 2)}` + `T${pad(date.getUTCHours(), 2)}:${pad(date.getUTCMinutes(), 2)}:${pad(date.getUTCSeconds(), 2)}.${frac}Z`;
 }
 
 /** The current time in ns since the epoch (millisecond resolution). */

@@ -45,13 +45,21 @@ function keeps(running: boolean): string {
 export function rejectionAlert(r: Rejection, hostname: string, running = true, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
   const first = r.errors[0] ? headline(r.errors[0]) : 'invalid';
   const what = r.name ? `${r.kind}/${r.name}` : r.kind || 'a manifest document';
-  return internalAlert(RESOURCE_REJECTED_RULE, 'Error', ['resources'], hostname, `${what} at ${r.where} has ${r.errors.length} error(s), ${keeps(running)} (first: ${first})`, {
+  return internalAlert(
+    RESOURCE_REJECTED_RULE,
+    'Error',
+    ['resources'],
+    hostname,
+    `${what} at ${r.where} has ${r.errors.length} error(s), ${keeps(running)} (first: ${first})`,
+    {
       'resource.kind': r.kind || null,
       'resource.name': r.name || null,
       'resource.file': r.where,
       'resource.errors': r.errors.length,
       'resource.error': first,
-  }, now);
+    },
+    now,
+  );
 }
 
 /** Reports one rejection on every channel. */

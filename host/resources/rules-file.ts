@@ -105,7 +105,9 @@ export function toRulesFile(resource: EngineAuditRulesResource): TranslatedRules
   const docStart = resource.ctx[0]!.position.offset;
   e.anchor(docStart);
   if (resource.requiredEngineVersion !== undefined) {
-    e.raw('- ').anchor(resource.requiredEngineVersionAt ?? docStart).raw(`required_engine_version: ${resource.requiredEngineVersion}\n`);
+    e.raw('- ')
+      .anchor(resource.requiredEngineVersionAt ?? docStart)
+      .raw(`required_engine_version: ${resource.requiredEngineVersion}\n`);
   }
   for (const item of resource.items) emitItem(e, item);
   const name = generatedName(resource);

@@ -17,11 +17,7 @@ export interface ModuleSource {
 }
 
 /** Where a source is: `off` while the module is disabled; `failed` until the retry at `retryInMs` succeeds. */
-export type SourceState =
-  | { state: 'off'; reason: string }
-  | { state: 'starting' }
-  | { state: 'up' }
-  | { state: 'failed'; error: string; attempts: number; retryInMs: number };
+export type SourceState = { state: 'off'; reason: string } | { state: 'starting' } | { state: 'up' } | { state: 'failed'; error: string; attempts: number; retryInMs: number };
 
 export interface ModuleSourcesOptions {
   /** Called on every state change of a source. */

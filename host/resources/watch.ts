@@ -122,7 +122,12 @@ async function readOnce(path: string, root: string, maxBytes: number): Promise<M
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT') return refuse(`cannot resolve its path (${code ?? 'error'})`);
-    return (await lstat(path).then(() => true, () => false)) ? { retry: 'it is a link to nothing' } : undefined;
+    return (await lstat(path).then(
+      () => true,
+      () => false,
+    ))
+      ? { retry: 'it is a link to nothing' }
+      : undefined;
   }
   if (!inside(root, real)) return refuse('it is a link to a file outside the resources directory (links may only point inside it)');
   try {
@@ -231,17 +236,25 @@ export async function watchDirectory(opts: WatchOptions): Promise<DirectoryWatch
   });
   await running;
 
-  let dirIno = await stat(opts.dir).then((s) => s.ino, () => -1);
+  let dirIno = await stat(opts.dir).then(
+    (s) => s.ino,
+    () => -1,
+  );
   const interval = setInterval(() => {
     // A directory replaced under the same path (rename, volume remount): watch the new one.
-    void stat(opts.dir).then((s) => s.ino, () => -1).then((ino) => {
-      if (ino !== dirIno) {
-        dirIno = ino;
-        watcher?.close();
-        watcher = undefined;
-      }
-      startWatcher();
-    });
+    void stat(opts.dir)
+      .then(
+        (s) => s.ino,
+        () => -1,
+      )
+      .then((ino) => {
+        if (ino !== dirIno) {
+          dirIno = ino;
+          watcher?.close();
+          watcher = undefined;
+        }
+        startWatcher();
+      });
     void statSignature(opts.dir).then((sig) => {
       if (sig !== lastStat) {
         lastStat = sig;

@@ -25,9 +25,7 @@ function runtime(): Map<string, string> {
 }
 
 /** What one compile produced. */
-export type AscResult =
-  | { ok: true; wasm: Uint8Array; ms: number }
-  | { ok: false; code: 'ECOMPILE'; message: string; ms: number };
+export type AscResult = { ok: true; wasm: Uint8Array; ms: number } | { ok: false; code: 'ECOMPILE'; message: string; ms: number };
 
 /** asconfig.json's target `rules` as command-line options: `--name value`, `--name` for true, lists joined by commas. */
 export function ascArgs(config: { targets?: Record<string, Record<string, unknown>> }, target = 'rules'): string[] {
@@ -74,18 +72,15 @@ export async function compileAssemblyScript(code: string, extraArgs: readonly st
   const files = runtime();
   let wasm: Uint8Array | undefined;
   const stderr = asc.createMemoryStream();
-  const { error } = await asc.main(
-    ['rules.ts', ...ASC_ARGS, ...extraArgs],
-    {
-      stderr,
-      stdout: asc.createMemoryStream(),
-      readFile: (name: string) => (name === 'rules.ts' ? code : (files.get(name) ?? null)),
-      writeFile: (name: string, contents: Uint8Array | string) => {
-        if (name.endsWith('.wasm') && typeof contents !== 'string') wasm = contents;
-      },
-      listFiles: () => [],
+  const { error } = await asc.main(['rules.ts', ...ASC_ARGS, ...extraArgs], {
+    stderr,
+    stdout: asc.createMemoryStream(),
+    readFile: (name: string) => (name === 'rules.ts' ? code : (files.get(name) ?? null)),
+    writeFile: (name: string, contents: Uint8Array | string) => {
+      if (name.endsWith('.wasm') && typeof contents !== 'string') wasm = contents;
     },
-  );
+    listFiles: () => [],
+  });
   const ms = performance.now() - t0;
   if (error || !wasm) return { ok: false, code: 'ECOMPILE', message: `AssemblyScript compile failed: ${error?.message ?? 'no output'}\n${stderr.toString()}`, ms };
   return { ok: true, wasm, ms };

@@ -91,11 +91,7 @@ export interface LoadOptions {
 }
 
 /** How the background compile of an interpreter-first ruleset ended. */
-export type TierUp =
-  | { state: 'wasm'; changeToCompiledMs: number }
-  | { state: 'superseded' }
-  | { state: 'failed'; errors: RuntimeError[] }
-  | { state: 'closed' };
+export type TierUp = { state: 'wasm'; changeToCompiledMs: number } | { state: 'superseded' } | { state: 'failed'; errors: RuntimeError[] } | { state: 'closed' };
 
 /** What `load` did. */
 export interface LoadOutcome {
@@ -201,8 +197,25 @@ export class DetectionEngine {
   private readonly compiler: RuleCompiler;
   private readonly tierGauge: Gauge<string> | undefined;
   private readonly counters: EngineStats = {
-    batches: 0, failedBatches: 0, failedEvents: 0, failedCalls: 0, traps: 0, timeouts: 0, restores: 0, swaps: 0, tier: 'wasm', tierUps: 0, tierFailures: 0, superseded: 0,
-    lastSwapStallMs: 0, lastPrepareMs: 0, lastCompileMs: 0, lastWarmMs: 0, lastModuleFrom: '', lastChangeToLiveMs: 0, lastChangeToCompiledMs: 0,
+    batches: 0,
+    failedBatches: 0,
+    failedEvents: 0,
+    failedCalls: 0,
+    traps: 0,
+    timeouts: 0,
+    restores: 0,
+    swaps: 0,
+    tier: 'wasm',
+    tierUps: 0,
+    tierFailures: 0,
+    superseded: 0,
+    lastSwapStallMs: 0,
+    lastPrepareMs: 0,
+    lastCompileMs: 0,
+    lastWarmMs: 0,
+    lastModuleFrom: '',
+    lastChangeToLiveMs: 0,
+    lastChangeToCompiledMs: 0,
   };
 
   constructor(private readonly options: DetectionEngineOptions) {

@@ -95,7 +95,11 @@ export class RuleModule {
    */
   async pretouch(bytes = 8 * 2 ** 20, slice = 2 ** 20): Promise<void> {
     const u8 = new Uint8Array(this.memory.buffer);
-    const areas: Array<[number, number]> = [[MEM.batchBase, bytes], [MEM.outBase, 2 ** 18], [MEM.scratchBase, 2 ** 16]];
+    const areas: Array<[number, number]> = [
+      [MEM.batchBase, bytes],
+      [MEM.outBase, 2 ** 18],
+      [MEM.scratchBase, 2 ** 16],
+    ];
     for (const [base, size] of areas) {
       for (let off = 0; off < size; off += slice) {
         u8.fill(0, base + off, base + Math.min(size, off + slice));
@@ -112,7 +116,10 @@ export class RuleModule {
   async warmUp(plan: WarmPlan, rounds = 4, n = 1024): Promise<void> {
     const u8 = new Uint8Array(this.memory.buffer);
     const dv = new DataView(this.memory.buffer);
-    const sources = [['syscall', plan.syscallStride, plan.typeIds], ['k8s_audit', plan.auditStride, []]] as const;
+    const sources = [
+      ['syscall', plan.syscallStride, plan.typeIds],
+      ['k8s_audit', plan.auditStride, []],
+    ] as const;
     // a 64-event probe first: batches are sized to take about 10 ms each on this (the main) thread
     const size = new Map<string, number>();
     for (const [source, stride, types] of sources) {

@@ -37,5 +37,13 @@ export function failedCounts(failed: readonly FailedRange[], sourceOf: (i: numbe
 export function evaluationFailedAlert(failedEvents: number, batchEvents: number, failed: readonly FailedRange[], hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
   const first = failed[0]!.error;
   const reasons = [...new Set(failed.map(dropReason))].join(',');
-  return internalAlert(EVALUATION_FAILED_RULE, 'Warning', ['evaluation', 'drops'], hostname, `${failedEvents} of ${batchEvents} event(s) of a batch could not be evaluated (${reasons}: ${first.code}); the other events were judged`, { n_failed: failedEvents, n_batch: batchEvents, reason: reasons, error: first.code }, now);
+  return internalAlert(
+    EVALUATION_FAILED_RULE,
+    'Warning',
+    ['evaluation', 'drops'],
+    hostname,
+    `${failedEvents} of ${batchEvents} event(s) of a batch could not be evaluated (${reasons}: ${first.code}); the other events were judged`,
+    { n_failed: failedEvents, n_batch: batchEvents, reason: reasons, error: first.code },
+    now,
+  );
 }

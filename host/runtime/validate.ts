@@ -64,7 +64,9 @@ export function checkModule(module: WebAssembly.Module, bytes: Uint8Array, capPa
   if (imports.length > 0) {
     return runtimeError('EIMPORT', `module refused: it imports ${imports.map((i) => `${i.module}.${i.name} (${i.kind})`).join(', ')}; a rule module must have no imports`);
   }
-  const exports = WebAssembly.Module.exports(module).map((e) => `${e.name}:${e.kind}`).sort();
+  const exports = WebAssembly.Module.exports(module)
+    .map((e) => `${e.name}:${e.kind}`)
+    .sort();
   const expected = EXPECTED_EXPORTS.map(([n, k]) => `${n}:${k}`);
   const missing = expected.filter((e) => !exports.includes(e));
   const extra = exports.filter((e) => !expected.includes(e));

@@ -38,7 +38,10 @@ export function warmInstance(exports: WebAssembly.Exports, plan: WarmPlan, round
   const evaluate = exports.evaluate as (src: number, rec: number, n: number, first: number, out: number, cap: number) => number;
   const u8 = new Uint8Array(mem.buffer);
   const dv = new DataView(mem.buffer);
-  for (const [src, stride] of [[SRC.syscall, plan.syscallStride], [SRC.k8s_audit, plan.auditStride]] as const) {
+  for (const [src, stride] of [
+    [SRC.syscall, plan.syscallStride],
+    [SRC.k8s_audit, plan.auditStride],
+  ] as const) {
     fillSynthetic(u8, dv, stride, n, src === SRC.syscall ? plan.typeIds : []);
     evaluate(src, MEM.batchBase, Math.min(n, 256), 0, MEM.outBase, MEM.outSize / 8);
     for (let r = 0; r < rounds && performance.now() - t0 < budgetMs; r++) evaluate(src, MEM.batchBase, n, r & 1, MEM.outBase, MEM.outSize / 8);

@@ -4,7 +4,9 @@ import * as assert from 'uvu/assert';
 import { parseBootstrap } from '../../host/api/bootstrap.js';
 
 test('a full file becomes a plan with defaults', () => {
-  const r = parseBootstrap('b.yaml', `
+  const r = parseBootstrap(
+    'b.yaml',
+    `
 users:
   - username: alice
     admin: true
@@ -16,7 +18,8 @@ projects:
   - path: group/sub/app
     visibility: public
     members: { alice: owner }
-`);
+`,
+  );
   assert.equal(r, {
     ok: true,
     plan: {
@@ -28,7 +31,9 @@ projects:
 });
 
 test('problems name the file and the key path', () => {
-  const r = parseBootstrap('b.yaml', `
+  const r = parseBootstrap(
+    'b.yaml',
+    `
 user: []
 users:
   - username: "bad name"
@@ -39,7 +44,8 @@ projects:
   - path: ok/path
     visibility: secret
     members: [alice]
-`);
+`,
+  );
   assert.equal(r, {
     ok: false,
     problems: [

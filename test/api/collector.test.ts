@@ -9,9 +9,19 @@ test('envelope items: with length (payload may hold newlines), without length, t
   const body = Buffer.from(`{"event_id":"e"}\n{"type":"attachment","length":${Buffer.byteLength(payload)}}\n${payload}\n{"type":"event"}\n{"x":1}\n\n`);
   const env = parseEnvelope(body)!;
   assert.equal(env.header, { event_id: 'e' });
-  assert.equal(env.items.map((i) => [i.header.type, i.payload.toString()]), [['attachment', payload], ['event', '{"x":1}']]);
+  assert.equal(
+    env.items.map((i) => [i.header.type, i.payload.toString()]),
+    [
+      ['attachment', payload],
+      ['event', '{"x":1}'],
+    ],
+  );
   assert.equal(parseEnvelope(Buffer.from('{"event_id":"e"}'))!.items, [], 'header only');
-  assert.equal(parseEnvelope(Buffer.from('{}\n{"type":"event"}'))!.items.map((i) => i.payload.length), [0], 'item at the end without payload');
+  assert.equal(
+    parseEnvelope(Buffer.from('{}\n{"type":"event"}'))!.items.map((i) => i.payload.length),
+    [0],
+    'item at the end without payload',
+  );
 });
 
 test('envelope failures: not JSON, non-object header, overrunning length', () => {
@@ -26,12 +36,21 @@ test('the key of a DSN', () => {
   assert.is(keyFromDsn(42), undefined);
 });
 
-test("grouping: the first exception with a stacktrace; actor from transaction, else the last frame", () => {
+test('grouping: the first exception with a stacktrace; actor from transaction, else the last frame', () => {
   const event = {
     platform: 'python',
     exception: [
       { type: 'KeyError', value: 'no stack' },
-      { type: 'ValueError', value: 'bad', stacktrace: { frames: [{ function: 'outer', module: 'a' }, { function: 'inner', module: null }] } },
+      {
+        type: 'ValueError',
+        value: 'bad',
+        stacktrace: {
+          frames: [
+            { function: 'outer', module: 'a' },
+            { function: 'inner', module: null },
+          ],
+        },
+      },
     ],
   };
   const e = eventToError(event, 5) as { name: string; description: string; actor: string; platform: string };

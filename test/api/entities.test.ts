@@ -5,7 +5,11 @@ import { clientKeyEntity, dsn, projectNameFromApiUrl, settingEntity, titleize } 
 
 test('titleize as Rails does for slugs', () => {
   const table: Array<[string, string]> = [
-    ['my-proj', 'My Proj'], ['sentry_project_1', 'Sentry Project 1'], ['backendApi', 'Backend Api'], ['owner_id', 'Owner'], ['x', 'X'],
+    ['my-proj', 'My Proj'],
+    ['sentry_project_1', 'Sentry Project 1'],
+    ['backendApi', 'Backend Api'],
+    ['owner_id', 'Owner'],
+    ['x', 'X'],
   ];
   for (const [input, want] of table) assert.is(titleize(input), want, input);
 });

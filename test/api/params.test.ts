@@ -5,10 +5,32 @@ import { coerceBoolean, mergeParams, validateParams, type ParamSpec } from '../.
 
 test('booleans coerce like dry-types Params::Bool; others are invalid', () => {
   const table: Array<[unknown, boolean | null | undefined]> = [
-    [true, true], [false, false], ['true', true], ['TRUE', true], ['True', true], ['t', true], ['1', true], [1, true], ['yes', true], ['on', true], ['Y', true],
-    ['false', false], ['f', false], ['0', false], [0, false], ['no', false], ['off', false], ['N', false],
-    ['', null], [null, null],
-    ['tRuE', undefined], ['randomstring', undefined], [2, undefined], [' true', undefined], [[true], undefined], [{}, undefined],
+    [true, true],
+    [false, false],
+    ['true', true],
+    ['TRUE', true],
+    ['True', true],
+    ['t', true],
+    ['1', true],
+    [1, true],
+    ['yes', true],
+    ['on', true],
+    ['Y', true],
+    ['false', false],
+    ['f', false],
+    ['0', false],
+    [0, false],
+    ['no', false],
+    ['off', false],
+    ['N', false],
+    ['', null],
+    [null, null],
+    ['tRuE', undefined],
+    ['randomstring', undefined],
+    [2, undefined],
+    [' true', undefined],
+    [[true], undefined],
+    [{}, undefined],
   ];
   for (const [input, want] of table) assert.is(coerceBoolean(input), want, JSON.stringify(input));
 });

@@ -8,7 +8,6 @@ import * as assert from 'uvu/assert';
 import { startRae } from '../helpers/rae-run.js';
 import { corpusPath } from '../helpers/corpus.js';
 
-
 function rae(args: string[], input?: string) {
   return spawnSync(process.execPath, ['bin/rae.js', ...args], { encoding: 'utf8', input, env: { ...process.env, TZ: 'UTC' } });
 }
@@ -40,7 +39,10 @@ test('cli: rae validate --json has falco_load_results', () => {
   const r = rae(['validate', '--json', '-r', corpusPath('falco_rules.yaml'), '-r', bad]);
   assert.is(r.status, 1);
   const j = JSON.parse(r.stdout) as { falco_load_results: Array<{ name: string; successful: boolean; errors: Array<{ code: string; message: string }> }> };
-  assert.equal(j.falco_load_results.map((x) => x.successful), [true, false]);
+  assert.equal(
+    j.falco_load_results.map((x) => x.successful),
+    [true, false],
+  );
   assert.is(j.falco_load_results[1]!.errors[0]!.message, 'filter_check called with nonexistent field proc.nmae');
 });
 
@@ -52,7 +54,22 @@ test('cli: a file that cannot be read is an error, exit 1', () => {
 
 test('cli: rae replay of field events against the stable rules', () => {
   const events = [
-    { time: '2026-01-02T03:04:05.123456789Z', fields: { 'evt.type': 'openat', 'evt.is_open_read': true, 'fd.typechar': 'f', 'fd.num': 3, 'fd.name': '/etc/shadow', 'proc.name': 'cat', 'proc.pname': 'bash', 'proc.aname': ['bash', 'sshd', 'systemd'], 'user.name': 'root', 'user.uid': 0, 'container.id': 'host' } },
+    {
+      time: '2026-01-02T03:04:05.123456789Z',
+      fields: {
+        'evt.type': 'openat',
+        'evt.is_open_read': true,
+        'fd.typechar': 'f',
+        'fd.num': 3,
+        'fd.name': '/etc/shadow',
+        'proc.name': 'cat',
+        'proc.pname': 'bash',
+        'proc.aname': ['bash', 'sshd', 'systemd'],
+        'user.name': 'root',
+        'user.uid': 0,
+        'container.id': 'host',
+      },
+    },
     { time: '2026-01-02T03:04:06Z', fields: { 'evt.type': 'execve', 'proc.name': 'bash', 'proc.pname': 'runc', 'proc.tty': 34816, 'container.id': 'abc123def456', 'user.uid': 0 } },
     { time: '2026-01-02T03:04:07Z', fields: { 'evt.type': 'execve', 'proc.name': 'find', 'proc.args': '/ -name id_rsa', 'proc.pname': 'bash', 'container.id': 'host' } },
     { time: '2026-01-02T03:04:08Z', fields: { 'evt.type': 'ptrace', 'evt.arg.request': 'PTRACE_ATTACH', 'proc.name': 'gdb', 'container.id': 'host' } },
@@ -61,8 +78,14 @@ test('cli: rae replay of field events against the stable rules', () => {
   const input = events.map((e) => JSON.stringify({ source: 'syscall', ...e })).join('\n') + '\nnot json\n';
   const r = rae(['replay', '-r', corpusPath('falco_rules.yaml'), '--input', '-', '--hostname', 'n1'], input);
   assert.is(r.status, 0, r.stderr);
-  const alerts = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { rule: string; time: string; output_fields: Record<string, unknown> });
-  assert.equal(alerts.map((a) => a.rule), ['Read sensitive file untrusted', 'Terminal shell in container', 'Search Private Keys or Passwords', 'PTRACE attached to process']);
+  const alerts = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { rule: string; time: string; output_fields: Record<string, unknown> });
+  assert.equal(
+    alerts.map((a) => a.rule),
+    ['Read sensitive file untrusted', 'Terminal shell in container', 'Search Private Keys or Passwords', 'PTRACE attached to process'],
+  );
   assert.is(alerts[0]!.time, '2026-01-02T03:04:05.123456789Z');
   assert.is(alerts[0]!.output_fields['proc.aname[2]'], 'sshd');
   assert.is(alerts[0]!.output_fields['user.uid'], 0);
@@ -77,10 +100,28 @@ test('cli: --rule-matching all reports every matching rule', () => {
   const input = JSON.stringify({ fields: { 'evt.type': 'open', 'fd.name': '/etc/x' } }) + '\n';
   const first = rae(['replay', '-r', rules, '--input', '-'], input);
   const all = rae(['replay', '-r', rules, '--input', '-', '--rule-matching', 'all'], input);
-  assert.equal(first.stdout.trim().split('\n').map((l) => JSON.parse(l).rule), ['a']);
-  assert.equal(all.stdout.trim().split('\n').map((l) => JSON.parse(l).rule), ['a', 'b']);
+  assert.equal(
+    first.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).rule),
+    ['a'],
+  );
+  assert.equal(
+    all.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).rule),
+    ['a', 'b'],
+  );
   const min = rae(['replay', '-r', rules, '--input', '-', '--rule-matching', 'all', '--min-priority', 'warning'], input);
-  assert.equal(min.stdout.trim().split('\n').map((l) => JSON.parse(l).rule), ['b']);
+  assert.equal(
+    min.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).rule),
+    ['b'],
+  );
 });
 
 test('cli: every command has --help', () => {
@@ -135,7 +176,7 @@ test('cli: rae run refuses bad configuration values with the key and exit 1', ()
   }
 });
 
-test("cli: rae run refuses a bad falcosidekick variable (SLACK_OUTPUTFORMAT) with the key and exit 1", () => {
+test('cli: rae run refuses a bad falcosidekick variable (SLACK_OUTPUTFORMAT) with the key and exit 1', () => {
   const r = spawnSync(process.execPath, ['bin/rae.js', 'run', '--state-dir', join(tmp, 'bad-env-state')], { encoding: 'utf8', env: { ...process.env, SLACK_WEBHOOKURL: 'http://127.0.0.1:1/', SLACK_OUTPUTFORMAT: 'bogus' } });
   assert.is(r.status, 1, r.stderr);
   assert.match(r.stderr, /run: config forwarder\.outputs\.slack\.outputformat: expected one of all, text, fields/);

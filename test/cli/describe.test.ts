@@ -42,7 +42,10 @@ test('rae describe RULE: one rule; an unknown rule or a file with errors exits 1
   const one = rae(['describe', '-r', corpusPath('falco_rules.yaml'), 'Terminal shell in container']);
   assert.is(one.status, 0, one.stderr);
   const rules = (JSON.parse(one.stdout) as { rules: Array<{ info: { name: string }; details: { events: string[] } }> }).rules;
-  assert.equal(rules.map((r) => r.info.name), ['Terminal shell in container']);
+  assert.equal(
+    rules.map((r) => r.info.name),
+    ['Terminal shell in container'],
+  );
   assert.ok(rules[0]!.details.events.includes('execve'), rules[0]!.details.events.join(' '));
   const unknown = rae(['describe', '-r', corpusPath('falco_rules.yaml'), 'no such rule']);
   assert.is(unknown.status, 1);

@@ -59,7 +59,8 @@ test('run -r DIR loads its *.yaml files in name order; -L lists them', () => {
 test('run -l RULE describes one rule; an unknown rule exits 1', () => {
   const r = rae([...only, '-l', 'beta']);
   assert.is(r.status, 0, r.stderr);
-  for (const line of ['Rule: beta', 'Description: the beta rule', 'Condition (macros expanded): (evt.type = openat and fd.name = /etc/beta)', 'Output: opened %fd.name', 'Priority: Warning', 'Tags: extra, net', 'Source: syscall']) assert.match(r.stdout, line);
+  for (const line of ['Rule: beta', 'Description: the beta rule', 'Condition (macros expanded): (evt.type = openat and fd.name = /etc/beta)', 'Output: opened %fd.name', 'Priority: Warning', 'Tags: extra, net', 'Source: syscall'])
+    assert.match(r.stdout, line);
   const missing = rae([...only, '-l', 'delta']);
   assert.is(missing.status, 1);
   assert.match(missing.stderr, "no loaded rule is named 'delta'");

@@ -59,11 +59,26 @@ const derived: Array<[string, string, string, string]> = [
   ['exec_pod.json', 'Attach/Exec Pod', 'Notice', 'Attach/Exec to pod (user=minikube-user pod=nginx-deployment-7998647bdf-phvq7 resource=pods ns=default action=exec command=bash)'],
   ['create_configmap.json', 'K8s ConfigMap Created', 'Informational', 'K8s ConfigMap Created (user=minikube-user configmap=my-config ns=default resource=configmaps resp=201 decision=allow reason=)'],
   ['create_deployment.json', 'K8s Deployment Created', 'Informational', 'K8s Deployment Created (user=minikube-user deployment=nginx-deployment ns=default resource=deployments resp=201 decision=allow reason=)'],
-  ['create_nginx_pod_hostnetwork.json', 'Create HostNetwork Pod', 'Warning', 'Pod started using host network (user=system:serviceaccount:kube-system:replicaset-controller pod=nginx-deployment-754c877bcd-zh5qx resource=pods ns=default images=(nginx))'],
-  ['create_pod_kube_system_namespace.json', 'Pod Created in Kube Namespace', 'Warning', 'Pod created in kube namespace (user=system:serviceaccount:kube-system:replicaset-controller pod=nginx-deployment-7998647bdf-7q2sp resource=pods ns=kube-system images=(nginx))'],
+  [
+    'create_nginx_pod_hostnetwork.json',
+    'Create HostNetwork Pod',
+    'Warning',
+    'Pod started using host network (user=system:serviceaccount:kube-system:replicaset-controller pod=nginx-deployment-754c877bcd-zh5qx resource=pods ns=default images=(nginx))',
+  ],
+  [
+    'create_pod_kube_system_namespace.json',
+    'Pod Created in Kube Namespace',
+    'Warning',
+    'Pod created in kube namespace (user=system:serviceaccount:kube-system:replicaset-controller pod=nginx-deployment-7998647bdf-7q2sp resource=pods ns=kube-system images=(nginx))',
+  ],
   ['create_serviceaccount_kube_public_namespace.json', 'Service Account Created in Kube Namespace', 'Warning', 'Service account created in kube namespace (user=minikube-user serviceaccount=myacct resource=serviceaccounts ns=kube-public)'],
   ['delete_cluster_role_kube_aggregator.json', 'System ClusterRole Modified/Deleted', 'Warning', 'System ClusterRole/Role modified or deleted (user=minikube-user role=system:kube-aggregator resource=clusterroles ns=<NA> action=delete)'],
-  ['modify_cluster_role_node_problem_detector.json', 'System ClusterRole Modified/Deleted', 'Warning', 'System ClusterRole/Role modified or deleted (user=minikube-user role=system:node-problem-detector resource=clusterroles ns=<NA> action=patch)'],
+  [
+    'modify_cluster_role_node_problem_detector.json',
+    'System ClusterRole Modified/Deleted',
+    'Warning',
+    'System ClusterRole/Role modified or deleted (user=minikube-user role=system:node-problem-detector resource=clusterroles ns=<NA> action=patch)',
+  ],
   ['delete_namespace_foo.json', 'K8s Namespace Deleted', 'Informational', 'K8s Namespace Deleted (user=minikube-user namespace=foo resource=namespaces resp=200 decision=allow reason=)'],
   ['minikube_creates_namespace_foo.json', 'Create Disallowed Namespace', 'Warning', 'Disallowed namespace created (user=minikube-user ns=foo resource=namespaces)'],
   ['some-user_creates_namespace_foo.json', 'Disallowed K8s User', 'Warning', 'K8s Operation performed by user not in allowed list of users (user=some-user target=foo/namespaces verb=create uri=/api/v1/namespaces resp=201)'],
@@ -100,7 +115,9 @@ test('replay-audit: a document that is not an audit event is rejected, not evalu
   assert.equal(replay('fal_01_003.json'), { lines: [], rejected: 1 });
 });
 
-const samples = readdirSync(SAMPLES).filter((f) => f.endsWith('.json')).sort();
+const samples = readdirSync(SAMPLES)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 for (const file of samples) {
   test(`replay-audit (golden): ${file}`, () => {
     const got = replay(file).lines.join('\n') + '\n';

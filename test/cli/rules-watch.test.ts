@@ -17,8 +17,7 @@ const root = mkdtempSync(join(tmpdir(), 'rae-rules-watch-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 
 /** An audit rule named `name` on events whose target is `target`. */
-const rule = (name: string, target: string) =>
-  `- rule: ${name}\n  desc: the watch test\n  condition: ka.target.name = "${target}"\n  output: ${name} saw %ka.target.name\n  priority: Notice\n  source: k8s_audit\n`;
+const rule = (name: string, target: string) => `- rule: ${name}\n  desc: the watch test\n  condition: ka.target.name = "${target}"\n  output: ${name} saw %ka.target.name\n  priority: Notice\n  source: k8s_audit\n`;
 
 test('rules.watch: in-place rewrite, a file added to a directory and a ..data swap go live; an invalid change is refused', async () => {
   const file = join(root, 'plain.yaml');

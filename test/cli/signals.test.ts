@@ -180,7 +180,10 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const got = alerted(rae);
     const missing = [...load.accepted].filter((n) => !got.has(n));
     assert.equal(missing, [], `${missing.length} of ${load.accepted.size} accepted events not evaluated`);
-    assert.equal([...got].filter((n) => !load.posted.has(n)), []);
+    assert.equal(
+      [...got].filter((n) => !load.posted.has(n)),
+      [],
+    );
   });
 }
 

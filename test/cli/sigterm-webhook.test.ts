@@ -22,7 +22,6 @@ const RULE = `- rule: Every audit event
   source: k8s_audit
 `;
 
-
 test('SIGTERM during webhook batches: every batch answered 200 is evaluated; the others got a non-2xx or a failed connection', async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'rae-sigterm-'));
   const port = await freePort();
@@ -64,7 +63,10 @@ test('SIGTERM during webhook batches: every batch answered 200 is evaluated; the
     const lost = acknowledged.filter((id) => !seen.has(id));
     assert.is(lost.length, 0, `${lost.length} acknowledged events lost (first ${lost[0]}); outcomes ${JSON.stringify([...outcomes])}`);
     assert.ok(acknowledged.length >= 20 * 50, `${acknowledged.length} acknowledged`);
-    assert.ok([...outcomes.keys()].some((k) => k !== '200'), `some batch was refused after the stop: ${JSON.stringify([...outcomes])}`);
+    assert.ok(
+      [...outcomes.keys()].some((k) => k !== '200'),
+      `some batch was refused after the stop: ${JSON.stringify([...outcomes])}`,
+    );
     assert.match(rae.stderr(), /run: webhook drained in \d+ ms/);
   } finally {
     await rae.stop();

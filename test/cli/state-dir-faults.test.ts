@@ -20,7 +20,6 @@ const tmp = mkdtempSync(join(tmpdir(), 'rae-statedir-'));
 const RULES = join(tmp, 'rules.yaml');
 writeFileSync(RULES, '- rule: Every audit event\n  desc: d\n  condition: ka.auditid != ""\n  output: seen %ka.auditid\n  priority: Warning\n  source: k8s_audit\n');
 
-
 /** A tmpfs of `size` at a new directory, or undefined when this process cannot mount. */
 function tmpfs(size: string): string | undefined {
   const dir = mkdtempSync(join(tmp, 'mnt-'));

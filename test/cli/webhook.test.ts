@@ -84,14 +84,19 @@ test('webhook cli: webhook-config, rae run, curl with the CA, alerts equal rae r
     assert.match(err, `run: webhook listening on ${server}`);
 
     // 3. curl as docs/webhook.md shows, with the whole corpus as one EventList.
-    const files = readdirSync(SAMPLES).filter((f) => f.endsWith('.json')).sort();
+    const files = readdirSync(SAMPLES)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     const texts = files.map((f) => readFileSync(join(SAMPLES, f), 'utf8'));
     const events = texts.flatMap((t) => readReplayInput(t, 'audit').events);
     const items = texts.flatMap((t) => {
       try {
         return [JSON.parse(t) as unknown];
       } catch {
-        return t.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as unknown);
+        return t
+          .split('\n')
+          .filter((l) => l.trim())
+          .map((l) => JSON.parse(l) as unknown);
       }
     });
     const listFile = join(tmp, 'eventlist.json');

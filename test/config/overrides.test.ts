@@ -23,7 +23,10 @@ test('config: a list key given again with -o appends; the first replaces', () =>
 
 test('config: -o with an unknown key, a section, a wrong type or no = is a problem naming it', () => {
   const { problems } = loadConfig(undefined, undefined, ['nope.x=1', 'forwarder=1', 'forwarder.port=80a', 'api.enabled=yes', 'forwarder.port'], env);
-  assert.equal(problems.map((p) => p.key), ['nope.x (-o)', 'forwarder (-o)', 'forwarder.port (-o)', 'api.enabled (-o)', 'forwarder.port']);
+  assert.equal(
+    problems.map((p) => p.key),
+    ['nope.x (-o)', 'forwarder (-o)', 'forwarder.port (-o)', 'api.enabled (-o)', 'forwarder.port'],
+  );
   assert.match(problems[2]!.message, "expected a number, not '80a'");
   assert.match(problems[3]!.message, 'expected true or false');
 });
@@ -40,7 +43,10 @@ test('config: RAE_<SECTION>_<KEY> environment variables override the file; -o ov
 
 test('config: an environment variable of the wrong type is a problem naming the variable', () => {
   const { problems } = loadConfig(undefined, undefined, [], { ...env, RAE_API_PORT: 'eighty' });
-  assert.equal(problems.map((p) => p.key), ['api.port (environment RAE_API_PORT)']);
+  assert.equal(
+    problems.map((p) => p.key),
+    ['api.port (environment RAE_API_PORT)'],
+  );
 });
 
 test.run();

@@ -17,7 +17,7 @@ const rows = new Map([...limitsSection.matchAll(/^\| `([a-zA-Z.]+)` \| `([^`]*)`
 const config = defaultConfig({}) as unknown as Record<string, Record<string, unknown>>;
 const LIMIT_KEY = /^(max[A-Z]|queue|.*Timeout|.*Retries$|.*HeapMb$)/;
 
-test('security.md: every row of the limits table shows the key\'s default', () => {
+test("security.md: every row of the limits table shows the key's default", () => {
   assert.ok(rows.size >= 20, `${rows.size} rows`);
   for (const [key, shown] of rows) {
     const [section, name] = key.split('.') as [string, string];
@@ -32,9 +32,15 @@ test('security.md: every limit key of the webhook, forwarder, resources and rule
   }
 });
 
-test('security.md: the fixed bounds are the code\'s', () => {
+test("security.md: the fixed bounds are the code's", () => {
   const fixed = doc.slice(doc.indexOf('Fixed bounds'), doc.indexOf('## Faults'));
-  for (const [n, what] of [[DEFAULT_MAX_DEPTH, 'condition depth'], [REGEX_LIMITS.maxRepeat, 'regex repeat'], [REGEX_LIMITS.maxSize, 'regex atoms'], [REGEX_LIMITS.maxDepth, 'regex groups'], [MAX_RECORD, 'kernel record']] as const) {
+  for (const [n, what] of [
+    [DEFAULT_MAX_DEPTH, 'condition depth'],
+    [REGEX_LIMITS.maxRepeat, 'regex repeat'],
+    [REGEX_LIMITS.maxSize, 'regex atoms'],
+    [REGEX_LIMITS.maxDepth, 'regex groups'],
+    [MAX_RECORD, 'kernel record'],
+  ] as const) {
     assert.match(fixed, `\`${n}\``, `${what} ${n}`);
   }
 });

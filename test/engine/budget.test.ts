@@ -30,16 +30,20 @@ test('budget: 14 macros each using the previous one twice are rejected where the
     '     |                                            ^',
   ]);
   const rule = positionOf(text, 'condition: m13', 'm13');
-  assert.equal(headlines(r).slice(1), [
-    `rules.yaml:${rule.line}:${rule.column}: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): Macro 'm13' has an invalid condition`,
-  ]);
-  assert.equal(r.ruleset.rules.map((x) => x.name), ['plain']);
+  assert.equal(headlines(r).slice(1), [`rules.yaml:${rule.line}:${rule.column}: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): Macro 'm13' has an invalid condition`]);
+  assert.equal(
+    r.ruleset.rules.map((x) => x.name),
+    ['plain'],
+  );
 });
 
 test('budget: the node limits are load options; the total counts every rule of the load', () => {
   const bomb = loadWith(macroBombRules(14), { maxNodes: 100_000 });
   assert.equal(errors(bomb), []);
-  assert.equal(bomb.ruleset.rules.map((x) => x.name), ['Macro bomb']);
+  assert.equal(
+    bomb.ruleset.rules.map((x) => x.name),
+    ['Macro bomb'],
+  );
 
   // Each rule is 1 (and) + 1 (evt.type check) + 1 + 4 (a check on a list of four) = 7 nodes.
   const rule = (name: string) => RULE(name, 'evt.type = open and proc.name in (a, b, c, d)');
@@ -49,7 +53,10 @@ test('budget: the node limits are load options; the total counts every rule of t
   assert.equal(headlines(r), [
     `rules.yaml:${at.line + 2}:14: error RAE_ERR_EXPANSION_LIMIT (Expanded condition exceeds a size or depth limit): the rules loaded so far and this one (7 nodes) expand to more than the limit of 20 nodes together; this rule is left out`,
   ]);
-  assert.equal(r.ruleset.rules.map((x) => x.name), ['r1', 'r2']);
+  assert.equal(
+    r.ruleset.rules.map((x) => x.name),
+    ['r1', 'r2'],
+  );
   assert.equal(headlines(loadWith(text, { maxNodes: 7 })), []);
   assert.equal(headlines(loadWith(text, { maxNodes: 6 })).length, 3);
 });
@@ -65,7 +72,10 @@ test('budget: a chain of 600 macros nests past 1,000 levels and is rejected at t
     headlines(r)[0],
     `rules.yaml:${at.line}:${at.column}: error RAE_ERR_EXPANSION_LIMIT (Expanded condition exceeds a size or depth limit): condition too deep: it nests 1001 levels once expanded, over the limit of 1000 (macro 'm499' here expands to 1498 nodes, 999 levels deep)`,
   );
-  assert.equal(r.ruleset.rules.map((x) => x.name), ['plain']);
+  assert.equal(
+    r.ruleset.rules.map((x) => x.name),
+    ['plain'],
+  );
 });
 
 test('budget: macros seen through later redefinitions are resolved once, not copied per reference', () => {

@@ -13,15 +13,95 @@ import { parseRegex } from '../../host/engine/regex-syntax.js';
 import { regexArb, regexInput } from './regex-arbitrary.js';
 
 const PATTERNS = [
-  'abc', 'a|b|', 'a*', 'a+b?', '(ab)+', '(?:ab|cd){2}', 'x{1,3}y{2,}', '[a-c]+', '[^a-c]*', '.', '.*', '\\d+', '\\D\\w\\W', '\\s*\\S',
-  '^/etc/.*\\.conf$', '[\\-.]+', 'é.ü', '[α-ω]+', '[^α]', '\\.\\*\\?', 'a(b|c)*d', '(a|ab)(c|bcd)(d*)', '[\\d\\s]+', 'a{0}', '(?:x|y)*?z',
-  '/usr/(s?bin|lib)/[a-z0-9_-]+', '.{2,4}', '😀+', '[😀-😂]',
+  'abc',
+  'a|b|',
+  'a*',
+  'a+b?',
+  '(ab)+',
+  '(?:ab|cd){2}',
+  'x{1,3}y{2,}',
+  '[a-c]+',
+  '[^a-c]*',
+  '.',
+  '.*',
+  '\\d+',
+  '\\D\\w\\W',
+  '\\s*\\S',
+  '^/etc/.*\\.conf$',
+  '[\\-.]+',
+  'é.ü',
+  '[α-ω]+',
+  '[^α]',
+  '\\.\\*\\?',
+  'a(b|c)*d',
+  '(a|ab)(c|bcd)(d*)',
+  '[\\d\\s]+',
+  'a{0}',
+  '(?:x|y)*?z',
+  '/usr/(s?bin|lib)/[a-z0-9_-]+',
+  '.{2,4}',
+  '😀+',
+  '[😀-😂]',
   // anchors anywhere, word boundaries, code point escapes, named groups, the empty class
-  '^a|^b', 'a$|b', '(^a|b$)+', '$^', 'a^', '\\bab\\b.*', 'a\\B.', '\\b\\w+\\b( \\b\\w+\\b)*', '[\\b]', '\\x61\\u0062\\u{63}', '\\uD83D\\uDE00', '(?<n>ab)+', '\\cJ|\\0', '[]', '[^]',
+  '^a|^b',
+  'a$|b',
+  '(^a|b$)+',
+  '$^',
+  'a^',
+  '\\bab\\b.*',
+  'a\\B.',
+  '\\b\\w+\\b( \\b\\w+\\b)*',
+  '[\\b]',
+  '\\x61\\u0062\\u{63}',
+  '\\uD83D\\uDE00',
+  '(?<n>ab)+',
+  '\\cJ|\\0',
+  '[]',
+  '[^]',
   // exponential as a DFA: positions
-  '(a+)+b|[ab]*a[ab]{8}', '(a|b)*a(a|b){10}', '.*a.{9}',
+  '(a+)+b|[ab]*a[ab]{8}',
+  '(a|b)*a(a|b){10}',
+  '.*a.{9}',
 ];
-const FIXED = ['', 'a', 'b', 'ab', 'abc', 'abab', 'abcd', 'cdcd', 'xyy', 'xxxyyy', 'abc1', '12', 'a_-', ' \t', 'x', '\n', 'é', 'éxü', 'αβγ', 'α', 'β', '/etc/x.conf', '/usr/bin/ls', '/usr/lib/a-b', '😀', '😀😀', '😁', '.*?', 'abd', 'acbd', '\u2028', 'ab ab', '\b', '\0', `${'a'.repeat(28)}c`, `${'a'.repeat(28)}b`, 'abababababab'];
+const FIXED = [
+  '',
+  'a',
+  'b',
+  'ab',
+  'abc',
+  'abab',
+  'abcd',
+  'cdcd',
+  'xyy',
+  'xxxyyy',
+  'abc1',
+  '12',
+  'a_-',
+  ' \t',
+  'x',
+  '\n',
+  'é',
+  'éxü',
+  'αβγ',
+  'α',
+  'β',
+  '/etc/x.conf',
+  '/usr/bin/ls',
+  '/usr/lib/a-b',
+  '😀',
+  '😀😀',
+  '😁',
+  '.*?',
+  'abd',
+  'acbd',
+  '\u2028',
+  'ab ab',
+  '\b',
+  '\0',
+  `${'a'.repeat(28)}c`,
+  `${'a'.repeat(28)}b`,
+  'abababababab',
+];
 
 /** The matchers of one pattern; each verdict on s must be JavaScript's. */
 function matchers(p: string): (s: string) => void {
@@ -43,7 +123,10 @@ for (const p of PATTERNS) {
     const agree = matchers(p);
     for (const s of FIXED) agree(s);
     const chars = [...new Set([...p.replace(/[\\^$]/g, ''), 'a', 'b', 'é', '😀', '\n', ' ', '/', '1'])];
-    fc.assert(fc.property(fc.array(fc.constantFrom(...chars), { maxLength: 12 }), (cs) => agree(cs.join(''))), { numRuns: 300, seed: 11 });
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...chars), { maxLength: 12 }), (cs) => agree(cs.join(''))),
+      { numRuns: 300, seed: 11 },
+    );
   });
 }
 
@@ -56,10 +139,13 @@ test('regex: the pattern of issue 19 has no DFA within budget and runs as 15 pos
 });
 
 test('regex: 300 generated patterns, 20 inputs each: every matcher agrees with JavaScript', () => {
-  fc.assert(fc.property(regexArb, fc.array(regexInput, { minLength: 20, maxLength: 20 }), (p, inputs) => {
-    const agree = matchers(p);
-    for (const s of inputs) agree(s);
-  }), { numRuns: 300, seed: 19 });
+  fc.assert(
+    fc.property(regexArb, fc.array(regexInput, { minLength: 20, maxLength: 20 }), (p, inputs) => {
+      const agree = matchers(p);
+      for (const s of inputs) agree(s);
+    }),
+    { numRuns: 300, seed: 19 },
+  );
 });
 
 test('regex: what RE2 refuses, and the limits, are refused with an offset', () => {
@@ -71,7 +157,10 @@ test('regex: what RE2 refuses, and the limits, are refused with an offset', () =
   refuse('a{1001}', "repetition count above 1000 (RE2's limit)", 1);
   refuse('(a{1000}){11}', 'pattern too large: 11000 atoms once repetitions are expanded (at most 10000)', 0);
   refuse(`${'('.repeat(1001)}a${')'.repeat(1001)}`, 'groups nested deeper than 1000', 1000);
-  assert.throws(() => compileRegex('[a-z]{600}'), (e: Error) => e.message === "regex '[a-z]{600}' needs 600 positions, more than the 512 the compiled evaluator runs");
+  assert.throws(
+    () => compileRegex('[a-z]{600}'),
+    (e: Error) => e.message === "regex '[a-z]{600}' needs 600 positions, more than the 512 the compiled evaluator runs",
+  );
 });
 
 test.run();

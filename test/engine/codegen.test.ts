@@ -43,9 +43,10 @@ test('codegen: the generated AssemblyScript for a small ruleset (golden)', () =>
 
 test('codegen: layout and thread use of the small ruleset', () => {
   const g = generateModule(loadRules([{ name: 'r.yaml', text: RULES }]).ruleset.rules).module!;
-  assert.equal(g.layouts.syscall.slots.map((s) => `${s.ref.canonical}${s.list ? '[]' : ''}@${s.offset}:${s.kind}`), [
-    'evt.is_open_read@16:bool', 'fd.name@24:str', 'fd.net[]@32:str', 'fd.sport@40:u64',
-  ]);
+  assert.equal(
+    g.layouts.syscall.slots.map((s) => `${s.ref.canonical}${s.list ? '[]' : ''}@${s.offset}:${s.kind}`),
+    ['evt.is_open_read@16:bool', 'fd.name@24:str', 'fd.net[]@32:str', 'fd.sport@40:u64'],
+  );
   assert.is(g.layouts.syscall.stride, 48);
   assert.is(g.layouts.k8s_audit.stride, 16);
   assert.equal(g.threadUse, { bases: ['proc.cmdline', 'proc.name', 'user.uid'], levels: 2, walk: true });
@@ -92,7 +93,10 @@ test('codegen: a construct it cannot compile fails its rule at load, located thr
   const text = `- macro: long_name\n  condition: proc.name regex "[a-z]{600}"\n- rule: re\n  desc: d\n  condition: evt.type = open and long_name\n  output: o\n  priority: WARNING\n- rule: ok\n  desc: d\n  condition: evt.type = open and proc.name regex "(a+)+b|[ab]*a[ab]{8}"\n  output: o\n  priority: WARNING\n`;
   const loaded = loadRules([{ name: 'r.yaml', text }]);
   assert.not.ok(loaded.ok);
-  assert.equal(loaded.ruleset.rules.map((r) => r.name), ['ok']);
+  assert.equal(
+    loaded.ruleset.rules.map((r) => r.name),
+    ['ok'],
+  );
   assert.is(
     loaded.diagnostics.map((d) => renderDiagnostic(d, loaded.sources)).join('\n'),
     [

@@ -187,14 +187,20 @@ test('diagnostics: the JSON form has falco -V keys', () => {
   const j = diagnosticJson(r.diagnostics[0]!, r.sources);
   assert.equal(Object.keys(j), ['code', 'codedesc', 'message', 'context']);
   assert.is(j.code, 'LOAD_ERR_YAML_VALIDATE');
-  assert.equal(j.context.locations.map((l) => l.item_type), ['rules content', 'rule', 'rule priority']);
+  assert.equal(
+    j.context.locations.map((l) => l.item_type),
+    ['rules content', 'rule', 'rule priority'],
+  );
   assert.equal(j.context.locations[2]!.position, { name: 'rules.yaml', line: 5, column: 13, offset: 73 });
 });
 
 test('diagnostics: a failing rule is reported and skipped, the others load', () => {
   const r = load('- rule: bad\n  desc: d\n  condition: evt.type = open and proc.nmae = x\n  output: o\n  priority: INFO\n- rule: good\n  desc: d\n  condition: evt.type = open\n  output: o\n  priority: INFO\n');
   assert.is(r.ok, false);
-  assert.equal(r.ruleset.rules.map((x) => x.name), ['good']);
+  assert.equal(
+    r.ruleset.rules.map((x) => x.name),
+    ['good'],
+  );
 });
 
 test.run();

@@ -50,8 +50,14 @@ for (const [cond, expected] of cases) {
 
 test('evttypes: a rule matching too many types warns LOAD_NO_EVTTYPE unless warn_evttypes is false', () => {
   const yaml = (warn: boolean) => `- rule: r\n  desc: d\n  condition: proc.name = cat\n  output: o\n  priority: INFO\n  warn_evttypes: ${warn}\n`;
-  assert.equal(load(yaml(true)).diagnostics.map((d) => d.code), ['LOAD_NO_EVTTYPE']);
-  assert.equal(load(yaml(false)).diagnostics.map((d) => d.code), []);
+  assert.equal(
+    load(yaml(true)).diagnostics.map((d) => d.code),
+    ['LOAD_NO_EVTTYPE'],
+  );
+  assert.equal(
+    load(yaml(false)).diagnostics.map((d) => d.code),
+    [],
+  );
 });
 
 test('evttypes: every stable corpus rule has the types of the reference table', () => {

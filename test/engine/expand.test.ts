@@ -7,7 +7,11 @@ import { headlines, load } from './helpers.js';
 
 function compiled(yaml: string, rule = 'r'): string {
   const r = load(yaml);
-  assert.equal(r.diagnostics.filter((d) => d.severity === 'error'), [], 'no errors');
+  assert.equal(
+    r.diagnostics.filter((d) => d.severity === 'error'),
+    [],
+    'no errors',
+  );
   const found = r.ruleset.rules.find((x) => x.name === rule);
   assert.ok(found, `rule ${rule} loaded`);
   return printExpr(found!.expanded);
@@ -31,11 +35,7 @@ const cases: Array<[string, string, string]> = [
   ],
   ['override append on a list', `- list: l\n  items: [a]\n- list: l\n  items: [b]\n  override:\n    items: append\n${RULE('proc.name in (l)')}`, 'proc.name in (a, b)'],
   ['override replace on a macro', `- macro: m\n  condition: proc.name = a\n- macro: m\n  condition: proc.name = b\n  override:\n    condition: replace\n${RULE('m')}`, 'proc.name = b'],
-  [
-    'rule condition append',
-    `${RULE('evt.type = open')}- rule: r\n  condition: and proc.name = cat\n  override:\n    condition: append\n`,
-    '(evt.type = open and proc.name = cat)',
-  ],
+  ['rule condition append', `${RULE('evt.type = open')}- rule: r\n  condition: and proc.name = cat\n  override:\n    condition: append\n`, '(evt.type = open and proc.name = cat)'],
   [
     'exception, list form with a modifier comp (falco example)',
     `- rule: r\n  desc: d\n  condition: evt.type = open\n  output: o\n  priority: INFO\n  exceptions:\n    - name: e\n      fields: [proc.name, fd.name]\n      comps: [startswith oneof, startswith]\n      values:\n        - [[sshd, sudo], /etc/]\n`,
@@ -62,7 +62,13 @@ for (const [name, yaml, expected] of cases) {
 
 test('expand: redefinition keeps position but replaces content', () => {
   const r = load(`${RULE('proc.name = a').replace('- rule: r', '- rule: first')}${RULE('proc.name = b')}${RULE('proc.name = c').replace('- rule: r', '- rule: first')}`);
-  assert.equal(r.ruleset.rules.map((x) => [x.name, printExpr(x.expanded)]), [['first', 'proc.name = c'], ['r', 'proc.name = b']]);
+  assert.equal(
+    r.ruleset.rules.map((x) => [x.name, printExpr(x.expanded)]),
+    [
+      ['first', 'proc.name = c'],
+      ['r', 'proc.name = b'],
+    ],
+  );
 });
 
 test('expand: a macro cannot use a macro defined after it; a rule can', () => {
@@ -76,7 +82,10 @@ test('expand: a macro cannot use a macro defined after it; a rule can', () => {
 
 test('expand: reference loop through a redefinition', () => {
   const r = load(`- macro: a\n  condition: proc.name = x\n- macro: a\n  condition: a and proc.name = y\n${RULE('a')}`);
-  assert.ok(headlines(r).some((h) => h.includes("reference loop in macro 'a'")), headlines(r).join('\n'));
+  assert.ok(
+    headlines(r).some((h) => h.includes("reference loop in macro 'a'")),
+    headlines(r).join('\n'),
+  );
 });
 
 test('expand: unused macro and list warnings', () => {
@@ -90,7 +99,10 @@ test('expand: unused macro and list warnings', () => {
 test('expand: rule with enabled-only item is disabled, with a deprecation warning', () => {
   const r = load(`${RULE('proc.name = a')}- rule: r\n  enabled: false\n`);
   assert.is(r.ruleset.rules[0]!.enabled, false);
-  assert.ok(headlines(r).some((h) => h.startsWith('rules.yaml:6:3: warning LOAD_DEPRECATED_ITEM')), headlines(r).join('\n'));
+  assert.ok(
+    headlines(r).some((h) => h.startsWith('rules.yaml:6:3: warning LOAD_DEPRECATED_ITEM')),
+    headlines(r).join('\n'),
+  );
 });
 
 test.run();

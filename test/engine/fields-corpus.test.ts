@@ -15,7 +15,14 @@ const OPERATOR = /^(==|=|!=|<=|<|>=|>|contains|icontains|bcontains|startswith|bs
 const FIELD = /[a-zA-Z][a-zA-Z0-9_]*(?:\.[a-zA-Z][a-zA-Z0-9_]*)+(?:\[[^\]\s]*\])?/g;
 const OUTPUT_FIELD = /%([a-zA-Z][a-zA-Z0-9_]*(?:\.[a-zA-Z][a-zA-Z0-9_]*)+(?:\[[^\]]*\])?)/g;
 
-interface Item { condition?: unknown; output?: unknown; source?: unknown; rule?: unknown; macro?: unknown; exceptions?: Array<{ fields?: unknown }> }
+interface Item {
+  condition?: unknown;
+  output?: unknown;
+  source?: unknown;
+  rule?: unknown;
+  macro?: unknown;
+  exceptions?: Array<{ fields?: unknown }>;
+}
 
 /** Conditions of macros and rules with the source that will compile them. */
 function scan(file: string): { cond: Map<string, Source>; out: Map<string, Source>; parsed: Map<string, [Source, string, string | undefined]> } {

@@ -3,18 +3,7 @@
 // prefix match.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  DEPRECATED_FIELDS,
-  fieldTable,
-  matchFieldPrefix,
-  resolveField,
-  SOURCES,
-  SYSCALL_SUGGESTED_OUTPUT,
-  suggestedOutput,
-  typeClass,
-  type FieldDef,
-  type Source,
-} from '../../host/engine/fields.js';
+import { DEPRECATED_FIELDS, fieldTable, matchFieldPrefix, resolveField, SOURCES, SYSCALL_SUGGESTED_OUTPUT, suggestedOutput, typeClass, type FieldDef, type Source } from '../../host/engine/fields.js';
 
 test('every source has a table without duplicate names, each entry tagged with its source', () => {
   for (const source of SOURCES) {
@@ -90,10 +79,23 @@ test('syscall-only fields are not k8s_audit fields and vice versa', () => {
 
 test('type classes follow the comparison groups', () => {
   const cases: Array<[FieldDef['type'], string]> = [
-    ['PT_CHARBUF', 'string'], ['PT_FSPATH', 'string'], ['PT_BYTEBUF', 'bytes'], ['PT_BOOL', 'bool'],
-    ['PT_INT64', 'signed'], ['PT_ERRNO', 'signed'], ['PT_PID', 'signed'], ['PT_FD', 'signed'],
-    ['PT_UINT32', 'unsigned'], ['PT_PORT', 'unsigned'], ['PT_RELTIME', 'unsigned'], ['PT_ABSTIME', 'unsigned'],
-    ['PT_FLAGS32', 'unsigned'], ['PT_MODE', 'unsigned'], ['PT_DOUBLE', 'double'], ['PT_IPADDR', 'ipaddr'], ['PT_IPNET', 'ipnet'],
+    ['PT_CHARBUF', 'string'],
+    ['PT_FSPATH', 'string'],
+    ['PT_BYTEBUF', 'bytes'],
+    ['PT_BOOL', 'bool'],
+    ['PT_INT64', 'signed'],
+    ['PT_ERRNO', 'signed'],
+    ['PT_PID', 'signed'],
+    ['PT_FD', 'signed'],
+    ['PT_UINT32', 'unsigned'],
+    ['PT_PORT', 'unsigned'],
+    ['PT_RELTIME', 'unsigned'],
+    ['PT_ABSTIME', 'unsigned'],
+    ['PT_FLAGS32', 'unsigned'],
+    ['PT_MODE', 'unsigned'],
+    ['PT_DOUBLE', 'double'],
+    ['PT_IPADDR', 'ipaddr'],
+    ['PT_IPNET', 'ipnet'],
   ];
   for (const [t, c] of cases) assert.is(typeClass(t), c, t);
 });
@@ -157,7 +159,13 @@ for (const [source, name, arg, message] of RESOLVE_ERRORS) {
 }
 
 test('evt.rawarg takes the raw type of the named parameter', () => {
-  const types: Array<[string, string]> = [['res', 'PT_ERRNO'], ['flags', 'PT_FLAGS32'], ['fd', 'PT_FD'], ['name', 'PT_FSPATH'], ['uid', 'PT_UINT32']];
+  const types: Array<[string, string]> = [
+    ['res', 'PT_ERRNO'],
+    ['flags', 'PT_FLAGS32'],
+    ['fd', 'PT_FD'],
+    ['name', 'PT_FSPATH'],
+    ['uid', 'PT_UINT32'],
+  ];
   for (const [param, type] of types) {
     const r = resolveField('syscall', `evt.rawarg.${param}`, undefined);
     assert.ok(r.ok);
@@ -201,8 +209,7 @@ for (const [source, text, consumed, arg] of PREFIX) {
 test('suggested output is the container plugin list of reference D.2', () => {
   assert.is(
     SYSCALL_SUGGESTED_OUTPUT,
-    ' container_id=%container.id container_name=%container.name container_image_repository=%container.image.repository' +
-      ' container_image_tag=%container.image.tag k8s_pod_name=%k8s.pod.name k8s_ns_name=%k8s.ns.name',
+    ' container_id=%container.id container_name=%container.name container_image_repository=%container.image.repository' + ' container_image_tag=%container.image.tag k8s_pod_name=%k8s.pod.name k8s_ns_name=%k8s.ns.name',
   );
   assert.is(suggestedOutput('k8s_audit'), '');
 });

@@ -68,7 +68,10 @@ test('field tokens carry the resolved definition, argument and offset', () => {
   const fields = r.tokens.filter((t) => t.kind === 'field');
   assert.equal(
     fields.map((t) => t.kind === 'field' && [t.name, t.arg, t.def.name, t.offset]),
-    [['evt.arg.flags', 'flags', 'evt.arg', 2], ['proc.aname', '2', 'proc.aname', 17]],
+    [
+      ['evt.arg.flags', 'flags', 'evt.arg', 2],
+      ['proc.aname', '2', 'proc.aname', 17],
+    ],
   );
 });
 

@@ -10,9 +10,7 @@ import { printExpr } from '../../host/engine/printer.js';
 
 const TR = "'val', 'tolower', 'toupper', 'b64', 'basename', 'len', 'join', 'concat', 'getopt'";
 const OPS =
-  "expected a valid check operator: one of 'exists', '<=', '<', '>=', '>', '==', '=', '!=', 'glob', " +
-  "'iglob', 'contains', 'icontains', 'bcontains', 'startswith', 'bstartswith', 'endswith', 'regex', " +
-  "'intersects', 'in', 'pmatch'";
+  "expected a valid check operator: one of 'exists', '<=', '<', '>=', '>', '==', '=', '!=', 'glob', " + "'iglob', 'contains', 'icontains', 'bcontains', 'startswith', 'bstartswith', 'endswith', 'regex', " + "'intersects', 'in', 'pmatch'";
 const STRV = `expected a string value or a field with a valid transformer: ${TR}`;
 const NUMV = `expected a number value or a field with a valid transformer: ${TR}`;
 const LISTV = `expected a list, an identifier, or a field with a valid transformer: ${TR}`;
@@ -179,28 +177,28 @@ const ACCEPT: Array<[string, string]> = [
   ['some.field pmatch b64(test.field)', 'some.field pmatch b64(test.field)'],
   ['some.field = b64( b64(test.field))', 'some.field = b64(b64(test.field))'],
   ['some.field = b64(test.field)\n', 'some.field = b64(test.field)'],
-  ['tolower(some.field) = b64(test.field) or tolower(other.field) = tolower(anoter.field)',
-    '(tolower(some.field) = b64(test.field) or tolower(other.field) = tolower(anoter.field))'],
+  ['tolower(some.field) = b64(test.field) or tolower(other.field) = tolower(anoter.field)', '(tolower(some.field) = b64(test.field) or tolower(other.field) = tolower(anoter.field))'],
   ['some.field = b64 and(some_macro)', '(some.field = b64 and some_macro)'],
   ['some.field = b64 or(some_macro)', '(some.field = b64 or some_macro)'],
   ["some.field = 'some_fake_transformer(some_macro)'", 'some.field = some_fake_transformer(some_macro)'],
   // expr_all_node_types, expr_transformers, expr_multi_negation
-  ['evt.name exists and evt.type in (a, b) and not evt.dir=< or proc.name=cat',
-    '((evt.name exists and evt.type in (a, b) and not evt.dir = <) or proc.name = cat)'],
-  ['b64(evt.name) exists and tolower(toupper(evt.type)) in val(some.field) and not evt.dir=b64(some.field) or proc.name=b64(tolower(some.field))',
-    '((b64(evt.name) exists and tolower(toupper(evt.type)) in val(some.field) and not evt.dir = b64(some.field)) or proc.name = b64(tolower(some.field)))'],
+  ['evt.name exists and evt.type in (a, b) and not evt.dir=< or proc.name=cat', '((evt.name exists and evt.type in (a, b) and not evt.dir = <) or proc.name = cat)'],
+  [
+    'b64(evt.name) exists and tolower(toupper(evt.type)) in val(some.field) and not evt.dir=b64(some.field) or proc.name=b64(tolower(some.field))',
+    '((b64(evt.name) exists and tolower(toupper(evt.type)) in val(some.field) and not evt.dir = b64(some.field)) or proc.name = b64(tolower(some.field)))',
+  ],
   ['not not not not not(not not(not not_macro))', 'not not not_macro'],
   // Falco test_rule_loader.cpp condition_compiled (conditions as Falco assembles them)
-  ['evt.type=open and proc.name in (ash, bash, csh, ksh, sh, tcsh, zsh, dash, pwsh)',
-    '(evt.type = open and proc.name in (ash, bash, csh, ksh, sh, tcsh, zsh, dash, pwsh))'],
-  ['evt.type=open and (((proc.aname=sshd and proc.name != sshd) or\nproc.name=systemd-logind or proc.name=login)\n or proc.name = ssh)',
-    '(evt.type = open and (((proc.aname = sshd and proc.name != sshd) or proc.name = systemd-logind or proc.name = login) or proc.name = ssh))'],
+  ['evt.type=open and proc.name in (ash, bash, csh, ksh, sh, tcsh, zsh, dash, pwsh)', '(evt.type = open and proc.name in (ash, bash, csh, ksh, sh, tcsh, zsh, dash, pwsh))'],
+  [
+    'evt.type=open and (((proc.aname=sshd and proc.name != sshd) or\nproc.name=systemd-logind or proc.name=login)\n or proc.name = ssh)',
+    '(evt.type = open and (((proc.aname = sshd and proc.name != sshd) or proc.name = systemd-logind or proc.name = login) or proc.name = ssh))',
+  ],
   ['evt.type=open and proc.name = cat', '(evt.type = open and proc.name = cat)'],
   ['evt.type in (open,openat)', 'evt.type in (open, openat)'],
   ['(evt.type in (open,openat) or evt.type = openat2)', '(evt.type in (open, openat) or evt.type = openat2)'],
   ['evt.type in (open,openat) and proc.name = cat', '(evt.type in (open, openat) and proc.name = cat)'],
-  ['evt.type = execve and proc.name in (blkid, "csi-provisioner", "csi-attacher")',
-    '(evt.type = execve and proc.name in (blkid, csi-provisioner, csi-attacher))'],
+  ['evt.type = execve and proc.name in (blkid, "csi-provisioner", "csi-attacher")', '(evt.type = execve and proc.name in (blkid, csi-provisioner, csi-attacher))'],
   ['proc.name = cat', 'proc.name = cat'],
 ];
 
@@ -475,9 +473,19 @@ test('values are decoded and marked quoted; identifiers after list operators are
   assert.equal(strip(e), {
     kind: 'and',
     children: [
-      { kind: 'binary', left: { kind: 'field', name: 'a.b' }, op: 'in', right: { kind: 'list', values: [
-        { kind: 'value', value: 'x', quoted: false }, { kind: 'value', value: 'y z', quoted: true },
-        { kind: 'value', value: 'w', quoted: true }] } },
+      {
+        kind: 'binary',
+        left: { kind: 'field', name: 'a.b' },
+        op: 'in',
+        right: {
+          kind: 'list',
+          values: [
+            { kind: 'value', value: 'x', quoted: false },
+            { kind: 'value', value: 'y z', quoted: true },
+            { kind: 'value', value: 'w', quoted: true },
+          ],
+        },
+      },
       { kind: 'binary', left: { kind: 'field', name: 'c.d' }, op: '=', right: { kind: 'value', value: 'q', quoted: true } },
       { kind: 'binary', left: { kind: 'field', name: 'e.f' }, op: 'in', right: { kind: 'value', value: 'lst', quoted: false } },
       { kind: 'unary', left: { kind: 'field', name: 'g.h', arg: '' }, op: 'exists' },
@@ -489,14 +497,35 @@ test('values are decoded and marked quoted; identifiers after list operators are
 test('transformer arguments, lists, keys and modifiers in the AST', () => {
   assert.equal(strip(parsed('getopt(proc.args, "a:")[a] == oneof (x)')), {
     kind: 'binary',
-    left: { kind: 'transformer', name: 'getopt', args: [{ kind: 'field', name: 'proc.args' }, { kind: 'value', value: 'a:', quoted: true }], arg: 'a' },
-    op: '==', modifier: 'oneof',
+    left: {
+      kind: 'transformer',
+      name: 'getopt',
+      args: [
+        { kind: 'field', name: 'proc.args' },
+        { kind: 'value', value: 'a:', quoted: true },
+      ],
+      arg: 'a',
+    },
+    op: '==',
+    modifier: 'oneof',
     right: { kind: 'list', values: [{ kind: 'value', value: 'x', quoted: false }] },
   });
   assert.equal(strip(parsed('join(",", (proc.name, 3)) = val(proc.pname)')), {
     kind: 'binary',
-    left: { kind: 'transformer', name: 'join', args: [{ kind: 'value', value: ',', quoted: true },
-      { kind: 'tr-list', items: [{ kind: 'field', name: 'proc.name' }, { kind: 'value', value: '3', quoted: false }] }] },
+    left: {
+      kind: 'transformer',
+      name: 'join',
+      args: [
+        { kind: 'value', value: ',', quoted: true },
+        {
+          kind: 'tr-list',
+          items: [
+            { kind: 'field', name: 'proc.name' },
+            { kind: 'value', value: '3', quoted: false },
+          ],
+        },
+      ],
+    },
     op: '=',
     right: { kind: 'val', field: { kind: 'field', name: 'proc.pname' } },
   });
@@ -543,13 +572,19 @@ const POSITIONS: Array<[string, string]> = [
   ['(proc.name=nginx or proc.name=apache)', 'or1 binary1 field1 value11 binary20 field20 value30'],
   ['proc.name=nginx and proc.name=apache', 'and0 binary0 field0 value10 binary20 field20 value30'],
   ['(proc.name=nginx and proc.name=apache)', 'and1 binary1 field1 value11 binary21 field21 value31'],
-  ['(proc.aname[2]=nginx and evt.type in (connect,accept)) or (not fd.name exists) or (proc.name=apache and evt.type=switch)',
-    'or0 and1 binary1 field1 value15 binary25 field25 list37 not59 unary63 field63 and83 binary83 field83 value93 binary104 field104 value113'],
+  [
+    '(proc.aname[2]=nginx and evt.type in (connect,accept)) or (not fd.name exists) or (proc.name=apache and evt.type=switch)',
+    'or0 and1 binary1 field1 value15 binary25 field25 list37 not59 unary63 field63 and83 binary83 field83 value93 binary104 field104 value113',
+  ],
   // libsinsp records the `or` before the leading newline (0); spans start at the first token (1).
-  ['\n(proc.aname[2]=nginx\n     and evt.type in (connect,accept))\n   or (not fd.name exists)\n   or (proc.name=apache\n       and evt.type=switch)',
-    'or1 and2 binary2 field2 value16 binary31 field31 list43 not68 unary72 field72 and95 binary95 field95 value105 binary123 field123 value132'],
-  ['b64(evt.name) exists and tolower(toupper(evt.type)) in val(some.field) and not evt.dir=b64(some.field) or proc.name=b64(tolower(some.field))',
-    'or0 and0 unary0 transformer0 field4 binary25 transformer25 transformer33 field41 transformer55 field59 not75 binary79 field79 transformer87 field91 binary106 field106 transformer116 transformer120 field128'],
+  [
+    '\n(proc.aname[2]=nginx\n     and evt.type in (connect,accept))\n   or (not fd.name exists)\n   or (proc.name=apache\n       and evt.type=switch)',
+    'or1 and2 binary2 field2 value16 binary31 field31 list43 not68 unary72 field72 and95 binary95 field95 value105 binary123 field123 value132',
+  ],
+  [
+    'b64(evt.name) exists and tolower(toupper(evt.type)) in val(some.field) and not evt.dir=b64(some.field) or proc.name=b64(tolower(some.field))',
+    'or0 and0 unary0 transformer0 field4 binary25 transformer25 transformer33 field41 transformer55 field59 not75 binary79 field79 transformer87 field91 binary106 field106 transformer116 transformer120 field128',
+  ],
 ];
 
 test('node start offsets match libsinsp positions', () => {
@@ -617,13 +652,28 @@ type Node = Expr | Operand | Rhs | TransformerArg;
 function preorder(n: Node, out: Node[] = []): Node[] {
   out.push(n);
   switch (n.kind) {
-    case 'and': case 'or': n.children.forEach((c) => preorder(c, out)); break;
-    case 'not': preorder(n.child, out); break;
-    case 'unary': preorder(n.left, out); break;
-    case 'binary': preorder(n.left, out); preorder(n.right, out); break;
-    case 'transformer': n.args.forEach((a) => preorder(a, out)); break;
-    case 'val': preorder(n.field, out); break;
-    default: break;
+    case 'and':
+    case 'or':
+      n.children.forEach((c) => preorder(c, out));
+      break;
+    case 'not':
+      preorder(n.child, out);
+      break;
+    case 'unary':
+      preorder(n.left, out);
+      break;
+    case 'binary':
+      preorder(n.left, out);
+      preorder(n.right, out);
+      break;
+    case 'transformer':
+      n.args.forEach((a) => preorder(a, out));
+      break;
+    case 'val':
+      preorder(n.field, out);
+      break;
+    default:
+      break;
   }
   return out;
 }

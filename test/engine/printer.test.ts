@@ -75,10 +75,7 @@ test('hand-built trees print in string_visitor form', () => {
       { kind: 'binary', left: f('g.h'), op: '!=', modifier: 'anyof', right: { kind: 'list', values: [v('p')], span: S }, span: S },
     ],
   };
-  assert.is(
-    printExpr(tree),
-    '((a.b = "x y" and not m) or evt.arg[""] exists or proc.aname[2] in (a, "", "b c") or (c.d = 1 and e.f = 2) or g.h != anyof (p))',
-  );
+  assert.is(printExpr(tree), '((a.b = "x y" and not m) or evt.arg[""] exists or proc.aname[2] in (a, "", "b c") or (c.d = 1 and e.f = 2) or g.h != anyof (p))');
 });
 
 test('a macro node prints as its body', () => {
@@ -132,14 +129,8 @@ test('every corpus condition parses, and its print parses to the same print', ()
 });
 
 test('corpus spot checks: macros stay identifiers, list names inside parentheses are values', () => {
-  assert.is(
-    printExpr(parse('spawned_process and proc.name in (shell_binaries) and not user_expected_x')),
-    '(spawned_process and proc.name in (shell_binaries) and not user_expected_x)',
-  );
-  assert.is(
-    printExpr(parse(String.raw`(proc.args contains "\ " or proc.args endswith \)`)),
-    String.raw`(proc.args contains "\x5c" or proc.args endswith "\x5c")`,
-  );
+  assert.is(printExpr(parse('spawned_process and proc.name in (shell_binaries) and not user_expected_x')), '(spawned_process and proc.name in (shell_binaries) and not user_expected_x)');
+  assert.is(printExpr(parse(String.raw`(proc.args contains "\ " or proc.args endswith \)`)), String.raw`(proc.args contains "\x5c" or proc.args endswith "\x5c")`);
   assert.is(printExpr(parse(`(container and not user.name in ("<NA>","N/A",""))`)), '(container and not user.name in (<NA>, N/A, ""))');
 });
 

@@ -10,10 +10,7 @@ const zeroWidth = (a: string) => a === '^' || a === '$' || a === '\\b' || a === 
 /** Patterns of at most 32 characters. */
 export const regexArb: fc.Arbitrary<string> = fc
   .letrec((tie) => ({
-    term: fc.oneof(
-      { weight: 4, arbitrary: fc.tuple(atom, quant).map(([a, q]) => (zeroWidth(a) ? a : a + q)) },
-      { weight: 1, arbitrary: fc.tuple(tie('alt') as fc.Arbitrary<string>, quant).map(([x, q]) => `(${x})${q}`) },
-    ),
+    term: fc.oneof({ weight: 4, arbitrary: fc.tuple(atom, quant).map(([a, q]) => (zeroWidth(a) ? a : a + q)) }, { weight: 1, arbitrary: fc.tuple(tie('alt') as fc.Arbitrary<string>, quant).map(([x, q]) => `(${x})${q}`) }),
     cat: fc.array(tie('term') as fc.Arbitrary<string>, { maxLength: 4 }).map((xs) => xs.join('')),
     alt: fc.array(tie('cat') as fc.Arbitrary<string>, { minLength: 1, maxLength: 3 }).map((xs) => xs.join('|')),
   }))

@@ -23,9 +23,41 @@ const EXCEPTION_KEYS = ['name', 'fields', 'comps', 'values'];
 
 /** Plausible scalars: names that exist, operators, conditions, priorities, and edge strings. */
 const word = fc.constantFrom(
-  'r', 'm', 'l', 'shell_binaries', 'proc.name', 'fd.name', 'evt.type', 'not.exist', 'tolower(proc.name)', '=', 'in', 'startswith oneof', ' = ',
-  'regex', 'evt.type = open', 'and proc.name = cat', 'proc.name in (l)', 'm and l', 'INFO', 'Warning', 'nope', 'syscall', 'k8s_audit', 'append',
-  'replace', 'o %proc.name', '%evt.dir', '', ' ', 'a{1,3}', '(a, b)', '"q"', '0.26.0', '26', 'seven',
+  'r',
+  'm',
+  'l',
+  'shell_binaries',
+  'proc.name',
+  'fd.name',
+  'evt.type',
+  'not.exist',
+  'tolower(proc.name)',
+  '=',
+  'in',
+  'startswith oneof',
+  ' = ',
+  'regex',
+  'evt.type = open',
+  'and proc.name = cat',
+  'proc.name in (l)',
+  'm and l',
+  'INFO',
+  'Warning',
+  'nope',
+  'syscall',
+  'k8s_audit',
+  'append',
+  'replace',
+  'o %proc.name',
+  '%evt.dir',
+  '',
+  ' ',
+  'a{1,3}',
+  '(a, b)',
+  '"q"',
+  '0.26.0',
+  '26',
+  'seven',
 );
 const scalar = fc.oneof(word, fc.string({ maxLength: 12 }), fc.integer(), fc.double({ noNaN: true }), fc.boolean(), fc.constant(null));
 /** Any JSON value, a few levels deep. */
@@ -38,13 +70,9 @@ const valueFor = (key: string): fc.Arbitrary<unknown> => {
     items: fc.array(fc.oneof(word, anyValue), { maxLength: 4 }),
     tags: fc.array(word, { maxLength: 3 }),
     override: fc.dictionary(fc.constantFrom('items', 'condition', 'output', 'desc', 'priority', 'tags', 'exceptions', 'enabled', 'source'), fc.constantFrom('append', 'replace', 'nope')),
-    exceptions: fc.array(
-      fc.oneof(
-        fc.record(Object.fromEntries(EXCEPTION_KEYS.map((k) => [k, fc.oneof(word, fc.array(fc.oneof(word, fc.array(word, { maxLength: 3 })), { maxLength: 3 }), anyValue)])), { requiredKeys: [] }),
-        anyValue,
-      ),
-      { maxLength: 3 },
-    ),
+    exceptions: fc.array(fc.oneof(fc.record(Object.fromEntries(EXCEPTION_KEYS.map((k) => [k, fc.oneof(word, fc.array(fc.oneof(word, fc.array(word, { maxLength: 3 })), { maxLength: 3 }), anyValue)])), { requiredKeys: [] }), anyValue), {
+      maxLength: 3,
+    }),
   };
   return fc.oneof(usual[key] ?? word, anyValue);
 };
@@ -83,10 +111,7 @@ const plainExceptions = fc.array(
 /** The value or, three times out of four, nothing. */
 const maybe = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> => fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
 /** Values appended to an existing exception: a name and value tuples of any length. */
-const appendedValues = fc.array(
-  fc.record({ name: fc.constantFrom('e1', 'e2'), values: fc.array(fc.oneof(word, fc.array(word, { maxLength: 3 })), { minLength: 1, maxLength: 2 }) }),
-  { minLength: 1, maxLength: 2 },
-);
+const appendedValues = fc.array(fc.record({ name: fc.constantFrom('e1', 'e2'), values: fc.array(fc.oneof(word, fc.array(word, { maxLength: 3 })), { minLength: 1, maxLength: 2 }) }), { minLength: 1, maxLength: 2 });
 /** A complete rule definition (so that later items have something to append to). */
 const baseRule = fc.record({
   rule: ruleName,
@@ -107,10 +132,7 @@ const appendRule = fc
     else out.override = { exceptions: 'append', ...(condition === undefined ? {} : { condition: 'append' }) };
     return out;
   });
-const listOrMacro = fc.oneof(
-  fc.record({ list: fc.constantFrom('l', 'k'), items: fc.array(fc.oneof(word, anyValue), { maxLength: 3 }) }),
-  fc.record({ macro: fc.constantFrom('m', 'n'), condition: fc.oneof(word, anyValue) }),
-);
+const listOrMacro = fc.oneof(fc.record({ list: fc.constantFrom('l', 'k'), items: fc.array(fc.oneof(word, anyValue), { maxLength: 3 }) }), fc.record({ macro: fc.constantFrom('m', 'n'), condition: fc.oneof(word, anyValue) }));
 const document = fc.oneof(
   { weight: 4, arbitrary: fc.array(fc.oneof({ weight: 3, arbitrary: item }, baseRule, appendRule, listOrMacro, anyValue), { maxLength: 6 }) },
   // A definition followed by appends to it, the sequence that reaches the exception and condition merging.
@@ -118,12 +140,10 @@ const document = fc.oneof(
   { weight: 1, arbitrary: anyValue },
 );
 /** A rules file: one or more YAML documents, sometimes cut short at a random point. */
-const fileText = fc
-  .tuple(fc.array(document, { minLength: 1, maxLength: 2 }), fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.nat() }))
-  .map(([docs, cut]) => {
-    const text = docs.map((d) => stringify(d)).join('---\n');
-    return cut === undefined ? text : text.slice(0, cut % (text.length + 1));
-  });
+const fileText = fc.tuple(fc.array(document, { minLength: 1, maxLength: 2 }), fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.nat() })).map(([docs, cut]) => {
+  const text = docs.map((d) => stringify(d)).join('---\n');
+  return cut === undefined ? text : text.slice(0, cut % (text.length + 1));
+});
 
 function checkLoad(files: RulesFile[]): void {
   const names = new Set(files.map((f) => f.name));
@@ -140,7 +160,10 @@ function checkLoad(files: RulesFile[]): void {
   }
   const reported = result.files.flatMap((f) => [...f.errors, ...f.warnings]);
   assert.is(reported.length, result.diagnostics.length, 'every diagnostic is reported by exactly one file');
-  assert.is(result.ok, result.files.every((f) => f.successful));
+  assert.is(
+    result.ok,
+    result.files.every((f) => f.successful),
+  );
 }
 
 test('random YAML shapes: one file never throws and every diagnostic is located', () => {

@@ -17,7 +17,6 @@ const compiled = (r: LoadResult, name: string) => {
 
 const WARNING_APPEND = "LOAD_DEPRECATED_ITEM: 'append' key is deprecated. Add an 'append' entry (e.g. 'condition: append') under 'override' instead.";
 
-
 test('testing ExceptionsAppendItemFieldsValuesLenMismatch: an appended value tuple shorter than the fields fails the rule (no crash)', () => {
   const r = load(`
 - rule: My Rule
@@ -186,9 +185,7 @@ test('test_rule_loader rule_incorrect_append_override: the deprecated-append war
     desc: replace
     condition: append
 `);
-  assert.equal(messages(r, 'error'), [
-    "LOAD_ERR_YAML_VALIDATE: Keys 'override' and 'append: true' cannot be used together. Add an 'append' entry (e.g. 'condition: append') under 'override' instead.",
-  ]);
+  assert.equal(messages(r, 'error'), ["LOAD_ERR_YAML_VALIDATE: Keys 'override' and 'append: true' cannot be used together. Add an 'append' entry (e.g. 'condition: append') under 'override' instead."]);
   assert.equal(messages(r, 'warning'), [WARNING_APPEND]);
 });
 
@@ -226,7 +223,7 @@ test('several files: a file after an invalid one is read and judged on its own',
   assert.equal(verdicts(r)[1]!.errors, ['filter_check called with nonexistent field proc.nah']);
 });
 
-test('several files: an error brought by an append is the appending file\'s', () => {
+test("several files: an error brought by an append is the appending file's", () => {
   const r = loadRules([
     { name: 'base.yaml', text: '- rule: r\n  desc: d\n  condition: evt.type=open\n  output: o\n  priority: INFO\n' },
     { name: 'local.yaml', text: '- rule: r\n  condition: and proc.nope = a\n  override:\n    condition: append\n' },

@@ -17,7 +17,7 @@ const load = (text: string, patch: Partial<ReturnType<typeof defaultConfig>['rul
   config.rules = { ...config.rules, ...patch };
   return loadRules([{ name: 'rules.yaml', text }], { suggestedOutput: false, limits: expandLimitsOf(config) });
 };
-const V = "error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects)";
+const V = 'error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects)';
 
 type Case = [name: string, text: string, patch: Partial<ReturnType<typeof defaultConfig>['rules']>, headline: string | undefined];
 const THREE = RULE('a') + RULE('b') + RULE('c');
@@ -37,7 +37,10 @@ for (const [name, text, patch, headline] of cases) {
     if (headline === undefined) assert.ok(r.ok, headlines(r).join('\n'));
     else {
       assert.not.ok(r.ok);
-      assert.equal(headlines(r).filter((h) => h.includes('rules.max')), [headline]);
+      assert.equal(
+        headlines(r).filter((h) => h.includes('rules.max')),
+        [headline],
+      );
     }
   });
 }

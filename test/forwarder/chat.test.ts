@@ -31,7 +31,9 @@ const LONG_ESC = goEscape(LONG);
 const TIME = '2001-01-01 01:10:00 +0000 UTC';
 
 function goEscape(s: string): string {
-  return JSON.stringify(s).slice(1, -1).replace(/[<>&]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(s)
+    .slice(1, -1)
+    .replace(/[<>&]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 async function deliverOne(output: string, settings: Record<string, unknown>, env: NodeJS.ProcessEnv = {}, rx?: Receiver): Promise<{ body: string; contentType: string }> {
@@ -65,7 +67,12 @@ test('slack (outputformat all): falcosidekick attachment with fields, footer, us
 test('slack (outputformat text, messageformat, channel, from SLACK_* variables): text only, fields null', async () => {
   const rx = await startReceiver();
   try {
-    const { body } = await deliverOne('slack', {}, { SLACK_WEBHOOKURL: rx.url, SLACK_OUTPUTFORMAT: 'text', SLACK_MESSAGEFORMAT: 'Rule: {{ .Rule }} Priority: {{ .Priority }} pid={{ index .OutputFields "proc.pid" }}', SLACK_CHANNEL: '#sec', SLACK_USERNAME: 'rae' }, rx);
+    const { body } = await deliverOne(
+      'slack',
+      {},
+      { SLACK_WEBHOOKURL: rx.url, SLACK_OUTPUTFORMAT: 'text', SLACK_MESSAGEFORMAT: 'Rule: {{ .Rule }} Priority: {{ .Priority }} pid={{ index .OutputFields "proc.pid" }}', SLACK_CHANNEL: '#sec', SLACK_USERNAME: 'rae' },
+      rx,
+    );
     assert.is(body, `{"text":"Rule: Terminal shell in container Priority: Critical pid=42","username":"rae","icon_url":"${ICON}","channel":"#sec","attachments":[{"fallback":"${OUT}","color":"#ff5400","text":"${OUT}","fields":null}]}`);
   } finally {
     await rx.close();

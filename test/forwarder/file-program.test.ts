@@ -9,7 +9,17 @@ import { alertJson, type Alert } from '../../host/output/alert.js';
 import { startTestForwarder } from './helpers.js';
 import { until } from './receiver.js';
 
-const alert = (i: number, extra: Partial<Alert> = {}): Alert => ({ timeNs: 1_704_196_800_000_000_001n + BigInt(i), rule: 'Read sensitive file', priority: 'Warning', source: 'syscall', tags: ['fs', 'mitre'], hostname: 'node-1', message: `file opened (n=${i})`, outputFields: { 'fd.name': '/etc/shadow', n: i }, ...extra });
+const alert = (i: number, extra: Partial<Alert> = {}): Alert => ({
+  timeNs: 1_704_196_800_000_000_001n + BigInt(i),
+  rule: 'Read sensitive file',
+  priority: 'Warning',
+  source: 'syscall',
+  tags: ['fs', 'mitre'],
+  hostname: 'node-1',
+  message: `file opened (n=${i})`,
+  outputFields: { 'fd.name': '/etc/shadow', n: i },
+  ...extra,
+});
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').slice(0, -1) : []);
 
 function tempDir(): { dir: string; remove(): void } {
@@ -48,7 +58,10 @@ for (const keepAlive of [false, true]) {
     try {
       for (let i = 0; i < 20; i++) t.fwd.submit(alert(i));
       await until(() => lines(file).length === 20, 'twenty lines from the program');
-      assert.equal(lines(file), Array.from({ length: 20 }, (_, i) => alertJson(alert(i))));
+      assert.equal(
+        lines(file),
+        Array.from({ length: 20 }, (_, i) => alertJson(alert(i))),
+      );
     } finally {
       await t.fwd.close();
       tmp.remove();

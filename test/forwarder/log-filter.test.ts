@@ -24,7 +24,14 @@ async function engineRun(): Promise<{ stdout: string[]; stderr: string[]; code: 
   assert.is(await post('/', '{"rule": "no priority"}'), 400);
   await run.waitAlerts((alerts) => alerts.length >= 2, 'two alert lines', 10_000);
   const code = await run.stop();
-  return { stdout: run.stdoutLines().filter((l) => l !== ''), stderr: run.stderr().split('\n').filter((l) => l !== ''), code };
+  return {
+    stdout: run.stdoutLines().filter((l) => l !== ''),
+    stderr: run
+      .stderr()
+      .split('\n')
+      .filter((l) => l !== ''),
+    code,
+  };
 }
 
 test('the logging filter selects exactly the event lines of a rae run', async () => {

@@ -40,7 +40,13 @@ test('webhook receiver down mid-stream: others deliver all, failures and drops c
       t.fwd.submit(alert(i));
       await new Promise((r) => setImmediate(r));
     }
-    const got = (lines: string[]) => new Set(lines.map((l) => JSON.parse(l)).filter((a) => a.rule === 'R').map((a) => a.output_fields.n)).size;
+    const got = (lines: string[]) =>
+      new Set(
+        lines
+          .map((l) => JSON.parse(l))
+          .filter((a) => a.rule === 'R')
+          .map((a) => a.output_fields.n),
+      ).size;
     const slackGot = () => new Set(slack.requests.map((r) => /: Error event (\d+)$/.exec(JSON.parse(r.body.toString()).attachments[0].fallback)?.[1]).filter((x) => x !== undefined)).size;
     await until(() => slackGot() === 60 && got(fileLines(file)) === 60 && got(t.lines()) === 60, `slack, the file and stdout to get all sixty`);
     await until(async () => metricLines((await t.metrics.exposition()).body, 'enginesecurity_enginesidekick_outputs_total').some((l) => l.includes('destination="webhook",status="error"')), 'counted webhook failures');
@@ -60,20 +66,38 @@ test('webhook receiver down mid-stream: others deliver all, failures and drops c
     rmSync(dir, { recursive: true, force: true });
   }
   const body = (await t.metrics.exposition()).body;
-  const count = (dest: string, status: string) => Number(metricLines(body, 'enginesecurity_enginesidekick_outputs_total').find((l) => l.includes(`destination="${dest}",status="${status}"`))?.split(' ')[1] ?? 0);
-  const dropped = Number(metricLines(body, 'enginesecurity_enginesidekick_output_dropped_total').find((l) => l.includes('"webhook"'))?.split(' ')[1] ?? 0);
-  const dropAlerts = t.lines().map((l) => JSON.parse(l)).filter((a) => a.rule === OUTPUT_DROP_RULE);
+  const count = (dest: string, status: string) =>
+    Number(
+      metricLines(body, 'enginesecurity_enginesidekick_outputs_total')
+        .find((l) => l.includes(`destination="${dest}",status="${status}"`))
+        ?.split(' ')[1] ?? 0,
+    );
+  const dropped = Number(
+    metricLines(body, 'enginesecurity_enginesidekick_output_dropped_total')
+      .find((l) => l.includes('"webhook"'))
+      ?.split(' ')[1] ?? 0,
+  );
+  const dropAlerts = t
+    .lines()
+    .map((l) => JSON.parse(l))
+    .filter((a) => a.rule === OUTPUT_DROP_RULE);
   // Every alert the webhook got was either delivered, failed after its retry, or dropped by the full queue.
   assert.is(count('webhook', 'ok') + count('webhook', 'error') + dropped, 70); // drop alerts are not sent to the dropping output
   assert.ok(count('webhook', 'error') > 0 && dropped > 0, `errors ${count('webhook', 'error')}, drops ${dropped}`);
-  assert.is(dropAlerts.reduce((n, a) => n + a.output_fields.n_drops, 0), dropped);
+  assert.is(
+    dropAlerts.reduce((n, a) => n + a.output_fields.n_drops, 0),
+    dropped,
+  );
   assert.ok(dropAlerts.every((a) => a.output_fields.outputs.includes('webhook')));
   // The others got everything (and the drop alerts, which stdout counts too).
   assert.is(count('slack', 'error') + count('file', 'error') + count('stdout', 'error'), 0);
   assert.is(count('file', 'ok'), 70 + dropAlerts.length);
   assert.is(count('stdout', 'ok'), 70 + dropAlerts.length);
   const latency = metricLines(body, 'enginesecurity_enginesidekick_output_delivery_seconds_count');
-  assert.ok(latency.some((l) => l.includes('destination="webhook",status="error"')), 'failed deliveries have latencies too');
+  assert.ok(
+    latency.some((l) => l.includes('destination="webhook",status="error"')),
+    'failed deliveries have latencies too',
+  );
 });
 
 test.run();

@@ -85,11 +85,7 @@ t('POST /test shows up in a real Prometheus with the forwarder and scrape labels
 
     const port = await prometheusPort();
     const api = `http://127.0.0.1:${port}`;
-    proc = spawn(
-      prometheus as string,
-      [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    proc = spawn(prometheus as string, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
     proc.stdout!.on('data', (c: Buffer) => (log += c.toString()));
     proc.stderr!.on('data', (c: Buffer) => (log += c.toString()));
     const running = proc;

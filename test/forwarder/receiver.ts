@@ -32,7 +32,10 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export const answer = (status: number): Behaviour => (_req, res) => res.writeHead(status).end();
+export const answer =
+  (status: number): Behaviour =>
+  (_req, res) =>
+    res.writeHead(status).end();
 export const hang: Behaviour = () => {};
 
 /** TLS material for an HTTPS receiver. */
@@ -57,9 +60,7 @@ export async function startReceiver(opts: { tls?: ReceiverTls; behave?: Behaviou
       else r.behave(got, res);
     });
   };
-  const server: Server = opts.tls
-    ? createHttps({ cert: opts.tls.cert, key: opts.tls.key, ca: opts.tls.clientCa, requestCert: !!opts.tls.clientCa, rejectUnauthorized: !!opts.tls.clientCa }, handler)
-    : createHttp(handler);
+  const server: Server = opts.tls ? createHttps({ cert: opts.tls.cert, key: opts.tls.key, ca: opts.tls.clientCa, requestCert: !!opts.tls.clientCa, rejectUnauthorized: !!opts.tls.clientCa }, handler) : createHttp(handler);
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   r.url = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   r.close = () =>

@@ -24,8 +24,7 @@ const GOOD = {
   tags: ['shell', 'container'],
   time: '2024-01-02T12:00:00.000000001Z',
 };
-const goodBody = (patch: Record<string, unknown> = {}) =>
-  JSON.stringify({ ...GOOD, ...patch }, (_k, v) => (typeof v === 'bigint' ? `@@${v}@@` : v)).replace(/"@@(\d+)@@"/g, '$1');
+const goodBody = (patch: Record<string, unknown> = {}) => JSON.stringify({ ...GOOD, ...patch }, (_k, v) => (typeof v === 'bigint' ? `@@${v}@@` : v)).replace(/"@@(\d+)@@"/g, '$1');
 
 test('POST /test: 200 empty; one Test rule alert on stdout and in the events counter', async () => {
   const t = await startTestForwarder();
@@ -34,18 +33,11 @@ test('POST /test: 200 empty; one Test rule alert on stdout and in the events cou
     assert.equal([r.status, r.text], [200, '']);
     const [line] = await t.waitForLines(1);
     const alert = JSON.parse(line as string);
-    assert.equal(
-      [alert.rule, alert.priority, alert.source, alert.hostname, alert.tags, alert.output_fields['proc.name']],
-      ['Test rule', 'Debug', 'internal', 'node-test-1', ['example', 'test'], 'enginesidekick'],
-    );
+    assert.equal([alert.rule, alert.priority, alert.source, alert.hostname, alert.tags, alert.output_fields['proc.name']], ['Test rule', 'Debug', 'internal', 'node-test-1', ['example', 'test'], 'enginesidekick']);
     assert.match(alert.output, /^\d{2}:\d{2}:\d{2}\.\d{9}: Debug This is a test from the runtime-audit-engine event forwarder$/);
     const m = await call(`${t.fwd.url}/metrics`, 'GET');
-    assert.equal(metricLines(m.text, EVENTS), [
-      `${EVENTS}{hostname="node-test-1",priority="1",priority_raw="debug",rule="Test rule",source="internal"} 1`,
-    ]);
-    assert.equal(metricLines(m.text, 'enginesecurity_enginesidekick_inputs_total'), [
-      'enginesecurity_enginesidekick_inputs_total{source="requests",status="accepted"} 1',
-    ]);
+    assert.equal(metricLines(m.text, EVENTS), [`${EVENTS}{hostname="node-test-1",priority="1",priority_raw="debug",rule="Test rule",source="internal"} 1`]);
+    assert.equal(metricLines(m.text, 'enginesecurity_enginesidekick_inputs_total'), ['enginesecurity_enginesidekick_inputs_total{source="requests",status="accepted"} 1']);
   } finally {
     await t.fwd.close();
   }
@@ -94,9 +86,7 @@ test('POST / with bad bodies: 400 with the reason, plain text, nothing forwarded
       assert.is(r.type, 'text/plain; charset=utf-8', name);
     }
     const m = await call(`${t.fwd.url}/metrics`, 'GET');
-    assert.equal(metricLines(m.text, 'enginesecurity_enginesidekick_inputs_total'), [
-      `enginesecurity_enginesidekick_inputs_total{source="requests",status="rejected"} ${BAD.length}`,
-    ]);
+    assert.equal(metricLines(m.text, 'enginesecurity_enginesidekick_inputs_total'), [`enginesecurity_enginesidekick_inputs_total{source="requests",status="rejected"} ${BAD.length}`]);
     assert.equal(metricLines(m.text, EVENTS), []);
     assert.equal(t.lines(), []);
   } finally {
@@ -107,7 +97,13 @@ test('POST / with bad bodies: 400 with the reason, plain text, nothing forwarded
 test('wrong method on / and /test: 400 "Please send with post http method"; unknown paths fall into /', async () => {
   const t = await startTestForwarder();
   try {
-    for (const [method, path] of [['GET', '/'], ['PUT', '/'], ['GET', '/test'], ['DELETE', '/test'], ['GET', '/no/such/path']]) {
+    for (const [method, path] of [
+      ['GET', '/'],
+      ['PUT', '/'],
+      ['GET', '/test'],
+      ['DELETE', '/test'],
+      ['GET', '/no/such/path'],
+    ]) {
       const r = await call(`${t.fwd.url}${path}`, method as string);
       assert.equal([r.status, r.text], [400, 'Please send with post http method\n'], `${method} ${path}`);
     }
@@ -151,7 +147,13 @@ test('/healthz answers 503 with the components while one is not up; /readyz alwa
         assert.equal([r.status, r.type, r.text], [503, 'application/json', notReady], `${method} ${path}`);
       }
     }
-    readiness = { ready: true, components: [{ name: 'forwarder', state: 'up' }, { name: 'webhook', state: 'up' }] };
+    readiness = {
+      ready: true,
+      components: [
+        { name: 'forwarder', state: 'up' },
+        { name: 'webhook', state: 'up' },
+      ],
+    };
     const h = await call(`${srv.url}/healthz`, 'GET');
     assert.equal([h.status, h.text], [200, '{"status": "ok"}']);
     const r = await call(`${srv.url}/readyz`, 'GET');

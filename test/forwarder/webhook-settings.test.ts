@@ -64,11 +64,11 @@ test('mutual TLS: the receiver requires a client certificate; sent with mutualtl
     await until(() => without.logs.length === 1, 'the refusal');
     await without.fwd.close();
     assert.is(rx.requests.length, 0);
-    const mutual = await startTestForwarder(
-      { stdout: false, outputs: { webhook: { address: rx.url, mutualtls: true } } },
-      'node-test-1',
-      { MUTUALTLSCLIENT_CERTFILE: pki.clientCertFile, MUTUALTLSCLIENT_KEYFILE: pki.clientKeyFile, MUTUALTLSCLIENT_CACERTFILE: pki.caFile },
-    );
+    const mutual = await startTestForwarder({ stdout: false, outputs: { webhook: { address: rx.url, mutualtls: true } } }, 'node-test-1', {
+      MUTUALTLSCLIENT_CERTFILE: pki.clientCertFile,
+      MUTUALTLSCLIENT_KEYFILE: pki.clientKeyFile,
+      MUTUALTLSCLIENT_CACERTFILE: pki.caFile,
+    });
     mutual.fwd.submit(ALERT);
     await until(() => rx.requests.length === 1, 'the request');
     await mutual.fwd.close();

@@ -95,10 +95,7 @@ test('a receiver that keeps failing: every alert counted as an error after its r
       'enginesecurity_enginesidekick_outputs_total{destination="webhook",status="ok"} 1',
     ]);
     assert.equal(await metric(t, 'enginesecurity_enginesidekick_output_retries_total'), ['enginesecurity_enginesidekick_output_retries_total{destination="webhook"} 2']);
-    assert.equal(t.logs, [
-      'forwarder: webhook output failing: HTTP 500 (alerts are counted in enginesecurity_enginesidekick_outputs_total)',
-      'forwarder: webhook output recovered',
-    ]);
+    assert.equal(t.logs, ['forwarder: webhook output failing: HTTP 500 (alerts are counted in enginesecurity_enginesidekick_outputs_total)', 'forwarder: webhook output recovered']);
   } finally {
     await t.fwd.close();
     await rx.close();
@@ -115,9 +112,7 @@ test('a stuck receiver never blocks detections: stdout gets every alert, the web
     }
     await t.waitForLines(100);
     await until(() => rx.held.length === 1, 'the first request to arrive');
-    assert.equal(await metric(t, 'enginesecurity_enginesidekick_output_dropped_total'), [
-      'enginesecurity_enginesidekick_output_dropped_total{destination="webhook"} 89',
-    ]);
+    assert.equal(await metric(t, 'enginesecurity_enginesidekick_output_dropped_total'), ['enginesecurity_enginesidekick_output_dropped_total{destination="webhook"} 89']);
     assert.equal(await metric(t, 'enginesecurity_enginesidekick_output_queue_length'), [
       'enginesecurity_enginesidekick_output_queue_length{destination="stdout"} 0',
       'enginesecurity_enginesidekick_output_queue_length{destination="webhook"} 10',
@@ -126,15 +121,24 @@ test('a stuck receiver never blocks detections: stdout gets every alert, the web
     rx.behave = answer(200);
     for (const res of rx.held.splice(0)) res.writeHead(200).end();
     await until(() => rx.bodies.length === 11, 'the queued alerts');
-    assert.equal(rx.bodies.map((b) => JSON.parse(b).output_fields['proc.pid']), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert.equal(
+      rx.bodies.map((b) => JSON.parse(b).output_fields['proc.pid']),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    );
   } finally {
     await t.fwd.close();
     await rx.close();
   }
   // The drops were reported on stdout by the rate-limited internal alert (one now, the rest at close), not sent to the dropping webhook.
-  const dropAlerts = t.lines().map((l) => JSON.parse(l)).filter((a) => a.rule === OUTPUT_DROP_RULE);
+  const dropAlerts = t
+    .lines()
+    .map((l) => JSON.parse(l))
+    .filter((a) => a.rule === OUTPUT_DROP_RULE);
   assert.ok(dropAlerts.length >= 1 && dropAlerts.length <= 2, `${dropAlerts.length} drop alerts`);
-  assert.is(dropAlerts.reduce((n, a) => n + a.output_fields.n_drops, 0), 89);
+  assert.is(
+    dropAlerts.reduce((n, a) => n + a.output_fields.n_drops, 0),
+    89,
+  );
   for (const a of dropAlerts) assert.equal([a.source, a.priority, a.output_fields.outputs], ['internal', 'Warning', ['webhook']]);
   assert.equal(await metric(t, 'enginesecurity_enginesidekick_outputs_total'), [
     `enginesecurity_enginesidekick_outputs_total{destination="stdout",status="ok"} ${100 + dropAlerts.length}`,

@@ -33,7 +33,10 @@ test('generator: every action names a rule of the default built-in sets, once pe
 });
 
 test('generator: selection by regular expression', () => {
-  assert.equal(selectActions(/^syscall\.Ptrace/).map((a) => a.name), ['syscall.PtraceAttachedToProcess', 'syscall.PtraceAntiDebugAttempt']);
+  assert.equal(
+    selectActions(/^syscall\.Ptrace/).map((a) => a.name),
+    ['syscall.PtraceAttachedToProcess', 'syscall.PtraceAntiDebugAttempt'],
+  );
   assert.is(selectActions().length, ACTIONS.length);
   assert.is(selectActions(/^k8saudit\./).length, ACTIONS.filter((a) => a.source === 'k8s_audit').length);
 });
@@ -56,7 +59,11 @@ test('generator: every audit action, POSTed to the real webhook, fires exactly i
       const [outcome] = await runActions([a], { poster, sleepMs: 0 });
       assert.is(outcome!.status, 'performed', outcome!.reason);
       await webhook.idle();
-      assert.equal(alerts.map((x) => x.rule), [a.rule], a.name);
+      assert.equal(
+        alerts.map((x) => x.rule),
+        [a.rule],
+        a.name,
+      );
       assert.is(alerts[0]!.source, 'k8s_audit');
     }
     // A webhook that refuses is a failed action with its answer, not a silent success.
@@ -95,7 +102,10 @@ test('generator: syscall actions run for real and leave nothing behind', async (
   for (const o of unavailable) assert.ok(o.reason && o.reason.length > 10, o.action);
   assert.ok(outcomes.filter((o) => o.status === 'performed').length >= 10, JSON.stringify(unavailable));
   assert.equal(readdirSync(root), []);
-  assert.equal(readdirSync('/dev/shm').filter((n) => n.startsWith('rae-event-generator-')), before);
+  assert.equal(
+    readdirSync('/dev/shm').filter((n) => n.startsWith('rae-event-generator-')),
+    before,
+  );
 });
 
 function rae(args: string[]) {
@@ -105,8 +115,14 @@ function rae(args: string[]) {
 test('generator: rae event-generator list names the rule of each action', () => {
   const r = rae(['event-generator', 'list', '--json', '--state-dir', mkdtempSync(join(tmpdir(), 'rae-generator-'))]);
   assert.is(r.status, 0, r.stderr);
-  const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { action: string; rule: string; unavailable: string | null });
-  assert.equal(rows.map((x) => [x.action, x.rule]), ACTIONS.map((a) => [a.name, a.rule]));
+  const rows = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { action: string; rule: string; unavailable: string | null });
+  assert.equal(
+    rows.map((x) => [x.action, x.rule]),
+    ACTIONS.map((a) => [a.name, a.rule]),
+  );
   assert.match(rows.find((x) => x.action === 'syscall.TerminalShellInContainer')!.unavailable!, 'needs a container');
   assert.match(r.stderr, 'audit actions need the webhook: no webhook CA certificate at');
   const text = rae(['event-generator', 'list', 'PrivilegedPod']);

@@ -47,14 +47,23 @@ test('e2e: rae run starts with the default rules and the webhook', async () => {
 test('e2e: rae event-generator run performs every action that can work here', async () => {
   const [, url] = rae.stderr().match(/run: webhook listening on (\S+)/)!;
   const r = await generator(['run', '--json', '--sleep', '50', '--webhook-url', url!, '--ca', join(state, 'webhook-tls', 'ca.crt')]);
-  outcomes = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as ActionOutcome);
+  outcomes = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as ActionOutcome);
   const unavailable = outcomes.filter((o) => o.status === 'unavailable');
   process.stderr.write(`e2e: ${outcomes.length} actions, ${outcomes.length - unavailable.length} performed, ${unavailable.length} cannot work here:\n`);
   for (const o of unavailable) process.stderr.write(`  ${o.action} (${o.rule}): ${o.reason}\n`);
-  assert.equal(outcomes.filter((o) => o.status === 'failed'), []);
+  assert.equal(
+    outcomes.filter((o) => o.status === 'failed'),
+    [],
+  );
   assert.is(r.code, 0, r.stderr);
   assert.match(r.stderr, `event-generator: ${outcomes.length} action(s): ${outcomes.length - unavailable.length} performed, ${unavailable.length} cannot work here, 0 failed`);
-  assert.equal(outcomes.filter((o) => o.source === 'k8s_audit' && o.status !== 'performed'), []);
+  assert.equal(
+    outcomes.filter((o) => o.source === 'k8s_audit' && o.status !== 'performed'),
+    [],
+  );
 });
 
 test("e2e: every audit action's rule is in rae run's stdout", async () => {
@@ -65,7 +74,10 @@ test("e2e: every performed syscall action's rule is in rae run's stdout", async 
   const missing = await missingRules('syscall');
   const performed = outcomes.filter((o) => o.source === 'syscall' && o.status === 'performed').length;
   const started = [...rae.stderr().matchAll(/module: source (\S+) started/g)].map((m) => m[1]);
-  const probe = rae.stderr().split('\n').filter((l) => /probe|kernel|ebpf/i.test(l));
+  const probe = rae
+    .stderr()
+    .split('\n')
+    .filter((l) => /probe|kernel|ebpf/i.test(l));
   assert.equal(
     missing,
     [],

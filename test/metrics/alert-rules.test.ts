@@ -34,7 +34,10 @@ const t = promtool ? test : test.skip;
 
 t('promtool check rules accepts both shipped rule groups', () => {
   withDir((dir) => {
-    for (const [file, count] of [[CLUSTER, 1], [NAMESPACED, 4]] as const) {
+    for (const [file, count] of [
+      [CLUSTER, 1],
+      [NAMESPACED, 4],
+    ] as const) {
       writeFileSync(join(dir, 'rules.yaml'), ruleFileFromManifest(file));
       const r = run(['check', 'rules', 'rules.yaml'], dir);
       assert.is(r.code, 0, r.out);

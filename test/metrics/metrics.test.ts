@@ -14,9 +14,7 @@ test('the /test alert is one series with the five labels, numeric priority and p
   m.alert({ hostname: 'node-1', priority: 'Debug', rule: 'Test rule', source: 'internal' });
   const { body, contentType } = await m.exposition();
   assert.match(contentType, /^text\/plain; version=0\.0\.4/);
-  assert.equal(samples(body, 'enginesecurity_enginesidekick_engine_events_total'), [
-    'enginesecurity_enginesidekick_engine_events_total{hostname="node-1",priority="1",priority_raw="debug",rule="Test rule",source="internal"} 1',
-  ]);
+  assert.equal(samples(body, 'enginesecurity_enginesidekick_engine_events_total'), ['enginesecurity_enginesidekick_engine_events_total{hostname="node-1",priority="1",priority_raw="debug",rule="Test rule",source="internal"} 1']);
 });
 
 test('priority label: Debug = 1 ... Emergency = 8; an empty hostname counts as "unknown"', async () => {

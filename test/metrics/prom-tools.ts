@@ -13,9 +13,7 @@ export const MANIFESTS = join(import.meta.dirname, '..', '..', 'rules', 'manifes
 export function findTool(name: 'prometheus' | 'promtool'): string | undefined {
   const path = `/usr/bin/${name}`;
   if (existsSync(path)) return path;
-  process.stderr.write(
-    `\n*** SKIPPED: ${path} is missing; install Debian's prometheus package (npm run setup as root, or apt-get install prometheus) ***\n`,
-  );
+  process.stderr.write(`\n*** SKIPPED: ${path} is missing; install Debian's prometheus package (npm run setup as root, or apt-get install prometheus) ***\n`);
   return undefined;
 }
 

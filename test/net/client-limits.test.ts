@@ -142,13 +142,19 @@ test('forwarder: with forwarder.tlsCertFile and tlsKeyFile it serves HTTPS only;
       assert.match(fwd.url, /^https:\/\/127\.0\.0\.1:\d+$/);
       const res = await request(`${fwd.url}/ping`, { dispatcher: agent });
       assert.is(await res.body.text(), 'pong\n');
-      const plain = await request(fwd.url.replace('https:', 'http:') + '/ping').then((r) => r.statusCode, (err: Error) => err.message);
+      const plain = await request(fwd.url.replace('https:', 'http:') + '/ping').then(
+        (r) => r.statusCode,
+        (err: Error) => err.message,
+      );
       assert.not.equal(plain, 200);
     } finally {
       await agent.close();
       await fwd.close();
     }
-    const alone = await forwarder({ tlsCertFile: join(dir, 'tls.crt') }).then(() => 'started', (err: Error) => err.message);
+    const alone = await forwarder({ tlsCertFile: join(dir, 'tls.crt') }).then(
+      () => 'started',
+      (err: Error) => err.message,
+    );
     assert.is(alone, 'forwarder: TLS needs both forwarder.tlsCertFile and forwarder.tlsKeyFile');
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -51,7 +51,10 @@ const COLLECTOR_ALERT: Alert = {
 };
 
 test('alertJson reproduces a real Falco JSON line byte for byte', () => {
-  assert.is(withTz('Europe/Berlin', () => alertJson(COLLECTOR_ALERT)), COLLECTOR_LINE);
+  assert.is(
+    withTz('Europe/Berlin', () => alertJson(COLLECTOR_ALERT)),
+    COLLECTOR_LINE,
+  );
 });
 
 test('alertJson reproduces the Deckhouse TEST_PLAN line (negative integer field, UTC host)', () => {
@@ -74,7 +77,10 @@ test('alertJson reproduces the Deckhouse TEST_PLAN line (negative integer field,
   };
   const expected =
     '{"hostname":"romanenko-master-0","output":"11:18:41.382570987: Notice Inbound SSH Connection (command=sshd pid=1298 connection=185.125.115.231:63352->10.10.0.10:22 user=root user_loginuid=-1 type=accept)","output_fields":{"evt.time":1749208721382570987,"evt.type":"accept","fd.name":"185.125.115.231:63352->10.10.0.10:22","proc.cmdline":"sshd","proc.pid":1298,"user.loginuid":-1,"user.name":"root"},"priority":"Notice","rule":"Inbound SSH Connection","source":"syscall","tags":["auth_attempts","fstec"],"time":"2025-06-06T11:18:41.382570987Z"}';
-  assert.is(withTz('UTC', () => alertJson(a)), expected);
+  assert.is(
+    withTz('UTC', () => alertJson(a)),
+    expected,
+  );
 });
 
 const base: Alert = { ...COLLECTOR_ALERT, tags: [], outputFields: { 'proc.name': 'cat' } };
@@ -84,7 +90,10 @@ test('alertText: local clock with 9 digits, priority, message; control character
     assert.is(alertText({ ...base, timeNs: 5n, message: 'x' }), '00:00:00.000000005: Warning x');
     assert.is(alertText({ ...base, message: 'a\tb\nc "q" \\ \u0001' }), '12:50:34.502309868: Warning a\\tb\\nc \\"q\\" \\\\ \\u0001');
   });
-  assert.is(withTz('Asia/Kolkata', () => alertText({ ...base, message: 'm' })), '18:20:34.502309868: Warning m');
+  assert.is(
+    withTz('Asia/Kolkata', () => alertText({ ...base, message: 'm' })),
+    '18:20:34.502309868: Warning m',
+  );
 });
 
 test('alertJson: keys in UTF-8 byte order, exact big integers, non-finite numbers as null, U+FFFD for lone surrogates', () => {
@@ -96,10 +105,7 @@ test('alertJson: keys in UTF-8 byte order, exact big integers, non-finite number
     }),
   );
   const fields = line.slice(line.indexOf('"output_fields":'), line.indexOf(',"priority"'));
-  assert.is(
-    fields,
-    '"output_fields":{"evt.time":1746622234502309868,"list":["b",1,true],"n":null,"none":null,"z":18446744073709551615,"\uFFFF":2,"\u{1F600}":1}',
-  );
+  assert.is(fields, '"output_fields":{"evt.time":1746622234502309868,"list":["b",1,true],"n":null,"none":null,"z":18446744073709551615,"\uFFFF":2,"\u{1F600}":1}');
   assert.ok(line.includes('"output":"12:50:34.502309868: Warning bad \uFFFD half"'));
   assert.ok(line.endsWith('"time":"2025-05-07T12:50:34.502309868Z"}'));
   assert.not.ok(line.includes('\n'));
@@ -117,7 +123,10 @@ test('parseAlertJson reads a real Falco line back into the same alert', () => {
   if (!r.ok) throw new Error(r.error);
   const want = { ...COLLECTOR_ALERT, tags: ['T1555', 'container', 'filesystem', 'host', 'maturity_stable', 'mitre_credential_access'] };
   assert.equal(r.alert, want);
-  assert.is(withTz('Europe/Berlin', () => alertJson(r.alert)), COLLECTOR_LINE);
+  assert.is(
+    withTz('Europe/Berlin', () => alertJson(r.alert)),
+    COLLECTOR_LINE,
+  );
 });
 
 const OK_BODY = { priority: 'Debug', rule: 'r', time: '2024-01-02T03:04:05Z', output_fields: { 'proc.name': 'x' } };
@@ -187,16 +196,22 @@ const fieldValue = fc.oneof(
   fc.array(fc.oneof(fc.string(), fc.integer(), fc.boolean()), { maxLength: 4 }),
 );
 const plainText = fc.string({ unit: fc.constantFrom(...'abc XYZ-_=()/.:0123456789éж€'.split('')) });
-const alertArb = fc.record({
-  timeNs: fc.bigInt({ min: 0n, max: 4_102_444_800n * 1_000_000_000n }),
-  rule: plainText.filter((s) => s.length > 0),
-  priority: fc.constantFrom('Emergency', 'Alert', 'Critical', 'Error', 'Warning', 'Notice', 'Informational', 'Debug' as const),
-  source: fc.constantFrom('syscall', 'k8s_audit', 'internal'),
-  tags: fc.uniqueArray(plainText, { maxLength: 5 }).map((t) => [...t].sort((a, b) => (Buffer.compare(Buffer.from(a), Buffer.from(b))))),
-  hostname: plainText,
-  message: plainText,
-  outputFields: fc.dictionary(fc.string().filter((k) => k !== 'evt.time' && k !== '__proto__'), fieldValue, { minKeys: 1, maxKeys: 6 }),
-}).map((r) => ({ ...r, outputFields: { ...r.outputFields } }) as Alert); // plain objects, as the engine builds them
+const alertArb = fc
+  .record({
+    timeNs: fc.bigInt({ min: 0n, max: 4_102_444_800n * 1_000_000_000n }),
+    rule: plainText.filter((s) => s.length > 0),
+    priority: fc.constantFrom('Emergency', 'Alert', 'Critical', 'Error', 'Warning', 'Notice', 'Informational', 'Debug' as const),
+    source: fc.constantFrom('syscall', 'k8s_audit', 'internal'),
+    tags: fc.uniqueArray(plainText, { maxLength: 5 }).map((t) => [...t].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))),
+    hostname: plainText,
+    message: plainText,
+    outputFields: fc.dictionary(
+      fc.string().filter((k) => k !== 'evt.time' && k !== '__proto__'),
+      fieldValue,
+      { minKeys: 1, maxKeys: 6 },
+    ),
+  })
+  .map((r) => ({ ...r, outputFields: { ...r.outputFields } }) as Alert); // plain objects, as the engine builds them
 
 test('property: parseAlertJson(alertJson(a)) gives back a (JSON.parse agrees on the text)', () => {
   fc.assert(

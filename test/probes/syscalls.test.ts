@@ -28,7 +28,10 @@ test.before(async () => {
     const child = (await import('node:child_process')).spawn(bin, ['all', dir], { stdio: 'inherit' });
     pid = child.pid!;
     await new Promise((resolve) => child.on('exit', resolve));
-    await c.waitFor((r: EventRecord): r is ExitRecord => r.kind === abi.KIND.EXIT && r.pid === pid, (rs) => rs.length > 0);
+    await c.waitFor(
+      (r: EventRecord): r is ExitRecord => r.kind === abi.KIND.EXIT && r.pid === pid,
+      (rs) => rs.length > 0,
+    );
     recs = c.records.filter((r): r is SyscallRecord => r.kind === abi.KIND.SYSCALL && r.pid === pid);
     assert.is(c.cap.stats().lost, 0);
   } finally {
@@ -92,7 +95,13 @@ t('UDP: socket, bind (bound port), sendto, recvfrom and recvmsg with the source 
   assert.ok(port > 0, 'bind reports the port the kernel chose');
   const me = { family: abi.AF.INET, port, addr: '127.0.0.1' };
   const sent = recs.filter((r) => r.name === 'sendto');
-  assert.equal(sent.map((r) => [r.ret, r.peer, r.local]), [[4, me, me], [5, me, me]]);
+  assert.equal(
+    sent.map((r) => [r.ret, r.peer, r.local]),
+    [
+      [4, me, me],
+      [5, me, me],
+    ],
+  );
   assert.equal([one('recvfrom').ret, one('recvfrom').peer], [4, me]);
   assert.equal([one('recvmsg').ret, one('recvmsg').peer], [5, me]);
 });

@@ -16,8 +16,7 @@ import type { ManifestFile } from '../../host/resources/watch.js';
 const H = 'apiVersion: deckhouse.io/v1alpha1\n';
 const moduleConfig = (spec: string): string => `${H}kind: ModuleConfig\nmetadata:\n  name: runtime-audit-engine\nspec:\n${spec}`;
 const auditRules = (name: string, items: string): string => `${H}kind: EngineAuditRules\nmetadata:\n  name: ${name}\nspec:\n  rules:\n${items}`;
-const rule = (name: string, condition: string, extra = ''): string =>
-  `    - rule:\n        name: ${name}\n        desc: d\n        condition: ${condition}\n        output: ${name} %fd.name\n        priority: Warning\n${extra}`;
+const rule = (name: string, condition: string, extra = ''): string => `    - rule:\n        name: ${name}\n        desc: d\n        condition: ${condition}\n        output: ${name} %fd.name\n        priority: Warning\n${extra}`;
 
 /** Two tiny "built-in sets" (the controller only sees files). */
 const SETS: Record<string, RulesFile> = {
@@ -141,7 +140,7 @@ test('controller: a new invalid manifest is rejected while the other rules load'
   assert.ok(r.swapped);
   assert.equal(s.controller.activeRules, ['a']);
   assert.equal(s.fire('/a'), ['A']);
-  assert.match(s.logs.join('\n'), "res/b.yaml:13:9: error LOAD_ERR_YAML_PARSE (YAML parse error): Map keys must be unique");
+  assert.match(s.logs.join('\n'), 'res/b.yaml:13:9: error LOAD_ERR_YAML_PARSE (YAML parse error): Map keys must be unique');
   assert.is(s.internal.length, 1);
 });
 
@@ -172,7 +171,7 @@ test('controller: an invalid ModuleConfig keeps the previous module state', asyn
   await s.controller.apply([ENABLED]);
   await s.controller.apply([f('res/module.yaml', moduleConfig('  enabled: true\n  settings:\n    builtInRulesList: [Fstec]\n'))]);
   assert.equal(s.states.at(-1), { enabled: true, debugLogging: false, builtIn: ['syscall', 'orchestrator-audit'] });
-  assert.match(s.logs.join('\n'), "'spec.settings.builtInRulesList[0]' must be one of syscall, syscall-incubating, syscall-sandbox, orchestrator-audit, not \"Fstec\"");
+  assert.match(s.logs.join('\n'), '\'spec.settings.builtInRulesList[0]\' must be one of syscall, syscall-incubating, syscall-sandbox, orchestrator-audit, not "Fstec"');
   assert.is(s.internal.length, 1);
 });
 

@@ -30,7 +30,10 @@ function throughManifest(f: RulesFile): RulesFile {
   const c = convertRulesFile(f.name, f.text, { apiGroup: GROUP });
   assert.ok(c.ok, c.diagnostics.map((d) => renderDiagnostic(d, () => c.src)).join('\n'));
   const read = readManifests(`${f.name}.manifest.yaml`, c.manifest!, GROUP);
-  assert.equal(read.diagnostics.map((d) => renderDiagnostic(d, () => read.src)), []);
+  assert.equal(
+    read.diagnostics.map((d) => renderDiagnostic(d, () => read.src)),
+    [],
+  );
   assert.is(read.resources.length, 1);
   return toRulesFile(read.resources[0] as EngineAuditRulesResource).file;
 }
@@ -63,7 +66,13 @@ for (const [file, deps] of CASES) {
     const original = loadRules(originals);
     const converted = loadRules(originals.map(throughManifest));
     assert.ok(original.ok);
-    assert.ok(converted.ok, converted.diagnostics.filter((d) => d.severity === 'error').map((d) => d.message).join('\n'));
+    assert.ok(
+      converted.ok,
+      converted.diagnostics
+        .filter((d) => d.severity === 'error')
+        .map((d) => d.message)
+        .join('\n'),
+    );
     assert.ok(original.ruleset.rules.length > 20);
     assert.equal(converted.ruleset.stats, original.ruleset.stats);
     const a = rulesOf(original);
@@ -157,10 +166,18 @@ const BAD: Array<[string, string, string]> = [
   ['append', '- list: l\n  items: [a]\n  append: true\n', "in.yaml:1:3: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): list 'l' uses append/override"],
   ['override', '- macro: m\n  condition: a\n  override:\n    condition: append\n', "in.yaml:1:3: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): macro 'm' uses append/override"],
   ['enable-only rule', '- rule: r\n  enabled: false\n', "in.yaml:1:3: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): rule 'r' has no condition, desc, output, priority"],
-  ['exceptions', '- rule: r\n  desc: d\n  condition: evt.type=open\n  output: o\n  priority: INFO\n  exceptions:\n    - name: e\n      fields: [proc.name]\n', "in.yaml:1:3: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): rule 'r' has exceptions"],
+  [
+    'exceptions',
+    '- rule: r\n  desc: d\n  condition: evt.type=open\n  output: o\n  priority: INFO\n  exceptions:\n    - name: e\n      fields: [proc.name]\n',
+    "in.yaml:1:3: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): rule 'r' has exceptions",
+  ],
   ['other source', '- rule: r\n  desc: d\n  condition: ct.name=x\n  output: o\n  priority: INFO\n  source: aws_cloudtrail\n', "rule 'r' has source 'aws_cloudtrail'"],
   ['bad priority', '- rule: r\n  desc: d\n  condition: evt.type=open\n  output: o\n  priority: LOUD\n', "in.yaml:5:13: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): rule 'r' has an invalid priority 'LOUD'"],
-  ['unknown key', '- rule: r\n  desc: d\n  condition: evt.type=open\n  output: o\n  priority: INFO\n  enable: false\n', "in.yaml:6:3: error LOAD_ERR_YAML_VALIDATE (Error validating internal structure of YAML file): Unknown key 'enable' in rule item"],
+  [
+    'unknown key',
+    '- rule: r\n  desc: d\n  condition: evt.type=open\n  output: o\n  priority: INFO\n  enable: false\n',
+    "in.yaml:6:3: error LOAD_ERR_YAML_VALIDATE (Error validating internal structure of YAML file): Unknown key 'enable' in rule item",
+  ],
   ['YAML error', '- rule: [x\n', 'error LOAD_ERR_YAML_PARSE (YAML parse error)'],
   ['a mapping', 'rule: x\n', 'Rules content is not yaml array of objects'],
   ['capture', '- rule: r\n  desc: d\n  condition: evt.type=open\n  output: o\n  priority: INFO\n  capture: true\n', 'uses capture, which EngineAuditRules has no field for'],

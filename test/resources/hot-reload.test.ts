@@ -152,7 +152,7 @@ test('hot reload: add, reject, keep, delete an EngineAuditRules under a running 
     // 3. The canary manifest itself made invalid: rejected; its previous version stays.
     writeFileSync(join(dir, 'canary.yaml'), CANARY.replace('priority: Critical', 'priority: CRITICAL'));
     await until(() => internal.length > 1, 'the second rejection');
-    assert.match(logs.join('\n'), "'spec.rules[1].rule.priority' must be one of Emergency, Alert, Critical, Error, Warning, Notice, Informational, Debug, not \"CRITICAL\" (did you mean Critical?)");
+    assert.match(logs.join('\n'), '\'spec.rules[1].rule.priority\' must be one of Emergency, Alert, Critical, Error, Warning, Notice, Informational, Debug, not "CRITICAL" (did you mean Critical?)');
     before = count('Canary file opened');
     await moreBatches(5);
     assert.ok(count('Canary file opened') > before, 'the previous canary version keeps firing');
@@ -184,7 +184,11 @@ const BAD_MANIFESTS: Array<[string, string, RegExp]> = [
   ['wrong name', `${H}kind: ModuleConfig\nmetadata:\n  name: falco\nspec:\n  enabled: false\n`, /bad\.yaml:4:9: error LOAD_ERR_YAML_VALIDATE .*must be named "runtime-audit-engine"/],
   ['unknown field', CANARY.replace('name: canary', 'name: bad').replace('        tags: [canary]', '        tag: [canary]'), /bad\.yaml:16:9: error LOAD_ERR_YAML_VALIDATE .*unknown field 'spec\.rules\[1\]\.rule\.tag'/],
   ['bad priority', CANARY.replace('name: canary', 'name: bad').replace('priority: Critical', 'priority: critical'), /bad\.yaml:15:19: error LOAD_ERR_YAML_VALIDATE .*not "critical" \(did you mean Critical\?\)/],
-  ['macro and rule in one item', CANARY.replace('name: canary', 'name: bad').replace('    - rule:\n', '    - macro: {name: m, condition: evt.type = open}\n      rule:\n'), /bad\.yaml:10:7: error LOAD_ERR_YAML_VALIDATE .*must have exactly one of macro, list, rule; it has macro and rule/],
+  [
+    'macro and rule in one item',
+    CANARY.replace('name: canary', 'name: bad').replace('    - rule:\n', '    - macro: {name: m, condition: evt.type = open}\n      rule:\n'),
+    /bad\.yaml:10:7: error LOAD_ERR_YAML_VALIDATE .*must have exactly one of macro, list, rule; it has macro and rule/,
+  ],
   ['YAML error', `${H}kind: EngineAuditRules\nmetadata: {name: bad\nspec: {}\n`, /bad\.yaml:\d+:\d+: error LOAD_ERR_YAML_PARSE/],
 ];
 

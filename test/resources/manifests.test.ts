@@ -216,10 +216,16 @@ test('manifests: every error of a document at once; a bad source, a non-string t
 test('manifests: a file of several documents: good ones load, a bad one is rejected alone', () => {
   const text = `${H}kind: ModuleConfig\nmetadata:\n  name: runtime-audit-engine\nspec:\n  enabled: true\n  version: 1\n  settings:\n    debugLogging: true\n    builtInRulesList: []\n---\n${rules(`${RULE}        priority: Critical\n`)}---\n${H}kind: EngineAuditRules\nmetadata:\n  name: broken\nspec: {}\n---\n`;
   const m = readManifests('multi.yaml', text, 'deckhouse.io');
-  assert.equal(m.resources.map((r) => `${r.kind}/${r.name}`), ['ModuleConfig/runtime-audit-engine', 'EngineAuditRules/custom']);
+  assert.equal(
+    m.resources.map((r) => `${r.kind}/${r.name}`),
+    ['ModuleConfig/runtime-audit-engine', 'EngineAuditRules/custom'],
+  );
   const mc = m.resources[0] as ModuleConfigResource;
   assert.equal([mc.enabled, mc.debugLogging, mc.builtInRulesList], [true, true, []]);
-  assert.equal(m.rejected.map((r) => `${r.kind}/${r.name} ${r.errors.length}`), ['EngineAuditRules/broken 1']);
+  assert.equal(
+    m.rejected.map((r) => `${r.kind}/${r.name} ${r.errors.length}`),
+    ['EngineAuditRules/broken 1'],
+  );
   assert.is(m.rejected[0]!.ctx[0]!.position.line, 25);
 });
 
@@ -272,7 +278,10 @@ test('manifests: an engine error inside a manifest condition is reported at the 
   const t = toRulesFile(m.resources[0] as EngineAuditRulesResource);
   const r = loadRules([t.file]);
   assert.not.ok(r.ok);
-  const errs = remapDiagnostics(r.diagnostics.filter((d) => d.severity === 'error'), [t]).map((d) => renderDiagnostic(d, () => m.src));
+  const errs = remapDiagnostics(
+    r.diagnostics.filter((d) => d.severity === 'error'),
+    [t],
+  ).map((d) => renderDiagnostic(d, () => m.src));
   assert.equal(errs, [
     `good.yaml:18:15: error LOAD_ERR_COMPILE_CONDITION (Error compiling condition): filter_check called with nonexistent field fd.nmae
     In rules content 'EngineAuditRules/custom': (good.yaml:1:1)
@@ -289,7 +298,10 @@ test('manifests: an error in a macro of a manifest is located in that macro', ()
   const m = readManifests('good.yaml', bad, 'deckhouse.io');
   const t = toRulesFile(m.resources[0] as EngineAuditRulesResource);
   const r = loadRules([t.file]);
-  const first = remapDiagnostics(r.diagnostics.filter((d) => d.severity === 'error'), [t])[0]!;
+  const first = remapDiagnostics(
+    r.diagnostics.filter((d) => d.severity === 'error'),
+    [t],
+  )[0]!;
   const loc = first.locations.at(-1)!.position;
   assert.equal([loc.name, loc.line], ['good.yaml', 12]);
   assert.ok(loc.column > 20, String(loc.column));
@@ -302,9 +314,10 @@ test('manifests: requiredEngineVersion is checked by the engine, located at the 
   const m = readManifests('a.yaml', text(999), 'deckhouse.io');
   const t = toRulesFile(m.resources[0] as EngineAuditRulesResource);
   const r = loadRules([t.file]);
-  assert.equal(remapDiagnostics(r.diagnostics, [t]).map((d) => renderDiagnostic(d, () => m.src).split('\n')[0]), [
-    'a.yaml:6:26: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): Rules require engine version 0.999.0, but engine version is 0.62.0',
-  ]);
+  assert.equal(
+    remapDiagnostics(r.diagnostics, [t]).map((d) => renderDiagnostic(d, () => m.src).split('\n')[0]),
+    ['a.yaml:6:26: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): Rules require engine version 0.999.0, but engine version is 0.62.0'],
+  );
 });
 
 test.run();

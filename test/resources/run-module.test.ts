@@ -15,7 +15,6 @@ import { RESOURCE_REJECTED_RULE } from '../../host/resources/index.js';
 import { startRae } from '../helpers/rae-run.js';
 import { canaryRules, moduleConfig } from '../helpers/resources.js';
 
-
 test('rae run: module states, hot-loaded EngineAuditRules and rejections through the resources directory', async () => {
   const root = mkdtempSync(join(tmpdir(), 'rae-module-'));
   const state = join(root, 'state');

@@ -53,13 +53,23 @@ test('uncompilable: the regex of issue 19 reaches WASM; an uncompilable rule rej
   // The regex rule and an uncompilable one, in two resources: the second is rejected, located; the first goes live.
   const r = await controller.apply([ENABLED, REGEX, TOO_BIG]);
   assert.ok(r.swapped);
-  assert.equal(r.rejections.map((x) => `${x.name} ${x.reason} ${x.errors.map((d) => `${d.code}: ${d.message}`).join('; ')}`), [
-    "too-big invalid RAE_ERR_UNSUPPORTED: regex '[a-z]{600}' needs 600 positions, more than the 512 the compiled evaluator runs",
-  ]);
-  assert.equal(engine.ruleset?.ruleset.rules.map((x) => x.name), ['Base', 'Pod name']);
+  assert.equal(
+    r.rejections.map((x) => `${x.name} ${x.reason} ${x.errors.map((d) => `${d.code}: ${d.message}`).join('; ')}`),
+    ["too-big invalid RAE_ERR_UNSUPPORTED: regex '[a-z]{600}' needs 600 positions, more than the 512 the compiled evaluator runs"],
+  );
+  assert.equal(
+    engine.ruleset?.ruleset.rules.map((x) => x.name),
+    ['Base', 'Pod name'],
+  );
   // On the interpreter tier, the 29-character name and its neighbour are judged in the same batch.
   assert.is(engine.stats.tier, 'interpreter');
-  const batch = toEvents([{ 'evt.type': 'openat', 'proc.name': `${'a'.repeat(28)}c` }, { 'evt.type': 'openat', 'proc.name': `${'a'.repeat(28)}b` }], 'syscall');
+  const batch = toEvents(
+    [
+      { 'evt.type': 'openat', 'proc.name': `${'a'.repeat(28)}c` },
+      { 'evt.type': 'openat', 'proc.name': `${'a'.repeat(28)}b` },
+    ],
+    'syscall',
+  );
   assert.is(engine.evaluate(batch), 1);
   assert.is(engine.stats.failedBatches, 0, 'no batch stopped by the watchdog');
   assert.equal((await tierUps.at(-1)!).state, 'wasm', 'the ruleset with the regex compiles');
@@ -70,7 +80,29 @@ test('uncompilable: the regex of issue 19 reaches WASM; an uncompilable rule rej
   assert.equal((await tierUps.at(-1)!).state, 'wasm');
   alerts.length = 0;
   const buf = new Uint8Array(8192);
-  const proc = { pid: 700, ppid: 1, vpid: 700, sid: 700, pgid: 700, ruid: 0, euid: 0, rgid: 0, egid: 0, loginuid: 4294967295, tty: 0, startNs: 1n, pidns: 1, mntns: 1, cgroupId: 1n, exeWritable: false, comm: Buffer.from('cat'), exepath: Buffer.from('/usr/bin/cat'), args: [Buffer.from('cat')], cwd: Buffer.from('/'), cgroup: Buffer.from('/user.slice') };
+  const proc = {
+    pid: 700,
+    ppid: 1,
+    vpid: 700,
+    sid: 700,
+    pgid: 700,
+    ruid: 0,
+    euid: 0,
+    rgid: 0,
+    egid: 0,
+    loginuid: 4294967295,
+    tty: 0,
+    startNs: 1n,
+    pidns: 1,
+    mntns: 1,
+    cgroupId: 1n,
+    exeWritable: false,
+    comm: Buffer.from('cat'),
+    exepath: Buffer.from('/usr/bin/cat'),
+    args: [Buffer.from('cat')],
+    cwd: Buffer.from('/'),
+    cgroup: Buffer.from('/user.slice'),
+  };
   let off = encodeProcRecord(proc, buf, 0, 1n);
   for (let i = 0; i < 5; i++) off += openat(buf, off, 700, `/tmp/canary-${i}`);
   assert.is(engine.evaluateKernel(buf, off), 5);

@@ -11,7 +11,10 @@ import * as assert from 'uvu/assert';
 import { ABI_VERSION, MATCH_REFERENCE, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/engine/codegen/abi.js';
 
 const HEADER = readFileSync('probes/src/eval_abi.h', 'utf8');
-const macros = [...HEADER.matchAll(/^#define (RAE_[A-Z0-9_]+) /gm)].map((m) => m[1]!).filter((m) => m !== 'RAE_EVAL_ABI_H').concat('RAE_ABI_VERSION');
+const macros = [...HEADER.matchAll(/^#define (RAE_[A-Z0-9_]+) /gm)]
+  .map((m) => m[1]!)
+  .filter((m) => m !== 'RAE_EVAL_ABI_H')
+  .concat('RAE_ABI_VERSION');
 const threadFields = Object.keys(THREAD).filter((k) => k !== 'size');
 
 /** Everything the C compiler says, by name. */
@@ -35,7 +38,12 @@ function fromC(): Map<string, number> {
     writeFileSync(join(dir, 'abi.c'), lines.join('\n'));
     execFileSync('clang', ['-Wall', '-Werror', '-o', join(dir, 'abi'), join(dir, 'abi.c')]);
     const out = execFileSync(join(dir, 'abi'), { encoding: 'utf8' });
-    return new Map(out.trim().split('\n').map((l) => [l.split(' ')[0]!, Number(l.split(' ')[1])]));
+    return new Map(
+      out
+        .trim()
+        .split('\n')
+        .map((l) => [l.split(' ')[0]!, Number(l.split(' ')[1])]),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -51,14 +59,37 @@ const want = (name: string) => {
 test('abi layout: memory map, limits, sources, record header and match size match the header', () => {
   assert.is(want('RAE_ABI_VERSION'), ABI_VERSION);
   const mem: Record<string, number> = {
-    RAE_EVAL_PAGES: MEM.pages, RAE_EVAL_MEMORY_BYTES: MEM.bytes, RAE_EVAL_STATIC_END: MEM.staticEnd, RAE_EVAL_STATE_BASE: MEM.stateBase,
-    RAE_EVAL_STATE_SIZE: MEM.stateSize, RAE_EVAL_BATCH_BASE: MEM.batchBase, RAE_EVAL_BATCH_SIZE: MEM.batchSize, RAE_EVAL_OUT_BASE: MEM.outBase,
-    RAE_EVAL_OUT_SIZE: MEM.outSize, RAE_EVAL_SCRATCH_BASE: MEM.scratchBase, RAE_EVAL_SCRATCH_SIZE: MEM.scratchSize,
-    RAE_EVAL_MAX_DEPTH: LIMITS.maxDepth, RAE_SRC_SYSCALL: SRC.syscall, RAE_SRC_K8S_AUDIT: SRC.k8s_audit,
-    RAE_REC_TYPE: REC.type, RAE_REC_THREAD: REC.thread, RAE_REC_PRESENT: REC.present, RAE_MATCH_SIZE: MATCH_SIZE, RAE_MATCH_REFERENCE: MATCH_REFERENCE,
-    RAE_THREAD_SIZE: THREAD.size, RAE_STATE_HDR_SIZE: STATE.hdrSize, RAE_STATE_THREADS: STATE.threads, RAE_STATE_THREAD_SLOTS: STATE.threadSlots,
-    RAE_STATE_FDS: STATE.fds, RAE_STATE_FD_SLOTS: STATE.fdSlots, RAE_FD_SIZE: STATE.fdSize, RAE_STATE_USERS: STATE.users,
-    RAE_STATE_NAME_SLOTS: STATE.nameSlots, RAE_NAME_SIZE: STATE.nameSize, RAE_STATE_GROUPS: STATE.groups, RAE_STATE_HEAP: STATE.heap,
+    RAE_EVAL_PAGES: MEM.pages,
+    RAE_EVAL_MEMORY_BYTES: MEM.bytes,
+    RAE_EVAL_STATIC_END: MEM.staticEnd,
+    RAE_EVAL_STATE_BASE: MEM.stateBase,
+    RAE_EVAL_STATE_SIZE: MEM.stateSize,
+    RAE_EVAL_BATCH_BASE: MEM.batchBase,
+    RAE_EVAL_BATCH_SIZE: MEM.batchSize,
+    RAE_EVAL_OUT_BASE: MEM.outBase,
+    RAE_EVAL_OUT_SIZE: MEM.outSize,
+    RAE_EVAL_SCRATCH_BASE: MEM.scratchBase,
+    RAE_EVAL_SCRATCH_SIZE: MEM.scratchSize,
+    RAE_EVAL_MAX_DEPTH: LIMITS.maxDepth,
+    RAE_SRC_SYSCALL: SRC.syscall,
+    RAE_SRC_K8S_AUDIT: SRC.k8s_audit,
+    RAE_REC_TYPE: REC.type,
+    RAE_REC_THREAD: REC.thread,
+    RAE_REC_PRESENT: REC.present,
+    RAE_MATCH_SIZE: MATCH_SIZE,
+    RAE_MATCH_REFERENCE: MATCH_REFERENCE,
+    RAE_THREAD_SIZE: THREAD.size,
+    RAE_STATE_HDR_SIZE: STATE.hdrSize,
+    RAE_STATE_THREADS: STATE.threads,
+    RAE_STATE_THREAD_SLOTS: STATE.threadSlots,
+    RAE_STATE_FDS: STATE.fds,
+    RAE_STATE_FD_SLOTS: STATE.fdSlots,
+    RAE_FD_SIZE: STATE.fdSize,
+    RAE_STATE_USERS: STATE.users,
+    RAE_STATE_NAME_SLOTS: STATE.nameSlots,
+    RAE_NAME_SIZE: STATE.nameSize,
+    RAE_STATE_GROUPS: STATE.groups,
+    RAE_STATE_HEAP: STATE.heap,
   };
   for (const [k, v] of Object.entries(mem)) assert.is(v, want(k), k);
   assert.is(MEM.bytes, MEM.pages * 65536);
@@ -82,13 +113,28 @@ test('abi layout: the AssemblyScript mirror (assembly/abi.ts) has the same numbe
   const as = readFileSync('assembly/abi.ts', 'utf8');
   const consts = new Map([...as.matchAll(/^export const ([A-Z0-9_]+): \w+ = (0x[0-9a-f]+|\d+);/gm)].map((m) => [m[1]!, Number(m[2])]));
   const pairs: Array<[string, string]> = [
-    ['ABI_VERSION', 'RAE_ABI_VERSION'], ['EVAL_PAGES', 'RAE_EVAL_PAGES'], ['EVAL_STATIC_END', 'RAE_EVAL_STATIC_END'],
-    ['EVAL_STATE_BASE', 'RAE_EVAL_STATE_BASE'], ['EVAL_STATE_SIZE', 'RAE_EVAL_STATE_SIZE'], ['EVAL_BATCH_BASE', 'RAE_EVAL_BATCH_BASE'],
-    ['EVAL_BATCH_SIZE', 'RAE_EVAL_BATCH_SIZE'], ['EVAL_OUT_BASE', 'RAE_EVAL_OUT_BASE'], ['EVAL_OUT_SIZE', 'RAE_EVAL_OUT_SIZE'],
-    ['EVAL_SCRATCH_BASE', 'RAE_EVAL_SCRATCH_BASE'], ['EVAL_SCRATCH_SIZE', 'RAE_EVAL_SCRATCH_SIZE'], ['EVAL_MAX_DEPTH', 'RAE_EVAL_MAX_DEPTH'],
-    ['REC_TYPE', 'RAE_REC_TYPE'], ['REC_THREAD', 'RAE_REC_THREAD'], ['REC_PRESENT', 'RAE_REC_PRESENT'],
-    ['THREAD_PID', 'thread.pid'], ['THREAD_PARENT', 'thread.parent'], ['THREAD_PRESENT', 'thread.present'], ['THREAD_FLAGS', 'thread.flags'],
-    ['THREAD_SIZE', 'thread.size'], ['MATCH_SIZE', 'RAE_MATCH_SIZE'], ['MATCH_REFERENCE', 'RAE_MATCH_REFERENCE'],
+    ['ABI_VERSION', 'RAE_ABI_VERSION'],
+    ['EVAL_PAGES', 'RAE_EVAL_PAGES'],
+    ['EVAL_STATIC_END', 'RAE_EVAL_STATIC_END'],
+    ['EVAL_STATE_BASE', 'RAE_EVAL_STATE_BASE'],
+    ['EVAL_STATE_SIZE', 'RAE_EVAL_STATE_SIZE'],
+    ['EVAL_BATCH_BASE', 'RAE_EVAL_BATCH_BASE'],
+    ['EVAL_BATCH_SIZE', 'RAE_EVAL_BATCH_SIZE'],
+    ['EVAL_OUT_BASE', 'RAE_EVAL_OUT_BASE'],
+    ['EVAL_OUT_SIZE', 'RAE_EVAL_OUT_SIZE'],
+    ['EVAL_SCRATCH_BASE', 'RAE_EVAL_SCRATCH_BASE'],
+    ['EVAL_SCRATCH_SIZE', 'RAE_EVAL_SCRATCH_SIZE'],
+    ['EVAL_MAX_DEPTH', 'RAE_EVAL_MAX_DEPTH'],
+    ['REC_TYPE', 'RAE_REC_TYPE'],
+    ['REC_THREAD', 'RAE_REC_THREAD'],
+    ['REC_PRESENT', 'RAE_REC_PRESENT'],
+    ['THREAD_PID', 'thread.pid'],
+    ['THREAD_PARENT', 'thread.parent'],
+    ['THREAD_PRESENT', 'thread.present'],
+    ['THREAD_FLAGS', 'thread.flags'],
+    ['THREAD_SIZE', 'thread.size'],
+    ['MATCH_SIZE', 'RAE_MATCH_SIZE'],
+    ['MATCH_REFERENCE', 'RAE_MATCH_REFERENCE'],
   ];
   for (const [asName, cName] of pairs) assert.is(consts.get(asName), want(cName), `assembly/abi.ts ${asName}`);
   assert.is(consts.size, pairs.length, 'every constant of assembly/abi.ts is checked');

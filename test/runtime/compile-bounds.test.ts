@@ -14,13 +14,7 @@ import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { toEvents } from './differential-helpers.js';
 
 /** The i-th term: five fields, string equality (merged into sets), prefixes, substrings and numbers. */
-const TERMS = [
-  (i: number) => `proc.name=a${i}`,
-  (i: number) => `fd.name=/x${i}`,
-  (i: number) => `proc.cmdline startswith s${i}-`,
-  (i: number) => `fd.name contains /c${i}/`,
-  (i: number) => `proc.pid=${100000 + i}`,
-];
+const TERMS = [(i: number) => `proc.name=a${i}`, (i: number) => `fd.name=/x${i}`, (i: number) => `proc.cmdline startswith s${i}-`, (i: number) => `fd.name contains /c${i}/`, (i: number) => `proc.pid=${100000 + i}`];
 const bigRule = (name: string, n: number) => ({
   name: `${name}.yaml`,
   text: `- rule: ${name}\n  desc: d\n  condition: evt.type = openat and (${Array.from({ length: n }, (_, i) => TERMS[i % TERMS.length]!(i)).join(' or ')})\n  output: ${name} %proc.name\n  priority: WARNING\n`,

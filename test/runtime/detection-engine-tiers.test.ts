@@ -16,14 +16,15 @@ import { encodeProcRecord } from '../../host/sources/syscall/procfs.js';
 import { toEvents } from './differential-helpers.js';
 import { openat, procInfo } from './kernel-records.js';
 
-const rule = (name: string, condition = 'evt.type = openat and proc.name = cat') => [
-  { name: `${name}.yaml`, text: `- rule: ${name}\n  desc: d\n  condition: ${condition}\n  output: ${name} %proc.name\n  priority: WARNING\n` },
-];
+const rule = (name: string, condition = 'evt.type = openat and proc.name = cat') => [{ name: `${name}.yaml`, text: `- rule: ${name}\n  desc: d\n  condition: ${condition}\n  output: ${name} %proc.name\n  priority: WARNING\n` }];
 const INVALID = [{ name: 'bad.yaml', text: `- rule: bad\n  desc: d\n  condition: evt.type = openat and proc.nme = cat\n  output: x\n  priority: WARNING\n` }];
 // A regex RE2 and the checker accept, over the compiled evaluator's budget of positions: refused at load.
 const UNCOMPILABLE = rule('U', "evt.type = openat and proc.name regex 'ca{0,600}t'");
 const BATCH = 256;
-const events = toEvents(Array.from({ length: BATCH }, (_, i) => ({ 'evt.type': i % 2 ? 'openat' : 'execve', 'proc.name': 'cat' })), 'syscall');
+const events = toEvents(
+  Array.from({ length: BATCH }, (_, i) => ({ 'evt.type': i % 2 ? 'openat' : 'execve', 'proc.name': 'cat' })),
+  'syscall',
+);
 const options = { ruleMatching: 'first' as const, minPriority: 'Debug' as const, hostname: 'h' };
 
 /** Feeds one batch per macrotask; each batch must be judged by one ruleset, the one running when it ran. */
@@ -41,7 +42,10 @@ function feeder(engine: DetectionEngine, runningName: () => string, alerts: { li
       fed += events.length;
       batches++;
       assert.is(alerts.list.length, BATCH / 2);
-      assert.ok(alerts.list.every((r) => r === alerts.list[0]), `a batch mixed rulesets: ${[...new Set(alerts.list)].join(', ')}`);
+      assert.ok(
+        alerts.list.every((r) => r === alerts.list[0]),
+        `a batch mixed rulesets: ${[...new Set(alerts.list)].join(', ')}`,
+      );
       assert.is(alerts.list[0], expected, 'the batch was judged by the ruleset running at the time');
       await tick();
     }
@@ -91,7 +95,10 @@ test('tiers: 60 interpreter-first swaps under load; superseded compiles dropped;
   assert.is(last.state, 'wasm');
   const outcomes = await Promise.all(ups);
   const states = outcomes.map((u) => u.state);
-  assert.ok(states.every((s) => s === 'wasm' || s === 'superseded'), states.join(','));
+  assert.ok(
+    states.every((s) => s === 'wasm' || s === 'superseded'),
+    states.join(','),
+  );
   assert.is(engine.stats.tierUps, states.filter((s) => s === 'wasm').length);
   assert.ok(engine.stats.tierUps < 60, 'back-to-back loads were coalesced');
   assert.is(engine.stats.tier, 'wasm');
@@ -114,14 +121,20 @@ test('tiers: a rule the code generator cannot compile is a load error: the set i
   assert.ok((await engine.load(rule('A'))).swapped);
   const r = await engine.load(UNCOMPILABLE, { interpreterFirst: true });
   assert.not.ok(r.swapped);
-  assert.equal(r.result.diagnostics.map((d) => `${d.code}: ${d.message}`), ["RAE_ERR_UNSUPPORTED: regex 'ca{0,600}t' needs 602 positions, more than the 512 the compiled evaluator runs"]);
+  assert.equal(
+    r.result.diagnostics.map((d) => `${d.code}: ${d.message}`),
+    ["RAE_ERR_UNSUPPORTED: regex 'ca{0,600}t' needs 602 positions, more than the 512 the compiled evaluator runs"],
+  );
   assert.is(r.compiled, undefined);
   assert.is(engine.stats.tier, 'wasm');
   assert.is(engine.stats.tierFailures, 0);
   assert.match((await metrics.exposition()).body, 'enginesecurity_engine_evaluator_tier{tier="wasm"} 1');
   engine.evaluate(events);
   assert.is(alerts.list.length, BATCH / 2);
-  assert.ok(alerts.list.every((a) => a === 'A'), 'the running ruleset judges');
+  assert.ok(
+    alerts.list.every((a) => a === 'A'),
+    'the running ruleset judges',
+  );
   assert.equal(errors, []);
   await engine.close();
 });
@@ -143,7 +156,13 @@ test('tiers: the interpreter tier runs a backtracking-prone regex in linear time
   const engine = new DetectionEngine({ ...options, kernel: new KernelIngest({ hostname: 'h' }), watchdogMs: 300, onAlert: () => {}, onError: (e) => errors.push(e.code) });
   assert.ok((await engine.load(rule('A'))).swapped);
   const r = await engine.load(rule('R', "evt.type = openat and proc.name regex '(a+)+'"), { interpreterFirst: true });
-  const evil = toEvents([{ 'evt.type': 'openat', 'proc.name': `${'a'.repeat(40)}b` }, { 'evt.type': 'openat', 'proc.name': 'aaa' }], 'syscall');
+  const evil = toEvents(
+    [
+      { 'evt.type': 'openat', 'proc.name': `${'a'.repeat(40)}b` },
+      { 'evt.type': 'openat', 'proc.name': 'aaa' },
+    ],
+    'syscall',
+  );
   assert.is(engine.stats.tier, 'interpreter');
   assert.is(engine.evaluate(evil), 1, 'the interpreter judges the whole batch');
   assert.is((await r.compiled!).state, 'wasm');

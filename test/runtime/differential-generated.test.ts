@@ -14,13 +14,35 @@ const EVENTS = 100_000;
 const BATCH = 1000;
 const S = ['bash', 'sh', 'nginx', '/etc/shadow', '/usr/bin/python3', 'cat', 'SUDO', 'a*b', '/tmp/x', ''];
 const leaf = fc.oneof(
-  fc.tuple(fc.constantFrom('proc.name', 'proc.pname', 'proc.aname[2]', 'fd.name', 'proc.cmdline', 'user.name', 'proc.exepath', 'container.id', 'fd.directory', 'tolower(proc.name)', 'toupper(fd.name)', 'basename(fd.name)', 'proc.pexe', 'concat(proc.name, "/", basename(fd.name))', 'tolower(proc.cmdline)'),
-    fc.constantFrom('=', '!=', 'contains', 'icontains', 'startswith', 'endswith', 'glob', 'iglob'), fc.constantFrom(...S.slice(0, 9)))
+  fc
+    .tuple(
+      fc.constantFrom(
+        'proc.name',
+        'proc.pname',
+        'proc.aname[2]',
+        'fd.name',
+        'proc.cmdline',
+        'user.name',
+        'proc.exepath',
+        'container.id',
+        'fd.directory',
+        'tolower(proc.name)',
+        'toupper(fd.name)',
+        'basename(fd.name)',
+        'proc.pexe',
+        'concat(proc.name, "/", basename(fd.name))',
+        'tolower(proc.cmdline)',
+      ),
+      fc.constantFrom('=', '!=', 'contains', 'icontains', 'startswith', 'endswith', 'glob', 'iglob'),
+      fc.constantFrom(...S.slice(0, 9)),
+    )
     .map(([f, op, v]) => `${f} ${op} "${v}"`),
-  fc.tuple(fc.constantFrom('proc.name', 'proc.aname', 'proc.aexe', 'fd.name', 'proc.pname'), fc.uniqueArray(fc.constantFrom(...S.slice(0, 9)), { minLength: 1, maxLength: 4 }))
+  fc
+    .tuple(fc.constantFrom('proc.name', 'proc.aname', 'proc.aexe', 'fd.name', 'proc.pname'), fc.uniqueArray(fc.constantFrom(...S.slice(0, 9)), { minLength: 1, maxLength: 4 }))
     .map(([f, vs]) => `${f} in (${vs.map((v) => `"${v}"`).join(', ')})`),
   fc.tuple(fc.constantFrom('fd.name', 'proc.exepath'), fc.constantFrom('/etc', '/usr/*/python3', '/tmp')).map(([f, p]) => `${f} pmatch (${p}, /var/run)`),
-  fc.tuple(fc.constantFrom('proc.pid', 'proc.ppid', 'proc.apid[2]', 'user.uid', 'evt.rawres', 'fd.num', 'len(proc.name)', 'proc.vpid', 'len(fd.name)'), fc.constantFrom('=', '!=', '<', '<=', '>', '>='), fc.integer({ min: 0, max: 5000 }))
+  fc
+    .tuple(fc.constantFrom('proc.pid', 'proc.ppid', 'proc.apid[2]', 'user.uid', 'evt.rawres', 'fd.num', 'len(proc.name)', 'proc.vpid', 'len(fd.name)'), fc.constantFrom('=', '!=', '<', '<=', '>', '>='), fc.integer({ min: 0, max: 5000 }))
     .map(([f, op, n]) => `${f} ${op} ${n}`),
   fc.tuple(fc.constantFrom('evt.is_open_read', 'evt.is_open_write', 'proc.is_exe_upper_layer'), fc.boolean()).map(([f, b]) => `${f} = ${b}`),
   fc.tuple(fc.constantFrom('fd.sip', 'fd.ip', 'fd.cip'), fc.constantFrom('10.0.0.1', '192.168.1.7')).map(([f, ip]) => `${f} = ${ip}`),
@@ -40,11 +62,15 @@ const cond: fc.Arbitrary<string> = fc.letrec((tie) => ({
 
 test(`differential (generated conditions): 80 random rules agree with the interpreter on ${EVENTS} events`, async () => {
   const conds = fc.sample(cond, { numRuns: 80, seed: 7 });
-  const yaml = conds
-    .map((c, i) => `- rule: g${i}\n  desc: generated\n  condition: evt.type in (open, openat, execve, connect) and ${c}\n  output: g${i}\n  priority: WARNING\n`)
-    .join('\n');
+  const yaml = conds.map((c, i) => `- rule: g${i}\n  desc: generated\n  condition: evt.type in (open, openat, execve, connect) and ${c}\n  output: g${i}\n  priority: WARNING\n`).join('\n');
   const loaded = loadRules([{ name: 'generated.yaml', text: yaml }]);
-  assert.ok(loaded.ok, loaded.diagnostics.filter((d) => d.severity === 'error').map((d) => d.message).join('\n'));
+  assert.ok(
+    loaded.ok,
+    loaded.diagnostics
+      .filter((d) => d.severity === 'error')
+      .map((d) => d.message)
+      .join('\n'),
+  );
   const rules = loaded.ruleset.rules;
   assert.is(rules.length, 80);
   const module = await compileAll(rules);

@@ -18,9 +18,16 @@ export type Pools = Map<string, { kind: Kind; values: string[] }>;
 
 const PROC_CHAIN = new Set(['proc.name', 'proc.exe', 'proc.exepath', 'proc.cmdline', 'proc.pid']);
 const ANCESTRY: Record<string, string> = {
-  'proc.pname': 'proc.name', 'proc.aname': 'proc.name', 'proc.pexe': 'proc.exe', 'proc.aexe': 'proc.exe',
-  'proc.pexepath': 'proc.exepath', 'proc.aexepath': 'proc.exepath', 'proc.pcmdline': 'proc.cmdline',
-  'proc.acmdline': 'proc.cmdline', 'proc.ppid': 'proc.pid', 'proc.apid': 'proc.pid',
+  'proc.pname': 'proc.name',
+  'proc.aname': 'proc.name',
+  'proc.pexe': 'proc.exe',
+  'proc.aexe': 'proc.exe',
+  'proc.pexepath': 'proc.exepath',
+  'proc.aexepath': 'proc.exepath',
+  'proc.pcmdline': 'proc.cmdline',
+  'proc.acmdline': 'proc.cmdline',
+  'proc.ppid': 'proc.pid',
+  'proc.apid': 'proc.pid',
 };
 const ENDPOINT: Record<string, string[]> = { 'fd.ip': ['fd.cip', 'fd.sip'], 'fd.net': ['fd.cip', 'fd.sip'], 'fd.snet': ['fd.sip'], 'fd.cnet': ['fd.cip'], 'fd.port': ['fd.cport', 'fd.sport'], 'fd.rnet': ['fd.rip'] };
 
@@ -50,7 +57,11 @@ export function collectPools(rules: readonly LoadedRule[]): Pools {
   };
   for (const r of rules) {
     walkChecked(r.condition, (n) => {
-      if (n.kind === 'cmp') visit(n.left, n.values.map((v) => v.text));
+      if (n.kind === 'cmp')
+        visit(
+          n.left,
+          n.values.map((v) => v.text),
+        );
       else if (n.kind === 'exists') visit(n.operand, []);
       else if (n.kind === 'cmpfield') {
         visit(n.left, []);
@@ -69,13 +80,20 @@ function strArb(values: string[], all: string[]): fc.Arbitrary<string> {
   const other = all.length > 0 ? fc.constantFrom(...all) : ascii;
   const mutated = fc.tuple(own, fc.integer({ min: 0, max: 6 }), ascii).map(([v, how, r]) => {
     switch (how) {
-      case 0: return v + r;
-      case 1: return r + v;
-      case 2: return v.toUpperCase();
-      case 3: return v.slice(0, Math.max(0, v.length - 1));
-      case 4: return `${r}/${v}/${r}`;
-      case 5: return v.replace(/\*/g, 'x');
-      default: return v.slice(1);
+      case 0:
+        return v + r;
+      case 1:
+        return r + v;
+      case 2:
+        return v.toUpperCase();
+      case 3:
+        return v.slice(0, Math.max(0, v.length - 1));
+      case 4:
+        return `${r}/${v}/${r}`;
+      case 5:
+        return v.replace(/\*/g, 'x');
+      default:
+        return v.slice(1);
     }
   });
   // About 1 value in 100 is long: padded past 4096 bytes (where values used to be cut) up to 50 KiB.
@@ -139,8 +157,11 @@ export function eventArb(pools: Pools, source: 'syscall' | 'k8s_audit', types: s
         return vals;
       };
       const lists: Array<[string, string, keyof NonNullable<typeof self>]> = [
-        ['proc.aname', 'proc.pname', 'name'], ['proc.aexe', 'proc.pexe', 'exe'], ['proc.aexepath', 'proc.pexepath', 'exepath'],
-        ['proc.acmdline', 'proc.pcmdline', 'cmdline'], ['proc.apid', 'proc.ppid', 'pid'],
+        ['proc.aname', 'proc.pname', 'name'],
+        ['proc.aexe', 'proc.pexe', 'exe'],
+        ['proc.aexepath', 'proc.pexepath', 'exepath'],
+        ['proc.acmdline', 'proc.pcmdline', 'cmdline'],
+        ['proc.apid', 'proc.ppid', 'pid'],
       ];
       for (const [list, parent, key] of lists) {
         const vals = prefix(key);

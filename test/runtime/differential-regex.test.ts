@@ -31,11 +31,17 @@ test('differential (regex): the pattern of issue 19 and 60 generated patterns ag
   assert.is(rules.length, patterns.length);
   const module = await compileAll(rules);
   const values = [...EVIL, ...fc.sample(regexInput, { numRuns: 400, seed: 7 })];
-  const events = toEvents(values.map((v) => ({ 'evt.type': 'openat', 'proc.name': v })), 'syscall');
+  const events = toEvents(
+    values.map((v) => ({ 'evt.type': 'openat', 'proc.name': v })),
+    'syscall',
+  );
   const want = oracle(rules, events);
   assert.equal(compiledMatches(module, events), want);
   // the issue's pattern: 28 a's then b, 14 ab's then a, 29 a's and the [ab]*a[ab]{8} tail match; 28 a's then c does not
-  assert.equal(want.filter((m) => m.endsWith(':0')), ['1:0', '2:0', '3:0', '4:0']);
+  assert.equal(
+    want.filter((m) => m.endsWith(':0')),
+    ['1:0', '2:0', '3:0', '4:0'],
+  );
   assert.ok(want.length > 200, `only ${want.length} matches`);
 });
 

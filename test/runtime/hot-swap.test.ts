@@ -12,7 +12,10 @@ import { toEvents } from './differential-helpers.js';
 const ruleset = (name: string) => [{ name: `${name}.yaml`, text: `- rule: ${name}\n  desc: d\n  condition: evt.type = openat and proc.name = cat\n  output: ${name} %proc.name\n  priority: WARNING\n` }];
 const INVALID = [{ name: 'bad.yaml', text: `- rule: bad\n  desc: d\n  condition: evt.type = openat and proc.nme = cat\n  output: x\n  priority: WARNING\n` }];
 const BATCH = 256;
-const events = toEvents(Array.from({ length: BATCH }, (_, i) => ({ 'evt.type': i % 2 ? 'openat' : 'execve', 'proc.name': 'cat' })), 'syscall');
+const events = toEvents(
+  Array.from({ length: BATCH }, (_, i) => ({ 'evt.type': i % 2 ? 'openat' : 'execve', 'proc.name': 'cat' })),
+  'syscall',
+);
 
 test('hot swap: 100 swaps under load, no event lost, each batch judged by one ruleset', async () => {
   let alerts: string[] = [];
@@ -30,7 +33,10 @@ test('hot swap: 100 swaps under load, no event lost, each batch judged by one ru
       fed += events.length;
       batches++;
       assert.is(alerts.length, BATCH / 2);
-      assert.ok(alerts.every((r) => r === alerts[0]), `a batch mixed rulesets: ${[...new Set(alerts)].join(', ')}`);
+      assert.ok(
+        alerts.every((r) => r === alerts[0]),
+        `a batch mixed rulesets: ${[...new Set(alerts)].join(', ')}`,
+      );
       assert.is(alerts[0], running, 'the batch was judged by the ruleset running at the time');
       seen.add(alerts[0]!);
       await tick();

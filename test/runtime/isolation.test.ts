@@ -29,7 +29,10 @@ const RULES = [
 ];
 const N = 1000;
 const TRAPS = [3, 500, 501, 999];
-const events = toEvents(Array.from({ length: N }, (_, i) => ({ 'evt.type': 'openat', 'proc.name': TRAPS.includes(i) ? 'trap' : `p${i}` })), 'syscall');
+const events = toEvents(
+  Array.from({ length: N }, (_, i) => ({ 'evt.type': 'openat', 'proc.name': TRAPS.includes(i) ? 'trap' : `p${i}` })),
+  'syscall',
+);
 
 /** A test engine whose drops, errors and alerts are recorded. */
 function recorder(engineKind: 'wasm' | 'interpreter' = 'wasm') {
@@ -37,7 +40,16 @@ function recorder(engineKind: 'wasm' | 'interpreter' = 'wasm') {
   const errors: string[] = [];
   const alerts: Alert[] = [];
   const metrics = { compileTime: () => {}, eventsDropped: (source: string, reason: string, n = 1) => void dropped.push(`${source}/${reason}/${n}`) };
-  const engine = new DetectionEngine({ ruleMatching: 'all', minPriority: 'Debug', kernel: new KernelIngest({ hostname: 'h' }), hostname: 'h', engine: engineKind, metrics, onAlert: (a) => alerts.push(a), onError: (e) => errors.push(e.code) });
+  const engine = new DetectionEngine({
+    ruleMatching: 'all',
+    minPriority: 'Debug',
+    kernel: new KernelIngest({ hostname: 'h' }),
+    hostname: 'h',
+    engine: engineKind,
+    metrics,
+    onAlert: (a) => alerts.push(a),
+    onError: (e) => errors.push(e.code),
+  });
   return { engine, dropped, errors, alerts };
 }
 
@@ -69,7 +81,10 @@ test('isolation: a module that traps on 4 of 1000 events; the 996 others alert e
   assert.is(engine.evaluate(events), N - TRAPS.length);
   const by = opensBy(alerts);
   assert.is(by.size, N - TRAPS.length);
-  assert.ok([...by.values()].every((n) => n === 1), 'no event alerted twice');
+  assert.ok(
+    [...by.values()].every((n) => n === 1),
+    'no event alerted twice',
+  );
   assert.not.ok(by.has('trap'));
   assert.equal(dropped, [`syscall/trap/${TRAPS.length}`]);
   assert.equal(errors, ['ETRAP']);
@@ -120,7 +135,10 @@ for (const kind of ['wasm', 'interpreter'] as const) {
     assert.is(engine.evaluate(batch), batch.length - 1);
     const by = opensBy(alerts);
     assert.is(by.size, batch.length - 1);
-    assert.ok([...by.values()].every((n) => n === 1), 'no event alerted twice');
+    assert.ok(
+      [...by.values()].every((n) => n === 1),
+      'no event alerted twice',
+    );
     assert.not.ok(by.has('p10'));
     assert.equal(dropped, ['syscall/trap/1']);
     assert.equal(errors, ['ETRAP']);
@@ -145,22 +163,68 @@ type Row = [name: string, n: number, bad: number[], budget: { maxFailedCalls: nu
 const rows: Row[] = [
   ['nothing fails', 8, [], { maxFailedCalls: 64, maxTimeouts: 8 }, false, []],
   ['one bad event among 1024', 1024, [700], { maxFailedCalls: 64, maxTimeouts: 8 }, false, [[700, 1]]],
-  ['every event bad', 8, [0, 1, 2, 3, 4, 5, 6, 7], { maxFailedCalls: 64, maxTimeouts: 8 }, false, [[0, 1], [1, 1], [2, 1], [3, 1], [4, 1], [5, 1], [6, 1], [7, 1]]],
-  ['the trap budget runs out: waiting ranges are judged once, unsplit', 16, [0, 15], { maxFailedCalls: 3, maxTimeouts: 8 }, false, [[0, 4], [8, 8]]],
+  [
+    'every event bad',
+    8,
+    [0, 1, 2, 3, 4, 5, 6, 7],
+    { maxFailedCalls: 64, maxTimeouts: 8 },
+    false,
+    [
+      [0, 1],
+      [1, 1],
+      [2, 1],
+      [3, 1],
+      [4, 1],
+      [5, 1],
+      [6, 1],
+      [7, 1],
+    ],
+  ],
+  [
+    'the trap budget runs out: waiting ranges are judged once, unsplit',
+    16,
+    [0, 15],
+    { maxFailedCalls: 3, maxTimeouts: 8 },
+    false,
+    [
+      [0, 4],
+      [8, 8],
+    ],
+  ],
   ['timeouts: 8 stops isolate one slow event among 128', 128, [77], { maxFailedCalls: 64, maxTimeouts: 8 }, true, [[77, 1]]],
-  ['timeouts: past the budget the slow event\'s range fails whole, the rest is judged', 1024, [77], { maxFailedCalls: 64, maxTimeouts: 8 }, true, [[72, 8]]],
-  ['timeouts: one more stop after the budget fails what still waits', 1024, [77, 100], { maxFailedCalls: 64, maxTimeouts: 8 }, true, [[72, 8], [96, 32], [128, 128], [256, 256], [512, 512]]],
+  ["timeouts: past the budget the slow event's range fails whole, the rest is judged", 1024, [77], { maxFailedCalls: 64, maxTimeouts: 8 }, true, [[72, 8]]],
+  [
+    'timeouts: one more stop after the budget fails what still waits',
+    1024,
+    [77, 100],
+    { maxFailedCalls: 64, maxTimeouts: 8 },
+    true,
+    [
+      [72, 8],
+      [96, 32],
+      [128, 128],
+      [256, 256],
+      [512, 512],
+    ],
+  ],
 ];
 
 for (const [name, n, bad, budget, timeout, failed] of rows) {
   test(`isolation table: ${name}`, () => {
     const { judge, okCalls } = tableJudge(new Set(bad), timeout);
     const r = judgeIsolated(n, judge, budget);
-    assert.equal(r.failed.map((f) => [f.start, f.count]), failed);
+    assert.equal(
+      r.failed.map((f) => [f.start, f.count]),
+      failed,
+    );
     const lost = new Set(r.failed.flatMap((f) => Array.from({ length: f.count }, (_, k) => f.start + k)));
     const expected = Array.from({ length: n }, (_, i) => i).filter((i) => !lost.has(i));
     assert.equal(r.out, expected, 'outputs in event order, each once');
-    assert.equal([...okCalls].sort((a, b) => a - b), expected, 'each event judged fine by exactly one call');
+    assert.equal(
+      [...okCalls].sort((a, b) => a - b),
+      expected,
+      'each event judged fine by exactly one call',
+    );
     assert.ok(r.failedCalls <= budget.maxFailedCalls + Math.ceil(Math.log2(n)) && r.timeouts <= budget.maxTimeouts + 1, `${r.failedCalls} failed calls, ${r.timeouts} timeouts`);
   });
 }

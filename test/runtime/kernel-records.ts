@@ -23,7 +23,26 @@ export function openat(out: Uint8Array, off: number, tid: number, path: string):
 /** The /proc snapshot of a process (root, in the root namespaces) for encodeProcRecord. */
 export function procInfo(pid: number, ppid: number, comm: string) {
   return {
-    pid, ppid, vpid: pid, sid: pid, pgid: pid, ruid: 0, euid: 0, rgid: 0, egid: 0, loginuid: 4294967295, tty: 0, startNs: 1n, pidns: 1, mntns: 1, cgroupId: 1n, exeWritable: false,
-    comm: Buffer.from(comm), exepath: Buffer.from(`/usr/bin/${comm}`), args: [Buffer.from(comm)], cwd: Buffer.from('/'), cgroup: Buffer.from('/user.slice'),
+    pid,
+    ppid,
+    vpid: pid,
+    sid: pid,
+    pgid: pid,
+    ruid: 0,
+    euid: 0,
+    rgid: 0,
+    egid: 0,
+    loginuid: 4294967295,
+    tty: 0,
+    startNs: 1n,
+    pidns: 1,
+    mntns: 1,
+    cgroupId: 1n,
+    exeWritable: false,
+    comm: Buffer.from(comm),
+    exepath: Buffer.from(`/usr/bin/${comm}`),
+    args: [Buffer.from(comm)],
+    cwd: Buffer.from('/'),
+    cgroup: Buffer.from('/user.slice'),
   };
 }

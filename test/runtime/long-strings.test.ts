@@ -30,12 +30,20 @@ const PADS = [0, 4000, 5000, 50_000];
 function configmapEvent(pad: number): Record<string, unknown> {
   const name = `cm-${pad}`;
   return {
-    kind: 'Event', apiVersion: 'audit.k8s.io/v1', level: 'RequestResponse', auditID: `00000000-0000-0000-0000-${String(pad).padStart(12, '0')}`, stage: 'ResponseComplete',
-    requestURI: '/api/v1/namespaces/default/configmaps', verb: 'create', user: { username: 'mallory', groups: ['system:authenticated'] }, sourceIPs: ['10.0.0.9'],
+    kind: 'Event',
+    apiVersion: 'audit.k8s.io/v1',
+    level: 'RequestResponse',
+    auditID: `00000000-0000-0000-0000-${String(pad).padStart(12, '0')}`,
+    stage: 'ResponseComplete',
+    requestURI: '/api/v1/namespaces/default/configmaps',
+    verb: 'create',
+    user: { username: 'mallory', groups: ['system:authenticated'] },
+    sourceIPs: ['10.0.0.9'],
     objectRef: { resource: 'configmaps', namespace: 'default', name, apiVersion: 'v1' },
     requestObject: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { 'a.properties': 'x'.repeat(pad), 'access.properties': 'aws_access_key_id = MY-ID\n' } },
     responseStatus: { metadata: {}, code: 201 },
-    requestReceivedTimestamp: '2024-05-01T10:00:00.000000Z', stageTimestamp: '2024-05-01T10:00:00.000100Z',
+    requestReceivedTimestamp: '2024-05-01T10:00:00.000000Z',
+    stageTimestamp: '2024-05-01T10:00:00.000100Z',
   };
 }
 
@@ -54,14 +62,20 @@ test('padding: a credential behind 0, 4,000, 5,000 and 50,000 bytes of padding a
     const res = await wh.post(eventList(items));
     assert.is(res.status, 200, res.text);
     await wh.webhook.idle();
-    assert.equal(alerts.map((o) => /configmap=(\S+)\)/.exec(o)?.[1]), PADS.map((p) => `cm-${p}`));
+    assert.equal(
+      alerts.map((o) => /configmap=(\S+)\)/.exec(o)?.[1]),
+      PADS.map((p) => `cm-${p}`),
+    );
 
     const input = readReplayInput(items.map((i) => JSON.stringify(i)).join('\n'), 'audit');
     assert.is(input.events.length, 4);
     const interp = replayAlerts(engine.ruleset!.ruleset, input.events, options);
     const wasm = await replayAlertsWasm(engine.ruleset!.ruleset, input.events, options);
     assert.ok(wasm.ok, wasm.ok ? '' : wasm.message);
-    assert.equal(configmapNames(interp.lines), PADS.map((p) => `cm-${p}`));
+    assert.equal(
+      configmapNames(interp.lines),
+      PADS.map((p) => `cm-${p}`),
+    );
     assert.equal(wasm.ok && wasm.lines, interp.lines);
   } finally {
     await wh.close();
@@ -124,7 +138,7 @@ async function bothEngines(ruleList: Array<[string, string]>, objs: Array<Record
   return { byRule, referred: r.ok ? (r.referred?.length ?? 0) : -1 };
 }
 
-test('1 MiB fields: every string operator gives the interpreter\'s verdict, judged in the module itself', async () => {
+test("1 MiB fields: every string operator gives the interpreter's verdict, judged in the module itself", async () => {
   const { byRule, referred } = await bothEngines(OPERATOR_RULES, longEvents(MiB));
   assert.is(referred, 0);
   // not vacuous: the 1 MiB events match where the needle sits past any cut
@@ -139,7 +153,7 @@ test('1 MiB fields: every string operator gives the interpreter\'s verdict, judg
   assert.equal(byRule('basename'), [0, 3, 4]);
 });
 
-test('128 KiB fields: tolower, toupper, b64 and concat give the interpreter\'s verdict, judged in the module itself', async () => {
+test("128 KiB fields: tolower, toupper, b64 and concat give the interpreter's verdict, judged in the module itself", async () => {
   const { byRule, referred } = await bothEngines(TRANSFORMER_RULES, longEvents(128 * 1024));
   assert.is(referred, 0);
   assert.equal(byRule('tolower'), [0, 1, 3, 4]);
@@ -152,7 +166,10 @@ test('128 KiB fields: tolower, toupper, b64 and concat give the interpreter\'s v
 const bigEvent = (bytes: number, i: number) => ({ 'evt.type': 'execve', 'proc.cmdline': `${'z'.repeat(bytes - 12)}evil-payload`, 'proc.name': `p${i}` });
 
 test('an event larger than the batch area, and a transformer result larger than the scratch area, are judged by the reference interpreter and counted', async () => {
-  const rules = longRulesYaml([['contains', 'proc.cmdline contains "evil-payload"'], ['tolower', 'tolower(proc.cmdline) endswith "evil-payload"']]);
+  const rules = longRulesYaml([
+    ['contains', 'proc.cmdline contains "evil-payload"'],
+    ['tolower', 'tolower(proc.cmdline) endswith "evil-payload"'],
+  ]);
   const metrics = createMetrics({ processMetrics: false });
   const alerts: string[] = [];
   const engine = new DetectionEngine({ ruleMatching: 'all', minPriority: 'Debug', hostname: 'h', metrics, onAlert: (a) => alerts.push(`${a.rule} ${String(a.outputFields['proc.name'])}`) });
@@ -169,7 +186,10 @@ test('an event larger than the batch area, and a transformer result larger than 
     assert.equal(compiledMatches(engine.ruleModule!, events), oracle(engine.ruleModule!.rules, events));
     // through the engine: every alert, and the metric says which events the interpreter judged
     assert.is(engine.evaluate(events), 10);
-    assert.equal(alerts.filter((a) => a.startsWith('contains')), ['contains p0', 'contains p1', 'contains p2', 'contains p3', 'contains p4']);
+    assert.equal(
+      alerts.filter((a) => a.startsWith('contains')),
+      ['contains p0', 'contains p1', 'contains p2', 'contains p3', 'contains p4'],
+    );
     const judged = (reason: string) => metricValue(metrics, 'enginesecurity_engine_events_reference_judged_total', { source: 'syscall', reason });
     assert.is(await judged('too_large'), 1);
     assert.is(await judged('scratch'), 1);

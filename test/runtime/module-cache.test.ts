@@ -13,7 +13,13 @@ import { toEvents } from './differential-helpers.js';
 import { wasmModule } from './wasm-bytes.js';
 
 const RULES = [{ name: 'r.yaml', text: `- rule: cat opens\n  desc: d\n  condition: evt.type = openat and proc.name = cat\n  output: cat opened %fd.name\n  priority: WARNING\n` }];
-const events = toEvents([{ 'evt.type': 'openat', 'proc.name': 'cat', 'fd.name': '/etc/x' }, { 'evt.type': 'openat', 'proc.name': 'dog' }], 'syscall');
+const events = toEvents(
+  [
+    { 'evt.type': 'openat', 'proc.name': 'cat', 'fd.name': '/etc/x' },
+    { 'evt.type': 'openat', 'proc.name': 'dog' },
+  ],
+  'syscall',
+);
 const dir = mkdtempSync(join(tmpdir(), 'rae-module-cache-'));
 
 async function loadOnce(cacheDir: string): Promise<{ from: string | undefined; worker: boolean; alerts: string[] }> {

@@ -26,7 +26,12 @@ test('replay (field events): --engine wasm and --engine interpreter print the sa
     const input = join(dir, 'events.jsonl');
     writeFileSync(input, lines.join('\n') + '\n');
     for (const matching of ['first', 'all']) {
-      const run = (engine: string) => spawnSync(process.execPath, ['bin/rae.js', 'replay', '-r', RULES, '--engine', engine, '--rule-matching', matching, '--hostname', 'h', '--input', input], { encoding: 'utf8', env: { ...process.env, TZ: 'UTC' }, maxBuffer: 64 * 2 ** 20 });
+      const run = (engine: string) =>
+        spawnSync(process.execPath, ['bin/rae.js', 'replay', '-r', RULES, '--engine', engine, '--rule-matching', matching, '--hostname', 'h', '--input', input], {
+          encoding: 'utf8',
+          env: { ...process.env, TZ: 'UTC' },
+          maxBuffer: 64 * 2 ** 20,
+        });
       const wasm = run('wasm');
       const interp = run('interpreter');
       assert.is(wasm.status, 0, wasm.stderr);

@@ -58,11 +58,14 @@ test('watchdog: thousands of calls ending at or after short deadlines leave no t
     // fires before, during and just after the call's return.
     const deadline = 0.001 * (1 + (i % 8));
     const spinUs = i % 16;
-    const fn: Guarded = i % 2 === 0 ? ok : (a) => {
-      const end = performance.now() + spinUs / 1000;
-      while (performance.now() < end);
-      return a;
-    };
+    const fn: Guarded =
+      i % 2 === 0
+        ? ok
+        : (a) => {
+            const end = performance.now() + spinUs / 1000;
+            while (performance.now() < end);
+            return a;
+          };
     try {
       assert.is(guardedCall(fn, 0, 0, 0, 0, 0, 0, deadline), 0);
       returned++;
@@ -85,20 +88,47 @@ test('watchdog: a trap surfaces as a WebAssembly.RuntimeError, and a JS exceptio
   assert.ok(caught instanceof WebAssembly.RuntimeError, String(caught));
   assert.match((caught as Error).message, 'unreachable');
   const mine = new RangeError('mine');
-  assert.throws(() => guardedCall(() => { throw mine; }, 0, 0, 0, 0, 0, 0, 1000), (e: unknown) => e === mine);
+  assert.throws(
+    () =>
+      guardedCall(
+        () => {
+          throw mine;
+        },
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        1000,
+      ),
+    (e: unknown) => e === mine,
+  );
 });
 
 test('watchdog: bad arguments are refused with a code; nested guarded calls too', () => {
-  assert.throws(() => guardedCall(evaluateOf('ok'), 0, 0, 0, 0, 0, 0, 0), (e: Error & { code?: string }) => e.code === 'ERR_OUT_OF_RANGE');
+  assert.throws(
+    () => guardedCall(evaluateOf('ok'), 0, 0, 0, 0, 0, 0, 0),
+    (e: Error & { code?: string }) => e.code === 'ERR_OUT_OF_RANGE',
+  );
   let inner: unknown;
-  guardedCall(() => {
-    try {
-      guardedCall(evaluateOf('ok'), 0, 0, 0, 0, 0, 0, 1000);
-    } catch (err) {
-      inner = err;
-    }
-    return 0;
-  }, 0, 0, 0, 0, 0, 0, 1000);
+  guardedCall(
+    () => {
+      try {
+        guardedCall(evaluateOf('ok'), 0, 0, 0, 0, 0, 0, 1000);
+      } catch (err) {
+        inner = err;
+      }
+      return 0;
+    },
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    1000,
+  );
   assert.is((inner as { code?: string }).code, 'ERR_WATCHDOG_NESTED');
 });
 
@@ -146,10 +176,13 @@ try { native.guardedCall(loop, 0, 0, 0, 0, 0, 0, 10); } catch (e) { code = e.cod
 parentPort.postMessage(code);`);
   assert.equal(stopped, { message: 'ERR_WATCHDOG_TIMEOUT', exitCode: 0 });
   // A termination that is not the watchdog's passes through: the worker ends, the deadline is far.
-  const terminated = await inWorker(`${workerPrelude}
+  const terminated = await inWorker(
+    `${workerPrelude}
 parentPort.postMessage('started');
 native.guardedCall(loop, 0, 0, 0, 0, 0, 0, 3600000);
-parentPort.postMessage('not reached');`, (w) => void w.terminate());
+parentPort.postMessage('not reached');`,
+    (w) => void w.terminate(),
+  );
   assert.equal(terminated, { message: 'started', exitCode: 1 });
 });
 

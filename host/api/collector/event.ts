@@ -94,7 +94,10 @@ export function eventToError(input: unknown, projectId: number, now = new Date()
   if (list && list.length > 0) {
     const allFrames = list.map(frames);
     if (allFrames.some((f) => f === null)) return apiError('SENTRY_UNSUPPORTED');
-    const index = Math.max(0, list.findIndex((e) => isObj(e.stacktrace)));
+    const index = Math.max(
+      0,
+      list.findIndex((e) => isObj(e.stacktrace)),
+    );
     const exc = list[index]!;
     const last = allFrames[index]!.at(-1);
     name = str(exc.type) ?? 'Error';

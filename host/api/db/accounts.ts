@@ -71,25 +71,20 @@ export async function listUsers(q: Queryable): Promise<User[]> {
 }
 
 /** Stores the digest of `token` for a user; returns the token id. */
-export async function addToken(
-  q: Queryable,
-  userId: number,
-  token: string,
-  opts: { name: string; scope: 'api' | 'read_api'; expiresAt?: string },
-): Promise<number> {
-  const rows = await q.query<{ id: number }>(
-    'INSERT INTO personal_access_tokens (user_id, name, token_digest, scope, expires_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (token_digest) DO UPDATE SET name = EXCLUDED.name RETURNING id',
-    [userId, opts.name, tokenDigest(token), opts.scope, opts.expiresAt ?? null],
-  );
+export async function addToken(q: Queryable, userId: number, token: string, opts: { name: string; scope: 'api' | 'read_api'; expiresAt?: string }): Promise<number> {
+  const rows = await q.query<{ id: number }>('INSERT INTO personal_access_tokens (user_id, name, token_digest, scope, expires_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (token_digest) DO UPDATE SET name = EXCLUDED.name RETURNING id', [
+    userId,
+    opts.name,
+    tokenDigest(token),
+    opts.scope,
+    opts.expiresAt ?? null,
+  ]);
   return rows[0]!.id;
 }
 
 /** The token with this value, or undefined. */
 export async function findToken(q: Queryable, token: string): Promise<TokenRow | undefined> {
-  const rows = await q.query<TokenRow>(
-    'SELECT id, user_id, scope, revoked, (expires_at IS NOT NULL AND expires_at <= current_date) AS expired FROM personal_access_tokens WHERE token_digest = $1',
-    [tokenDigest(token)],
-  );
+  const rows = await q.query<TokenRow>('SELECT id, user_id, scope, revoked, (expires_at IS NOT NULL AND expires_at <= current_date) AS expired FROM personal_access_tokens WHERE token_digest = $1', [tokenDigest(token)]);
   return rows[0];
 }
 
@@ -101,9 +96,7 @@ export async function revokeToken(q: Queryable, tokenId: number): Promise<boolea
 
 /** Tokens (never their values) with their owners. */
 export async function listTokens(q: Queryable): Promise<Array<{ id: number; username: string; name: string; scope: string; expires_at: string | null; revoked: boolean }>> {
-  return q.query(
-    "SELECT t.id, u.username, t.name, t.scope, to_char(t.expires_at, 'YYYY-MM-DD') AS expires_at, t.revoked FROM personal_access_tokens t JOIN users u ON u.id = t.user_id ORDER BY t.id",
-  );
+  return q.query("SELECT t.id, u.username, t.name, t.scope, to_char(t.expires_at, 'YYYY-MM-DD') AS expires_at, t.revoked FROM personal_access_tokens t JOIN users u ON u.id = t.user_id ORDER BY t.id");
 }
 
 /** A user by id, or undefined. */
@@ -145,10 +138,7 @@ export async function listProjects(q: Queryable): Promise<Project[]> {
 
 /** Sets a member's role (adds the member or changes the role). */
 export async function setMember(q: Queryable, projectId: number, userId: number, role: RoleName): Promise<void> {
-  await q.query(
-    'INSERT INTO project_members (project_id, user_id, access_level) VALUES ($1, $2, $3) ON CONFLICT (project_id, user_id) DO UPDATE SET access_level = EXCLUDED.access_level',
-    [projectId, userId, ROLES[role]],
-  );
+  await q.query('INSERT INTO project_members (project_id, user_id, access_level) VALUES ($1, $2, $3) ON CONFLICT (project_id, user_id) DO UPDATE SET access_level = EXCLUDED.access_level', [projectId, userId, ROLES[role]]);
 }
 
 /** Removes a member; false when the user was not one. */
@@ -165,8 +155,5 @@ export async function accessLevel(q: Queryable, projectId: number, userId: numbe
 
 /** Members of a project with role names. */
 export async function listMembers(q: Queryable, projectId: number): Promise<Array<{ username: string; access_level: number }>> {
-  return q.query(
-    'SELECT u.username, m.access_level FROM project_members m JOIN users u ON u.id = m.user_id WHERE m.project_id = $1 ORDER BY u.id',
-    [projectId],
-  );
+  return q.query('SELECT u.username, m.access_level FROM project_members m JOIN users u ON u.id = m.user_id WHERE m.project_id = $1 ORDER BY u.id', [projectId]);
 }

@@ -53,10 +53,7 @@ export async function recordErrorEvent(q: Queryable, e: ErrorEventInput): Promis
     [e.projectId, e.name, e.description, e.actor, e.platform, at],
   );
   const id = groups[0]!.id;
-  await q.query(
-    'INSERT INTO error_tracking_error_events (error_id, event_id, environment, level, occurred_at, payload) VALUES ($1, $2, $3, $4, $5, $6::jsonb)',
-    [id, e.eventId, e.environment, e.level, at, JSON.stringify(e.payload)],
-  );
+  await q.query('INSERT INTO error_tracking_error_events (error_id, event_id, environment, level, occurred_at, payload) VALUES ($1, $2, $3, $4, $5, $6::jsonb)', [id, e.eventId, e.environment, e.level, at, JSON.stringify(e.payload)]);
   return id;
 }
 
@@ -73,10 +70,7 @@ interface GroupRow {
 }
 
 /** One page of a project's error groups with a status, matching `search` when given, and the total. */
-export async function listErrorGroups(
-  q: Queryable,
-  f: { projectId: number; status: string; sort: ErrorSort; search: string | null; limit: number; offset: number },
-): Promise<{ rows: ErrorGroup[]; total: number }> {
+export async function listErrorGroups(q: Queryable, f: { projectId: number; status: string; sort: ErrorSort; search: string | null; limit: number; offset: number }): Promise<{ rows: ErrorGroup[]; total: number }> {
   const where = `project_id = $1 AND status = $2 AND ($3::text IS NULL OR strpos(lower(name || ' ' || description), lower($3::text)) > 0)`;
   const params = [f.projectId, f.status, f.search];
   const rows = await q.query<GroupRow>(

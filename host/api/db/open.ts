@@ -93,10 +93,7 @@ function takeLock(lockFile: string): void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(lockFile, 'utf8').trim());
       if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) {
-        throw new DatabaseLockedError(
-          `the API database ${dirname(lockFile)} is in use by process ${pid} (rae run?): stop it first, ` +
-            'or use a PostgreSQL server (DATABASE_URL), or put the objects in the bootstrap file (docs/api.md)',
-        );
+        throw new DatabaseLockedError(`the API database ${dirname(lockFile)} is in use by process ${pid} (rae run?): stop it first, ` + 'or use a PostgreSQL server (DATABASE_URL), or put the objects in the bootstrap file (docs/api.md)');
       }
       rmSync(lockFile, { force: true }); // stale: its process is gone
     }

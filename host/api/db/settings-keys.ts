@@ -70,29 +70,20 @@ export async function ensureActiveKey(q: Queryable, setting: SettingRow): Promis
 
 /** One page of a project's keys (all of them, active or not) by id, and the total. */
 export async function listKeys(q: Queryable, projectId: number, limit: number, offset: number): Promise<{ rows: ClientKeyRow[]; total: number }> {
-  const rows = await q.query<ClientKeyRow>(
-    `SELECT ${KEY_COLUMNS} FROM error_tracking_client_keys WHERE project_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
-    [projectId, limit, offset],
-  );
+  const rows = await q.query<ClientKeyRow>(`SELECT ${KEY_COLUMNS} FROM error_tracking_client_keys WHERE project_id = $1 ORDER BY id LIMIT $2 OFFSET $3`, [projectId, limit, offset]);
   const count = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM error_tracking_client_keys WHERE project_id = $1', [projectId]);
   return { rows, total: count[0]!.n };
 }
 
 /** Creates an active key. */
 export async function createKey(q: Queryable, projectId: number): Promise<ClientKeyRow> {
-  const rows = await q.query<ClientKeyRow>(
-    `INSERT INTO error_tracking_client_keys (project_id, public_key) VALUES ($1, $2) RETURNING ${KEY_COLUMNS}`,
-    [projectId, generatePublicKey()],
-  );
+  const rows = await q.query<ClientKeyRow>(`INSERT INTO error_tracking_client_keys (project_id, public_key) VALUES ($1, $2) RETURNING ${KEY_COLUMNS}`, [projectId, generatePublicKey()]);
   return rows[0]!;
 }
 
 /** Deletes a key of this project; returns it, or undefined when the project has no such key. */
 export async function deleteKey(q: Queryable, projectId: number, keyId: number): Promise<ClientKeyRow | undefined> {
-  const rows = await q.query<ClientKeyRow>(
-    `DELETE FROM error_tracking_client_keys WHERE id = $1 AND project_id = $2 RETURNING ${KEY_COLUMNS}`,
-    [keyId, projectId],
-  );
+  const rows = await q.query<ClientKeyRow>(`DELETE FROM error_tracking_client_keys WHERE id = $1 AND project_id = $2 RETURNING ${KEY_COLUMNS}`, [keyId, projectId]);
   return rows[0];
 }
 

@@ -6,12 +6,7 @@ import { ERROR_SORTS, ERROR_STATUSES, listErrorGroups, ROLES, type ErrorSort } f
 import type { ParamSpec } from '../params.js';
 import { callerOf, guardHook, PAGE_PARAMS, pageOf, paramsOf, sendError, setPaginationHeaders, type RouteContext } from './common.js';
 
-const PARAMS: readonly ParamSpec[] = [
-  { name: 'status', type: 'string', values: ERROR_STATUSES },
-  { name: 'sort', type: 'string', values: Object.keys(ERROR_SORTS) },
-  { name: 'search', type: 'string' },
-  ...PAGE_PARAMS,
-];
+const PARAMS: readonly ParamSpec[] = [{ name: 'status', type: 'string', values: ERROR_STATUSES }, { name: 'sort', type: 'string', values: Object.keys(ERROR_SORTS) }, { name: 'search', type: 'string' }, ...PAGE_PARAMS];
 
 /** Registers the error list route. */
 export function registerErrorListRoutes(app: FastifyInstance, ctx: RouteContext): void {

@@ -89,12 +89,7 @@ export interface Slot {
 }
 
 /** Where a value comes from. */
-export type Access =
-  | { k: 'type' }
-  | { k: 'thread'; level: number; field: ThreadField; kind: ValueKind }
-  | { k: 'walk'; field: ThreadField; kind: ValueKind }
-  | { k: 'slot'; slot: Slot }
-  | { k: 'list'; slot: Slot; endpoint: boolean };
+export type Access = { k: 'type' } | { k: 'thread'; level: number; field: ThreadField; kind: ValueKind } | { k: 'walk'; field: ThreadField; kind: ValueKind } | { k: 'slot'; slot: Slot } | { k: 'list'; slot: Slot; endpoint: boolean };
 
 /** The value kind of a field type. */
 export function valueKind(ref: { type: FieldRef['type'] }): ValueKind {

@@ -26,15 +26,27 @@ export function chunkPlan(n: number): Chunk[] {
     case 2:
       return [{ offset: 0, width: 2 }];
     case 3:
-      return [{ offset: 0, width: 2 }, { offset: 2, width: 1 }];
+      return [
+        { offset: 0, width: 2 },
+        { offset: 2, width: 1 },
+      ];
     case 4:
       return [{ offset: 0, width: 4 }];
     case 5:
-      return [{ offset: 0, width: 4 }, { offset: 4, width: 1 }];
+      return [
+        { offset: 0, width: 4 },
+        { offset: 4, width: 1 },
+      ];
     case 6:
-      return [{ offset: 0, width: 4 }, { offset: 4, width: 2 }];
+      return [
+        { offset: 0, width: 4 },
+        { offset: 4, width: 2 },
+      ];
     default:
-      return [{ offset: 0, width: 4 }, { offset: 3, width: 4 }];
+      return [
+        { offset: 0, width: 4 },
+        { offset: 3, width: 4 },
+      ];
   }
 }
 

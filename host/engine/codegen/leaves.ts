@@ -313,7 +313,16 @@ export class LeafGen {
     const L = l.v;
     const R = r.v;
     if (L.kind === 'str' && R.kind === 'str' && L.cls === 'string' && R.cls === 'string') {
-      const body = [`const x = ${L.expr};`, 'if (x == MISSING) return false;', `const y = ${R.expr};`, 'if (y == MISSING) return false;', 'const a = usize(u32(x));', 'const l = u32(x >>> 32);', 'const b = usize(u32(y));', 'const m = u32(y >>> 32);'];
+      const body = [
+        `const x = ${L.expr};`,
+        'if (x == MISSING) return false;',
+        `const y = ${R.expr};`,
+        'if (y == MISSING) return false;',
+        'const a = usize(u32(x));',
+        'const l = u32(x >>> 32);',
+        'const b = usize(u32(y));',
+        'const m = u32(y >>> 32);',
+      ];
       return this.fn([...body, `return ${strFieldTest(op)};`], text);
     }
     if (L.kind === 'str' || R.kind === 'str' || L.kind === 'bool' || R.kind === 'bool') {

@@ -135,11 +135,12 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
   rules.forEach((r, id) => {
     if (!live[id]) return;
     if (r.source === 'k8s_audit') audit.push(id);
-    else for (const t of [...(r.evttypes ?? [])].sort()) {
-      const tid = evtTypeId(t);
-      if (tid === 0) continue;
-      groups.set(tid, [...(groups.get(tid) ?? []), id]);
-    }
+    else
+      for (const t of [...(r.evttypes ?? [])].sort()) {
+        const tid = evtTypeId(t);
+        if (tid === 0) continue;
+        groups.set(tid, [...(groups.get(tid) ?? []), id]);
+      }
   });
   const groupFns: string[] = [];
   const groupFn = (name: string, ids: number[]) => {
@@ -150,7 +151,11 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     groupFns.push('  return k;', '}');
   };
   const tids = [...groups.keys()].sort((a, b) => a - b);
-  for (const t of tids) groupFn(`G${t}`, groups.get(t)!.sort((a, b) => a - b));
+  for (const t of tids)
+    groupFn(
+      `G${t}`,
+      groups.get(t)!.sort((a, b) => a - b),
+    );
   // AssemblyScript compiles a switch to a chain of compares: the event types that dominate
   // every real workload come first, the rest in id order (deterministic either way).
   const hot = (t: number) => {
@@ -163,8 +168,7 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
   // A source whose rules write transformer results: an event whose results did not all fit the
   // scratch area gets no verdict of its own; its matches are replaced by one RAE_MATCH_REFERENCE
   // record, and the host judges it with the reference interpreter.
-  const usesScratch = (source: LoadedRule['source']) =>
-    rules.some((r, id) => live[id] && r.source === source && operandsOf(r.condition).some((o) => o.kind === 'transform' && SCRATCH_TRANSFORMS.has(o.name)));
+  const usesScratch = (source: LoadedRule['source']) => rules.some((r, id) => live[id] && r.source === source && operandsOf(r.condition).some((o) => o.kind === 'transform' && SCRATCH_TRANSFORMS.has(o.name)));
   const loop = (stride: number, dispatch: string[], scratch: boolean) => [
     '    for (let i = 0; i < n; i++) {',
     `      if (k + ${maxGroup} > cap) { resume = i; return k; }`,

@@ -188,8 +188,7 @@ export function positions(pattern: string): Positions {
   if (pos.length > REGEX_BUDGET.positions) {
     throw new CodegenLimit(`regex '${pattern}' needs ${pos.length} positions, more than the ${REGEX_BUDGET.positions} the compiled evaluator runs`);
   }
-  const holds = (a: Assertion | undefined, prev: Side, next: Side) =>
-    a === undefined || (a === 'bol' ? prev === -1 : a === 'eol' ? next === -1 : (prev === 1) !== (next === 1) === (a === 'word'));
+  const holds = (a: Assertion | undefined, prev: Side, next: Side) => a === undefined || (a === 'bol' ? prev === -1 : a === 'eol' ? next === -1 : ((prev === 1) !== (next === 1)) === (a === 'word'));
   /** Positions leaving the empty closure of q, and whether it reaches the end. */
   const reach = (q: number, prev: Side, next: Side): { set: bigint; accept: boolean } => {
     const seen = new Set([q]);
@@ -244,7 +243,10 @@ export interface Dfa {
 export function buildDfa(P: Positions, maxStates: number = REGEX_BUDGET.dfaStates): Dfa | undefined {
   maxStates = Math.min(maxStates, REGEX_BUDGET.dfaStates);
   const word = (b: number) => (P.wordAsserts && isWordByte(b) ? 1 : 0);
-  const sets: Array<{ d: bigint; pw: number }> = [{ d: 0n, pw: 0 }, { d: 0n, pw: 0 }]; // 0 dead, 1 start
+  const sets: Array<{ d: bigint; pw: number }> = [
+    { d: 0n, pw: 0 },
+    { d: 0n, pw: 0 },
+  ]; // 0 dead, 1 start
   const ids = new Map<string, number>();
   const rows: number[][] = [];
   for (let i = 1; i < sets.length; i++) {

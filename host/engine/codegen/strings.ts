@@ -234,12 +234,7 @@ export class StrOperand {
     if (this.expr === undefined) return;
     const memo = `S${this.id}${folded ? 'I' : 'N'}${g}`;
     out.push(`let ${memo}e: u64 = 0;`, `let ${memo}m: u64 = 0;`);
-    out.push(
-      `@inline function ${memo}(e: usize): u64 {`,
-      `  if (${memo}e != epoch) { ${memo}e = epoch; const x = S${this.id}v(e); ${memo}m = x == MISSING ? 0 : ${fn}(usize(u32(x)), u32(x >>> 32)); }`,
-      `  return ${memo}m;`,
-      `}`,
-    );
+    out.push(`@inline function ${memo}(e: usize): u64 {`, `  if (${memo}e != epoch) { ${memo}e = epoch; const x = S${this.id}v(e); ${memo}m = x == MISSING ? 0 : ${fn}(usize(u32(x)), u32(x >>> 32)); }`, `  return ${memo}m;`, `}`);
   }
 }
 

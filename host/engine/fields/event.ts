@@ -79,6 +79,4 @@ export const SYSCALL_EVENT_FIELDS: readonly FieldDef[] = [
 ];
 
 /** Fields Falco warns about as deprecated (enter events are gone since libs 0.23, falco_load_result.cpp). */
-export const DEPRECATED_FIELDS: ReadonlySet<string> = new Set([
-  'evt.dir', 'evt.latency', 'evt.latency.s', 'evt.latency.ns', 'evt.latency.human', 'evt.wait_latency',
-]);
+export const DEPRECATED_FIELDS: ReadonlySet<string> = new Set(['evt.dir', 'evt.latency', 'evt.latency.s', 'evt.latency.ns', 'evt.latency.human', 'evt.wait_latency']);

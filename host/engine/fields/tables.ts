@@ -9,14 +9,7 @@ import { PROCESS_FIELDS, USER_GROUP_FIELDS } from './syscall-process.js';
 import type { FieldDef, Source } from './types.js';
 
 const TABLES: Readonly<Record<Source, readonly FieldDef[]>> = {
-  syscall: [
-    ...genericEventFields('syscall'),
-    ...SYSCALL_EVENT_FIELDS,
-    ...PROCESS_FIELDS,
-    ...USER_GROUP_FIELDS,
-    ...FD_FIELDS,
-    ...CONTAINER_FIELDS,
-  ],
+  syscall: [...genericEventFields('syscall'), ...SYSCALL_EVENT_FIELDS, ...PROCESS_FIELDS, ...USER_GROUP_FIELDS, ...FD_FIELDS, ...CONTAINER_FIELDS],
   k8s_audit: [...genericEventFields('k8s_audit'), ...K8SAUDIT_FIELDS, ...JSON_FIELDS],
 };
 

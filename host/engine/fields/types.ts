@@ -86,9 +86,24 @@ export interface FieldDef {
 
 const SIGNED = new Set<PtType>(['PT_INT8', 'PT_INT16', 'PT_INT32', 'PT_INT64', 'PT_ERRNO', 'PT_PID', 'PT_FD']);
 const UNSIGNED = new Set<PtType>([
-  'PT_UINT8', 'PT_UINT16', 'PT_UINT32', 'PT_UINT64', 'PT_PORT', 'PT_RELTIME', 'PT_ABSTIME', 'PT_MODE',
-  'PT_FLAGS8', 'PT_FLAGS16', 'PT_FLAGS32', 'PT_ENUMFLAGS8', 'PT_ENUMFLAGS16', 'PT_ENUMFLAGS32',
-  'PT_UID', 'PT_GID', 'PT_SIGTYPE', 'PT_SYSCALLID',
+  'PT_UINT8',
+  'PT_UINT16',
+  'PT_UINT32',
+  'PT_UINT64',
+  'PT_PORT',
+  'PT_RELTIME',
+  'PT_ABSTIME',
+  'PT_MODE',
+  'PT_FLAGS8',
+  'PT_FLAGS16',
+  'PT_FLAGS32',
+  'PT_ENUMFLAGS8',
+  'PT_ENUMFLAGS16',
+  'PT_ENUMFLAGS32',
+  'PT_UID',
+  'PT_GID',
+  'PT_SIGTYPE',
+  'PT_SYSCALLID',
 ]);
 
 /**
@@ -109,8 +124,7 @@ export function typeClass(t: PtType): TypeClass {
 }
 
 /** Optional parts of a table entry; everything absent is false / 'none'. */
-export type FieldOpts = Partial<Pick<FieldDef,
-  'isList' | 'arg' | 'argKind' | 'dottedArg' | 'noRhs' | 'noTransformer' | 'filterOnly' | 'suggested'>>;
+export type FieldOpts = Partial<Pick<FieldDef, 'isList' | 'arg' | 'argKind' | 'dottedArg' | 'noRhs' | 'noTransformer' | 'filterOnly' | 'suggested'>>;
 
 /** Returns a table-entry constructor bound to one source and provider. */
 export function fieldMaker(source: Source, provider: Provider) {

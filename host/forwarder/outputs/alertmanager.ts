@@ -43,7 +43,10 @@ export interface AlertmanagerShape {
 
 /** A label name Alertmanager accepts ([a-zA-Z_][a-zA-Z0-9_]*), as falcosidekick derives it from a field name. */
 export function safeLabel(name: string): string {
-  return name.replace(/[^a-zA-Z0-9_]/g, '_').replaceAll('__', '_').replace(/^_+|_+$/g, '');
+  return name
+    .replace(/[^a-zA-Z0-9_]/g, '_')
+    .replaceAll('__', '_')
+    .replace(/^_+|_+$/g, '');
 }
 
 /** Parses `10000:critical, 100:warning` (the dropeventthresholds syntax); a string is the reason it is refused. */

@@ -53,7 +53,8 @@ export function checkAppendOutput(list: unknown, problems: ConfigProblem[]): voi
     if (typeof m !== 'object' || Array.isArray(m)) problems.push({ key: `${key}.match`, message: 'expected a mapping with source, tags, rule' });
     else for (const k of Object.keys(m)) if (!['source', 'tags', 'rule'].includes(k)) problems.push({ key: `${key}.match.${k}`, message: 'unknown key' });
     const ef = (e as AppendOutput).extra_fields;
-    if (ef !== undefined && (!Array.isArray(ef) || !ef.every((x) => typeof x === 'string' || (typeof x === 'object' && x !== null)))) problems.push({ key: `${key}.extra_fields`, message: 'expected a list of field names or {name: value} mappings' });
+    if (ef !== undefined && (!Array.isArray(ef) || !ef.every((x) => typeof x === 'string' || (typeof x === 'object' && x !== null))))
+      problems.push({ key: `${key}.extra_fields`, message: 'expected a list of field names or {name: value} mappings' });
     const eo = (e as AppendOutput).extra_output;
     if (eo !== undefined && typeof eo !== 'string') problems.push({ key: `${key}.extra_output`, message: 'expected a string' });
   });

@@ -14,7 +14,10 @@ import type { Delivery, OutputContext, Sender } from './types.js';
 
 /** The subject of an alert, from falcosidekick's template. */
 export function natsSubject(template: string, a: Alert): string {
-  const rule = a.rule.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  const rule = a.rule
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
   return (template === '' ? 'falco.<priority>.<rule>' : template).replaceAll('<priority>', a.priority.toLowerCase()).replaceAll('<rule>', rule);
 }
 

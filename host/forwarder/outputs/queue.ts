@@ -112,7 +112,8 @@ export function createQueuedOutput(spec: QueuedOutputSpec): Output {
       const items: Queued[] = [];
       for (let q = queue.shift(); q !== undefined; q = items.length < maxBatch ? queue.shift() : undefined) items.push(q);
       metrics.outputQueueLength(destination, queue.length);
-      if (stop.signal.aborted) for (const _ of items) metrics.outputDropped(destination); // closing, past the drain deadline
+      if (stop.signal.aborted)
+        for (const _ of items) metrics.outputDropped(destination); // closing, past the drain deadline
       else await deliverWithRetries(items);
     }
     running = undefined;

@@ -90,7 +90,7 @@ export function commonSettings(defaults: { retries: number; timeoutMs: number; q
     customfields: { kind: 'map', default: {}, doc: 'fields added to output_fields (env `k:v,k2:v2`), after forwarder.customfields' },
     templatedfields: { kind: 'map', default: {}, check: checkTemplates, doc: 'fields rendered per alert from output_fields (`{{ index . "k8s.ns.name" }}`, see Templated fields)' },
     retries: { kind: 'number', default: defaults.retries, check: nonNegative, doc: 'attempts after a failed one (backoff 100 ms doubling to 5 s, ±20 % jitter)' },
-    timeoutms: { kind: 'number', default: defaults.timeoutMs, check: positive, doc: 'one attempt\'s deadline' },
+    timeoutms: { kind: 'number', default: defaults.timeoutMs, check: positive, doc: "one attempt's deadline" },
     queuesize: { kind: 'number', default: defaults.queueSize, check: positive, doc: 'alerts waiting; a full queue drops (counted, alerted)' },
   };
 }
@@ -138,7 +138,13 @@ export function coerce(kind: SettingKind, v: unknown, fromEnv: boolean): { value
         return { value: out };
       }
     case 'list':
-      if (typeof v === 'string') return { value: v.split(',').map((x) => x.trim()).filter((x) => x !== '') };
+      if (typeof v === 'string')
+        return {
+          value: v
+            .split(',')
+            .map((x) => x.trim())
+            .filter((x) => x !== ''),
+        };
       if (Array.isArray(v) && v.every((x) => typeof x !== 'object')) return { value: v.map(String) };
       return 'expected a list (or a comma-separated string)';
   }

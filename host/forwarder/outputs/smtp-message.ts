@@ -50,7 +50,9 @@ function fieldRows(a: Alert): Array<[string, string]> {
 
 /** The plain-text part. */
 export function smtpText(a: Alert): string {
-  const tags = sortedTags(a.tags).map((t) => `${t} `).join('');
+  const tags = sortedTags(a.tags)
+    .map((t) => `${t} `)
+    .join('');
   const fields = fieldRows(a)
     .map(([k, v]) => `${k}: ${v}\n`)
     .join('');
@@ -67,7 +69,9 @@ function row(name: string, value: string, indent = '        '): string {
 /** The HTML part (with the closing boundary the template ends with). */
 export function smtpHtml(a: Alert): string {
   const e = htmlEscape;
-  const tags = sortedTags(a.tags).map((t) => `${e(t)} `).join('');
+  const tags = sortedTags(a.tags)
+    .map((t) => `${e(t)} `)
+    .join('');
   const fields = fieldRows(a)
     .map(
       ([k, v]) =>

@@ -16,11 +16,13 @@ export function createSmtpSender(s: OutputSettings, _ctx: OutputContext): Sender
   const m = /^(.*):(\d+)$/.exec(hostport);
   if (!m) throw new Error(`forwarder.outputs.smtp.hostport: expected host:port, not ${JSON.stringify(hostport)}`);
   const mechanism = s.string('authmechanism').toLowerCase();
-  if (mechanism !== 'plain' && mechanism !== 'none' && mechanism !== '')
-    throw new Error(`forwarder.outputs.smtp.authmechanism: ${JSON.stringify(mechanism)} is not supported (plain or none)`);
+  if (mechanism !== 'plain' && mechanism !== 'none' && mechanism !== '') throw new Error(`forwarder.outputs.smtp.authmechanism: ${JSON.stringify(mechanism)} is not supported (plain or none)`);
   const from = s.string('from');
   const to = s.string('to');
-  const recipients = to.replaceAll(' ', '').split(',').filter((x) => x !== '');
+  const recipients = to
+    .replaceAll(' ', '')
+    .split(',')
+    .filter((x) => x !== '');
   if (from === '' || recipients.length === 0) throw new Error('forwarder.outputs.smtp: from and to are required');
   const html = s.string('outputformat').toLowerCase() !== 'text';
   const timeoutMs = s.number('timeoutms');

@@ -9,7 +9,10 @@ import { checkAppendOutput } from './falco-json.js';
 const str = (def: string, doc: string, extra: Partial<SettingSpec> = {}): SettingSpec => ({ kind: 'string', default: def, doc, ...extra });
 const bool = (def: boolean, doc: string): SettingSpec => ({ kind: 'boolean', default: def, doc });
 const map = (doc: string): SettingSpec => ({ kind: 'map', default: {}, doc });
-const oneOf = (...allowed: string[]) => (v: unknown) => (allowed.includes(v as string) ? undefined : `expected one of ${allowed.join(', ')}`);
+const oneOf =
+  (...allowed: string[]) =>
+  (v: unknown) =>
+    allowed.includes(v as string) ? undefined : `expected one of ${allowed.join(', ')}`;
 
 const FOOTER = 'https://github.com/falcosecurity/falcosidekick';
 
@@ -238,7 +241,7 @@ export const OUTPUTS: OutputRow[] = [
     settings: {
       hostport: str('', 'host:port of the SMTP server'),
       tls: bool(true, 'require STARTTLS'),
-      authmechanism: str('plain', 'plain or none (falcosidekick\'s oauthbearer/external/anonymous are not supported)', { check: oneOf('plain', 'none', '') }),
+      authmechanism: str('plain', "plain or none (falcosidekick's oauthbearer/external/anonymous are not supported)", { check: oneOf('plain', 'none', '') }),
       user: str('', 'user (plain)'),
       password: str('', 'password (plain)'),
       token: str('', 'accepted for falcosidekick compatibility; unused (oauthbearer is not supported)'),
@@ -260,7 +263,10 @@ export interface GlobalFields {
 
 function resolveGlobal(fc: Config['forwarder'], env: NodeJS.ProcessEnv, problems: ConfigProblem[]): GlobalFields {
   const out: GlobalFields = { customfields: { ...fc.customfields }, templatedfields: { ...fc.templatedfields } };
-  for (const [key, name] of [['customfields', 'CUSTOMFIELDS'], ['templatedfields', 'TEMPLATEDFIELDS']] as const) {
+  for (const [key, name] of [
+    ['customfields', 'CUSTOMFIELDS'],
+    ['templatedfields', 'TEMPLATEDFIELDS'],
+  ] as const) {
     const c = coerce('map', out[key], false);
     if (typeof c === 'string') problems.push({ key: `forwarder.${key}`, message: c });
     else out[key] = c.value as Record<string, string>;

@@ -92,7 +92,11 @@ function show(v: Value): string {
   if (v === undefined) return '<no value>';
   if (v === null) return '<nil>';
   if (Array.isArray(v)) return `[${v.join(' ')}]`;
-  if (isMap(v)) return `map[${Object.keys(v).sort().map((k) => `${k}:${show(v[k])}`).join(' ')}]`;
+  if (isMap(v))
+    return `map[${Object.keys(v)
+      .sort()
+      .map((k) => `${k}:${show(v[k])}`)
+      .join(' ')}]`;
   return String(v);
 }
 

@@ -11,12 +11,7 @@ export { ensureWebhookTls, secretManifest, SECRET_NAME, type WebhookTls } from '
 export { startWebhook, webhookUrl, WEBHOOK_STATUS, type AuditWebhook, type WebhookDrain, type WebhookOptions } from './webhook.js';
 
 /** Ensures the TLS material and starts the webhook; a TLS problem is a rejected promise with the reason. */
-export async function startAuditWebhook(opts: {
-  config: Config;
-  evaluate(events: readonly SourceEvent[]): number | Promise<number>;
-  metrics: Metrics;
-  log: (message: string) => void;
-}): Promise<{ webhook: AuditWebhook; tls: WebhookTls }> {
+export async function startAuditWebhook(opts: { config: Config; evaluate(events: readonly SourceEvent[]): number | Promise<number>; metrics: Metrics; log: (message: string) => void }): Promise<{ webhook: AuditWebhook; tls: WebhookTls }> {
   const material = ensureWebhookTls({ stateDir: opts.config.stateDir, webhook: opts.config.webhook });
   if (!material.ok) throw new Error(material.error);
   const { tls } = material;

@@ -177,21 +177,25 @@ function special(root: Json, name: string, arg: string | undefined): Value {
 function ruleValues(root: Json, key: string, index: number): string[] | undefined {
   const rules = arrayAt(root, index, 'requestObject', 'rules');
   if (!rules) return undefined;
-  return nonEmpty(rules.flatMap((r) => {
-    const v = getPath(r, key);
-    return Array.isArray(v) ? v.map(asText) : [];
-  }));
+  return nonEmpty(
+    rules.flatMap((r) => {
+      const v = getPath(r, key);
+      return Array.isArray(v) ? v.map(asText) : [];
+    }),
+  );
 }
 
 function subjectNames(root: Json, kind: string, withNamespace: boolean): string[] | undefined {
   const subjects = getPath(root, 'requestObject', 'subjects');
   if (!Array.isArray(subjects)) return undefined;
-  return nonEmpty(subjects.flatMap((s) => {
-    if (getPath(s, 'kind') !== kind) return [];
-    const name = getPath(s, 'name');
-    if (name === undefined) return [];
-    if (!withNamespace) return [asText(name)];
-    const ns = getPath(s, 'namespace');
-    return [`${ns === undefined ? '' : asText(ns)}:${asText(name)}`];
-  }));
+  return nonEmpty(
+    subjects.flatMap((s) => {
+      if (getPath(s, 'kind') !== kind) return [];
+      const name = getPath(s, 'name');
+      if (name === undefined) return [];
+      if (!withNamespace) return [asText(name)];
+      const ns = getPath(s, 'namespace');
+      return [`${ns === undefined ? '' : asText(ns)}:${asText(name)}`];
+    }),
+  );
 }

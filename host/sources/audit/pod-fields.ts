@@ -90,21 +90,25 @@ export function containerField(root: Json, list: ContainerList, prop: string, in
       const key = prop === 'eff_run_as_user' ? 'runAsUser' : 'runAsGroup';
       const pod = getPath(root, 'requestObject', 'spec', 'securityContext', key);
       const dflt = pod === undefined ? '0' : asText(pod);
-      return nonEmpty(items.map((c) => {
-        const v = getPath(c, 'securityContext', key);
-        return v === undefined ? dflt : asText(v);
-      }));
+      return nonEmpty(
+        items.map((c) => {
+          const v = getPath(c, 'securityContext', key);
+          return v === undefined ? dflt : asText(v);
+        }),
+      );
     }
     case 'host_port':
-      return nonEmpty(items.flatMap((c) => {
-        const ports = getPath(c, 'ports');
-        if (!Array.isArray(ports)) return [];
-        // When hostNetwork is true the containerPort is the host port.
-        return ports.flatMap((p) => {
-          const v = getPath(p, 'hostPort') ?? getPath(p, 'containerPort');
-          return v === undefined ? [] : [asText(v)];
-        });
-      }));
+      return nonEmpty(
+        items.flatMap((c) => {
+          const ports = getPath(c, 'ports');
+          if (!Array.isArray(ports)) return [];
+          // When hostNetwork is true the containerPort is the host port.
+          return ports.flatMap((p) => {
+            const v = getPath(p, 'hostPort') ?? getPath(p, 'containerPort');
+            return v === undefined ? [] : [asText(v)];
+          });
+        }),
+      );
     default: {
       const key = SECURITY[prop];
       return key ? nonEmpty(present(items, 'securityContext', key)) : undefined;

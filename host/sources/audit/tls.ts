@@ -69,8 +69,7 @@ function readPair(certPath: string, keyPath: string): { cert: X509Certificate; c
 }
 
 /** Not valid yet (the clock went back) or less than six months left. */
-const needsRenewal = (cert: X509Certificate, now: Date) =>
-  new Date(cert.validFrom).getTime() > now.getTime() || new Date(cert.validTo).getTime() - now.getTime() < RENEW_BEFORE_MS;
+const needsRenewal = (cert: X509Certificate, now: Date) => new Date(cert.validFrom).getTime() > now.getTime() || new Date(cert.validTo).getTime() - now.getTime() < RENEW_BEFORE_MS;
 
 /** Writes a file through a temporary name, so a reader never sees half of it. */
 function writeAtomic(path: string, text: string, mode: number): void {

@@ -41,7 +41,8 @@ export const WEBHOOK_STATUS: Record<WebhookReason, number> = {
 
 /** What startWebhook needs. */
 export interface WebhookOptions {
-  webhook: Pick<Config['webhook'], 'address' | 'port' | 'path' | 'maxBodyBytes' | 'maxEventBytes' | 'maxEventDepth' | 'queueSize' | 'queueBytes'> & Partial<Pick<Config['webhook'], 'maxConnectionsPerClient' | 'headersTimeoutSeconds' | 'requestTimeoutSeconds'>>;
+  webhook: Pick<Config['webhook'], 'address' | 'port' | 'path' | 'maxBodyBytes' | 'maxEventBytes' | 'maxEventDepth' | 'queueSize' | 'queueBytes'> &
+    Partial<Pick<Config['webhook'], 'maxConnectionsPerClient' | 'headersTimeoutSeconds' | 'requestTimeoutSeconds'>>;
   tls: { certPem: string; keyPem: string };
   /** Evaluates one batch (DetectionEngine.evaluate); a returned promise is awaited before the next. */
   evaluate(events: readonly SourceEvent[]): number | Promise<number>;
@@ -93,7 +94,10 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
     metrics.webhookRequest(status, reason);
     if (status === 429 || status === 503) reply.header('retry-after', '1');
     if (status === 405) reply.header('allow', 'POST');
-    return reply.code(status).type('application/json').send(JSON.stringify({ code: reason, message }));
+    return reply
+      .code(status)
+      .type('application/json')
+      .send(JSON.stringify({ code: reason, message }));
   }
 
   const timeouts = timeoutOptions({ maxConnectionsPerClient: 0, headersTimeoutSeconds: w.headersTimeoutSeconds ?? 10, requestTimeoutSeconds: w.requestTimeoutSeconds ?? 30 });
@@ -140,7 +144,10 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
       log(`webhook: cut deep values of ${truncated.length} of ${events.length + skipped.length} items: ${truncated.map((t) => `#${t.index} ${t.reason}`).join('; ')}`);
     }
     metrics.webhookRequest(200, 'accepted');
-    return reply.code(200).type('application/json').send(JSON.stringify({ accepted: events.length, skipped, ...(truncated.length > 0 ? { truncated } : {}) }));
+    return reply
+      .code(200)
+      .type('application/json')
+      .send(JSON.stringify({ accepted: events.length, skipped, ...(truncated.length > 0 ? { truncated } : {}) }));
   }
 
   app.all(w.path, { onRequest: guard }, accept);

@@ -105,7 +105,9 @@ function name(dn: DistinguishedName): Buffer {
 function keyId(publicKey: KeyObject): Buffer {
   const spki = publicKey.export({ type: 'spki', format: 'der' });
   // For a P-256 key the SPKI ends with the BIT STRING: 0x03 0x42 0x00 + 65 bytes of point.
-  return createHash('sha1').update(spki.subarray(spki.length - 65)).digest();
+  return createHash('sha1')
+    .update(spki.subarray(spki.length - 65))
+    .digest();
 }
 
 function extension(id: string, critical: boolean, value: Buffer): Buffer {

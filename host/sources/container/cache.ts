@@ -68,7 +68,11 @@ export class ContainerCache {
   private readonly opts: CacheOptions;
   readonly stats: CacheStats = { entries: 0, lookups: 0, found: 0, notFound: 0, dropped: 0, evicted: 0, errors: 0 };
 
-  constructor(sources: MetadataSource[], opts: Partial<CacheOptions> = {}, private readonly log: Log = () => undefined) {
+  constructor(
+    sources: MetadataSource[],
+    opts: Partial<CacheOptions> = {},
+    private readonly log: Log = () => undefined,
+  ) {
     this.opts = { ...DEFAULT_CACHE_OPTIONS, ...opts };
     this.runtimes = sources.map((source) => ({ source, up: false, backoffMs: this.opts.backoffMs }));
   }

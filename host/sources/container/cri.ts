@@ -43,7 +43,10 @@ export class CriSource implements MetadataSource {
   private readonly events: grpc.Client & { subscribe(req: unknown): grpc.ClientReadableStream<any> };
   private runtimeType: ContainerRecord['type'] = 'containerd';
 
-  constructor(readonly socket: string, private readonly opts: CriOptions = { callTimeoutMs: 5000, namespace: 'k8s.io' }) {
+  constructor(
+    readonly socket: string,
+    private readonly opts: CriOptions = { callTimeoutMs: 5000, namespace: 'k8s.io' },
+  ) {
     const v1 = (grpc.loadPackageDefinition(loader.loadSync(CRI_PROTO, LOAD)) as any).runtime.v1;
     const ev = (grpc.loadPackageDefinition(loader.loadSync(EVENTS_PROTO, LOAD)) as any).containerd.services.events.v1;
     const target = `unix://${socket}`;
@@ -53,9 +56,7 @@ export class CriSource implements MetadataSource {
   }
 
   private call<T>(method: string, req: unknown): Promise<T> {
-    return new Promise((resolve, reject) =>
-      this.rt[method]!.call(this.rt, req, { deadline: Date.now() + this.opts.callTimeoutMs }, (err, res) => (err ? reject(err) : resolve(res as T))),
-    );
+    return new Promise((resolve, reject) => this.rt[method]!.call(this.rt, req, { deadline: Date.now() + this.opts.callTimeoutMs }, (err, res) => (err ? reject(err) : resolve(res as T))));
   }
 
   /** Version: also tells containerd from CRI-O (container.type). */
@@ -95,16 +96,32 @@ export class CriSource implements MetadataSource {
     const imageRef: string = s.imageRef ?? '';
     const labels = keptLabels(s.labels);
     const mounts: ContainerMount[] = (s.mounts ?? []).map((m: any) => ({
-      source: m.hostPath, dest: m.containerPath, mode: '', rdwr: !m.readonly, propagation: PROPAGATION[m.propagation] ?? 'private',
+      source: m.hostPath,
+      dest: m.containerPath,
+      mode: '',
+      rdwr: !m.readonly,
+      propagation: PROPAGATION[m.propagation] ?? 'private',
     }));
     return {
-      id: shortId(s.id), fullId: s.id, type: this.runtimeType, name: s.metadata?.name ?? '', image,
+      id: shortId(s.id),
+      fullId: s.id,
+      type: this.runtimeType,
+      name: s.metadata?.name ?? '',
+      image,
       imageId: (s.imageId || (imageRef.startsWith('sha256:') ? imageRef : '')).replace(/^sha256:/, ''),
-      imageRepository: split.repository, imageTag: split.tag,
+      imageRepository: split.repository,
+      imageTag: split.tag,
       imageDigest: split.digest || (imageRef.includes('@') ? imageRef.slice(imageRef.indexOf('@') + 1) : ''),
-      privileged: sec?.privileged === true, mounts, ip: pod?.ip ?? '',
-      hostPid: isNode(sec?.namespace_options?.pid), hostNetwork: isNode(sec?.namespace_options?.network), hostIpc: isNode(sec?.namespace_options?.ipc),
-      labels, startTs: BigInt(s.startedAt || '0'), pod, sandbox: false,
+      privileged: sec?.privileged === true,
+      mounts,
+      ip: pod?.ip ?? '',
+      hostPid: isNode(sec?.namespace_options?.pid),
+      hostNetwork: isNode(sec?.namespace_options?.network),
+      hostIpc: isNode(sec?.namespace_options?.ipc),
+      labels,
+      startTs: BigInt(s.startedAt || '0'),
+      pod,
+      sandbox: false,
     };
   }
 
@@ -120,9 +137,17 @@ export class CriSource implements MetadataSource {
     const s = res.status;
     const ns = s.linux?.namespaces?.options ?? {};
     return {
-      name: s.metadata?.name ?? '', namespace: s.metadata?.namespace ?? '', uid: s.metadata?.uid ?? '',
-      sandboxId: shortId(s.id), fullSandboxId: s.id, labels: keptLabels(s.labels), ip: s.network?.ip ?? '',
-      hostNetwork: isNode(ns.network), hostPid: isNode(ns.pid), hostIpc: isNode(ns.ipc), startTs: BigInt(s.createdAt || '0'),
+      name: s.metadata?.name ?? '',
+      namespace: s.metadata?.namespace ?? '',
+      uid: s.metadata?.uid ?? '',
+      sandboxId: shortId(s.id),
+      fullSandboxId: s.id,
+      labels: keptLabels(s.labels),
+      ip: s.network?.ip ?? '',
+      hostNetwork: isNode(ns.network),
+      hostPid: isNode(ns.pid),
+      hostIpc: isNode(ns.ipc),
+      startTs: BigInt(s.createdAt || '0'),
       image: (parseInfo(res.info.info) as { image?: string }).image ?? '',
     };
   }
@@ -134,15 +159,35 @@ export class CriSource implements MetadataSource {
     const { hostNetwork, hostPid, hostIpc, startTs, image, ...pod } = p;
     const split = splitImage(image);
     return {
-      id: pod.sandboxId, fullId: pod.fullSandboxId, type: this.runtimeType, name: pod.name, image, imageId: '',
-      imageRepository: split.repository, imageTag: split.tag, imageDigest: split.digest, privileged: false, mounts: [], ip: pod.ip,
-      hostPid, hostNetwork, hostIpc, labels: pod.labels, startTs, pod, sandbox: true,
+      id: pod.sandboxId,
+      fullId: pod.fullSandboxId,
+      type: this.runtimeType,
+      name: pod.name,
+      image,
+      imageId: '',
+      imageRepository: split.repository,
+      imageTag: split.tag,
+      imageDigest: split.digest,
+      privileged: false,
+      mounts: [],
+      ip: pod.ip,
+      hostPid,
+      hostNetwork,
+      hostIpc,
+      labels: pod.labels,
+      startTs,
+      pod,
+      sandbox: true,
     };
   }
 
   watch(onEvent: (e: RuntimeEvent) => void, onError: (err: Error) => void): Watch {
     const ns = this.opts.namespace;
-    const topics: Array<[string, RuntimeEvent['kind']]> = [['/containers/create', 'create'], ['/tasks/start', 'start'], ['/containers/delete', 'delete']];
+    const topics: Array<[string, RuntimeEvent['kind']]> = [
+      ['/containers/create', 'create'],
+      ['/tasks/start', 'start'],
+      ['/containers/delete', 'delete'],
+    ];
     const stream = this.events.subscribe({ filters: topics.map(([t]) => `namespace==${JSON.stringify(ns)},topic==${JSON.stringify(t)}`) });
     let done = false;
     const fail = (err: Error) => {

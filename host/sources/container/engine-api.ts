@@ -17,7 +17,10 @@ export interface EngineOptions {
 
 /** An HTTP error status from the runtime. */
 class HttpError extends Error {
-  constructor(readonly status: number, path: string) {
+  constructor(
+    readonly status: number,
+    path: string,
+  ) {
     super(`${path}: HTTP ${status}`);
   }
 }
@@ -63,24 +66,42 @@ export class EngineSource implements MetadataSource {
     const img = c.Image ? await this.json<any>(`${API}/images/${encodeURIComponent(c.Image)}/json`) : undefined;
     const lib = this.name === 'podman' ? await this.json<any>(`${LIBPOD}/containers/${encodeURIComponent(c.Id)}/json`) : undefined;
     // The image as the user named it; an id (sha256:...) falls back to the image's first tag.
-    const named: string = lib?.ImageName || (c.Config?.Image && !c.Config.Image.startsWith('sha256:') ? c.Config.Image : img?.RepoTags?.[0] ?? '');
+    const named: string = lib?.ImageName || (c.Config?.Image && !c.Config.Image.startsWith('sha256:') ? c.Config.Image : (img?.RepoTags?.[0] ?? ''));
     const split = splitImage(named);
     const repoDigest: string = img?.RepoDigests?.[0] ?? '';
     const digest = split.digest || lib?.ImageDigest || (repoDigest.includes('@') ? repoDigest.slice(repoDigest.indexOf('@') + 1) : '');
     const hc = c.HostConfig ?? {};
     const labels = keptLabels(c.Config?.Labels ?? {});
     const mounts: ContainerMount[] = (c.Mounts ?? []).map((m: any) => ({
-      source: m.Source ?? '', dest: m.Destination ?? '', mode: m.Mode ?? '', rdwr: m.RW === true, propagation: m.Propagation ?? '',
+      source: m.Source ?? '',
+      dest: m.Destination ?? '',
+      mode: m.Mode ?? '',
+      rdwr: m.RW === true,
+      propagation: m.Propagation ?? '',
     }));
     const networks = Object.values(c.NetworkSettings?.Networks ?? {}) as Array<{ IPAddress?: string }>;
     const ip = c.NetworkSettings?.IPAddress || networks.find((n) => n.IPAddress)?.IPAddress || '';
     const started = Date.parse(c.State?.StartedAt ?? '');
     return {
-      id: shortId(c.Id), fullId: c.Id, type: this.name, name: String(c.Name ?? '').replace(/^\//, ''), image: named,
-      imageId: String(img?.Id ?? c.Image ?? '').replace(/^sha256:/, ''), imageRepository: split.repository, imageTag: split.tag, imageDigest: digest,
-      privileged: hc.Privileged === true, mounts, ip,
-      hostPid: hc.PidMode === 'host', hostNetwork: hc.NetworkMode === 'host', hostIpc: hc.IpcMode === 'host',
-      labels, startTs: Number.isFinite(started) && started > 0 ? BigInt(started) * 1_000_000n : 0n, pod: podFromLabels(labels), sandbox: false,
+      id: shortId(c.Id),
+      fullId: c.Id,
+      type: this.name,
+      name: String(c.Name ?? '').replace(/^\//, ''),
+      image: named,
+      imageId: String(img?.Id ?? c.Image ?? '').replace(/^sha256:/, ''),
+      imageRepository: split.repository,
+      imageTag: split.tag,
+      imageDigest: digest,
+      privileged: hc.Privileged === true,
+      mounts,
+      ip,
+      hostPid: hc.PidMode === 'host',
+      hostNetwork: hc.NetworkMode === 'host',
+      hostIpc: hc.IpcMode === 'host',
+      labels,
+      startTs: Number.isFinite(started) && started > 0 ? BigInt(started) * 1_000_000n : 0n,
+      pod: podFromLabels(labels),
+      sandbox: false,
     };
   }
 

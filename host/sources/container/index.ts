@@ -12,8 +12,20 @@ export { CriSource, type CriOptions } from './cri.js';
 export { EngineSource, type EngineOptions } from './engine-api.js';
 export type { MetadataSource, RuntimeEvent, Watch } from './source.js';
 export {
-  LABEL_MAX_LEN, keptLabels, mountMatching, podFromLabels, recordFields, renderLabels, renderMount, renderMounts, shortId, splitImage,
-  type ContainerMount, type ContainerRecord, type ContainerType, type PodRecord,
+  LABEL_MAX_LEN,
+  keptLabels,
+  mountMatching,
+  podFromLabels,
+  recordFields,
+  renderLabels,
+  renderMount,
+  renderMounts,
+  shortId,
+  splitImage,
+  type ContainerMount,
+  type ContainerRecord,
+  type ContainerType,
+  type PodRecord,
 } from './record.js';
 
 /** Where to find the runtimes; each list is tried in order and every existing socket is used. */
@@ -36,11 +48,7 @@ export const DEFAULT_RUNTIMES: ContainerRuntimesConfig = {
 /** One source per configured socket. */
 export function sourcesOf(cfg: ContainerRuntimesConfig): MetadataSource[] {
   const t = { callTimeoutMs: cfg.callTimeoutMs };
-  return [
-    ...cfg.cri.map((s) => new CriSource(s, { ...t, namespace: 'k8s.io' })),
-    ...cfg.docker.map((s) => new EngineSource('docker', s, t)),
-    ...cfg.podman.map((s) => new EngineSource('podman', s, t)),
-  ];
+  return [...cfg.cri.map((s) => new CriSource(s, { ...t, namespace: 'k8s.io' })), ...cfg.docker.map((s) => new EngineSource('docker', s, t)), ...cfg.podman.map((s) => new EngineSource('podman', s, t))];
 }
 
 /** Starts the cache over every runtime found; absent ones are logged once and skipped. */

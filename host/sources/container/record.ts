@@ -93,7 +93,9 @@ export function podFromLabels(labels: Record<string, string>): PodRecord | undef
 
 /** `k:v,k:v` as container.labels and k8s.pod.labels render. */
 export function renderLabels(labels: Record<string, string>): string {
-  return Object.entries(labels).map(([k, v]) => `${k}:${v}`).join(',');
+  return Object.entries(labels)
+    .map(([k, v]) => `${k}:${v}`)
+    .join(',');
 }
 
 /** One mount as container.mount[i] renders: `source:dest:mode:rdwr:propagation`. */
@@ -120,16 +122,25 @@ export function recordFields(r: ContainerRecord): Record<string, string> {
     'container.labels': renderLabels(r.labels),
   };
   const optional: Array<[string, string]> = [
-    ['container.name', r.name], ['container.image', r.image], ['container.image.id', r.imageId],
-    ['container.image.repository', r.imageRepository], ['container.image.tag', r.imageTag],
-    ['container.image.digest', r.imageDigest], ['container.ip', r.ip],
+    ['container.name', r.name],
+    ['container.image', r.image],
+    ['container.image.id', r.imageId],
+    ['container.image.repository', r.imageRepository],
+    ['container.image.tag', r.imageTag],
+    ['container.image.digest', r.imageDigest],
+    ['container.ip', r.ip],
   ];
   if (r.startTs > 0n) optional.push(['container.start_ts', String(r.startTs)]);
   if (r.pod) {
     optional.push(
-      ['k8s.pod.name', r.pod.name], ['k8s.ns.name', r.pod.namespace], ['k8s.pod.uid', r.pod.uid], ['k8s.pod.id', r.pod.uid],
-      ['k8s.pod.sandbox_id', r.pod.sandboxId], ['k8s.pod.full_sandbox_id', r.pod.fullSandboxId],
-      ['k8s.pod.labels', renderLabels(r.pod.labels)], ['k8s.pod.ip', r.pod.ip],
+      ['k8s.pod.name', r.pod.name],
+      ['k8s.ns.name', r.pod.namespace],
+      ['k8s.pod.uid', r.pod.uid],
+      ['k8s.pod.id', r.pod.uid],
+      ['k8s.pod.sandbox_id', r.pod.sandboxId],
+      ['k8s.pod.full_sandbox_id', r.pod.fullSandboxId],
+      ['k8s.pod.labels', renderLabels(r.pod.labels)],
+      ['k8s.pod.ip', r.pod.ip],
     );
   }
   for (const [k, v] of optional) if (v !== '') f[k] = v;

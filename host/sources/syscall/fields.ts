@@ -18,20 +18,93 @@ import { TF, THREAD, TP } from '../../engine/codegen/abi.js';
  * ingest.ts's field table, checked equal at load), evt.type and the thread entry's fields.
  */
 export const KERNEL_RECORD_FIELDS: readonly string[] = [
-  'evt.num', 'evt.rawres', 'evt.res', 'evt.failed', 'fd.num', 'fd.name', 'fd.nameraw', 'fd.directory', 'fd.filename', 'fd.typechar',
-  'fd.type', 'evt.is_open_read', 'evt.is_open_write', 'evt.is_open_create', 'fd.sip', 'fd.cip', 'fd.lip', 'fd.rip', 'fd.snet', 'fd.cnet',
-  'fd.lnet', 'fd.rnet', 'fd.sport', 'fd.cport', 'fd.lport', 'fd.rport', 'fd.ip', 'fd.net', 'fd.port', 'fd.sockfamily', 'fd.l4proto',
-  'evt.arg.flags', 'evt.arg.target', 'evt.arg.oldpath', 'evt.arg.domain', 'evt.arg.request', 'fd.connected', 'fd.name_changed',
-  'proc.duration', 'evt.arg.name', 'evt.arg.path', 'evt.arg.filename', 'evt.arg.newpath', 'evt.arg.mode', 'evt.arg.fd', 'evt.arg.uid',
-  'evt.arg.cmd', 'thread.tid', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec',
-  'evt.arg.pid', 'evt.arg.dirfd', 'evt.arg.res', 'evt.arg.linkpath',
+  'evt.num',
+  'evt.rawres',
+  'evt.res',
+  'evt.failed',
+  'fd.num',
+  'fd.name',
+  'fd.nameraw',
+  'fd.directory',
+  'fd.filename',
+  'fd.typechar',
+  'fd.type',
+  'evt.is_open_read',
+  'evt.is_open_write',
+  'evt.is_open_create',
+  'fd.sip',
+  'fd.cip',
+  'fd.lip',
+  'fd.rip',
+  'fd.snet',
+  'fd.cnet',
+  'fd.lnet',
+  'fd.rnet',
+  'fd.sport',
+  'fd.cport',
+  'fd.lport',
+  'fd.rport',
+  'fd.ip',
+  'fd.net',
+  'fd.port',
+  'fd.sockfamily',
+  'fd.l4proto',
+  'evt.arg.flags',
+  'evt.arg.target',
+  'evt.arg.oldpath',
+  'evt.arg.domain',
+  'evt.arg.request',
+  'fd.connected',
+  'fd.name_changed',
+  'proc.duration',
+  'evt.arg.name',
+  'evt.arg.path',
+  'evt.arg.filename',
+  'evt.arg.newpath',
+  'evt.arg.mode',
+  'evt.arg.fd',
+  'evt.arg.uid',
+  'evt.arg.cmd',
+  'thread.tid',
+  'evt.time',
+  'evt.rawtime',
+  'evt.dir',
+  'evt.source',
+  'evt.hostname',
+  'evt.is_open_exec',
+  'evt.arg.pid',
+  'evt.arg.dirfd',
+  'evt.arg.res',
+  'evt.arg.linkpath',
 ];
 /** Thread-entry fields the thread table fills (thread-table.ts), with their parent and ancestor forms. */
 const THREAD_PROVIDED = [
-  'proc.pid', 'proc.vpid', 'user.loginuid', 'proc.tty', 'user.uid', 'group.gid', 'proc.name', 'proc.exe', 'proc.exepath', 'proc.cmdline',
-  'proc.args', 'proc.cwd', 'user.name', 'group.name', 'container.id', 'proc.is_exe_writable', 'proc.is_exe_upper_layer', 'proc.is_exe_from_memfd',
-  'proc.sid', 'proc.vpgid', 'proc.sname', 'user.loginname', 'container.name',
-  'thread.cap_inheritable', 'thread.cap_permitted', 'thread.cap_effective',
+  'proc.pid',
+  'proc.vpid',
+  'user.loginuid',
+  'proc.tty',
+  'user.uid',
+  'group.gid',
+  'proc.name',
+  'proc.exe',
+  'proc.exepath',
+  'proc.cmdline',
+  'proc.args',
+  'proc.cwd',
+  'user.name',
+  'group.name',
+  'container.id',
+  'proc.is_exe_writable',
+  'proc.is_exe_upper_layer',
+  'proc.is_exe_from_memfd',
+  'proc.sid',
+  'proc.vpgid',
+  'proc.sname',
+  'user.loginname',
+  'container.name',
+  'thread.cap_inheritable',
+  'thread.cap_permitted',
+  'thread.cap_effective',
 ];
 /** Parent/ancestor fields (any index argument): their level-0 field is in the thread entry. */
 const WALKED = ['proc.pname', 'proc.pexe', 'proc.pexepath', 'proc.pcmdline', 'proc.ppid', 'proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.acmdline', 'proc.apid'];
@@ -87,12 +160,51 @@ export function kernelFieldGaps(rules: readonly LoadedRule[]): { condition: stri
 
 /** errno names of evt.res for failed syscalls (x86-64 numbers). */
 export const ERRNO: Record<number, string> = {
-  1: 'EPERM', 2: 'ENOENT', 3: 'ESRCH', 4: 'EINTR', 5: 'EIO', 6: 'ENXIO', 7: 'E2BIG', 8: 'ENOEXEC', 9: 'EBADF', 10: 'ECHILD',
-  11: 'EAGAIN', 12: 'ENOMEM', 13: 'EACCES', 14: 'EFAULT', 16: 'EBUSY', 17: 'EEXIST', 18: 'EXDEV', 19: 'ENODEV', 20: 'ENOTDIR',
-  21: 'EISDIR', 22: 'EINVAL', 23: 'ENFILE', 24: 'EMFILE', 25: 'ENOTTY', 26: 'ETXTBSY', 27: 'EFBIG', 28: 'ENOSPC', 29: 'ESPIPE',
-  30: 'EROFS', 31: 'EMLINK', 32: 'EPIPE', 36: 'ENAMETOOLONG', 38: 'ENOSYS', 39: 'ENOTEMPTY', 40: 'ELOOP', 95: 'EOPNOTSUPP',
-  97: 'EAFNOSUPPORT', 98: 'EADDRINUSE', 99: 'EADDRNOTAVAIL', 101: 'ENETUNREACH', 104: 'ECONNRESET', 110: 'ETIMEDOUT',
-  111: 'ECONNREFUSED', 113: 'EHOSTUNREACH', 115: 'EINPROGRESS',
+  1: 'EPERM',
+  2: 'ENOENT',
+  3: 'ESRCH',
+  4: 'EINTR',
+  5: 'EIO',
+  6: 'ENXIO',
+  7: 'E2BIG',
+  8: 'ENOEXEC',
+  9: 'EBADF',
+  10: 'ECHILD',
+  11: 'EAGAIN',
+  12: 'ENOMEM',
+  13: 'EACCES',
+  14: 'EFAULT',
+  16: 'EBUSY',
+  17: 'EEXIST',
+  18: 'EXDEV',
+  19: 'ENODEV',
+  20: 'ENOTDIR',
+  21: 'EISDIR',
+  22: 'EINVAL',
+  23: 'ENFILE',
+  24: 'EMFILE',
+  25: 'ENOTTY',
+  26: 'ETXTBSY',
+  27: 'EFBIG',
+  28: 'ENOSPC',
+  29: 'ESPIPE',
+  30: 'EROFS',
+  31: 'EMLINK',
+  32: 'EPIPE',
+  36: 'ENAMETOOLONG',
+  38: 'ENOSYS',
+  39: 'ENOTEMPTY',
+  40: 'ELOOP',
+  95: 'EOPNOTSUPP',
+  97: 'EAFNOSUPPORT',
+  98: 'EADDRINUSE',
+  99: 'EADDRNOTAVAIL',
+  101: 'ENETUNREACH',
+  104: 'ECONNRESET',
+  110: 'ETIMEDOUT',
+  111: 'ECONNREFUSED',
+  113: 'EHOSTUNREACH',
+  115: 'EINPROGRESS',
 };
 /** Syscalls whose path is a file opened (fd.type file, evt.is_open_*). */
 export const OPENS = new Set(['open', 'openat', 'openat2', 'creat']);
@@ -259,7 +371,8 @@ function processFields(memory: WebAssembly.Memory, entry: number): Record<string
   const dv = new DataView(memory.buffer);
   const u8 = new Uint8Array(memory.buffer);
   const out: Record<string, unknown> = {};
-  const str = (t: number, off: number, bit: number) => ((dv.getUint32(t + THREAD.present, true) & bit) !== 0 ? Buffer.from(u8.subarray(dv.getUint32(t + off, true), dv.getUint32(t + off, true) + dv.getUint32(t + off + 4, true))).toString('utf8') : undefined);
+  const str = (t: number, off: number, bit: number) =>
+    (dv.getUint32(t + THREAD.present, true) & bit) !== 0 ? Buffer.from(u8.subarray(dv.getUint32(t + off, true), dv.getUint32(t + off, true) + dv.getUint32(t + off + 4, true))).toString('utf8') : undefined;
   const has = (t: number, bit: number) => (dv.getUint32(t + THREAD.present, true) & bit) !== 0;
   if (entry === 0) return out;
   const put = (k: string, v: unknown) => v !== undefined && (out[k] = v);
@@ -291,11 +404,23 @@ function processFields(memory: WebAssembly.Memory, entry: number): Record<string
   if (has(entry, TP.EXE_UPPER)) out['proc.is_exe_upper_layer'] = (dv.getUint32(entry + THREAD.flags, true) & TF.EXE_UPPER) !== 0;
   // Ancestors as the walk sees them: the present values in order (un-indexed lists), each
   // level by index, and the parent's value.
-  const keys = [['name', 'proc.aname', 'proc.pname'], ['exe', 'proc.aexe', 'proc.pexe'], ['exepath', 'proc.aexepath', 'proc.pexepath'], ['cmdline', 'proc.acmdline', 'proc.pcmdline'], ['pid', 'proc.apid', 'proc.ppid']] as const;
+  const keys = [
+    ['name', 'proc.aname', 'proc.pname'],
+    ['exe', 'proc.aexe', 'proc.pexe'],
+    ['exepath', 'proc.aexepath', 'proc.pexepath'],
+    ['cmdline', 'proc.acmdline', 'proc.pcmdline'],
+    ['pid', 'proc.apid', 'proc.ppid'],
+  ] as const;
   const lists = new Map<string, unknown[]>(keys.map(([, l]) => [l, []]));
   let level = 1;
   for (let t = dv.getUint32(entry + THREAD.parent, true); t !== 0 && level <= 16; t = dv.getUint32(t + THREAD.parent, true), level++) {
-    const vals = { name: str(t, THREAD.name, TP.NAME), exe: str(t, THREAD.exe, TP.EXE), exepath: str(t, THREAD.exepath, TP.EXEPATH), cmdline: str(t, THREAD.cmdline, TP.CMDLINE), pid: has(t, TP.PID) ? dv.getUint32(t + THREAD.pid, true) : undefined };
+    const vals = {
+      name: str(t, THREAD.name, TP.NAME),
+      exe: str(t, THREAD.exe, TP.EXE),
+      exepath: str(t, THREAD.exepath, TP.EXEPATH),
+      cmdline: str(t, THREAD.cmdline, TP.CMDLINE),
+      pid: has(t, TP.PID) ? dv.getUint32(t + THREAD.pid, true) : undefined,
+    };
     for (const [k, list, parent] of keys) {
       const v = vals[k];
       if (v === undefined) continue;

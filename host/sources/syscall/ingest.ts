@@ -24,7 +24,28 @@ import { posix } from 'node:path';
 import type { Slot } from '../../engine/codegen/index.js';
 import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from './abi.js';
 import { loadNative, type NativeIngest } from './addon.js';
-import { chmodMode, DIRFD_ARG, DOMAINS, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, MODE_FLAGS, NEWPATH_ARG, OPEN_FLAGS, openFlags, openMode, PATH_ARG, PTRACE, ptraceRequest, resArgText, socketDomain, uidText } from './render.js';
+import {
+  chmodMode,
+  DIRFD_ARG,
+  DOMAINS,
+  FD_ARG,
+  fdText,
+  hasResArg,
+  hexMode,
+  LINKPATH_ARG,
+  MODE_ARG,
+  MODE_FLAGS,
+  NEWPATH_ARG,
+  OPEN_FLAGS,
+  openFlags,
+  openMode,
+  PATH_ARG,
+  PTRACE,
+  ptraceRequest,
+  resArgText,
+  socketDomain,
+  uidText,
+} from './render.js';
 import { NR_SYSCALLS, syscallName } from './syscalls.js';
 import { evtTypeId, MEM, REC } from '../../engine/codegen/abi.js';
 import type { RuleModule } from '../../runtime/evaluator.js';
@@ -33,28 +54,119 @@ import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kern
 import { ThreadTable } from './thread-table.js';
 
 const F = {
-  NUM: 1, RAWRES: 2, RES: 3, FAILED: 4, FDNUM: 5, NAME: 6, NAMERAW: 7, DIR: 8, FILE: 9, TYPECHAR: 10, TYPE: 11,
-  READ: 12, WRITE: 13, CREATE: 14, SIP: 15, CIP: 16, LIP: 17, RIP: 18, SPORT: 19, CPORT: 20, LPORT: 21, RPORT: 22,
-  IPS: 23, PORTS: 24, FAMILY: 25, ARG_FLAGS: 26, ARG_TARGET: 27, ARG_OLDPATH: 28, ARG_DOMAIN: 29, ARG_REQUEST: 30,
-  L4PROTO: 31, CONNECTED: 32, NAME_CHANGED: 33, DURATION: 34,
-  ARG_NAME: 35, ARG_PATH: 36, ARG_FILENAME: 37, ARG_NEWPATH: 38, ARG_MODE: 39, ARG_FD: 40, ARG_UID: 41, ARG_CMD: 42,
-  TID: 43, TIME: 44, RAWTIME: 45, DIRECTION: 46, SOURCE: 47, HOSTNAME: 48, OPEN_EXEC: 49,
-  ARG_PID: 50, ARG_DIRFD: 51, ARG_RES: 52, ARG_LINKPATH: 53,
+  NUM: 1,
+  RAWRES: 2,
+  RES: 3,
+  FAILED: 4,
+  FDNUM: 5,
+  NAME: 6,
+  NAMERAW: 7,
+  DIR: 8,
+  FILE: 9,
+  TYPECHAR: 10,
+  TYPE: 11,
+  READ: 12,
+  WRITE: 13,
+  CREATE: 14,
+  SIP: 15,
+  CIP: 16,
+  LIP: 17,
+  RIP: 18,
+  SPORT: 19,
+  CPORT: 20,
+  LPORT: 21,
+  RPORT: 22,
+  IPS: 23,
+  PORTS: 24,
+  FAMILY: 25,
+  ARG_FLAGS: 26,
+  ARG_TARGET: 27,
+  ARG_OLDPATH: 28,
+  ARG_DOMAIN: 29,
+  ARG_REQUEST: 30,
+  L4PROTO: 31,
+  CONNECTED: 32,
+  NAME_CHANGED: 33,
+  DURATION: 34,
+  ARG_NAME: 35,
+  ARG_PATH: 36,
+  ARG_FILENAME: 37,
+  ARG_NEWPATH: 38,
+  ARG_MODE: 39,
+  ARG_FD: 40,
+  ARG_UID: 41,
+  ARG_CMD: 42,
+  TID: 43,
+  TIME: 44,
+  RAWTIME: 45,
+  DIRECTION: 46,
+  SOURCE: 47,
+  HOSTNAME: 48,
+  OPEN_EXEC: 49,
+  ARG_PID: 50,
+  ARG_DIRFD: 51,
+  ARG_RES: 52,
+  ARG_LINKPATH: 53,
 } as const;
 const BY_FIELD: Record<string, number> = {
-  'evt.num': F.NUM, 'evt.rawres': F.RAWRES, 'evt.res': F.RES, 'evt.failed': F.FAILED, 'fd.num': F.FDNUM,
-  'fd.name': F.NAME, 'fd.nameraw': F.NAMERAW, 'fd.directory': F.DIR, 'fd.filename': F.FILE, 'fd.typechar': F.TYPECHAR,
-  'fd.type': F.TYPE, 'evt.is_open_read': F.READ, 'evt.is_open_write': F.WRITE, 'evt.is_open_create': F.CREATE,
-  'fd.sip': F.SIP, 'fd.cip': F.CIP, 'fd.lip': F.LIP, 'fd.rip': F.RIP, 'fd.snet': F.SIP, 'fd.cnet': F.CIP,
-  'fd.lnet': F.LIP, 'fd.rnet': F.RIP, 'fd.sport': F.SPORT, 'fd.cport': F.CPORT, 'fd.lport': F.LPORT,
-  'fd.rport': F.RPORT, 'fd.ip': F.IPS, 'fd.net': F.IPS, 'fd.port': F.PORTS, 'fd.sockfamily': F.FAMILY,
-  'evt.arg.flags': F.ARG_FLAGS, 'evt.arg.target': F.ARG_TARGET, 'evt.arg.oldpath': F.ARG_OLDPATH,
-  'evt.arg.domain': F.ARG_DOMAIN, 'evt.arg.request': F.ARG_REQUEST, 'fd.l4proto': F.L4PROTO, 'fd.connected': F.CONNECTED,
-  'fd.name_changed': F.NAME_CHANGED, 'proc.duration': F.DURATION, 'evt.arg.name': F.ARG_NAME, 'evt.arg.path': F.ARG_PATH,
-  'evt.arg.filename': F.ARG_FILENAME, 'evt.arg.newpath': F.ARG_NEWPATH, 'evt.arg.mode': F.ARG_MODE, 'evt.arg.fd': F.ARG_FD,
-  'evt.arg.uid': F.ARG_UID, 'evt.arg.cmd': F.ARG_CMD, 'thread.tid': F.TID, 'evt.time': F.TIME, 'evt.rawtime': F.RAWTIME,
-  'evt.dir': F.DIRECTION, 'evt.source': F.SOURCE, 'evt.hostname': F.HOSTNAME, 'evt.is_open_exec': F.OPEN_EXEC,
-  'evt.arg.pid': F.ARG_PID, 'evt.arg.dirfd': F.ARG_DIRFD, 'evt.arg.res': F.ARG_RES, 'evt.arg.linkpath': F.ARG_LINKPATH,
+  'evt.num': F.NUM,
+  'evt.rawres': F.RAWRES,
+  'evt.res': F.RES,
+  'evt.failed': F.FAILED,
+  'fd.num': F.FDNUM,
+  'fd.name': F.NAME,
+  'fd.nameraw': F.NAMERAW,
+  'fd.directory': F.DIR,
+  'fd.filename': F.FILE,
+  'fd.typechar': F.TYPECHAR,
+  'fd.type': F.TYPE,
+  'evt.is_open_read': F.READ,
+  'evt.is_open_write': F.WRITE,
+  'evt.is_open_create': F.CREATE,
+  'fd.sip': F.SIP,
+  'fd.cip': F.CIP,
+  'fd.lip': F.LIP,
+  'fd.rip': F.RIP,
+  'fd.snet': F.SIP,
+  'fd.cnet': F.CIP,
+  'fd.lnet': F.LIP,
+  'fd.rnet': F.RIP,
+  'fd.sport': F.SPORT,
+  'fd.cport': F.CPORT,
+  'fd.lport': F.LPORT,
+  'fd.rport': F.RPORT,
+  'fd.ip': F.IPS,
+  'fd.net': F.IPS,
+  'fd.port': F.PORTS,
+  'fd.sockfamily': F.FAMILY,
+  'evt.arg.flags': F.ARG_FLAGS,
+  'evt.arg.target': F.ARG_TARGET,
+  'evt.arg.oldpath': F.ARG_OLDPATH,
+  'evt.arg.domain': F.ARG_DOMAIN,
+  'evt.arg.request': F.ARG_REQUEST,
+  'fd.l4proto': F.L4PROTO,
+  'fd.connected': F.CONNECTED,
+  'fd.name_changed': F.NAME_CHANGED,
+  'proc.duration': F.DURATION,
+  'evt.arg.name': F.ARG_NAME,
+  'evt.arg.path': F.ARG_PATH,
+  'evt.arg.filename': F.ARG_FILENAME,
+  'evt.arg.newpath': F.ARG_NEWPATH,
+  'evt.arg.mode': F.ARG_MODE,
+  'evt.arg.fd': F.ARG_FD,
+  'evt.arg.uid': F.ARG_UID,
+  'evt.arg.cmd': F.ARG_CMD,
+  'thread.tid': F.TID,
+  'evt.time': F.TIME,
+  'evt.rawtime': F.RAWTIME,
+  'evt.dir': F.DIRECTION,
+  'evt.source': F.SOURCE,
+  'evt.hostname': F.HOSTNAME,
+  'evt.is_open_exec': F.OPEN_EXEC,
+  'evt.arg.pid': F.ARG_PID,
+  'evt.arg.dirfd': F.ARG_DIRFD,
+  'evt.arg.res': F.ARG_RES,
+  'evt.arg.linkpath': F.ARG_LINKPATH,
 };
 /** The field of each path-parameter kind (NRC.PATHARG_SHIFT: 1 name, 2 path, 3 filename, 4 oldpath). */
 const PATH_FIELD = [0, F.ARG_NAME, F.ARG_PATH, F.ARG_FILENAME, F.ARG_OLDPATH] as const;
@@ -80,26 +192,102 @@ interface Plan {
 /** ingest.h numbers this file relies on; the addon's ingestAbi must say the same. */
 const K_COUNT = 256 + 11 + 64 + 48 + 3 + 17 + 3 + 12 + 3;
 const IABI = {
-  FLD_NUM: F.NUM, FLD_NAME: F.NAME, FLD_IPS: F.IPS, FLD_FAMILY: F.FAMILY, FLD_ARG_FLAGS: F.ARG_FLAGS, FLD_ARG_REQUEST: F.ARG_REQUEST,
-  FLD_L4PROTO: F.L4PROTO, FLD_DURATION: F.DURATION, FLD_COUNT: F.ARG_LINKPATH + 1,
-  FLD_TID: F.TID, FLD_TIME: F.TIME, FLD_RAWTIME: F.RAWTIME, FLD_DIRECTION: F.DIRECTION, FLD_SOURCE: F.SOURCE, FLD_HOSTNAME: F.HOSTNAME, FLD_OPEN_EXEC: F.OPEN_EXEC,
-  K_DIRECTION: 414, K_SOURCE: 415, K_HOSTNAME: 416,
-  FLD_ARG_NAME: F.ARG_NAME, FLD_ARG_PATH: F.ARG_PATH, FLD_ARG_FILENAME: F.ARG_FILENAME, FLD_ARG_NEWPATH: F.ARG_NEWPATH,
-  FLD_ARG_MODE: F.ARG_MODE, FLD_ARG_FD: F.ARG_FD, FLD_ARG_UID: F.ARG_UID, FLD_ARG_CMD: F.ARG_CMD, K_MODE: 402,
-  NRC_PATHARG_SHIFT: 12, NRC_PATH_RAW: 0x8000, NRC_NEWPATH: 0x10000, NRC_MODE_SHIFT: 17, NRC_MODEFMT_SHIFT: 20, NRC_FDARG_SHIFT: 22, NRC_SETUID: 0x1000000, NRC_BPF: 0x2000000,
-  FLD_ARG_PID: F.ARG_PID, FLD_ARG_DIRFD: F.ARG_DIRFD, FLD_ARG_RES: F.ARG_RES, FLD_ARG_LINKPATH: F.ARG_LINKPATH,
-  NRC_DIRFD: 0x4000000, NRC_LINKPATH: 0x8000000, NRC_RES: 0x10000000,
-  NRC_OPEN: 1, NRC_FD_RET: 2, NRC_FD_ARG0: 4, NRC_SERVER: 8, NRC_FLAGS_SHIFT: 4, NRC_SOCKET: 0x100, NRC_PTRACE: 0x200, NRC_CONNECT: 0x400, NRC_SENDTO: 0x800,
-  K_ERRNO_END: 256, K_F: 256, K_IP: 266, K_DOMAIN: 267, K_PTRACE: 331, K_PTRACE_HI: 363, K_OACC: 379, K_OFLAG: 382, K_L4: 399, K_COUNT, OFLAG_COUNT: 17,
-  IP_STRIDE: 0, IP_HEAD: 1, IP_NSLOTS: 2, IP_NR: 4, IP_CONST: 4 + 2 * 512, IP_OFLAGS: 4 + 2 * 512 + 2 * K_COUNT, IP_SLOTS: 4 + 2 * 512 + 2 * K_COUNT + 17,
-  IS_EVENTS: 0, IS_MAX: 1, IS_HEAP: 2, IS_HEAP_END: 3, IS_NUM: 4, IS_BASE: 5, IS_CONST: 6, IS_STOP: 7, IS_EPOCH_LO: 8, IS_EPOCH_HI: 9, IS_WORDS: 10,
+  FLD_NUM: F.NUM,
+  FLD_NAME: F.NAME,
+  FLD_IPS: F.IPS,
+  FLD_FAMILY: F.FAMILY,
+  FLD_ARG_FLAGS: F.ARG_FLAGS,
+  FLD_ARG_REQUEST: F.ARG_REQUEST,
+  FLD_L4PROTO: F.L4PROTO,
+  FLD_DURATION: F.DURATION,
+  FLD_COUNT: F.ARG_LINKPATH + 1,
+  FLD_TID: F.TID,
+  FLD_TIME: F.TIME,
+  FLD_RAWTIME: F.RAWTIME,
+  FLD_DIRECTION: F.DIRECTION,
+  FLD_SOURCE: F.SOURCE,
+  FLD_HOSTNAME: F.HOSTNAME,
+  FLD_OPEN_EXEC: F.OPEN_EXEC,
+  K_DIRECTION: 414,
+  K_SOURCE: 415,
+  K_HOSTNAME: 416,
+  FLD_ARG_NAME: F.ARG_NAME,
+  FLD_ARG_PATH: F.ARG_PATH,
+  FLD_ARG_FILENAME: F.ARG_FILENAME,
+  FLD_ARG_NEWPATH: F.ARG_NEWPATH,
+  FLD_ARG_MODE: F.ARG_MODE,
+  FLD_ARG_FD: F.ARG_FD,
+  FLD_ARG_UID: F.ARG_UID,
+  FLD_ARG_CMD: F.ARG_CMD,
+  K_MODE: 402,
+  NRC_PATHARG_SHIFT: 12,
+  NRC_PATH_RAW: 0x8000,
+  NRC_NEWPATH: 0x10000,
+  NRC_MODE_SHIFT: 17,
+  NRC_MODEFMT_SHIFT: 20,
+  NRC_FDARG_SHIFT: 22,
+  NRC_SETUID: 0x1000000,
+  NRC_BPF: 0x2000000,
+  FLD_ARG_PID: F.ARG_PID,
+  FLD_ARG_DIRFD: F.ARG_DIRFD,
+  FLD_ARG_RES: F.ARG_RES,
+  FLD_ARG_LINKPATH: F.ARG_LINKPATH,
+  NRC_DIRFD: 0x4000000,
+  NRC_LINKPATH: 0x8000000,
+  NRC_RES: 0x10000000,
+  NRC_OPEN: 1,
+  NRC_FD_RET: 2,
+  NRC_FD_ARG0: 4,
+  NRC_SERVER: 8,
+  NRC_FLAGS_SHIFT: 4,
+  NRC_SOCKET: 0x100,
+  NRC_PTRACE: 0x200,
+  NRC_CONNECT: 0x400,
+  NRC_SENDTO: 0x800,
+  K_ERRNO_END: 256,
+  K_F: 256,
+  K_IP: 266,
+  K_DOMAIN: 267,
+  K_PTRACE: 331,
+  K_PTRACE_HI: 363,
+  K_OACC: 379,
+  K_OFLAG: 382,
+  K_L4: 399,
+  K_COUNT,
+  OFLAG_COUNT: 17,
+  IP_STRIDE: 0,
+  IP_HEAD: 1,
+  IP_NSLOTS: 2,
+  IP_NR: 4,
+  IP_CONST: 4 + 2 * 512,
+  IP_OFLAGS: 4 + 2 * 512 + 2 * K_COUNT,
+  IP_SLOTS: 4 + 2 * 512 + 2 * K_COUNT + 17,
+  IS_EVENTS: 0,
+  IS_MAX: 1,
+  IS_HEAP: 2,
+  IS_HEAP_END: 3,
+  IS_NUM: 4,
+  IS_BASE: 5,
+  IS_CONST: 6,
+  IS_STOP: 7,
+  IS_EPOCH_LO: 8,
+  IS_EPOCH_HI: 9,
+  IS_WORDS: 10,
   NR_SYSCALLS: NR_SYSCALLS,
 } as const;
 /** ingest.h class bits of the evt.arg.* parameters (RAE_NRC_*, in IABI so the addon's ingestAbi is checked against them). */
 const NRC = {
-  PATHARG_SHIFT: IABI.NRC_PATHARG_SHIFT, PATH_RAW: IABI.NRC_PATH_RAW, NEWPATH: IABI.NRC_NEWPATH, MODE_SHIFT: IABI.NRC_MODE_SHIFT,
-  MODEFMT_SHIFT: IABI.NRC_MODEFMT_SHIFT, FDARG_SHIFT: IABI.NRC_FDARG_SHIFT, SETUID: IABI.NRC_SETUID, BPF: IABI.NRC_BPF,
-  DIRFD: IABI.NRC_DIRFD, LINKPATH: IABI.NRC_LINKPATH, RES: IABI.NRC_RES,
+  PATHARG_SHIFT: IABI.NRC_PATHARG_SHIFT,
+  PATH_RAW: IABI.NRC_PATH_RAW,
+  NEWPATH: IABI.NRC_NEWPATH,
+  MODE_SHIFT: IABI.NRC_MODE_SHIFT,
+  MODEFMT_SHIFT: IABI.NRC_MODEFMT_SHIFT,
+  FDARG_SHIFT: IABI.NRC_FDARG_SHIFT,
+  SETUID: IABI.NRC_SETUID,
+  BPF: IABI.NRC_BPF,
+  DIRFD: IABI.NRC_DIRFD,
+  LINKPATH: IABI.NRC_LINKPATH,
+  RES: IABI.NRC_RES,
 } as const;
 /** IS_STOP: the translator stopped at a SYSCALL record the host translates (evt.arg.uid). */
 const STOP_HOST_RECORD = 2;
@@ -138,15 +326,32 @@ function constants(hostname: string): { blob: Uint8Array; table: Int32Array } {
 const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
   const name = NAMES[nr]!;
   const flagsFrom = name === 'creat' ? 1 : name === 'openat2' ? 2 : name === 'open' ? 3 : name === 'openat' ? 4 : 0;
-  const base = (OPENS.has(name) ? IABI.NRC_OPEN : 0) | (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) | (FD_FROM_ARG0.has(name) ? IABI.NRC_FD_ARG0 : 0) | (SERVER_SIDE.has(name) ? IABI.NRC_SERVER : 0) | (flagsFrom << IABI.NRC_FLAGS_SHIFT) | (name === 'socket' ? IABI.NRC_SOCKET : 0) | (name === 'ptrace' ? IABI.NRC_PTRACE : 0) | (name === 'connect' ? IABI.NRC_CONNECT : 0) | (name === 'sendto' || name === 'sendmsg' ? IABI.NRC_SENDTO : 0);
+  const base =
+    (OPENS.has(name) ? IABI.NRC_OPEN : 0) |
+    (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) |
+    (FD_FROM_ARG0.has(name) ? IABI.NRC_FD_ARG0 : 0) |
+    (SERVER_SIDE.has(name) ? IABI.NRC_SERVER : 0) |
+    (flagsFrom << IABI.NRC_FLAGS_SHIFT) |
+    (name === 'socket' ? IABI.NRC_SOCKET : 0) |
+    (name === 'ptrace' ? IABI.NRC_PTRACE : 0) |
+    (name === 'connect' ? IABI.NRC_CONNECT : 0) |
+    (name === 'sendto' || name === 'sendmsg' ? IABI.NRC_SENDTO : 0);
   // the evt.arg.* parameters libsinsp gives this syscall (render.ts)
   const p = PATH_ARG[name];
   const mode = MODE_ARG[name];
   const fd = FD_ARG[name];
-  return base | (p ? (['name', 'path', 'filename', 'oldpath'].indexOf(p[0]) + 1) << NRC.PATHARG_SHIFT | (p[1] ? 0 : NRC.PATH_RAW) : 0) | (NEWPATH_ARG.has(name) ? NRC.NEWPATH : 0)
-    | (mode ? ((mode[0] === 6 ? 7 : mode[0] + 1) << NRC.MODE_SHIFT) | ((['chmod', 'open', 'hex'].indexOf(mode[1]) + 1) << NRC.MODEFMT_SHIFT) : 0)
-    | (fd ? (fd === 'ret' ? 1 : 2) << NRC.FDARG_SHIFT : 0) | (name === 'setuid' ? NRC.SETUID : 0) | (name === 'bpf' ? NRC.BPF : 0)
-    | (DIRFD_ARG.has(name) ? NRC.DIRFD : 0) | (LINKPATH_ARG.has(name) ? NRC.LINKPATH : 0) | (hasResArg(name) ? NRC.RES : 0);
+  return (
+    base |
+    (p ? ((['name', 'path', 'filename', 'oldpath'].indexOf(p[0]) + 1) << NRC.PATHARG_SHIFT) | (p[1] ? 0 : NRC.PATH_RAW) : 0) |
+    (NEWPATH_ARG.has(name) ? NRC.NEWPATH : 0) |
+    (mode ? ((mode[0] === 6 ? 7 : mode[0] + 1) << NRC.MODE_SHIFT) | ((['chmod', 'open', 'hex'].indexOf(mode[1]) + 1) << NRC.MODEFMT_SHIFT) : 0) |
+    (fd ? (fd === 'ret' ? 1 : 2) << NRC.FDARG_SHIFT : 0) |
+    (name === 'setuid' ? NRC.SETUID : 0) |
+    (name === 'bpf' ? NRC.BPF : 0) |
+    (DIRFD_ARG.has(name) ? NRC.DIRFD : 0) |
+    (LINKPATH_ARG.has(name) ? NRC.LINKPATH : 0) |
+    (hasResArg(name) ? NRC.RES : 0)
+  );
 });
 
 let nativeCache: NativeIngest | null | undefined;
@@ -171,7 +376,10 @@ function nativePlan(stride: number, head: number, slots: Plan['slots'], consts: 
     w[IABI.IP_NR + 2 * nr + 1] = NR_CLASS[nr]!;
   }
   w.set(consts, IABI.IP_CONST);
-  w.set(OPEN_FLAGS.map(([bit]) => bit), IABI.IP_OFLAGS);
+  w.set(
+    OPEN_FLAGS.map(([bit]) => bit),
+    IABI.IP_OFLAGS,
+  );
   slots.forEach(({ slot, field }, j) => w.set([field, slot.offset, slot.index], IABI.IP_SLOTS + 3 * j));
   return w;
 }
@@ -392,9 +600,12 @@ export class KernelIngest implements RecordTranslator {
     const f = this.f;
     const ok = f.ret >= 0;
     switch (field) {
-      case F.NUM: return this.num64(to, this.num);
-      case F.RAWRES: return this.num64(to, f.ret);
-      case F.FAILED: return this.num64(to, ok ? 0 : 1);
+      case F.NUM:
+        return this.num64(to, this.num);
+      case F.RAWRES:
+        return this.num64(to, f.ret);
+      case F.FAILED:
+        return this.num64(to, ok ? 0 : 1);
       case F.RES: {
         const e = ok ? 'SUCCESS' : ERRNO[-f.ret];
         return e !== undefined && this.constant(e, to);
@@ -439,14 +650,22 @@ export class KernelIngest implements RecordTranslator {
         const v = field === F.READ ? acc === 0 || acc === 2 : field === F.WRITE ? acc === 1 || acc === 2 : (f.flags & O_CREAT) !== 0;
         return this.num64(to, v ? 1 : 0);
       }
-      case F.SIP: return this.ip(view, vd, f.server, to);
-      case F.CIP: return this.ip(view, vd, f.client, to);
-      case F.LIP: return this.ip(view, vd, off + SYSCALL.local, to);
-      case F.RIP: return this.ip(view, vd, off + SYSCALL.peer, to);
-      case F.SPORT: return this.port(vd, f.server, to);
-      case F.CPORT: return this.port(vd, f.client, to);
-      case F.LPORT: return this.port(vd, off + SYSCALL.local, to);
-      case F.RPORT: return this.port(vd, off + SYSCALL.peer, to);
+      case F.SIP:
+        return this.ip(view, vd, f.server, to);
+      case F.CIP:
+        return this.ip(view, vd, f.client, to);
+      case F.LIP:
+        return this.ip(view, vd, off + SYSCALL.local, to);
+      case F.RIP:
+        return this.ip(view, vd, off + SYSCALL.peer, to);
+      case F.SPORT:
+        return this.port(vd, f.server, to);
+      case F.CPORT:
+        return this.port(vd, f.client, to);
+      case F.LPORT:
+        return this.port(vd, off + SYSCALL.local, to);
+      case F.RPORT:
+        return this.port(vd, off + SYSCALL.peer, to);
       case F.IPS:
       case F.PORTS: {
         const at = this.alloc(16);
@@ -494,7 +713,13 @@ export class KernelIngest implements RecordTranslator {
       }
       case F.ARG_FD: {
         const k = FD_ARG[f.name];
-        return k !== undefined && this.constant(fdText(k === 'ret' ? f.ret : vd.getInt32(off + SYSCALL.args, true), (e) => ERRNO[e]), to);
+        return (
+          k !== undefined &&
+          this.constant(
+            fdText(k === 'ret' ? f.ret : vd.getInt32(off + SYSCALL.args, true), (e) => ERRNO[e]),
+            to,
+          )
+        );
       }
       case F.ARG_UID: {
         if (f.name !== 'setuid') return false;
@@ -506,12 +731,25 @@ export class KernelIngest implements RecordTranslator {
       case F.ARG_PID:
         return (f.cls & IABI.NRC_PTRACE) !== 0 && this.constant(String(vd.getInt32(off + SYSCALL.args + 8, true)), to);
       case F.ARG_DIRFD:
-        return (f.cls & NRC.DIRFD) !== 0 && this.constant(fdText(vd.getInt32(off + SYSCALL.args, true), (e) => ERRNO[e]), to);
+        return (
+          (f.cls & NRC.DIRFD) !== 0 &&
+          this.constant(
+            fdText(vd.getInt32(off + SYSCALL.args, true), (e) => ERRNO[e]),
+            to,
+          )
+        );
       case F.ARG_RES:
-        return (f.cls & NRC.RES) !== 0 && this.constant(resArgText(f.ret, (e) => ERRNO[e]), to);
+        return (
+          (f.cls & NRC.RES) !== 0 &&
+          this.constant(
+            resArgText(f.ret, (e) => ERRNO[e]),
+            to,
+          )
+        );
       case F.ARG_LINKPATH:
         return (f.cls & NRC.LINKPATH) !== 0 && this.newPath(view, vd, off, to);
-      case F.TID: return this.num64(to, vd.getUint32(off + HDR.tid, true));
+      case F.TID:
+        return this.num64(to, vd.getUint32(off + HDR.tid, true));
       case F.RAWTIME:
         this.dv.setBigUint64(to, BigInt.asUintN(64, vd.getBigUint64(off + HDR.ts_ns, true) + this.epoch), true);
         return true;
@@ -522,10 +760,14 @@ export class KernelIngest implements RecordTranslator {
         this.u8.set(b, at);
         return this.ref(to, at, b.length);
       }
-      case F.DIRECTION: return this.constant('<', to);
-      case F.SOURCE: return this.constant('syscall', to);
-      case F.HOSTNAME: return this.constant(this.hostname, to);
-      case F.OPEN_EXEC: return this.num64(to, 0);
+      case F.DIRECTION:
+        return this.constant('<', to);
+      case F.SOURCE:
+        return this.constant('syscall', to);
+      case F.HOSTNAME:
+        return this.constant(this.hostname, to);
+      case F.OPEN_EXEC:
+        return this.num64(to, 0);
       case F.ARG_DOMAIN:
         return f.name === 'socket' && this.constant(socketDomain(Number(vd.getBigInt64(off + SYSCALL.args, true))), to);
       case F.ARG_REQUEST:

@@ -45,7 +45,10 @@ const TICK_NS = 10_000_000n;
 /** Where cgroup v2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host); undefined without one. */
 export function cgroup2Mount(): string | undefined {
   const mounts = read('/proc/self/mounts')?.toString('latin1') ?? '';
-  return mounts.split('\n').map((l) => l.split(' ')).find((f) => f[2] === 'cgroup2')?.[1];
+  return mounts
+    .split('\n')
+    .map((l) => l.split(' '))
+    .find((f) => f[2] === 'cgroup2')?.[1];
 }
 
 let cgroupRoot: string | undefined;
@@ -169,7 +172,10 @@ function splitNul(b: Buffer): Buffer[] {
 
 /** Every process currently in /proc, ordered by pid (parents mostly before children). */
 export function readProcesses(root = '/proc'): ProcSnapshot[] {
-  const pids = readdirSync(root).filter((n) => /^\d+$/.test(n)).map(Number).sort((a, b) => a - b);
+  const pids = readdirSync(root)
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .sort((a, b) => a - b);
   return parentsFirst(pids.flatMap((pid) => readProcess(pid, root) ?? []));
 }
 
@@ -221,9 +227,17 @@ export function encodeProcRecord(p: ProcSnapshot, view: Uint8Array, off: number,
   dv.setUint32(HDR.gid, p.egid, true);
   dv.setBigUint64(HDR.cgroup_id, p.cgroupId, true);
   const u32: [number, number][] = [
-    [PROC.ppid, p.ppid], [PROC.vpid, p.vpid], [PROC.vtid, p.vpid], [PROC.sid, p.sid], [PROC.pgid, p.pgid],
-    [PROC.ruid, p.ruid], [PROC.rgid, p.rgid], [PROC.loginuid, p.loginuid], [PROC.tty, p.tty],
-    [PROC.pidns, p.pidns], [PROC.mntns, p.mntns],
+    [PROC.ppid, p.ppid],
+    [PROC.vpid, p.vpid],
+    [PROC.vtid, p.vpid],
+    [PROC.sid, p.sid],
+    [PROC.pgid, p.pgid],
+    [PROC.ruid, p.ruid],
+    [PROC.rgid, p.rgid],
+    [PROC.loginuid, p.loginuid],
+    [PROC.tty, p.tty],
+    [PROC.pidns, p.pidns],
+    [PROC.mntns, p.mntns],
   ];
   for (const [at, v] of u32) dv.setUint32(at, v >>> 0, true);
   dv.setUint32(PROC.pflags, p.exeWritable ? PF.EXE_WRITABLE : 0, true);

@@ -8,10 +8,23 @@ type FlagTable = ReadonlyArray<readonly [number, string]>;
 
 /** x86-64 open(2) flags in libsinsp's order; the access mode is handled separately. */
 export const OPEN_FLAGS: FlagTable = [
-  [0o100, 'O_CREAT'], [0o200, 'O_EXCL'], [0o400, 'O_NOCTTY'], [0o1000, 'O_TRUNC'], [0o2000, 'O_APPEND'],
-  [0o4000, 'O_NONBLOCK'], [0o10000, 'O_DSYNC'], [0o20000, 'O_ASYNC'], [0o40000, 'O_DIRECT'], [0o100000, 'O_LARGEFILE'],
-  [0o200000, 'O_DIRECTORY'], [0o400000, 'O_NOFOLLOW'], [0o1000000, 'O_NOATIME'], [0o2000000, 'O_CLOEXEC'],
-  [0o4000000, 'O_SYNC'], [0o10000000, 'O_PATH'], [0o20000000, 'O_TMPFILE'],
+  [0o100, 'O_CREAT'],
+  [0o200, 'O_EXCL'],
+  [0o400, 'O_NOCTTY'],
+  [0o1000, 'O_TRUNC'],
+  [0o2000, 'O_APPEND'],
+  [0o4000, 'O_NONBLOCK'],
+  [0o10000, 'O_DSYNC'],
+  [0o20000, 'O_ASYNC'],
+  [0o40000, 'O_DIRECT'],
+  [0o100000, 'O_LARGEFILE'],
+  [0o200000, 'O_DIRECTORY'],
+  [0o400000, 'O_NOFOLLOW'],
+  [0o1000000, 'O_NOATIME'],
+  [0o2000000, 'O_CLOEXEC'],
+  [0o4000000, 'O_SYNC'],
+  [0o10000000, 'O_PATH'],
+  [0o20000000, 'O_TMPFILE'],
 ];
 const O_ACCMODE = 3;
 
@@ -33,24 +46,60 @@ export function openWrites(flags: number): boolean {
 
 /** chmod mode bits and names in libsinsp's chmod_mode order. */
 export const MODE_FLAGS: FlagTable = [
-  [0o1, 'S_IXOTH'], [0o2, 'S_IWOTH'], [0o4, 'S_IROTH'], [0o10, 'S_IXGRP'], [0o20, 'S_IWGRP'], [0o40, 'S_IRGRP'],
-  [0o100, 'S_IXUSR'], [0o200, 'S_IWUSR'], [0o400, 'S_IRUSR'], [0o1000, 'S_ISVTX'], [0o2000, 'S_ISGID'], [0o4000, 'S_ISUID'],
+  [0o1, 'S_IXOTH'],
+  [0o2, 'S_IWOTH'],
+  [0o4, 'S_IROTH'],
+  [0o10, 'S_IXGRP'],
+  [0o20, 'S_IWGRP'],
+  [0o40, 'S_IRGRP'],
+  [0o100, 'S_IXUSR'],
+  [0o200, 'S_IWUSR'],
+  [0o400, 'S_IRUSR'],
+  [0o1000, 'S_ISVTX'],
+  [0o2000, 'S_ISGID'],
+  [0o4000, 'S_ISUID'],
 ];
 
 /** A file mode as libsinsp's chmod flags, e.g. `S_IXUSR|S_IWUSR|S_IRUSR`. */
 export function modeFlags(mode: number): string {
-  return MODE_FLAGS.filter(([bit]) => (mode & bit) !== 0).map(([, n]) => n).join('|');
+  return MODE_FLAGS.filter(([bit]) => (mode & bit) !== 0)
+    .map(([, n]) => n)
+    .join('|');
 }
 
 /** ptrace request names by number. */
 export const PTRACE: Record<number, string> = {
-  0: 'PTRACE_TRACEME', 1: 'PTRACE_PEEKTEXT', 2: 'PTRACE_PEEKDATA', 3: 'PTRACE_PEEKUSR', 4: 'PTRACE_POKETEXT',
-  5: 'PTRACE_POKEDATA', 6: 'PTRACE_POKEUSR', 7: 'PTRACE_CONT', 8: 'PTRACE_KILL', 9: 'PTRACE_SINGLESTEP',
-  12: 'PTRACE_GETREGS', 13: 'PTRACE_SETREGS', 14: 'PTRACE_GETFPREGS', 15: 'PTRACE_SETFPREGS', 16: 'PTRACE_ATTACH',
-  17: 'PTRACE_DETACH', 18: 'PTRACE_GETFPXREGS', 19: 'PTRACE_SETFPXREGS', 24: 'PTRACE_SYSCALL', 31: 'PTRACE_SYSEMU',
-  32: 'PTRACE_SYSEMU_SINGLESTEP', 0x4200: 'PTRACE_SETOPTIONS', 0x4201: 'PTRACE_GETEVENTMSG', 0x4202: 'PTRACE_GETSIGINFO',
-  0x4203: 'PTRACE_SETSIGINFO', 0x4204: 'PTRACE_GETREGSET', 0x4205: 'PTRACE_SETREGSET', 0x4206: 'PTRACE_SEIZE',
-  0x4207: 'PTRACE_INTERRUPT', 0x4208: 'PTRACE_LISTEN', 0x4209: 'PTRACE_PEEKSIGINFO',
+  0: 'PTRACE_TRACEME',
+  1: 'PTRACE_PEEKTEXT',
+  2: 'PTRACE_PEEKDATA',
+  3: 'PTRACE_PEEKUSR',
+  4: 'PTRACE_POKETEXT',
+  5: 'PTRACE_POKEDATA',
+  6: 'PTRACE_POKEUSR',
+  7: 'PTRACE_CONT',
+  8: 'PTRACE_KILL',
+  9: 'PTRACE_SINGLESTEP',
+  12: 'PTRACE_GETREGS',
+  13: 'PTRACE_SETREGS',
+  14: 'PTRACE_GETFPREGS',
+  15: 'PTRACE_SETFPREGS',
+  16: 'PTRACE_ATTACH',
+  17: 'PTRACE_DETACH',
+  18: 'PTRACE_GETFPXREGS',
+  19: 'PTRACE_SETFPXREGS',
+  24: 'PTRACE_SYSCALL',
+  31: 'PTRACE_SYSEMU',
+  32: 'PTRACE_SYSEMU_SINGLESTEP',
+  0x4200: 'PTRACE_SETOPTIONS',
+  0x4201: 'PTRACE_GETEVENTMSG',
+  0x4202: 'PTRACE_GETSIGINFO',
+  0x4203: 'PTRACE_SETSIGINFO',
+  0x4204: 'PTRACE_GETREGSET',
+  0x4205: 'PTRACE_SETREGSET',
+  0x4206: 'PTRACE_SEIZE',
+  0x4207: 'PTRACE_INTERRUPT',
+  0x4208: 'PTRACE_LISTEN',
+  0x4209: 'PTRACE_PEEKSIGINFO',
 };
 
 /** A ptrace request name, e.g. `PTRACE_ATTACH`. */
@@ -60,8 +109,19 @@ export function ptraceRequest(req: number): string {
 
 /** Socket domain names by number. */
 export const DOMAINS: Record<number, string> = {
-  0: 'AF_UNSPEC', 1: 'AF_UNIX', 2: 'AF_INET', 3: 'AF_AX25', 4: 'AF_IPX', 5: 'AF_APPLETALK', 9: 'AF_X25', 10: 'AF_INET6',
-  16: 'AF_NETLINK', 17: 'AF_PACKET', 38: 'AF_ALG', 40: 'AF_VSOCK', 44: 'AF_XDP',
+  0: 'AF_UNSPEC',
+  1: 'AF_UNIX',
+  2: 'AF_INET',
+  3: 'AF_AX25',
+  4: 'AF_IPX',
+  5: 'AF_APPLETALK',
+  9: 'AF_X25',
+  10: 'AF_INET6',
+  16: 'AF_NETLINK',
+  17: 'AF_PACKET',
+  38: 'AF_ALG',
+  40: 'AF_VSOCK',
+  44: 'AF_XDP',
 };
 
 /** A socket domain name, e.g. `AF_PACKET`. */
@@ -111,22 +171,58 @@ export function atFlags(flags: number): string {
 
 /** The evt.arg name of a syscall's first path (the record's `path`), and whether it is resolved against `dir`. */
 export const PATH_ARG: Readonly<Record<string, readonly ['name' | 'path' | 'filename' | 'oldpath', boolean]>> = {
-  open: ['name', true], openat: ['name', true], openat2: ['name', true], creat: ['name', true], unlinkat: ['name', true],
-  memfd_create: ['name', false], mkdir: ['path', true], mkdirat: ['path', true], rmdir: ['path', true], unlink: ['path', true],
-  chdir: ['path', false], chmod: ['filename', true], fchmodat: ['filename', true], fchmodat2: ['filename', true],
-  rename: ['oldpath', true], renameat: ['oldpath', true], renameat2: ['oldpath', true], link: ['oldpath', true], linkat: ['oldpath', true],
+  open: ['name', true],
+  openat: ['name', true],
+  openat2: ['name', true],
+  creat: ['name', true],
+  unlinkat: ['name', true],
+  memfd_create: ['name', false],
+  mkdir: ['path', true],
+  mkdirat: ['path', true],
+  rmdir: ['path', true],
+  unlink: ['path', true],
+  chdir: ['path', false],
+  chmod: ['filename', true],
+  fchmodat: ['filename', true],
+  fchmodat2: ['filename', true],
+  rename: ['oldpath', true],
+  renameat: ['oldpath', true],
+  renameat2: ['oldpath', true],
+  link: ['oldpath', true],
+  linkat: ['oldpath', true],
 };
 /** Syscalls with evt.arg.newpath (the record's `path2`, resolved against `dir2`). */
 export const NEWPATH_ARG: ReadonlySet<string> = new Set(['rename', 'renameat', 'renameat2', 'link', 'linkat']);
 /** evt.arg.mode: which value (argument index; 6 = openat2's how.mode, aux[1]) and how it prints. */
 export const MODE_ARG: Readonly<Record<string, readonly [number, 'chmod' | 'open' | 'hex']>> = {
-  chmod: [1, 'chmod'], fchmod: [1, 'chmod'], fchmodat: [2, 'chmod'], fchmodat2: [2, 'chmod'],
-  open: [2, 'open'], openat: [3, 'open'], openat2: [6, 'open'], creat: [1, 'open'], mkdir: [1, 'hex'], mkdirat: [2, 'hex'],
+  chmod: [1, 'chmod'],
+  fchmod: [1, 'chmod'],
+  fchmodat: [2, 'chmod'],
+  fchmodat2: [2, 'chmod'],
+  open: [2, 'open'],
+  openat: [3, 'open'],
+  openat2: [6, 'open'],
+  creat: [1, 'open'],
+  mkdir: [1, 'hex'],
+  mkdirat: [2, 'hex'],
 };
 /** evt.arg.fd: the return value or the first argument. */
 export const FD_ARG: Readonly<Record<string, 'ret' | 'arg0'>> = {
-  open: 'ret', openat: 'ret', openat2: 'ret', creat: 'ret', socket: 'ret', accept: 'ret', accept4: 'ret', memfd_create: 'ret', bpf: 'ret',
-  connect: 'arg0', fchmod: 'arg0', fcntl: 'arg0', setsockopt: 'arg0', getsockopt: 'arg0', finit_module: 'arg0',
+  open: 'ret',
+  openat: 'ret',
+  openat2: 'ret',
+  creat: 'ret',
+  socket: 'ret',
+  accept: 'ret',
+  accept4: 'ret',
+  memfd_create: 'ret',
+  bpf: 'ret',
+  connect: 'arg0',
+  fchmod: 'arg0',
+  fcntl: 'arg0',
+  setsockopt: 'arg0',
+  getsockopt: 'arg0',
+  finit_module: 'arg0',
 };
 /** The 12 permission bits of a chmod/open mode (chmod_mode's values). */
 export const MODE_BITS = 0o7777;
@@ -188,5 +284,5 @@ export function hasResArg(name: string): boolean {
 
 /** evt.arg.res (PT_ERRNO): the errno name (`errno(n)`) of a negative value, else the number. */
 export function resArgText(ret: number, errno: (n: number) => string | undefined): string {
-  return ret < 0 ? errno(-ret) ?? String(ret) : String(ret);
+  return ret < 0 ? (errno(-ret) ?? String(ret)) : String(ret);
 }

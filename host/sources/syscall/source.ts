@@ -237,7 +237,10 @@ export function missingFieldWarnings(missing: readonly MissingField[]): string[]
   const byField = new Map<string, MissingField[]>();
   for (const m of missing) byField.set(m.field, [...(byField.get(m.field) ?? []), m]);
   return [...byField].map(([field, uses]) => {
-    const named = uses.slice(0, WARN_RULES).map((u) => `"${u.rule}" (${u.where})`).join(', ');
+    const named = uses
+      .slice(0, WARN_RULES)
+      .map((u) => `"${u.rule}" (${u.where})`)
+      .join(', ');
     const more = uses.length > WARN_RULES ? ` and ${uses.length - WARN_RULES} more` : '';
     return `syscall: warning: kernel events do not provide ${field}, it reads as missing in rule ${named}${more}`;
   });
@@ -245,7 +248,15 @@ export function missingFieldWarnings(missing: readonly MissingField[]): string[]
 
 /** The internal alert for dropped kernel events (like Falco's syscall event drop alert). */
 export function dropAlert(lost: number, shed: number, hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
-  return internalAlert(SYSCALL_DROP_RULE, 'Warning', ['syscall', 'drops'], hostname, `${lost + shed} syscall event(s) dropped since the last report (${lost} lost in the kernel ring buffer, ${shed} shed in userspace)`, { 'n_drops': lost + shed, 'n_drops_kernel': lost, 'n_drops_userspace': shed }, now);
+  return internalAlert(
+    SYSCALL_DROP_RULE,
+    'Warning',
+    ['syscall', 'drops'],
+    hostname,
+    `${lost + shed} syscall event(s) dropped since the last report (${lost} lost in the kernel ring buffer, ${shed} shed in userspace)`,
+    { n_drops: lost + shed, n_drops_kernel: lost, n_drops_userspace: shed },
+    now,
+  );
 }
 
 /** The kernel source as a module source for `rae run`, or undefined after logging (and telling `onOff`) why it is off. */

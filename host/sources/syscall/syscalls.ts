@@ -53,7 +53,9 @@ const TABLE = [
   'process_madvise epoll_pwait2 mount_setattr quotactl_fd landlock_create_ruleset landlock_add_rule landlock_restrict_self memfd_secret process_mrelease futex_waitv', // 440
   'set_mempolicy_home_node - fchmodat2 map_shadow_stack futex_wake futex_wait futex_requeue statmount listmount lsm_get_self_attr', // 450
   'lsm_set_self_attr lsm_list_modules mseal setxattrat getxattrat listxattrat removexattrat open_tree_attr', // 460
-].join(' ').split(' ');
+]
+  .join(' ')
+  .split(' ');
 
 /** Syscall name by x86-64 number ('' when unused or unknown). */
 export function syscallName(nr: number): string {
@@ -73,13 +75,67 @@ export const NR_SYSCALLS = 512;
 
 /** Syscalls whose pointer arguments the probe decodes (mirror of probes/src/syscalls.h). */
 export const DECODED = [
-  'open', 'close', 'dup', 'dup2', 'socket', 'connect', 'accept', 'sendto', 'recvfrom', 'sendmsg',
-  'recvmsg', 'shutdown', 'bind', 'listen', 'setsockopt', 'getsockopt', 'clone', 'fork', 'vfork',
-  'execve', 'kill', 'fcntl', 'chdir', 'fchdir', 'rename', 'mkdir', 'rmdir', 'creat', 'link', 'unlink',
-  'symlink', 'chmod', 'fchmod', 'ptrace', 'setuid', 'setgid', 'setreuid', 'setregid', 'setresuid',
-  'setresgid', 'init_module', 'mkdirat', 'openat', 'unlinkat', 'renameat', 'linkat', 'symlinkat',
-  'fchmodat', 'unshare', 'accept4', 'dup3', 'setns', 'finit_module', 'renameat2', 'memfd_create',
-  'bpf', 'execveat', 'userfaultfd', 'clone3', 'openat2', 'fchmodat2',
+  'open',
+  'close',
+  'dup',
+  'dup2',
+  'socket',
+  'connect',
+  'accept',
+  'sendto',
+  'recvfrom',
+  'sendmsg',
+  'recvmsg',
+  'shutdown',
+  'bind',
+  'listen',
+  'setsockopt',
+  'getsockopt',
+  'clone',
+  'fork',
+  'vfork',
+  'execve',
+  'kill',
+  'fcntl',
+  'chdir',
+  'fchdir',
+  'rename',
+  'mkdir',
+  'rmdir',
+  'creat',
+  'link',
+  'unlink',
+  'symlink',
+  'chmod',
+  'fchmod',
+  'ptrace',
+  'setuid',
+  'setgid',
+  'setreuid',
+  'setregid',
+  'setresuid',
+  'setresgid',
+  'init_module',
+  'mkdirat',
+  'openat',
+  'unlinkat',
+  'renameat',
+  'linkat',
+  'symlinkat',
+  'fchmodat',
+  'unshare',
+  'accept4',
+  'dup3',
+  'setns',
+  'finit_module',
+  'renameat2',
+  'memfd_create',
+  'bpf',
+  'execveat',
+  'userfaultfd',
+  'clone3',
+  'openat2',
+  'fchmodat2',
 ] as const;
 
 /**

@@ -332,7 +332,10 @@ export class ThreadTable {
     this.dv.setUint32(at + THREAD.uid, uid, true);
     this.dv.setUint32(at + THREAD.gid, gid, true);
     present |= TP.UID | TP.GID;
-    for (const [id, dst, bit, lookup] of [[uid, THREAD.user, TP.USER, this.userBytes], [gid, THREAD.group, TP.GROUP, this.groupBytes]] as const) {
+    for (const [id, dst, bit, lookup] of [
+      [uid, THREAD.user, TP.USER, this.userBytes],
+      [gid, THREAD.group, TP.GROUP, this.groupBytes],
+    ] as const) {
       const b = lookup(id);
       present = b ? this.copy(at + dst, bit, present, b, 0, 0, b.length, true) : present & ~bit;
     }
@@ -416,14 +419,35 @@ export class ThreadTable {
       for (; p && !live.has(p.addr); p = p.parent) live.add(p.addr);
     };
     for (const p of this.procs.values()) mark(p);
-    const refs = [THREAD.name, THREAD.exe, THREAD.exepath, THREAD.cmdline, THREAD.args, THREAD.cwd, THREAD.env, THREAD.user, THREAD.group, THREAD.container, THREAD.cname, THREAD.image, THREAD.k8s_ns, THREAD.k8s_pod, THREAD.sname, THREAD.loginname, THREAD.cap_inh, THREAD.cap_prm, THREAD.cap_eff];
+    const refs = [
+      THREAD.name,
+      THREAD.exe,
+      THREAD.exepath,
+      THREAD.cmdline,
+      THREAD.args,
+      THREAD.cwd,
+      THREAD.env,
+      THREAD.user,
+      THREAD.group,
+      THREAD.container,
+      THREAD.cname,
+      THREAD.image,
+      THREAD.k8s_ns,
+      THREAD.k8s_pod,
+      THREAD.sname,
+      THREAD.loginname,
+      THREAD.cap_inh,
+      THREAD.cap_prm,
+      THREAD.cap_eff,
+    ];
     // bytes shared by several refs (a leader's name as proc.sname, a capability set's text) stay shared
     const saved: Array<[number, string, Uint8Array]> = [];
-    for (const addr of live) for (const r of refs) {
-      const len = this.dv.getUint32(addr + r + 4, true);
-      const a = this.dv.getUint32(addr + r, true);
-      if (a !== 0) saved.push([addr + r, `${a}:${len}`, this.u8.slice(a, a + len)]);
-    }
+    for (const addr of live)
+      for (const r of refs) {
+        const len = this.dv.getUint32(addr + r + 4, true);
+        const a = this.dv.getUint32(addr + r, true);
+        if (a !== 0) saved.push([addr + r, `${a}:${len}`, this.u8.slice(a, a + len)]);
+      }
     this.heapTop = STATE.heap;
     this.capRefs.clear();
     const moved = new Map<string, number>();

@@ -35,7 +35,20 @@ export function sentryEvent(id: string, type: string, value: string, fn = 'handl
     platform: 'node',
     level: 'error',
     environment: 'production',
-    exception: { values: [{ type, value, stacktrace: { frames: [{ function: 'main', module: 'index', lineno: 1 }, { function: fn, module: mod, lineno: 9, in_app: true }] } }] },
+    exception: {
+      values: [
+        {
+          type,
+          value,
+          stacktrace: {
+            frames: [
+              { function: 'main', module: 'index', lineno: 1 },
+              { function: fn, module: mod, lineno: 9, in_app: true },
+            ],
+          },
+        },
+      ],
+    },
   };
 }
 
@@ -55,8 +68,7 @@ export function ingestionSuites(storage: Storage): void {
   });
   s.after(async (ctx) => ctx.api?.close());
   const url = (id: number | string, kind = 'envelope', slash = '/') => `/errortracking/api/v1/projects/api/${id}/${kind}${slash}`;
-  const list = async ({ api, w }: Ctx, query = '') =>
-    (await api.call('GET', `/api/v4/projects/${w.project.id}/error_tracking/errors${query}`, { headers: w.auth('reporter') })).json as Array<Record<string, unknown>>;
+  const list = async ({ api, w }: Ctx, query = '') => (await api.call('GET', `/api/v4/projects/${w.project.id}/error_tracking/errors${query}`, { headers: w.auth('reporter') })).json as Array<Record<string, unknown>>;
 
   s('an envelope is stored and listed; the answer carries the event id', async (ctx) => {
     const { api, key, id } = ctx;
@@ -64,7 +76,10 @@ export function ingestionSuites(storage: Storage): void {
     expectRes(res, 200, { id: 'a1' });
     assert.is(res.headers['access-control-allow-origin'], '*');
     const errors = await list(ctx);
-    assert.equal(errors.map((e) => [e.name, e.description, e.actor, e.platform, e.status, e.event_count]), [['TypeError', 'x is undefined', 'handler(app)', 'node', 'unresolved', 1]]);
+    assert.equal(
+      errors.map((e) => [e.name, e.description, e.actor, e.platform, e.status, e.event_count]),
+      [['TypeError', 'x is undefined', 'handler(app)', 'node', 'unresolved', 1]],
+    );
     assert.is(errors[0]!.first_seen_at, '2023-11-14T22:13:20.500Z');
   });
 
@@ -79,12 +94,18 @@ export function ingestionSuites(storage: Storage): void {
     const store = { ...sentryEvent('a5', 'RangeError', 'too far again', 'walk', 'geo'), transaction: 'GET /map' };
     expectRes(await api.call('POST', url(id, 'store'), { json: store, headers: auth }), 200, { id: 'a5' });
     const errors = await list(ctx, '?sort=frequency_desc');
-    assert.equal(errors.map((e) => [e.name, e.actor, e.event_count, e.description]), [
-      ['TypeError', 'handler(app)', 3, 'z is undefined'],
-      ['RangeError', 'GET /map', 1, 'too far again'],
-      ['RangeError', 'walk(geo)', 1, 'too far'],
-    ]);
-    assert.equal((await list(ctx, '?search=AGAIN')).map((e) => e.actor), ['GET /map']);
+    assert.equal(
+      errors.map((e) => [e.name, e.actor, e.event_count, e.description]),
+      [
+        ['TypeError', 'handler(app)', 3, 'z is undefined'],
+        ['RangeError', 'GET /map', 1, 'too far again'],
+        ['RangeError', 'walk(geo)', 1, 'too far'],
+      ],
+    );
+    assert.equal(
+      (await list(ctx, '?search=AGAIN')).map((e) => e.actor),
+      ['GET /map'],
+    );
     assert.equal(await list(ctx, '?status=resolved'), []);
     const rows = await api.db.query<{ n: number }>('SELECT count(*)::int AS n FROM error_tracking_error_events e JOIN error_tracking_errors g ON g.id = e.error_id WHERE g.project_id = $1', [id]);
     assert.is(rows[0]!.n, 5, 'every event stored');

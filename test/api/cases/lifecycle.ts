@@ -102,7 +102,10 @@ export function lifecycleSuite(storage: Storage): void {
     let keys: unknown;
     let errors: unknown;
     try {
-      assert.ok(first.logs.some((l) => l.endsWith('2 user(s), 1 token(s), 1 project(s), 2 membership(s)')), first.logs.join('\n'));
+      assert.ok(
+        first.logs.some((l) => l.endsWith('2 user(s), 1 token(s), 1 project(s), 2 membership(s)')),
+        first.logs.join('\n'),
+      );
       expectRes(await first.call('PUT', `${base}/settings`, { headers: h, json: { active: true, integrated: true } }), 200);
       expectRes(await first.call('POST', `${base}/client_keys`, { headers: h }), 201);
       keys = (await first.call('GET', `${base}/client_keys`, { headers: h })).json;
@@ -119,7 +122,10 @@ export function lifecycleSuite(storage: Storage): void {
     }
     const second = await startTestApi(storage, { location: loc, configure });
     try {
-      assert.not.ok(second.logs.some((l) => l.includes('applied migrations')), second.logs.join('\n'));
+      assert.not.ok(
+        second.logs.some((l) => l.includes('applied migrations')),
+        second.logs.join('\n'),
+      );
       assert.equal((await second.call('GET', `${base}/client_keys`, { headers: h })).json, keys);
       assert.equal((await second.call('GET', `${base}/errors`, { headers: h })).json, errors);
       assert.equal((await second.call('GET', `${base}/settings`, { headers: h })).json, { active: true, project_name: null, errtrack_external_url: null, api_url: null, integrated: true });

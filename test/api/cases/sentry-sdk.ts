@@ -66,18 +66,22 @@ export function sentrySdkSuite(storage: Storage): void {
       const first = await sdk.report('cart is empty');
       assert.ok(first.length > 0 && first.every((c) => c === 200), `accepted: ${first}`);
       const errors = (await api.call('GET', `${base}/errors`, { headers: w.auth('reporter') })).json as Array<Record<string, unknown>>;
-      assert.equal(errors.map((e) => [e.name, e.description, e.platform, e.event_count]), [['TypeError', 'cart is empty', 'node', 1]]);
-      assert.match(String(errors[0]!.actor), /^checkout\(/);
-      const events = await api.db.query<{ environment: string; release: string }>(
-        "SELECT environment, payload->>'release' AS release FROM error_tracking_error_events",
+      assert.equal(
+        errors.map((e) => [e.name, e.description, e.platform, e.event_count]),
+        [['TypeError', 'cart is empty', 'node', 1]],
       );
+      assert.match(String(errors[0]!.actor), /^checkout\(/);
+      const events = await api.db.query<{ environment: string; release: string }>("SELECT environment, payload->>'release' AS release FROM error_tracking_error_events");
       assert.equal(events, [{ environment: 'test', release: 'rae-api-test@1' }]);
 
       expectRes(await api.call('DELETE', `${base}/client_keys/${key.id}`, { headers: h }), 200);
       const second = await sdk.report('cart is still empty');
       assert.ok(second.length > 0 && second.every((c) => c === 404), `refused: ${second}`);
       const after = (await api.call('GET', `${base}/errors`, { headers: w.auth('reporter') })).json as Array<Record<string, unknown>>;
-      assert.equal(after.map((e) => [e.description, e.event_count]), [['cart is empty', 1]]);
+      assert.equal(
+        after.map((e) => [e.description, e.event_count]),
+        [['cart is empty', 1]],
+      );
     } finally {
       assert.is(await sdk.close(), 0, 'the SDK program exits cleanly');
     }

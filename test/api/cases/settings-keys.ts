@@ -29,13 +29,18 @@ export function settingsKeysSuites(storage: Storage): void {
     // a Sentry-mode api_url set outside the API is kept by PUT and drives the derived fields
     await api.db.query('UPDATE error_tracking_settings SET api_url = $2 WHERE project_id = $1', [w.project.id, 'https://sentry.io/api/0/projects/myorg/my-proj/']);
     const updated = await api.call('PUT', `${settings(w, encodeURIComponent(w.project.path))}?active=true&integrated=false`, { headers: h });
-    expectRes(updated, 200, {
-      active: true,
-      project_name: 'My Proj',
-      errtrack_external_url: 'https://sentry.io/myorg/my-proj/',
-      api_url: 'https://sentry.io/api/0/projects/myorg/my-proj/',
-      integrated: false,
-    }, 'update');
+    expectRes(
+      updated,
+      200,
+      {
+        active: true,
+        project_name: 'My Proj',
+        errtrack_external_url: 'https://sentry.io/myorg/my-proj/',
+        api_url: 'https://sentry.io/api/0/projects/myorg/my-proj/',
+        integrated: false,
+      },
+      'update',
+    );
     assert.is(await count(api, 'error_tracking_settings WHERE project_id = $1', [w.project.id]), 1, 'still one row');
     expectRes(await api.call('GET', settings(w), { headers: h }), 200, updated.json, 'GET shows the update');
   });
@@ -103,20 +108,25 @@ export function settingsKeysSuites(storage: Storage): void {
     assert.ok(ids[0]! < ids[1]! && ids[1]! < ids[2]!, `increasing across projects: ${ids}`);
     const before = await count(api, 'error_tracking_client_keys WHERE project_id = $1', [w.project.id]);
     const results = await Promise.all(Array.from({ length: 50 }, () => api.call('POST', keys(w), { headers: h })));
-    assert.equal(results.map((r) => r.status), Array(50).fill(201));
+    assert.equal(
+      results.map((r) => r.status),
+      Array(50).fill(201),
+    );
     const made = results.map((r) => r.json as { id: number; public_key: string });
     assert.is(new Set(made.map((k) => k.id)).size, 50, 'distinct ids');
     assert.is(new Set(made.map((k) => k.public_key)).size, 50, 'distinct keys');
     assert.is(await count(api, 'error_tracking_client_keys WHERE project_id = $1', [w.project.id]), before + 50);
     const listed = (await api.call('GET', `${keys(w)}?per_page=100`, { headers: h })).json as Array<{ id: number }>;
-    for (const k of made) assert.ok(listed.some((l) => l.id === k.id), `key ${k.id} listed`);
+    for (const k of made)
+      assert.ok(
+        listed.some((l) => l.id === k.id),
+        `key ${k.id} listed`,
+      );
   });
 
   s('tokens are stored as SHA-256 digests only', async ({ api, w }) => {
     for (const token of Object.values(w.tokens)) {
-      const rows = await api.db.query<{ token_digest: string }>('SELECT token_digest FROM personal_access_tokens WHERE token_digest = $1', [
-        createHash('sha256').update(token).digest('hex'),
-      ]);
+      const rows = await api.db.query<{ token_digest: string }>('SELECT token_digest FROM personal_access_tokens WHERE token_digest = $1', [createHash('sha256').update(token).digest('hex')]);
       assert.is(rows.length, 1, 'digest stored');
       // the whole row as text: the token appears in no column
       const leaks = await api.db.query('SELECT 1 FROM personal_access_tokens t WHERE strpos(t::text, $1) > 0', [token]);

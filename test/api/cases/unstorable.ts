@@ -22,8 +22,14 @@ type Case = [name: string, request: (c: Ctx) => { method: string; path: string; 
 const REFUSED: Case[] = [
   ['NUL in the collector path (no credential)', () => ({ method: 'POST', path: envelopeUrl('%00'), req: { body: '{}' } })],
   ['NUL in sentry_key (no credential)', (c) => ({ method: 'POST', path: `${envelopeUrl(c.id)}?sentry_key=%00`, req: { body: envelope(sentryEvent('n1', 'E', 'v')) } })],
-  ['NUL in the envelope dsn, escaped in its user (no credential)', (c) => ({ method: 'POST', path: envelopeUrl(c.id), req: { body: envelope(sentryEvent('n2', 'E', 'v'), { dsn: `https://${c.key}%00@localhost/errortracking/api/v1/projects/${c.id}` }) } })],
-  ['NUL in the envelope dsn, as a JSON escape (no credential)', (c) => ({ method: 'POST', path: envelopeUrl(c.id), req: { body: envelope(sentryEvent('n3', 'E', 'v'), { dsn: `https://\u0000@localhost/errortracking/api/v1/projects/${c.id}` }) } })],
+  [
+    'NUL in the envelope dsn, escaped in its user (no credential)',
+    (c) => ({ method: 'POST', path: envelopeUrl(c.id), req: { body: envelope(sentryEvent('n2', 'E', 'v'), { dsn: `https://${c.key}%00@localhost/errortracking/api/v1/projects/${c.id}` }) } }),
+  ],
+  [
+    'NUL in the envelope dsn, as a JSON escape (no credential)',
+    (c) => ({ method: 'POST', path: envelopeUrl(c.id), req: { body: envelope(sentryEvent('n3', 'E', 'v'), { dsn: `https://\u0000@localhost/errortracking/api/v1/projects/${c.id}` }) } }),
+  ],
   ['a lone surrogate in an envelope event', (c) => ({ method: 'POST', path: `${envelopeUrl(c.id)}?sentry_key=${c.key}`, req: { body: envelope(sentryEvent('s1', 'TypeError', `bad ${LONE} value`)) } })],
   ['a lone surrogate in a store event', (c) => ({ method: 'POST', path: `${envelopeUrl(c.id, 'store')}?sentry_key=${c.key}`, req: { json: { ...sentryEvent('s2', 'TypeError', 'v'), extra: { [`k${LONE}`]: 1 } } } })],
   ['NUL in errors?search=', (c) => ({ method: 'GET', path: `${errorsUrl(c.w)}?search=%00`, req: { headers: c.w.auth('reporter') } })],
@@ -40,8 +46,7 @@ export function unstorableSuite(storage: Storage): void {
     Object.assign(ctx, await startIngestionApi(storage));
   });
   s.after(async (ctx) => ctx.api?.close());
-  const stored = async ({ api, id }: Ctx) =>
-    (await api.db.query<{ n: number }>('SELECT count(*)::int AS n FROM error_tracking_error_events e JOIN error_tracking_errors g ON g.id = e.error_id WHERE g.project_id = $1', [id]))[0]!.n;
+  const stored = async ({ api, id }: Ctx) => (await api.db.query<{ n: number }>('SELECT count(*)::int AS n FROM error_tracking_error_events e JOIN error_tracking_errors g ON g.id = e.error_id WHERE g.project_id = $1', [id]))[0]!.n;
 
   for (const [name, make] of REFUSED) {
     s(`400 Bad Request: ${name}; nothing stored, the server keeps serving`, async (ctx) => {
@@ -54,7 +59,11 @@ export function unstorableSuite(storage: Storage): void {
       assert.is(await stored(ctx), before);
       const list = await ctx.api.call('GET', `${errorsUrl(ctx.w)}?search=ok`, { headers: ctx.w.auth('reporter') });
       assert.is(list.status, 200, list.text);
-      assert.equal(ctx.api.logs.filter((l) => INTERNAL.test(l)), [], 'no internal error logged');
+      assert.equal(
+        ctx.api.logs.filter((l) => INTERNAL.test(l)),
+        [],
+        'no internal error logged',
+      );
     });
   }
 
@@ -68,9 +77,15 @@ export function unstorableSuite(storage: Storage): void {
     assert.is(await stored(ctx), before + 2);
     const found = await api.call('GET', `${errorsUrl(w)}?search=${encodeURIComponent('\u{1F680}')}`, { headers: w.auth('reporter') });
     assert.is(found.status, 200, found.text);
-    assert.equal((found.json as Array<{ description: string }>).map((e) => e.description), ['rocket \u{1F680}']);
+    assert.equal(
+      (found.json as Array<{ description: string }>).map((e) => e.description),
+      ['rocket \u{1F680}'],
+    );
     const nulRow = await api.call('GET', `${errorsUrl(w)}?search=nulhere`, { headers: w.auth('reporter') });
-    assert.equal((nulRow.json as Array<{ description: string }>).map((e) => e.description), ['nulhere']);
+    assert.equal(
+      (nulRow.json as Array<{ description: string }>).map((e) => e.description),
+      ['nulhere'],
+    );
   });
   s.run();
 }

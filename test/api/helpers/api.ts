@@ -15,10 +15,7 @@ export interface TestApi extends RunningApi {
 }
 
 /** Starts the API on `location` (a fresh database of `storage` when omitted). */
-export async function startTestApi(
-  storage: Storage,
-  opts: { location?: Location; configure?: (c: Config) => void; ca?: Buffer } = {},
-): Promise<TestApi> {
+export async function startTestApi(storage: Storage, opts: { location?: Location; configure?: (c: Config) => void; ca?: Buffer } = {}): Promise<TestApi> {
   const location = opts.location ?? (await storage.fresh());
   const config = defaultConfig({});
   config.stateDir = location.stateDir;

@@ -24,7 +24,9 @@ export interface PgCluster {
 export function findPgBin(): { bin?: string; reason?: string } {
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {
-    const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+      .sort((a, b) => Number(b) - Number(a));
     if (versions[0]) return { bin: join(root, versions[0], 'bin') };
   }
   return { reason: `no ${root}/<version>/bin/initdb: install Debian's postgresql package (npm run setup does it as root)` };
@@ -51,8 +53,7 @@ export async function startPgCluster(bin: string): Promise<PgCluster> {
     const fields = execFileSync('getent', ['passwd', 'postgres'], { encoding: 'utf8' }).split(':');
     chownSync(dir, Number(fields[2]), Number(fields[3]));
   }
-  const pgRun = (cmd: string, args: string[]) =>
-    asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]) : run(join(bin, cmd), args);
+  const pgRun = (cmd: string, args: string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]) : run(join(bin, cmd), args));
   await pgRun('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const port = await freePort();
   // fsync off: a throwaway server need not survive a crash, and the tests run faster.

@@ -105,7 +105,7 @@ test('format json carries the falcosidekick payload as the line; no tenant or au
   }
 });
 
-test('customfields and templatedfields (global and the output\'s own) become stream labels', async () => {
+test("customfields and templatedfields (global and the output's own) become stream labels", async () => {
   const rx = await receiver();
   let t: Awaited<ReturnType<typeof startTestForwarder>> | undefined;
   try {

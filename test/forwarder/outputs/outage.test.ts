@@ -78,14 +78,20 @@ const CASES: Case[] = [
     name: 'syslog',
     start: startRsyslog,
     settings: (s) => ({ host: '127.0.0.1', port: String(s.port) }),
-    stored: async (s) => readServerFile(s, 'messages.log').split('\n').filter((l) => l !== '').length,
+    stored: async (s) =>
+      readServerFile(s, 'messages.log')
+        .split('\n')
+        .filter((l) => l !== '').length,
     minFailures: 4,
   },
   {
     name: 'smtp',
     start: startExim,
     settings: (s) => ({ hostport: `127.0.0.1:${s.port}`, tls: false, authmechanism: 'none', from: 'falco@rae-test.localhost', to: 'sec@rae-test.localhost' }),
-    stored: async (s) => readServerFile(s, 'mail', 'mbox').split('\n').filter((l) => l.startsWith('From falco@')).length,
+    stored: async (s) =>
+      readServerFile(s, 'mail', 'mbox')
+        .split('\n')
+        .filter((l) => l.startsWith('From falco@')).length,
     minFailures: 5,
   },
 ];
@@ -108,7 +114,11 @@ for (const c of CASES) {
       assert.ok((await outcomes(fwd, c.name, 'error')) >= c.minFailures, `at least ${c.minFailures} failures counted`);
       assert.ok((await metric(fwd, 'enginesecurity_enginesidekick_output_dropped_total')).includes(`enginesecurity_enginesidekick_output_dropped_total{destination="${c.name}"} 15`));
       const lines = await fwd.waitForLines(21, 30_000);
-      for (let i = 0; i <= 20; i++) assert.ok(lines.some((l) => JSON.parse(l).rule === `Rule ${i}`), `stdout has Rule ${i}`);
+      for (let i = 0; i <= 20; i++)
+        assert.ok(
+          lines.some((l) => JSON.parse(l).rule === `Rule ${i}`),
+          `stdout has Rule ${i}`,
+        );
 
       await server.restart();
       const okBefore = await outcomes(fwd, c.name, 'ok');

@@ -148,12 +148,7 @@ export function startAlertmanager(): Promise<RealServer> {
     bin: '/usr/bin/prometheus-alertmanager',
     pkg: 'prometheus-alertmanager',
     prepare: (_port, dir) => writeFileSync(join(dir, 'alertmanager.yml'), 'route:\n  receiver: none\nreceivers:\n  - name: none\n'),
-    args: (port, dir) => [
-      `--config.file=${join(dir, 'alertmanager.yml')}`,
-      `--storage.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--cluster.listen-address=',
-    ],
+    args: (port, dir) => [`--config.file=${join(dir, 'alertmanager.yml')}`, `--storage.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--cluster.listen-address='],
     ready: async (port) => {
       try {
         return (await fetch(`http://127.0.0.1:${port}/-/ready`)).ok;

@@ -18,7 +18,13 @@ test('list (default): RPUSH of the payload JSON onto key falco, in order', async
     fwd.fwd.submit({ ...SAMPLE, rule: 'Second', priority: 'Notice' });
     await waitFor(async () => (await outcomes(fwd, 'redis', 'ok')) === 2, 'two deliveries');
     const items = (await reader.lRange('falco', 0, -1)).map((x) => JSON.parse(x));
-    assert.equal(items.map((p) => [p.rule, p.priority]), [[SAMPLE.rule, 'Critical'], ['Second', 'Notice']]);
+    assert.equal(
+      items.map((p) => [p.rule, p.priority]),
+      [
+        [SAMPLE.rule, 'Critical'],
+        ['Second', 'Notice'],
+      ],
+    );
     assert.match(items[0].output, sampleOutputPrefix());
     assert.equal(items[0].output_fields['proc.pid'], 4242);
     assert.equal([items[0].hostname, items[0].source, items[0].tags, items[0].time], ['node-1', 'syscall', ['container', 'mitre_execution', 'shell'], '2025-06-06T11:18:41.38257Z']);

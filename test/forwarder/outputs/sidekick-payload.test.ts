@@ -29,7 +29,14 @@ test('falcosidekick payload JSON: field order of types.FalcoPayload, sorted map 
   assert.is(goTimeString(SAMPLE.timeNs), '2025-06-06 11:18:41.38257 +0000 UTC');
 });
 
-const SHAPE: AlertmanagerShape = { expiresAfterS: 0, extraLabels: {}, extraAnnotations: {}, severityMap: {}, dropDefault: 'Critical', dropThresholds: parseDropThresholds('10000:critical, 1000:critical, 100:critical, 10:warning, 1:warning') as never };
+const SHAPE: AlertmanagerShape = {
+  expiresAfterS: 0,
+  extraLabels: {},
+  extraAnnotations: {},
+  severityMap: {},
+  dropDefault: 'Critical',
+  dropThresholds: parseDropThresholds('10000:critical, 1000:critical, 100:critical, 10:warning, 1:warning') as never,
+};
 
 test('Alertmanager body: label-safe field names, falcosidekick labels, severity, annotations, zero endsAt', () => {
   const output = OUTPUT_JSON;
@@ -44,7 +51,16 @@ test('Alertmanager body: label-safe field names, falcosidekick labels, severity,
   assert.is(custom[0].labels.team, 'sec');
   assert.is(custom[0].annotations.runbook, 'r1');
   assert.is(custom[0].endsAt, '2025-06-06T11:20:11.38257Z');
-  for (const [p, sev] of [['Debug', 'information'], ['Informational', 'information'], ['Notice', 'information'], ['Warning', 'warning'], ['Error', 'warning'], ['Critical', 'critical'], ['Alert', 'critical'], ['Emergency', 'critical']] as const)
+  for (const [p, sev] of [
+    ['Debug', 'information'],
+    ['Informational', 'information'],
+    ['Notice', 'information'],
+    ['Warning', 'warning'],
+    ['Error', 'warning'],
+    ['Critical', 'critical'],
+    ['Alert', 'critical'],
+    ['Emergency', 'critical'],
+  ] as const)
     assert.is(JSON.parse(alertmanagerBody({ ...SAMPLE, priority: p }, SHAPE))[0].labels.severity, sev, p);
   assert.equal([safeLabel('k8s.pod.labels[app]'), safeLabel('..a..b..'), safeLabel('proc.aname[2]')], ['k8s_pod_labels_app', 'a_b', 'proc_aname_2']);
 });

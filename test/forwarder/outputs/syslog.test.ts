@@ -62,7 +62,10 @@ test('UDP, format cef: one datagram per alert carrying the CEF line', async () =
     assert.equal([a.pri, a.host, a.proto], ['2', 'node-test-1', 'imudp']);
     assert.match(a.raw, FRAME);
     assert.match(a.msg, /^CEF:0\|Falcosecurity\|Falco\|1\.0\|Falco Event\|Terminal shell in container \(A&B\)\|8\|uuid=[0-9a-f-]{36} start=2025-06-06T11:18:41Z msg=/);
-    assert.ok(a.msg.endsWith(' source=syscall hostname=node-1 outputfields=container.id:abc123 evt.time:1749208721382570000 k8s.ns.name:prod proc.name:bash proc.pid:4242 proc.tty:true user.name:root tags=container,mitre_execution,shell'), a.msg);
+    assert.ok(
+      a.msg.endsWith(' source=syscall hostname=node-1 outputfields=container.id:abc123 evt.time:1749208721382570000 k8s.ns.name:prod proc.name:bash proc.pid:4242 proc.tty:true user.name:root tags=container,mitre_execution,shell'),
+      a.msg,
+    );
   } finally {
     await t?.fwd.close();
     await server.dispose();

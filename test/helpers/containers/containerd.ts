@@ -92,7 +92,16 @@ export async function startContainerd(images: TestImages): Promise<PrivateContai
     async restart() {
       await daemon.stop();
       daemon = launch();
-      await waitReady(daemon, 'containerd', () => existsSync(socket) && cri.podIds().then(() => true, () => false));
+      await waitReady(
+        daemon,
+        'containerd',
+        () =>
+          existsSync(socket) &&
+          cri.podIds().then(
+            () => true,
+            () => false,
+          ),
+      );
     },
     async stop() {
       try {
@@ -117,7 +126,16 @@ export async function startContainerd(images: TestImages): Promise<PrivateContai
     return pod;
   };
   try {
-    await waitReady(daemon, 'containerd', () => existsSync(socket) && cri.podIds().then(() => true, () => false));
+    await waitReady(
+      daemon,
+      'containerd',
+      () =>
+        existsSync(socket) &&
+        cri.podIds().then(
+          () => true,
+          () => false,
+        ),
+    );
     await self.importImage(images.pauseOci);
     await self.importImage(images.busyboxOci);
   } catch (e) {

@@ -57,16 +57,17 @@ type Call = (req: unknown, opts: { deadline: number }, cb: (err: grpc.ServiceErr
 export class CriAdmin {
   private readonly client: grpc.Client & Record<string, Call>;
 
-  constructor(socket: string, private readonly logDir: string) {
+  constructor(
+    socket: string,
+    private readonly logDir: string,
+  ) {
     const def = loader.loadSync(PROTO, { longs: String, enums: String, defaults: true, oneofs: true });
     const v1 = (grpc.loadPackageDefinition(def) as any).runtime.v1;
     this.client = new v1.RuntimeService(`unix://${socket}`, grpc.credentials.createInsecure());
   }
 
   private call<T>(method: string, req: unknown): Promise<T> {
-    return new Promise((resolve, reject) =>
-      this.client[method]!.call(this.client, req, { deadline: Date.now() + CALL_MS }, (err, res) => (err ? reject(new Error(`CRI ${method}: ${err.message}`)) : resolve(res as T))),
-    );
+    return new Promise((resolve, reject) => this.client[method]!.call(this.client, req, { deadline: Date.now() + CALL_MS }, (err, res) => (err ? reject(new Error(`CRI ${method}: ${err.message}`)) : resolve(res as T))));
   }
 
   /** RunPodSandbox with host networking, kubelet's labels and cgroup parent. */

@@ -79,11 +79,27 @@ export async function startDockerd(images: TestImages): Promise<PrivateEngine> {
   writeFileSync(runtime, readFileSync(WRAPPER, 'utf8').replaceAll('@NODE@', process.execPath).replaceAll('@FILTER@', FILTER));
   chmodSync(runtime, 0o755);
   const socket = join(dir, 'docker.sock');
-  const launch = () => startDaemon('/usr/sbin/dockerd', [
-    '--data-root', join(dir, 'data'), '--exec-root', join(dir, 'exec'), '-H', `unix://${socket}`, '--pidfile', join(dir, 'docker.pid'),
-    '--iptables=false', '--ip-masq=false', '--bridge=none', '--userland-proxy=false', '--storage-driver', 'overlay2',
-    '--add-runtime', `rae-runc=${runtime}`, '--default-runtime', 'rae-runc',
-  ]);
+  const launch = () =>
+    startDaemon('/usr/sbin/dockerd', [
+      '--data-root',
+      join(dir, 'data'),
+      '--exec-root',
+      join(dir, 'exec'),
+      '-H',
+      `unix://${socket}`,
+      '--pidfile',
+      join(dir, 'docker.pid'),
+      '--iptables=false',
+      '--ip-masq=false',
+      '--bridge=none',
+      '--userland-proxy=false',
+      '--storage-driver',
+      'overlay2',
+      '--add-runtime',
+      `rae-runc=${runtime}`,
+      '--default-runtime',
+      'rae-runc',
+    ]);
   let daemon = launch();
   const env = { ...process.env, DOCKER_CONFIG: join(dir, 'client') };
   const cli = async (args: string[]) => (await run(DOCKER, ['-H', `unix://${socket}`, ...args], { env, maxBuffer: 16 << 20 })).stdout;
@@ -107,7 +123,16 @@ export async function startDockerd(images: TestImages): Promise<PrivateEngine> {
     async restart() {
       await daemon.stop();
       daemon = launch();
-      await waitReady(daemon, 'dockerd', () => existsSync(socket) && cli(['version']).then(() => true, () => false));
+      await waitReady(
+        daemon,
+        'dockerd',
+        () =>
+          existsSync(socket) &&
+          cli(['version']).then(
+            () => true,
+            () => false,
+          ),
+      );
     },
     async stop() {
       try {
@@ -125,7 +150,16 @@ export async function startDockerd(images: TestImages): Promise<PrivateEngine> {
     },
   };
   try {
-    await waitReady(daemon, 'dockerd', () => existsSync(socket) && cli(['version']).then(() => true, () => false));
+    await waitReady(
+      daemon,
+      'dockerd',
+      () =>
+        existsSync(socket) &&
+        cli(['version']).then(
+          () => true,
+          () => false,
+        ),
+    );
     await cli(['import', '--change', 'CMD ["/bin/sh"]', images.busyboxRootfs, BUSYBOX_IMAGE]);
   } catch (e) {
     await self.stop();

@@ -7,10 +7,7 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  buildImages, BUSYBOX_IMAGE, containerdPresent, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent,
-  runtimesAvailable, startContainerd, startDockerd, startPodman, type TestImages,
-} from './index.js';
+import { buildImages, BUSYBOX_IMAGE, containerdPresent, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent, runtimesAvailable, startContainerd, startDockerd, startPodman, type TestImages } from './index.js';
 
 const ready = runtimesAvailable() && imageToolsPresent();
 let imagesDir = '';
@@ -26,7 +23,9 @@ test.after(() => {
 
 /** The `0::` (cgroup v2) path of a process. */
 function cgroupOf(pid: number): string {
-  const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => l.startsWith('0::'));
+  const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('0::'));
   return line ? line.slice(3) : '';
 }
 
@@ -36,7 +35,11 @@ function cgroupOf(pid: number): string {
   try {
     const pod = await c.cri.runPod({ name: 'web-7d4b9c', namespace: 'shop', labels: { app: 'web' } });
     const id = await c.cri.runContainer(pod, {
-      name: 'nginx', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['3600'], privileged: true,
+      name: 'nginx',
+      image: BUSYBOX_IMAGE,
+      command: ['sleep'],
+      args: ['3600'],
+      privileged: true,
       mounts: [{ containerPath: '/host/etc', hostPath: '/etc', readonly: true }],
     });
     const shadow = await c.cri.execSync(id, ['cat', '/etc/shadow']);

@@ -37,7 +37,13 @@ export function processesInCgroup(cgroup: string): number[] {
     if (!Number.isInteger(pid)) continue;
     try {
       const lines = readFileSync(`/proc/${pid}/cgroup`, 'latin1').split('\n');
-      if (lines.some((l) => { const p = l.slice(l.indexOf(':', l.indexOf(':') + 1) + 1); return p === cgroup || p.startsWith(`${cgroup}/`); })) out.push(pid);
+      if (
+        lines.some((l) => {
+          const p = l.slice(l.indexOf(':', l.indexOf(':') + 1) + 1);
+          return p === cgroup || p.startsWith(`${cgroup}/`);
+        })
+      )
+        out.push(pid);
     } catch {
       /* gone meanwhile */
     }

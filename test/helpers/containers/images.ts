@@ -44,7 +44,9 @@ export function busyboxRootfs(dir: string): string {
   const root = join(dir, 'busybox-rootfs');
   for (const d of ['bin', 'etc', 'proc', 'sys', 'dev', 'tmp', 'root']) mkdirSync(join(root, d), { recursive: true });
   copyFileSync(BUSYBOX, join(root, 'bin/busybox'));
-  const applets = execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' }).split('\n').filter((a) => a && a !== 'busybox');
+  const applets = execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((a) => a && a !== 'busybox');
   for (const a of applets) symlinkSync('/bin/busybox', join(root, 'bin', a));
   writeFileSync(join(root, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
   writeFileSync(join(root, 'etc/group'), 'root:x:0:\n');

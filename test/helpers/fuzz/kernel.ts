@@ -64,7 +64,11 @@ function arbitraries(abi: Record<string, number>) {
   const NR = abi.NR_SYSCALLS!;
   const family = fc.oneof(fc.constantFrom(0, 1, 2, 10), fc.integer({ min: 0, max: 0xffff }));
   const sockaddr = fc.tuple(family, fc.integer({ min: 0, max: 0xffff }), bytes(16));
-  const str = fc.oneof({ weight: 3, arbitrary: bytes(300) }, { weight: 1, arbitrary: fc.constantFrom(new TextEncoder().encode('/etc/../etc//shadow/.'), new TextEncoder().encode('rel/x'), new TextEncoder().encode('/')) }, { weight: 1, arbitrary: fc.tuple(fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff })) });
+  const str = fc.oneof(
+    { weight: 3, arbitrary: bytes(300) },
+    { weight: 1, arbitrary: fc.constantFrom(new TextEncoder().encode('/etc/../etc//shadow/.'), new TextEncoder().encode('rel/x'), new TextEncoder().encode('/')) },
+    { weight: 1, arbitrary: fc.tuple(fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff })) },
+  );
   const record: fc.Arbitrary<RecordSpec> = fc.record({
     kind: fc.oneof({ weight: 8, arbitrary: fc.constant(1) }, { weight: 2, arbitrary: fc.integer({ min: 0, max: 8 }) }),
     nr: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: NR - 1 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 0xffff }) }),
@@ -123,7 +127,10 @@ function encode(L: Layout, records: RecordSpec[]): Uint8Array {
       dv.setUint16(S[k]!, descs[i]![0], true);
       dv.setUint16(S[k]! + 2, descs[i]![1], true);
     });
-    for (const [at, [fam, port, addr]] of [[S.peer!, r.peer], [S.local!, r.local]] as const) {
+    for (const [at, [fam, port, addr]] of [
+      [S.peer!, r.peer],
+      [S.local!, r.local],
+    ] as const) {
       dv.setUint16(at, fam, true);
       dv.setUint16(at + 2, port, true);
       out.set(addr, at + 8);
@@ -168,72 +175,77 @@ export async function fuzzKernelDecoder(bounds: FuzzBounds): Promise<FuzzReport 
   const L = native.layout() as unknown as Layout;
   const fields = Array.from({ length: abi.FLD_COUNT! - 1 }, (_, j) => j + 1).filter((f) => f !== abi.FLD_ARG_UID);
   let translated = 0;
-  const report = await runFuzz('kernel-decoder', arbitraries(abi), async (c) => {
-    const records = encode(L, c.records);
-    const bytes = c.cutAt === undefined ? records.length : c.cutAt % (records.length + 1);
-    // the records between two poisoned guards, in one buffer
-    const viewBuf = new Uint8Array(records.length + 2 * GUARD).fill(POISON);
-    viewBuf.set(records, GUARD);
-    const view = viewBuf.subarray(GUARD, GUARD + records.length);
-    const memBuf = new Uint8Array(MEM + 2 * GUARD).fill(0xa5);
-    const mem = memBuf.subarray(GUARD, GUARD + MEM);
-    mem.fill(0);
-    const plan = new Int32Array(abi.IP_SLOTS! + 3 * fields.length);
-    plan[abi.IP_STRIDE!] = STRIDE;
-    plan[abi.IP_HEAD!] = HEAD;
-    plan[abi.IP_NSLOTS!] = fields.length;
-    for (let nr = 0; nr < abi.NR_SYSCALLS!; nr++) {
-      plan[abi.IP_NR! + 2 * nr] = c.typeIds[nr]!;
-      plan[abi.IP_NR! + 2 * nr + 1] = c.classes[nr]!;
-    }
-    c.consts.forEach(([at, len], k) => plan.set([at, len], abi.IP_CONST! + 2 * k));
-    plan.set(c.oflags, abi.IP_OFLAGS!);
-    fields.forEach((f, j) => plan.set([f, HEAD + 8 * j, j], abi.IP_SLOTS! + 3 * j));
-    const heapStart = MEM / 2;
-    const state = new Float64Array(abi.IS_WORDS!);
-    state[abi.IS_MAX!] = c.max;
-    state[abi.IS_HEAP!] = heapStart;
-    state[abi.IS_HEAP_END!] = heapStart + c.heapRoom;
-    state[abi.IS_BASE!] = 0;
-    const offsets = new Uint32Array(Math.floor(MEM / 2 / STRIDE));
-    const tidPid = new Uint32Array(1 << 16);
-    const pidAddr = new Uint32Array(1 << 16);
-    const starts = new BigUint64Array(64);
-    const dv = new DataView(view.buffer, view.byteOffset, view.byteLength);
-    for (let off = 0, calls = 0; ; calls++) {
-      if (calls > records.length) throw new Error('ingest() made no progress');
-      const r = native.ingest(view, off, bytes, mem, plan, c.blob, tidPid, pidAddr, state, offsets, starts);
-      if (!(r >= off && r <= bytes)) throw new Error(`ingest() returned ${r} for records ${off}..${bytes}`);
-      if (state[abi.IS_STOP!] === 0) break;
-      if (state[abi.IS_STOP!] !== 1) throw new Error(`stop ${state[abi.IS_STOP!]} without a host-translated field in the plan`);
-      off = r + dv.getUint32(r + L.hdr.len!, true); // a process record: the host applies it and goes on
-    }
-    const n = state[abi.IS_EVENTS]!;
-    const want = expectedEvents(L, view, bytes, c.max);
-    const got = Array.from(offsets.subarray(0, n));
-    if (got.join() !== want.join()) throw new Error(`translated records at [${got}], the well-formed SYSCALL records are at [${want}]`);
-    if (state[abi.IS_NUM] !== n) throw new Error(`evt.num advanced ${state[abi.IS_NUM]} for ${n} events`);
-    const heapEnd = state[abi.IS_HEAP!]!;
-    if (heapEnd > heapStart + c.heapRoom) throw new Error(`string area used to ${heapEnd}, past its end ${heapStart + c.heapRoom}`);
-    for (let i = 0; i < GUARD; i++) if (memBuf[i] !== 0xa5 || memBuf[GUARD + MEM + i] !== 0xa5) throw new Error(`a write outside the memory (guard byte ${i})`);
-    for (let i = n * STRIDE; i < heapStart; i++) if (mem[i] !== 0) throw new Error(`a write at ${i}, past the last event's record (${n} events)`);
-    for (let i = heapStart + c.heapRoom; i < MEM; i++) if (mem[i] !== 0) throw new Error(`a write at ${i}, past the string area`);
-    const stray = mem.subarray(heapStart, heapEnd).indexOf(POISON);
-    if (stray >= 0) throw new Error(`a byte from outside the records in the string area at ${heapStart + stray}`);
-    for (let k = 0; k < n; k++) {
-      const nr = dv.getUint16(got[k]! + L.hdr.nr!, true);
-      const type = new DataView(mem.buffer, mem.byteOffset).getUint32(k * STRIDE, true);
-      if (type !== (nr < abi.NR_SYSCALLS! ? c.typeIds[nr]! : 0)) throw new Error(`event ${k}: evt.type id ${type} for syscall ${nr}`);
-    }
-    // bounds the addon refuses are a RangeError, never a read past the view
-    let refused = false;
-    try {
-      native.ingest(view, 0, view.length + 1, mem, plan, c.blob, tidPid, pidAddr, state, offsets, starts);
-    } catch (err) {
-      refused = err instanceof RangeError;
-    }
-    if (!refused) throw new Error('ingest() over more bytes than the view holds did not throw a RangeError');
-    translated += n;
-  }, bounds);
+  const report = await runFuzz(
+    'kernel-decoder',
+    arbitraries(abi),
+    async (c) => {
+      const records = encode(L, c.records);
+      const bytes = c.cutAt === undefined ? records.length : c.cutAt % (records.length + 1);
+      // the records between two poisoned guards, in one buffer
+      const viewBuf = new Uint8Array(records.length + 2 * GUARD).fill(POISON);
+      viewBuf.set(records, GUARD);
+      const view = viewBuf.subarray(GUARD, GUARD + records.length);
+      const memBuf = new Uint8Array(MEM + 2 * GUARD).fill(0xa5);
+      const mem = memBuf.subarray(GUARD, GUARD + MEM);
+      mem.fill(0);
+      const plan = new Int32Array(abi.IP_SLOTS! + 3 * fields.length);
+      plan[abi.IP_STRIDE!] = STRIDE;
+      plan[abi.IP_HEAD!] = HEAD;
+      plan[abi.IP_NSLOTS!] = fields.length;
+      for (let nr = 0; nr < abi.NR_SYSCALLS!; nr++) {
+        plan[abi.IP_NR! + 2 * nr] = c.typeIds[nr]!;
+        plan[abi.IP_NR! + 2 * nr + 1] = c.classes[nr]!;
+      }
+      c.consts.forEach(([at, len], k) => plan.set([at, len], abi.IP_CONST! + 2 * k));
+      plan.set(c.oflags, abi.IP_OFLAGS!);
+      fields.forEach((f, j) => plan.set([f, HEAD + 8 * j, j], abi.IP_SLOTS! + 3 * j));
+      const heapStart = MEM / 2;
+      const state = new Float64Array(abi.IS_WORDS!);
+      state[abi.IS_MAX!] = c.max;
+      state[abi.IS_HEAP!] = heapStart;
+      state[abi.IS_HEAP_END!] = heapStart + c.heapRoom;
+      state[abi.IS_BASE!] = 0;
+      const offsets = new Uint32Array(Math.floor(MEM / 2 / STRIDE));
+      const tidPid = new Uint32Array(1 << 16);
+      const pidAddr = new Uint32Array(1 << 16);
+      const starts = new BigUint64Array(64);
+      const dv = new DataView(view.buffer, view.byteOffset, view.byteLength);
+      for (let off = 0, calls = 0; ; calls++) {
+        if (calls > records.length) throw new Error('ingest() made no progress');
+        const r = native.ingest(view, off, bytes, mem, plan, c.blob, tidPid, pidAddr, state, offsets, starts);
+        if (!(r >= off && r <= bytes)) throw new Error(`ingest() returned ${r} for records ${off}..${bytes}`);
+        if (state[abi.IS_STOP!] === 0) break;
+        if (state[abi.IS_STOP!] !== 1) throw new Error(`stop ${state[abi.IS_STOP!]} without a host-translated field in the plan`);
+        off = r + dv.getUint32(r + L.hdr.len!, true); // a process record: the host applies it and goes on
+      }
+      const n = state[abi.IS_EVENTS]!;
+      const want = expectedEvents(L, view, bytes, c.max);
+      const got = Array.from(offsets.subarray(0, n));
+      if (got.join() !== want.join()) throw new Error(`translated records at [${got}], the well-formed SYSCALL records are at [${want}]`);
+      if (state[abi.IS_NUM] !== n) throw new Error(`evt.num advanced ${state[abi.IS_NUM]} for ${n} events`);
+      const heapEnd = state[abi.IS_HEAP!]!;
+      if (heapEnd > heapStart + c.heapRoom) throw new Error(`string area used to ${heapEnd}, past its end ${heapStart + c.heapRoom}`);
+      for (let i = 0; i < GUARD; i++) if (memBuf[i] !== 0xa5 || memBuf[GUARD + MEM + i] !== 0xa5) throw new Error(`a write outside the memory (guard byte ${i})`);
+      for (let i = n * STRIDE; i < heapStart; i++) if (mem[i] !== 0) throw new Error(`a write at ${i}, past the last event's record (${n} events)`);
+      for (let i = heapStart + c.heapRoom; i < MEM; i++) if (mem[i] !== 0) throw new Error(`a write at ${i}, past the string area`);
+      const stray = mem.subarray(heapStart, heapEnd).indexOf(POISON);
+      if (stray >= 0) throw new Error(`a byte from outside the records in the string area at ${heapStart + stray}`);
+      for (let k = 0; k < n; k++) {
+        const nr = dv.getUint16(got[k]! + L.hdr.nr!, true);
+        const type = new DataView(mem.buffer, mem.byteOffset).getUint32(k * STRIDE, true);
+        if (type !== (nr < abi.NR_SYSCALLS! ? c.typeIds[nr]! : 0)) throw new Error(`event ${k}: evt.type id ${type} for syscall ${nr}`);
+      }
+      // bounds the addon refuses are a RangeError, never a read past the view
+      let refused = false;
+      try {
+        native.ingest(view, 0, view.length + 1, mem, plan, c.blob, tidPid, pidAddr, state, offsets, starts);
+      } catch (err) {
+        refused = err instanceof RangeError;
+      }
+      if (!refused) throw new Error('ingest() over more bytes than the view holds did not throw a RangeError');
+      translated += n;
+    },
+    bounds,
+  );
   return { ...report, accepted: translated };
 }

@@ -27,11 +27,7 @@ const MODULE = `${H}kind: ModuleConfig\nmetadata:\n  name: runtime-audit-engine\
 const rulesManifest = (name: string, rule: string, condition: string) =>
   `${H}kind: EngineAuditRules\nmetadata:\n  name: ${name}\nspec:\n  rules:\n    - rule:\n        name: ${JSON.stringify(rule)}\n        desc: d\n        condition: ${JSON.stringify(condition)}\n        output: o %fd.name\n        priority: Warning\n`;
 
-type Op =
-  | { op: 'write'; name: string; text: string; cut?: number }
-  | { op: 'size'; name: string; delta: number }
-  | { op: 'link'; name: string; to: 'secret' | 'inside' | 'nothing' | 'dir' }
-  | { op: 'dir' | 'fifo' | 'remove'; name: string };
+type Op = { op: 'write'; name: string; text: string; cut?: number } | { op: 'size'; name: string; delta: number } | { op: 'link'; name: string; to: 'secret' | 'inside' | 'nothing' | 'dir' } | { op: 'dir' | 'fifo' | 'remove'; name: string };
 
 const fileName = fc.constantFrom('a.yaml', 'b.yml', 'c.json', 'd.yaml', '.hidden.yaml', 'e.txt');
 const condition = fc.oneof(
@@ -41,7 +37,9 @@ const condition = fc.oneof(
 const manifest = fc.tuple(fc.stringMatching(/^[a-z][a-z0-9-]{0,12}$/), fc.string({ minLength: 1, maxLength: 20 }), condition).map(([n, r, c]) => rulesManifest(n, r, c));
 const yamlDoc = fc.oneof(
   fc.jsonValue({ maxDepth: 4 }).map((v) => stringify(v)),
-  fc.record({ apiVersion: fc.constantFrom('deckhouse.io/v1alpha1', 'x/v1'), kind: fc.constantFrom('EngineAuditRules', 'ModuleConfig', 'Pod'), metadata: fc.jsonValue({ maxDepth: 2 }), spec: fc.jsonValue({ maxDepth: 3 }) }).map((v) => stringify(v)),
+  fc
+    .record({ apiVersion: fc.constantFrom('deckhouse.io/v1alpha1', 'x/v1'), kind: fc.constantFrom('EngineAuditRules', 'ModuleConfig', 'Pod'), metadata: fc.jsonValue({ maxDepth: 2 }), spec: fc.jsonValue({ maxDepth: 3 }) })
+    .map((v) => stringify(v)),
 );
 const text = fc.oneof(
   { weight: 4, arbitrary: manifest },
@@ -92,38 +90,43 @@ export async function fuzzResources(bounds: FuzzBounds): Promise<FuzzReport> {
   const remove = (name: string) => rmSync(join(dir, name), { recursive: true, force: true });
   let canary = 0;
   try {
-    return await runFuzz('resources', fc.array(op, { minLength: 1, maxLength: 5 }), async (ops) => {
-      rejections.length = 0;
-      for (const o of ops) {
-        const path = join(dir, o.name);
-        remove(o.name);
-        if (o.op === 'write') {
-          if (o.cut !== undefined) {
-            writeFileSync(path, o.text.slice(0, o.cut % (o.text.length + 1)));
-            await new Promise((resolve) => setTimeout(resolve, 60)); // past the debounce: the partial text is read
-          }
-          writeFileSync(path, o.text);
-        } else if (o.op === 'size') writeFileSync(path, `# ${'x'.repeat(MAX_FILE + o.delta - 3)}\n`);
-        else if (o.op === 'link') symlinkSync(o.to === 'secret' ? '../secret.yaml' : o.to === 'inside' ? '00-module.yaml' : o.to === 'dir' ? '.' : 'nothing.yaml', path);
-        else if (o.op === 'dir') mkdirSync(path);
-        else if (o.op === 'fifo') execFileSync('mkfifo', [path]);
-      }
-      const name = `canary-${++canary}`;
-      writeFileSync(join(dir, 'zz-canary.yaml'), rulesManifest(name, `Canary ${canary}`, 'fd.name = /canary'));
-      const deadline = Date.now() + 30_000;
-      while (!controller.activeRules.includes(name)) {
-        if (Date.now() > deadline) throw new Error(`the canary ${name} never became active; active: ${controller.activeRules.join(', ')}; log: ${logs.slice(-5).join(' | ')}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      await watch.idle();
-      if (!engine.ruleset?.ruleset.rules.some((r) => r.name === `Canary ${canary}`)) throw new Error(`the canary ${name} is active but not in the running ruleset`);
-      if (thrown.length > 0) throw new Error(`reconcile threw: ${String(thrown[0])}`);
-      const unlocated = rejections.find((r) => !/:\d+:\d+$/.test(r.where));
-      if (unlocated) throw new Error(`a rejection without a location: ${JSON.stringify(unlocated).slice(0, 300)}`);
-      const leak = [...logs, ...rejections.map((r) => JSON.stringify(r))].find((l) => l.includes(SECRET));
-      if (leak) throw new Error(`the secret behind a link was quoted: ${leak.slice(0, 300)}`);
-      for (const o of ops) remove(o.name);
-    }, { ...bounds }).then((r) => ({ ...r, accepted: canary }));
+    return await runFuzz(
+      'resources',
+      fc.array(op, { minLength: 1, maxLength: 5 }),
+      async (ops) => {
+        rejections.length = 0;
+        for (const o of ops) {
+          const path = join(dir, o.name);
+          remove(o.name);
+          if (o.op === 'write') {
+            if (o.cut !== undefined) {
+              writeFileSync(path, o.text.slice(0, o.cut % (o.text.length + 1)));
+              await new Promise((resolve) => setTimeout(resolve, 60)); // past the debounce: the partial text is read
+            }
+            writeFileSync(path, o.text);
+          } else if (o.op === 'size') writeFileSync(path, `# ${'x'.repeat(MAX_FILE + o.delta - 3)}\n`);
+          else if (o.op === 'link') symlinkSync(o.to === 'secret' ? '../secret.yaml' : o.to === 'inside' ? '00-module.yaml' : o.to === 'dir' ? '.' : 'nothing.yaml', path);
+          else if (o.op === 'dir') mkdirSync(path);
+          else if (o.op === 'fifo') execFileSync('mkfifo', [path]);
+        }
+        const name = `canary-${++canary}`;
+        writeFileSync(join(dir, 'zz-canary.yaml'), rulesManifest(name, `Canary ${canary}`, 'fd.name = /canary'));
+        const deadline = Date.now() + 30_000;
+        while (!controller.activeRules.includes(name)) {
+          if (Date.now() > deadline) throw new Error(`the canary ${name} never became active; active: ${controller.activeRules.join(', ')}; log: ${logs.slice(-5).join(' | ')}`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await watch.idle();
+        if (!engine.ruleset?.ruleset.rules.some((r) => r.name === `Canary ${canary}`)) throw new Error(`the canary ${name} is active but not in the running ruleset`);
+        if (thrown.length > 0) throw new Error(`reconcile threw: ${String(thrown[0])}`);
+        const unlocated = rejections.find((r) => !/:\d+:\d+$/.test(r.where));
+        if (unlocated) throw new Error(`a rejection without a location: ${JSON.stringify(unlocated).slice(0, 300)}`);
+        const leak = [...logs, ...rejections.map((r) => JSON.stringify(r))].find((l) => l.includes(SECRET));
+        if (leak) throw new Error(`the secret behind a link was quoted: ${leak.slice(0, 300)}`);
+        for (const o of ops) remove(o.name);
+      },
+      { ...bounds },
+    ).then((r) => ({ ...r, accepted: canary }));
   } finally {
     watch.close();
     rmSync(root, { recursive: true, force: true });

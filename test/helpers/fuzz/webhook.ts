@@ -66,7 +66,13 @@ const nearBodyCap = fc.integer({ min: -8, max: 8 }).map((delta): Req => {
   body.write(text);
   return { what: `body of MAX_BODY${delta >= 0 ? '+' : ''}${delta} bytes`, body, items: n };
 });
-const otherRequest = fc.tuple(fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'POST'), fc.constantFrom('/orchestrator-audit', '/', '/orchestrator-audit/x', '/%00', '/orchestrator-audit?x=%ff'), fc.constantFrom('application/json', 'text/plain', null, 'application/json; charset=latin1', 'multipart/form-data'), fc.uint8Array({ maxLength: 64 }))
+const otherRequest = fc
+  .tuple(
+    fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'POST'),
+    fc.constantFrom('/orchestrator-audit', '/', '/orchestrator-audit/x', '/%00', '/orchestrator-audit?x=%ff'),
+    fc.constantFrom('application/json', 'text/plain', null, 'application/json; charset=latin1', 'multipart/form-data'),
+    fc.uint8Array({ maxLength: 64 }),
+  )
   .map(([method, path, contentType, b]): Req => ({ what: `${method} ${path} ${contentType}`, method, path, contentType, body: Buffer.from(b) }));
 
 /** Every request shape, the expensive ones (bodies near 12 MiB) rarely. */
@@ -91,20 +97,25 @@ export async function fuzzWebhook(bounds: FuzzBounds): Promise<FuzzReport> {
   });
   let accepted = 0;
   try {
-    const report = await runFuzz('webhook', webhookRequest, async (req) => {
-      const a = await wh.send({ method: req.method, path: req.path, contentType: req.contentType === undefined ? 'application/json' : req.contentType, body: req.method === 'GET' ? undefined : req.body });
-      const where = `${req.what}: ${a.status} ${a.text.slice(0, 200)}`;
-      if (!DOCUMENTED.has(a.status)) throw new Error(`undocumented status; ${where}`);
-      const body = JSON.parse(a.text) as { code?: string; accepted?: number; skipped?: unknown[] };
-      if (a.status === 200) {
-        if (!isUtf8(req.body)) throw new Error(`a body that is not UTF-8 (so not JSON, RFC 8259 §8.1) accepted; ${where}`);
-        if (typeof body.accepted !== 'number' || !Array.isArray(body.skipped)) throw new Error(`a 200 without accepted/skipped; ${where}`);
-        if (req.items !== undefined && body.accepted + body.skipped.length !== req.items) throw new Error(`${req.items} items sent, ${body.accepted} accepted + ${body.skipped.length} skipped; ${where}`);
-        accepted += body.accepted;
-      } else if (typeof body.code !== 'string') throw new Error(`a refusal without a code; ${where}`);
-      await wh.webhook.idle();
-      if (evaluated !== accepted) throw new Error(`${accepted} events accepted, ${evaluated} evaluated; ${where}`);
-    }, bounds);
+    const report = await runFuzz(
+      'webhook',
+      webhookRequest,
+      async (req) => {
+        const a = await wh.send({ method: req.method, path: req.path, contentType: req.contentType === undefined ? 'application/json' : req.contentType, body: req.method === 'GET' ? undefined : req.body });
+        const where = `${req.what}: ${a.status} ${a.text.slice(0, 200)}`;
+        if (!DOCUMENTED.has(a.status)) throw new Error(`undocumented status; ${where}`);
+        const body = JSON.parse(a.text) as { code?: string; accepted?: number; skipped?: unknown[] };
+        if (a.status === 200) {
+          if (!isUtf8(req.body)) throw new Error(`a body that is not UTF-8 (so not JSON, RFC 8259 §8.1) accepted; ${where}`);
+          if (typeof body.accepted !== 'number' || !Array.isArray(body.skipped)) throw new Error(`a 200 without accepted/skipped; ${where}`);
+          if (req.items !== undefined && body.accepted + body.skipped.length !== req.items) throw new Error(`${req.items} items sent, ${body.accepted} accepted + ${body.skipped.length} skipped; ${where}`);
+          accepted += body.accepted;
+        } else if (typeof body.code !== 'string') throw new Error(`a refusal without a code; ${where}`);
+        await wh.webhook.idle();
+        if (evaluated !== accepted) throw new Error(`${accepted} events accepted, ${evaluated} evaluated; ${where}`);
+      },
+      bounds,
+    );
     const counted = await metricValue(wh.metrics, 'enginesecurity_engine_events_evaluated_total', { source: 'k8s_audit' });
     const internal = await metricValue(wh.metrics, 'enginesecurity_engine_webhook_requests_total', { status: '500', reason: 'internal' });
     if (report.failures === 0 && (counted !== accepted || internal !== 0)) {

@@ -8,7 +8,7 @@ import { decodeAuditBody, itemObjectSizes } from '../../../host/sources/audit/ba
 
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
 
-test('batch: item sizes from the raw body equal the items\' own JSON byte lengths (property)', () => {
+test("batch: item sizes from the raw body equal the items' own JSON byte lengths (property)", () => {
   const tricky = fc.constantFrom('items', '"items"', '\\', '\\"', '{[', ']}', ',', 'é€😀', '\u0000', '');
   const value = fc.oneof(fc.jsonValue({ maxDepth: 3 }), tricky, fc.dictionary(fc.oneof(fc.string(), tricky), fc.jsonValue({ maxDepth: 2 })));
   const item = fc.oneof({ weight: 4, arbitrary: fc.dictionary(fc.oneof(fc.string(), tricky), value) }, { weight: 1, arbitrary: value });
@@ -36,7 +36,10 @@ test('batch: items over the limit are skipped with their size, others kept in or
   const r = decodeAuditBody(body, { maxEventBytes: 150, maxEventDepth: 300 });
   assert.ok(r.ok);
   if (!r.ok) return;
-  assert.equal(r.batch.events.map((e) => e.auditID), ['a', 'c']);
+  assert.equal(
+    r.batch.events.map((e) => e.auditID),
+    ['a', 'c'],
+  );
   assert.equal(r.batch.skipped, [
     { index: 1, code: 'too_large', reason: `event larger than maxEventSize: size=${bytes(items[1])}` },
     { index: 3, code: 'not_an_event', reason: 'not an audit event (no string auditID)' },
@@ -77,7 +80,10 @@ test('batch: an event nested past maxEventDepth is kept with the deep values cut
   const r = decodeAuditBody(body, { maxEventBytes: 1 << 20, maxEventDepth: 4 });
   assert.ok(r.ok);
   if (!r.ok) return;
-  assert.equal(r.batch.events.map((e) => e.auditID), ['deep', 'good']);
+  assert.equal(
+    r.batch.events.map((e) => e.auditID),
+    ['deep', 'good'],
+  );
   assert.equal(r.batch.skipped, []);
   assert.equal(r.batch.truncated, [{ index: 0, code: 'too_deep', reason: '2 value(s) nested deeper than maxEventDepth=4 cut' }]);
   assert.equal(r.batch.events[0], { auditID: 'deep', verb: 'get', requestObject: { a: { a: {} } }, list: [1, { a: {} }, [{ a: 1 }]] });

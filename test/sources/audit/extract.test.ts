@@ -58,10 +58,7 @@ test('effective run-as ids: container, else pod security context, else 0', () =>
 
 test('capabilities, commands, args are flattened; host ports fall back to containerPort', () => {
   const p = pod({
-    containers: [
-      { command: ['sh', '-c'], args: ['x'], securityContext: { capabilities: { add: ['NET_ADMIN', 'SYS_TIME'] } }, ports: [{ containerPort: 80 }, { containerPort: 443, hostPort: 8443 }] },
-      { command: ['nginx'] },
-    ],
+    containers: [{ command: ['sh', '-c'], args: ['x'], securityContext: { capabilities: { add: ['NET_ADMIN', 'SYS_TIME'] } }, ports: [{ containerPort: 80 }, { containerPort: 443, hostPort: 8443 }] }, { command: ['nginx'] }],
   });
   assert.equal(extractAuditField(p, 'ka.req.pod.containers.add_capabilities', undefined), ['NET_ADMIN', 'SYS_TIME']);
   assert.equal(extractAuditField(p, 'ka.req.pod.containers.command', undefined), ['sh', '-c', 'nginx']);
@@ -90,7 +87,13 @@ test('image repositories keep registry ports and drop tags and digests', () => {
 test('binding subjects by kind', () => {
   const e = ev({
     auditID: 'a',
-    requestObject: { subjects: [{ kind: 'User', name: 'alice' }, { kind: 'ServiceAccount', name: 'sa', namespace: 'ns' }, { kind: 'Group', name: 'devs' }] },
+    requestObject: {
+      subjects: [
+        { kind: 'User', name: 'alice' },
+        { kind: 'ServiceAccount', name: 'sa', namespace: 'ns' },
+        { kind: 'Group', name: 'devs' },
+      ],
+    },
   });
   assert.equal(extractAuditField(e, 'ka.req.binding.subjects.user_names', undefined), ['alice']);
   assert.equal(extractAuditField(e, 'ka.req.binding.subjects.serviceaccount_names', undefined), ['sa']);
@@ -100,7 +103,12 @@ test('binding subjects by kind', () => {
 });
 
 test('volumes: flexVolume drivers and volume types', () => {
-  const p = pod({ volumes: [{ name: 'a', flexVolume: { driver: 'd1' } }, { name: 'b', emptyDir: {} }] });
+  const p = pod({
+    volumes: [
+      { name: 'a', flexVolume: { driver: 'd1' } },
+      { name: 'b', emptyDir: {} },
+    ],
+  });
   assert.equal(extractAuditField(p, 'ka.req.pod.volumes.flexvolume_driver', undefined), ['d1']);
   assert.equal(extractAuditField(p, 'ka.req.pod.volumes.volume_type', undefined), ['flexVolume', 'emptyDir']);
   assert.is(extractAuditField(p, 'ka.req.pod.volumes.hostpath', undefined), undefined);
@@ -175,14 +183,23 @@ test('RFC 3339 times equal Date.UTC with the fraction cut to nine digits and the
     ),
     { numRuns: 2000 },
   );
-  for (const bad of ['2023-01-01T00:00:00.Z', '2023-01-01T00:00:00+01:00x', '2023-01-01T00:00:00+0100', '2023-01-01T00:00:00z', '2023-01-01T00:00:60Z', '2023-01-01T00:00:00+24:00', '2023-01-01T00:00:00+01:60', '2023-1-01T00:00:00Z', '２023-01-01T00:00:00Z']) {
+  for (const bad of [
+    '2023-01-01T00:00:00.Z',
+    '2023-01-01T00:00:00+01:00x',
+    '2023-01-01T00:00:00+0100',
+    '2023-01-01T00:00:00z',
+    '2023-01-01T00:00:60Z',
+    '2023-01-01T00:00:00+24:00',
+    '2023-01-01T00:00:00+01:60',
+    '2023-1-01T00:00:00Z',
+    '２023-01-01T00:00:00Z',
+  ]) {
     assert.is(parseRfc3339Nano(bad), undefined, bad);
   }
 });
 
 test('Go json.Indent layout', () => {
-  assert.is(goIndent('{"a":[],"b":{},"c":[1,{"d":"x, y: {z}"}],"e":"q\\"}"}'),
-    '{\n  "a": [],\n  "b": {},\n  "c": [\n    1,\n    {\n      "d": "x, y: {z}"\n    }\n  ],\n  "e": "q\\"}"\n}');
+  assert.is(goIndent('{"a":[],"b":{},"c":[1,{"d":"x, y: {z}"}],"e":"q\\"}"}'), '{\n  "a": [],\n  "b": {},\n  "c": [\n    1,\n    {\n      "d": "x, y: {z}"\n    }\n  ],\n  "e": "q\\"}"\n}');
   assert.is(goIndent(' [ 1 , 2 ] '), '[\n  1,\n  2\n]');
   assert.is(goIndent('{"n":1.50e3}'), '{\n  "n": 1.50e3\n}');
 });

@@ -111,7 +111,10 @@ test('bad input: a single Event over 256 KiB is skipped and reported (200, nothi
   assert.is(a.status, 200);
   const body = JSON.parse(a.text) as { accepted: number; skipped: Array<{ code: string }> };
   assert.is(body.accepted, 0);
-  assert.equal(body.skipped.map((s) => s.code), ['too_large']);
+  assert.equal(
+    body.skipped.map((s) => s.code),
+    ['too_large'],
+  );
 });
 
 test('bad input: items that are not audit events are skipped, reported and counted as decode errors', async () => {
@@ -120,7 +123,14 @@ test('bad input: items that are not audit events are skipped, reported and count
   assert.is(a.status, 200);
   const body = JSON.parse(a.text) as { accepted: number; skipped: Array<{ index: number; code: string }> };
   assert.is(body.accepted, 1);
-  assert.equal(body.skipped.map((s) => [s.index, s.code]), [[0, 'not_an_event'], [2, 'not_an_event'], [3, 'not_an_event']]);
+  assert.equal(
+    body.skipped.map((s) => [s.index, s.code]),
+    [
+      [0, 'not_an_event'],
+      [2, 'not_an_event'],
+      [3, 'not_an_event'],
+    ],
+  );
   assert.is(await metricValue(wh.metrics, DROPPED, { source: 'k8s_audit', reason: 'decode_error' }), before + 3);
 });
 
@@ -186,8 +196,7 @@ test('bad input: while the engine is stopping a new request gets 503 with Retry-
   const u = new URL(q.webhook.url);
   const body = JSON.stringify(eventList([event('in-flight')]));
   const late = JSON.stringify(eventList([event('late')]));
-  const head = (b: string, expect: boolean) =>
-    `POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(b)}\r\n${expect ? 'Expect: 100-continue\r\n' : ''}\r\n`;
+  const head = (b: string, expect: boolean) => `POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(b)}\r\n${expect ? 'Expect: 100-continue\r\n' : ''}\r\n`;
   // One verified TLS connection; the first request's headers ask for 100 Continue, so its answer
   // proves the server has taken the request before close() starts.
   const sock = connect({ host: u.hostname, port: Number(u.port), ca: q.tls.caPem });
@@ -265,7 +274,16 @@ test('close: accepted events are evaluated before it resolves; past drainMs the 
     seen.push(events.length);
     return new Promise<number>((resolve) => held.push(() => resolve(events.length)));
   });
-  const ev = (name: string) => ({ kind: 'Event', apiVersion: 'audit.k8s.io/v1', level: 'Metadata', auditID: name, stage: 'ResponseComplete', verb: 'get', requestURI: '/api/v1/namespaces/d/configmaps/' + name, objectRef: { resource: 'configmaps', namespace: 'd', name } });
+  const ev = (name: string) => ({
+    kind: 'Event',
+    apiVersion: 'audit.k8s.io/v1',
+    level: 'Metadata',
+    auditID: name,
+    stage: 'ResponseComplete',
+    verb: 'get',
+    requestURI: '/api/v1/namespaces/d/configmaps/' + name,
+    objectRef: { resource: 'configmaps', namespace: 'd', name },
+  });
   assert.is((await t.post(eventList([ev('a1'), ev('a2')]))).status, 200);
   assert.is((await t.post(eventList([ev('b1')]))).status, 200);
   while (held.length === 0) await new Promise((r) => setTimeout(r, 1));

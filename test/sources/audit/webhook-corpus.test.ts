@@ -20,7 +20,9 @@ import { corpusPath, K8SAUDIT_SAMPLES } from '../../helpers/corpus.js';
 const SAMPLES = K8SAUDIT_SAMPLES;
 const RULES = corpusPath('k8s_audit_rules.yaml');
 const options = { ruleMatching: 'first' as const, minPriority: 'Debug' as const, hostname: 'test-node' };
-const files = readdirSync(SAMPLES).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(SAMPLES)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 const lines: string[] = [];
 const engine = new DetectionEngine({ ...options, onAlert: (a) => lines.push(alertJson(a)) });
@@ -32,9 +34,12 @@ function sampleItems(text: string): unknown[] {
   try {
     docs = [JSON.parse(text)];
   } catch {
-    docs = text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown);
+    docs = text
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as unknown);
   }
-  return docs.flatMap((d) => ((d as { kind?: unknown }).kind === 'EventList' ? ((d as { items: unknown[] }).items) : [d]));
+  return docs.flatMap((d) => ((d as { kind?: unknown }).kind === 'EventList' ? (d as { items: unknown[] }).items : [d]));
 }
 
 function replayLines(text: string): string[] {
@@ -82,7 +87,10 @@ test('webhook-corpus: the whole corpus as one EventList gives every alert, in or
   await wh.webhook.idle();
   assert.equal(lines, texts.flatMap(replayLines));
   // The corpus's one non-event ({"kind": 0}) is skipped and reported; the rest is evaluated.
-  assert.equal(body.skipped.map((s) => s.code), ['not_an_event']);
+  assert.equal(
+    body.skipped.map((s) => s.code),
+    ['not_an_event'],
+  );
   assert.is(body.accepted, items.length - 1);
   assert.is(await metricValue(wh.metrics, 'enginesecurity_engine_events_evaluated_total', { source: 'k8s_audit' }), before + body.accepted);
 });

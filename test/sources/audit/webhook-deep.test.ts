@@ -57,7 +57,10 @@ for (const [name, kind, maxEventDepth, expect] of cases) {
       assert.is(a.status, 200, a.text);
       await wh.webhook.idle();
       const detections = alerts.filter((x) => x.source === 'k8s_audit');
-      assert.equal(detections.map((x) => x.outputFields['ka.auditid']), expect.alerted);
+      assert.equal(
+        detections.map((x) => x.outputFields['ka.auditid']),
+        expect.alerted,
+      );
       const good = detections.find((x) => x.outputFields['ka.auditid'] === 'good')!;
       assert.is(good.outputFields['jevt.value[/requestObject]'], '{"kind":"Pod"}');
       assert.is(await metricValue(wh.metrics, TRUNCATED, { source: 'k8s_audit', reason: 'too_deep' }), expect.truncated);

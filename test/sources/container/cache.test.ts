@@ -20,8 +20,24 @@ async function until(what: string, ok: () => boolean): Promise<void> {
 
 function record(fullId: string): ContainerRecord {
   return {
-    id: fullId.slice(0, 12), fullId, type: 'docker', name: `n-${fullId.slice(0, 4)}`, image: '', imageId: '', imageRepository: '', imageTag: '',
-    imageDigest: '', privileged: false, mounts: [], ip: '', hostPid: false, hostNetwork: false, hostIpc: false, labels: {}, startTs: 0n, sandbox: false,
+    id: fullId.slice(0, 12),
+    fullId,
+    type: 'docker',
+    name: `n-${fullId.slice(0, 4)}`,
+    image: '',
+    imageId: '',
+    imageRepository: '',
+    imageTag: '',
+    imageDigest: '',
+    privileged: false,
+    mounts: [],
+    ip: '',
+    hostPid: false,
+    hostNetwork: false,
+    hostIpc: false,
+    labels: {},
+    startTs: 0n,
+    sandbox: false,
   };
 }
 
@@ -57,10 +73,7 @@ test('absent runtimes: one line each at start, no lookup afterwards', async () =
   const logs: string[] = [];
   const cache = new ContainerCache([new CriSource('/nonexistent/containerd.sock'), new EngineSource('docker', '/nonexistent/docker.sock')], {}, (l) => logs.push(l));
   await cache.start();
-  assert.equal(logs, [
-    'container metadata: cri not found at /nonexistent/containerd.sock, skipped',
-    'container metadata: docker not found at /nonexistent/docker.sock, skipped',
-  ]);
+  assert.equal(logs, ['container metadata: cri not found at /nonexistent/containerd.sock, skipped', 'container metadata: docker not found at /nonexistent/docker.sock, skipped']);
   assert.is(cache.get(A), undefined);
   assert.is(cache.stats.lookups, 0);
   cache.close();
@@ -79,10 +92,7 @@ test('a failing runtime: one line, retried with backoff, one line when it recove
     assert.not.ok(cache.isUp('fake'));
     await until('recovered', () => cache.isUp('fake'));
     assert.is(state.lists, 5, 'four failures, then the list that worked');
-    assert.equal(logs, [
-      'container metadata: fake failed (connection refused); retrying with backoff',
-      `container metadata: fake at ${join(dir, 'sock')} recovered: 1 containers`,
-    ]);
+    assert.equal(logs, ['container metadata: fake failed (connection refused); retrying with backoff', `container metadata: fake at ${join(dir, 'sock')} recovered: 1 containers`]);
     assert.is(cache.peek(A)?.name, 'n-aaaa');
   } finally {
     cache.close();

@@ -10,10 +10,7 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContainerCache, EngineSource, recordFields } from '../../../host/sources/container/index.js';
-import {
-  buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent, runtimesAvailable, startDockerd, startPodman,
-  type PrivateEngine, type TestImages,
-} from '../../helpers/containers/index.js';
+import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent, runtimesAvailable, startDockerd, startPodman, type PrivateEngine, type TestImages } from '../../helpers/containers/index.js';
 
 const ready = runtimesAvailable() && imageToolsPresent();
 const WAIT_MS = 60_000;
@@ -24,7 +21,10 @@ const POD_LABELS = {
   'io.kubernetes.pod.uid': '0b8f1c2e-5a51-4c4b-9a57-3f7c7f1e2a10',
   'io.kubernetes.container.name': 'nginx',
 };
-const MOUNTS = [{ source: '/etc', destination: '/host/etc', readonly: true }, { source: '/proc', destination: '/host/proc', readonly: true }];
+const MOUNTS = [
+  { source: '/etc', destination: '/host/etc', readonly: true },
+  { source: '/proc', destination: '/host/proc', readonly: true },
+];
 
 let imagesDir = '';
 let images: TestImages;
@@ -161,7 +161,10 @@ async function slowProxy(path: string, target: string, delayMs: number): Promise
       assert.equal(r.mounts.map((m) => `${m.source}:${m.dest}:${m.rdwr}`).sort(), ['/etc:/host/etc:false', '/proc:/host/proc:false']);
       assert.is(r.labels.app, 'demo');
       assert.is(r.pod, undefined, 'no io.kubernetes labels: no pod');
-      assert.equal((await src.list()).map((c) => c.fullId), [id]);
+      assert.equal(
+        (await src.list()).map((c) => c.fullId),
+        [id],
+      );
     } finally {
       src.close();
     }

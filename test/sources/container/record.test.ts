@@ -42,7 +42,13 @@ test('labels over 100 characters are dropped', () => {
 
 test('k8s fields from io.kubernetes.* labels; none without pod name and namespace', () => {
   assert.equal(podFromLabels({ 'io.kubernetes.pod.name': 'web', 'io.kubernetes.pod.namespace': 'shop', 'io.kubernetes.pod.uid': 'u1', 'io.kubernetes.sandbox.id': 'f'.repeat(64) }), {
-    name: 'web', namespace: 'shop', uid: 'u1', sandboxId: 'f'.repeat(12), fullSandboxId: 'f'.repeat(64), labels: {}, ip: '',
+    name: 'web',
+    namespace: 'shop',
+    uid: 'u1',
+    sandboxId: 'f'.repeat(12),
+    fullSandboxId: 'f'.repeat(64),
+    labels: {},
+    ip: '',
   });
   assert.is(podFromLabels({ 'io.kubernetes.pod.name': 'web' }), undefined);
 });

@@ -53,32 +53,60 @@ const PY = [
   'os.close(dfd)',
 ].join('\n');
 
-run_('args: the C translator writes evt.arg.* as the oracle does, with libsinsp\'s values, for real chmod/mkdir/rename/link/unlink/setuid/bpf/ptrace/symlink calls', async () => {
+run_("args: the C translator writes evt.arg.* as the oracle does, with libsinsp's values, for real chmod/mkdir/rename/link/unlink/setuid/bpf/ptrace/symlink calls", async () => {
   const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: corpusText(n) }))).ruleset.rules;
   const refs = ARGS.map((a): FieldRef => {
     const def = lookupField('syscall', 'evt.arg')!;
     return { kind: 'field', def, arg: a, canonical: `evt.arg.${a}`, type: def.type, isList: false };
   });
   // a rule reading every parameter, so each has a slot the translators fill (fchmodat2 is no event type of the rules language)
-  const argRule = loadRules([{ name: 'args.yaml', text: `- rule: every evt.arg\n  desc: d\n  condition: evt.type in (${TYPES.filter((t) => t !== 'fchmodat2').join(', ')}) and (${ARGS.map((a) => `evt.arg.${a} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` }]).ruleset.rules;
+  const argRule = loadRules([
+    {
+      name: 'args.yaml',
+      text: `- rule: every evt.arg\n  desc: d\n  condition: evt.type in (${TYPES.filter((t) => t !== 'fchmodat2').join(', ')}) and (${ARGS.map((a) => `evt.arg.${a} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n`,
+    },
+  ]).ruleset.rules;
   assert.is(argRule.length, 1);
   const m = await compileAll([...rules, ...argRule]);
   const dir = mkdtempSync(join(tmpdir(), 'rae-args-'));
   let rec: Recording;
   try {
     // relative paths (resolved against the cwd the probe records) and absolute ones
-    rec = recordKernel(TYPES, () => execFileSync('/bin/bash', ['-c', [
-      'set -e', `cd ${dir}`, 'touch f .bash_history', 'chmod 644 f', 'chmod u+s f', `chmod g+s ${dir}/f`, 'mkdir d', `mkdir ${dir}/d/e`,
-      'mv f g', "perl -e 'rename(\"g\", \"d/../g2\") or die; link(\"g2\", \"h\") or die; unlink(\"h\") or die; mkdir(\"m\", 0750) or die; rmdir(\"m\") or die'",
-      'ln g2 d/l', `rm ${dir}/d/l .bash_history`, 'rmdir d/e', 'ln -s /etc/hostname lnk',
-      `python3 -c "${PY.replace(/"/g, '\\"')}"`,
-    ].join('\n')], { stdio: 'ignore' }));
+    rec = recordKernel(TYPES, () =>
+      execFileSync(
+        '/bin/bash',
+        [
+          '-c',
+          [
+            'set -e',
+            `cd ${dir}`,
+            'touch f .bash_history',
+            'chmod 644 f',
+            'chmod u+s f',
+            `chmod g+s ${dir}/f`,
+            'mkdir d',
+            `mkdir ${dir}/d/e`,
+            'mv f g',
+            'perl -e \'rename("g", "d/../g2") or die; link("g2", "h") or die; unlink("h") or die; mkdir("m", 0750) or die; rmdir("m") or die\'',
+            'ln g2 d/l',
+            `rm ${dir}/d/l .bash_history`,
+            'rmdir d/e',
+            'ln -s /etc/hostname lnk',
+            `python3 -c "${PY.replace(/"/g, '\\"')}"`,
+          ].join('\n'),
+        ],
+        { stdio: 'ignore' },
+      ),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   const { buf, fill } = rec;
   const pass = translatorsPass(rec, m, 'h', refs);
-  assert.ok(ARGS.every((a) => pass.slots.includes(`evt.arg.${a}`)), pass.slots.join(' '));
+  assert.ok(
+    ARGS.every((a) => pass.slots.includes(`evt.arg.${a}`)),
+    pass.slots.join(' '),
+  );
   const diffs = pass.native.flatMap((r, i) => (r === pass.oracle[i] ? [] : [`native ${r}\noracle ${pass.oracle[i]}`]));
   assert.is(pass.native.length, pass.oracle.length);
   // the oracle's rendered values of each event (its fieldsOf, as alerts print them)
@@ -106,7 +134,10 @@ run_('args: the C translator writes evt.arg.* as the oracle does, with libsinsp\
   // chmod u+s / g+s (coreutils: fchmodat), fchmod on an fd, mkdir, rename/link/unlink/rmdir
   assert.ok(has({ filename: join(dir, 'f'), mode: 'S_IROTH|S_IRGRP|S_IWUSR|S_IRUSR|S_ISUID' }), say('chmod u+s'));
   assert.ok(has({ filename: join(dir, 'f'), mode: 'S_IROTH|S_IRGRP|S_IWUSR|S_IRUSR|S_ISGID|S_ISUID' }), say('chmod g+s'));
-  assert.ok(all.some((v) => v.mode === 'S_IXGRP|S_IRGRP|S_IXUSR|S_IWUSR|S_IRUSR|S_ISUID' && /^\d+$/.test(String(v.fd))), say('fchmod'));
+  assert.ok(
+    all.some((v) => v.mode === 'S_IXGRP|S_IRGRP|S_IXUSR|S_IWUSR|S_IRUSR|S_ISUID' && /^\d+$/.test(String(v.fd))),
+    say('fchmod'),
+  );
   assert.ok(has({ path: join(dir, 'd') }) && has({ path: join(dir, 'd', 'e') }), say('mkdir d, d/e'));
   assert.ok(has({ path: join(dir, 'm'), mode: '1E8' }), say('mkdir m 0750'));
   assert.ok(has({ oldpath: join(dir, 'f'), newpath: join(dir, 'g') }), say('mv f g'));
@@ -117,15 +148,27 @@ run_('args: the C translator writes evt.arg.* as the oracle does, with libsinsp\
   assert.ok(has({ name: join(dir, '.bash_history') }) || has({ path: join(dir, '.bash_history') }), say('rm .bash_history'));
   // setuid to our own uid (root here) and the failing BPF_PROG_LOAD
   assert.ok(has({ uid: 'root' }), say('setuid'));
-  assert.ok(all.some((v) => v.cmd === '5' && /^E[A-Z0-9]+$/.test(String(v.fd)) && v.res === undefined), say('bpf BPF_PROG_LOAD'));
+  assert.ok(
+    all.some((v) => v.cmd === '5' && /^E[A-Z0-9]+$/.test(String(v.fd)) && v.res === undefined),
+    say('bpf BPF_PROG_LOAD'),
+  );
   // evt.arg.pid/res of the failing ptrace calls, linkpath of symlink/symlinkat, dirfd of the *at calls
   assert.ok(has({ request: 'PTRACE_PEEKDATA', pid: String(NO_PID), res: 'ESRCH' }), say('ptrace PEEKDATA'));
-  assert.ok(all.some((v) => v.request === 'PTRACE_ATTACH' && /^\d+$/.test(String(v.pid)) && v.res === 'EPERM'), say('ptrace ATTACH self'));
+  assert.ok(
+    all.some((v) => v.request === 'PTRACE_ATTACH' && /^\d+$/.test(String(v.pid)) && v.res === 'EPERM'),
+    say('ptrace ATTACH self'),
+  );
   assert.ok(has({ target: '/etc/hostname', linkpath: join(dir, 'sl2'), res: '0' }), say('symlink'));
   assert.ok(has({ target: '/etc/hostname', linkpath: join(dir, 'lnk'), res: '0' }), say('ln -s'));
   assert.ok(has({ target: 'tgt', linkpath: join(dir, 'sub', 'sl3'), res: '0' }), say('symlinkat with a dirfd'));
-  assert.ok(all.some((v) => v.path === join(dir, 'sub', 'm2') && /^\d+$/.test(String(v.dirfd)) && v.res === '0'), say('mkdirat with a dirfd'));
-  assert.ok(all.some((v) => v.path === join(dir, 'sub', 'm2') && /^\d+$/.test(String(v.dirfd)) && v.res === 'EEXIST'), say('failing mkdirat'));
+  assert.ok(
+    all.some((v) => v.path === join(dir, 'sub', 'm2') && /^\d+$/.test(String(v.dirfd)) && v.res === '0'),
+    say('mkdirat with a dirfd'),
+  );
+  assert.ok(
+    all.some((v) => v.path === join(dir, 'sub', 'm2') && /^\d+$/.test(String(v.dirfd)) && v.res === 'EEXIST'),
+    say('failing mkdirat'),
+  );
   assert.ok(has({ dirfd: 'AT_FDCWD', res: '0' }), say('an *at call on AT_FDCWD'));
 });
 

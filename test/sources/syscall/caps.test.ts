@@ -34,18 +34,20 @@ const run_ = gate.run ? test : test.skip;
 const FIELDS = ['thread.cap_inheritable', 'thread.cap_permitted', 'thread.cap_effective'];
 const STATUS_KEYS = ['CapInh', 'CapPrm', 'CapEff'];
 /** How each marker's grep runs (setpriv from util-linux). */
-const RUNS: string[][] = [
-  [],
-  ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all'],
-  ['setpriv', '--bounding-set=-sys_admin,-sys_module'],
-  ['setpriv', '--inh-caps=+chown'],
-];
-const RULES = loadRules([{ name: 'caps.yaml', text: [
-  ['admin', 'thread.cap_effective contains CAP_SYS_ADMIN and thread.cap_effective contains CAP_DAC_OVERRIDE'],
-  ['module', 'thread.cap_effective icontains sys_module'],
-  ['no caps', 'thread.cap_effective = "" and thread.cap_permitted = ""'],
-  ['chown inheritable', 'thread.cap_inheritable = CAP_CHOWN'],
-].map(([n, c]) => `- rule: ${n}\n  desc: d\n  condition: evt.type in (open, openat) and fd.name contains rae-caps- and ${c}\n  output: x\n  priority: NOTICE\n`).join('') }]);
+const RUNS: string[][] = [[], ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all'], ['setpriv', '--bounding-set=-sys_admin,-sys_module'], ['setpriv', '--inh-caps=+chown']];
+const RULES = loadRules([
+  {
+    name: 'caps.yaml',
+    text: [
+      ['admin', 'thread.cap_effective contains CAP_SYS_ADMIN and thread.cap_effective contains CAP_DAC_OVERRIDE'],
+      ['module', 'thread.cap_effective icontains sys_module'],
+      ['no caps', 'thread.cap_effective = "" and thread.cap_permitted = ""'],
+      ['chown inheritable', 'thread.cap_inheritable = CAP_CHOWN'],
+    ]
+      .map(([n, c]) => `- rule: ${n}\n  desc: d\n  condition: evt.type in (open, openat) and fd.name contains rae-caps- and ${c}\n  output: x\n  priority: NOTICE\n`)
+      .join(''),
+  },
+]);
 
 const ref = (name: string): FieldRef => {
   const def = lookupField('syscall', name)!;
@@ -83,10 +85,12 @@ run_('caps: thread.cap_* agree between the C translator, the oracle and /proc/se
       writeFileSync(join(dir, `m${k}`), 'x\n');
       chmodSync(join(dir, `m${k}`), 0o644);
     });
-    rec = recordKernel(['openat', 'open'], () => RUNS.forEach((pre, k) => {
-      const argv = [...pre, '/bin/grep', '^Cap', '/proc/self/status', join(dir, `m${k}`)];
-      printed.push(execFileSync(argv[0]!, argv.slice(1), { encoding: 'utf8' }));
-    }));
+    rec = recordKernel(['openat', 'open'], () =>
+      RUNS.forEach((pre, k) => {
+        const argv = [...pre, '/bin/grep', '^Cap', '/proc/self/status', join(dir, `m${k}`)];
+        printed.push(execFileSync(argv[0]!, argv.slice(1), { encoding: 'utf8' }));
+      }),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -137,7 +141,9 @@ run_('caps: a capset without exec (CAP_SYS_ADMIN dropped from the effective set)
   const sets = STATUS_KEYS.map((key) => parseCapHex(new RegExp(`${key}:\\s*(\\S+)`).exec(printed)?.[1]));
   assert.ok((sets[1]! >> 21n) & 1n, `CAP_SYS_ADMIN still permitted: ${printed}`);
   assert.not.ok((sets[2]! >> 21n) & 1n, `CAP_SYS_ADMIN no longer effective: ${printed}`);
-  const rules = loadRules([{ name: 'admin.yaml', text: '- rule: admin\n  desc: d\n  condition: evt.type in (open, openat) and fd.name contains rae-caps- and thread.cap_effective contains CAP_SYS_ADMIN\n  output: x\n  priority: NOTICE\n' }]);
+  const rules = loadRules([
+    { name: 'admin.yaml', text: '- rule: admin\n  desc: d\n  condition: evt.type in (open, openat) and fd.name contains rae-caps- and thread.cap_effective contains CAP_SYS_ADMIN\n  output: x\n  priority: NOTICE\n' },
+  ]);
   assert.ok(rules.ok);
   const { objects, matched, diffs } = await judgeBoth(rec, rules.ruleset.rules);
   assert.equal([...new Set(diffs)].slice(0, 20), []);

@@ -17,9 +17,18 @@ let c: Collector;
 let dir: string;
 let server: Server;
 
-const isSys = (nr: number, pid: number) => (r: EventRecord): r is SyscallRecord => r.kind === abi.KIND.SYSCALL && r.nr === nr && r.pid === pid;
-const isProc = (kind: number, pid: number) => (r: EventRecord): r is ProcRecord => r.kind === kind && r.pid === pid;
-const isExit = (pid: number) => (r: EventRecord): r is ExitRecord => r.kind === abi.KIND.EXIT && r.pid === pid;
+const isSys =
+  (nr: number, pid: number) =>
+  (r: EventRecord): r is SyscallRecord =>
+    r.kind === abi.KIND.SYSCALL && r.nr === nr && r.pid === pid;
+const isProc =
+  (kind: number, pid: number) =>
+  (r: EventRecord): r is ProcRecord =>
+    r.kind === kind && r.pid === pid;
+const isExit =
+  (pid: number) =>
+  (r: EventRecord): r is ExitRecord =>
+    r.kind === abi.KIND.EXIT && r.pid === pid;
 
 /** Runs a command to completion; resolves with its pid. */
 function run(cmd: string, args: string[], cwd?: string): Promise<number> {
@@ -30,9 +39,32 @@ function run(cmd: string, args: string[], cwd?: string): Promise<number> {
   });
 }
 
-const NAMES = ['openat', 'open', 'execve', 'connect', 'accept4', 'accept', 'sendmsg', 'sendto', 'symlinkat', 'symlink',
-  'renameat2', 'renameat', 'rename', 'mkdir', 'mkdirat', 'fchmodat', 'chmod', 'unlinkat', 'unlink', 'rmdir', 'socket',
-  'listen', 'bind', 'chdir'];
+const NAMES = [
+  'openat',
+  'open',
+  'execve',
+  'connect',
+  'accept4',
+  'accept',
+  'sendmsg',
+  'sendto',
+  'symlinkat',
+  'symlink',
+  'renameat2',
+  'renameat',
+  'rename',
+  'mkdir',
+  'mkdirat',
+  'fchmodat',
+  'chmod',
+  'unlinkat',
+  'unlink',
+  'rmdir',
+  'socket',
+  'listen',
+  'bind',
+  'chdir',
+];
 
 test.before(() => {
   if (!gate.run) return;
@@ -84,7 +116,9 @@ t('relative open: path as passed plus the absolute directory it resolves against
   const opens = await c.waitFor(isSys(syscallNr('openat')!, pid), (rs) => rs.some((r) => r.path === name));
   const open = opens.find((r) => r.path === name)!;
   assert.is(open.dir, dir);
-  const O_WRONLY = 1, O_CREAT = 0o100, O_TRUNC = 0o1000;
+  const O_WRONLY = 1,
+    O_CREAT = 0o100,
+    O_TRUNC = 0o1000;
   assert.is(Number(open.args[2]) & (O_WRONLY | O_CREAT | O_TRUNC), O_WRONLY | O_CREAT | O_TRUNC);
   assert.ok(open.ret >= 0);
   assert.is(readFileSync(join(dir, name), 'utf8'), 'hi\n');
@@ -104,7 +138,10 @@ t('connect to a loopback TCP server: peer and local addresses, return value', as
   const isTcp = (r: { peer?: { family: number } }) => r.peer?.family === abi.AF.INET;
   const conns = await c.waitFor(isSys(syscallNr('connect')!, pid), (rs) => rs.some(isTcp));
   const conn = conns.find(isTcp)!;
-  assert.ok(conns.some((r) => r.peer?.family === abi.AF.UNIX && r.tsNs < conn.tsNs), 'the earlier AF_UNIX connect is captured too');
+  assert.ok(
+    conns.some((r) => r.peer?.family === abi.AF.UNIX && r.tsNs < conn.tsNs),
+    'the earlier AF_UNIX connect is captured too',
+  );
   assert.is(conn.ret, 0);
   assert.equal(conn.peer, { family: abi.AF.INET, port, addr: '127.0.0.1' });
   assert.is(conn.local.family, abi.AF.INET);
@@ -132,7 +169,11 @@ t('accept4 in a child server and sendmsg of a UDP datagram: tuples from the sock
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
   const { createConnection } = await import('node:net');
-  await new Promise<void>((resolve) => createConnection(port, '127.0.0.1').on('close', () => resolve()).on('error', () => resolve()));
+  await new Promise<void>((resolve) =>
+    createConnection(port, '127.0.0.1')
+      .on('close', () => resolve())
+      .on('error', () => resolve()),
+  );
   await new Promise((resolve) => child.on('exit', resolve));
   const pid = child.pid!;
   const accepts = await c.waitFor(isSys(syscallNr('accept4')!, pid), (rs) => rs.some((r) => r.ret >= 0));
@@ -190,12 +231,31 @@ t('file operations through libuv (plain syscalls): symlink, rename, mkdir, chmod
   await c.waitFor(isExit(pid), (rs) => rs.length > 0);
   const mine = family(pid);
   const by = (name: string) => mine.filter((r) => r.name === name && r.ret === 0);
-  assert.equal(by('symlink').map((r) => [r.path, r.path2, r.dir2]), [['p', 'q', dir]]);
-  assert.equal(by('rename').map((r) => [r.path, r.path2, r.dir, r.dir2]), [['p', 'r', dir, dir]]);
-  assert.equal(by('mkdir').map((r) => [r.path, r.dir, Number(r.args[1]) & 0o777]), [['e', dir, 0o777]]);
-  assert.equal(by('chmod').map((r) => [r.path, Number(r.args[1])]), [['r', 0o640]]);
-  assert.equal(by('unlink').map((r) => r.path), ['q', 'r']);
-  assert.equal(by('chdir').map((r) => [r.path, r.dir]), [[dir, dir]], 'chdir: dir is the cwd after the call');
+  assert.equal(
+    by('symlink').map((r) => [r.path, r.path2, r.dir2]),
+    [['p', 'q', dir]],
+  );
+  assert.equal(
+    by('rename').map((r) => [r.path, r.path2, r.dir, r.dir2]),
+    [['p', 'r', dir, dir]],
+  );
+  assert.equal(
+    by('mkdir').map((r) => [r.path, r.dir, Number(r.args[1]) & 0o777]),
+    [['e', dir, 0o777]],
+  );
+  assert.equal(
+    by('chmod').map((r) => [r.path, Number(r.args[1])]),
+    [['r', 0o640]],
+  );
+  assert.equal(
+    by('unlink').map((r) => r.path),
+    ['q', 'r'],
+  );
+  assert.equal(
+    by('chdir').map((r) => [r.path, r.dir]),
+    [[dir, dir]],
+    'chdir: dir is the cwd after the call',
+  );
 });
 
 t('the interesting-syscall table filters in the kernel; process events always flow', async () => {

@@ -45,7 +45,10 @@ const cat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
 test('a batch of several kinds walks and decodes in order', () => {
   const batch = cat(syscallRecord(syscallNr('openat')!, 3n, '/etc/shadow'), exitRecord(256), syscallRecord(syscallNr('unlink')!, -2n, 'x'));
   const seen: number[] = [];
-  assert.is(forEachRecord(batch, batch.length, (_off, _len, kind) => seen.push(kind)), batch.length);
+  assert.is(
+    forEachRecord(batch, batch.length, (_off, _len, kind) => seen.push(kind)),
+    batch.length,
+  );
   assert.equal(seen, [KIND.SYSCALL, KIND.EXIT, KIND.SYSCALL]);
   const { records, error } = decodeBatch(batch, batch.length);
   assert.is(error, undefined);

@@ -13,7 +13,9 @@ const one = (condition: string, output: string) =>
   loadRules([{ name: 'r.yaml', text: `- rule: r\n  desc: d\n  condition: ${condition}\n  output: ${JSON.stringify(output)}\n  priority: NOTICE\n` }], { suggestedOutput: false }).ruleset.rules;
 
 test('kernel fields: conditions and outputs are checked, ancestors and evt.arg.* by their name', () => {
-  const g = kernelFieldGaps(one('evt.type = open and proc.aname[3] = sh and fd.l4proto = tcp and proc.sid = 1 and tolower(evt.arg.gid) = x and evt.arg.addr = 3', '%user.loginname %proc.sname %thread.tid %evt.arg.flags %proc.pname %evt.time %evt.arg.addr'));
+  const g = kernelFieldGaps(
+    one('evt.type = open and proc.aname[3] = sh and fd.l4proto = tcp and proc.sid = 1 and tolower(evt.arg.gid) = x and evt.arg.addr = 3', '%user.loginname %proc.sname %thread.tid %evt.arg.flags %proc.pname %evt.time %evt.arg.addr'),
+  );
   assert.equal(g, { condition: ['evt.arg.addr', 'evt.arg.gid'], output: ['evt.arg.addr'] });
 });
 
@@ -26,19 +28,47 @@ test('kernel fields: disabled and other-source rules do not count', () => {
 test('kernel fields: a field kernel events lack is a warning naming the field and the rules that use it', () => {
   const before = missingFieldWarnings(missingFields(bundled));
   // container and image metadata the byte path does not have yet: warned, never a reason for another path
-  assert.ok(before.some((l) => l.startsWith('syscall: warning: kernel events do not provide container.image.repository, it reads as missing in rule "')), before.join('\n'));
+  assert.ok(
+    before.some((l) => l.startsWith('syscall: warning: kernel events do not provide container.image.repository, it reads as missing in rule "')),
+    before.join('\n'),
+  );
   assert.not.ok(before.some((l) => l.includes('evt.arg.addr')));
   const rules = [...bundled, ...one('evt.type = ptrace and evt.arg.addr = 1', '%evt.arg.addr')];
-  assert.equal(missingFields(rules).filter((m) => m.rule === 'r'), [{ rule: 'r', field: 'evt.arg.addr', where: 'condition' }, { rule: 'r', field: 'evt.arg.addr', where: 'output' }]);
+  assert.equal(
+    missingFields(rules).filter((m) => m.rule === 'r'),
+    [
+      { rule: 'r', field: 'evt.arg.addr', where: 'condition' },
+      { rule: 'r', field: 'evt.arg.addr', where: 'output' },
+    ],
+  );
   const after = missingFieldWarnings(missingFields(rules));
-  assert.equal(after.filter((l) => l.includes('evt.arg.addr')), ['syscall: warning: kernel events do not provide evt.arg.addr, it reads as missing in rule "r" (condition), "r" (output)']);
+  assert.equal(
+    after.filter((l) => l.includes('evt.arg.addr')),
+    ['syscall: warning: kernel events do not provide evt.arg.addr, it reads as missing in rule "r" (condition), "r" (output)'],
+  );
   // a field many rules read names the first five
   const many = missingFieldWarnings(Array.from({ length: 7 }, (_, i) => ({ rule: `r${i}`, field: 'k8s.pod.name', where: 'condition' as const })));
   assert.equal(many, ['syscall: warning: kernel events do not provide k8s.pod.name, it reads as missing in rule "r0" (condition), "r1" (condition), "r2" (condition), "r3" (condition), "r4" (condition) and 2 more']);
 });
 
 /** The header, constant and process fields users' own rules often read (the byte path has them all in conditions). */
-const USER_FIELDS = ['proc.sid', 'proc.vpgid', 'proc.sname', 'container.name', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec', 'thread.tid', 'user.loginname', 'thread.cap_effective', 'thread.cap_permitted', 'thread.cap_inheritable'];
+const USER_FIELDS = [
+  'proc.sid',
+  'proc.vpgid',
+  'proc.sname',
+  'container.name',
+  'evt.time',
+  'evt.rawtime',
+  'evt.dir',
+  'evt.source',
+  'evt.hostname',
+  'evt.is_open_exec',
+  'thread.tid',
+  'user.loginname',
+  'thread.cap_effective',
+  'thread.cap_permitted',
+  'thread.cap_inheritable',
+];
 
 test('kernel fields: a rule reading proc.sid/vpgid/sname, container.name, evt.time/rawtime/dir/source/hostname/is_open_exec, thread.tid, user.loginname or thread.cap_* are provided', () => {
   for (const f of USER_FIELDS) {
@@ -50,7 +80,12 @@ test('kernel fields: a rule reading proc.sid/vpgid/sname, container.name, evt.ti
 });
 
 test('kernel fields: a rule reading evt.arg.pid, dirfd, res or linkpath are provided', () => {
-  for (const [type, arg, value] of [['ptrace', 'pid', '1'], ['openat', 'dirfd', 'AT_FDCWD'], ['unlinkat', 'res', 'ENOENT'], ['symlinkat', 'linkpath', '/etc/shadow']] as const) {
+  for (const [type, arg, value] of [
+    ['ptrace', 'pid', '1'],
+    ['openat', 'dirfd', 'AT_FDCWD'],
+    ['unlinkat', 'res', 'ENOENT'],
+    ['symlinkat', 'linkpath', '/etc/shadow'],
+  ] as const) {
     const rules = one(`evt.type = ${type} and evt.arg.${arg} = "${value}"`, `%evt.arg.${arg}`);
     assert.equal(kernelFieldGaps(rules), { condition: [], output: [] }, arg);
   }

@@ -26,16 +26,40 @@ const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs
 
 function proc(pid: number, ppid: number, comm: string, args: string[], cgroup = '/user.slice'): ProcSnapshot {
   return {
-    pid, ppid, vpid: pid, sid: pid, pgid: pid, ruid: 0, euid: pid % 3 === 0 ? 0 : 1000, rgid: 0, egid: 0, loginuid: pid % 2 ? 4294967295 : 1000,
-    tty: pid % 5 === 0 ? 34816 : 0, startNs: 1n, pidns: 1, mntns: 1, cgroupId: 1n, exeWritable: pid % 4 === 0,
+    pid,
+    ppid,
+    vpid: pid,
+    sid: pid,
+    pgid: pid,
+    ruid: 0,
+    euid: pid % 3 === 0 ? 0 : 1000,
+    rgid: 0,
+    egid: 0,
+    loginuid: pid % 2 ? 4294967295 : 1000,
+    tty: pid % 5 === 0 ? 34816 : 0,
+    startNs: 1n,
+    pidns: 1,
+    mntns: 1,
+    cgroupId: 1n,
+    exeWritable: pid % 4 === 0,
     // root-like sets for euid 0, CAP_NET_BIND_SERVICE alone otherwise, an empty inheritable set but for every 7th
-    capInheritable: pid % 7 === 0 ? 0x400n : 0n, capPermitted: pid % 3 === 0 ? 0x1ffffffffffn : 0x400n, capEffective: pid % 3 === 0 ? 0x1ffffffffffn : 0x400n,
-    comm: Buffer.from(comm), exepath: Buffer.from(`/usr/bin/${comm}`), args: args.map((a) => Buffer.from(a)), cwd: Buffer.from('/root'), cgroup: Buffer.from(cgroup),
+    capInheritable: pid % 7 === 0 ? 0x400n : 0n,
+    capPermitted: pid % 3 === 0 ? 0x1ffffffffffn : 0x400n,
+    capEffective: pid % 3 === 0 ? 0x1ffffffffffn : 0x400n,
+    comm: Buffer.from(comm),
+    exepath: Buffer.from(`/usr/bin/${comm}`),
+    args: args.map((a) => Buffer.from(a)),
+    cwd: Buffer.from('/root'),
+    cgroup: Buffer.from(cgroup),
   };
 }
 
 /** A RAE_KIND_SYSCALL record. */
-function syscallRecord(out: Uint8Array, off: number, f: { nr: number; tid: number; ret: bigint; args?: bigint[]; path?: string; dir?: string; path2?: string; dir2?: string; peer?: [number, number, number[]]; local?: [number, number, number[]]; sockType?: number; ts?: bigint }): number {
+function syscallRecord(
+  out: Uint8Array,
+  off: number,
+  f: { nr: number; tid: number; ret: bigint; args?: bigint[]; path?: string; dir?: string; path2?: string; dir2?: string; peer?: [number, number, number[]]; local?: [number, number, number[]]; sockType?: number; ts?: bigint },
+): number {
   const strs: Array<[number, Buffer]> = [];
   if (f.path !== undefined) strs.push([SYSCALL.path, Buffer.from(f.path)]);
   if (f.dir !== undefined) strs.push([SYSCALL.dir, Buffer.from(f.dir)]);
@@ -53,7 +77,10 @@ function syscallRecord(out: Uint8Array, off: number, f: { nr: number; tid: numbe
   dv.setBigUint64(HDR.ts_ns, f.ts ?? 0n, true);
   dv.setUint32(SYSCALL.sock_type, f.sockType ?? 0, true);
   (f.args ?? []).forEach((a, i) => dv.setBigUint64(SYSCALL.args + 8 * i, a, true));
-  for (const [at, sa] of [[SYSCALL.peer, f.peer], [SYSCALL.local, f.local]] as const) {
+  for (const [at, sa] of [
+    [SYSCALL.peer, f.peer],
+    [SYSCALL.local, f.local],
+  ] as const) {
     if (!sa) continue;
     dv.setUint16(at, sa[0], true);
     dv.setUint16(at + 2, sa[1], true);
@@ -83,7 +110,7 @@ function exitRecord(out: Uint8Array, off: number, pid: number): number {
 /** A batch: a process tree (PROC and FORK records), n syscalls, some exits. */
 function batch(seed: number, n: number, withProcs = true): { bytes: Uint8Array; len: number } {
   let s = seed;
-  const r = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const r = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const buf = new Uint8Array(8 * 2 ** 20);
   let off = 0;
   const names = [...(pools.get('proc.name')?.values ?? ['bash'])].filter((x) => x.length > 0 && x.length < 16 && !x.includes('*'));
@@ -117,10 +144,16 @@ function batch(seed: number, n: number, withProcs = true): { bytes: Uint8Array; 
     const flags = BigInt(pick(r, [0, 1, 2, 0x41, 0x241, 0x10000]));
     const ip = [10, 0, 0, Math.floor(r() * 4)];
     off += syscallRecord(buf, off, {
-      nr: syscallNr(t)!, tid, ret, args: [3n, flags, flags, 0n, 0n, 0n], path: r() < 0.9 ? path : undefined, dir: rel ? pick(r, ['/etc', '/etc/', '/root']) : undefined,
+      nr: syscallNr(t)!,
+      tid,
+      ret,
+      args: [3n, flags, flags, 0n, 0n, 0n],
+      path: r() < 0.9 ? path : undefined,
+      dir: rel ? pick(r, ['/etc', '/etc/', '/root']) : undefined,
       peer: t === 'connect' || t.startsWith('accept') || r() < 0.1 ? [2, pick(r, [22, 443, 4444]), ip] : undefined,
       local: t === 'connect' || t.startsWith('accept') ? [2, 40000 + i, [172, 17, 0, 2]] : undefined,
-      sockType: pick(r, [0, 1, 2, 3, 5]), ts: BigInt(i) * 1_000_000_000n,
+      sockType: pick(r, [0, 1, 2, 3, 5]),
+      ts: BigInt(i) * 1_000_000_000n,
     });
   }
   return { bytes: buf, len: off };
@@ -172,7 +205,7 @@ test('kernel ingest: the thread table moves with a hot swap; exits free entries'
   const oneLen = syscallRecord(one, 0, { nr: syscallNr('openat')!, tid: 110, ret: 3n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '/etc/shadow' });
   const offsets = ingest.ingest(b, one, oneLen);
   const fields = ingest.fieldsOf(b, one, offsets[0]!, 0);
-  assert.type(fields['proc.name'], 'string', `process fields resolved after the swap: ${JSON.stringify(fields, (_k, v) => (typeof v === "bigint" ? String(v) : v))}`);
+  assert.type(fields['proc.name'], 'string', `process fields resolved after the swap: ${JSON.stringify(fields, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
   assert.type(fields['proc.pname'], 'string');
   assert.is(fields['proc.pid'], 110);
   // user and group names of the process's effective ids (pid 102 runs as uid 0, gid 0)
@@ -204,7 +237,12 @@ test('kernel ingest: the thread table moves with a hot swap; exits free entries'
 test('kernel ingest: DetectionEngine.evaluateKernel turns kernel records into alerts; the table survives a reload', async () => {
   const alerts: Array<{ rule: string; output: string }> = [];
   const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', kernel: new KernelIngest({ hostname: 'h' }), hostname: 'h', onAlert: (a) => alerts.push({ rule: a.rule, output: a.message }) });
-  const rule = (name: string) => [{ name: 'r.yaml', text: `- rule: ${name}\n  desc: d\n  condition: evt.type = openat and evt.is_open_read = true and fd.name = /etc/shadow and proc.pname = sshd\n  output: "%proc.name read %fd.name (parent %proc.pname, cmdline %proc.cmdline)"\n  priority: WARNING\n` }];
+  const rule = (name: string) => [
+    {
+      name: 'r.yaml',
+      text: `- rule: ${name}\n  desc: d\n  condition: evt.type = openat and evt.is_open_read = true and fd.name = /etc/shadow and proc.pname = sshd\n  output: "%proc.name read %fd.name (parent %proc.pname, cmdline %proc.cmdline)"\n  priority: WARNING\n`,
+    },
+  ];
   assert.ok((await engine.load(rule('shadow A'))).swapped);
   const buf = new Uint8Array(4096);
   let off = encodeProcRecord(proc(300, 1, 'sshd', ['sshd', '-D']), buf, 0, 1n);
@@ -215,7 +253,10 @@ test('kernel ingest: DetectionEngine.evaluateKernel turns kernel records into al
   const again = new Uint8Array(512);
   const len = syscallRecord(again, 0, { nr: syscallNr('openat')!, tid: 301, ret: 4n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '/etc/shadow' });
   assert.is(engine.evaluateKernel(again, len), 1, 'the process is known to the new module');
-  assert.equal(alerts.map((a) => a.rule), ['shadow A', 'shadow B']);
+  assert.equal(
+    alerts.map((a) => a.rule),
+    ['shadow A', 'shadow B'],
+  );
   assert.match(alerts[0]!.output, 'cat read /etc/shadow (parent sshd, cmdline cat /etc/shadow)');
   await engine.close();
 });
@@ -227,9 +268,19 @@ const native = 'error' in loadNative() ? test.skip : test;
 native('kernel ingest: the native translator (probes/addon/ingest.c) writes the same eval records as the JS one', async () => {
   assert.ok(nativeTranslator(), 'the addon loads but its ingestAbi disagrees with ingest.ts');
   // a rule reading every evt.arg.* parameter, so each has a slot (filename, fd and newpath are only in outputs upstream)
-  const argRule = loadRules([{ name: 'args.yaml', text: `- rule: every evt.arg\n  desc: d\n  condition: evt.type in (chmod, fchmod, fchmodat, mkdir, mkdirat, rmdir, unlink, unlinkat, rename, renameat, renameat2, link, linkat, memfd_create, chdir, open, openat, openat2, creat, setuid, bpf, connect, socket, ptrace, symlink, symlinkat, execveat) and (${['name', 'path', 'filename', 'oldpath', 'newpath', 'mode', 'fd', 'uid', 'cmd', 'pid', 'dirfd', 'res', 'linkpath'].map((a) => `evt.arg.${a} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` }]).ruleset.rules;
+  const argRule = loadRules([
+    {
+      name: 'args.yaml',
+      text: `- rule: every evt.arg\n  desc: d\n  condition: evt.type in (chmod, fchmod, fchmodat, mkdir, mkdirat, rmdir, unlink, unlinkat, rename, renameat, renameat2, link, linkat, memfd_create, chdir, open, openat, openat2, creat, setuid, bpf, connect, socket, ptrace, symlink, symlinkat, execveat) and (${['name', 'path', 'filename', 'oldpath', 'newpath', 'mode', 'fd', 'uid', 'cmd', 'pid', 'dirfd', 'res', 'linkpath'].map((a) => `evt.arg.${a} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n`,
+    },
+  ]).ruleset.rules;
   // and one reading the header values and constants, so each has a slot too
-  const headRule = loadRules([{ name: 'head.yaml', text: `- rule: header values\n  desc: d\n  condition: evt.type in (connect, openat, socket) and (${['thread.tid', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec'].map((f) => `${f} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` }]).ruleset.rules;
+  const headRule = loadRules([
+    {
+      name: 'head.yaml',
+      text: `- rule: header values\n  desc: d\n  condition: evt.type in (connect, openat, socket) and (${['thread.tid', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec'].map((f) => `${f} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n`,
+    },
+  ]).ruleset.rules;
   assert.is(headRule.length, 1);
   const m = await compileAll([...rules, ...argRule, ...headRule]);
   const c = new KernelIngest({ hostname: 'h1.example' });
@@ -239,41 +290,89 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   // IPv6 and unix-socket endpoints, a relative path without a directory, a too-short record
   const extra = new Uint8Array(16384);
   let off = 0;
-  off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: -115n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [10, 443, [0x20, 1, 0xd, 0xb8, ...Array<number>(11).fill(0), 1]], local: [10, 50000, [...Array<number>(15).fill(0), 1]] });
+  off += syscallRecord(extra, off, {
+    nr: syscallNr('connect')!,
+    tid: 100,
+    ret: -115n,
+    args: [5n, 0n, 0n, 0n, 0n, 0n],
+    peer: [10, 443, [0x20, 1, 0xd, 0xb8, ...Array<number>(11).fill(0), 1]],
+    local: [10, 50000, [...Array<number>(15).fill(0), 1]],
+  });
   off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 101, ret: 0n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [1, 0, []], path: '/run/docker.sock' });
   off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid: 102, ret: 7n, args: [3n, 0n, 0x10000n, 0n, 0n, 0n], path: 'rel/x' });
   off += syscallRecord(extra, off, { nr: syscallNr('accept4')!, tid: 103, ret: 9n, args: [3n, 0n, 0n, 0n, 0n, 0n], peer: [2, 51000, [10, 1, 2, 3]], local: [2, 22, [10, 0, 0, 1]] });
   off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid: 104, ret: 3n, args: [0n, 0n, 0o1101n | 0o2000000n, 0n, 0n, 0n], path: '/var/log/syslog' });
   off += syscallRecord(extra, off, { nr: syscallNr('creat')!, tid: 104, ret: 3n, args: [0n, 0o644n, 0n, 0n, 0n, 0n], path: '/tmp/c' });
-  for (const [type, a0] of [['socket', 17n], ['socket', 99n], ['socket', -1n], ['ptrace', 0x4206n], ['ptrace', 0n], ['ptrace', 0x4300n]] as const) {
+  for (const [type, a0] of [
+    ['socket', 17n],
+    ['socket', 99n],
+    ['socket', -1n],
+    ['ptrace', 0x4206n],
+    ['ptrace', 0n],
+    ['ptrace', 0x4300n],
+  ] as const) {
     off += syscallRecord(extra, off, { nr: syscallNr(type)!, tid: 105, ret: 0n, args: [a0, 0n, 0n, 0n, 0n, 0n] });
   }
   off += syscallRecord(extra, off, { nr: syscallNr('symlinkat')!, tid: 105, ret: 0n, args: [0n, 0n, 0n, 0n, 0n, 0n], path: '/etc/shadow', dir: '/tmp' });
   // fd.l4proto from socket(2)'s arguments and from the probe's sock_type; fd.connected; fd.name_changed; proc.duration
-  for (const [domain, type] of [[2n, 1n], [10n, 0x80002n], [2n, 3n], [1n, 1n], [2n, 5n]] as const) {
+  for (const [domain, type] of [
+    [2n, 1n],
+    [10n, 0x80002n],
+    [2n, 3n],
+    [1n, 1n],
+    [2n, 5n],
+  ] as const) {
     off += syscallRecord(extra, off, { nr: syscallNr('socket')!, tid: 105, ret: 4n, args: [domain, type, 0n, 0n, 0n, 0n] });
   }
   off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: 0n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [2, 443, [198, 51, 100, 7]], local: [2, 40000, [10, 0, 0, 1]], sockType: 1, ts: 5_000_000_001n });
   off += syscallRecord(extra, off, { nr: syscallNr('sendto')!, tid: 100, ret: 10n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [10, 53, [...Array<number>(15).fill(0), 1]], local: [10, 40001, [...Array<number>(15).fill(0), 1]], sockType: 2 });
   off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: -111n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [2, 22, [10, 0, 0, 9]], local: [2, 40002, [10, 0, 0, 1]], sockType: 3 });
   // IPv6 tuples as connTuple renders them: v4-mapped, a single zero word, no local end
-  off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: 0n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [10, 80, [...Array<number>(10).fill(0), 0xff, 0xff, 1, 2, 3, 4]], local: [10, 1234, [0x20, 1, 0, 0, 0, 1, ...Array<number>(9).fill(0), 2]] });
+  off += syscallRecord(extra, off, {
+    nr: syscallNr('connect')!,
+    tid: 100,
+    ret: 0n,
+    args: [5n, 0n, 0n, 0n, 0n, 0n],
+    peer: [10, 80, [...Array<number>(10).fill(0), 0xff, 0xff, 1, 2, 3, 4]],
+    local: [10, 1234, [0x20, 1, 0, 0, 0, 1, ...Array<number>(9).fill(0), 2]],
+  });
   off += syscallRecord(extra, off, { nr: syscallNr('sendto')!, tid: 100, ret: 1n, args: [5n, 0n, 0n, 0n, 0n, 0n], peer: [10, 53, [0xfe, 0x80, 0, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6]] });
   off += syscallRecord(extra, off, { nr: syscallNr('accept')!, tid: 103, ret: 6n, args: [3n, 0n, 0n, 0n, 0n, 0n], peer: [2, 51000, [10, 1, 2, 3]], local: [2, 22, [10, 0, 0, 1]] });
   // paths that posix.normalize changes (fd.name) while fd.nameraw keeps them as passed
-  for (const [path, dir] of [['/etc/../etc//shadow', undefined], ['../../etc/./passwd', '/tmp/x'], ['/a/b/.', undefined], ['/..', undefined], ['//a//b/', undefined], ['/a/..', undefined], ['x/../../..', '/']] as const) {
+  for (const [path, dir] of [
+    ['/etc/../etc//shadow', undefined],
+    ['../../etc/./passwd', '/tmp/x'],
+    ['/a/b/.', undefined],
+    ['/..', undefined],
+    ['//a//b/', undefined],
+    ['/a/..', undefined],
+    ['x/../../..', '/'],
+  ] as const) {
     off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid: 104, ret: 3n, args: [0n, 0n, 0n, 0n, 0n, 0n], path, dir });
   }
   // runs of records with the same syscall, return value, open flags and family (the native
   // translator copies the fields those decide from the record before) and other fields that differ
-  for (const [path, dir, tid] of [['/etc/a', undefined, 100], ['rel/b', '/srv', 104], ['/x//y/../z', undefined, 999]] as const) {
+  for (const [path, dir, tid] of [
+    ['/etc/a', undefined, 100],
+    ['rel/b', '/srv', 104],
+    ['/x//y/../z', undefined, 999],
+  ] as const) {
     off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid, ret: 3n, args: [0n, 0n, 0o101n, 0n, 0n, 0n], path, dir });
   }
   for (const path of ['/root/.ssh/id_rsa', '/etc/shadow']) off += syscallRecord(extra, off, { nr: syscallNr('openat')!, tid: 105, ret: -13n, args: [0n, 0n, 0n, 0n, 0n, 0n], path });
-  for (const [fd, port, sockType] of [[5n, 443, 1], [6n, 53, 2], [7n, 22, 0]] as const) {
+  for (const [fd, port, sockType] of [
+    [5n, 443, 1],
+    [6n, 53, 2],
+    [7n, 22, 0],
+  ] as const) {
     off += syscallRecord(extra, off, { nr: syscallNr('connect')!, tid: 100, ret: 0n, args: [fd, 0n, 0n, 0n, 0n, 0n], peer: [2, port, [10, 0, 0, Number(fd)]], local: [2, 40000 + port, [10, 0, 0, 1]], sockType });
   }
-  for (const [domain, type] of [[2n, 1n], [16n, 3n], [10n, 2n]] as const) off += syscallRecord(extra, off, { nr: syscallNr('socket')!, tid: 103, ret: 4n, args: [domain, type, 0n, 0n, 0n, 0n] });
+  for (const [domain, type] of [
+    [2n, 1n],
+    [16n, 3n],
+    [10n, 2n],
+  ] as const)
+    off += syscallRecord(extra, off, { nr: syscallNr('socket')!, tid: 103, ret: 4n, args: [domain, type, 0n, 0n, 0n, 0n] });
   for (const fd of [3n, 9n]) off += syscallRecord(extra, off, { nr: syscallNr('dup')!, tid: 103, ret: 11n, args: [fd, 0n, 0n, 0n, 0n, 0n] });
   // evt.arg.* parameters (render.ts): path parameters resolved only when relative, modes, fds, uids, bpf commands
   const argRecords: Array<Parameters<typeof syscallRecord>[2]> = [
@@ -327,9 +426,20 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   const joined = decodeRecords(m, lastOffsets.length).join('\n');
   // the header values: the thread id, the record time moved to the epoch (as a number and as its decimal text), constants
   const ts = 5_000_000_001n + epoch;
-  assert.ok(lines0(joined).some((l) => l.includes(`evt.time="${ts}"`) && l.includes(`evt.rawtime=${ts}`) && l.includes("thread.tid=100 ")), `evt.time ${ts}: ${lines0(joined).filter((l) => l.includes(String(ts))).join("\n")} / ${lines0(joined).filter((l) => l.includes("evt.time")).slice(0, 3).join("\n")}`);
+  assert.ok(
+    lines0(joined).some((l) => l.includes(`evt.time="${ts}"`) && l.includes(`evt.rawtime=${ts}`) && l.includes('thread.tid=100 ')),
+    `evt.time ${ts}: ${lines0(joined)
+      .filter((l) => l.includes(String(ts)))
+      .join('\n')} / ${lines0(joined)
+      .filter((l) => l.includes('evt.time'))
+      .slice(0, 3)
+      .join('\n')}`,
+  );
   for (const want of ['evt.dir="<"', 'evt.source="syscall"', 'evt.hostname="h1.example"', 'evt.is_open_exec=0', 'thread.tid=105 ']) assert.ok(joined.includes(want), want);
-  assert.ok(lines0(joined).every((l) => l.includes('evt.dir="<" evt.source="syscall" evt.hostname="h1.example" evt.is_open_exec=0') || !l.includes('evt.dir')), 'every record has the constants');
+  assert.ok(
+    lines0(joined).every((l) => l.includes('evt.dir="<" evt.source="syscall" evt.hostname="h1.example" evt.is_open_exec=0') || !l.includes('evt.dir')),
+    'every record has the constants',
+  );
   assert.match(joined, '"ipv6"');
   assert.match(joined, '"/run/docker.sock"');
   assert.match(joined, 'evt.arg.flags="O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC"');
@@ -365,7 +475,12 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
     { uid: '<NA>' },
     { cmd: '5', fd: 'EINVAL' },
     { fd: 'AT_FDCWD' },
-    {}, {}, {}, {}, {}, {},
+    {},
+    {},
+    {},
+    {},
+    {},
+    {},
   ];
   want.forEach((w, i) => {
     const got = Object.fromEntries([...argLines[i]!.matchAll(/evt\.arg\.(name|path|filename|oldpath|newpath|mode|fd|uid|cmd)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
@@ -373,16 +488,42 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
     // and matched events render the same values (kernelEventFields)
     const k = lastOffsets.length - argRecords.length + i;
     const fields = js.fieldsOf(m, extra, lastOffsets[k]!, k);
-    const rendered = Object.fromEntries(Object.entries(fields).filter(([f]) => /^evt\.arg\.(name|path|filename|oldpath|newpath|mode|fd|uid|cmd)$/.test(f)).map(([f, v]) => [f.slice(8), v]));
+    const rendered = Object.fromEntries(
+      Object.entries(fields)
+        .filter(([f]) => /^evt\.arg\.(name|path|filename|oldpath|newpath|mode|fd|uid|cmd)$/.test(f))
+        .map(([f, v]) => [f.slice(8), v]),
+    );
     assert.equal(rendered, w, `record ${i} rendered`);
   });
   // evt.arg.pid/dirfd/res/linkpath (render.ts): res the errno name or the number, none where the return value is evt.arg.fd
   const want2: Array<Record<string, string>> = [
-    { dirfd: 'AT_FDCWD', res: '0' }, { res: 'EPERM' }, { res: '0' }, { res: '0' }, { dirfd: '3', res: 'EEXIST' }, { res: '0' }, { res: '0' },
-    { dirfd: 'AT_FDCWD', res: '0' }, { res: '0' }, { res: '0' }, { res: 'ENOENT' }, {}, { res: '0' }, { dirfd: '0' }, {}, {},
-    { res: '0' }, { res: 'EPERM' }, { res: 'EPERM' }, {}, { res: 'EBADF' },
-    { pid: '4242', res: '0' }, { pid: '-1', res: 'ESRCH' }, { linkpath: '/tmp/w/lnk', res: '0' }, { linkpath: '/x//y', res: 'EEXIST' },
-    { linkpath: '/d/b', res: '0' }, { dirfd: '4', res: 'ENOENT' },
+    { dirfd: 'AT_FDCWD', res: '0' },
+    { res: 'EPERM' },
+    { res: '0' },
+    { res: '0' },
+    { dirfd: '3', res: 'EEXIST' },
+    { res: '0' },
+    { res: '0' },
+    { dirfd: 'AT_FDCWD', res: '0' },
+    { res: '0' },
+    { res: '0' },
+    { res: 'ENOENT' },
+    {},
+    { res: '0' },
+    { dirfd: '0' },
+    {},
+    {},
+    { res: '0' },
+    { res: 'EPERM' },
+    { res: 'EPERM' },
+    {},
+    { res: 'EBADF' },
+    { pid: '4242', res: '0' },
+    { pid: '-1', res: 'ESRCH' },
+    { linkpath: '/tmp/w/lnk', res: '0' },
+    { linkpath: '/x//y', res: 'EEXIST' },
+    { linkpath: '/d/b', res: '0' },
+    { dirfd: '4', res: 'ENOENT' },
   ];
   assert.is(want2.length, argRecords.length);
   want2.forEach((w, i) => {
@@ -390,30 +531,50 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
     assert.equal(got, w, `record ${i}: ${argLines[i]}`);
     const k = lastOffsets.length - argRecords.length + i;
     const fields = js.fieldsOf(m, extra, lastOffsets[k]!, k);
-    const rendered = Object.fromEntries(Object.entries(fields).filter(([f]) => /^evt\.arg\.(pid|dirfd|res|linkpath)$/.test(f)).map(([f, v]) => [f.slice(8), v]));
+    const rendered = Object.fromEntries(
+      Object.entries(fields)
+        .filter(([f]) => /^evt\.arg\.(pid|dirfd|res|linkpath)$/.test(f))
+        .map(([f, v]) => [f.slice(8), v]),
+    );
     assert.equal(rendered, w, `record ${i} rendered`);
   });
   for (const want of ['fd.l4proto="tcp"', 'fd.l4proto="udp"', 'fd.l4proto="raw"', 'fd.connected=1', 'fd.connected=0', 'fd.name_changed=1', 'fd.name_changed=0', 'proc.duration=5000000000']) assert.ok(joined.includes(want), want);
   const lines = joined.split('\n');
   for (const want of ['fd.name="::1:50000->2001:db8::1:443"', 'fd.name="2001:0:1::2:1234->::ffff:1.2.3.4:80"', 'fd.name="0.0.0.0:0->fe80:0:1:2:3:4:5:6:53"']) assert.ok(joined.includes(want), want);
-  assert.ok(lines.some((l) => l.includes('fd.name="10.0.0.1:40000->198.51.100.7:443"') && l.includes('fd.l4proto="tcp"') && l.includes('fd.connected=1')), 'the connect record');
-  assert.ok(lines.some((l) => l.includes('fd.l4proto="raw"') && l.includes('fd.connected=0')), lines.filter((l) => l.includes('raw')).join('\n'));
+  assert.ok(
+    lines.some((l) => l.includes('fd.name="10.0.0.1:40000->198.51.100.7:443"') && l.includes('fd.l4proto="tcp"') && l.includes('fd.connected=1')),
+    'the connect record',
+  );
+  assert.ok(
+    lines.some((l) => l.includes('fd.l4proto="raw"') && l.includes('fd.connected=0')),
+    lines.filter((l) => l.includes('raw')).join('\n'),
+  );
 });
 
 /** Rules reading the header constants and the process facts of sessions, login users and containers. */
-const FACT_RULES = loadRules([{ name: 'facts.yaml', text: [
-  ['all', 'proc.sname = sshd and proc.sid = 300 and proc.vpgid = 301 and user.loginname = root and container.name = host and thread.tid = 301 and evt.dir = "<" and evt.source = syscall and evt.hostname = "facts-host" and evt.is_open_exec = false and evt.rawtime = 1700000000000000005 and evt.time = "1700000000000000005"'],
-  ['sname login', 'proc.sname = login'],
-  ['no sname', 'not proc.sname exists'],
-  ['container name', 'container.name exists'],
-  ['no loginname', 'not user.loginname exists'],
-  ['leader', 'proc.sid = val(proc.pid)'],
-  ['tid', 'thread.tid = 1101'],
-  ['time', 'evt.time startswith "17" and evt.rawtime > 1700000000000000000'],
-  ['cap admin', 'thread.cap_effective contains CAP_SYS_ADMIN and thread.cap_permitted icontains sys_module'],
-  ['bind only', 'thread.cap_effective = CAP_NET_BIND_SERVICE and thread.cap_permitted = CAP_NET_BIND_SERVICE'],
-  ['no inh', 'thread.cap_inheritable = ""'],
-].map(([n, c]) => `- rule: ${n}\n  desc: d\n  condition: evt.type = openat and ${c}\n  output: x\n  priority: NOTICE\n`).join('') }]).ruleset.rules;
+const FACT_RULES = loadRules([
+  {
+    name: 'facts.yaml',
+    text: [
+      [
+        'all',
+        'proc.sname = sshd and proc.sid = 300 and proc.vpgid = 301 and user.loginname = root and container.name = host and thread.tid = 301 and evt.dir = "<" and evt.source = syscall and evt.hostname = "facts-host" and evt.is_open_exec = false and evt.rawtime = 1700000000000000005 and evt.time = "1700000000000000005"',
+      ],
+      ['sname login', 'proc.sname = login'],
+      ['no sname', 'not proc.sname exists'],
+      ['container name', 'container.name exists'],
+      ['no loginname', 'not user.loginname exists'],
+      ['leader', 'proc.sid = val(proc.pid)'],
+      ['tid', 'thread.tid = 1101'],
+      ['time', 'evt.time startswith "17" and evt.rawtime > 1700000000000000000'],
+      ['cap admin', 'thread.cap_effective contains CAP_SYS_ADMIN and thread.cap_permitted icontains sys_module'],
+      ['bind only', 'thread.cap_effective = CAP_NET_BIND_SERVICE and thread.cap_permitted = CAP_NET_BIND_SERVICE'],
+      ['no inh', 'thread.cap_inheritable = ""'],
+    ]
+      .map(([n, c]) => `- rule: ${n}\n  desc: d\n  condition: evt.type = openat and ${c}\n  output: x\n  priority: NOTICE\n`)
+      .join(''),
+  },
+]).ruleset.rules;
 
 /** A batch of the facts test: a session (leader 300 sshd, member 301, a container member 302, a thread of 101), opens, a leader exec, then its exit. */
 function factBatches(): Array<{ bytes: Uint8Array; len: number }> {
@@ -447,7 +608,11 @@ function factBatches(): Array<{ bytes: Uint8Array; len: number }> {
   const two = new Uint8Array(4096);
   let b = 0;
   for (const tid of [301, 302]) b += open(two, b, tid, 8n);
-  return [{ bytes: one, len: cut }, { bytes: one.slice(cut, a), len: a - cut }, { bytes: two, len: b }];
+  return [
+    { bytes: one, len: cut },
+    { bytes: one.slice(cut, a), len: a - cut },
+    { bytes: two, len: b },
+  ];
 }
 
 test('kernel ingest: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec and proc.sid/vpgid/sname, user.loginname, container.name judge as libsinsp has them, alike through the oracle and the C translator', async () => {
@@ -467,7 +632,8 @@ test('kernel ingest: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_ex
   }
   const got = results[0]!;
   // the values themselves (libsinsp's)
-  for (const w of ['301@5:all', '301@5:time', '300@5:leader', '300@5:no loginname', '302@5:no loginname', '1101@5:tid', '301@6:sname login', '300@6:sname login', '301@7:sname login', '303@6:sname login', '301@8:no sname', '302@8:no sname']) assert.ok(got.includes(w), `${w} in ${got.join(' ')}`);
+  for (const w of ['301@5:all', '301@5:time', '300@5:leader', '300@5:no loginname', '302@5:no loginname', '1101@5:tid', '301@6:sname login', '300@6:sname login', '301@7:sname login', '303@6:sname login', '301@8:no sname', '302@8:no sname'])
+    assert.ok(got.includes(w), `${w} in ${got.join(' ')}`);
   for (const w of ['302@5:container name', '302@5:all', '301@6:all', '301@5:no loginname', '1101@5:leader']) assert.not.ok(got.includes(w), w);
   // thread.cap_*: proc() gives pids divisible by 3 every capability, others CAP_NET_BIND_SERVICE; 301 (7 x 43) inherits it too; a thread (FORK) carries its own record's sets
   for (const w of ['300@5:cap admin', '300@6:cap admin', '303@6:cap admin', '301@5:bind only', '302@5:bind only', '1101@5:bind only', '300@5:no inh', '302@5:no inh', '1101@5:no inh']) assert.ok(got.includes(w), `${w} in ${got.join(' ')}`);

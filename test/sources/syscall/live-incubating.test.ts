@@ -27,10 +27,12 @@ function run(cmd: string, args: string[], cwd?: string): Promise<number | null> 
 /** The first alert of `rule` whose output fields include `want`, waiting up to `ms`. */
 async function alertOf(rule: string, want: Record<string, unknown>, ms: number): Promise<RaeRun['alerts'][number]> {
   const matches = (a: RaeRun['alerts'][number]) => a.rule === rule && Object.entries(want).every(([k, v]) => a.output_fields[k] === v);
-  await rae.waitAlerts((as) => as.some(matches), `${rule} with ${JSON.stringify(want)}`, ms).catch((err: Error) => {
-    const seen = rae.alerts.filter((a) => a.rule === rule).map((a) => JSON.stringify(a.output_fields));
-    throw new Error(`${err.message.split('\n')[0]}; alerts of this rule seen: ${seen.join(' ; ') || 'none'}`);
-  });
+  await rae
+    .waitAlerts((as) => as.some(matches), `${rule} with ${JSON.stringify(want)}`, ms)
+    .catch((err: Error) => {
+      const seen = rae.alerts.filter((a) => a.rule === rule).map((a) => JSON.stringify(a.output_fields));
+      throw new Error(`${err.message.split('\n')[0]}; alerts of this rule seen: ${seen.join(' ; ') || 'none'}`);
+    });
   return rae.alerts.find(matches)!;
 }
 

@@ -29,10 +29,12 @@ function run(cmd: string, args: string[]): Promise<number | null> {
 /** The first alert of `rule` whose output fields match `want`, waiting up to `ms`. */
 async function alertOf(rule: string, want: Expect, ms: number): Promise<Alert> {
   const matches = (a: Alert) => a.rule === rule && Object.entries(want).every(([k, v]) => (v instanceof RegExp ? v.test(String(a.output_fields[k])) : a.output_fields[k] === v));
-  await rae.waitAlerts((as) => as.some(matches), `${rule} with ${JSON.stringify(want, (_k, v) => (v instanceof RegExp ? String(v) : v))}`, ms).catch((err: Error) => {
-    const seen = rae.alerts.filter((a) => a.rule === rule).map((a) => JSON.stringify(a.output_fields));
-    throw new Error(`${err.message.split('\n')[0]}; alerts of this rule seen: ${seen.join(' ; ') || 'none'}`);
-  });
+  await rae
+    .waitAlerts((as) => as.some(matches), `${rule} with ${JSON.stringify(want, (_k, v) => (v instanceof RegExp ? String(v) : v))}`, ms)
+    .catch((err: Error) => {
+      const seen = rae.alerts.filter((a) => a.rule === rule).map((a) => JSON.stringify(a.output_fields));
+      throw new Error(`${err.message.split('\n')[0]}; alerts of this rule seen: ${seen.join(' ; ') || 'none'}`);
+    });
   return rae.alerts.find(matches)!;
 }
 

@@ -78,7 +78,13 @@ run_('memfd: the /proc bootstrap reads a running memfd exec as the probe records
   const child = spawn('/usr/bin/perl', ['-e', MEMFD_PL.replace('/bin/true', '/bin/sleep').replace('"true"', '"sleep", "300"'), 'rae-memfd-sleep'], { stdio: ['ignore', 'pipe', 'ignore'] });
   try {
     const pid = await new Promise<number>((done) => child.stdout.once('data', (d: Buffer) => done(Number(d.toString().trim()))));
-    const link = () => { try { return readlinkSync(`/proc/${pid}/exe`); } catch { return ''; } };
+    const link = () => {
+      try {
+        return readlinkSync(`/proc/${pid}/exe`);
+      } catch {
+        return '';
+      }
+    };
     for (const until = Date.now() + 30_000; !link().startsWith('/memfd:') && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
     assert.is(link(), '/memfd:rae-memfd-sleep (deleted)');
     assert.is(readProcess(pid)?.exepath.toString(), 'memfd:rae-memfd-sleep');

@@ -104,12 +104,14 @@ const gate = kernelGate('procfs.test.ts');
   try {
     const child = sleeper();
     const pid = child.pid!;
-    const [exec] = await c.waitFor((r): r is ProcRecord => r.kind === abi.KIND.EXEC && r.pid === pid, (rs) => rs.length > 0);
+    const [exec] = await c.waitFor(
+      (r): r is ProcRecord => r.kind === abi.KIND.EXEC && r.pid === pid,
+      (rs) => rs.length > 0,
+    );
     const snap = readProcess(pid)!;
     const view = new Uint8Array(abi.MAX_RECORD);
     const proc = decodeBatch(view, encodeProcRecord(snap, view, 0, 0n)).records[0] as ProcRecord;
-    const same = ['pid', 'tid', 'uid', 'gid', 'cgroupId', 'ppid', 'vpid', 'vtid', 'sid', 'pgid', 'ruid', 'rgid', 'loginuid',
-      'tty', 'pidns', 'mntns', 'comm', 'exepath', 'args', 'cwd', 'cgroup'] as const;
+    const same = ['pid', 'tid', 'uid', 'gid', 'cgroupId', 'ppid', 'vpid', 'vtid', 'sid', 'pgid', 'ruid', 'rgid', 'loginuid', 'tty', 'pidns', 'mntns', 'comm', 'exepath', 'args', 'cwd', 'cgroup'] as const;
     for (const k of same) assert.equal(proc[k], exec[k], k);
     assert.is(proc.pflags & abi.PF.EXE_WRITABLE, exec.pflags & abi.PF.EXE_WRITABLE, 'exe writable');
     const tick = 10_000_000n;
@@ -119,7 +121,7 @@ const gate = kernelGate('procfs.test.ts');
   }
 });
 
-(gate.run ? test : test.skip)('a process in a cgroup v2 sub-group: the /proc snapshot\'s cgroupId is the kernel\'s (the group directory\'s inode under the cgroup2 mount)', async () => {
+(gate.run ? test : test.skip)("a process in a cgroup v2 sub-group: the /proc snapshot's cgroupId is the kernel's (the group directory's inode under the cgroup2 mount)", async () => {
   const cg = join(cgroup2Root(), `rae-procfs-test-${process.pid}`);
   mkdirSync(cg);
   const c = new Collector();
@@ -130,7 +132,10 @@ const gate = kernelGate('procfs.test.ts');
     const pid = child.pid!;
     // the second exec of the pid: sleep, after the shell moved itself into the group
     const isSleep = (r: ProcRecord) => (r.exepath ?? '').endsWith('/sleep');
-    const execs = await c.waitFor((r): r is ProcRecord => r.kind === abi.KIND.EXEC && r.pid === pid, (rs) => rs.some(isSleep));
+    const execs = await c.waitFor(
+      (r): r is ProcRecord => r.kind === abi.KIND.EXEC && r.pid === pid,
+      (rs) => rs.some(isSleep),
+    );
     const exec = execs.find(isSleep)!;
     assert.is(exec.cgroup, cg.slice(cgroup2Root().length));
     assert.is(exec.cgroupId, BigInt(statSync(cg).ino), 'the kernel id is the directory inode');

@@ -119,10 +119,13 @@ export function twin(m: RuleModule): RuleModule {
  * values of those fields too (fieldsOf: the thread entry each translator pointed the record at).
  */
 export function translatorsPass(rec: Recording, m: RuleModule, hostname = 'h', refs: readonly FieldRef[] = []): { native: string[]; oracle: string[]; slots: string[] } {
-  if (!nativeTranslator()) throw new Error('the addon\'s translator does not load (probes/build; its ingestAbi must match ingest.ts)');
+  if (!nativeTranslator()) throw new Error("the addon's translator does not load (probes/build; its ingestAbi must match ingest.ts)");
   const { buf, fill, epochNs } = rec;
   const out = { native: [] as string[], oracle: [] as string[], slots: m.compiled.generated.layouts.syscall.slots.map((s) => s.ref.canonical) };
-  const sides: Array<[KernelIngest, RuleModule, string[]]> = [[new KernelIngest({ hostname }), m, out.native], [new KernelIngest({ native: false, hostname }), twin(m), out.oracle]];
+  const sides: Array<[KernelIngest, RuleModule, string[]]> = [
+    [new KernelIngest({ hostname }), m, out.native],
+    [new KernelIngest({ native: false, hostname }), twin(m), out.oracle],
+  ];
   for (const [from, to] of batchPieces(buf, fill)) {
     for (const [ki, mod, list] of sides) {
       const offsets = ki.ingest(mod, buf.subarray(from, to), to - from, epochNs);

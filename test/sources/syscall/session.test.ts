@@ -55,21 +55,28 @@ run_('session: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec, pr
   const dv = new DataView(buf.buffer);
   const refs = FIELDS.map(ref);
   // the oracle, piece by piece: every event's field values (through a module that reads them all)
-  const reading: readonly LoadedRule[] = loadRules([{ name: 'fields.yaml', text: `- rule: fields\n  desc: d\n  condition: evt.type in (open, openat) and (${FIELDS.map((f) => `${f} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` }]).ruleset.rules;
+  const reading: readonly LoadedRule[] = loadRules([
+    { name: 'fields.yaml', text: `- rule: fields\n  desc: d\n  condition: evt.type in (open, openat) and (${FIELDS.map((f) => `${f} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` },
+  ]).ruleset.rules;
   const objects = new Map<number, { type: string; values: Array<RawValue | undefined>; ev: FieldEvent }>();
   bytesPass(rec, await compileAll(reading), new KernelIngest({ native: false, hostname: HOST }), (off, ev) => objects.set(off, { type: String(ev.field(ref('evt.type'))), values: refs.map((r) => ev.field(r)), ev }));
   // the marker opens and a rule per marker from the oracle's values
   const markers = [...objects].filter(([, o]) => ['m1', 'm2', 'm3'].some((f) => o.ev.field(ref('fd.name')) === join(dir, f)));
   assert.is(markers.length, 3, `marker opens: ${markers.map(([, o]) => o.ev.field(ref('fd.name'))).join(' ')}`);
-  const rulesText = markers.map(([, o], k) => {
-    const parts = FIELDS.map((f, j) => (o.values[j] === undefined ? `not ${f} exists` : `${f} = ${literal(o.values[j]!)}`));
-    return `- rule: marker ${k}\n  desc: d\n  condition: evt.type = ${o.type} and ${parts.join(' and ')}\n  output: x\n  priority: NOTICE\n`;
-  }).join('');
+  const rulesText = markers
+    .map(([, o], k) => {
+      const parts = FIELDS.map((f, j) => (o.values[j] === undefined ? `not ${f} exists` : `${f} = ${literal(o.values[j]!)}`));
+      return `- rule: marker ${k}\n  desc: d\n  condition: evt.type = ${o.type} and ${parts.join(' and ')}\n  output: x\n  priority: NOTICE\n`;
+    })
+    .join('');
   const loaded = loadRules([{ name: 'markers.yaml', text: rulesText }]);
   assert.ok(loaded.ok, rulesText);
   const m = await compileAll(loaded.ruleset.rules);
   const pass = translatorsPass(rec, m, HOST);
-  assert.ok(FIELDS.every((f) => ['proc.', 'user.', 'container.'].some((p) => f.startsWith(p)) || pass.slots.includes(f)), pass.slots.join(' '));
+  assert.ok(
+    FIELDS.every((f) => ['proc.', 'user.', 'container.'].some((p) => f.startsWith(p)) || pass.slots.includes(f)),
+    pass.slots.join(' '),
+  );
   assert.equal(pass.native.flatMap((r, i) => (r === pass.oracle[i] ? [] : [`native ${r}\noracle ${pass.oracle[i]}`])).slice(0, 5), []);
   const judged = bytesPass(rec, twin(m), new KernelIngest({ native: false, hostname: HOST }), () => undefined);
   // the C translator, the same pieces: matches and rendered fields
@@ -79,7 +86,8 @@ run_('session: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec, pr
     const obj = objects.get(off)!;
     refs.forEach((rf, j) => {
       const b = bytes.field(rf);
-      if (obj.values[j] !== b) diffs.push(`${obj.type} ${rf.canonical}: oracle ${String(obj.values[j])}, bytes ${String(b)} (pid ${dv.getUint32(off + HDR.pid, true)} ${String(obj.ev.field(ref('proc.name')))} ${String(obj.ev.field(ref('fd.name')))})`);
+      if (obj.values[j] !== b)
+        diffs.push(`${obj.type} ${rf.canonical}: oracle ${String(obj.values[j])}, bytes ${String(b)} (pid ${dv.getUint32(off + HDR.pid, true)} ${String(obj.ev.field(ref('proc.name')))} ${String(obj.ev.field(ref('fd.name')))})`);
     });
     events++;
   });

@@ -61,7 +61,10 @@ run_("setid: setresgid and setuid without exec change user.* and group.* from th
   const bin = names.user(2)!;
   assert.ok(bin, 'uid 2 has a passwd name');
 
-  const loaded = loadRules([{ name: 'falco_rules.yaml', text: corpusText('falco_rules.yaml') }, { name: 'falco-incubating_rules.yaml', text: corpusText('falco-incubating_rules.yaml') }]);
+  const loaded = loadRules([
+    { name: 'falco_rules.yaml', text: corpusText('falco_rules.yaml') },
+    { name: 'falco-incubating_rules.yaml', text: corpusText('falco-incubating_rules.yaml') },
+  ]);
   assert.ok(loaded.ok);
   const rule = 'Non sudo setuid';
   const rules = loaded.ruleset.rules.filter((r) => r.name === rule);
