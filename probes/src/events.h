@@ -35,7 +35,7 @@
 #define RAE_KIND_FORK 3    /* sched_process_fork: struct rae_proc for the child (ids + comm only) */
 #define RAE_KIND_EXIT 4    /* sched_process_exit: struct rae_exit, one per exiting thread */
 #define RAE_KIND_PROC 5    /* /proc bootstrap of a process that existed before capture (host-made) */
-#define RAE_KIND_CAPS 6    /* a capset(2) that succeeded: struct rae_caps, the caller's new sets */
+#define RAE_KIND_CAPS 6    /* a capset(2) or set*id(2) that succeeded: struct rae_caps, the caller's new credentials */
 
 /* Size limits. A record never exceeds RAE_MAX_RECORD bytes. */
 #define RAE_MAX_RECORD 16384 /* the probe emits at most RAE_MAX_RECORD - 8 */
@@ -135,9 +135,13 @@ struct rae_exit {
 	__u32 _pad;         /* 52 */
 };
 
-/* RAE_KIND_CAPS: 72 bytes. The sets as the caller's credentials hold them after capset(2). */
+/*
+ * RAE_KIND_CAPS: 72 bytes. The caller's credentials after capset(2) or a set*id(2) call (setuid,
+ * setgid, setreuid, setregid, setresuid, setresgid, setfsuid, setfsgid): hdr.uid/gid are the new
+ * effective ids, the body the new sets.
+ */
 struct rae_caps {
-	struct rae_hdr hdr;    /*  0 hdr.nr = capset's number, hdr.ret = 0 */
+	struct rae_hdr hdr;    /*  0 hdr.nr = the syscall's number, hdr.ret = 0 */
 	__u64 cap_inheritable; /* 48 */
 	__u64 cap_permitted;   /* 56 */
 	__u64 cap_effective;   /* 64 */

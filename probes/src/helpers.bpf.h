@@ -137,6 +137,21 @@ static __always_inline __u32 put_path(__u8 *rec, __u32 pos, __u8 *walk, struct v
 {
 	if (!vm || !d || pos > RAE_MAX_RECORD - RAE_MAX_PATH)
 		return pos;
+	/*
+	 * A pseudo file below no directory (memfd_create's "memfd:<name>", an anonymous inode): its
+	 * dentry is its own parent without being the mount's root. The walk would give "/"; libsinsp's
+	 * exepath is the name as it stands ("memfd:<name>", no " (deleted)": the driver's
+	 * trusted_exepath, parsers.cpp parse_execve_exit "Parameter 28", which the stable macro
+	 * known_memfd_execution_processes compares with "memfd:runc_cloned:/proc/self/exe").
+	 */
+	if (d != BPF_CORE_READ(vm, mnt_root) && d == BPF_CORE_READ(d, d_parent)) {
+		long n = bpf_probe_read_kernel_str(rec + (pos & REC_MASK), 256, BPF_CORE_READ(d, d_name.name));
+		if (n <= 1)
+			return pos;
+		ref->off = pos;
+		ref->len = n - 1;
+		return pos + n;
+	}
 	int start = walk_path(vm, d, walk);
 	if (start < 0) {
 		*flags |= trunc_flag;

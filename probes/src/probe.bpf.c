@@ -2,8 +2,8 @@
 /*
  * The kernel probe: CO-RE BPF programs that write the records of events.h into one ring buffer.
  *
- *   tp_btf/sys_exit            every syscall exit; a successful capset gives a RAE_KIND_CAPS
- *                              record of the caller's new sets; syscalls whose number is not set in the
+ *   tp_btf/sys_exit            every syscall exit; a successful capset or set*id gives a RAE_KIND_CAPS
+ *                              record of the caller's new credentials; syscalls whose number is not set in the
  *                              `interesting` table (filled by the addon) return at once. Records
  *                              carry all argument registers, the return value and, per syscall,
  *                              the strings and socket addresses behind pointer arguments.
@@ -179,8 +179,31 @@ static __always_inline int is_relative(__u8 *rec, struct rae_str *s)
 
 /* x86-64 capset(2): libsinsp updates a thread's sets on its exit event (parsers.cpp parse_capset_exit). */
 #define RAE_NR_CAPSET 126
+/* x86-64 setfsuid/setfsgid: they return the previous id, so every exit is recorded. */
+#define RAE_NR_SETFSUID 122
+#define RAE_NR_SETFSGID 123
 
-/* A RAE_KIND_CAPS record of the current task's credentials after a successful capset. */
+/*
+ * Whether the exit of syscall `nr` returning `ret` changed the caller's credentials: a successful
+ * capset or set*id (libsinsp updates the thread's user and group on the exit of setuid, setgid,
+ * setreuid, setregid, setresuid and setresgid: parsers.cpp parse_setuid_exit and its siblings).
+ */
+static __always_inline int creds_changed(__u32 nr, long ret)
+{
+	switch (nr) {
+	case RAE_NR_CAPSET: case NR_setuid: case NR_setgid: case NR_setreuid: case NR_setregid:
+	case NR_setresuid: case NR_setresgid:
+		return ret == 0;
+	case RAE_NR_SETFSUID: case RAE_NR_SETFSGID:
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A RAE_KIND_CAPS record of the current task's credentials after capset or a set*id call: the
+ * header's uid/gid are the new effective ids, the body the new capability sets.
+ */
 static __always_inline int emit_caps(__u32 nr)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -208,7 +231,7 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u32 nr = regs->orig_ax;
-	if (nr == RAE_NR_CAPSET && ret == 0)
+	if (creds_changed(nr, ret))
 		emit_caps(nr);
 	if (nr >= RAE_NR_SYSCALLS || !interesting[nr])
 		return 0; /* the common case: as little as possible before this */

@@ -127,7 +127,7 @@ export function readProcess(pid: number, root = '/proc'): ProcSnapshot | undefin
     cgroupId,
     exeWritable: exeWritable(`${dir}/exe`, euid, egid),
     comm: (read(`${dir}/comm`) ?? Buffer.alloc(0)).subarray(0, -1),
-    exepath: link(`${dir}/exe`),
+    exepath: exePath(link(`${dir}/exe`)),
     args,
     cwd: link(`${dir}/cwd`),
     cgroup,
@@ -135,6 +135,14 @@ export function readProcess(pid: number, root = '/proc'): ProcSnapshot | undefin
     capPermitted: cap('CapPrm'),
     capEffective: cap('CapEff'),
   };
+}
+
+/**
+ * The exe link as the probe writes an exec's exepath: a memfd's "/memfd:<name>" (its " (deleted)"
+ * already cut by link()) as "memfd:<name>", libsinsp's trusted exepath (probes/src/helpers.bpf.h put_path).
+ */
+function exePath(target: Buffer): Buffer {
+  return target.subarray(0, 7).toString('latin1') === '/memfd:' ? target.subarray(1) : target;
 }
 
 /** Same rule as the probe's exe_writable(): owner, group or other write bit for euid/egid. */

@@ -8,7 +8,8 @@
 // proc.sname the comm of the live process whose pid is the session id, kept current when that
 // leader is written again or has exited;
 // thread.cap_inheritable/permitted/effective as libsinsp's caps_to_string text of the record's
-// sets (FORK: the child's, EXEC/PROC: the new image's, CAPS: capset's), one heap copy per distinct set), linked to the parent's entry, freed
+// sets (FORK: the child's, EXEC/PROC: the new image's, CAPS: capset's; a set*id call's CAPS record
+// rewrites user.* and group.*), one heap copy per distinct set), linked to the parent's entry, freed
 // when the process has exited and no child points at it any more. The tid -> entry index lives
 // here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
 // the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
@@ -28,6 +29,9 @@ interface Proc {
   sid: number;
   exited: boolean;
 }
+
+/** x86-64 capset(2): its CAPS record carries sets; every other CAPS record (set*id) carries ids. */
+const NR_CAPSET = 126;
 
 /** Kernel pids and tids are below PID_MAX_LIMIT (4194304 on 64-bit); the arrays cover them all. */
 const PID_LIMIT = 4194304;
@@ -160,9 +164,14 @@ export class ThreadTable {
       return;
     }
     if (kind === KIND.CAPS) {
-      // capset(2): the process's new sets (the source cuts the batch before it when the process has events earlier in it)
+      // capset(2): the process's new sets (parsers.cpp parse_capset_exit); a set*id call: its new
+      // effective uid and gid, user.* and group.* (parse_setuid_exit, parse_setresuid_exit and their
+      // siblings set the thread's user and group, never its sets). The source cuts the batch before
+      // the record when the process has events earlier in it, so the call's own event sees the new ids.
       const p = this.procs.get(pid);
-      if (p) this.dv.setUint32(p.addr + THREAD.present, this.caps(p.addr, rv, CAPS, this.dv.getUint32(p.addr + THREAD.present, true)), true);
+      if (!p) return;
+      const present = this.dv.getUint32(p.addr + THREAD.present, true);
+      this.dv.setUint32(p.addr + THREAD.present, rv.getUint16(HDR.nr, true) === NR_CAPSET ? this.caps(p.addr, rv, CAPS, present) : this.ids(p.addr, rv, present), true);
       return;
     }
     if (kind === KIND.FORK && (rv.getUint32(PROC.pflags, true) & PF.THREAD) !== 0) {
@@ -243,24 +252,15 @@ export class ThreadTable {
     dv.setUint32(at + THREAD.sid, rv.getUint32(PROC.sid, true), true);
     dv.setUint32(at + THREAD.vpgid, rv.getUint32(PROC.pgid, true), true);
     dv.setUint32(at + THREAD.tty, rv.getUint32(PROC.tty, true), true);
-    dv.setUint32(at + THREAD.uid, rv.getUint32(HDR.uid, true), true);
-    dv.setUint32(at + THREAD.gid, rv.getUint32(HDR.gid, true), true);
     // a fork keeps its parent's executable flags (memfd, upper layer), an exec decides them
     const inherited = kind === KIND.FORK ? dv.getUint32(at + THREAD.flags, true) & (TF.EXE_MEMFD | TF.EXE_UPPER) : 0;
     const pflags = rv.getUint32(PROC.pflags, true);
     dv.setUint32(at + THREAD.flags, inherited | ((pflags & PF.EXE_WRITABLE) !== 0 ? TF.EXE_WRITABLE : 0) | ((pflags & PF.EXE_UPPER) !== 0 ? TF.EXE_UPPER : 0), true);
-    present |= TP.PID | TP.VPID | TP.LOGINUID | TP.TTY | TP.UID | TP.GID | TP.EXE_WRITABLE | TP.EXE_UPPER | TP.SID | TP.VPGID;
+    present |= TP.PID | TP.VPID | TP.LOGINUID | TP.TTY | TP.EXE_WRITABLE | TP.EXE_UPPER | TP.SID | TP.VPGID;
     // user.loginname: the passwd name of the login uid (none when unset)
     const loginName = login === 0xffffffff ? undefined : this.userBytes(login);
     present = loginName ? this.copy(at + THREAD.loginname, TP.LOGINNAME, present, loginName, 0, 0, loginName.length, true) : present & ~TP.LOGINNAME;
-    // user.name / group.name of the record's effective ids (the host's passwd and group files)
-    for (const [id, dst, bit, lookup] of [
-      [rv.getUint32(HDR.uid, true), THREAD.user, TP.USER, this.userBytes],
-      [rv.getUint32(HDR.gid, true), THREAD.group, TP.GROUP, this.groupBytes],
-    ] as const) {
-      const b = lookup(id);
-      present = b ? this.copy(at + dst, bit, present, b, 0, 0, b.length, true) : present & ~bit;
-    }
+    present = this.ids(at, rv, present);
     // thread.cap_*: every process record kind carries the task's three sets
     present = this.caps(at, rv, PROC, present);
     const str = (field: number) => ({ o: rv.getUint16(field, true), l: rv.getUint16(field + 2, true) });
@@ -324,6 +324,23 @@ export class ThreadTable {
     // the container's entry in the container table (container.name 'host' for a host process)
     dv.setUint32(at + THREAD.ctr, this.containers?.slotFor(Buffer.from(id).toString('latin1')) ?? 0, true);
     dv.setUint32(at + THREAD.present, present, true);
+  }
+
+  /** Writes user.uid/group.gid and user.name/group.name (the host's passwd and group files) of the record's effective ids into the entry at `at`; returns the new present bits. */
+  private ids(at: number, rv: DataView, present: number): number {
+    const uid = rv.getUint32(HDR.uid, true);
+    const gid = rv.getUint32(HDR.gid, true);
+    this.dv.setUint32(at + THREAD.uid, uid, true);
+    this.dv.setUint32(at + THREAD.gid, gid, true);
+    present |= TP.UID | TP.GID;
+    for (const [id, dst, bit, lookup] of [
+      [uid, THREAD.user, TP.USER, this.userBytes],
+      [gid, THREAD.group, TP.GROUP, this.groupBytes],
+    ] as const) {
+      const b = lookup(id);
+      present = b ? this.copy(at + dst, bit, present, b, 0, 0, b.length, true) : present & ~bit;
+    }
+    return present;
   }
 
   /** Writes the three capability sets of the record `rv` (at the offsets `o`) into the entry at `at`; returns the new present bits. */
