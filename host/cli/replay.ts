@@ -53,13 +53,17 @@ Exit status: 0 replayed (even with rejected lines, which are reported), 1 invali
 unreadable input, 2 bad usage.`;
 
 /** Alert JSON lines for replayed events, with a count per rule. */
-export function replayAlerts(ruleset: LoadResult['ruleset'], events: readonly SourceEvent[], options: { ruleMatching: RuleMatching; minPriority: Priority; hostname: string }): { lines: string[]; byRule: Map<string, number> } {
+export function replayAlerts(
+  ruleset: LoadResult['ruleset'],
+  events: readonly SourceEvent[],
+  options: { ruleMatching: RuleMatching; minPriority: Priority; hostname: string; maxOutputFieldBytes?: number },
+): { lines: string[]; byRule: Map<string, number> } {
   const matcher = new RuleMatcher(ruleset, options);
   const lines: string[] = [];
   const byRule = new Map<string, number>();
   for (const ev of events) {
     for (const rule of matcher.match(ev.source, ev.evtType, ev.fields)) {
-      lines.push(alertJson(alertFor(rule, ev, options.hostname)));
+      lines.push(alertJson(alertFor(rule, ev, options.hostname, options.maxOutputFieldBytes)));
       byRule.set(rule.name, (byRule.get(rule.name) ?? 0) + 1);
     }
   }
@@ -70,7 +74,7 @@ export function replayAlerts(ruleset: LoadResult['ruleset'], events: readonly So
 export async function replayAlertsWasm(
   ruleset: LoadResult['ruleset'],
   events: readonly SourceEvent[],
-  options: { ruleMatching: RuleMatching; minPriority: Priority; hostname: string },
+  options: { ruleMatching: RuleMatching; minPriority: Priority; hostname: string; maxOutputFieldBytes?: number },
 ): Promise<{ ok: true; lines: string[]; byRule: Map<string, number>; referred: number } | { ok: false; message: string }> {
   const compiler = new RuleCompiler();
   try {
@@ -83,7 +87,7 @@ export async function replayAlertsWasm(
     const lines: string[] = [];
     const byRule = new Map<string, number>();
     for (const m of r.matches) {
-      lines.push(alertJson(alertFor(m.rule, events[m.event]!, options.hostname)));
+      lines.push(alertJson(alertFor(m.rule, events[m.event]!, options.hostname, options.maxOutputFieldBytes)));
       byRule.set(m.rule.name, (byRule.get(m.rule.name) ?? 0) + 1);
     }
     return { ok: true, lines, byRule, referred: r.referred?.length ?? 0 };
@@ -149,7 +153,7 @@ export const replayCommand: Command = {
     const input = readReplayInput(text, format);
     for (const r of input.rejected) process.stderr.write(`replay: ${values.input}:${r.line}: rejected: ${r.reason}\n`);
     const host = values.hostname ?? process.env.RAE_HOSTNAME ?? process.env.FALCO_HOSTNAME ?? osHostname();
-    const opts = { ruleMatching, minPriority, hostname: host };
+    const opts = { ruleMatching, minPriority, hostname: host, maxOutputFieldBytes: config.rules.maxOutputFieldBytes };
     let lines: string[];
     let byRule: Map<string, number>;
     if (engine === 'interpreter') ({ lines, byRule } = replayAlerts(loaded.ruleset, input.events, opts));

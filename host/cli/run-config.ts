@@ -52,8 +52,20 @@ export function checkRun(config: Config): { ok: true; minPriority: Priority; fil
 /** The bounds of macro expansion a configuration sets (rules.maxExpandedNodes, rules.maxExpandedNodesTotal). */
 export function expandLimitsOf(config: Config): ExpandLimits & RulesBounds {
   // the load bounds ride along: every path that passes these to loadRules (the engine's too) enforces them
-  const { maxRules, maxListItems, maxConditionBytes } = config.rules;
-  return { maxNodes: config.rules.maxExpandedNodes, maxTotalNodes: config.rules.maxExpandedNodesTotal, maxRules, maxListItems, maxConditionBytes };
+  const { maxRules, maxListItems, maxConditionBytes, maxOutputBytes, maxConditionDepth, maxGlobBytes, maxRegexRepeat, maxRegexAtoms, maxRegexNesting } = config.rules;
+  return {
+    maxNodes: config.rules.maxExpandedNodes,
+    maxTotalNodes: config.rules.maxExpandedNodesTotal,
+    maxRules,
+    maxListItems,
+    maxConditionBytes,
+    maxOutputBytes,
+    maxConditionDepth,
+    maxGlobBytes,
+    maxRegexRepeat,
+    maxRegexAtoms,
+    maxRegexNesting,
+  };
 }
 
 /** The configured rules files (loaded after the built-in sets), or the problems reading them. */

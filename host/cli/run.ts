@@ -216,6 +216,7 @@ export const runCommand: Command = {
         kernel: kernelIngest,
         metrics,
         expandLimits: expandLimitsOf(config),
+        maxOutputFieldBytes: config.rules.maxOutputFieldBytes,
         onAlert: (a) => forwarder.submit(a),
       });
       // The configured rules start compiling in the worker now (the module's load then finds the

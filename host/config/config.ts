@@ -11,6 +11,9 @@ import { resolveOutputs } from '../forwarder/outputs/table.js';
 import { FALCO_JSON_DEFAULTS, type FalcoJsonConfig } from '../forwarder/outputs/falco-json.js';
 import { DEFAULT_EXPAND_LIMITS } from '../engine/budget.js';
 import { DEFAULT_RULES_BOUNDS } from '../engine/rules-bounds.js';
+import { HARD_MAX_DEPTH } from '../engine/parser.js';
+import { DEFAULT_MAX_OUTPUT_FIELD_BYTES } from '../output/from-match.js';
+import { REGEX_HARD_LIMITS } from '../engine/regex-syntax.js';
 import type { ClientLimits } from '../net/connections.js';
 import { DEFAULT_RUNTIMES } from '../sources/container/index.js';
 
@@ -47,6 +50,18 @@ export interface Config {
     maxListItems: number;
     /** Longest condition of one rule or macro, in bytes. */
     maxConditionBytes: number;
+    /** Longest output template of one rule, in bytes. */
+    maxOutputBytes: number;
+    /** Deepest nesting of one condition as written (at most 2000, the parser's HARD_MAX_DEPTH). */
+    maxConditionDepth: number;
+    /** Longest glob/iglob/pmatch pattern, in bytes. */
+    maxGlobBytes: number;
+    /** A regex pattern's largest `{n,m}` count, atoms once repetitions are expanded, nested groups (RE2's 1000, 10000, 1000). */
+    maxRegexRepeat: number;
+    maxRegexAtoms: number;
+    maxRegexNesting: number;
+    /** Longest field value an alert carries (output_fields and the message), in bytes; a longer one is cut and marked `…(truncated N bytes)`. */
+    maxOutputFieldBytes: number;
     /** Deadline of one ruleset compile; past it the compile worker is stopped and the load fails (the running ruleset stays); 0: none. */
     compileTimeoutSeconds: number;
     /** The compile worker's heap cap (MB): a compile that needs more fails the load instead of the process. */
@@ -172,6 +187,13 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxRules: DEFAULT_RULES_BOUNDS.maxRules,
       maxListItems: DEFAULT_RULES_BOUNDS.maxListItems,
       maxConditionBytes: DEFAULT_RULES_BOUNDS.maxConditionBytes,
+      maxOutputBytes: DEFAULT_RULES_BOUNDS.maxOutputBytes,
+      maxConditionDepth: DEFAULT_RULES_BOUNDS.maxConditionDepth,
+      maxGlobBytes: DEFAULT_RULES_BOUNDS.maxGlobBytes,
+      maxRegexRepeat: DEFAULT_RULES_BOUNDS.maxRegexRepeat,
+      maxRegexAtoms: DEFAULT_RULES_BOUNDS.maxRegexAtoms,
+      maxRegexNesting: DEFAULT_RULES_BOUNDS.maxRegexNesting,
+      maxOutputFieldBytes: DEFAULT_MAX_OUTPUT_FIELD_BYTES,
       compileTimeoutSeconds: 120,
       compileWorkerHeapMb: 2048,
       watch: true,
@@ -373,10 +395,32 @@ export function applyOverrides(config: Config, overrides: readonly string[]): Co
   return problems;
 }
 
+/** The rule-load bounds whose values are capped: the parser and the regex engine run recursively, so their depth has a ceiling the JS stack holds. */
+const RULES_LIMIT_CEILINGS = {
+  maxConditionDepth: HARD_MAX_DEPTH,
+  maxRegexRepeat: REGEX_HARD_LIMITS.maxRepeat,
+  maxRegexAtoms: REGEX_HARD_LIMITS.maxSize,
+  maxRegexNesting: REGEX_HARD_LIMITS.maxDepth,
+  maxGlobBytes: Number.MAX_SAFE_INTEGER,
+  maxOutputBytes: Number.MAX_SAFE_INTEGER,
+  maxOutputFieldBytes: Number.MAX_SAFE_INTEGER,
+} as const;
+
+/** Each bounded rules.* key is a whole number from 1 to its ceiling. */
+function checkRulesLimits(config: Config): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const [name, ceiling] of Object.entries(RULES_LIMIT_CEILINGS) as [keyof typeof RULES_LIMIT_CEILINGS, number][]) {
+    const v = config.rules[name];
+    if (!Number.isInteger(v) || v < 1 || v > ceiling) problems.push({ key: `rules.${name}`, message: `expected a whole number from 1 to ${ceiling}, got ${v}` });
+  }
+  return problems;
+}
+
 /** Loads `--config FILE` (or the defaults when no file is given), then the environment and `-o` overrides. */
 export function loadConfig(file: string | undefined, stateDirOverride?: string, overrides: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): { config: Config; problems: ConfigProblem[] } {
   const result = loadConfigFile(file, env);
   if (result.problems.length === 0) result.problems.push(...applyEnvOverrides(result.config, env), ...applyOverrides(result.config, overrides));
+  if (result.problems.length === 0) result.problems.push(...checkRulesLimits(result.config));
   // the forwarder's outputs (falcosidekick's settings and variables) checked on the final values
   if (result.problems.length === 0) result.problems.push(...resolveOutputs(result.config.forwarder, env).problems);
   if (stateDirOverride) result.config.stateDir = stateDirOverride;

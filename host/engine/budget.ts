@@ -13,6 +13,8 @@ export interface ExpandLimits {
   maxNodes: number;
   /** Most nodes the expanded conditions of all rules of one load may have together. */
   maxTotalNodes: number;
+  /** Deepest nesting of one condition as written (rules.maxConditionDepth; default the parser's DEFAULT_MAX_DEPTH). */
+  maxConditionDepth?: number;
 }
 
 /** Safe defaults: the largest upstream rule ("Write below etc") is 880 nodes, all upstream sets together 6,843. */

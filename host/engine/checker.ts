@@ -10,7 +10,8 @@ import { DEPRECATED_FIELDS, resolveField, typeClass, type PtType, type Source } 
 import type { CheckedExpr, CmpOp, FieldRef, Literal, Operand } from './ir.js';
 import { convertLiteral } from './literals.js';
 import { printValue } from './printer.js';
-import { parseRegex } from './regex-syntax.js';
+import { parseRegex, type RegexLimits } from './regex-syntax.js';
+import { DEFAULT_RULES_BOUNDS } from './rules-bounds.js';
 
 /** Where a condition's spans point, and how to name a macro body's location. */
 export interface CheckContext {
@@ -21,6 +22,10 @@ export interface CheckContext {
   locateInMacro: (macro: string, offset: number) => Location[];
   /** Why the compiled evaluator cannot run a leaf (cmp, exists, cmpfield), if it cannot: then the rule fails here, located. */
   leafLimit?: (leaf: CheckedExpr, source: Source) => string | undefined;
+  /** A `regex` pattern's bounds (rules.maxRegex*); default REGEX_LIMITS. */
+  regexLimits?: RegexLimits;
+  /** Longest `glob`/`iglob`/`pmatch` pattern in UTF-8 bytes (rules.maxGlobBytes); default DEFAULT_RULES_BOUNDS's. */
+  maxGlobBytes?: number;
 }
 
 class CheckError {
@@ -244,6 +249,13 @@ class Checker {
       this.valueWarnings(v.value, v.span.start);
     }
     if (op === 'regex') for (const l of lits) this.checkRegex(l.text, e.span.start);
+    if (op === 'glob' || op === 'iglob' || op === 'pmatch') {
+      const max = this.ctx.maxGlobBytes ?? DEFAULT_RULES_BOUNDS.maxGlobBytes;
+      for (const l of lits) {
+        const bytes = Buffer.byteLength(l.text);
+        if (bytes > max) throw new CheckError(`${e.op} pattern is ${bytes} bytes, longer than rules.maxGlobBytes=${max}`, e.span.start);
+      }
+    }
     if (left.kind === 'field' && left.def.name === 'evt.type') {
       for (const l of lits) if (!EVENT_NAMES.has(l.text)) throw new CheckError(`unknown event type ${l.text}`, e.span.start);
     }
@@ -287,7 +299,7 @@ class Checker {
     } catch (err) {
       throw new CheckError(`invalid regex pattern: ${(err as Error).message}`, offset);
     }
-    const parsed = parseRegex(pattern);
+    const parsed = parseRegex(pattern, this.ctx.regexLimits);
     if (!parsed.ok) throw new CheckError(`invalid regex pattern: ${printValue(pattern)}: ${parsed.message} (at offset ${parsed.offset} of the pattern)`, offset);
     const inner = pattern
       .replace(/^\^/, '')

@@ -60,7 +60,7 @@ export function expand(col: Collected, diags: Diagnostics, limits: ExpandLimits 
   const macros = new Map<string, ExpandedMacro>();
   for (const def of col.macros) {
     const source: ConditionSource = { text: substituteLists(def.cond, lists), ctx: def.condCtx };
-    const parsed = parse(source, diags);
+    const parsed = parse(source, diags, limits.maxConditionDepth);
     macros.set(def.name, { name: def.name, def, source, expr: parsed, resolved: false, used: false });
   }
   // Macros resolve in definition order, each seeing only macros defined before its visibility.
@@ -85,7 +85,7 @@ export function expand(col: Collected, diags: Diagnostics, limits: ExpandLimits 
     }
     const text = substituteLists(withExceptions.text, lists);
     const source: ConditionSource = { text, ctx: def.condCtx };
-    const parsed = parse(source, diags);
+    const parsed = parse(source, diags, limits.maxConditionDepth);
     if (!parsed) continue;
     const expr = resolve(parsed, source, (name) => macros.get(name), diags, []);
     if (!expr || !withinLimits(expr, source, meter, limits.maxNodes, diags)) continue;
@@ -101,8 +101,8 @@ export function expand(col: Collected, diags: Diagnostics, limits: ExpandLimits 
   return { lists, macros, rules };
 }
 
-function parse(source: ConditionSource, diags: Diagnostics): Expr | undefined {
-  const res = parseCondition(source.text.text, { maxDepth: MAX_CONDITION_DEPTH });
+function parse(source: ConditionSource, diags: Diagnostics, maxDepth = MAX_CONDITION_DEPTH): Expr | undefined {
+  const res = parseCondition(source.text.text, { maxDepth });
   if (!res.ok) {
     diags.add('LOAD_ERR_COMPILE_CONDITION', res.error.message, conditionLocation(source, res.error.offset));
     return undefined;

@@ -5,7 +5,7 @@
 // The checker also asks the code generator about each leaf (codegen leafLimit): a leaf the
 // compiled evaluator cannot run fails its rule here (RAE_ERR_UNSUPPORTED, located), for both
 // engines, so a valid ruleset always compiles and none is left on the reference interpreter.
-import { checkRulesBounds, type RulesBounds } from './rules-bounds.js';
+import { checkRulesBounds, DEFAULT_RULES_BOUNDS, type RulesBounds } from './rules-bounds.js';
 import type { Expr } from './ast.js';
 import { checkCondition } from './checker.js';
 import { leafLimit } from './codegen/index.js';
@@ -96,6 +96,7 @@ export function loadRules(files: readonly RulesFile[], options: LoadOptions = {}
   const limits: ExpandLimits = {
     maxNodes: options.limits?.maxNodes ?? DEFAULT_EXPAND_LIMITS.maxNodes,
     maxTotalNodes: options.limits?.maxTotalNodes ?? DEFAULT_EXPAND_LIMITS.maxTotalNodes,
+    maxConditionDepth: options.limits?.maxConditionDepth,
   };
   const expanded = expand(collected, diags, limits);
   const rules: LoadedRule[] = [];
@@ -126,6 +127,7 @@ export function loadRules(files: readonly RulesFile[], options: LoadOptions = {}
 }
 
 function compileRule(def: RuleDef, source: ConditionSource, expr: Expr, expanded: Expanded, diags: Diagnostics, options: LoadOptions): LoadedRule | undefined {
+  const bound = (key: keyof RulesBounds): number => options.limits?.[key] ?? DEFAULT_RULES_BOUNDS[key];
   const src = def.source as Source;
   // Output first, as Falco does: an invalid output fails the rule before its condition.
   let outputText = def.output.text;
@@ -155,6 +157,8 @@ function compileRule(def: RuleDef, source: ConditionSource, expr: Expr, expanded
         return [...source.ctx, ...conditionLocation(m.source, offset).slice(1)];
       },
       leafLimit,
+      regexLimits: { maxRepeat: bound('maxRegexRepeat'), maxSize: bound('maxRegexAtoms'), maxDepth: bound('maxRegexNesting') },
+      maxGlobBytes: bound('maxGlobBytes'),
     },
     diags,
     def.skipIfUnknownFilter,

@@ -3,7 +3,7 @@
 // (no backtracking: time linear in the value for a given pattern). Whole-value match, as
 // `new RegExp('^(?:' + p + ')$', 'u')`. The value is taken as its UTF-8 encoding would decode
 // (a lone surrogate reads as U+FFFD), as the compiled evaluator sees it.
-import { isWordChar, parseRegex, type Assertion, type Ranges, type RegexNode } from './regex-syntax.js';
+import { isWordChar, parseRegex, REGEX_HARD_LIMITS, type Assertion, type Ranges, type RegexNode } from './regex-syntax.js';
 
 interface State {
   /** Consuming edges: a code point in r moves to `to`. */
@@ -25,7 +25,7 @@ export class CodePointRegex {
 
   /** Throws when the pattern is refused (the checker refuses it first at load). */
   constructor(pattern: string) {
-    const parsed = parseRegex(pattern);
+    const parsed = parseRegex(pattern, REGEX_HARD_LIMITS);
     if (!parsed.ok) throw new Error(`invalid regex pattern '${pattern}': ${parsed.message}`);
     [this.start, this.end] = this.build(parsed.node);
   }

@@ -17,14 +17,20 @@ export type RegexNode = { k: 'set'; r: Ranges } | { k: 'cat'; xs: RegexNode[] } 
 
 export type ParsedRegex = { ok: true; node: RegexNode } | { ok: false; message: string; offset: number };
 
-export const REGEX_LIMITS = {
+export interface RegexLimits {
   /** Largest count in `{n,m}` (RE2's kMaxRepeat). */
-  maxRepeat: 1000,
+  maxRepeat: number;
   /** Most character atoms once repetitions are expanded. */
-  maxSize: 10_000,
+  maxSize: number;
   /** Deepest nesting of groups (RE2's kMaxNest). */
-  maxDepth: 1000,
-} as const;
+  maxDepth: number;
+}
+
+/** The defaults (configuration: rules.maxRegexRepeat, rules.maxRegexAtoms, rules.maxRegexNesting). */
+export const REGEX_LIMITS: Readonly<RegexLimits> = { maxRepeat: 1000, maxSize: 10_000, maxDepth: 1000 };
+
+/** The most the configuration may raise them to; the stages after the checker (interpreter, code generator) parse with these, as the checker has applied the configured ones. */
+export const REGEX_HARD_LIMITS: Readonly<RegexLimits> = { maxRepeat: 100_000, maxSize: 1_000_000, maxDepth: 2000 };
 
 export const MAX_CP = 0x10ffff;
 const DIGIT: Ranges = [[48, 57]];
@@ -110,7 +116,10 @@ class Refusal {
 class Parser {
   private i = 0;
   private depth = 0;
-  constructor(private readonly p: string) {}
+  constructor(
+    private readonly p: string,
+    private readonly limits: RegexLimits,
+  ) {}
 
   parse(): RegexNode {
     const n = this.alt();
@@ -150,7 +159,7 @@ class Parser {
       if (!m) this.fail('incomplete quantifier');
       min = Number(m[1]);
       max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3]);
-      if (min > REGEX_LIMITS.maxRepeat || (max !== Infinity && max > REGEX_LIMITS.maxRepeat)) this.fail(`repetition count above ${REGEX_LIMITS.maxRepeat} (RE2's limit)`);
+      if (min > this.limits.maxRepeat || (max !== Infinity && max > this.limits.maxRepeat)) this.fail(`repetition count above ${this.limits.maxRepeat} (rules.maxRegexRepeat, RE2's limit)`);
       if (max < min) this.fail('numbers out of order in {} quantifier');
       this.i += m[0].length - 1;
     } else return x;
@@ -187,7 +196,7 @@ class Parser {
 
   private group(): RegexNode {
     const open = this.i;
-    if (++this.depth > REGEX_LIMITS.maxDepth) this.fail(`groups nested deeper than ${REGEX_LIMITS.maxDepth}`);
+    if (++this.depth > this.limits.maxDepth) this.fail(`groups nested deeper than ${this.limits.maxDepth} (rules.maxRegexNesting)`);
     this.i++;
     if (this.p.startsWith('?:', this.i)) this.i += 2;
     else if (/^\?(=|!|<=|<!)/.test(this.p.slice(this.i))) this.fail('lookaround is not supported (RE2 refuses it)', open);
@@ -338,11 +347,11 @@ function size(n: RegexNode): number {
 }
 
 /** Parses a `regex` pattern. */
-export function parseRegex(pattern: string): ParsedRegex {
+export function parseRegex(pattern: string, limits: RegexLimits = REGEX_LIMITS): ParsedRegex {
   try {
-    const node = new Parser(pattern).parse();
+    const node = new Parser(pattern, limits).parse();
     const n = size(node);
-    if (n > REGEX_LIMITS.maxSize) return { ok: false, message: `pattern too large: ${n} atoms once repetitions are expanded (at most ${REGEX_LIMITS.maxSize})`, offset: 0 };
+    if (n > limits.maxSize) return { ok: false, message: `pattern too large: ${n} atoms once repetitions are expanded (at most rules.maxRegexAtoms=${limits.maxSize})`, offset: 0 };
     return { ok: true, node };
   } catch (e) {
     if (e instanceof Refusal) return { ok: false, message: e.message, offset: e.offset };

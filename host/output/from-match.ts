@@ -52,8 +52,27 @@ export function fieldText(v: RawValue | undefined, ref: FieldRef): string {
   return String(v);
 }
 
-/** Renders an output template for an event. */
-export function renderTokens(tokens: readonly OutputToken[], ev: SourceEvent): string {
+/** Default of rules.maxOutputFieldBytes: the longest field value an alert carries, in UTF-8 bytes. */
+export const DEFAULT_MAX_OUTPUT_FIELD_BYTES = 64 * 1024;
+
+/** A value cut to `max` UTF-8 bytes (on a character boundary), marked `…(truncated N bytes)`; shorter values are returned as they are. */
+export function capText(s: string, max: number): string {
+  if (s.length <= max / 3) return s; // at most 3 bytes per UTF-16 unit: surely short enough
+  const bytes = Buffer.from(s, 'utf8');
+  if (bytes.length <= max) return s;
+  let end = max;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--; // not inside a character
+  return `${bytes.subarray(0, end).toString('utf8')}…(truncated ${bytes.length - end} bytes)`;
+}
+
+function capJson(v: OutputFieldValue, max: number): OutputFieldValue {
+  if (typeof v === 'string') return capText(v, max);
+  if (Array.isArray(v)) return v.map((x) => (typeof x === 'string' ? capText(x, max) : x));
+  return v;
+}
+
+/** Renders an output template for an event; each field's text is at most `maxFieldBytes` (capText). */
+export function renderTokens(tokens: readonly OutputToken[], ev: SourceEvent, maxFieldBytes = DEFAULT_MAX_OUTPUT_FIELD_BYTES): string {
   let out = '';
   for (const t of tokens) {
     if (t.kind === 'text') {
@@ -61,20 +80,20 @@ export function renderTokens(tokens: readonly OutputToken[], ev: SourceEvent): s
       continue;
     }
     const ref = refOf(t);
-    let s = fieldText(ev.fields.field(ref), ref);
+    let s = capText(fieldText(ev.fields.field(ref), ref), maxFieldBytes);
     if (t.width !== undefined) s = s.length >= t.width ? s.slice(0, t.width) : s.padEnd(t.width, ' ');
     out += s;
   }
   return out;
 }
 
-/** The alert for a rule that matched an event. */
-export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string): Alert {
+/** The alert for a rule that matched an event; each field value it carries is at most `maxFieldBytes` (rules.maxOutputFieldBytes). */
+export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string, maxFieldBytes = DEFAULT_MAX_OUTPUT_FIELD_BYTES): Alert {
   const outputFields: Alert['outputFields'] = {};
   for (const t of rule.output) {
     if (t.kind !== 'field') continue;
     const ref = refOf(t);
-    outputFields[t.canonical] = fieldJson(ev.fields.field(ref), ref);
+    outputFields[t.canonical] = capJson(fieldJson(ev.fields.field(ref), ref), maxFieldBytes);
   }
   return {
     timeNs: ev.timeNs,
@@ -83,7 +102,7 @@ export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string): A
     source: rule.source,
     tags: rule.tags,
     hostname,
-    message: renderTokens(rule.output, ev),
+    message: renderTokens(rule.output, ev, maxFieldBytes),
     outputFields,
   };
 }

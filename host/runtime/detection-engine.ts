@@ -40,6 +40,7 @@ import { RuleMatcher, type RuleMatching } from '../engine/matcher.js';
 import { prioritySeverity, type Priority } from '../engine/priority.js';
 import type { Alert } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
+import type { RulesBounds } from '../engine/rules-bounds.js';
 import type { Metrics } from '../metrics/index.js';
 import { EVALUATOR_TIERS, METRICS, type EvaluatorTier } from '../metrics/names.js';
 import { FieldEvent } from '../engine/field-event.js';
@@ -77,7 +78,9 @@ export interface DetectionEngineOptions {
   /** Keep built modules here and load unchanged rulesets from here (module-cache.ts; `rae run`: <stateDir>/module-cache). */
   moduleCacheDir?: string;
   /** Bounds of the expanded rule conditions (default: the engine's DEFAULT_EXPAND_LIMITS). */
-  expandLimits?: Partial<ExpandLimits>;
+  expandLimits?: Partial<ExpandLimits & RulesBounds>;
+  /** Longest field value an alert carries, UTF-8 bytes (default 64 KiB; `rae run`: rules.maxOutputFieldBytes); longer ones are cut and marked. */
+  maxOutputFieldBytes?: number;
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;
   /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures, events judged by the reference interpreter for the compiled tier, and the tier gauge (from the registry). */
@@ -418,7 +421,7 @@ export class DetectionEngine {
       const range = start === 0 && count === events.length ? events : events.slice(start, start + count);
       const r = module.evaluate(range, first);
       if (!r.ok) return r;
-      const out = r.matches.map((m) => alertFor(m.rule, range[m.event]!, this.options.hostname));
+      const out = r.matches.map((m) => alertFor(m.rule, range[m.event]!, this.options.hostname, this.options.maxOutputFieldBytes));
       this.countReferred(r.referred);
       return { ok: true, out };
     });
@@ -480,7 +483,7 @@ export class DetectionEngine {
           matches.sort((x, y) => x.event - y.event);
           this.countReferred(referred);
         }
-        return { ok: true, out: matches.map((m) => alertFor(m.rule, eventAt(start + m.event), this.options.hostname)) };
+        return { ok: true, out: matches.map((m) => alertFor(m.rule, eventAt(start + m.event), this.options.hostname, this.options.maxOutputFieldBytes)) };
       });
     return this.finish(module, judgeIsolated(n, judge, this.isolation), n, () => 'syscall');
   }
@@ -532,7 +535,7 @@ export class DetectionEngine {
       const run = (): number => {
         for (let i = start; i < start + count; i++) {
           const ev = events[i]!;
-          for (const rule of matcher.match(ev.source, ev.evtType, ev.fields)) alerts.push(alertFor(rule, ev, this.options.hostname));
+          for (const rule of matcher.match(ev.source, ev.evtType, ev.fields)) alerts.push(alertFor(rule, ev, this.options.hostname, this.options.maxOutputFieldBytes));
         }
         return 0;
       };

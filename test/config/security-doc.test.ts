@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultConfig } from '../../host/config/config.js';
-import { DEFAULT_MAX_DEPTH } from '../../host/engine/parser.js';
-import { REGEX_LIMITS } from '../../host/engine/regex-syntax.js';
+import { HARD_MAX_DEPTH } from '../../host/engine/parser.js';
+import { REGEX_HARD_LIMITS } from '../../host/engine/regex-syntax.js';
 import { MAX_RECORD } from '../../host/sources/syscall/abi.js';
 
 const doc = readFileSync(new URL('../../docs/security.md', import.meta.url), 'utf8');
@@ -34,14 +34,20 @@ test('security.md: every limit key of the webhook, forwarder, resources and rule
 
 test("security.md: the fixed bounds are the code's", () => {
   const fixed = doc.slice(doc.indexOf('Fixed bounds'), doc.indexOf('## Faults'));
-  for (const [n, what] of [
-    [DEFAULT_MAX_DEPTH, 'condition depth'],
-    [REGEX_LIMITS.maxRepeat, 'regex repeat'],
-    [REGEX_LIMITS.maxSize, 'regex atoms'],
-    [REGEX_LIMITS.maxDepth, 'regex groups'],
-    [MAX_RECORD, 'kernel record'],
-  ] as const) {
+  for (const [n, what] of [[MAX_RECORD, 'kernel record']] as const) {
     assert.match(fixed, `\`${n}\``, `${what} ${n}`);
+  }
+});
+
+test("security.md: the ceilings of the rules.* keys are the code's", () => {
+  for (const [key, n] of [
+    ['rules.maxConditionDepth', HARD_MAX_DEPTH],
+    ['rules.maxRegexRepeat', REGEX_HARD_LIMITS.maxRepeat],
+    ['rules.maxRegexAtoms', REGEX_HARD_LIMITS.maxSize],
+    ['rules.maxRegexNesting', REGEX_HARD_LIMITS.maxDepth],
+  ] as const) {
+    const row = limitsSection.split('\n').find((l) => l.startsWith(`| \`${key}\``));
+    assert.ok(row?.includes(`at most \`${n}\``), `${key}: ceiling ${n}`);
   }
 });
 

@@ -154,9 +154,9 @@ test('regex: what RE2 refuses, and the limits, are refused with an offset', () =
   refuse('(?<n>a)\\k<n>', 'backreferences are not supported (RE2 refuses them)', 7);
   refuse('x(?=b)', 'lookaround is not supported (RE2 refuses it)', 1);
   refuse('(?<!a)b', 'lookaround is not supported (RE2 refuses it)', 0);
-  refuse('a{1001}', "repetition count above 1000 (RE2's limit)", 1);
-  refuse('(a{1000}){11}', 'pattern too large: 11000 atoms once repetitions are expanded (at most 10000)', 0);
-  refuse(`${'('.repeat(1001)}a${')'.repeat(1001)}`, 'groups nested deeper than 1000', 1000);
+  refuse('a{1001}', "repetition count above 1000 (rules.maxRegexRepeat, RE2's limit)", 1);
+  refuse('(a{1000}){11}', 'pattern too large: 11000 atoms once repetitions are expanded (at most rules.maxRegexAtoms=10000)', 0);
+  refuse(`${'('.repeat(1001)}a${')'.repeat(1001)}`, 'groups nested deeper than 1000 (rules.maxRegexNesting)', 1000);
   assert.throws(
     () => compileRegex('[a-z]{600}'),
     (e: Error) => e.message === "regex '[a-z]{600}' needs 600 positions, more than the 512 the compiled evaluator runs",

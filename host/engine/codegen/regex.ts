@@ -11,7 +11,7 @@
 //     union of the follow rows of the live positions, masked by the byte's label row), time
 //     linear in the value; at most REGEX_BUDGET.positions positions, beyond that CodegenLimit.
 // This is how `(a+)+b|[ab]*a[ab]{8}` (a DFA of more than 512 states) compiles: 15 positions.
-import { MAX_CP, parseRegex, type Assertion, type RegexNode } from '../regex-syntax.js';
+import { MAX_CP, parseRegex, REGEX_HARD_LIMITS, type Assertion, type RegexNode } from '../regex-syntax.js';
 import { CodegenLimit } from './strings.js';
 
 /** Most DFA states (u8 state numbers) and most positions of the bit-parallel form (8 words). */
@@ -166,7 +166,7 @@ const bitRange = (lo: number, hi: number) => ((1n << BigInt(hi - lo + 1)) - 1n) 
 
 /** Parses a pattern and builds its position form; CodegenLimit when refused or over budget. */
 export function positions(pattern: string): Positions {
-  const parsed = parseRegex(pattern);
+  const parsed = parseRegex(pattern, REGEX_HARD_LIMITS);
   if (!parsed.ok) throw new CodegenLimit(`regex '${pattern}': ${parsed.message}`);
   const nfa = new ByteNfa();
   const [start, end] = nfa.build(parsed.node);
