@@ -46,7 +46,7 @@ const SETID_PL = [
 run_("setid: setresgid and setuid without exec change user.* and group.* from the call's own event on, and 'Non sudo setuid' fires", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rae-setid-'));
   let printed = '';
-  let rec;
+  let rec: ReturnType<typeof recordKernel>;
   try {
     for (const f of ['before', 'after']) writeFileSync(join(dir, f), 'x\n', { mode: 0o644 });
     execFileSync('chmod', ['755', dir]);
