@@ -14,7 +14,7 @@ import { DetectionEngine, type TierUp } from '../../host/runtime/detection-engin
 import { encodeProcRecord } from '../../host/sources/syscall/procfs.js';
 import type { ManifestFile } from '../../host/resources/watch.js';
 import { toEvents } from '../runtime/differential-helpers.js';
-import { openat } from '../runtime/kernel-records.js';
+import { openat, procInfo } from '../runtime/kernel-records.js';
 
 const H = 'apiVersion: deckhouse.io/v1alpha1\n';
 const manifest = (path: string, kind: string, name: string, spec: string): ManifestFile => ({ path, text: `${H}kind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n${spec}` });
@@ -80,29 +80,7 @@ test('uncompilable: the regex of issue 19 reaches WASM; an uncompilable rule rej
   assert.equal((await tierUps.at(-1)!).state, 'wasm');
   alerts.length = 0;
   const buf = new Uint8Array(8192);
-  const proc = {
-    pid: 700,
-    ppid: 1,
-    vpid: 700,
-    sid: 700,
-    pgid: 700,
-    ruid: 0,
-    euid: 0,
-    rgid: 0,
-    egid: 0,
-    loginuid: 4294967295,
-    tty: 0,
-    startNs: 1n,
-    pidns: 1,
-    mntns: 1,
-    cgroupId: 1n,
-    exeWritable: false,
-    comm: Buffer.from('cat'),
-    exepath: Buffer.from('/usr/bin/cat'),
-    args: [Buffer.from('cat')],
-    cwd: Buffer.from('/'),
-    cgroup: Buffer.from('/user.slice'),
-  };
+  const proc = procInfo(700, 1, 'cat');
   let off = encodeProcRecord(proc, buf, 0, 1n);
   for (let i = 0; i < 5; i++) off += openat(buf, off, 700, `/tmp/canary-${i}`);
   assert.is(engine.evaluateKernel(buf, off), 5);
