@@ -15,7 +15,7 @@ import type { RawScalar, RawValue } from '../engine/interpreter.js';
 import type { FieldRef } from '../engine/ir.js';
 import { parseIp, truncInt } from '../engine/literals.js';
 import type { SourceEvent } from '../engine/source-event.js';
-import { evtTypeId, LIMITS, MEM, REC, THREAD } from '../engine/codegen/abi.js';
+import { CTR, CTR_FLAGS, CTR_START_BIT, CTR_STRINGS, type ContainerKey, evtTypeId, flagBit, LIMITS, MEM, REC, THREAD } from '../engine/codegen/abi.js';
 
 const ANCESTOR_OF: Record<string, string> = {
   'proc.name': 'proc.aname',
@@ -65,10 +65,14 @@ export class BatchEncoder {
   private limit = 0;
   private strings = new Map<string, number>();
   private threads = new Map<string, number>();
+  /** Container entry fields the module reads (strings, flags, start_ts, then its keyed fields), or none. */
+  private readonly ctrRefs: FieldRef[];
+  private ctrs = new Map<string, number>();
 
   constructor(
     private readonly layout: SourceLayout,
     use: ThreadUse,
+    containerKeys: readonly ContainerKey[] = [],
   ) {
     this.slots = layout.slots.map((s) => {
       const cls = typeClass(s.ref.type);
@@ -84,6 +88,8 @@ export class BatchEncoder {
       return { f, refs };
     });
     this.walkRefs = use.walk ? Object.values(ANCESTOR_OF).map((n) => ref(n)) : [];
+    const keys = containerKeys.slice(0, CTR.keySlots);
+    this.ctrRefs = use.container ? [...CTR_STRINGS, ...CTR_FLAGS, 'container.start_ts'].map((n) => ref(n)).concat(keys.map((k) => ({ ...ref(k.name, k.arg), canonical: k.canonical }))) : [];
   }
 
   /** Encodes events[start..] at rec until `max` events or the batch region is full. */
@@ -97,6 +103,7 @@ export class BatchEncoder {
     this.limit = MEM.batchBase + MEM.batchSize;
     this.strings.clear();
     this.threads.clear();
+    this.ctrs.clear();
     this.u8.fill(0, rec, rec + n * stride);
     let i = 0;
     for (; i < n; i++) {
@@ -112,7 +119,7 @@ export class BatchEncoder {
   private record(ev: SourceEvent, at: number): boolean {
     const dv = this.dv;
     dv.setUint32(at + REC.type, evtTypeId(ev.evtType), true);
-    if (this.threadFields.length > 0 && ev.source === 'syscall') {
+    if ((this.threadFields.length > 0 || this.ctrRefs.length > 0) && ev.source === 'syscall') {
       const t = this.thread(ev);
       if (t < 0) return false;
       dv.setUint32(at + REC.thread, t, true);
@@ -262,7 +269,9 @@ export class BatchEncoder {
     const values: Array<Array<RawValue | undefined>> = [];
     for (let k = 0; k <= levels; k++) values.push(this.threadFields.map(({ refs }) => (refs[k] ? ev.fields.field(refs[k]!) : undefined)));
     while (values.length > 1 && values[values.length - 1]!.every((v) => v === undefined) && depth < values.length - 1) values.pop();
-    const key = JSON.stringify(values, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v));
+    const ctr = this.ctrRefs.length > 0 ? this.container(ev) : 0;
+    if (ctr < 0) return -1;
+    const key = `${ctr}:${JSON.stringify(values, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v))}`;
     const hit = this.threads.get(key);
     if (hit !== undefined) return hit;
     let parent = 0;
@@ -293,10 +302,55 @@ export class BatchEncoder {
       }
       this.dv.setUint32(at + THREAD.present, present, true);
       this.dv.setUint32(at + THREAD.flags, flags, true);
+      if (k === 0) this.dv.setUint32(at + THREAD.ctr, ctr, true);
       parent = at;
     }
     this.threads.set(key, parent);
     return parent;
+  }
+
+  /**
+   * The event's container entry (struct rae_ctr, as host/sources/container/table.ts writes it for
+   * kernel events), built from the event's own container.* and k8s.* values and interned per batch:
+   * 0 when the event carries none (the fields are missing, as for a process without an entry); -1 = out of room.
+   */
+  private container(ev: SourceEvent): number {
+    const values = this.ctrRefs.map((r) => ev.fields.field(r));
+    if (values.every((v) => v === undefined || v === null)) return 0;
+    const key = JSON.stringify(values, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v));
+    const hit = this.ctrs.get(key);
+    if (hit !== undefined) return hit;
+    const at = this.alloc(CTR.strings);
+    if (at < 0) return -1;
+    this.u8.fill(0, at, at + CTR.keys);
+    this.u8.fill(0xff, at + CTR.keys, at + CTR.strings);
+    let present = 0;
+    let flags = 0;
+    const nStr = CTR_STRINGS.length;
+    const nFlag = CTR_FLAGS.length;
+    for (let i = 0; i < values.length; i++) {
+      const raw = values[i];
+      if (raw === undefined || raw === null || Array.isArray(raw)) continue;
+      if (i < nStr || i > nStr + nFlag) {
+        const v = this.str(typeof raw === 'string' ? raw : String(raw));
+        if (v < 0n) return -1;
+        const off = i < nStr ? CTR.refs + 8 * i : CTR.keys + 8 * (i - nStr - nFlag - 1);
+        this.dv.setBigUint64(at + off, v, true);
+        if (i < nStr) present |= 1 << i;
+      } else if (i < nStr + nFlag) {
+        present |= flagBit(i - nStr);
+        if (raw === true || raw === 'true' || raw === 1) flags |= 1 << (i - nStr);
+      } else {
+        const n = toInt(raw, this.ctrRefs[i]!);
+        if (n === undefined) continue;
+        this.dv.setBigInt64(at + CTR.startTs, BigInt.asIntN(64, n), true);
+        present |= CTR_START_BIT;
+      }
+    }
+    this.dv.setUint32(at + CTR.present, present, true);
+    this.dv.setUint32(at + CTR.flags, flags, true);
+    this.ctrs.set(key, at);
+    return at;
   }
 }
 

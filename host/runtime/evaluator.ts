@@ -66,7 +66,7 @@ export class RuleModule {
     this.evaluateFn = ex.evaluate as EvaluateFn;
     this.resumeAt = ex.resumeAt as () => number;
     const g = compiled.generated;
-    this.encoders = { syscall: new BatchEncoder(g.layouts.syscall, g.threadUse), k8s_audit: new BatchEncoder(g.layouts.k8s_audit, { bases: [], levels: 0, walk: false }) };
+    this.encoders = { syscall: new BatchEncoder(g.layouts.syscall, g.threadUse, g.containerKeys), k8s_audit: new BatchEncoder(g.layouts.k8s_audit, { bases: [], levels: 0, walk: false }) };
   }
 
   /** Checks and instantiates a compiled ruleset (zero imports, so nothing of the host is reachable). */

@@ -49,6 +49,8 @@ export interface ThreadUse {
   levels: number;
   /** Whether some rule walks all ancestors (proc.aname without index). */
   walk: boolean;
+  /** Whether some rule reads a container entry's field (container.*, k8s.* from the container table). */
+  container?: boolean;
 }
 
 const PRELUDE = `import {
@@ -112,7 +114,8 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     for (const o of operandsOf(r.condition)) {
       if (o.kind !== 'field') continue;
       const acc = resolveAccess(o, r.source, tables[r.source]);
-      if ((acc.k === 'thread' && !acc.field.ctr) || acc.k === 'walk') {
+      if (acc.k === 'thread' && acc.field.ctr) threadUse.container = true;
+      else if (acc.k === 'thread' || acc.k === 'walk') {
         if (!threadUse.bases.includes(acc.field.base)) threadUse.bases.push(acc.field.base);
         if (acc.k === 'walk') threadUse.walk = true;
         else threadUse.levels = Math.max(threadUse.levels, acc.level);
