@@ -27,7 +27,7 @@ function upToDate(dir) {
   } catch {
     return false;
   }
-  const sources = ['host', 'assembly', 'rules', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+  const sources = ['host', 'assembly', 'asconfig.json', 'rules', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
   return sources.every((s) => newest(join(root, s)) <= info.startedAt);
 }
 

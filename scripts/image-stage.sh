@@ -20,11 +20,14 @@ if [ ! -f "$rel/rae_probe.node" ] || [ ! -f "$rel/rae_watchdog.node" ]; then
   bash scripts/build-probe.sh
   [ -f "$rel/rae_probe.node" ] || { echo "image-stage: the probe did not build" >&2; exit 1; }
 fi
+# The JavaScript build (scripts/build.mjs, dist/) while typescript is still here: the image runs
+# it (RAE_BUILD in the Containerfile), not the sources through tsx.
+node scripts/build.mjs
 # Production dependencies only: node-gyp, typescript, uvu, ajv, ... leave here.
 npm prune --omit=dev --offline --no-audit --no-fund --ignore-scripts --loglevel=error
 
 mkdir -p "$app/$rel" "$app/lib" "$out/var/lib/runtime-audit-engine"
-cp -R bin host assembly rules node_modules package.json package-lock.json tsconfig.json "$app/"
+cp -R bin host dist assembly asconfig.json rules node_modules package.json package-lock.json tsconfig.json "$app/"
 cp "$rel/rae_probe.node" "$rel/rae_watchdog.node" "$app/$rel/"
 # The libraries the probe addon links beyond glibc and libstdc++ (`ldd rae_probe.node`), so the
 # final stage needs only Node: an official node image has none of them. The image test loads the
