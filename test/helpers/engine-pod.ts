@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { buildImages, startContainerd, type PrivateContainerd } from './containers/index.js';
 import { freePort } from '../forwarder/outputs/real-servers.js';
+import { stopOnSignal } from './cleanup.js';
 import { buildTestImage, type TestImage } from './image.js';
 import { runFromTemplate, type K8sObject, type StartedPod } from './kubelet.js';
 
@@ -47,10 +48,12 @@ export async function startCluster(): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), 'rae-engine-pod-'));
   let containerd: PrivateContainerd | undefined;
   const close = async () => {
+    unregister();
     await containerd?.stop();
     image.close();
     rmSync(dir, { recursive: true, force: true });
   };
+  const unregister = stopOnSignal(close);
   try {
     const archive = join(dir, 'engine.tar');
     const saved = image.podman(['save', '--format', 'docker-archive', '-o', archive, image.tag]);

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stopOnSignal } from './cleanup.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -51,9 +52,11 @@ export function buildTestImage(extraArgs: string[] = []): TestImage {
   const flags = ['--runtime', 'runc', '--cgroup-manager', 'cgroupfs', '--events-backend', 'file', '--root', join(dir, 'root'), '--runroot', join(dir, 'run')];
   const podman = (args: string[], input?: string): Ran => ran(spawnSync('podman', [...flags, ...args], { encoding: 'utf8', input, maxBuffer: 64 << 20, timeout: 600_000 }));
   const close = (): void => {
+    unregister();
     podman(['rmi', '--all', '--force']);
     rmSync(dir, { recursive: true, force: true });
   };
+  const unregister = stopOnSignal(close);
   const t0 = performance.now();
   const b = ran(spawnSync('bash', ['scripts/build-image.sh', '--base-from-host', '--podman-root', dir, '--tag', tag, ...extraArgs], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20, timeout: 840_000 }));
   const buildSeconds = (performance.now() - t0) / 1000;

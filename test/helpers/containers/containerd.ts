@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CriAdmin } from './cri-admin.js';
+import { stopOnSignal } from '../cleanup.js';
 import { startDaemon, waitReady, type Daemon } from './daemon.js';
 import { killNaming, removeCgroups, removeDir } from './host-state.js';
 import { PAUSE_IMAGE, type TestImages } from './images.js';
@@ -104,6 +105,7 @@ export async function startContainerd(images: TestImages): Promise<PrivateContai
       );
     },
     async stop() {
+      unregister();
       try {
         if (!daemon.exited()) {
           await cri.removeAllPods().catch(() => undefined);
@@ -118,6 +120,7 @@ export async function startContainerd(images: TestImages): Promise<PrivateContai
       }
     },
   };
+  const unregister = stopOnSignal(() => self.stop());
   // pods created through runPod register their cgroup parent for removal
   const runPod = cri.runPod.bind(cri);
   cri.runPod = async (spec) => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { stopOnSignal } from '../cleanup.js';
 import { startDaemon, waitReady, type Daemon } from './daemon.js';
 import { killNaming, removeCgroups, removeDir } from './host-state.js';
 import { BUSYBOX_IMAGE, type TestImages } from './images.js';
@@ -135,6 +136,7 @@ export async function startDockerd(images: TestImages): Promise<PrivateEngine> {
       );
     },
     async stop() {
+      unregister();
       try {
         if (!daemon.exited()) {
           const ids = (await cli(['ps', '-aq']).catch(() => '')).split('\n').filter(Boolean);
@@ -149,6 +151,7 @@ export async function startDockerd(images: TestImages): Promise<PrivateEngine> {
       }
     },
   };
+  const unregister = stopOnSignal(() => self.stop());
   try {
     await waitReady(
       daemon,

@@ -4,6 +4,7 @@
 // leaves no process, mount, cgroup or network namespace behind.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +57,26 @@ function cgroupOf(pid: number): string {
     await c.stop();
   }
   assert.equal(leftovers(c.dir, c.cgroups, netns), []);
+});
+
+(ready && containerdPresent() ? test : test.skip)('SIGTERM to a test process with a running containerd pod: it stops everything and exits 143, nothing left', async () => {
+  const netns = netnsNames();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'signal-child.ts'), join(imagesDir, 'signal-child')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (c) => (err += c));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const started = await new Promise<{ dir: string; cgroups: string[] }>((resolve, reject) => {
+    child.stdout.on('data', (c) => {
+      out += c;
+      if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]!));
+    });
+    void exited.then((code) => reject(new Error(`the child exited (${code}) before it started containerd:\n${err}`)));
+  });
+  child.kill('SIGTERM');
+  assert.is(await exited, 143, err);
+  assert.match(err, /SIGTERM: stopping 1 test resource/);
+  assert.equal(leftovers(started.dir, started.cgroups, netns), []);
 });
 
 for (const [name, present, start, shape] of [

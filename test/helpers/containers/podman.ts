@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { runArgs, type PrivateEngine } from './docker.js';
+import { stopOnSignal } from '../cleanup.js';
 import { startDaemon, waitReady } from './daemon.js';
 import { killNaming, removeCgroups, removeDir } from './host-state.js';
 import { BUSYBOX_IMAGE, type TestImages } from './images.js';
@@ -67,6 +68,7 @@ export async function startPodman(images: TestImages): Promise<PrivateEngine> {
       await waitReady(daemon, 'podman service', () => existsSync(socket));
     },
     async stop() {
+      unregister();
       try {
         await cli(['pod', 'rm', '-a', '-f']).catch(() => undefined);
         await cli(['rm', '-a', '-f', '-t', '0']).catch(() => undefined);
@@ -78,6 +80,7 @@ export async function startPodman(images: TestImages): Promise<PrivateEngine> {
       }
     },
   };
+  const unregister = stopOnSignal(() => self.stop());
   try {
     await cli(['import', '--change', 'CMD ["/bin/sh"]', images.busyboxRootfs, BUSYBOX_IMAGE]);
     await waitReady(daemon, 'podman service', () => existsSync(socket));
