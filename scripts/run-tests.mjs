@@ -24,8 +24,11 @@ const timeoutS = Math.max(1, Number(process.env.RAE_TEST_TIMEOUT_S ?? 900) || 90
 const verbose = process.env.RAE_TEST_VERBOSE === '1';
 const inCI = process.env.CI === 'true' || process.env.CI === '1';
 
-/** Test files that load the kernel probe, read every process, or time the machine: run alone. */
-const EXCLUSIVE = /^(sources\/syscall|probes|generator)\//;
+/**
+ * Test files that load the kernel probe, read every process, or time the machine, and the
+ * deploy/ files, which build the engine image and run pods (minutes of both cores each): run alone.
+ */
+const EXCLUSIVE = /^(sources\/syscall|probes|generator|deploy)\//;
 
 function collect(dir) {
   const out = [];
