@@ -3,7 +3,8 @@
 // one made for the purpose under /dev/shm, removed at once), sensitive files are only read, the
 // hard link to /etc/shadow is attempted where it must fail, and the only packet that leaves is one
 // TCP SYN to a documentation address (RFC 5737). Rules that need a container or a login session
-// are listed with the reason they cannot work on a host run.
+// are listed with the reason they cannot work; the container-only ones are not implemented yet, in
+// a pod as on a host.
 import { chmodSync, copyFileSync, linkSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, openSync, closeSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isRoot, mountOptions, mustRun, perlSyscallsUnavailable, runProgram, syscallNumbers, which } from './exec.js';
@@ -31,7 +32,8 @@ function fakeHttpd(tmp: string): string {
   return path;
 }
 
-const CONTAINER = 'needs a container (container.id != host); the generator runs on the host';
+/** True in a pod as on a host: these actions have no implementation yet. */
+const CONTAINER = 'not implemented yet: needs a container (container.id != host)';
 
 /** Rules of the default syscall set that only fire inside a container. */
 const CONTAINER_ONLY: Array<[string, string]> = [

@@ -2,10 +2,13 @@
 // the rendered DaemonSet's pod template through CRI as a kubelet would (hostPID, the template's
 // capabilities and no privileged, read-only root, hostPath/ConfigMap/Secret mounts, env, args;
 // helpers/kubelet.ts says what this machine adapts). Then: the least-privileged pod loads the
-// probe; `cat /etc/shadow` on the host and in another pod is detected; the webhook answers TLS
+// probe; `cat /etc/shadow` on the host and in another pod is detected (with that pod's name and
+// namespace); the webhook answers TLS
 // with the CA of the Secret configure.sh made; POST /test on the forwarder alerts; an
-// EngineAuditRules written into the mounted resources volume goes live; and a pod without
-// CAP_BPF says so in its log and in /readyz.
+// EngineAuditRules written into the mounted resources volume goes live; deploy/'s event generator
+// Pod (`event-generator run`) in the same cluster has each action it performed detected by the
+// engine pod (syscall actions with the generator's container id, audit actions through the
+// webhook); and a pod without CAP_BPF says so in its log and in /readyz.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
@@ -24,7 +27,7 @@ const missing =
 if (missing) process.stderr.write(`\n*** SKIPPED: the in-pod tests: ${missing} ***\n`);
 const t = missing ? test.skip : test;
 
-type Alert = { rule: string; output: string; output_fields: Record<string, unknown> };
+type Alert = { rule: string; source: string; output: string; output_fields: Record<string, unknown> };
 let cluster: Cluster | undefined;
 let engine: EnginePod | undefined;
 
@@ -33,7 +36,7 @@ test.before(async () => {
   cluster = await startCluster();
   engine = await cluster.startEngine({ name: 'runtime-audit-engine' });
   const s = await cluster.waitReady(engine);
-  process.stderr.write(`engine pod ready ${s.toFixed(1)} s after its start; capabilities not granted here: ${engine.notGranted.join(', ') || 'none'}\n`);
+  process.stderr.write(`image built in ${cluster.image.buildSeconds.toFixed(1)} s; engine pod ready ${s.toFixed(1)} s after its start; capabilities not granted here: ${engine.notGranted.join(', ') || 'none'}\n`);
 });
 test.after(async () => {
   await cluster?.close();
@@ -56,6 +59,16 @@ async function waitAlert(pod: EnginePod, match: (a: Alert) => boolean, act: () =
     if (Date.now() > deadline) throw new Error(`no matching alert within ${deadlineMs / 1000} s; log tail:\n${pod.log().slice(-20).join('\n')}`);
     await new Promise((r) => setTimeout(r, 1000));
   }
+}
+
+/** Polls `check` every second until it holds (true) or the deadline passes (false). */
+async function waitUntil(check: () => boolean, deadlineMs: number): Promise<boolean> {
+  const deadline = Date.now() + deadlineMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return true;
 }
 
 async function readyz(pod: EnginePod): Promise<{ status: number; body: { status: string; components: Array<{ name: string; state: string; reason?: string; error?: string }> } }> {
@@ -86,7 +99,8 @@ t('cat /etc/shadow on the host and in another pod is detected', async () => {
   const id = await cri.runContainer(pod, { name: 'web', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['600'] });
   const inPod = await waitAlert(
     engine!,
-    (a) => a.output_fields['fd.name'] === '/etc/shadow' && a.output_fields['container.id'] === id.slice(0, 12),
+    // with the pod's metadata, which the engine asks the runtime (the socket the DaemonSet mounts) for
+    (a) => a.output_fields['fd.name'] === '/etc/shadow' && a.output_fields['container.id'] === id.slice(0, 12) && a.output_fields['k8s.pod.name'] === 'shop-web' && a.output_fields['k8s.ns.name'] === 'shop',
     async () => {
       await cri.execSync(id, ['cat', '/etc/shadow']);
     },
@@ -154,6 +168,50 @@ t('an EngineAuditRules written into the mounted resources volume goes live witho
     engine!.log().some((l) => /EngineAuditRules: .*pod-canary/.test(l)),
     'the load names the resource',
   );
+});
+
+t("deploy/'s event generator Pod (event-generator run): the engine pod detects each action it performed", async () => {
+  const t0 = performance.now();
+  const gen = await cluster!.startGenerator(engine!);
+  // its stdout: one line per action (performed, unavailable with the reason, FAILED); its stderr ends with the summary
+  const ended = await waitUntil(() => gen.log().some((l) => /^event-generator: \d+ action\(s\): /.test(l)), 300_000);
+  assert.ok(ended, `the generator did not finish within 300 s:\n${gen.log().slice(-20).join('\n')}`);
+  assert.match(gen.log().find((l) => l.startsWith('event-generator: ') && l.includes('performed'))!, / 0 failed$/);
+  const performed = gen
+    .log()
+    .map((l) => l.match(/^performed\s+(\S+) -> (.+)$/))
+    .filter((m) => m !== null)
+    .map(([, action, rule]) => ({ action: action!, rule: rule! }));
+  // what the image lets it do (busybox, no perl or ssh, the container's default capabilities), at least:
+  const names = performed.map((p) => p.action);
+  for (const a of ['syscall.ReadSensitiveFileUntrusted', 'syscall.ClearLogActivities', 'syscall.CreateSymlinkOverSensitiveFiles', 'k8saudit.CreatePrivilegedPod', 'k8saudit.ExecIntoPod'])
+    assert.ok(names.includes(a), `${a} not performed:\n${gen.log().join('\n')}`);
+  const container = gen.containerId.slice(0, 12);
+  const detected = (p: { action: string; rule: string }) => alerts(engine!).some((a) => a.rule === p.rule && (p.action.startsWith('syscall.') ? a.output_fields['container.id'] === container : a.source === 'k8s_audit'));
+  const ranS = (performance.now() - t0) / 1000;
+  await waitUntil(() => performed.every(detected), 120_000);
+  process.stderr.write(
+    `event generator pod: ran ${ranS.toFixed(1)} s, alerts complete ${((performance.now() - t0) / 1000).toFixed(1)} s after its start; ${performed.length} actions performed:\n${performed.map((p) => `  ${p.action} -> ${p.rule}${detected(p) ? '' : '  (NOT detected)'}`).join('\n')}\n`,
+  );
+  process.stderr.write(
+    `  not performed here: ${gen
+      .log()
+      .filter((l) => l.startsWith('unavailable'))
+      .map((l) => l.replace(/^unavailable\s+/, ''))
+      .join('; ')}\n`,
+  );
+  assert.equal(
+    performed.filter((p) => !detected(p)),
+    [],
+    'performed actions without an alert',
+  );
+  const meta = (gen.pod.config as { metadata: { name: string; namespace: string } }).metadata;
+  const ofPod = alerts(engine!).filter((a) => a.output_fields['container.id'] === container);
+  assert.ok(
+    ofPod.some((a) => a.output_fields['k8s.pod.name'] === meta.name && a.output_fields['k8s.ns.name'] === meta.namespace),
+    `no alert of the generator's container names its pod ${meta.namespace}/${meta.name}: ${JSON.stringify(ofPod.map((a) => [a.output_fields['k8s.pod.name'], a.output_fields['k8s.ns.name']]))}`,
+  );
+  await cluster!.containerd.cri.removePod(gen.pod.id);
 });
 
 t('a pod without CAP_BPF names it in its log and in /readyz', async () => {

@@ -5,8 +5,9 @@
 // directory is what the test writes to for a volume update), emptyDir as a directory, hostPath
 // as the node's path. What this machine cannot or must not do is adapted and reported:
 // capabilities outside the node's bounding set are left out (runc cannot grant them; here
-// CAP_SYS_RESOURCE), hostPaths given in `hostPathMap` go to a test directory instead (the node's
-// /var/lib/runtime-audit-engine may belong to another engine), and a hostPath that does not
+// CAP_SYS_RESOURCE), hostPaths given in `hostPathMap` go to a test directory or file instead (the
+// node's /var/lib/runtime-audit-engine may belong to another engine; the node's containerd socket
+// is the private containerd's), and a hostPath that does not
 // exist is not mounted (containerd would create it as a directory on the host).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,7 +51,7 @@ export interface KubeletOptions {
   dir: string;
   /** The node's name (spec.nodeName for fieldRef env). */
   nodeName: string;
-  /** hostPath -> directory used instead. */
+  /** hostPath -> directory (made when missing) or existing file used instead. */
   hostPathMap?: Record<string, string>;
   /** Extra args appended to the container's (environment adaptations the test names). */
   extraArgs?: string[];
@@ -102,7 +103,7 @@ export async function runFromTemplate(cri: CriAdmin, logDir: string, w: K8sObjec
     } else if (v.hostPath) {
       const mapped = opts.hostPathMap?.[v.hostPath.path];
       if (mapped) {
-        mkdirSync(mapped, { recursive: true });
+        if (!existsSync(mapped)) mkdirSync(mapped, { recursive: true });
         volumes.set(v.name, mapped);
       } else if (existsSync(v.hostPath.path)) volumes.set(v.name, v.hostPath.path);
     } else throw new Error(`kubelet: volume ${v.name}: unsupported kind`);
