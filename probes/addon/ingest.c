@@ -415,6 +415,15 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 			return 0;
 		return num(to, (int64_t)(rd64(f->rec + offsetof(struct rae_hdr, ts_ns)) - c->io->starts[i]));
 	}
+	case RAE_FLD_CTR_DURATION: {
+		/* the process's container entry (host/sources/container/table.ts) holds start_ts as epoch ns */
+		if (f->thread < RAE_STATE_THREADS || (f->thread - RAE_STATE_THREADS) % RAE_THREAD_SIZE)
+			return 0;
+		uint32_t ctr = rd32(c->io->mem + f->thread + offsetof(struct rae_thread, ctr));
+		if (ctr < RAE_STATE_CONTAINERS || (size_t)ctr + RAE_CTR_SIZE > c->io->mem_len || !(rd32(c->io->mem + ctr + RAE_CTR_PRESENT) & RAE_CP_START_TS))
+			return 0;
+		return num(to, (int64_t)(rd64(f->rec + offsetof(struct rae_hdr, ts_ns)) + c->epoch - rd64(c->io->mem + ctr + RAE_CTR_START_TS)));
+	}
 	case RAE_FLD_ARG_NAME:
 	case RAE_FLD_ARG_PATH:
 	case RAE_FLD_ARG_FILENAME:
@@ -611,7 +620,7 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 /* Fields every record can have, and those that need a path, a socket address, an open... */
 #define ALWAYS (BIT(RAE_FLD_NUM) | BIT(RAE_FLD_RAWRES) | BIT(RAE_FLD_RES) | BIT(RAE_FLD_FAILED) | BIT(RAE_FLD_TYPECHAR) | \
 		BIT(RAE_FLD_TYPE) | BIT(RAE_FLD_FAMILY) | BIT(RAE_FLD_NAMERAW) | BIT(RAE_FLD_ARG_TARGET) | BIT(RAE_FLD_L4PROTO) | BIT(RAE_FLD_READ) | BIT(RAE_FLD_WRITE) | \
-		BIT(RAE_FLD_CONNECTED) | BIT(RAE_FLD_NAME_CHANGED) | BIT(RAE_FLD_DURATION) | BIT(RAE_FLD_TID) | BIT(RAE_FLD_TIME) | \
+		BIT(RAE_FLD_CONNECTED) | BIT(RAE_FLD_NAME_CHANGED) | BIT(RAE_FLD_DURATION) | BIT(RAE_FLD_CTR_DURATION) | BIT(RAE_FLD_TID) | BIT(RAE_FLD_TIME) | \
 		BIT(RAE_FLD_RAWTIME) | BIT(RAE_FLD_DIRECTION) | BIT(RAE_FLD_SOURCE) | BIT(RAE_FLD_HOSTNAME) | BIT(RAE_FLD_OPEN_EXEC))
 #define NEED_NAME (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_DIR) | BIT(RAE_FLD_FILE))
 #define NEED_ADDR (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_SIP) | BIT(RAE_FLD_CIP) | BIT(RAE_FLD_LIP) | BIT(RAE_FLD_RIP) | \

@@ -38,6 +38,8 @@ enum {
 	RAE_FLD_OPEN_EXEC,
 	/* evt.arg.pid (ptrace), dirfd, res, linkpath (symlink/symlinkat), see render.ts */
 	RAE_FLD_ARG_PID, RAE_FLD_ARG_DIRFD, RAE_FLD_ARG_RES, RAE_FLD_ARG_LINKPATH,
+	/* container.duration: evt.rawtime minus the container entry's start_ts */
+	RAE_FLD_CTR_DURATION,
 	RAE_FLD_COUNT
 };
 

@@ -186,6 +186,9 @@ struct rae_state_hdr {
 #define RAE_CTR_SLOTS 256
 #define RAE_CTR_REFS 24
 #define RAE_CTR_KEYS 32
+#define RAE_CTR_PRESENT 12
+#define RAE_CTR_START_TS 24
+#define RAE_CP_START_TS (1u << 30) /* container.start_ts present (an epoch time, ns) */
 #define RAE_STATE_CONTAINERS (RAE_EVAL_STATE_BASE + RAE_EVAL_STATE_SIZE - RAE_CTR_SLOTS * RAE_CTR_SIZE)
 
 /* An fd table entry: 16 bytes; pid 0 = free. */

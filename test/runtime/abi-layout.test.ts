@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ABI_VERSION, CTR, MATCH_REFERENCE, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/engine/codegen/abi.js';
+import { ABI_VERSION, CTR, CTR_START_BIT, MATCH_REFERENCE, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/engine/codegen/abi.js';
 
 const HEADER = readFileSync('probes/src/eval_abi.h', 'utf8');
 const macros = [...HEADER.matchAll(/^#define (RAE_[A-Z0-9_]+) /gm)]
@@ -95,6 +95,9 @@ test('abi layout: memory map, limits, sources, record header and match size matc
     RAE_CTR_SLOTS: CTR.slots,
     RAE_CTR_REFS: CTR.refSlots,
     RAE_CTR_KEYS: CTR.keySlots,
+    RAE_CTR_PRESENT: CTR.present,
+    RAE_CTR_START_TS: CTR.startTs,
+    RAE_CP_START_TS: CTR_START_BIT,
   };
   for (const [k, v] of Object.entries(mem)) assert.is(v, want(k), k);
   assert.is(MEM.bytes, MEM.pages * 65536);

@@ -6,6 +6,10 @@
 // the fields are missing (<NA>, comparisons false). The compiled rules and the TS oracle
 // (containerFields) read the same bytes. Keyed fields (container.label[k], container.mount.dest[k]
 // ...) are written for the keys the live module uses (its containerKeys), in that order.
+// container.start_ts is not the runtime's: it is the start of the container's pid-namespace init,
+// which the thread table reports (started) from the kernel's process records, as libsinsp and the
+// container plugin read it from the thread's pidns_init_start_ts; the entry holds it as epoch ns
+// (container.duration is the event time minus it, ingest.ts).
 import { CTR, CTR_FLAGS, CTR_START_BIT, CTR_STRINGS, flagBit, STATE, type ContainerKey } from '../../engine/codegen/abi.js';
 import { keyedValue, recordFields, type ContainerRecord } from './record.js';
 
@@ -15,6 +19,10 @@ const ABSENT = 0xffffffff;
 export class ContainerTable {
   private readonly slots = new Map<string, number>();
   private readonly records = new Map<string, ContainerRecord>();
+  /** Start of each container's pid-namespace init, CLOCK_BOOTTIME ns (started). */
+  private readonly starts = new Map<string, bigint>();
+  /** CLOCK_BOOTTIME -> epoch offset the entries' start_ts use (setBootToEpoch). */
+  private bootToEpoch = 0n;
   /** Entries of forgotten containers, reused for new ids. */
   private readonly free: number[] = [];
   private next: number = STATE.containers;
@@ -32,7 +40,27 @@ export class ContainerTable {
     this.u8 = new Uint8Array(memory.buffer);
     this.dv = new DataView(memory.buffer);
     this.keys = keys.slice(0, CTR.keySlots);
-    for (const [id, at] of this.slots) this.write(at, id === 'host' ? HOST : this.records.get(id));
+    for (const [id, at] of this.slots) this.write(at, id);
+  }
+
+  /** The boot-to-epoch offset of record times; entries are rewritten when it changes. */
+  setBootToEpoch(ns: bigint): void {
+    if (ns === this.bootToEpoch) return;
+    this.bootToEpoch = ns;
+    for (const [id, at] of this.slots) this.writeStart(at, id);
+  }
+
+  /**
+   * The init of a pid namespace that processes of container `id` run in started at `bootNs`
+   * (CLOCK_BOOTTIME): its container.start_ts. The earliest wins (a namespace nested in the
+   * container started after the container's own).
+   */
+  started(id: string, bootNs: bigint): void {
+    const at = this.slots.get(id);
+    const old = this.starts.get(id);
+    if (at === undefined || bootNs === 0n || (old !== undefined && old <= bootNs)) return;
+    this.starts.set(id, bootNs);
+    this.writeStart(at, id);
   }
 
   /** The entry address of a container id (12 characters or 'host'), allocated on first sight; 0 when the table is full. */
@@ -46,7 +74,7 @@ export class ContainerTable {
     }
     if (at === this.next) this.next += CTR.size;
     this.slots.set(id, at);
-    this.write(at, id === 'host' ? HOST : this.records.get(id));
+    this.write(at, id);
     if (id !== 'host') this.onNewId(id);
     return at;
   }
@@ -55,26 +83,39 @@ export class ContainerTable {
   learn(r: ContainerRecord): void {
     this.records.set(r.id, r);
     const at = this.slots.get(r.id);
-    if (at !== undefined) this.write(at, r);
+    if (at !== undefined) this.write(at, r.id);
   }
 
   /** The runtime deleted the container: its fields are missing again and its entry is reused. */
   forget(id: string): void {
     this.records.delete(id);
+    this.starts.delete(id);
     const at = this.slots.get(id);
     if (at === undefined) return;
-    this.write(at, undefined);
+    this.write(at, id);
     this.slots.delete(id);
     this.free.push(at);
   }
 
-  /** Writes an entry: every value of `r`, or nothing present. */
-  private write(at: number, r: ContainerRecord | undefined): void {
+  /** Sets or clears the start_ts of the entry at `at` (container `id`). */
+  private writeStart(at: number, id: string): void {
+    const dv = this.dv;
+    if (!dv) return;
+    const start = this.starts.get(id);
+    const present = dv.getUint32(at + CTR.present, true) & ~CTR_START_BIT;
+    dv.setBigInt64(at + CTR.startTs, start === undefined ? 0n : BigInt.asIntN(64, start + this.bootToEpoch), true);
+    dv.setUint32(at + CTR.present, start === undefined ? present : present | CTR_START_BIT, true);
+  }
+
+  /** Writes the entry of container `id`: every value of its record (none while it is unknown) and its start_ts. */
+  private write(at: number, id: string): void {
     const u8 = this.u8;
     const dv = this.dv;
     if (!u8 || !dv) return;
     u8.fill(0, at, at + CTR.keys);
     u8.fill(0xff, at + CTR.keys, at + CTR.strings);
+    this.writeStart(at, id);
+    const r = id === 'host' ? HOST : this.records.get(id);
     if (!r) return;
     let present = 0;
     let flags = 0;
@@ -103,16 +144,12 @@ export class ContainerTable {
       present |= flagBit(i);
       if (v === 'true') flags |= 1 << i;
     });
-    if (fields['container.start_ts'] !== undefined) {
-      dv.setBigInt64(at + CTR.startTs, BigInt(fields['container.start_ts']), true);
-      present |= CTR_START_BIT;
-    }
     if (r !== HOST)
       this.keys.forEach((k, i) => {
         const v = keyedValue(r, k.name, k.arg);
         if (v !== undefined) put(at + CTR.keys + 8 * i, v);
       });
-    dv.setUint32(at + CTR.present, present, true);
+    dv.setUint32(at + CTR.present, present | (dv.getUint32(at + CTR.present, true) & CTR_START_BIT), true);
     dv.setUint32(at + CTR.flags, flags, true);
   }
 }

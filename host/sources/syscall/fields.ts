@@ -58,6 +58,7 @@ export const KERNEL_RECORD_FIELDS: readonly string[] = [
   'fd.connected',
   'fd.name_changed',
   'proc.duration',
+  'container.duration',
   'evt.arg.name',
   'evt.arg.path',
   'evt.arg.filename',
@@ -232,9 +233,20 @@ export interface ThreadFacts {
 /**
  * The fields of the kernel SYSCALL record at `recordOffset` as a field-event object: the same
  * semantics as the eval record ingest.ts writes, decoded into strings; process fields
- * from the thread entry at `thread` (the process as it was when the event happened).
+ * from the thread entry at `thread` (the process as it was when the event happened), container
+ * fields from its container entry; `bootToEpochNs` turns the record time into the epoch time
+ * container.duration is measured to (container.start_ts is an epoch time).
  */
-export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, recordOffset: number, thread: number, threads?: ThreadFacts, hostname?: string, containerKeys: readonly ContainerKey[] = []): Record<string, unknown> {
+export function kernelEventFields(
+  memory: WebAssembly.Memory,
+  view: Uint8Array,
+  recordOffset: number,
+  thread: number,
+  threads?: ThreadFacts,
+  hostname?: string,
+  containerKeys: readonly ContainerKey[] = [],
+  bootToEpochNs = 0n,
+): Record<string, unknown> {
   const rec = decodeRecord(view, recordOffset);
   if ('code' in rec || rec.kind !== KIND.SYSCALL) return {};
   // evt.time/evt.rawtime/evt.source come with the event (FieldEvent's generic fields)
@@ -337,6 +349,8 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   out['fd.name_changed'] = (rec.name === 'sendto' || rec.name === 'sendmsg') && rec.peer.family !== 0;
   Object.assign(out, processFields(memory, thread));
   if (thread !== 0) Object.assign(out, containerFields(memory, new DataView(memory.buffer).getUint32(thread + THREAD.ctr, true), containerKeys));
+  const ctrStart = out['container.start_ts'];
+  if (typeof ctrStart === 'bigint') out['container.duration'] = Number(BigInt.asIntN(64, rec.tsNs + bootToEpochNs - ctrStart));
   const start = thread === 0 ? undefined : threads?.startOf(thread);
   if (start !== undefined) out['proc.duration'] = Number(BigInt.asIntN(64, rec.tsNs - start));
   return out;

@@ -11,8 +11,8 @@
 // per-syscall parameters evt.arg.name/path/filename/oldpath/newpath/mode/fd/uid/cmd/pid/dirfd/res/linkpath as libsinsp
 // names and prints them (render.ts; evt.arg.uid's user names live here, so the native translator
 // leaves setuid records to this file's when a rule reads it), fd.l4proto (socket(2)'s type argument or the
-// probe's sock_type), fd.connected, fd.name_changed, proc.duration (the thread table's start
-// times), thread.tid, evt.rawtime (boot ns + the caller's boot-to-epoch offset) and evt.time (the
+// probe's sock_type), fd.connected, fd.name_changed, proc.duration (the thread table's start times), container.duration (the container entry's start_ts),
+// thread.tid, evt.rawtime (boot ns + the caller's boot-to-epoch offset) and evt.time (the
 // same number as decimal text), evt.dir '<', evt.source 'syscall', evt.hostname (the
 // constructor's) and evt.is_open_exec false; process fields come from the thread entry. Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, fields.ts).
@@ -47,7 +47,7 @@ import {
   uidText,
 } from './render.js';
 import { NR_SYSCALLS, syscallName } from './syscalls.js';
-import { evtTypeId, MEM, REC } from '../../engine/codegen/abi.js';
+import { CTR, CTR_START_BIT, evtTypeId, MEM, REC, THREAD } from '../../engine/codegen/abi.js';
 import type { RuleModule } from '../../runtime/evaluator.js';
 import type { RecordTranslator } from '../../runtime/translator.js';
 import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './fields.js';
@@ -108,6 +108,7 @@ const F = {
   ARG_DIRFD: 51,
   ARG_RES: 52,
   ARG_LINKPATH: 53,
+  CTR_DURATION: 54,
 } as const;
 const BY_FIELD: Record<string, number> = {
   'evt.num': F.NUM,
@@ -149,6 +150,7 @@ const BY_FIELD: Record<string, number> = {
   'fd.connected': F.CONNECTED,
   'fd.name_changed': F.NAME_CHANGED,
   'proc.duration': F.DURATION,
+  'container.duration': F.CTR_DURATION,
   'evt.arg.name': F.ARG_NAME,
   'evt.arg.path': F.ARG_PATH,
   'evt.arg.filename': F.ARG_FILENAME,
@@ -201,7 +203,7 @@ const IABI = {
   FLD_ARG_REQUEST: F.ARG_REQUEST,
   FLD_L4PROTO: F.L4PROTO,
   FLD_DURATION: F.DURATION,
-  FLD_COUNT: F.ARG_LINKPATH + 1,
+  FLD_COUNT: F.CTR_DURATION + 1,
   FLD_TID: F.TID,
   FLD_TIME: F.TIME,
   FLD_RAWTIME: F.RAWTIME,
@@ -233,6 +235,7 @@ const IABI = {
   FLD_ARG_DIRFD: F.ARG_DIRFD,
   FLD_ARG_RES: F.ARG_RES,
   FLD_ARG_LINKPATH: F.ARG_LINKPATH,
+  FLD_CTR_DURATION: F.CTR_DURATION,
   NRC_DIRFD: 0x4000000,
   NRC_LINKPATH: 0x8000000,
   NRC_RES: 0x10000000,
@@ -455,6 +458,7 @@ export class KernelIngest implements RecordTranslator {
       this.u8 = this.mem;
       this.dv = new DataView(m.memory.buffer);
     }
+    this.containers.setBootToEpoch(this.epoch);
     const plan = this.plan(m);
     this.threads.newBatch();
     // records in the first half of the batch region, their strings and lists in the second
@@ -701,6 +705,14 @@ export class KernelIngest implements RecordTranslator {
         this.dv.setBigInt64(to, d, true);
         return true;
       }
+      case F.CTR_DURATION: {
+        // the process's container entry holds start_ts as epoch ns (container/table.ts)
+        const ctr = f.thread === 0 ? 0 : this.dv.getUint32(f.thread + THREAD.ctr, true);
+        if (ctr === 0 || (this.dv.getUint32(ctr + CTR.present, true) & CTR_START_BIT) === 0) return false;
+        const now = vd.getBigUint64(off + HDR.ts_ns, true) + this.epoch;
+        this.dv.setBigInt64(to, BigInt.asIntN(64, now - this.dv.getBigUint64(ctr + CTR.startTs, true)), true);
+        return true;
+      }
       case F.ARG_NAME:
       case F.ARG_PATH:
       case F.ARG_FILENAME:
@@ -880,6 +892,6 @@ export class KernelIngest implements RecordTranslator {
    */
   fieldsOf(m: RuleModule, view: Uint8Array, recordOffset: number, event: number): Record<string, unknown> {
     const thread = new DataView(m.memory.buffer).getUint32(MEM.batchBase + event * this.plan(m).stride + REC.thread, true);
-    return kernelEventFields(m.memory, view, recordOffset, thread, this.threads, this.hostname, m.compiled.generated.containerKeys);
+    return kernelEventFields(m.memory, view, recordOffset, thread, this.threads, this.hostname, m.compiled.generated.containerKeys, this.epoch);
   }
 }

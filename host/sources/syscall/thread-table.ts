@@ -3,7 +3,9 @@
 // copied from the record, never decoded into JS strings; user.name and group.name of the
 // record's effective ids from the host's passwd and group files; proc.is_exe_from_memfd from the
 // exe path, proc.is_exe_upper_layer from the probe's overlayfs check (EXEC; a fork keeps it);
-// proc.sid/vpgid from the record, user.loginname the passwd name of user.loginuid, the address of
+// proc.sid/vpgid from the record, user.loginname the passwd name of user.loginuid, the start of
+// each pid namespace's init (its vpid-1 process) reported to the container table as the
+// container.start_ts of the containers whose processes run in it, the address of
 // the process's container entry in the container table (container.* and k8s.* fields),
 // proc.sname the comm of the live process whose pid is the session id, kept current when that
 // leader is written again or has exited;
@@ -28,6 +30,8 @@ interface Proc {
   /** proc.sid as last written (its members set below). */
   sid: number;
   exited: boolean;
+  /** The pid namespace (inode) this process is the init of (vpid 1), if it is one. */
+  initOf?: number;
 }
 
 /** x86-64 capset(2): its CAPS record carries sets; every other CAPS record (set*id) carries ids. */
@@ -48,6 +52,8 @@ export class ThreadTable {
   readonly pidAddr = new Uint32Array(PID_LIMIT);
   /** Process start time (boot ns) by thread entry slot, 0 = unknown: proc.duration (ingest.c reads it). */
   readonly starts = new BigUint64Array(STATE.threadSlots);
+  /** Start (boot ns) of the init of each pid namespace (inode) with a live init: container.start_ts, libsinsp's pidns_init_start_ts. */
+  private readonly pidnsInit = new Map<number, bigint>();
   /** Live processes by session id (proc.sname follows its leader). */
   private readonly members = new Map<number, Set<Proc>>();
   /** Processes that exited in the current batch: they leave their session at the next (newBatch). */
@@ -158,6 +164,7 @@ export class ThreadTable {
           this.exitedNow.set(pid, p);
           if (this.members.has(pid)) this.leaderGone.push(pid);
           this.pidAddr[pid] = 0;
+          if (p.initOf !== undefined) this.pidnsInit.delete(p.initOf);
           this.release(p);
         }
       }
@@ -322,7 +329,16 @@ export class ThreadTable {
       present |= TP.CONTAINER;
     } else present &= ~TP.CONTAINER;
     // the container's entry in the container table (container.name 'host' for a host process)
-    dv.setUint32(at + THREAD.ctr, this.containers?.slotFor(Buffer.from(id).toString('latin1')) ?? 0, true);
+    const ctrId = Buffer.from(id).toString('latin1');
+    dv.setUint32(at + THREAD.ctr, this.containers?.slotFor(ctrId) ?? 0, true);
+    // container.start_ts: the start of the process's pid-namespace init (vpid 1 of that namespace)
+    const pidns = rv.getUint32(PROC.pidns, true);
+    if (rv.getUint32(PROC.vpid, true) === 1) {
+      this.pidnsInit.set(pidns, rv.getBigUint64(PROC.start_ns, true));
+      p.initOf = pidns;
+    }
+    const init = this.pidnsInit.get(pidns);
+    if (init !== undefined) this.containers?.started(ctrId, init);
     dv.setUint32(at + THREAD.present, present, true);
   }
 

@@ -4,6 +4,7 @@ import grpc from '@grpc/grpc-js';
 import loader from '@grpc/proto-loader';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { WebSocket } from 'undici';
 
 const PROTO = fileURLToPath(new URL('./cri-admin.proto', import.meta.url));
 /** Bound on one CRI call (StartContainer took up to 1.9 s at load 18; far more margin here). */
@@ -46,6 +47,13 @@ export interface ContainerSpec {
   /** Capability names as a pod spec writes them (BPF, not CAP_BPF); drop may be ['ALL']. */
   capabilities?: { add?: string[]; drop?: string[] };
   readonlyRootfs?: boolean;
+}
+
+/** What a terminal session printed (the pty's output: stdout and stderr merged) and its status. */
+export interface TtyResult {
+  output: string;
+  /** The v4.channel.k8s.io status (channel 3): `{status: 'Success'}` or a failure with its exit code. */
+  status: { status?: string; message?: string };
 }
 
 /** Result of ExecSync. */
@@ -137,6 +145,39 @@ export class CriAdmin {
   async execSync(id: string, cmd: string[], timeoutS = 60): Promise<ExecResult> {
     const res = await this.call<{ stdout: Buffer; stderr: Buffer; exitCode: number }>('ExecSync', { containerId: id, cmd, timeout: timeoutS });
     return { stdout: Buffer.from(res.stdout).toString('utf8'), stderr: Buffer.from(res.stderr).toString('utf8'), exitCode: res.exitCode };
+  }
+
+  /**
+   * `kubectl exec -it`: CRI Exec with a tty and stdin, then the runtime's streaming server over a
+   * WebSocket (v4.channel.k8s.io: one byte of channel, 0 stdin, 1 stdout, 3 status), `input`
+   * typed into the terminal. Resolves when the session ends (the shell exits).
+   */
+  async execTty(id: string, cmd: string[], input: string, timeoutMs = CALL_MS): Promise<TtyResult> {
+    const { url } = await this.call<{ url: string }>('Exec', { containerId: id, cmd, tty: true, stdin: true, stdout: true, stderr: false });
+    const ws = new WebSocket(url.replace(/^http/, 'ws'), ['v4.channel.k8s.io']);
+    ws.binaryType = 'arraybuffer';
+    const out: Buffer[] = [];
+    let status: TtyResult['status'] = {};
+    return await new Promise<TtyResult>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        ws.close();
+        reject(new Error(`exec -it ${cmd.join(' ')}: no end in ${timeoutMs} ms; output so far: ${Buffer.concat(out).toString('utf8')}`));
+      }, timeoutMs);
+      ws.addEventListener('open', () => ws.send(Buffer.concat([Buffer.from([0]), Buffer.from(input)])));
+      ws.addEventListener('message', (e) => {
+        const b = Buffer.from(e.data as ArrayBuffer);
+        if (b[0] === 1 || b[0] === 2) out.push(b.subarray(1));
+        if (b[0] === 3 && b.length > 1) status = JSON.parse(b.subarray(1).toString('utf8'));
+      });
+      ws.addEventListener('error', (e) => {
+        clearTimeout(timer);
+        reject(new Error(`exec -it ${cmd.join(' ')}: ${(e as { message?: string }).message ?? 'WebSocket error'}`));
+      });
+      ws.addEventListener('close', () => {
+        clearTimeout(timer);
+        resolve({ output: Buffer.concat(out).toString('utf8'), status });
+      });
+    });
   }
 
   async removeContainer(id: string): Promise<void> {

@@ -2,7 +2,7 @@
 // and complete teardown. See README in this folder for the API in one place.
 export { buildImages, BUSYBOX_IMAGE, PAUSE_IMAGE, imageToolsPresent, writeOciArchive, type TestImages } from './images.js';
 export { startContainerd, containerdPresent, type PrivateContainerd } from './containerd.js';
-export { CriAdmin, type Pod, type PodSpec, type ContainerSpec, type ExecResult } from './cri-admin.js';
+export { CriAdmin, type Pod, type PodSpec, type ContainerSpec, type ExecResult, type TtyResult } from './cri-admin.js';
 export { startDockerd, dockerPresent, type PrivateEngine, type DockerRunSpec } from './docker.js';
 export { startPodman, podmanPresent } from './podman.js';
 export { leftovers, netnsNames, processesNaming, mountsUnder } from './host-state.js';

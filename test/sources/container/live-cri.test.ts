@@ -4,7 +4,11 @@
 // with the host's /etc and /proc mounted and a container without mounts. `cat /etc/shadow` through
 // ExecSync gives 'Read sensitive file untrusted' with the container and pod in its output fields,
 // and a rule of this file judging on container.privileged and k8s.pod.label[app] in its condition
-// (the compiled rules read the container table) fires with them in its output; 'Launch Privileged
+// (the compiled rules read the container table) fires with them in its output, and with
+// container.start_ts (the container's pid-namespace init, between the two CRI calls that started
+// it) and container.duration; a pty shell (`kubectl exec -it`: CRI Exec with a tty over the
+// streaming server) gives 'Terminal shell in container' and, for its `cat /etc/shadow`, the same
+// alerts with the terminal in proc.tty; 'Launch Privileged
 // Container' (incubating) fires for the privileged container; 'Launch Sensitive Mount Container'
 // (sandbox) fires for it and not for the container without mounts; 'Drop and execute new binary
 // in container' fires for a binary copied into the container's writable layer and run, and not
@@ -30,11 +34,14 @@ let pod: Pod;
 let netns: string[] = [];
 let privileged = '';
 let plain = '';
+/** Epoch ns just before and after the privileged container was created and started. */
+let startedAfter = 0n;
+let startedBefore = 0n;
 
 const POD_RULE = `- rule: Shadow read in a web pod
   desc: test rule judging on container table fields
   condition: evt.type in (open, openat, openat2) and evt.is_open_read=true and fd.name=/etc/shadow and container.privileged=true and k8s.pod.label[app]=web and k8s.ns.name=shop
-  output: shadow read (privileged=%container.privileged app=%k8s.pod.label[app] mounts=%container.mounts)
+  output: shadow read (privileged=%container.privileged app=%k8s.pod.label[app] mounts=%container.mounts tty=%proc.tty start=%container.start_ts duration=%container.duration)
   priority: WARNING
 - rule: Container started in shop
   desc: test rule, the first process of every container of namespace shop
@@ -60,6 +67,7 @@ test.before(async () => {
   await rae.waitLog(/container metadata: cri at .*: \d+ containers/);
   pod = await rt.cri.runPod({ name: 'web-7d4b9c', namespace: 'shop', uid: '0b8f1c2e-5a51-4c4b-9a57-3f7c7f1e2a10', labels: { app: 'web' } });
   plain = (await rt.cri.runContainer(pod, { name: 'sidecar', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['3600'] })).slice(0, 12);
+  startedAfter = BigInt(Date.now()) * 1_000_000n;
   privileged = (
     await rt.cri.runContainer(pod, {
       name: 'nginx',
@@ -73,6 +81,7 @@ test.before(async () => {
       ],
     })
   ).slice(0, 12);
+  startedBefore = BigInt(Date.now()) * 1_000_000n;
 });
 
 test.after(async () => {
@@ -115,6 +124,36 @@ t('a rule judging on container.privileged and k8s.pod.label[app] fires with them
   assert.is(a.output_fields['k8s.pod.name'], 'web-7d4b9c');
 });
 
+t('container.start_ts is the start of the container (its pid-namespace init), container.duration the time since', async () => {
+  const a = await alertOf('Shadow read in a web pod', { 'container.id': privileged });
+  const start = BigInt(String(a.output_fields['container.start_ts']));
+  const duration = BigInt(String(a.output_fields['container.duration']));
+  // the container's init started between the CreateContainer call and StartContainer's answer (1 s of margin for the clocks' offsets)
+  assert.ok(start >= startedAfter - 1_000_000_000n && start <= startedBefore + 1_000_000_000n, `start_ts ${start} not within [${startedAfter}, ${startedBefore}]`);
+  assert.ok(duration > 0n, `duration ${duration}`);
+  assert.ok(start + duration <= BigInt(Date.now()) * 1_000_000n + 1_000_000_000n, `start_ts + duration ${start + duration} is in the future`);
+});
+
+t('a pty shell (exec -it) running cat /etc/shadow: Terminal shell in container and the shadow reads carry the container, the pod and the terminal', async () => {
+  // a path, not `cat`: busybox ash runs a bare applet name through /proc/self/exe (proc.name exe)
+  const r = await rt.cri.execTty(privileged, ['sh'], '/bin/cat /etc/shadow >/dev/null; exit\n');
+  assert.is(r.status.status, 'Success', JSON.stringify(r));
+  const shell = await alertOf('Terminal shell in container', { 'container.id': privileged, 'proc.name': 'sh' });
+  assert.ok(Number(shell.output_fields['proc.tty']) > 0, `proc.tty ${shell.output_fields['proc.tty']}`);
+  const tty = shell.output_fields['proc.tty'];
+  const read = await alertOf('Read sensitive file untrusted', { 'container.id': privileged, 'proc.name': 'cat', 'proc.tty': tty });
+  const pod = await alertOf('Shadow read in a web pod', { 'container.id': privileged, 'proc.tty': tty });
+  for (const a of [shell, read, pod]) {
+    assert.is(a.output_fields['container.name'], 'nginx');
+    assert.is(a.output_fields['container.image.repository'], 'localhost/rae-busybox');
+    assert.is(a.output_fields['container.image.tag'], '1.35');
+    assert.is(a.output_fields['k8s.pod.name'], 'web-7d4b9c');
+    assert.is(a.output_fields['k8s.ns.name'], 'shop');
+  }
+  assert.is(pod.output_fields['container.privileged'], true);
+  assert.is(pod.output_fields['k8s.pod.label[app]'], 'web');
+});
+
 t("'Launch Privileged Container' fires for the privileged container, 'Launch Sensitive Mount Container' for it and not for the one without mounts", async () => {
   const p = await alertOf('Launch Privileged Container', { 'container.id': privileged });
   assert.is(p.output_fields['container.name'], 'nginx');
@@ -131,6 +170,8 @@ t("'Drop and execute new binary in container' fires for a binary copied into the
   assert.is(r.exitCode, 0, r.stderr);
   const a = await alertOf('Drop and execute new binary in container', { 'container.id': privileged, 'proc.exepath': '/tmp/drop/cat' });
   assert.is(a.output_fields['container.name'], 'nginx');
+  const start = BigInt(String(a.output_fields['container.start_ts']));
+  assert.ok(start >= startedAfter - 1_000_000_000n && start <= startedBefore + 1_000_000_000n, `container_start_ts ${start}`);
   // the image's own binaries (sh, mkdir, cp, and the cat of the first test) ran in the same container
   const drops = rae.alerts.filter((x) => x.rule === 'Drop and execute new binary in container');
   assert.equal(
