@@ -1,0 +1,137 @@
+// Alert output fields of kernel events come from the bytes the translator writes: on a stored
+// recording of real kernel records (test/fixtures/kernel/output-fields.bin: a bash script's opens, unlinkat,
+// linkat, fchmodat, socket/connect/accept/sendto over IPv4, IPv6, unix, netlink and packet
+// sockets, ptrace, setuid, execve; the /proc snapshot of the test process),
+// every field fieldsOf renders for every event is compared with the golden file
+// (test/golden/kernel/output-fields.json), which the TypeScript derivation of the fields
+// (kernelEventFields before it read eval records) wrote from the same recording. The golden
+// differs from that derivation only where it departed from libsinsp, each value named in
+// LIBSINSP below. Both translators (C and TypeScript) render the same.
+//   RAE_RECORD=1 records a new fixture (needs the probe); UPDATE_GOLDEN=1 rewrites the golden.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadRules } from '../../../host/engine/index.js';
+import { HDR, KIND, PROC, SYSCALL } from '../../../host/sources/syscall/abi.js';
+import { KernelIngest, nativeTranslator } from '../../../host/sources/syscall/ingest.js';
+import { compileAll } from '../../runtime/differential-helpers.js';
+import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
+import { batchPieces, recordKernel, twin } from './recording.js';
+
+const FIXTURE = new URL('../../fixtures/kernel/output-fields.bin', import.meta.url);
+const GOLDEN = new URL('../../golden/kernel/output-fields.json', import.meta.url);
+const TYPES = ['open', 'openat', 'creat', 'unlinkat', 'linkat', 'fchmodat', 'socket', 'connect', 'accept', 'accept4', 'sendto', 'bind', 'ptrace', 'setuid', 'execve', 'mkdirat', 'renameat2', 'symlinkat'];
+
+// one Python process: sockets of every family, a TCP connection over loopback (connect, accept),
+// a UDP datagram, failing ptrace calls, setuid to its own uid
+const PY = [
+  'import socket, os, ctypes',
+  'srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)',
+  'c = socket.create_connection(srv.getsockname()); a, _ = srv.accept()',
+  'u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.sendto(b"x", ("127.0.0.1", 9))',
+  'try:\n  s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s6.sendto(b"x", ("::1", 9))\nexcept OSError: pass',
+  'un = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)',
+  'nl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)',
+  'try: socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)\nexcept OSError: pass',
+  'try: socket.socket(12345, socket.SOCK_STREAM)\nexcept OSError: pass',
+  'ctypes.CDLL(None, use_errno=True).syscall(101, 2, 4194309, 0, 0)',
+  'os.setuid(os.getuid())',
+].join('\n');
+
+/**
+ * The records of the script's process tree (at most 3 SYSCALL records per syscall, result, open
+ * flags and socket domain and type: python's many module opens differ only in their paths) and
+ * the /proc snapshot of this process.
+ */
+function ownRecords(buf: Uint8Array, fill: number, root: number): Uint8Array {
+  const dv = new DataView(buf.buffer, buf.byteOffset);
+  const tree = new Set([root]);
+  const seen = new Map<string, number>();
+  const parts: Uint8Array[] = [];
+  for (let off = 0; off < fill; off += dv.getUint32(off + HDR.len, true)) {
+    const kind = dv.getUint16(off + HDR.kind, true);
+    const pid = dv.getUint32(off + HDR.pid, true);
+    if (kind === KIND.FORK && tree.has(dv.getUint32(off + PROC.ppid, true))) tree.add(pid);
+    if (kind === KIND.SYSCALL && tree.has(pid)) {
+      const ret = dv.getBigInt64(off + HDR.ret, true);
+      const nr = dv.getUint16(off + HDR.nr, true);
+      const arg = (i: number) => dv.getUint32(off + SYSCALL.args + 8 * i, true);
+      const key = `${nr} ${ret < 0n ? ret : 'ok'} ${nr === syscallNr('openat') ? arg(2) : nr === syscallNr('socket') ? `${arg(0)} ${arg(1)}` : ''}`;
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+      if (seen.get(key)! > 3) continue;
+    }
+    if ((kind === KIND.PROC && pid === process.pid) || (kind !== KIND.PROC && tree.has(pid))) parts.push(buf.subarray(off, off + dv.getUint32(off + HDR.len, true)));
+  }
+  return new Uint8Array(Buffer.concat(parts));
+}
+
+function record(): Uint8Array {
+  const dir = mkdtempSync(join(tmpdir(), 'rae-outputs-'));
+  let root = 0;
+  try {
+    const rec = recordKernel(TYPES, () => {
+      const script = [
+        'set -e',
+        'echo $$',
+        `cd ${dir}`,
+        'cat /etc/hostname > f',
+        'ls . > /dev/null',
+        'mkdir d',
+        'ln f d/l',
+        'ln -s f sl',
+        'mv sl sl2',
+        'chmod u+s f',
+        'rm d/l sl2',
+        'rmdir d',
+        'cat missing-file 2> /dev/null || true',
+        `python3 -c "${PY.replace(/"/g, '\\"')}"`,
+      ].join('\n');
+      root = Number(execFileSync('/bin/bash', ['-c', script], { encoding: 'utf8' }).split('\n')[0]);
+    });
+    return ownRecords(rec.buf, rec.fill, root);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Values as JSON text (bigints as "<n>n"). */
+const text = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
+
+/** Every event of the recording rendered by fieldsOf, in record order: [record offset, type, fields as JSON]. */
+async function rendered(buf: Uint8Array, native: boolean): Promise<Array<[number, Record<string, unknown>]>> {
+  const rules = loadRules([{ name: 'r.yaml', text: '- rule: any open\n  desc: d\n  condition: evt.type = openat and fd.name exists\n  output: "%fd.name"\n  priority: NOTICE\n' }]).ruleset.rules;
+  const m = twin(await compileAll(rules));
+  const ki = new KernelIngest({ native, hostname: 'h' });
+  const out: Array<[number, Record<string, unknown>]> = [];
+  for (const [from, to] of batchPieces(buf, buf.length)) {
+    const view = buf.subarray(from, to);
+    const offsets = ki.ingest(m, view, to - from, 0n);
+    offsets.forEach((o, i) => out.push([from + o, JSON.parse(text(ki.fieldsOf(m, view, o, i))) as Record<string, unknown>]));
+  }
+  return out;
+}
+
+if (process.env.RAE_RECORD === '1') writeFileSync(FIXTURE, record());
+const buf = existsSync(FIXTURE) ? new Uint8Array(readFileSync(FIXTURE)) : new Uint8Array(0);
+if (process.env.UPDATE_GOLDEN === '1') writeFileSync(GOLDEN, `{\n${(await rendered(buf, false)).map(([o, f]) => `${JSON.stringify(String(o))}: ${JSON.stringify(f)}`).join(',\n')}\n}\n`);
+
+test('output fields: every field of every recorded event renders from the eval record bytes as the golden says', async () => {
+  const golden = JSON.parse(readFileSync(GOLDEN, 'utf8')) as Record<string, Record<string, unknown>>;
+  const got = await rendered(buf, false);
+  assert.ok(got.length >= 40, `only ${got.length} events in the fixture`);
+  assert.equal(
+    got.map(([o]) => String(o)),
+    Object.keys(golden),
+  );
+  for (const [o, fields] of got) assert.equal(fields, golden[o], `event at ${o} (${String(golden[o]?.['evt.type'])})`);
+});
+
+test('output fields: the C translator renders every event as the TypeScript one', async () => {
+  if (!nativeTranslator()) throw new Error("the addon's translator does not load (probes/build)");
+  assert.equal(await rendered(buf, true), await rendered(buf, false));
+});
+
+test.run();
