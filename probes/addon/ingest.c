@@ -17,6 +17,7 @@
 #define AF_UNIX_ 1
 #define AF_INET_ 2
 #define AF_INET6_ 10
+#define AF_NETLINK_ 16
 
 struct facts {
 	const uint8_t *rec;
@@ -218,6 +219,20 @@ static int text(struct ctx *c, const char *s, int n, uint8_t *to)
 	return n > 0 && copy(c, (const uint8_t *)s, (uint32_t)n, to);
 }
 
+/* evt.arg.flags of unlinkat/linkat (render.ts atFlags): the AT_* names of the set bits, else the number. */
+static int at_flags(struct ctx *c, uint32_t flags, uint8_t *to)
+{
+	static const struct { uint32_t bit; const char *name; } AT[] = { { 0x200, "AT_REMOVEDIR" }, { 0x400, "AT_SYMLINK_FOLLOW" }, { 0x1000, "AT_EMPTY_PATH" } };
+	char s[64];
+	int n = 0;
+	for (int i = 0; i < 3; i++)
+		if (flags & AT[i].bit)
+			n += snprintf(s + n, sizeof(s) - (size_t)n, "%s%s", n ? "|" : "", AT[i].name);
+	if (n == 0)
+		n = snprintf(s, sizeof(s), "%u", flags);
+	return text(c, s, n, to);
+}
+
 static uint32_t normalize(const uint8_t *s, uint32_t len, uint8_t *d);
 static int needs_normalize(const uint8_t *s, uint32_t len);
 
@@ -344,6 +359,16 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 		int i = field == RAE_FLD_TYPECHAR ? 0 : 1;
 		if (f->cls & RAE_NRC_OPEN)
 			return konst(c, (f->flags & 0x10000) ? RAE_K_D + i : RAE_K_F + i, to);
+		if (f->cls & RAE_NRC_SOCKET) {
+			/* the new socket's type by its domain (libsinsp parse_socket_exit / add_socket); none when it failed */
+			if (f->ret < 0)
+				return 0;
+			if (f->flags == AF_INET_ || f->flags == AF_INET6_ || f->flags == AF_UNIX_)
+				return konst(c, (f->flags == AF_INET_ ? RAE_K_4 : f->flags == AF_INET6_ ? RAE_K_6 : RAE_K_U) + i, to);
+			if (f->flags == AF_NETLINK_)
+				return i == 0 ? text(c, "n", 1, to) : text(c, "netlink", 7, to);
+			return i == 0 ? text(c, "o", 1, to) : text(c, "<NA>", 4, to); /* SCAP_FD_UNKNOWN */
+		}
 		if (f->fam == AF_INET_)
 			return konst(c, RAE_K_4 + i, to);
 		if (f->fam == AF_INET6_)
@@ -353,6 +378,13 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 		return 0;
 	}
 	case RAE_FLD_FAMILY:
+		if (f->cls & RAE_NRC_SOCKET) {
+			if (f->ret < 0)
+				return 0;
+			if (f->flags == AF_INET_ || f->flags == AF_INET6_)
+				return konst(c, RAE_K_IP, to);
+			return f->flags == AF_UNIX_ && konst(c, RAE_K_UNIX, to);
+		}
 		if (f->fam == AF_INET_ || f->fam == AF_INET6_)
 			return konst(c, RAE_K_IP, to);
 		return f->fam == AF_UNIX_ && konst(c, RAE_K_UNIX, to);
@@ -385,8 +417,12 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 				n++;
 		return n > 0 && ref(to, at, n);
 	}
-	case RAE_FLD_ARG_FLAGS:
+	case RAE_FLD_ARG_FLAGS: {
+		uint32_t k = (f->cls >> RAE_NRC_FLAGS_SHIFT) & 0xf;
+		if (k == RAE_NRC_FLAGS_AT2 || k == RAE_NRC_FLAGS_AT4)
+			return at_flags(c, f->flags, to);
 		return (f->cls & RAE_NRC_OPEN) && open_flags(c, f->flags, to);
+	}
 	case RAE_FLD_L4PROTO: {
 		uint32_t t;
 		if (f->cls & RAE_NRC_SOCKET) {
@@ -605,7 +641,9 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 	case 1: f->flags = 0x241; break;
 	case 2: f->flags = rd32(rec + offsetof(struct rae_syscall, aux)); break;
 	case 3: f->flags = rd32(rec + offsetof(struct rae_syscall, args) + 8); break;
-	case 4: f->flags = rd32(rec + offsetof(struct rae_syscall, args) + 16); break;
+	case 4: case RAE_NRC_FLAGS_AT2: f->flags = rd32(rec + offsetof(struct rae_syscall, args) + 16); break;
+	case RAE_NRC_FLAGS_AT4: f->flags = rd32(rec + offsetof(struct rae_syscall, args) + 32); break;
+	case RAE_NRC_FLAGS_DOMAIN: f->flags = rd32(rec + offsetof(struct rae_syscall, args)); break;
 	default: f->flags = 0;
 	}
 	f->local = rec + offsetof(struct rae_syscall, local);
@@ -651,6 +689,9 @@ static uint64_t possible(const struct facts *f)
 		can |= BIT(RAE_FLD_FDNUM);
 	if (f->cls & RAE_NRC_SOCKET)
 		can |= BIT(RAE_FLD_ARG_DOMAIN);
+	uint32_t fk = (f->cls >> RAE_NRC_FLAGS_SHIFT) & 0xf;
+	if (fk == RAE_NRC_FLAGS_AT2 || fk == RAE_NRC_FLAGS_AT4)
+		can |= BIT(RAE_FLD_ARG_FLAGS);
 	if (f->cls & RAE_NRC_PTRACE)
 		can |= BIT(RAE_FLD_ARG_REQUEST);
 	int pk = PATH_FIELD[(f->cls >> RAE_NRC_PATHARG_SHIFT) & 7];

@@ -263,10 +263,13 @@ export function sockaddr(dv: DataView, at: number): SockAddr {
   const family = dv.getUint16(at + SOCKADDR.family, true);
   const port = dv.getUint16(at + SOCKADDR.port, true);
   const a = at + SOCKADDR.addr;
-  let addr = '';
-  if (family === AF.INET) addr = [0, 1, 2, 3].map((i) => dv.getUint8(a + i)).join('.');
-  else if (family === AF.INET6) addr = ipv6(dv, a);
-  return { family, port, addr };
+  return { family, port, addr: ipText(dv, a, family === AF.INET ? 4 : family === AF.INET6 ? 16 : 0) };
+}
+
+/** An address of `len` bytes at `a` as text: 4 dotted decimal, 16 RFC 5952; '' for any other length. */
+export function ipText(dv: DataView, a: number, len: number): string {
+  if (len === 4) return [0, 1, 2, 3].map((i) => dv.getUint8(a + i)).join('.');
+  return len === 16 ? ipv6(dv, a) : '';
 }
 
 function ipv6(dv: DataView, a: number): string {

@@ -1,18 +1,16 @@
-// Kernel events decoded into field objects, only for what needs objects: alert formatting of
-// matched events and tests. The semantics mirror the eval records ingest.ts writes from
-// the same bytes (open flags, fd.name resolution, endpoints by side, errno names), and the
-// process fields are read back from the thread entry in linear memory (ancestors by walking
-// parent links, as the compiled rules do). evt.arg.flags/target/domain/request and the
-// parameters name/path/filename/oldpath/newpath/mode/fd/uid/cmd as libsinsp names and prints them
-// per syscall (render.ts), and pid/dirfd/res/linkpath.
-import { posix } from 'node:path';
-import { decodeRecord, sockaddr, type SockAddr } from './decode.js';
-import { AF, KIND, SYSCALL } from './abi.js';
-import { atFlags, chmodMode, DIRFD_ARG, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, NEWPATH_ARG, openFlags, openMode, PATH_ARG, ptraceRequest, resArgText, socketDomain, uidText } from './render.js';
+// What the syscall byte path provides and how matched events are read back: the fields kernel
+// records give conditions (KERNEL_RECORD_FIELDS) and the load-time check of the rules' fields
+// against them (missingFields); the per-syscall facts the translator (ingest.ts) shares; and the
+// byte-layout readers of matched events: an eval record's slots by kind (recordFields) and the
+// process fields of a thread entry and its ancestors in linear memory (processFields, ancestors
+// by walking parent links, as the compiled rules do). No field is computed here.
+import { sockaddr, ipText } from './decode.js';
+import { AF, SYSCALL } from './abi.js';
 import type { LoadedRule } from '../../engine/index.js';
 import { walkChecked, type Operand } from '../../engine/ir.js';
-import { CTR_FLAGS, CTR_KEYED, CTR_STRINGS, TF, THREAD, TP, type ContainerKey } from '../../engine/codegen/abi.js';
-import { containerFields } from '../container/table.js';
+import { typeClass } from '../../engine/fields.js';
+import type { SourceLayout } from '../../engine/codegen/index.js';
+import { CTR_FLAGS, CTR_KEYED, CTR_STRINGS, REC, TF, THREAD, TP } from '../../engine/codegen/abi.js';
 
 /**
  * The fields the byte path provides to conditions: the slots the translators fill (the keys of
@@ -112,12 +110,8 @@ const WALKED = ['proc.pname', 'proc.pexe', 'proc.pexepath', 'proc.pcmdline', 'pr
 /** Fields of the process's container entry (the container table), keyed ones with any argument. */
 const CONTAINER_PROVIDED = [...CTR_STRINGS, ...CTR_FLAGS, 'container.start_ts'];
 const CONDITION_FIELDS = new Set(['evt.type', ...KERNEL_RECORD_FIELDS, ...THREAD_PROVIDED, ...CONTAINER_PROVIDED]);
-/** Output-only fields matched events render (kernelEventFields, FieldEvent's generic fields). */
-const OUTPUT_EXTRA = new Set<string>([]);
-
-function provided(name: string, arg: string | undefined, canonical: string, output: boolean): boolean {
+function provided(name: string, arg: string | undefined, canonical: string): boolean {
   if (WALKED.includes(name) || (CTR_KEYED.has(name) && arg !== undefined)) return true;
-  if (output && OUTPUT_EXTRA.has(canonical)) return true;
   return (arg === undefined || canonical.startsWith('evt.arg.')) && CONDITION_FIELDS.has(canonical);
 }
 
@@ -141,7 +135,7 @@ export function missingFields(rules: readonly LoadedRule[]): MissingField[] {
     };
     const operand = (o: Operand | { kind: 'const'; value: string }): void => {
       if (o.kind === 'field') {
-        if (!provided(o.def.name, o.arg, o.canonical, false)) add(o.canonical, 'condition');
+        if (!provided(o.def.name, o.arg, o.canonical)) add(o.canonical, 'condition');
       } else if (o.kind === 'transform') for (const a of o.args) operand(a);
     };
     walkChecked(r.condition, (n) => {
@@ -149,7 +143,7 @@ export function missingFields(rules: readonly LoadedRule[]): MissingField[] {
       if (n.kind === 'cmp' || n.kind === 'cmpfield') operand(n.left);
       if (n.kind === 'cmpfield') operand(n.right);
     });
-    for (const t of r.output) if (t.kind === 'field' && !provided(t.name, t.arg, t.canonical, true)) add(t.canonical, 'output');
+    for (const t of r.output) if (t.kind === 'field' && !provided(t.name, t.arg, t.canonical)) add(t.canonical, 'output');
   }
   return out;
 }
@@ -224,135 +218,39 @@ export const O_CREAT = 0x40;
 /** O_DIRECTORY. */
 export const O_DIRECTORY = 0x10000;
 
-/** What matched events' fields need from the thread table beyond linear memory (ThreadTable). */
-export interface ThreadFacts {
-  startOf(addr: number): bigint | undefined;
-  userName(uid: number): string | undefined;
-}
-
 /**
- * The fields of the kernel SYSCALL record at `recordOffset` as a field-event object: the same
- * semantics as the eval record ingest.ts writes, decoded into strings; process fields
- * from the thread entry at `thread` (the process as it was when the event happened), container
- * fields from its container entry; `bootToEpochNs` turns the record time into the epoch time
- * container.duration is measured to (container.start_ts is an epoch time).
+ * The present slots of the eval record at `at` of `u8` (laid out as `layout`) as field values,
+ * read by kind: strings as UTF-8 text (addresses as IP text), numbers as numbers, booleans,
+ * lists (fd.ip, fd.port) as arrays. A byte-layout reader, no field knowledge: the values are
+ * what the translator wrote (ingest.ts fieldsOf).
  */
-export function kernelEventFields(
-  memory: WebAssembly.Memory,
-  view: Uint8Array,
-  recordOffset: number,
-  thread: number,
-  threads?: ThreadFacts,
-  hostname?: string,
-  containerKeys: readonly ContainerKey[] = [],
-  bootToEpochNs = 0n,
-): Record<string, unknown> {
-  const rec = decodeRecord(view, recordOffset);
-  if ('code' in rec || rec.kind !== KIND.SYSCALL) return {};
-  // evt.time/evt.rawtime/evt.source come with the event (FieldEvent's generic fields)
-  const out: Record<string, unknown> = { 'evt.type': rec.name, 'evt.dir': '<', 'thread.tid': rec.tid, 'evt.is_open_exec': false };
-  if (hostname !== undefined) out['evt.hostname'] = hostname;
-  const ok = rec.ret >= 0;
-  out['evt.rawres'] = rec.ret;
-  out['evt.failed'] = !ok;
-  const res = ok ? 'SUCCESS' : ERRNO[-rec.ret];
-  if (res) out['evt.res'] = res;
-  if (FD_FROM_RET.has(rec.name)) out['fd.num'] = ok ? rec.ret : -1;
-  if (FD_FROM_ARG0.has(rec.name)) out['fd.num'] = Number(BigInt.asIntN(32, rec.args[0]!));
-  const file = OPENS.has(rec.name);
-  // the path argument joined with its directory and normalized: fd.name of an opened file or a
-  // unix socket (other syscalls' paths are no fd's name), evt.arg.oldpath
-  let path: string | undefined;
-  if (rec.path !== undefined) {
-    const joined = rec.path.startsWith('/') || rec.dir === undefined ? rec.path : `${rec.dir}${rec.dir.endsWith('/') ? '' : '/'}${rec.path}`;
-    path = joined.startsWith('/') ? posix.normalize(joined) : joined;
+export function recordFields(u8: Uint8Array, at: number, layout: SourceLayout): Record<string, unknown> {
+  const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
+  const out: Record<string, unknown> = {};
+  for (const slot of layout.slots) {
+    if ((dv.getUint32(at + REC.present + 4 * (slot.index >> 5), true) & (1 << (slot.index & 31))) === 0) continue;
+    const cls = typeClass(slot.ref.type);
+    const ip = cls === 'ipaddr' || cls === 'ipnet';
+    const one = (a: number): unknown => {
+      switch (slot.kind) {
+        case 'str': {
+          const from = dv.getUint32(a, true);
+          const len = dv.getUint32(a + 4, true);
+          return ip ? ipText(dv, from, len) : Buffer.from(u8.subarray(from, from + len)).toString('utf8');
+        }
+        case 'bool':
+          return dv.getBigUint64(a, true) !== 0n;
+        case 'u64':
+          return Number(dv.getBigUint64(a, true));
+        case 'f64':
+          return dv.getFloat64(a, true);
+        default:
+          return Number(dv.getBigInt64(a, true));
+      }
+    };
+    const a = at + slot.offset;
+    out[slot.ref.canonical] = slot.list ? Array.from({ length: dv.getUint32(a + 4, true) }, (_, k) => one(dv.getUint32(a, true) + 8 * k)) : one(a);
   }
-  if (path !== undefined && file) {
-    out['fd.nameraw'] = rec.path;
-    out['fd.name'] = path;
-    const k = path.lastIndexOf('/');
-    out['fd.filename'] = path.slice(k + 1);
-    if (k >= 0) out['fd.directory'] = k === 0 ? '/' : path.slice(0, k);
-  }
-  const server = SERVER_SIDE.has(rec.name);
-  const [client, srv] = server ? [rec.peer, rec.local] : [rec.local, rec.peer];
-  const fam = rec.peer.family || rec.local.family;
-  if (path !== undefined && !file && fam === AF.UNIX) out['fd.name'] = path;
-  const flags = rec.name === 'openat2' ? Number(rec.aux[0]! & 0xffffffffn) : rec.name === 'creat' ? 0x241 : rec.name === 'open' ? Number(rec.args[1]! & 0xffffffffn) : rec.name === 'openat' ? Number(rec.args[2]! & 0xffffffffn) : 0;
-  if (!file) Object.assign(out, { 'evt.is_open_read': false, 'evt.is_open_write': false });
-  if (file) {
-    const acc = flags & O_ACCMODE;
-    Object.assign(out, { 'evt.is_open_read': acc === 0 || acc === 2, 'evt.is_open_write': acc === 1 || acc === 2, 'evt.is_open_create': (flags & O_CREAT) !== 0 });
-    Object.assign(out, (flags & O_DIRECTORY) !== 0 ? { 'fd.typechar': 'd', 'fd.type': 'directory' } : { 'fd.typechar': 'f', 'fd.type': 'file' });
-  } else if (fam === AF.INET || fam === AF.INET6 || fam === AF.UNIX) {
-    Object.assign(out, fam === AF.INET ? { 'fd.typechar': '4', 'fd.type': 'ipv4' } : fam === AF.INET6 ? { 'fd.typechar': '6', 'fd.type': 'ipv6' } : { 'fd.typechar': 'u', 'fd.type': 'unix' });
-  }
-  if (fam === AF.INET || fam === AF.INET6) out['fd.sockfamily'] = 'ip';
-  else if (fam === AF.UNIX) out['fd.sockfamily'] = 'unix';
-  const ip = (s: SockAddr) => (s.family === AF.INET || s.family === AF.INET6 ? s.addr : undefined);
-  const port = (s: SockAddr) => (s.family === AF.INET || s.family === AF.INET6 ? s.port : undefined);
-  const put = (k: string, v: unknown) => v !== undefined && (out[k] = v);
-  put('fd.cip', ip(client));
-  put('fd.sip', ip(srv));
-  put('fd.lip', ip(rec.local));
-  put('fd.rip', ip(rec.peer));
-  put('fd.cport', port(client));
-  put('fd.sport', port(srv));
-  put('fd.lport', port(rec.local));
-  put('fd.rport', port(rec.peer));
-  const argN = (i: number) => Number(BigInt.asIntN(64, rec.args[i]!));
-  if (file) out['evt.arg.flags'] = openFlags(flags);
-  // other syscalls' flags as libsinsp renders them (alert output only; conditions see opens' flags)
-  else if (rec.name === 'unlinkat' || rec.name === 'fchmodat' || rec.name === 'linkat') out['evt.arg.flags'] = atFlags(argN(rec.name === 'linkat' ? 4 : 2));
-  else out['evt.arg.flags'] = String(argN(rec.name === 'unshare' ? 0 : 1));
-  if (rec.name === 'socket') {
-    // the socket's kind from its domain argument (alert output only)
-    const d = argN(0);
-    const c = d === AF.INET ? '4' : d === AF.INET6 ? '6' : d === AF.UNIX ? 'u' : undefined;
-    Object.assign(out, c === undefined ? { 'fd.typechar': 'o', 'fd.type': 'unknown' } : { 'fd.typechar': c, 'fd.type': { '4': 'ipv4', '6': 'ipv6', u: 'unix' }[c] });
-    if (c !== undefined) out['fd.sockfamily'] = c === 'u' ? 'unix' : 'ip';
-  }
-  if (rec.path !== undefined) out['evt.arg.target'] = rec.path;
-  // the syscall's path parameters: a relative one resolved as fd.name is, else as passed (render.ts)
-  const pa = PATH_ARG[rec.name];
-  if (pa && rec.path !== undefined) out[`evt.arg.${pa[0]}`] = pa[1] && rec.path !== '' && !rec.path.startsWith('/') ? path : rec.path;
-  if (rec.path2 !== undefined) {
-    // the second path (rename/link/symlink target name), joined like fd.name with its directory
-    const p2 = rec.path2.startsWith('/') || rec.dir2 === undefined || rec.path2 === '' ? rec.path2 : `${rec.dir2}${rec.dir2.endsWith('/') ? '' : '/'}${rec.path2}`;
-    if (NEWPATH_ARG.has(rec.name)) out['evt.arg.newpath'] = p2.startsWith('/') && p2 !== rec.path2 ? posix.normalize(p2) : p2;
-    if (LINKPATH_ARG.has(rec.name)) out['evt.arg.linkpath'] = p2.startsWith('/') && p2 !== rec.path2 ? posix.normalize(p2) : p2;
-  }
-  const u32 = (i: number) => Number(rec.args[i]! & 0xffffffffn);
-  const mode = MODE_ARG[rec.name];
-  if (mode) {
-    const v = mode[0] === 6 ? Number(rec.aux[1]! & 0xffffffffn) : u32(mode[0]);
-    out['evt.arg.mode'] = mode[1] === 'chmod' ? chmodMode(v) : mode[1] === 'open' ? openMode(flags, v) : hexMode(v);
-  }
-  const fdFrom = FD_ARG[rec.name];
-  if (fdFrom) out['evt.arg.fd'] = fdText(fdFrom === 'ret' ? rec.ret : Number(BigInt.asIntN(32, rec.args[0]!)), (e) => ERRNO[e]);
-  if (rec.name === 'setuid') out['evt.arg.uid'] = uidText(u32(0), threads?.userName(u32(0)));
-  if (rec.name === 'bpf') out['evt.arg.cmd'] = String(Number(BigInt.asIntN(32, rec.args[0]!)));
-  if (rec.name === 'ptrace') out['evt.arg.pid'] = String(Number(BigInt.asIntN(32, rec.args[1]!)));
-  if (DIRFD_ARG.has(rec.name)) out['evt.arg.dirfd'] = fdText(Number(BigInt.asIntN(32, rec.args[0]!)), (e) => ERRNO[e]);
-  if (hasResArg(rec.name)) out['evt.arg.res'] = resArgText(rec.ret, (e) => ERRNO[e]);
-  const arg0 = Number(BigInt.asIntN(64, rec.args[0]!));
-  if (rec.name === 'socket') out['evt.arg.domain'] = socketDomain(arg0);
-  if (rec.name === 'ptrace') out['evt.arg.request'] = ptraceRequest(arg0);
-  if (out['fd.name'] === undefined && (fam === AF.INET || fam === AF.INET6)) {
-    const sides = SERVER_SIDE.has(rec.name) ? [SYSCALL.peer, SYSCALL.local] : [SYSCALL.local, SYSCALL.peer];
-    out['fd.name'] = connTuple(new DataView(view.buffer, view.byteOffset), recordOffset + sides[0]!, recordOffset + sides[1]!);
-  }
-  if (!file && out['fd.name'] !== undefined) out['fd.nameraw'] = out['fd.name'];
-  const l4 = l4Type(rec.name, fam, new DataView(view.buffer, view.byteOffset), recordOffset);
-  if (l4 !== undefined) out['fd.l4proto'] = (['tcp', 'udp', 'raw'] as const)[l4 - 1];
-  out['fd.connected'] = rec.name === 'connect' ? ok || rec.ret === -115 : SERVER_SIDE.has(rec.name);
-  out['fd.name_changed'] = (rec.name === 'sendto' || rec.name === 'sendmsg') && rec.peer.family !== 0;
-  Object.assign(out, processFields(memory, thread));
-  if (thread !== 0) Object.assign(out, containerFields(memory, new DataView(memory.buffer).getUint32(thread + THREAD.ctr, true), containerKeys));
-  const ctrStart = out['container.start_ts'];
-  if (typeof ctrStart === 'bigint') out['container.duration'] = Number(BigInt.asIntN(64, rec.tsNs + bootToEpochNs - ctrStart));
-  const start = thread === 0 ? undefined : threads?.startOf(thread);
-  if (start !== undefined) out['proc.duration'] = Number(BigInt.asIntN(64, rec.tsNs - start));
   return out;
 }
 
@@ -384,7 +282,7 @@ export function connTuple(dv: DataView, client: number, server: number): string 
 }
 
 /** Process fields of a thread entry and its ancestors, read back from linear memory. */
-function processFields(memory: WebAssembly.Memory, entry: number): Record<string, unknown> {
+export function processFields(memory: WebAssembly.Memory, entry: number): Record<string, unknown> {
   const dv = new DataView(memory.buffer);
   const u8 = new Uint8Array(memory.buffer);
   const out: Record<string, unknown> = {};

@@ -3,11 +3,13 @@
 // event. PROC/EXEC/FORK/EXIT records update the persistent thread table (thread-table.ts); each
 // SYSCALL record becomes one eval record whose slots (the module's layout) are filled from the
 // record's numbers and byte ranges, its `thread` pointing at the process's entry. Only matched
-// events are later decoded into objects (fieldsOf, fields.ts) for alert formatting.
+// events are later read back into objects (fieldsOf): their record translated again into an eval
+// record of every field, whose bytes alerts print, so conditions and outputs see one value.
 // Fields the kernel record provides: evt.type, evt.num, evt.rawres, evt.res, evt.failed, fd.num,
-// fd.name (an absolute path normalized as posix.normalize does)/nameraw/directory/filename, fd.type/typechar/sockfamily, evt.is_open_read/write/create,
+// fd.name (an absolute path normalized as posix.normalize does)/nameraw/directory/filename, fd.type/typechar/sockfamily
+// (of socket(2)'s new socket by its domain, as libsinsp's add_socket), evt.is_open_read/write/create,
 // fd.sip/cip/lip/rip, fd.sport/cport/lport/rport, fd.ip/port/net and the networks,
-// evt.arg.flags (opens), evt.arg.target, evt.arg.domain (socket), evt.arg.request (ptrace) and the
+// evt.arg.flags (opens; AT_* flags of unlinkat/linkat), evt.arg.target, evt.arg.domain (socket), evt.arg.request (ptrace) and the
 // per-syscall parameters evt.arg.name/path/filename/oldpath/newpath/mode/fd/uid/cmd/pid/dirfd/res/linkpath as libsinsp
 // names and prints them (render.ts; evt.arg.uid's user names live here, so the native translator
 // leaves setuid records to this file's when a rule reads it), fd.l4proto (socket(2)'s type argument or the
@@ -25,6 +27,7 @@ import type { Slot } from '../../engine/codegen/index.js';
 import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from './abi.js';
 import { loadNative, type NativeIngest } from './addon.js';
 import {
+  atFlags,
   chmodMode,
   DIRFD_ARG,
   DOMAINS,
@@ -50,9 +53,11 @@ import { NR_SYSCALLS, syscallName } from './syscalls.js';
 import { CTR, CTR_START_BIT, evtTypeId, MEM, REC, THREAD } from '../../engine/codegen/abi.js';
 import type { RuleModule } from '../../runtime/evaluator.js';
 import type { RecordTranslator } from '../../runtime/translator.js';
-import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './fields.js';
+import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, processFields, recordFields, SERVER_SIDE } from './fields.js';
+import { lookupField } from '../../engine/fields.js';
+import { SlotTable } from '../../engine/codegen/access.js';
 import { ThreadTable } from './thread-table.js';
-import { ContainerTable } from '../container/table.js';
+import { ContainerTable, containerFields } from '../container/table.js';
 
 const F = {
   NUM: 1,
@@ -171,6 +176,27 @@ const BY_FIELD: Record<string, number> = {
   'evt.arg.res': F.ARG_RES,
   'evt.arg.linkpath': F.ARG_LINKPATH,
 };
+/** The event's own fields, which alerts take from the event rather than its record (FieldEvent's generic fields). */
+const GENERIC = new Set(['evt.num', 'evt.time', 'evt.rawtime', 'evt.source']);
+/**
+ * fieldsOf's layout: a slot for every field of the table but the generic ones (fd.ip, fd.net and
+ * fd.port as lists of both endpoints, as rules read them), and its plan.
+ */
+const SCRATCH = (() => {
+  const table = new SlotTable('syscall');
+  const fields = Object.keys(BY_FIELD)
+    .filter((k) => !GENERIC.has(k))
+    .map((canonical) => {
+      const arg = canonical.startsWith('evt.arg.') ? canonical.slice('evt.arg.'.length) : undefined;
+      const def = lookupField('syscall', arg === undefined ? canonical : 'evt.arg')!;
+      const field = BY_FIELD[canonical]!;
+      return { slot: table.slot({ kind: 'field', def, arg, canonical, type: def.type, isList: def.isList }, field === F.IPS || field === F.PORTS), field };
+    });
+  const layout = table.layout();
+  return { layout, plan: { slots: fields, stride: layout.stride, words: new Int32Array(0) } satisfies Plan };
+})();
+/** Bytes of fieldsOf's memory: the record and its strings (a kernel record is at most 16 KiB; its paths are copied a few times). */
+const SCRATCH_BYTES = 1 << 18;
 /** The field of each path-parameter kind (NRC.PATHARG_SHIFT: 1 name, 2 path, 3 filename, 4 oldpath). */
 const PATH_FIELD = [0, F.ARG_NAME, F.ARG_PATH, F.ARG_FILENAME, F.ARG_OLDPATH] as const;
 if (Object.keys(BY_FIELD).sort().join() !== [...KERNEL_RECORD_FIELDS].sort().join()) throw new Error('ingest: the field table is out of step with KERNEL_RECORD_FIELDS');
@@ -239,6 +265,9 @@ const IABI = {
   NRC_DIRFD: 0x4000000,
   NRC_LINKPATH: 0x8000000,
   NRC_RES: 0x10000000,
+  NRC_FLAGS_AT2: 5,
+  NRC_FLAGS_AT4: 6,
+  NRC_FLAGS_DOMAIN: 7,
   NRC_OPEN: 1,
   NRC_FD_RET: 2,
   NRC_FD_ARG0: 4,
@@ -295,6 +324,12 @@ const NRC = {
 } as const;
 /** IS_STOP: the translator stopped at a SYSCALL record the host translates (evt.arg.uid). */
 const STOP_HOST_RECORD = 2;
+/**
+ * fd.typechar and fd.type of the socket socket(2) made, by its domain: libsinsp's add_socket
+ * (parsers.cpp) types AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK sockets, any other domain is
+ * SCAP_FD_UNKNOWN ('o', "<NA>"); a failed call makes none.
+ */
+const SOCKET_TYPE: Readonly<Record<number, readonly [string, string]>> = { [AF.UNIX]: ['u', 'unix'], [AF.INET]: ['4', 'ipv4'], [AF.INET6]: ['6', 'ipv6'], 16: ['n', 'netlink'] };
 /** fd.l4proto by socket type 1..3 (SOCK_STREAM, SOCK_DGRAM, SOCK_RAW). */
 const L4 = ['tcp', 'udp', 'raw'] as const;
 
@@ -329,7 +364,9 @@ function constants(hostname: string): { blob: Uint8Array; table: Int32Array } {
 /** Per syscall number: class bits of the native plan (RAE_NRC_*). */
 const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
   const name = NAMES[nr]!;
-  const flagsFrom = name === 'creat' ? 1 : name === 'openat2' ? 2 : name === 'open' ? 3 : name === 'openat' ? 4 : 0;
+  // facts.flags: open flags, the AT_* flags of unlinkat/linkat, socket(2)'s domain (RAE_NRC_FLAGS_*)
+  const flagsFrom =
+    name === 'creat' ? 1 : name === 'openat2' ? 2 : name === 'open' ? 3 : name === 'openat' ? 4 : name === 'unlinkat' ? IABI.NRC_FLAGS_AT2 : name === 'linkat' ? IABI.NRC_FLAGS_AT4 : name === 'socket' ? IABI.NRC_FLAGS_DOMAIN : 0;
   const base =
     (OPENS.has(name) ? IABI.NRC_OPEN : 0) |
     (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) |
@@ -396,6 +433,8 @@ export class KernelIngest implements RecordTranslator {
   private readonly state = new Float64Array(IABI.IS_WORDS);
   private offs = new Uint32Array(0);
   private mem!: Uint8Array;
+  /** The module's memory, also while fieldsOf translates into its scratch record (thread and container entries live there). */
+  private memDv!: DataView;
 
   /** evt.hostname. */
   readonly hostname: string;
@@ -420,7 +459,11 @@ export class KernelIngest implements RecordTranslator {
   private u8!: Uint8Array;
   private dv!: DataView;
   private heap = 0;
+  /** End of the string area: the batch region's, or the scratch memory's while fieldsOf writes there. */
+  private heapEnd = MEM.batchBase + MEM.batchSize;
   private consts = new Map<string, [number, number]>();
+  /** fieldsOf's own memory: one eval record of every field this translator writes (SCRATCH), then its strings. */
+  private scratch: Uint8Array | undefined;
 
   private plan(m: RuleModule): Plan {
     let p = this.plans.get(m);
@@ -457,6 +500,7 @@ export class KernelIngest implements RecordTranslator {
       this.mem = new Uint8Array(m.memory.buffer);
       this.u8 = this.mem;
       this.dv = new DataView(m.memory.buffer);
+      this.memDv = this.dv;
     }
     this.containers.setBootToEpoch(this.epoch);
     const plan = this.plan(m);
@@ -537,11 +581,12 @@ export class KernelIngest implements RecordTranslator {
     return off + vd.getUint32(off + HDR.len, true);
   }
 
-  private record(plan: Plan, view: Uint8Array, vd: DataView, off: number, at: number): void {
+  /** Writes the eval record of the SYSCALL record at `off` at `at`; `thread` is its process's entry (default: the table's now). */
+  private record(plan: Plan, view: Uint8Array, vd: DataView, off: number, at: number, thread = this.threads.entryOfPid(vd.getUint32(off + HDR.pid, true))): void {
     const nr = vd.getUint16(off + HDR.nr, true);
     const dv = this.dv;
     dv.setUint32(at + REC.type, nr < NR_SYSCALLS ? TYPE_IDS[nr]! : 0, true);
-    dv.setUint32(at + REC.thread, this.threads.entryOfPid(vd.getUint32(off + HDR.pid, true)), true);
+    dv.setUint32(at + REC.thread, thread, true);
     this.num++;
     if (plan.slots.length === 0) return;
     this.facts(view, vd, off, nr);
@@ -590,7 +635,7 @@ export class KernelIngest implements RecordTranslator {
       f.fdLen = at === 0 ? 0 : norm.length;
       if (at !== 0) this.u8.set(norm, at);
     }
-    const flagsAt = name === 'openat2' ? SYSCALL.aux : name === 'open' ? SYSCALL.args + 8 : name === 'openat' ? SYSCALL.args + 16 : -1;
+    const flagsAt = name === 'openat2' ? SYSCALL.aux : name === 'open' ? SYSCALL.args + 8 : name === 'openat' || name === 'unlinkat' ? SYSCALL.args + 16 : name === 'linkat' ? SYSCALL.args + 32 : name === 'socket' ? SYSCALL.args : -1;
     f.flags = name === 'creat' ? 0x241 : flagsAt >= 0 ? vd.getUint32(off + flagsAt, true) : 0;
     const server = SERVER_SIDE.has(name);
     f.name = name;
@@ -645,12 +690,14 @@ export class KernelIngest implements RecordTranslator {
       case F.TYPE: {
         const i = field === F.TYPECHAR ? 0 : 1;
         if (f.file) return this.constant(f.dirFlag ? (['d', 'directory'] as const)[i] : (['f', 'file'] as const)[i], to);
+        if (f.name === 'socket') return f.ret >= 0 && this.constant(SOCKET_TYPE[f.flags]?.[i] ?? (['o', '<NA>'] as const)[i], to);
         if (f.fam === AF.INET) return this.constant((['4', 'ipv4'] as const)[i], to);
         if (f.fam === AF.INET6) return this.constant((['6', 'ipv6'] as const)[i], to);
         if (f.fam === AF.UNIX) return this.constant((['u', 'unix'] as const)[i], to);
         return false;
       }
       case F.FAMILY:
+        if (f.name === 'socket') return f.ret >= 0 && (f.flags === AF.INET || f.flags === AF.INET6 ? this.constant('ip', to) : f.flags === AF.UNIX && this.constant('unix', to));
         return f.fam === AF.INET || f.fam === AF.INET6 ? this.constant('ip', to) : f.fam === AF.UNIX && this.constant('unix', to);
       case F.READ:
       case F.WRITE:
@@ -687,6 +734,7 @@ export class KernelIngest implements RecordTranslator {
         return n > 0 && this.ref(to, at, n);
       }
       case F.ARG_FLAGS:
+        if (f.name === 'unlinkat' || f.name === 'linkat') return this.constant(atFlags(f.flags), to);
         return f.file && this.constant(openFlags(f.flags), to);
       case F.ARG_TARGET:
         return f.rawOff !== 0 && this.copyRange(view, f.rawOff, f.rawLen, to);
@@ -707,10 +755,11 @@ export class KernelIngest implements RecordTranslator {
       }
       case F.CTR_DURATION: {
         // the process's container entry holds start_ts as epoch ns (container/table.ts)
-        const ctr = f.thread === 0 ? 0 : this.dv.getUint32(f.thread + THREAD.ctr, true);
-        if (ctr === 0 || (this.dv.getUint32(ctr + CTR.present, true) & CTR_START_BIT) === 0) return false;
+        const md = this.memDv;
+        const ctr = f.thread === 0 ? 0 : md.getUint32(f.thread + THREAD.ctr, true);
+        if (ctr === 0 || (md.getUint32(ctr + CTR.present, true) & CTR_START_BIT) === 0) return false;
         const now = vd.getBigUint64(off + HDR.ts_ns, true) + this.epoch;
-        this.dv.setBigInt64(to, BigInt.asIntN(64, now - this.dv.getBigUint64(ctr + CTR.startTs, true)), true);
+        this.dv.setBigInt64(to, BigInt.asIntN(64, now - md.getBigUint64(ctr + CTR.startTs, true)), true);
         return true;
       }
       case F.ARG_NAME:
@@ -881,17 +930,40 @@ export class KernelIngest implements RecordTranslator {
 
   private alloc(n: number): number {
     const at = this.heap;
-    if (at + n > MEM.batchBase + MEM.batchSize) return 0;
+    if (at + n > this.heapEnd) return 0;
     this.heap = (at + n + 7) & ~7;
     return at;
   }
 
   /**
    * The fields of event i of the last ingested batch (its kernel record at `recordOffset`) as a
-   * field-event object, for alert formatting of matches and for tests (fields.ts).
+   * field-event object, for alert formatting of matches, the reference interpreter and tests: the
+   * record translated once more, by this file's translator, into a scratch eval record holding
+   * every field it writes (SCRATCH), whose slots are then read back by kind (fields.ts
+   * recordFields); evt.type from the record's syscall number, process fields from the thread
+   * entry the batch's eval record points at, container fields from its container entry.
    */
   fieldsOf(m: RuleModule, view: Uint8Array, recordOffset: number, event: number): Record<string, unknown> {
-    const thread = new DataView(m.memory.buffer).getUint32(MEM.batchBase + event * this.plan(m).stride + REC.thread, true);
-    return kernelEventFields(m.memory, view, recordOffset, thread, this.threads, this.hostname, m.compiled.generated.containerKeys, this.epoch);
+    const mem = new DataView(m.memory.buffer);
+    const thread = mem.getUint32(MEM.batchBase + event * this.plan(m).stride + REC.thread, true);
+    const vd = new DataView(view.buffer, view.byteOffset, view.byteLength);
+    const nr = vd.getUint16(recordOffset + HDR.nr, true);
+    const scratch = (this.scratch ??= new Uint8Array(SCRATCH_BYTES));
+    const saved = { u8: this.u8, dv: this.dv, heap: this.heap, heapEnd: this.heapEnd, consts: this.consts, num: this.num };
+    try {
+      this.u8 = scratch;
+      this.dv = new DataView(scratch.buffer);
+      this.heap = SCRATCH.layout.stride;
+      this.heapEnd = scratch.length;
+      this.consts = new Map();
+      scratch.fill(0, 0, SCRATCH.layout.stride);
+      this.record(SCRATCH.plan, view, vd, recordOffset, 0, thread);
+      const out: Record<string, unknown> = { 'evt.type': nr < NR_SYSCALLS ? NAMES[nr]! : '', ...recordFields(scratch, 0, SCRATCH.layout) };
+      Object.assign(out, processFields(m.memory, thread));
+      if (thread !== 0) Object.assign(out, containerFields(m.memory, mem.getUint32(thread + THREAD.ctr, true), m.compiled.generated.containerKeys));
+      return out;
+    } finally {
+      Object.assign(this, saved);
+    }
   }
 }

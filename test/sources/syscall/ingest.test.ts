@@ -485,7 +485,7 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   want.forEach((w, i) => {
     const got = Object.fromEntries([...argLines[i]!.matchAll(/evt\.arg\.(name|path|filename|oldpath|newpath|mode|fd|uid|cmd)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
     assert.equal(got, w, `record ${i}: ${argLines[i]}`);
-    // and matched events render the same values (kernelEventFields)
+    // and matched events render the same values (fieldsOf)
     const k = lastOffsets.length - argRecords.length + i;
     const fields = js.fieldsOf(m, extra, lastOffsets[k]!, k);
     const rendered = Object.fromEntries(
