@@ -16,6 +16,9 @@
 // same number as decimal text), evt.dir '<', evt.source 'syscall', evt.hostname (the
 // constructor's) and evt.is_open_exec false; process fields come from the thread entry. Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, fields.ts).
+// A SYSCALL record of a process the thread table has no entry for is first given one when the
+// constructor has a reader (unknown-process.ts: /proc for `rae run`, as libsinsp reads a thread it
+// does not know).
 // When the capture addon loads, the per-event work runs in C (probes/addon/ingest.c, same
 // semantics, driven by a per-module plan of slots); this file's JS translator is the fallback
 // and the reference the tests compare the native one with.
