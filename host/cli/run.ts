@@ -18,6 +18,7 @@ import { ModuleSources, publishAuditWebhookConfig, startModule, type ModuleSourc
 import { startAuditWebhook } from '../sources/audit/index.js';
 import { followContainers } from '../sources/container/index.js';
 import { KernelIngest } from '../sources/syscall/ingest.js';
+import { readProcess } from '../sources/syscall/procfs.js';
 import { syscallModuleSource } from '../sources/syscall/source.js';
 import { log, parseCommandArgs, setLogLevel, UsageError, type Command } from './command.js';
 import { notReady, ReadinessBoard } from './readiness.js';
@@ -203,7 +204,8 @@ export const runCommand: Command = {
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
       board.set('forwarder', forwarder.url ? { state: 'up' } : { state: 'off', reason: 'forwarder.enabled is false' });
       if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
-      const kernelIngest = new KernelIngest({ hostname });
+      // a process first seen in a syscall record is read from /proc, as libsinsp does (unknown-process.ts)
+      const kernelIngest = new KernelIngest({ hostname, unknownProcesses: { read: (pid) => readProcess(pid), onLookup: (r) => metrics.processLookup(r) } });
       if (config.containers.enabled) components.push(followContainers(config.containers, kernelIngest.containers, log));
       const engine = new DetectionEngine({
         ruleMatching: config.rules.ruleMatching,

@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 import { priorityNumber, type Priority } from '../engine/priority.js';
 import { BoundedLabel } from './bounded.js';
 import { createRegistry } from './registry.js';
-import { SOURCES, type Destination, type DropReason, type ReferenceReason, type RulesetFailureReason, type SourceLabel, type TruncateReason, type WebhookReason } from './names.js';
+import { SOURCES, type Destination, type DropReason, type ProcessLookupResult, type ReferenceReason, type RulesetFailureReason, type SourceLabel, type TruncateReason, type WebhookReason } from './names.js';
 
 export { METRICS, SOURCES, DROP_REASONS, TRUNCATE_REASONS, RULESET_FAILURE_REASONS, DESTINATIONS, WEBHOOK_REASONS } from './names.js';
 export type { Destination, DropReason, TruncateReason, RulesetFailureReason, SourceLabel, WebhookReason } from './names.js';
@@ -50,6 +50,8 @@ export interface Metrics {
   eventsDropped(source: SourceLabel, reason: DropReason, n?: number): void;
   /** Events evaluated with part of their content cut at decode. */
   eventsTruncated(source: SourceLabel, reason: TruncateReason, n?: number): void;
+  /** A process first seen in a syscall record, by how its thread entry was filled. */
+  processLookup(result: ProcessLookupResult): void;
   /** Events of the compiled tier judged by the reference interpreter, by reason. */
   eventsReferenceJudged(source: SourceLabel, reason: ReferenceReason, n?: number): void;
   /** One audit webhook request, by HTTP status and reason. */
@@ -107,6 +109,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     eventsEvaluated: (source, n = 1) => m.eventsEvaluated.inc({ source }, n),
     eventsDropped: (source, reason, n = 1) => m.eventsDropped.inc({ source, reason }, n),
     eventsTruncated: (source, reason, n = 1) => m.eventsTruncated.inc({ source, reason }, n),
+    processLookup: (result) => m.processLookups.inc({ result }),
     eventsReferenceJudged: (source, reason, n = 1) => m.eventsReferenceJudged.inc({ source, reason }, n),
     webhookRequest: (status, reason) => m.webhookRequests.inc({ status: String(status), reason }),
     sourceQueueLength: (source, length) => m.sourceQueue.set({ source }, length),

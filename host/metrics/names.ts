@@ -41,6 +41,14 @@ export const REFERENCE_REASONS = [
 ] as const;
 export type ReferenceReason = (typeof REFERENCE_REASONS)[number];
 
+/** How the entry of a process first seen in a syscall record was filled (host/sources/syscall/unknown-process.ts). */
+export const PROCESS_LOOKUP_RESULTS = [
+  'procfs', // read from /proc, as libsinsp reads a thread it does not know
+  'gone', // no longer in /proc (or its pid reused): the record header's pid, uid and gid
+  'deferred', // past the per-batch bound of /proc reads: the header's values until a later batch reads it
+] as const;
+export type ProcessLookupResult = (typeof PROCESS_LOOKUP_RESULTS)[number];
+
 /** Which evaluator judges decoded events: the compiled module, or the reference interpreter while a new ruleset compiles. */
 export const EVALUATOR_TIERS = ['wasm', 'interpreter'] as const;
 export type EvaluatorTier = (typeof EVALUATOR_TIERS)[number];
@@ -129,6 +137,12 @@ export const METRICS = {
     name: 'enginesecurity_engine_events_dropped_total',
     help: 'Events dropped before or during evaluation, by reason.',
     labelNames: ['source', 'reason'],
+  }),
+  processLookups: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_process_lookups_total',
+    help: 'Processes first seen in a kernel syscall record (no thread entry: their process records never seen), by how their entry was filled (procfs, gone, deferred).',
+    labelNames: ['result'],
   }),
   eventsReferenceJudged: def({
     type: 'counter',

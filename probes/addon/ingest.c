@@ -4,7 +4,8 @@
  * one eval record per SYSCALL record, with the exact semantics of ingest.ts's TypeScript oracle
  * (open flags per syscall, fd.name joined with the record's directory, endpoints by side, errno
  * names, IPv4 tuple names, the evt.arg.* parameters by syscall class (pid/dirfd/res/linkpath too); setuid records stop the pass
- * when evt.arg.uid is read, the host names users). Strings are copied into the batch's string area; nothing is
+ * when evt.arg.uid is read, the host names users; with RAE_IS_LOOKUP a record of a process without a thread entry stops it
+ * until the host has read that process). Strings are copied into the batch's string area; nothing is
  * allocated. Every write into linear memory is bounds-checked against the plan's regions.
  */
 #include <stdio.h>
@@ -759,6 +760,7 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 	int64_t prev_ret = 0;
 	size_t off = start;
 	int stop = 0;
+	int lookup = st[RAE_IS_LOOKUP] != 0;
 	while (off + sizeof(struct rae_hdr) <= io->bytes) {
 		const uint8_t *rec = io->view + off;
 		uint32_t len = rd32(rec + offsetof(struct rae_hdr, len));
@@ -770,16 +772,20 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 		}
 		if (n < max && len >= sizeof(struct rae_syscall)) {
 			uint16_t nr = rd16(rec + offsetof(struct rae_hdr, nr));
+			uint32_t pid = rd32(rec + offsetof(struct rae_hdr, pid));
+			/* the process of the record's thread group id (any thread, also of a process seen only in /proc) */
+			uint32_t thread = pid < io->pid_limit ? io->pid_addr[pid] : 0;
+			if (lookup && thread == 0 && pid != 0 && pid < io->pid_limit) {
+				stop = 3; /* the host reads the process (unknown-process.ts), then resumes here */
+				break;
+			}
 			if (host_uid && nr < RAE_NR_SYSCALLS && (plan[RAE_IP_NR + 2 * nr + 1] & RAE_NRC_SETUID)) {
 				stop = 2;
 				break;
 			}
 			uint8_t *e = io->mem + base + n * stride;
 			memset(e, 0, head);
-			uint32_t pid = rd32(rec + offsetof(struct rae_hdr, pid));
 			wr32(e + RAE_REC_TYPE, nr < RAE_NR_SYSCALLS ? (uint32_t)plan[RAE_IP_NR + 2 * nr] : 0);
-			/* the process of the record's thread group id (any thread, also of a process seen only in /proc) */
-			uint32_t thread = pid < io->pid_limit ? io->pid_addr[pid] : 0;
 			wr32(e + RAE_REC_THREAD, thread);
 			evt_num++;
 			if (nslots) {

@@ -104,10 +104,12 @@ enum {
 #define RAE_IS_NUM 4      /* evt.num of the last event */
 #define RAE_IS_BASE 5     /* address of event 0's eval record */
 #define RAE_IS_CONST 6    /* address of the constant blob in memory (0 = copy it first) */
-#define RAE_IS_STOP 7     /* out: 1 = stopped at a process record, 2 = at a SYSCALL record the host translates (evt.arg.uid), 0 = end of input or a bad record */
+#define RAE_IS_STOP 7     /* out: 1 = stopped at a process record, 2 = at a SYSCALL record the host translates (evt.arg.uid),
+                           * 3 = at a SYSCALL record whose process has no thread entry (RAE_IS_LOOKUP), 0 = end of input or a bad record */
 #define RAE_IS_EPOCH_LO 8 /* boot ns -> epoch ns (evt.rawtime), low 32 bits */
 #define RAE_IS_EPOCH_HI 9 /* ... high 32 bits */
-#define RAE_IS_WORDS 10
+#define RAE_IS_LOOKUP 10  /* in: 1 = stop (3) at a SYSCALL record of a process with no thread entry, which the host fills first */
+#define RAE_IS_WORDS 11
 
 struct rae_ingest_io {
 	const uint8_t *view;     /* kernel records */

@@ -18,6 +18,9 @@
 // same number as decimal text), evt.dir '<', evt.source 'syscall', evt.hostname (the
 // constructor's) and evt.is_open_exec false; process fields come from the thread entry. Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, fields.ts).
+// A SYSCALL record of a process the thread table has no entry for is first given one when the
+// constructor has a reader (unknown-process.ts: /proc for `rae run`, as libsinsp reads a thread it
+// does not know).
 // When the capture addon loads, the per-event work runs in C (probes/addon/ingest.c, same
 // semantics, driven by a per-module plan of slots); this file's JS translator is the fallback
 // and the reference the tests compare the native one with.
@@ -57,6 +60,7 @@ import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, l4Ty
 import { lookupField } from '../../engine/fields.js';
 import { SlotTable } from '../../engine/codegen/access.js';
 import { ThreadTable } from './thread-table.js';
+import { UnknownProcesses, type UnknownProcessOptions } from './unknown-process.js';
 import { ContainerTable, containerFields } from '../container/table.js';
 
 const F = {
@@ -305,7 +309,8 @@ const IABI = {
   IS_STOP: 7,
   IS_EPOCH_LO: 8,
   IS_EPOCH_HI: 9,
-  IS_WORDS: 10,
+  IS_LOOKUP: 10,
+  IS_WORDS: 11,
   NR_SYSCALLS: NR_SYSCALLS,
 } as const;
 /** ingest.h class bits of the evt.arg.* parameters (RAE_NRC_*, in IABI so the addon's ingestAbi is checked against them). */
@@ -330,6 +335,8 @@ const STOP_HOST_RECORD = 2;
  * SCAP_FD_UNKNOWN ('o', "<NA>"); a failed call makes none.
  */
 const SOCKET_TYPE: Readonly<Record<number, readonly [string, string]>> = { [AF.UNIX]: ['u', 'unix'], [AF.INET]: ['4', 'ipv4'], [AF.INET6]: ['6', 'ipv6'], 16: ['n', 'netlink'] };
+/** IS_STOP: the translator stopped at a SYSCALL record whose process has no thread entry (IS_LOOKUP set). */
+const STOP_UNKNOWN = 3;
 /** fd.l4proto by socket type 1..3 (SOCK_STREAM, SOCK_DGRAM, SOCK_RAW). */
 const L4 = ['tcp', 'udp', 'raw'] as const;
 
@@ -442,12 +449,20 @@ export class KernelIngest implements RecordTranslator {
   /** Boot ns -> epoch ns of the current batch (evt.time, evt.rawtime). */
   private epoch = 0n;
 
-  /** `native: false` forces the JS translator (tests compare the two); `hostname` is evt.hostname (default: the OS's). */
   /** container.* and k8s.* values (rae run feeds it from the metadata cache). */
   readonly containers = new ContainerTable();
+  /** Entries for processes first seen in a SYSCALL record; none unless the constructor is given a reader. */
+  readonly unknown: UnknownProcesses | undefined;
 
-  constructor(opts: { native?: boolean; hostname?: string } = {}) {
+  /**
+   * `native: false` forces the JS translator (tests compare the two); `hostname` is evt.hostname
+   * (default: the OS's); `unknownProcesses` reads a process the thread table has no entry for when
+   * its first SYSCALL record comes (the live source passes /proc; recordings and synthetic records
+   * pass a stand-in or nothing, so their pids are never looked up on this machine).
+   */
+  constructor(opts: { native?: boolean; hostname?: string; unknownProcesses?: UnknownProcessOptions } = {}) {
     this.threads.containers = this.containers;
+    this.unknown = opts.unknownProcesses && new UnknownProcesses(this.threads, opts.unknownProcesses);
     this.native = opts.native === false ? undefined : nativeTranslator();
     this.hostname = opts.hostname ?? osHostname();
     this.konst = constants(this.hostname);
@@ -505,6 +520,7 @@ export class KernelIngest implements RecordTranslator {
     this.containers.setBootToEpoch(this.epoch);
     const plan = this.plan(m);
     this.threads.newBatch();
+    this.unknown?.newBatch();
     // records in the first half of the batch region, their strings and lists in the second
     const max = Math.floor(MEM.batchSize / 2 / plan.stride);
     if (this.offs.length < max) this.offs = new Uint32Array(max);
@@ -520,12 +536,13 @@ export class KernelIngest implements RecordTranslator {
       if (len < SIZES.hdr || len % 8 !== 0 || off + len > bytes) break;
       if (vd.getUint16(off + HDR.kind, true) === KIND.SYSCALL) {
         if (n < max && len >= SIZES.syscall) {
+          this.unknown?.fill(view, off);
           const at = MEM.batchBase + n * plan.stride;
           this.u8.fill(0, at, at + head);
           this.record(plan, view, vd, off, at);
           offsets[n++] = off;
         }
-      } else this.threads.apply(view, off);
+      } else this.applyProcess(view, off);
       off += len;
     }
     return n;
@@ -548,6 +565,7 @@ export class KernelIngest implements RecordTranslator {
     st[IABI.IS_CONST] = 0;
     st[IABI.IS_EPOCH_LO] = Number(this.epoch & 0xffffffffn);
     st[IABI.IS_EPOCH_HI] = Number(this.epoch >> 32n);
+    st[IABI.IS_LOOKUP] = this.unknown ? 1 : 0;
     const { tidPid, pidAddr } = this.threads;
     this.consts.clear();
     for (let off = 0; ; ) {
@@ -556,12 +574,23 @@ export class KernelIngest implements RecordTranslator {
         off = this.hostRecord(plan, view, off);
         continue;
       }
+      if (st[IABI.IS_STOP] === STOP_UNKNOWN) {
+        // filled, the pass resumes at the record; left unknown (no room in the table), the host writes it
+        if (!this.unknown!.fill(view, off)) off = this.hostRecord(plan, view, off);
+        continue;
+      }
       if (st[IABI.IS_STOP] !== 1) break;
-      this.threads.apply(view, off);
+      this.applyProcess(view, off);
       off += view[off + HDR.len]! | (view[off + HDR.len + 1]! << 8) | (view[off + HDR.len + 2]! << 16) | (view[off + HDR.len + 3]! << 24);
     }
     this.num = st[IABI.IS_NUM]!;
     return st[IABI.IS_EVENTS]!;
+  }
+
+  /** Applies the process record at view[off..] to the thread table; a FORK's unknown parent is read first (unknown-process.ts). */
+  private applyProcess(view: Uint8Array, off: number): void {
+    this.unknown?.beforeFork(view, off);
+    this.threads.apply(view, off);
   }
 
   /** The native translator's event at `off` written by the JS one (its state in and out); returns the next record's offset. */

@@ -124,6 +124,17 @@ export class ThreadTable {
     return pid < PID_LIMIT ? this.pidAddr[pid]! : 0;
   }
 
+  /**
+   * Marks what an entry made from a SYSCALL record's header alone (unknown-process.ts) cannot know
+   * as missing: proc.cwd, and the container (its cgroup path is unknown, so not 'host' either).
+   */
+  headerOnly(pid: number): void {
+    const at = this.entryOfPid(pid);
+    if (at === 0) return;
+    this.dv.setUint32(at + THREAD.present, this.dv.getUint32(at + THREAD.present, true) & ~(TP.CWD | TP.CONTAINER | TP.CNAME), true);
+    this.dv.setUint32(at + THREAD.ctr, 0, true);
+  }
+
   /** The entry address of a thread (0 when unknown). */
   entryOf(tid: number): number {
     return tid < PID_LIMIT ? this.pidAddr[this.tidPid[tid]!]! : 0;

@@ -7,6 +7,7 @@
 import { MEM, REC } from '../../../host/engine/codegen/abi.js';
 import { RuleModule } from '../../../host/runtime/evaluator.js';
 import { KernelIngest, nativeTranslator } from '../../../host/sources/syscall/ingest.js';
+import type { UnknownProcessOptions } from '../../../host/sources/syscall/unknown-process.js';
 import { FieldEvent } from '../../../host/engine/field-event.js';
 import type { FieldRef } from '../../../host/engine/ir.js';
 import { HDR, KIND } from '../../../host/sources/syscall/abi.js';
@@ -21,15 +22,15 @@ export interface Recording {
   epochNs: bigint;
 }
 
-/** Records the syscalls `types` (and process records) while `action` runs; `mib` bounds the buffer. */
-export function recordKernel(types: Iterable<string>, action: () => void, mib = 32): Recording {
+/** Records the syscalls `types` (and process records) while `action` runs; `mib` bounds the buffer; the processes `unseen` are left out of the /proc snapshot. */
+export function recordKernel(types: Iterable<string>, action: () => void, mib = 32, unseen: ReadonlySet<number> = new Set()): Recording {
   const cap = openCapture({ wakeupBytes: 1, maxLatencyMs: 5 });
   const buf = new Uint8Array(mib << 20);
   const c = clocks();
   let fill = 0;
   try {
     cap.setInterestingSyscalls(syscallIds(new Set(types)).ids);
-    for (const p of readProcesses()) fill += Math.max(0, encodeProcRecord(p, buf, fill, c.boottimeNs));
+    for (const p of readProcesses()) if (!unseen.has(p.pid)) fill += Math.max(0, encodeProcRecord(p, buf, fill, c.boottimeNs));
     action();
     const meta = new Uint32Array(1);
     for (let got = 1; got > 0 && fill < buf.length - (1 << 20); fill += got) got = cap.poll(buf.subarray(fill, fill + (1 << 20)), meta);
@@ -116,15 +117,16 @@ export function twin(m: RuleModule): RuleModule {
  * (ingest.ts with `native: false`) over the same recording, piece by piece, each into its own
  * instance of `m`: every event's eval record decoded (decodeRecords), one list per translator,
  * and the slots they compared (the module's syscall layout); with `refs`, each event's rendered
- * values of those fields too (fieldsOf: the thread entry each translator pointed the record at).
+ * values of those fields too (fieldsOf: the thread entry each translator pointed the record at);
+ * `unknownProcesses` is given to both translators.
  */
-export function translatorsPass(rec: Recording, m: RuleModule, hostname = 'h', refs: readonly FieldRef[] = []): { native: string[]; oracle: string[]; slots: string[] } {
+export function translatorsPass(rec: Recording, m: RuleModule, hostname = 'h', refs: readonly FieldRef[] = [], unknownProcesses?: UnknownProcessOptions): { native: string[]; oracle: string[]; slots: string[] } {
   if (!nativeTranslator()) throw new Error("the addon's translator does not load (probes/build; its ingestAbi must match ingest.ts)");
   const { buf, fill, epochNs } = rec;
   const out = { native: [] as string[], oracle: [] as string[], slots: m.compiled.generated.layouts.syscall.slots.map((s) => s.ref.canonical) };
   const sides: Array<[KernelIngest, RuleModule, string[]]> = [
-    [new KernelIngest({ hostname }), m, out.native],
-    [new KernelIngest({ native: false, hostname }), twin(m), out.oracle],
+    [new KernelIngest({ hostname, unknownProcesses }), m, out.native],
+    [new KernelIngest({ native: false, hostname, unknownProcesses }), twin(m), out.oracle],
   ];
   for (const [from, to] of batchPieces(buf, fill)) {
     for (const [ki, mod, list] of sides) {
