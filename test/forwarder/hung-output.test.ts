@@ -35,12 +35,16 @@ test('a hung output: the forwarder keeps serving, the other outputs get every al
     await until(() => slack.requests.length === N, 'slack to get every alert', 120_000);
     let failed = 0;
     let dropped = 0;
-    await until(async () => {
-      const body = (await t.metrics.exposition()).body;
-      failed = count(body, 'enginesecurity_enginesidekick_outputs_total', 'destination="webhook",status="error"');
-      dropped = count(body, 'enginesecurity_enginesidekick_output_dropped_total', 'destination="webhook"');
-      return failed + dropped === N;
-    }, 'every alert of the hung webhook counted as failed or dropped', 120_000);
+    await until(
+      async () => {
+        const body = (await t.metrics.exposition()).body;
+        failed = count(body, 'enginesecurity_enginesidekick_outputs_total', 'destination="webhook",status="error"');
+        dropped = count(body, 'enginesecurity_enginesidekick_output_dropped_total', 'destination="webhook"');
+        return failed + dropped === N;
+      },
+      'every alert of the hung webhook counted as failed or dropped',
+      120_000,
+    );
     // how many fail and how many drop depends on the machine's pace (the timeout runs meanwhile); none is lost either way
     assert.ok(failed > 0, 'the hung webhook was tried');
     assert.ok(held.length >= 1, 'the webhook did connect');
