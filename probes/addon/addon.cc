@@ -375,7 +375,7 @@ Napi::Object IngestAbi(Napi::Env env)
 		{ "K_HOSTNAME", RAE_K_HOSTNAME }, { "IS_EPOCH_LO", RAE_IS_EPOCH_LO }, { "IS_EPOCH_HI", RAE_IS_EPOCH_HI },
 		{ "FLD_ARG_PID", RAE_FLD_ARG_PID }, { "FLD_ARG_DIRFD", RAE_FLD_ARG_DIRFD }, { "FLD_ARG_RES", RAE_FLD_ARG_RES },
 		{ "FLD_ARG_LINKPATH", RAE_FLD_ARG_LINKPATH }, { "NRC_DIRFD", RAE_NRC_DIRFD }, { "NRC_LINKPATH", RAE_NRC_LINKPATH },
-		{ "NRC_RES", RAE_NRC_RES },
+		{ "NRC_RES", RAE_NRC_RES }, { "NRC_BIND", RAE_NRC_BIND }, { "NRC_LISTEN", RAE_NRC_LISTEN },
 	};
 	for (const auto &[k, v] : nums)
 		o.Set(k, v);

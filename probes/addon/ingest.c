@@ -30,7 +30,8 @@ struct facts {
 	uint32_t raw_addr;   /* the path as passed, once copied */
 	int has_name;
 	int joined;          /* fd.name is the directory joined with the path (not the path itself) */
-	const uint8_t *client, *server, *local, *peer;
+	const uint8_t *client, *server, *local, *peer; /* NO_END when the socket has no such end */
+	int serv_sock;       /* a bound socket (RAE_NRC_BIND/LISTEN): server = the local end, no other end */
 	uint16_t fam;
 	uint32_t thread;     /* the event's thread entry address, 0 = unknown */
 };
@@ -42,6 +43,9 @@ struct ctx {
 	/* the last rendered open flags (consecutive opens mostly share them) */
 	uint32_t flags_value, flags_addr, flags_len;
 };
+
+/* An absent socket end (family 0): ip() and port() find nothing in it. */
+static const uint8_t NO_END[sizeof(struct rae_sockaddr)];
 
 static inline uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 static inline uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -157,6 +161,8 @@ static int endpoint(char *s, size_t room, const uint8_t *sa)
 static int tuple_name(struct ctx *c, struct facts *f, uint8_t *to)
 {
 	char s[128];
+	if (f->serv_sock) /* a server socket: its bound end alone (fields.ts endpointText) */
+		return copy(c, (const uint8_t *)s, (uint32_t)endpoint(s, 60, f->server), to);
 	int n = endpoint(s, 60, f->client);
 	n += snprintf(s + n, 3, "->");
 	n += endpoint(s + n, 60, f->server);
@@ -605,6 +611,13 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 	f->client = server ? f->peer : f->local;
 	f->server = server ? f->local : f->peer;
 	f->fam = rd16(f->peer) ? rd16(f->peer) : rd16(f->local);
+	/* fields.ts serverSocket: a successful bind or any listen on an IP socket with a local port */
+	uint16_t lfam = rd16(f->local), lport = rd16(f->local + offsetof(struct rae_sockaddr, port));
+	f->serv_sock = ((f->cls & RAE_NRC_LISTEN) || ((f->cls & RAE_NRC_BIND) && f->ret >= 0)) && (lfam == AF_INET_ || lfam == AF_INET6_) && lport != 0;
+	if (f->serv_sock) {
+		f->server = f->local;
+		f->client = f->local = f->peer = NO_END;
+	}
 }
 
 #define BIT(f) (1ull << (f))
@@ -634,7 +647,7 @@ static uint64_t possible(const struct facts *f)
 	uint64_t can = ALWAYS;
 	if (f->has_name)
 		can |= NEED_NAME;
-	if (rd16(f->peer) || rd16(f->local))
+	if (rd16(f->server) || rd16(f->client))
 		can |= NEED_ADDR;
 	if (f->cls & RAE_NRC_OPEN)
 		can |= NEED_OPEN;

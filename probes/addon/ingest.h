@@ -63,6 +63,10 @@ enum {
 #define RAE_NRC_DIRFD 0x4000000  /* evt.arg.dirfd = args[0] (PT_FD) */
 #define RAE_NRC_LINKPATH 0x8000000 /* symlink/symlinkat: the second path is evt.arg.linkpath */
 #define RAE_NRC_RES 0x10000000   /* evt.arg.res = the return value (PT_ERRNO); not when it is evt.arg.fd */
+/* bind (when it succeeded) and listen on an IP socket with a local port: libsinsp's server socket
+ * (host/sources/syscall/fields.ts serverSocket): fd.sip/fd.sport the local end, no other end, fd.name addr:port */
+#define RAE_NRC_BIND 0x20000000
+#define RAE_NRC_LISTEN 0x40000000
 
 /*
  * Constant string ids: 0..255 evt.res by errno (0 = SUCCESS; length 0 = no name), fd types,

@@ -216,6 +216,21 @@ export const FD_FROM_RET = new Set([...OPENS, 'socket', 'accept', 'accept4', 'du
 export const FD_FROM_ARG0 = new Set(['connect', 'sendto', 'recvfrom', 'sendmsg', 'recvmsg', 'bind', 'listen', 'close', 'shutdown', 'setsockopt', 'getsockopt', 'fchdir', 'fchmod', 'fcntl']);
 /** Syscalls where the local end is the server (fd.sip/fd.sport are local). */
 export const SERVER_SIDE = new Set(['accept', 'accept4']);
+/**
+ * Whether the socket of a bind or listen record is libsinsp's server socket: parse_bind_exit
+ * (userspace/libsinsp/parsers.cpp) makes an IP socket bound with a port SCAP_FD_IPV4_SERVSOCK (or
+ * IPV6) with that address and port, and a failed bind leaves the socket as it was; listen changes
+ * nothing, so a socket bound before is still one whatever listen returns. On such a socket
+ * fd.sip/fd.sport are the bound address and port, fd.cip/cport/lip/lport/rip/rport have no value,
+ * fd.ip/net/port match the bound end alone (sinsp_filtercheck_fd.cpp TYPE_SERVERIP, TYPE_SERVERPORT,
+ * TYPE_LIP..., compare_ip/compare_net/compare_port) and fd.name is `addr:port` (bind's address
+ * parameter as text). The record's local end is the kernel's: a socket bound to port 0 has the port
+ * the kernel picked, where libsinsp, reading the address as passed, leaves the socket unclassified
+ * (fd.sip missing); a listen that bound the socket itself (no bind before) is a server socket here too.
+ */
+export function serverSocket(name: string, ret: number, family: number, port: number): boolean {
+  return (name === 'listen' || (name === 'bind' && ret >= 0)) && (family === AF.INET || family === AF.INET6) && port !== 0;
+}
 /** open(2) flag bits: access mode mask, O_CREAT, O_DIRECTORY. */
 export const O_ACCMODE = 3;
 /** O_CREAT. */
@@ -263,7 +278,10 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
     if (k >= 0) out['fd.directory'] = k === 0 ? '/' : path.slice(0, k);
   }
   const server = SERVER_SIDE.has(rec.name);
-  const [client, srv] = server ? [rec.peer, rec.local] : [rec.local, rec.peer];
+  const servSock = serverSocket(rec.name, rec.ret, rec.local.family, rec.local.port);
+  const none: SockAddr = { family: 0, port: 0, addr: '' };
+  const [client, srv] = servSock ? [none, rec.local] : server ? [rec.peer, rec.local] : [rec.local, rec.peer];
+  const [local, peer] = servSock ? [none, none] : [rec.local, rec.peer];
   const fam = rec.peer.family || rec.local.family;
   if (path !== undefined && !file && fam === AF.UNIX) out['fd.name'] = path;
   const flags = rec.name === 'openat2' ? Number(rec.aux[0]! & 0xffffffffn) : rec.name === 'creat' ? 0x241 : rec.name === 'open' ? Number(rec.args[1]! & 0xffffffffn) : rec.name === 'openat' ? Number(rec.args[2]! & 0xffffffffn) : 0;
@@ -282,12 +300,12 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   const put = (k: string, v: unknown) => v !== undefined && (out[k] = v);
   put('fd.cip', ip(client));
   put('fd.sip', ip(srv));
-  put('fd.lip', ip(rec.local));
-  put('fd.rip', ip(rec.peer));
+  put('fd.lip', ip(local));
+  put('fd.rip', ip(peer));
   put('fd.cport', port(client));
   put('fd.sport', port(srv));
-  put('fd.lport', port(rec.local));
-  put('fd.rport', port(rec.peer));
+  put('fd.lport', port(local));
+  put('fd.rport', port(peer));
   const argN = (i: number) => Number(BigInt.asIntN(64, rec.args[i]!));
   if (file) out['evt.arg.flags'] = openFlags(flags);
   // other syscalls' flags as libsinsp renders them (alert output only; conditions see opens' flags)
@@ -328,7 +346,8 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   if (rec.name === 'ptrace') out['evt.arg.request'] = ptraceRequest(arg0);
   if (out['fd.name'] === undefined && (fam === AF.INET || fam === AF.INET6)) {
     const sides = SERVER_SIDE.has(rec.name) ? [SYSCALL.peer, SYSCALL.local] : [SYSCALL.local, SYSCALL.peer];
-    out['fd.name'] = connTuple(new DataView(view.buffer, view.byteOffset), recordOffset + sides[0]!, recordOffset + sides[1]!);
+    const dv = new DataView(view.buffer, view.byteOffset);
+    out['fd.name'] = servSock ? endpointText(dv, recordOffset + SYSCALL.local) : connTuple(dv, recordOffset + sides[0]!, recordOffset + sides[1]!);
   }
   if (!file && out['fd.name'] !== undefined) out['fd.nameraw'] = out['fd.name'];
   const l4 = l4Type(rec.name, fam, new DataView(view.buffer, view.byteOffset), recordOffset);
@@ -362,11 +381,13 @@ export function l4Type(name: string, fam: number, vd: DataView, off: number): nu
  * absent end 0.0.0.0:0).
  */
 export function connTuple(dv: DataView, client: number, server: number): string {
-  const ep = (at: number) => {
-    const s = sockaddr(dv, at);
-    return `${s.addr || (s.family === AF.INET6 ? '::' : '0.0.0.0')}:${s.port}`;
-  };
-  return `${ep(client)}->${ep(server)}`;
+  return `${endpointText(dv, client)}->${endpointText(dv, server)}`;
+}
+
+/** One end of an IP socket as `addr:port` (fd.name of a server socket, serverSocket()). */
+export function endpointText(dv: DataView, at: number): string {
+  const s = sockaddr(dv, at);
+  return `${s.addr || (s.family === AF.INET6 ? '::' : '0.0.0.0')}:${s.port}`;
 }
 
 /** Process fields of a thread entry and its ancestors, read back from linear memory. */

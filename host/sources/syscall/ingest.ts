@@ -14,7 +14,8 @@
 // probe's sock_type), fd.connected, fd.name_changed, proc.duration (the thread table's start
 // times), thread.tid, evt.rawtime (boot ns + the caller's boot-to-epoch offset) and evt.time (the
 // same number as decimal text), evt.dir '<', evt.source 'syscall', evt.hostname (the
-// constructor's) and evt.is_open_exec false; process fields come from the thread entry. Any other field is missing for kernel
+// constructor's) and evt.is_open_exec false; the endpoints of a bind or listen are those of libsinsp's server socket (fields.ts
+// serverSocket); process fields come from the thread entry. Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, fields.ts).
 // When the capture addon loads, the per-event work runs in C (probes/addon/ingest.c, same
 // semantics, driven by a per-module plan of slots); this file's JS translator is the fallback
@@ -50,7 +51,7 @@ import { NR_SYSCALLS, syscallName } from './syscalls.js';
 import { evtTypeId, MEM, REC } from '../../engine/codegen/abi.js';
 import type { RuleModule } from '../../runtime/evaluator.js';
 import type { RecordTranslator } from '../../runtime/translator.js';
-import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE } from './fields.js';
+import { connTuple, endpointText, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, kernelEventFields, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, SERVER_SIDE, serverSocket } from './fields.js';
 import { ThreadTable } from './thread-table.js';
 import { ContainerTable } from '../container/table.js';
 
@@ -236,6 +237,8 @@ const IABI = {
   NRC_DIRFD: 0x4000000,
   NRC_LINKPATH: 0x8000000,
   NRC_RES: 0x10000000,
+  NRC_BIND: 0x20000000,
+  NRC_LISTEN: 0x40000000,
   NRC_OPEN: 1,
   NRC_FD_RET: 2,
   NRC_FD_ARG0: 4,
@@ -336,7 +339,9 @@ const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
     (name === 'socket' ? IABI.NRC_SOCKET : 0) |
     (name === 'ptrace' ? IABI.NRC_PTRACE : 0) |
     (name === 'connect' ? IABI.NRC_CONNECT : 0) |
-    (name === 'sendto' || name === 'sendmsg' ? IABI.NRC_SENDTO : 0);
+    (name === 'sendto' || name === 'sendmsg' ? IABI.NRC_SENDTO : 0) |
+    (name === 'bind' ? IABI.NRC_BIND : 0) |
+    (name === 'listen' ? IABI.NRC_LISTEN : 0);
   // the evt.arg.* parameters libsinsp gives this syscall (render.ts)
   const p = PATH_ARG[name];
   const mode = MODE_ARG[name];
@@ -551,7 +556,7 @@ export class KernelIngest implements RecordTranslator {
   }
 
   // The facts of the record being written (one reused object, no allocation per event).
-  private readonly f = { name: '', cls: 0, ret: 0, fdName: 0, fdLen: 0, rawOff: 0, rawLen: 0, file: false, dirFlag: false, flags: 0, client: 0, server: 0, fam: 0, thread: 0 };
+  private readonly f = { name: '', cls: 0, ret: 0, fdName: 0, fdLen: 0, rawOff: 0, rawLen: 0, file: false, dirFlag: false, flags: 0, client: 0, server: 0, local: 0, peer: 0, servSock: false, fam: 0, thread: 0 };
 
   private facts(view: Uint8Array, vd: DataView, off: number, nr: number): void {
     const f = this.f;
@@ -598,7 +603,15 @@ export class KernelIngest implements RecordTranslator {
     f.dirFlag = (f.flags & O_DIRECTORY) !== 0;
     f.client = off + (server ? SYSCALL.peer : SYSCALL.local);
     f.server = off + (server ? SYSCALL.local : SYSCALL.peer);
+    f.local = off + SYSCALL.local;
+    f.peer = off + SYSCALL.peer;
     f.fam = vd.getUint16(off + SYSCALL.peer + SOCKADDR.family, true) || vd.getUint16(off + SYSCALL.local + SOCKADDR.family, true);
+    // a bound socket: the local end is the server's, the other ends have no value (-1)
+    f.servSock = serverSocket(name, f.ret, vd.getUint16(off + SYSCALL.local + SOCKADDR.family, true), vd.getUint16(off + SYSCALL.local + SOCKADDR.port, true));
+    if (f.servSock) {
+      f.server = f.local;
+      f.client = f.local = f.peer = -1;
+    }
   }
 
   /** Writes the 8 bytes of one field at `to`; false when the record does not provide it. */
@@ -622,7 +635,7 @@ export class KernelIngest implements RecordTranslator {
         return false;
       case F.NAME:
         // an opened file, a unix socket's path or an IPv4 tuple (other syscalls' paths are no fd's name)
-        if (f.fdLen === 0 && f.fdName === 0) return (f.fam === AF.INET || f.fam === AF.INET6) && this.tupleName(vd, to);
+        if (f.fdLen === 0 && f.fdName === 0) return (f.fam === AF.INET || f.fam === AF.INET6) && (f.servSock ? this.constant(endpointText(vd, f.server), to) : this.tupleName(vd, to));
         return (f.file || f.fam === AF.UNIX) && this.fdName(view, to);
       case F.NAMERAW:
         if (!f.file) return this.value(F.NAME, view, vd, off, to);
@@ -661,17 +674,17 @@ export class KernelIngest implements RecordTranslator {
       case F.CIP:
         return this.ip(view, vd, f.client, to);
       case F.LIP:
-        return this.ip(view, vd, off + SYSCALL.local, to);
+        return this.ip(view, vd, f.local, to);
       case F.RIP:
-        return this.ip(view, vd, off + SYSCALL.peer, to);
+        return this.ip(view, vd, f.peer, to);
       case F.SPORT:
         return this.port(vd, f.server, to);
       case F.CPORT:
         return this.port(vd, f.client, to);
       case F.LPORT:
-        return this.port(vd, off + SYSCALL.local, to);
+        return this.port(vd, f.local, to);
       case F.RPORT:
-        return this.port(vd, off + SYSCALL.peer, to);
+        return this.port(vd, f.peer, to);
       case F.IPS:
       case F.PORTS: {
         const at = this.alloc(16);
@@ -838,13 +851,16 @@ export class KernelIngest implements RecordTranslator {
     return this.ref(to, at, len);
   }
 
+  /** An IP end's address; `sa` -1 = no such end (a server socket's client, local and remote ends). */
   private ip(view: Uint8Array, vd: DataView, sa: number, to: number): boolean {
+    if (sa < 0) return false;
     const fam = vd.getUint16(sa + SOCKADDR.family, true);
     const n = fam === AF.INET ? 4 : fam === AF.INET6 ? 16 : 0;
     return n !== 0 && this.copyRange(view, sa + SOCKADDR.addr, n, to);
   }
 
   private port(vd: DataView, sa: number, to: number): boolean {
+    if (sa < 0) return false;
     const fam = vd.getUint16(sa + SOCKADDR.family, true);
     return (fam === AF.INET || fam === AF.INET6) && this.num64(to, vd.getUint16(sa + SOCKADDR.port, true));
   }
