@@ -258,13 +258,19 @@ static int new_path(struct ctx *c, struct facts *f, uint8_t *to)
 	return ref(to, at, n);
 }
 
+/* The mode parameter of class word w (RAE_NRC_MODE_SHIFT: args[w - 1], 7 = openat2's aux[1]). */
+static uint32_t mode_arg(const struct facts *f, uint32_t w)
+{
+	return w == 7 ? (uint32_t)rd64(f->rec + offsetof(struct rae_syscall, aux) + 8) : (uint32_t)rd64(f->rec + offsetof(struct rae_syscall, args) + 8 * (w - 1));
+}
+
 /* evt.arg.mode (render.ts chmodMode / openMode / hexMode). */
 static int mode_text(struct ctx *c, struct facts *f, uint8_t *to)
 {
 	uint32_t w = (f->cls >> RAE_NRC_MODE_SHIFT) & 7, fmt = (f->cls >> RAE_NRC_MODEFMT_SHIFT) & 3;
 	if (!w || !fmt)
 		return 0;
-	uint32_t v = w == 7 ? (uint32_t)rd64(f->rec + offsetof(struct rae_syscall, aux) + 8) : (uint32_t)rd64(f->rec + offsetof(struct rae_syscall, args) + 8 * (w - 1));
+	uint32_t v = mode_arg(f, w);
 	char s[256];
 	int n = 0;
 	if (fmt == 1) {
@@ -501,7 +507,11 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 		const int32_t *k = c->io->plan + RAE_IP_CONST + 2 * RAE_K_HOSTNAME;
 		return ref(to, (uint32_t)(c->konst + (uint32_t)k[0]), (uint32_t)k[1]);
 	}
-	case RAE_FLD_OPEN_EXEC: return num(to, 0);
+	case RAE_FLD_OPEN_EXEC: {
+		/* render.ts isOpenExec: O_CREAT or O_TMPFILE, and an execute bit in the mode */
+		uint32_t w = (f->cls >> RAE_NRC_MODE_SHIFT) & 7;
+		return num(to, (f->cls & RAE_NRC_OPEN) && w && (f->flags & (0100 | 020000000)) && (mode_arg(f, w) & 0111));
+	}
 	default:
 		return 0;
 	}
@@ -639,7 +649,7 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
  */
 #define STABLE (BIT(RAE_FLD_RAWRES) | BIT(RAE_FLD_FAILED) | BIT(RAE_FLD_RES) | BIT(RAE_FLD_TYPECHAR) | BIT(RAE_FLD_TYPE) | \
 		BIT(RAE_FLD_FAMILY) | BIT(RAE_FLD_READ) | BIT(RAE_FLD_WRITE) | BIT(RAE_FLD_CREATE) | BIT(RAE_FLD_ARG_FLAGS) | \
-		BIT(RAE_FLD_CONNECTED) | BIT(RAE_FLD_DIRECTION) | BIT(RAE_FLD_SOURCE) | BIT(RAE_FLD_HOSTNAME) | BIT(RAE_FLD_OPEN_EXEC))
+		BIT(RAE_FLD_CONNECTED) | BIT(RAE_FLD_DIRECTION) | BIT(RAE_FLD_SOURCE) | BIT(RAE_FLD_HOSTNAME))
 
 /* A superset of the fields value() can find in this record (a pure shortcut: same results). */
 static uint64_t possible(const struct facts *f)

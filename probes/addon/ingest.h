@@ -33,7 +33,8 @@ enum {
 	RAE_FLD_ARG_NAME, RAE_FLD_ARG_PATH, RAE_FLD_ARG_FILENAME, RAE_FLD_ARG_NEWPATH, RAE_FLD_ARG_MODE,
 	RAE_FLD_ARG_FD, RAE_FLD_ARG_UID, RAE_FLD_ARG_CMD,
 	/* per-event header values and constants: thread.tid, evt.time (decimal text of evt.rawtime),
-	 * evt.rawtime (boot ns + RAE_IS_EPOCH_*), evt.dir, evt.source, evt.hostname, evt.is_open_exec */
+	 * evt.rawtime (boot ns + RAE_IS_EPOCH_*), evt.dir, evt.source, evt.hostname, and
+	 * evt.is_open_exec (an open creating a file with an execute bit in its mode) */
 	RAE_FLD_TID, RAE_FLD_TIME, RAE_FLD_RAWTIME, RAE_FLD_DIRECTION, RAE_FLD_SOURCE, RAE_FLD_HOSTNAME,
 	RAE_FLD_OPEN_EXEC,
 	/* evt.arg.pid (ptrace), dirfd, res, linkpath (symlink/symlinkat), see render.ts */

@@ -8,7 +8,7 @@
 import { posix } from 'node:path';
 import { decodeRecord, sockaddr, type SockAddr } from './decode.js';
 import { AF, KIND, SYSCALL } from './abi.js';
-import { atFlags, chmodMode, DIRFD_ARG, FD_ARG, fdText, hasResArg, hexMode, LINKPATH_ARG, MODE_ARG, NEWPATH_ARG, openFlags, openMode, PATH_ARG, ptraceRequest, resArgText, socketDomain, uidText } from './render.js';
+import { atFlags, chmodMode, DIRFD_ARG, FD_ARG, fdText, hasResArg, hexMode, isOpenExec, LINKPATH_ARG, MODE_ARG, NEWPATH_ARG, openFlags, openMode, PATH_ARG, ptraceRequest, resArgText, socketDomain, uidText } from './render.js';
 import type { LoadedRule } from '../../engine/index.js';
 import { walkChecked, type Operand } from '../../engine/ir.js';
 import { CTR_FLAGS, CTR_KEYED, CTR_STRINGS, TF, THREAD, TP, type ContainerKey } from '../../engine/codegen/abi.js';
@@ -333,6 +333,7 @@ export function kernelEventFields(memory: WebAssembly.Memory, view: Uint8Array, 
   if (mode) {
     const v = mode[0] === 6 ? Number(rec.aux[1]! & 0xffffffffn) : u32(mode[0]);
     out['evt.arg.mode'] = mode[1] === 'chmod' ? chmodMode(v) : mode[1] === 'open' ? openMode(flags, v) : hexMode(v);
+    if (file) out['evt.is_open_exec'] = isOpenExec(flags, v);
   }
   const fdFrom = FD_ARG[rec.name];
   if (fdFrom) out['evt.arg.fd'] = fdText(fdFrom === 'ret' ? rec.ret : Number(BigInt.asIntN(32, rec.args[0]!)), (e) => ERRNO[e]);

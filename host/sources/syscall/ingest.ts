@@ -14,7 +14,8 @@
 // probe's sock_type), fd.connected, fd.name_changed, proc.duration (the thread table's start
 // times), thread.tid, evt.rawtime (boot ns + the caller's boot-to-epoch offset) and evt.time (the
 // same number as decimal text), evt.dir '<', evt.source 'syscall', evt.hostname (the
-// constructor's) and evt.is_open_exec false; the endpoints of a bind or listen are those of libsinsp's server socket (fields.ts
+// constructor's) and evt.is_open_exec (an open creating a file with an execute bit, render.ts
+// isOpenExec); the endpoints of a bind or listen are those of libsinsp's server socket (fields.ts
 // serverSocket); process fields come from the thread entry. Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, fields.ts).
 // When the capture addon loads, the per-event work runs in C (probes/addon/ingest.c, same
@@ -33,6 +34,7 @@ import {
   fdText,
   hasResArg,
   hexMode,
+  isOpenExec,
   LINKPATH_ARG,
   MODE_ARG,
   MODE_FLAGS,
@@ -359,6 +361,11 @@ const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
     (hasResArg(name) ? NRC.RES : 0)
   );
 });
+
+/** The mode parameter of a MODE_ARG entry: argument `i`, or openat2's how.mode (i = 6, aux[1]). */
+function modeArg(vd: DataView, off: number, i: number): number {
+  return vd.getUint32(off + (i === 6 ? SYSCALL.aux + 8 : SYSCALL.args + 8 * i), true);
+}
 
 let nativeCache: NativeIngest | null | undefined;
 
@@ -727,7 +734,7 @@ export class KernelIngest implements RecordTranslator {
       case F.ARG_MODE: {
         const m = MODE_ARG[f.name];
         if (m === undefined) return false;
-        const v = vd.getUint32(off + (m[0] === 6 ? SYSCALL.aux + 8 : SYSCALL.args + 8 * m[0]), true);
+        const v = modeArg(vd, off, m[0]);
         return this.constant(m[1] === 'chmod' ? chmodMode(v) : m[1] === 'open' ? openMode(f.flags, v) : hexMode(v), to);
       }
       case F.ARG_FD: {
@@ -785,8 +792,10 @@ export class KernelIngest implements RecordTranslator {
         return this.constant('syscall', to);
       case F.HOSTNAME:
         return this.constant(this.hostname, to);
-      case F.OPEN_EXEC:
-        return this.num64(to, 0);
+      case F.OPEN_EXEC: {
+        const m = f.file ? MODE_ARG[f.name] : undefined;
+        return this.num64(to, m !== undefined && isOpenExec(f.flags, modeArg(vd, off, m[0])) ? 1 : 0);
+      }
       case F.ARG_DOMAIN:
         return f.name === 'socket' && this.constant(socketDomain(Number(vd.getBigInt64(off + SYSCALL.args, true))), to);
       case F.ARG_REQUEST:
