@@ -32,7 +32,8 @@ struct facts {
 	uint32_t raw_addr;   /* the path as passed, once copied */
 	int has_name;
 	int joined;          /* fd.name is the directory joined with the path (not the path itself) */
-	const uint8_t *client, *server, *local, *peer;
+	const uint8_t *client, *server, *local, *peer; /* NO_END when the socket has no such end */
+	int serv_sock;       /* a bound socket (RAE_NRC_BIND/LISTEN): server = the local end, no other end */
 	uint16_t fam;
 	uint32_t thread;     /* the event's thread entry address, 0 = unknown */
 };
@@ -44,6 +45,9 @@ struct ctx {
 	/* the last rendered open flags (consecutive opens mostly share them) */
 	uint32_t flags_value, flags_addr, flags_len;
 };
+
+/* An absent socket end (family 0): ip() and port() find nothing in it. */
+static const uint8_t NO_END[sizeof(struct rae_sockaddr)];
 
 static inline uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 static inline uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -159,6 +163,8 @@ static int endpoint(char *s, size_t room, const uint8_t *sa)
 static int tuple_name(struct ctx *c, struct facts *f, uint8_t *to)
 {
 	char s[128];
+	if (f->serv_sock) /* a server socket: its bound end alone (fields.ts endpointText) */
+		return copy(c, (const uint8_t *)s, (uint32_t)endpoint(s, 60, f->server), to);
 	int n = endpoint(s, 60, f->client);
 	n += snprintf(s + n, 3, "->");
 	n += endpoint(s + n, 60, f->server);
@@ -268,13 +274,19 @@ static int new_path(struct ctx *c, struct facts *f, uint8_t *to)
 	return ref(to, at, n);
 }
 
+/* The mode parameter of class word w (RAE_NRC_MODE_SHIFT: args[w - 1], 7 = openat2's aux[1]). */
+static uint32_t mode_arg(const struct facts *f, uint32_t w)
+{
+	return w == 7 ? (uint32_t)rd64(f->rec + offsetof(struct rae_syscall, aux) + 8) : (uint32_t)rd64(f->rec + offsetof(struct rae_syscall, args) + 8 * (w - 1));
+}
+
 /* evt.arg.mode (render.ts chmodMode / openMode / hexMode). */
 static int mode_text(struct ctx *c, struct facts *f, uint8_t *to)
 {
 	uint32_t w = (f->cls >> RAE_NRC_MODE_SHIFT) & 7, fmt = (f->cls >> RAE_NRC_MODEFMT_SHIFT) & 3;
 	if (!w || !fmt)
 		return 0;
-	uint32_t v = w == 7 ? (uint32_t)rd64(f->rec + offsetof(struct rae_syscall, aux) + 8) : (uint32_t)rd64(f->rec + offsetof(struct rae_syscall, args) + 8 * (w - 1));
+	uint32_t v = mode_arg(f, w);
 	char s[256];
 	int n = 0;
 	if (fmt == 1) {
@@ -541,7 +553,11 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 		const int32_t *k = c->io->plan + RAE_IP_CONST + 2 * RAE_K_HOSTNAME;
 		return ref(to, (uint32_t)(c->konst + (uint32_t)k[0]), (uint32_t)k[1]);
 	}
-	case RAE_FLD_OPEN_EXEC: return num(to, 0);
+	case RAE_FLD_OPEN_EXEC: {
+		/* render.ts isOpenExec: O_CREAT or O_TMPFILE, and an execute bit in the mode */
+		uint32_t w = (f->cls >> RAE_NRC_MODE_SHIFT) & 7;
+		return num(to, (f->cls & RAE_NRC_OPEN) && w && (f->flags & (0100 | 020000000)) && (mode_arg(f, w) & 0111));
+	}
 	default:
 		return 0;
 	}
@@ -653,6 +669,13 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 	f->client = server ? f->peer : f->local;
 	f->server = server ? f->local : f->peer;
 	f->fam = rd16(f->peer) ? rd16(f->peer) : rd16(f->local);
+	/* fields.ts serverSocket: a successful bind or any listen on an IP socket with a local port */
+	uint16_t lfam = rd16(f->local), lport = rd16(f->local + offsetof(struct rae_sockaddr, port));
+	f->serv_sock = ((f->cls & RAE_NRC_LISTEN) || ((f->cls & RAE_NRC_BIND) && f->ret >= 0)) && (lfam == AF_INET_ || lfam == AF_INET6_) && lport != 0;
+	if (f->serv_sock) {
+		f->server = f->local;
+		f->client = f->local = f->peer = NO_END;
+	}
 }
 
 #define BIT(f) (1ull << (f))
@@ -674,7 +697,7 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
  */
 #define STABLE (BIT(RAE_FLD_RAWRES) | BIT(RAE_FLD_FAILED) | BIT(RAE_FLD_RES) | BIT(RAE_FLD_TYPECHAR) | BIT(RAE_FLD_TYPE) | \
 		BIT(RAE_FLD_FAMILY) | BIT(RAE_FLD_READ) | BIT(RAE_FLD_WRITE) | BIT(RAE_FLD_CREATE) | BIT(RAE_FLD_ARG_FLAGS) | \
-		BIT(RAE_FLD_CONNECTED) | BIT(RAE_FLD_DIRECTION) | BIT(RAE_FLD_SOURCE) | BIT(RAE_FLD_HOSTNAME) | BIT(RAE_FLD_OPEN_EXEC))
+		BIT(RAE_FLD_CONNECTED) | BIT(RAE_FLD_DIRECTION) | BIT(RAE_FLD_SOURCE) | BIT(RAE_FLD_HOSTNAME))
 
 /* A superset of the fields value() can find in this record (a pure shortcut: same results). */
 static uint64_t possible(const struct facts *f)
@@ -682,7 +705,7 @@ static uint64_t possible(const struct facts *f)
 	uint64_t can = ALWAYS;
 	if (f->has_name)
 		can |= NEED_NAME;
-	if (rd16(f->peer) || rd16(f->local))
+	if (rd16(f->server) || rd16(f->client))
 		can |= NEED_ADDR;
 	if (f->cls & RAE_NRC_OPEN)
 		can |= NEED_OPEN;

@@ -33,7 +33,8 @@ enum {
 	RAE_FLD_ARG_NAME, RAE_FLD_ARG_PATH, RAE_FLD_ARG_FILENAME, RAE_FLD_ARG_NEWPATH, RAE_FLD_ARG_MODE,
 	RAE_FLD_ARG_FD, RAE_FLD_ARG_UID, RAE_FLD_ARG_CMD,
 	/* per-event header values and constants: thread.tid, evt.time (decimal text of evt.rawtime),
-	 * evt.rawtime (boot ns + RAE_IS_EPOCH_*), evt.dir, evt.source, evt.hostname, evt.is_open_exec */
+	 * evt.rawtime (boot ns + RAE_IS_EPOCH_*), evt.dir, evt.source, evt.hostname, and
+	 * evt.is_open_exec (an open creating a file with an execute bit in its mode) */
 	RAE_FLD_TID, RAE_FLD_TIME, RAE_FLD_RAWTIME, RAE_FLD_DIRECTION, RAE_FLD_SOURCE, RAE_FLD_HOSTNAME,
 	RAE_FLD_OPEN_EXEC,
 	/* evt.arg.pid (ptrace), dirfd, res, linkpath (symlink/symlinkat), see render.ts */
@@ -68,6 +69,10 @@ enum {
 #define RAE_NRC_DIRFD 0x4000000  /* evt.arg.dirfd = args[0] (PT_FD) */
 #define RAE_NRC_LINKPATH 0x8000000 /* symlink/symlinkat: the second path is evt.arg.linkpath */
 #define RAE_NRC_RES 0x10000000   /* evt.arg.res = the return value (PT_ERRNO); not when it is evt.arg.fd */
+/* bind (when it succeeded) and listen on an IP socket with a local port: libsinsp's server socket
+ * (host/sources/syscall/fields.ts serverSocket): fd.sip/fd.sport the local end, no other end, fd.name addr:port */
+#define RAE_NRC_BIND 0x20000000
+#define RAE_NRC_LISTEN 0x40000000
 
 /*
  * Constant string ids: 0..255 evt.res by errno (0 = SUCCESS; length 0 = no name), fd types,

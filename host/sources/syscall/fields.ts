@@ -211,6 +211,21 @@ export const FD_FROM_RET = new Set([...OPENS, 'socket', 'accept', 'accept4', 'du
 export const FD_FROM_ARG0 = new Set(['connect', 'sendto', 'recvfrom', 'sendmsg', 'recvmsg', 'bind', 'listen', 'close', 'shutdown', 'setsockopt', 'getsockopt', 'fchdir', 'fchmod', 'fcntl']);
 /** Syscalls where the local end is the server (fd.sip/fd.sport are local). */
 export const SERVER_SIDE = new Set(['accept', 'accept4']);
+/**
+ * Whether the socket of a bind or listen record is libsinsp's server socket: parse_bind_exit
+ * (userspace/libsinsp/parsers.cpp) makes an IP socket bound with a port SCAP_FD_IPV4_SERVSOCK (or
+ * IPV6) with that address and port, and a failed bind leaves the socket as it was; listen changes
+ * nothing, so a socket bound before is still one whatever listen returns. On such a socket
+ * fd.sip/fd.sport are the bound address and port, fd.cip/cport/lip/lport/rip/rport have no value,
+ * fd.ip/net/port match the bound end alone (sinsp_filtercheck_fd.cpp TYPE_SERVERIP, TYPE_SERVERPORT,
+ * TYPE_LIP..., compare_ip/compare_net/compare_port) and fd.name is `addr:port` (bind's address
+ * parameter as text). The record's local end is the kernel's: a socket bound to port 0 has the port
+ * the kernel picked, where libsinsp, reading the address as passed, leaves the socket unclassified
+ * (fd.sip missing); a listen that bound the socket itself (no bind before) is a server socket here too.
+ */
+export function serverSocket(name: string, ret: number, family: number, port: number): boolean {
+  return (name === 'listen' || (name === 'bind' && ret >= 0)) && (family === AF.INET || family === AF.INET6) && port !== 0;
+}
 /** open(2) flag bits: access mode mask, O_CREAT, O_DIRECTORY. */
 export const O_ACCMODE = 3;
 /** O_CREAT. */
@@ -274,11 +289,13 @@ export function l4Type(name: string, fam: number, vd: DataView, off: number): nu
  * absent end 0.0.0.0:0).
  */
 export function connTuple(dv: DataView, client: number, server: number): string {
-  const ep = (at: number) => {
-    const s = sockaddr(dv, at);
-    return `${s.addr || (s.family === AF.INET6 ? '::' : '0.0.0.0')}:${s.port}`;
-  };
-  return `${ep(client)}->${ep(server)}`;
+  return `${endpointText(dv, client)}->${endpointText(dv, server)}`;
+}
+
+/** One end of an IP socket as `addr:port` (fd.name of a server socket, serverSocket()). */
+export function endpointText(dv: DataView, at: number): string {
+  const s = sockaddr(dv, at);
+  return `${s.addr || (s.family === AF.INET6 ? '::' : '0.0.0.0')}:${s.port}`;
 }
 
 /** Process fields of a thread entry and its ancestors, read back from linear memory. */

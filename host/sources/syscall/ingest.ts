@@ -16,7 +16,9 @@
 // probe's sock_type), fd.connected, fd.name_changed, proc.duration (the thread table's start times), container.duration (the container entry's start_ts),
 // thread.tid, evt.rawtime (boot ns + the caller's boot-to-epoch offset) and evt.time (the
 // same number as decimal text), evt.dir '<', evt.source 'syscall', evt.hostname (the
-// constructor's) and evt.is_open_exec false; process fields come from the thread entry. Any other field is missing for kernel
+// constructor's) and evt.is_open_exec (an open creating a file with an execute bit, render.ts
+// isOpenExec); the endpoints of a bind or listen are those of libsinsp's server socket (fields.ts
+// serverSocket); process fields come from the thread entry. Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, fields.ts).
 // A SYSCALL record of a process the thread table has no entry for is first given one when the
 // constructor has a reader (unknown-process.ts: /proc for `rae run`, as libsinsp reads a thread it
@@ -38,6 +40,7 @@ import {
   fdText,
   hasResArg,
   hexMode,
+  isOpenExec,
   LINKPATH_ARG,
   MODE_ARG,
   MODE_FLAGS,
@@ -56,7 +59,7 @@ import { NR_SYSCALLS, syscallName } from './syscalls.js';
 import { CTR, CTR_START_BIT, evtTypeId, MEM, REC, THREAD } from '../../engine/codegen/abi.js';
 import type { RuleModule } from '../../runtime/evaluator.js';
 import type { RecordTranslator } from '../../runtime/translator.js';
-import { connTuple, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, processFields, recordFields, SERVER_SIDE } from './fields.js';
+import { connTuple, endpointText, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, processFields, recordFields, SERVER_SIDE, serverSocket } from './fields.js';
 import { lookupField } from '../../engine/fields.js';
 import { SlotTable } from '../../engine/codegen/access.js';
 import { ThreadTable } from './thread-table.js';
@@ -272,6 +275,8 @@ const IABI = {
   NRC_FLAGS_AT2: 5,
   NRC_FLAGS_AT4: 6,
   NRC_FLAGS_DOMAIN: 7,
+  NRC_BIND: 0x20000000,
+  NRC_LISTEN: 0x40000000,
   NRC_OPEN: 1,
   NRC_FD_RET: 2,
   NRC_FD_ARG0: 4,
@@ -383,7 +388,9 @@ const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
     (name === 'socket' ? IABI.NRC_SOCKET : 0) |
     (name === 'ptrace' ? IABI.NRC_PTRACE : 0) |
     (name === 'connect' ? IABI.NRC_CONNECT : 0) |
-    (name === 'sendto' || name === 'sendmsg' ? IABI.NRC_SENDTO : 0);
+    (name === 'sendto' || name === 'sendmsg' ? IABI.NRC_SENDTO : 0) |
+    (name === 'bind' ? IABI.NRC_BIND : 0) |
+    (name === 'listen' ? IABI.NRC_LISTEN : 0);
   // the evt.arg.* parameters libsinsp gives this syscall (render.ts)
   const p = PATH_ARG[name];
   const mode = MODE_ARG[name];
@@ -401,6 +408,11 @@ const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
     (hasResArg(name) ? NRC.RES : 0)
   );
 });
+
+/** The mode parameter of a MODE_ARG entry: argument `i`, or openat2's how.mode (i = 6, aux[1]). */
+function modeArg(vd: DataView, off: number, i: number): number {
+  return vd.getUint32(off + (i === 6 ? SYSCALL.aux + 8 : SYSCALL.args + 8 * i), true);
+}
 
 let nativeCache: NativeIngest | null | undefined;
 
@@ -629,7 +641,7 @@ export class KernelIngest implements RecordTranslator {
   }
 
   // The facts of the record being written (one reused object, no allocation per event).
-  private readonly f = { name: '', cls: 0, ret: 0, fdName: 0, fdLen: 0, rawOff: 0, rawLen: 0, file: false, dirFlag: false, flags: 0, client: 0, server: 0, fam: 0, thread: 0 };
+  private readonly f = { name: '', cls: 0, ret: 0, fdName: 0, fdLen: 0, rawOff: 0, rawLen: 0, file: false, dirFlag: false, flags: 0, client: 0, server: 0, local: 0, peer: 0, servSock: false, fam: 0, thread: 0 };
 
   private facts(view: Uint8Array, vd: DataView, off: number, nr: number): void {
     const f = this.f;
@@ -676,7 +688,15 @@ export class KernelIngest implements RecordTranslator {
     f.dirFlag = (f.flags & O_DIRECTORY) !== 0;
     f.client = off + (server ? SYSCALL.peer : SYSCALL.local);
     f.server = off + (server ? SYSCALL.local : SYSCALL.peer);
+    f.local = off + SYSCALL.local;
+    f.peer = off + SYSCALL.peer;
     f.fam = vd.getUint16(off + SYSCALL.peer + SOCKADDR.family, true) || vd.getUint16(off + SYSCALL.local + SOCKADDR.family, true);
+    // a bound socket: the local end is the server's, the other ends have no value (-1)
+    f.servSock = serverSocket(name, f.ret, vd.getUint16(off + SYSCALL.local + SOCKADDR.family, true), vd.getUint16(off + SYSCALL.local + SOCKADDR.port, true));
+    if (f.servSock) {
+      f.server = f.local;
+      f.client = f.local = f.peer = -1;
+    }
   }
 
   /** Writes the 8 bytes of one field at `to`; false when the record does not provide it. */
@@ -700,7 +720,7 @@ export class KernelIngest implements RecordTranslator {
         return false;
       case F.NAME:
         // an opened file, a unix socket's path or an IPv4 tuple (other syscalls' paths are no fd's name)
-        if (f.fdLen === 0 && f.fdName === 0) return (f.fam === AF.INET || f.fam === AF.INET6) && this.tupleName(vd, to);
+        if (f.fdLen === 0 && f.fdName === 0) return (f.fam === AF.INET || f.fam === AF.INET6) && (f.servSock ? this.constant(endpointText(vd, f.server), to) : this.tupleName(vd, to));
         return (f.file || f.fam === AF.UNIX) && this.fdName(view, to);
       case F.NAMERAW:
         if (!f.file) return this.value(F.NAME, view, vd, off, to);
@@ -741,17 +761,17 @@ export class KernelIngest implements RecordTranslator {
       case F.CIP:
         return this.ip(view, vd, f.client, to);
       case F.LIP:
-        return this.ip(view, vd, off + SYSCALL.local, to);
+        return this.ip(view, vd, f.local, to);
       case F.RIP:
-        return this.ip(view, vd, off + SYSCALL.peer, to);
+        return this.ip(view, vd, f.peer, to);
       case F.SPORT:
         return this.port(vd, f.server, to);
       case F.CPORT:
         return this.port(vd, f.client, to);
       case F.LPORT:
-        return this.port(vd, off + SYSCALL.local, to);
+        return this.port(vd, f.local, to);
       case F.RPORT:
-        return this.port(vd, off + SYSCALL.peer, to);
+        return this.port(vd, f.peer, to);
       case F.IPS:
       case F.PORTS: {
         const at = this.alloc(16);
@@ -804,7 +824,7 @@ export class KernelIngest implements RecordTranslator {
       case F.ARG_MODE: {
         const m = MODE_ARG[f.name];
         if (m === undefined) return false;
-        const v = vd.getUint32(off + (m[0] === 6 ? SYSCALL.aux + 8 : SYSCALL.args + 8 * m[0]), true);
+        const v = modeArg(vd, off, m[0]);
         return this.constant(m[1] === 'chmod' ? chmodMode(v) : m[1] === 'open' ? openMode(f.flags, v) : hexMode(v), to);
       }
       case F.ARG_FD: {
@@ -862,8 +882,10 @@ export class KernelIngest implements RecordTranslator {
         return this.constant('syscall', to);
       case F.HOSTNAME:
         return this.constant(this.hostname, to);
-      case F.OPEN_EXEC:
-        return this.num64(to, 0);
+      case F.OPEN_EXEC: {
+        const m = f.file ? MODE_ARG[f.name] : undefined;
+        return this.num64(to, m !== undefined && isOpenExec(f.flags, modeArg(vd, off, m[0])) ? 1 : 0);
+      }
       case F.ARG_DOMAIN:
         return f.name === 'socket' && this.constant(socketDomain(Number(vd.getBigInt64(off + SYSCALL.args, true))), to);
       case F.ARG_REQUEST:
@@ -928,13 +950,16 @@ export class KernelIngest implements RecordTranslator {
     return this.ref(to, at, len);
   }
 
+  /** An IP end's address; `sa` -1 = no such end (a server socket's client, local and remote ends). */
   private ip(view: Uint8Array, vd: DataView, sa: number, to: number): boolean {
+    if (sa < 0) return false;
     const fam = vd.getUint16(sa + SOCKADDR.family, true);
     const n = fam === AF.INET ? 4 : fam === AF.INET6 ? 16 : 0;
     return n !== 0 && this.copyRange(view, sa + SOCKADDR.addr, n, to);
   }
 
   private port(vd: DataView, sa: number, to: number): boolean {
+    if (sa < 0) return false;
     const fam = vd.getUint16(sa + SOCKADDR.family, true);
     return (fam === AF.INET || fam === AF.INET6) && this.num64(to, vd.getUint16(sa + SOCKADDR.port, true));
   }

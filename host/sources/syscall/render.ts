@@ -240,6 +240,17 @@ export function openMode(flags: number, mode: number): string {
   return m === 0 ? '0' : `0${m.toString(8)}`;
 }
 
+/**
+ * evt.is_open_exec of an open/openat/openat2/creat: the call creates a file (O_CREAT or O_TMPFILE,
+ * creat's flags included) whose mode has an execute bit (S_IXUSR|S_IXGRP|S_IXOTH); whatever it
+ * returned. libs userspace/libsinsp/sinsp_filtercheck_event.cpp TYPE_ISOPEN_EXEC (is_exec_mask on
+ * the mode parameter, read when the flags have PPM_O_TMPFILE or PPM_O_CREAT; creat's mode always).
+ * Not O_PATH, not an exec of the file: the name means "opened to create an executable".
+ */
+export function isOpenExec(flags: number, mode: number): boolean {
+  return (flags & OPEN_MODE_FLAGS) !== 0 && (mode & 0o111) !== 0;
+}
+
 /** evt.arg.mode of mkdir/mkdirat (PT_UINT32 PF_HEX): "%X". */
 export function hexMode(mode: number): string {
   return (mode >>> 0).toString(16).toUpperCase();
