@@ -15,7 +15,7 @@ import type { RawScalar, RawValue } from '../engine/interpreter.js';
 import type { FieldRef } from '../engine/ir.js';
 import { parseIp, truncInt } from '../engine/literals.js';
 import type { SourceEvent } from '../engine/source-event.js';
-import { CTR, CTR_FLAGS, CTR_START_BIT, CTR_STRINGS, type ContainerKey, evtTypeId, flagBit, LIMITS, MEM, REC, THREAD } from '../engine/codegen/abi.js';
+import { CTR, CTR_FLAGS, CTR_STRINGS, type ContainerKey, evtTypeId, LIMITS, MEM, REC, THREAD, writeContainerEntry } from '../engine/codegen/abi.js';
 
 const ANCESTOR_OF: Record<string, string> = {
   'proc.name': 'proc.aname',
@@ -322,33 +322,22 @@ export class BatchEncoder {
     if (hit !== undefined) return hit;
     const at = this.alloc(CTR.strings);
     if (at < 0) return -1;
-    this.u8.fill(0, at, at + CTR.keys);
-    this.u8.fill(0xff, at + CTR.keys, at + CTR.strings);
-    let present = 0;
-    let flags = 0;
     const nStr = CTR_STRINGS.length;
     const nFlag = CTR_FLAGS.length;
-    for (let i = 0; i < values.length; i++) {
-      const raw = values[i];
-      if (raw === undefined || raw === null || Array.isArray(raw)) continue;
-      if (i < nStr || i > nStr + nFlag) {
-        const v = this.str(typeof raw === 'string' ? raw : String(raw));
-        if (v < 0n) return -1;
-        const off = i < nStr ? CTR.refs + 8 * i : CTR.keys + 8 * (i - nStr - nFlag - 1);
-        this.dv.setBigUint64(at + off, v, true);
-        if (i < nStr) present |= 1 << i;
-      } else if (i < nStr + nFlag) {
-        present |= flagBit(i - nStr);
-        if (raw === true || raw === 'true' || raw === 1) flags |= 1 << (i - nStr);
-      } else {
-        const n = toInt(raw, this.ctrRefs[i]!);
-        if (n === undefined) continue;
-        this.dv.setBigInt64(at + CTR.startTs, BigInt.asIntN(64, n), true);
-        present |= CTR_START_BIT;
-      }
-    }
-    this.dv.setUint32(at + CTR.present, present, true);
-    this.dv.setUint32(at + CTR.flags, flags, true);
+    const text = (raw: RawValue | undefined) => (raw === undefined || raw === null || Array.isArray(raw) ? undefined : typeof raw === 'string' ? raw : String(raw));
+    const start = values[nStr + nFlag];
+    const entry = {
+      strings: values.slice(0, nStr).map(text),
+      flags: values.slice(nStr, nStr + nFlag).map((raw) => (raw === undefined || raw === null || Array.isArray(raw) ? undefined : raw === true || raw === 'true' || raw === 1)),
+      startTs: start === undefined || start === null || Array.isArray(start) ? undefined : toInt(start, this.ctrRefs[nStr + nFlag]!),
+      keyed: values.slice(nStr + nFlag + 1).map(text),
+    };
+    const place = (refAt: number, v: string): boolean => {
+      const r = this.strRef(v);
+      if (r >= 0) setRef(this.dv, refAt, r);
+      return r >= 0;
+    };
+    if (writeContainerEntry(this.dv, at, entry, place) > 0) return -1;
     this.ctrs.set(key, at);
     return at;
   }

@@ -177,3 +177,45 @@ const TYPE_IDS = new Map(EVT_TYPES.map((n, i) => [n, i + 1]));
 export function evtTypeId(name: string | undefined): number {
   return name === undefined ? 0 : (TYPE_IDS.get(name) ?? 0);
 }
+
+/** The values of one container entry: CTR_STRINGS, CTR_FLAGS and the module's keyed fields, each in its list's order; undefined = missing. */
+export interface ContainerEntry {
+  strings: readonly (string | undefined)[];
+  flags: readonly (boolean | undefined)[];
+  /** container.start_ts, epoch ns. */
+  startTs?: bigint;
+  keyed: readonly (string | undefined)[];
+}
+
+/**
+ * Writes the container entry (struct rae_ctr) at `at`: its present bits, flags, start_ts and
+ * string refs. `place(refAt, text)` stores a string wherever the writer keeps them (inside the
+ * entry for the container table, the batch heap for field events) and writes its {u32 addr,
+ * u32 len} at `refAt`; false = no room, and the value is missing. Returns how many values found no room.
+ */
+export function writeContainerEntry(dv: DataView, at: number, e: ContainerEntry, place: (refAt: number, text: string) => boolean): number {
+  new Uint8Array(dv.buffer, dv.byteOffset).fill(0, at, at + CTR.keys).fill(0xff, at + CTR.keys, at + CTR.strings);
+  let present = 0;
+  let flags = 0;
+  let unplaced = 0;
+  e.strings.forEach((v, i) => {
+    if (v === undefined) return;
+    if (place(at + CTR.refs + 8 * i, v)) present |= 1 << i;
+    else unplaced++;
+  });
+  e.flags.forEach((v, i) => {
+    if (v === undefined) return;
+    present |= flagBit(i);
+    if (v) flags |= 1 << i;
+  });
+  if (e.startTs !== undefined) {
+    dv.setBigInt64(at + CTR.startTs, BigInt.asIntN(64, e.startTs), true);
+    present |= CTR_START_BIT;
+  }
+  e.keyed.slice(0, CTR.keySlots).forEach((v, i) => {
+    if (v !== undefined && !place(at + CTR.keys + 8 * i, v)) unplaced++;
+  });
+  dv.setUint32(at + CTR.present, present, true);
+  dv.setUint32(at + CTR.flags, flags, true);
+  return unplaced;
+}

@@ -10,7 +10,7 @@
 // which the thread table reports (started) from the kernel's process records, as libsinsp and the
 // container plugin read it from the thread's pidns_init_start_ts; the entry holds it as epoch ns
 // (container.duration is the event time minus it, ingest.ts).
-import { CTR, CTR_FLAGS, CTR_START_BIT, CTR_STRINGS, flagBit, STATE, type ContainerKey } from '../../engine/codegen/abi.js';
+import { CTR, CTR_FLAGS, CTR_START_BIT, CTR_STRINGS, flagBit, STATE, writeContainerEntry, type ContainerKey } from '../../engine/codegen/abi.js';
 import { keyedValue, recordFields, type ContainerRecord } from './record.js';
 
 const ABSENT = 0xffffffff;
@@ -112,45 +112,31 @@ export class ContainerTable {
     const u8 = this.u8;
     const dv = this.dv;
     if (!u8 || !dv) return;
-    u8.fill(0, at, at + CTR.keys);
-    u8.fill(0xff, at + CTR.keys, at + CTR.strings);
-    this.writeStart(at, id);
     const r = id === 'host' ? HOST : this.records.get(id);
-    if (!r) return;
-    let present = 0;
-    let flags = 0;
+    const fields: Record<string, string | undefined> = !r ? {} : r === HOST ? { 'container.name': 'host' } : recordFields(r);
+    const start = this.starts.get(id);
     let heap = at + CTR.strings;
     const end = at + CTR.size;
-    const put = (ref: number, text: string): boolean => {
+    const place = (ref: number, text: string): boolean => {
       const b = Buffer.from(text);
-      if (heap + b.length > end) {
-        this.truncated++;
-        return false;
-      }
+      if (heap + b.length > end) return false;
       u8.set(b, heap);
       dv.setUint32(ref, heap, true);
       dv.setUint32(ref + 4, b.length, true);
       heap += b.length;
       return true;
     };
-    const fields: Record<string, string | undefined> = r === HOST ? { 'container.name': 'host' } : recordFields(r);
-    CTR_STRINGS.forEach((name, i) => {
-      const v = fields[name];
-      if (v !== undefined && put(at + CTR.refs + 8 * i, v)) present |= 1 << i;
-    });
-    CTR_FLAGS.forEach((name, i) => {
-      const v = fields[name];
-      if (v === undefined) return;
-      present |= flagBit(i);
-      if (v === 'true') flags |= 1 << i;
-    });
-    if (r !== HOST)
-      this.keys.forEach((k, i) => {
-        const v = keyedValue(r, k.name, k.arg);
-        if (v !== undefined) put(at + CTR.keys + 8 * i, v);
-      });
-    dv.setUint32(at + CTR.present, present | (dv.getUint32(at + CTR.present, true) & CTR_START_BIT), true);
-    dv.setUint32(at + CTR.flags, flags, true);
+    this.truncated += writeContainerEntry(
+      dv,
+      at,
+      {
+        strings: CTR_STRINGS.map((name) => fields[name]),
+        flags: CTR_FLAGS.map((name) => (fields[name] === undefined ? undefined : fields[name] === 'true')),
+        startTs: start === undefined ? undefined : start + this.bootToEpoch,
+        keyed: r && r !== HOST ? this.keys.map((k) => keyedValue(r, k.name, k.arg)) : [],
+      },
+      place,
+    );
   }
 }
 

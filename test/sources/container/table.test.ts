@@ -90,4 +90,18 @@ test('the table is bounded: past its entries an id gets none (counted)', () => {
   assert.is(table.dropped, 1);
 });
 
+test('a value that does not fit the entry is missing and counted; the values before it stay, and a keyed value after it still fits', () => {
+  const m = memory();
+  const table = new ContainerTable();
+  table.bind(m, KEYS);
+  const at = table.slotFor(NGINX.id);
+  table.learn({ ...NGINX, image: `localhost/${'x'.repeat(CTR.size)}` });
+  const f = containerFields(m, at, KEYS);
+  assert.is(table.truncated, 1);
+  assert.is(f['container.image'], undefined);
+  assert.is(f['container.name'], 'nginx');
+  assert.is(f['container.image.repository'], 'localhost/rae-busybox');
+  assert.is(f['k8s.pod.label[app]'], 'web');
+});
+
 test.run();
