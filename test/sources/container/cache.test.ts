@@ -6,7 +6,8 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ContainerCache, CriSource, EngineSource, type ContainerRecord, type MetadataSource } from '../../../host/sources/container/index.js';
+import { ContainerCache, CriSource, EngineSource, type MetadataSource } from '../../../host/sources/container/index.js';
+import { containerRecord } from '../../helpers/container-record.js';
 
 const WAIT_MS = 30_000;
 
@@ -16,29 +17,6 @@ async function until(what: string, ok: () => boolean): Promise<void> {
     if (Date.now() > deadline) throw new Error(`not ${what} within ${WAIT_MS} ms`);
     await new Promise((r) => setTimeout(r, 10));
   }
-}
-
-function record(fullId: string): ContainerRecord {
-  return {
-    id: fullId.slice(0, 12),
-    fullId,
-    type: 'docker',
-    name: `n-${fullId.slice(0, 4)}`,
-    image: '',
-    imageId: '',
-    imageRepository: '',
-    imageTag: '',
-    imageDigest: '',
-    privileged: false,
-    mounts: [],
-    ip: '',
-    hostPid: false,
-    hostNetwork: false,
-    hostIpc: false,
-    labels: {},
-    startTs: 0n,
-    sandbox: false,
-  };
 }
 
 /** A scripted runtime: list() fails while `down`, get() answers from `known` (or hangs if `hang`). */
@@ -53,12 +31,12 @@ function fakeSource(socket: string) {
         state.down--;
         throw new Error('connection refused');
       }
-      return state.known.map(record);
+      return state.known.map((full) => containerRecord(full));
     },
     get(id) {
       if (state.hang) return new Promise(() => undefined);
       const full = state.known.find((k) => k.startsWith(id));
-      return Promise.resolve(full ? record(full) : undefined);
+      return Promise.resolve(full ? containerRecord(full) : undefined);
     },
     watch: () => ({ close() {} }),
     close() {},

@@ -19,6 +19,7 @@ import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
 import { decodeRecords } from './recording.js';
 import { collectPools, compileAll } from '../../runtime/differential-helpers.js';
 import { corpusText } from '../../helpers/corpus.js';
+import { containerRecord } from '../../helpers/container-record.js';
 
 const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: corpusText(n) }))).ruleset.rules;
 const pools = collectPools(rules);
@@ -678,26 +679,7 @@ test('kernel ingest: container.start_ts is the start of the pid-namespace init, 
   const results: string[][] = [];
   for (const k of kinds) {
     // the runtime's own start time (its record) is not container.start_ts
-    k.containers.learn({
-      id: id.slice(0, 12),
-      fullId: id,
-      type: 'docker',
-      name: 'web',
-      image: 'i',
-      imageId: '',
-      imageRepository: 'i',
-      imageTag: '',
-      imageDigest: '',
-      privileged: false,
-      mounts: [],
-      ip: '',
-      hostPid: false,
-      hostNetwork: false,
-      hostIpc: false,
-      labels: {},
-      startTs: 42n,
-      sandbox: false,
-    });
+    k.containers.learn(containerRecord(id, { name: 'web', image: 'i', imageRepository: 'i', startTs: 42n }));
     const offsets = k.ingest(m, buf, a, epoch);
     const r = m.evaluateRecords('syscall', offsets.length, false);
     assert.ok(r.ok);
