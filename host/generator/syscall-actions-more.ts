@@ -6,7 +6,7 @@
 // rule looks for by name are harmless programs run under that name (upstream's
 // SpawnAsWithSymlink). Actions of rules that only fire inside a container are listed with that
 // reason; actions whose rule reads a field the engine does not provide yet say which.
-import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
 import { isRoot, mustRun, which } from './exec.js';
@@ -196,6 +196,14 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
   inContainer('ReadEnvironmentVariableFromProcFiles', 'Read environment variable from /proc files'),
 
   // ---- sandbox (falco-sandbox_rules.yaml)
+  {
+    // Upstream's name (events/syscall/create_hidden_file_or_directory.go), from the rule's older name.
+    name: 'syscall.CreateHiddenFileOrDirectory',
+    source: 'syscall',
+    rule: 'Create Hidden Files or Directories',
+    description: 'mkdir <tmp>/.created-by-rae-event-generator',
+    run: async ({ tmp }) => mkdirSync(join(tmp, '.created-by-rae-event-generator')),
+  },
   {
     name: 'syscall.DetectCryptoMinersUsingTheStratumProtocol',
     source: 'syscall',
