@@ -41,6 +41,18 @@ export function ruleOrigins(): ReadonlyMap<string, RuleOrigin> {
   return found;
 }
 
+/** The items of a list of the built-in syscall sets (the first set that defines it; appends are not followed). */
+export function builtinList(name: string): string[] {
+  for (const set of BUILTIN_SETS) {
+    for (const file of builtinRulesFiles([set]).files.filter((f) => f.name.startsWith(`rules/${set}/`))) {
+      const items = parseYaml(file.text) as Array<Record<string, unknown>> | null;
+      const found = (items ?? []).find((i) => i?.list === name);
+      if (found && Array.isArray(found.items)) return found.items.map(String);
+    }
+  }
+  return [];
+}
+
 /** The origin of `rule`, or undefined when no built-in set defines it. */
 export function ruleOrigin(rule: string): RuleOrigin | undefined {
   return ruleOrigins().get(rule);

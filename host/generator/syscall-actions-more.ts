@@ -11,6 +11,7 @@ import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
 import { isRoot, mustRun, which } from './exec.js';
 import { asNobody, inOverlay, inPrivateNet, linkAs, overlayUnavailable, perlTcpLoop, perlUdpSend, PRIVATE_NET_ADDR, privateNetUnavailable, shQuote } from './isolate.js';
+import { builtinList } from './rule-sets.js';
 import type { Action } from './types.js';
 
 /** Syscall numbers perl needs for these actions, per architecture (from the kernel's syscall tables). */
@@ -35,6 +36,18 @@ const first =
     checks.map((c) => c()).find((r) => r !== undefined);
 const rawSyscalls = () => (!which('perl') ? 'needs perl (Debian perl-base) to make the raw syscall' : NR[process.arch] ? undefined : `no syscall numbers for architecture ${process.arch}`);
 const root = (why: string) => () => (isRoot() ? undefined : `needs root (${why})`);
+
+/** The IPv4 address of the first of `names` that resolves. */
+async function firstResolved(names: string[]): Promise<string> {
+  for (const name of names) {
+    try {
+      return (await lookup(name, { family: 4 })).address;
+    } catch {
+      // the next one
+    }
+  }
+  throw new Error(`none of the ${names.length} miner pool names of the rule resolves here`);
+}
 
 /** An action whose rule fires only inside a container: listed, never run on the host. */
 const inContainer = (name: string, rule: string): Action => ({
@@ -216,10 +229,10 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
     name: 'syscall.DetectOutboundConnectionsToCommonMinerPoolPorts',
     source: 'syscall',
     rule: 'Detect outbound connections to common miner pool ports',
-    description: "resolve a miner pool's name, then connect to that address on port 3333 inside a private network namespace that carries it on its loopback",
+    description: "resolve a name of the rule's miner_domains list, then connect to that address on port 3333 inside a private network namespace that carries it on its loopback",
     unavailable: () => PENDING_FIELD('fd.sip.name'),
     run: async () => {
-      const { address } = await lookup('xmr.pool.minergate.com', { family: 4 });
+      const address = await firstResolved(builtinList('miner_domains'));
       await inPrivateNet([which('perl')!, '-e', perlTcpLoop(address, 3333)], address);
     },
   },

@@ -10,7 +10,8 @@ import * as assert from 'uvu/assert';
 import { defaultConfig } from '../../host/config/config.js';
 import { startForwarder } from '../../host/forwarder/index.js';
 import { PassThrough } from 'node:stream';
-import { alertCountsOf, fetchAlertCounts, firedSince, parseDurationMs, renderTable, RunTally, runActions, selectActions } from '../../host/generator/index.js';
+import { alertCountsOf, fetchAlertCounts, firedSince, parseDurationMs, renderTable, ruleOrigin, RunTally, runActions, selectActions } from '../../host/generator/index.js';
+import { builtinList } from '../../host/generator/rule-sets.js';
 import { createMetrics } from '../../host/metrics/index.js';
 
 test('habits: --sleep takes Go durations and whole milliseconds', () => {
@@ -98,6 +99,16 @@ test('habits: the run table, rounds, detection and reasons', () => {
   );
   assert.match(renderTable(tally, { unobservable: 'no forwarder' }), /^syscall\.A +stable +performed x2 +\? +Rule A$/m);
   assert.match(renderTable(tally, { unobservable: 'no forwarder' }), '2 performed, detection unknown (no forwarder), 1 unavailable, 1 failed');
+});
+
+test("habits: each rule's set and maturity, read from rules/", () => {
+  assert.equal(ruleOrigin('Read sensitive file untrusted'), { maturity: 'stable', set: 'syscall', enabled: true });
+  assert.equal(ruleOrigin('Non sudo setuid'), { maturity: 'incubating', set: 'syscall-incubating', enabled: true });
+  assert.equal(ruleOrigin('Read Shell Configuration File'), { maturity: 'sandbox', set: 'syscall-sandbox', enabled: false });
+  assert.equal(ruleOrigin('Create Privileged Pod'), { maturity: 'stable', set: 'orchestrator-audit', enabled: true });
+  assert.is(ruleOrigin('No such rule'), undefined);
+  assert.ok(builtinList('miner_domains').includes('ca.minexmr.com'));
+  assert.equal(builtinList('no_such_list'), []);
 });
 
 /** Paths the actions would write if their overlays leaked onto the machine. */
