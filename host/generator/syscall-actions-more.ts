@@ -21,8 +21,9 @@ const NR: Record<string, { setns: number; setuid: number; userfaultfd: number }>
 };
 const nr = () => NR[process.arch]!;
 
-/** Fields that rules read and that the engine does not provide yet (issue 14 item 3, in progress). */
-const PENDING_FIELD = (field: string) => `the rule reads ${field}, which the engine does not provide yet (issue 14 item 3)`;
+/** Fields rules read that the engine does not provide yet (issue 14 item 3): remove one once it is, and its actions run. */
+const PENDING_FIELDS: ReadonlySet<string> = new Set(['proc.env', 'evt.buffer', 'fd.sip.name']);
+const pending = (field: string) => () => (PENDING_FIELDS.has(field) ? `the rule reads ${field}, which the engine does not provide yet (issue 14 item 3)` : undefined);
 
 const needs =
   (...programs: string[]) =>
@@ -136,7 +137,7 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
     source: 'syscall',
     rule: 'Potential Local Privilege Escalation via Environment Variables Misuse',
     description: 'run true with GLIBC_TUNABLES in its environment',
-    unavailable: () => PENDING_FIELD('proc.env'),
+    unavailable: first(pending('proc.env'), needs('env', 'true')),
     run: () => mustRun(which('env')!, ['GLIBC_TUNABLES=glibc.malloc.mxfast=0', which('true')!]),
   },
   {
@@ -144,7 +145,7 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
     source: 'syscall',
     rule: 'Program run with disallowed http proxy env',
     description: 'run curl --version with HTTP_PROXY in its environment (no request is made)',
-    unavailable: () => PENDING_FIELD('proc.env'),
+    unavailable: first(pending('proc.env'), needs('env', 'curl')),
     run: () => mustRun(which('env')!, [`HTTP_PROXY=http://${PRIVATE_NET_ADDR}:3128`, which('curl')!, '--version']),
   },
   {
@@ -230,7 +231,7 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
     source: 'syscall',
     rule: 'Detect outbound connections to common miner pool ports',
     description: "resolve a name of the rule's miner_domains list, then connect to that address on port 3333 inside a private network namespace that carries it on its loopback",
-    unavailable: () => PENDING_FIELD('fd.sip.name'),
+    unavailable: first(pending('fd.sip.name'), privateNetUnavailable),
     run: async () => {
       const address = await firstResolved(builtinList('miner_domains'));
       await inPrivateNet([which('perl')!, '-e', perlTcpLoop(address, 3333)], address);
@@ -257,7 +258,7 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
     source: 'syscall',
     rule: 'Java Process Class File Download',
     description: 'java receives a datagram starting with the class file magic (CAFEBABE) over loopback',
-    unavailable: () => PENDING_FIELD('evt.buffer'),
+    unavailable: first(pending('evt.buffer'), needs('java')),
     run: async ({ tmp }) => {
       const src = join(tmp, 'Download.java');
       writeFileSync(
