@@ -1,38 +1,54 @@
 // `rae event-generator list|run [REGEX]`: the actions that trigger the built-in rules, like
-// falcosecurity/event-generator. `list` names the rule each action is meant to trigger (and why
-// it cannot work here, when it cannot); `run` performs them and reports each outcome on stdout
-// (text, or JSON lines with --json), with a summary on stderr.
+// falcosecurity/event-generator, with its habits: --all, --loop, --sleep DURATION. `list` names
+// the rule each action is meant to trigger and its set (and why it cannot work here, when it
+// cannot); `run` performs them and reports each outcome on stdout (text, or JSON lines with
+// --json), then a table on stderr: performed, detected (the forwarder's alert counter per rule),
+// unavailable with the reason.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../config/config.js';
-import { ACTIONS, auditPoster, runActions, selectActions, type ActionOutcome, type AuditPoster } from '../generator/index.js';
+import { ACTIONS, auditPoster, fetchAlertCounts, firedSince, maturityOf, parseDurationMs, renderTable, ruleOrigin, RunTally, runActions, selectActions, type ActionOutcome, type AuditPoster, type Detection } from '../generator/index.js';
+
 import { webhookUrl } from '../sources/audit/index.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 
-const HELP = `Usage: rae event-generator list [REGEX] [--json]
+const HELP = `Usage: rae event-generator list [REGEX] [--all] [--json]
        rae event-generator run [REGEX] [options]
 
 Generates events that the built-in rules detect. Syscall actions perform the behaviour for real
-and harmlessly (anything written goes to a temporary directory that is removed afterwards);
-audit actions POST a realistic audit event to the engine's audit webhook. REGEX selects actions
-by name (e.g. '^syscall\\.', 'Pod'). Actions that cannot work on this machine (no root, no
-container, missing program, no webhook CA) are listed with the reason and counted.
+and harmlessly (anything written goes to a temporary directory that is removed afterwards, or to
+an overlay of a system directory in a private mount namespace whose upper layer is that
+directory; network actions stay on the loopback of a private network namespace); audit actions
+POST a realistic audit event to the engine's audit webhook. REGEX selects actions by name (e.g.
+'^syscall\\.', 'Pod'). As upstream's event-generator, only the actions of stable rules are
+selected unless --all. Actions that cannot work on this machine (no root, no container, missing
+program, no webhook CA, a field the engine does not provide yet) are listed with the reason and
+counted. run ends with a table on stderr: each action's set, what was performed, whether its rule
+fired (read from the forwarder's /metrics alert counter), and why it was not performed.
 
 Options:
+      --all               also the actions of incubating and sandbox rules
+      --loop              run the actions again and again until SIGINT or SIGTERM, then the table
+      --sleep DURATION    pause between actions: 100ms, 1s, 1m30s, or whole milliseconds
+                          (default 100ms)
       --webhook-url URL   where audit events go (default: from the configuration,
                           https://127.0.0.1:9765/orchestrator-audit)
       --ca FILE           CA certificate of the webhook (default: webhook.tlsCaFile, else
                           <state-dir>/webhook-tls/ca.crt as written by rae run)
+      --metrics-url URL   the forwarder's /metrics, read to tell which rules fired (default: from
+                          the configuration, http://127.0.0.1:2801/metrics)
+      --detect-wait DURATION  how long to wait for the rules of performed actions to fire
+                          after the last action (default 10s; 0: read once)
   -c, --config FILE       the configuration of rae run (for the defaults above)
       --state-dir DIR     the state directory of rae run
-      --sleep MS          pause between actions (default 100)
       --json              one JSON object per action instead of text
   -h, --help              show this help
 
 Exit status: 0 every available action was performed, 1 an action failed, 2 bad usage.
 
 Example:
-  rae event-generator run '^k8saudit\\.' --state-dir /var/lib/runtime-audit-engine`;
+  rae event-generator run '^k8saudit\\.' --state-dir /var/lib/runtime-audit-engine
+  rae event-generator run --all --loop --sleep 1s`;
 
 function pattern(positionals: string[]): RegExp | undefined {
   const src = positionals[1];
@@ -56,9 +72,42 @@ function audit(values: { 'webhook-url'?: string; ca?: string; config?: string; '
   return { url, poster: auditPoster(url, readFileSync(ca, 'utf8')) };
 }
 
+/** The forwarder's /metrics from options and configuration, or why alerts cannot be observed. */
+function metricsSource(values: { 'metrics-url'?: string; config?: string; 'state-dir'?: string }): { url: string } | { unobservable: string } {
+  if (values['metrics-url']) return { url: values['metrics-url'] };
+  const f = loadConfig(values.config, values['state-dir']).config.forwarder;
+  if (!f.enabled) return { unobservable: 'the forwarder is off (forwarder.enabled false): give --metrics-url' };
+  const host = f.address.includes(':') ? `[${f.address}]` : f.address;
+  return { url: `${f.tlsCertFile && f.tlsKeyFile ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${f.port}/metrics` };
+}
+
+function duration(flag: string, text: string | undefined, dflt: number): number {
+  if (text === undefined) return dflt;
+  const ms = parseDurationMs(text);
+  if (ms === undefined) throw new UsageError(`${flag} must be a duration (100ms, 1s, 1m30s) or whole milliseconds, not '${text}'`);
+  return ms;
+}
+
 function line(o: ActionOutcome): string {
   const status = o.status === 'performed' ? 'performed  ' : o.status === 'unavailable' ? 'unavailable' : 'FAILED     ';
   return `${status} ${o.action} -> ${o.rule}${o.reason ? `: ${o.reason}` : ''}`;
+}
+
+/** Which of the performed rules fired, waiting up to `waitMs` for them all. */
+async function detection(source: ReturnType<typeof metricsSource>, before: Map<string, number> | string, rules: Set<string>, waitMs: number): Promise<Detection> {
+  if ('unobservable' in source) return source;
+  if (typeof before === 'string') return { unobservable: before };
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    let fired: Set<string>;
+    try {
+      fired = firedSince(before, await fetchAlertCounts(source.url), rules);
+    } catch (err) {
+      return { unobservable: (err as Error).message };
+    }
+    if (fired.size === rules.size || Date.now() >= deadline) return { fired };
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 export const eventGeneratorCommand: Command = {
@@ -67,15 +116,26 @@ export const eventGeneratorCommand: Command = {
   async run(argv) {
     const { values, positionals } = parseCommandArgs(
       argv,
-      { 'webhook-url': { type: 'string' }, ca: { type: 'string' }, config: { type: 'string', short: 'c' }, 'state-dir': { type: 'string' }, sleep: { type: 'string' }, json: { type: 'boolean' } },
+      {
+        'webhook-url': { type: 'string' },
+        ca: { type: 'string' },
+        config: { type: 'string', short: 'c' },
+        'state-dir': { type: 'string' },
+        sleep: { type: 'string' },
+        json: { type: 'boolean' },
+        all: { type: 'boolean' },
+        loop: { type: 'boolean' },
+        'metrics-url': { type: 'string' },
+        'detect-wait': { type: 'string' },
+      },
       true,
     );
     const sub = positionals[0];
     if (sub !== 'list' && sub !== 'run') throw new UsageError(sub === undefined ? 'a subcommand is required: list or run' : `unknown subcommand '${sub}' (list or run)`);
-    const actions = selectActions(pattern(positionals));
-    if (actions.length === 0) throw new UsageError(`no action matches ${positionals[1]} (${ACTIONS.length} actions; see rae event-generator list)`);
-    const sleepMs = values.sleep === undefined ? 100 : Number(values.sleep);
-    if (!Number.isInteger(sleepMs) || sleepMs < 0) throw new UsageError(`--sleep must be a whole number of milliseconds, not '${values.sleep}'`);
+    const actions = selectActions(pattern(positionals), { all: values.all });
+    if (actions.length === 0) throw new UsageError(`no action matches ${positionals[1] ?? ''}${values.all ? '' : ' among the actions of stable rules (--all for every set)'} (${ACTIONS.length} actions; see rae event-generator list --all)`);
+    const sleepMs = duration('--sleep', values.sleep, 100);
+    const waitMs = duration('--detect-wait', values['detect-wait'], 10_000);
     const a = audit(values);
 
     if (sub === 'list') {
@@ -83,21 +143,57 @@ export const eventGeneratorCommand: Command = {
       if (a.unavailable && actions.some((x) => x.source === 'k8s_audit')) process.stderr.write(`event-generator: audit actions need the webhook: ${a.unavailable}\n`);
       for (const act of actions) {
         const why = act.unavailable?.();
-        if (values.json) process.stdout.write(`${JSON.stringify({ action: act.name, source: act.source, rule: act.rule, description: act.description, unavailable: why ?? null })}\n`);
-        else process.stdout.write(`${act.name.padEnd(58)} ${act.rule}${why ? `  [cannot run here: ${why}]` : ''}\n`);
+        const origin = ruleOrigin(act.rule);
+        const off = origin && !origin.enabled ? 'disabled by default in its set' : undefined;
+        if (values.json)
+          process.stdout.write(
+            `${JSON.stringify({ action: act.name, source: act.source, rule: act.rule, set: origin?.set ?? null, maturity: maturityOf(act), ruleEnabled: origin?.enabled ?? false, description: act.description, unavailable: why ?? null })}\n`,
+          );
+        else process.stdout.write(`${act.name.padEnd(76)} ${maturityOf(act).padEnd(10)} ${act.rule}${off ? ` (${off})` : ''}${why ? `  [cannot run here: ${why}]` : ''}\n`);
       }
       return 0;
     }
 
-    process.stderr.write(`event-generator: ${actions.length} action(s); audit events to ${a.url}\n`);
-    const outcomes = await runActions(actions, {
-      poster: a.poster,
-      auditUnavailable: a.unavailable,
-      sleepMs,
-      onOutcome: (o) => process.stdout.write(`${values.json ? JSON.stringify(o) : line(o)}\n`),
-    });
-    const n = (s: ActionOutcome['status']) => outcomes.filter((o) => o.status === s).length;
-    process.stderr.write(`event-generator: ${outcomes.length} action(s): ${n('performed')} performed, ${n('unavailable')} cannot work here, ${n('failed')} failed\n`);
-    return n('failed') > 0 ? 1 : 0;
+    const metrics = metricsSource(values);
+    const before = 'url' in metrics ? await fetchAlertCounts(metrics.url).catch((err: Error) => err.message) : metrics.unobservable;
+    let stopped: string | undefined;
+    const stop = (signal: string) => () => {
+      stopped = signal;
+    };
+    const onInt = stop('SIGINT');
+    const onTerm = stop('SIGTERM');
+    if (values.loop) {
+      process.on('SIGINT', onInt);
+      process.on('SIGTERM', onTerm);
+    }
+    process.stderr.write(`event-generator: ${actions.length} action(s)${values.loop ? ', in a loop until SIGINT or SIGTERM' : ''}; audit events to ${a.url}\n`);
+    const tally = new RunTally();
+    try {
+      do {
+        await runActions(actions, {
+          poster: a.poster,
+          auditUnavailable: a.unavailable,
+          sleepMs,
+          stopped: () => stopped !== undefined,
+          onOutcome: (o) => {
+            tally.add(o);
+            process.stdout.write(`${values.json ? JSON.stringify(o) : line(o)}\n`);
+          },
+        });
+        tally.rounds++;
+        if (values.loop && stopped === undefined && sleepMs > 0) await new Promise((r) => setTimeout(r, sleepMs));
+      } while (values.loop && stopped === undefined);
+    } finally {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    }
+    if (stopped) process.stderr.write(`event-generator: stopped by ${stopped}\n`);
+    const rows = tally.rows();
+    const n = (f: (t: (typeof rows)[number]) => boolean) => rows.filter(f).length;
+    const detected = await detection(metrics, before, tally.performedRules(), waitMs);
+    process.stderr.write(renderTable(tally, detected));
+    const failed = n((t) => t.failed > 0);
+    process.stderr.write(`event-generator: ${rows.length} action(s): ${n((t) => t.performed > 0 && t.failed === 0)} performed, ${n((t) => t.performed === 0 && t.failed === 0)} cannot work here, ${failed} failed\n`);
+    return failed > 0 ? 1 : 0;
   },
 };

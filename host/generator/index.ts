@@ -1,25 +1,37 @@
 // The event generator (like falcosecurity/event-generator): the action catalogue, selection by a
-// regular expression over action names, and a run that performs each action once, in order, in
-// a fresh temporary directory that is removed afterwards. Actions that cannot work on this
-// machine are reported with the reason and counted, never silently dropped.
+// regular expression over action names (only the actions of stable rules unless `all`, as
+// upstream runs its WithDisabled actions only with --all), and a run that performs each action
+// once, in order, in a fresh temporary directory that is removed afterwards. Actions that cannot
+// work on this machine are reported with the reason and counted, never silently dropped.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AUDIT_ACTIONS } from './audit-actions.js';
 import type { AuditPoster } from './post.js';
+import { ruleOrigin, type RuleMaturity } from './rule-sets.js';
 import { SYSCALL_ACTIONS } from './syscall-actions.js';
+import { MORE_SYSCALL_ACTIONS } from './syscall-actions-more.js';
 import type { Action, ActionOutcome } from './types.js';
 
 export { auditPoster, type AuditPoster } from './post.js';
 export { auditActionEvent } from './audit-actions.js';
+export { alertCountsOf, fetchAlertCounts, firedSince } from './detect.js';
+export { parseDurationMs } from './duration.js';
+export { renderTable, RunTally, type Detection } from './summary.js';
+export { ruleOrigin, type RuleMaturity, type RuleOrigin } from './rule-sets.js';
 export type { Action, ActionOutcome, ActionSource } from './types.js';
 
-/** Every action: syscall actions, then audit actions. */
-export const ACTIONS: readonly Action[] = [...SYSCALL_ACTIONS, ...AUDIT_ACTIONS];
+/** Every action: syscall actions of the stable rules, of the incubating and sandbox rules, then audit actions. */
+export const ACTIONS: readonly Action[] = [...SYSCALL_ACTIONS, ...MORE_SYSCALL_ACTIONS, ...AUDIT_ACTIONS];
 
-/** The actions whose name matches `pattern` (all when absent). */
-export function selectActions(pattern?: RegExp): Action[] {
-  return ACTIONS.filter((a) => !pattern || pattern.test(a.name));
+/** The maturity of the action's rule ('sandbox' for a rule no built-in set defines: never run by default). */
+export function maturityOf(a: Action): RuleMaturity {
+  return ruleOrigin(a.rule)?.maturity ?? 'sandbox';
+}
+
+/** The actions whose name matches `pattern` (all when absent): those of stable rules only, unless `all`. */
+export function selectActions(pattern?: RegExp, opts: { all?: boolean } = {}): Action[] {
+  return ACTIONS.filter((a) => (!pattern || pattern.test(a.name)) && (opts.all || maturityOf(a) === 'stable'));
 }
 
 /** Why an action cannot work here, considering how audit events would be sent. */
@@ -36,6 +48,8 @@ export interface RunOptions {
   sleepMs?: number;
   /** Called after each action. */
   onOutcome?(o: ActionOutcome): void;
+  /** Asked before each action: true ends the run there (a signal in a --loop run). */
+  stopped?(): boolean;
 }
 
 /** Runs the actions once each, in order. */
@@ -45,7 +59,8 @@ export async function runActions(actions: readonly Action[], opts: RunOptions = 
   const outcomes: ActionOutcome[] = [];
   try {
     for (const [i, a] of actions.entries()) {
-      const base = { action: a.name, source: a.source, rule: a.rule };
+      if (opts.stopped?.()) break;
+      const base = { action: a.name, source: a.source, rule: a.rule, maturity: maturityOf(a) };
       const why = whyUnavailable(a, { poster: opts.poster, unavailable: opts.auditUnavailable });
       let outcome: ActionOutcome;
       if (why) outcome = { ...base, status: 'unavailable', reason: why };
@@ -57,7 +72,7 @@ export async function runActions(actions: readonly Action[], opts: RunOptions = 
         } catch (err) {
           outcome = { ...base, status: 'failed', reason: (err as Error).message };
         }
-        if (i < actions.length - 1 && (opts.sleepMs ?? 100) > 0) await new Promise((r) => setTimeout(r, opts.sleepMs ?? 100));
+        if (i < actions.length - 1 && (opts.sleepMs ?? 100) > 0 && !opts.stopped?.()) await new Promise((r) => setTimeout(r, opts.sleepMs ?? 100));
       }
       outcomes.push(outcome);
       opts.onOutcome?.(outcome);

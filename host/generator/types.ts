@@ -2,6 +2,7 @@
 // like falcosecurity/event-generator's `syscall.*` and `k8saudit.*` actions. Syscall actions do
 // the behaviour for real and harmlessly (inside a temporary directory); audit actions POST a
 // realistic audit.k8s.io/v1 event to the engine's webhook.
+import type { RuleMaturity } from './rule-sets.js';
 
 /** Where an action's events come from. */
 export type ActionSource = 'syscall' | 'k8s_audit';
@@ -19,7 +20,7 @@ export interface Action {
   /** `syscall.ReadSensitiveFileUntrusted`, `k8saudit.CreatePrivilegedPod`, ... */
   name: string;
   source: ActionSource;
-  /** The rule (of the default built-in sets) the action is meant to trigger. */
+  /** The rule (of a built-in set: its maturity is read from rules/, rule-sets.ts) the action is meant to trigger. */
   rule: string;
   /** What the action does, in one line. */
   description: string;
@@ -33,6 +34,8 @@ export interface ActionOutcome {
   action: string;
   source: ActionSource;
   rule: string;
+  /** The maturity of the rule's built-in set (rule-sets.ts). */
+  maturity: RuleMaturity;
   status: 'performed' | 'unavailable' | 'failed';
   /** Why it was not performed (unavailable) or what went wrong (failed). */
   reason?: string;

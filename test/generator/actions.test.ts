@@ -10,26 +10,30 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultConfig } from '../../host/config/config.js';
-import { builtinRulesFiles, DEFAULT_BUILTIN } from '../../host/engine/builtin.js';
+import { BUILTIN_SETS, builtinRulesFiles, DEFAULT_BUILTIN } from '../../host/engine/builtin.js';
 import { loadRules } from '../../host/engine/index.js';
-import { ACTIONS, auditPoster, runActions, selectActions } from '../../host/generator/index.js';
+import { ACTIONS, auditPoster, maturityOf, runActions, selectActions } from '../../host/generator/index.js';
 import { createMetrics } from '../../host/metrics/index.js';
 import type { Alert } from '../../host/output/alert.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { ensureWebhookTls, startWebhook } from '../../host/sources/audit/index.js';
 
-test('generator: every action names a rule of the default built-in sets, once per rule', () => {
-  const rules = new Map(loadRules(builtinRulesFiles(DEFAULT_BUILTIN).files).ruleset.rules.map((r) => [r.name, r]));
+test('generator: every action names a rule of the built-in sets, once per rule; the stable ones of the default sets, enabled', () => {
+  const all = new Map(loadRules(builtinRulesFiles(BUILTIN_SETS).files).ruleset.rules.map((r) => [r.name, r]));
+  const stable = new Map(loadRules(builtinRulesFiles(DEFAULT_BUILTIN).files).ruleset.rules.map((r) => [r.name, r]));
   for (const a of ACTIONS) {
-    const r = rules.get(a.rule);
+    const r = all.get(a.rule);
     assert.ok(r, `${a.name}: no rule '${a.rule}'`);
     assert.is(r!.source, a.source, a.name);
-    assert.ok(r!.enabled, `${a.name}: '${a.rule}' is disabled`);
+    // The rule's maturity is its set's: stable exactly when the default sets define it.
+    assert.is(maturityOf(a) === 'stable', stable.has(a.rule), a.name);
+    if (maturityOf(a) === 'stable') assert.ok(stable.get(a.rule)!.enabled, `${a.name}: '${a.rule}' is disabled`);
   }
   assert.is(new Set(ACTIONS.map((a) => a.rule)).size, ACTIONS.length);
   assert.is(new Set(ACTIONS.map((a) => a.name)).size, ACTIONS.length);
   assert.ok(ACTIONS.filter((a) => a.source === 'k8s_audit').length >= 25);
-  assert.ok(ACTIONS.filter((a) => a.source === 'syscall').length >= 25);
+  assert.ok(ACTIONS.filter((a) => a.source === 'syscall').length >= 70);
+  assert.equal([...new Set(ACTIONS.map(maturityOf))].sort(), ['incubating', 'sandbox', 'stable']);
 });
 
 test('generator: selection by regular expression', () => {
@@ -37,7 +41,14 @@ test('generator: selection by regular expression', () => {
     selectActions(/^syscall\.Ptrace/).map((a) => a.name),
     ['syscall.PtraceAttachedToProcess', 'syscall.PtraceAntiDebugAttempt'],
   );
-  assert.is(selectActions().length, ACTIONS.length);
+  // Without `all`, only the actions of stable rules, as upstream without --all.
+  assert.is(selectActions(undefined, { all: true }).length, ACTIONS.length);
+  assert.equal(
+    selectActions(),
+    ACTIONS.filter((a) => maturityOf(a) === 'stable'),
+  );
+  assert.equal(selectActions(/^syscall\.WriteBelow/), []);
+  assert.is(selectActions(/^syscall\.WriteBelow/, { all: true }).length, 5);
   assert.is(selectActions(/^k8saudit\./).length, ACTIONS.filter((a) => a.source === 'k8s_audit').length);
 });
 
@@ -112,21 +123,42 @@ function rae(args: string[]) {
   return spawnSync(process.execPath, ['bin/rae.js', ...args], { encoding: 'utf8' });
 }
 
-test('generator: rae event-generator list names the rule of each action', () => {
-  const r = rae(['event-generator', 'list', '--json', '--state-dir', mkdtempSync(join(tmpdir(), 'rae-generator-'))]);
-  assert.is(r.status, 0, r.stderr);
-  const rows = r.stdout
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as { action: string; rule: string; unavailable: string | null });
+test('generator: rae event-generator list names the rule of each action and its set; --all lists every set', () => {
+  const list = (args: string[]) => {
+    const r = rae(['event-generator', 'list', '--json', '--state-dir', mkdtempSync(join(tmpdir(), 'rae-generator-')), ...args]);
+    assert.is(r.status, 0, r.stderr);
+    return {
+      stderr: r.stderr,
+      rows: r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { action: string; rule: string; maturity: string; set: string; ruleEnabled: boolean; unavailable: string | null }),
+    };
+  };
+  const { rows, stderr } = list([]);
+  const stable = ACTIONS.filter((a) => maturityOf(a) === 'stable');
   assert.equal(
-    rows.map((x) => [x.action, x.rule]),
-    ACTIONS.map((a) => [a.name, a.rule]),
+    rows.map((x) => [x.action, x.rule, x.maturity]),
+    stable.map((a) => [a.name, a.rule, 'stable']),
   );
   assert.match(rows.find((x) => x.action === 'syscall.TerminalShellInContainer')!.unavailable!, 'needs a container');
-  assert.match(r.stderr, 'audit actions need the webhook: no webhook CA certificate at');
+  assert.match(stderr, 'audit actions need the webhook: no webhook CA certificate at');
+  const all = list(['--all']).rows;
+  assert.equal(
+    all.map((x) => [x.action, x.rule, x.maturity]),
+    ACTIONS.map((a) => [a.name, a.rule, maturityOf(a)]),
+  );
+  assert.equal(
+    all.find((x) => x.action === 'syscall.WriteBelowEtc'),
+    { ...all.find((x) => x.action === 'syscall.WriteBelowEtc')!, set: 'syscall-sandbox', maturity: 'sandbox', ruleEnabled: true },
+  );
+  assert.equal(all.find((x) => x.action === 'syscall.ReadShellConfigurationFile')!.ruleEnabled, false);
+  assert.equal(all.find((x) => x.action === 'syscall.NonSudoSetuid')!.set, 'syscall-incubating');
   const text = rae(['event-generator', 'list', 'PrivilegedPod']);
-  assert.match(text.stdout, /^k8saudit\.CreatePrivilegedPod\s+Create Privileged Pod\n$/);
+  assert.match(text.stdout, /^k8saudit\.CreatePrivilegedPod\s+stable\s+Create Privileged Pod\n$/);
+  const sandbox = rae(['event-generator', 'list', '--all', 'ReadShellConfiguration']);
+  assert.match(sandbox.stdout, /^syscall\.ReadShellConfigurationFile\s+sandbox\s+Read Shell Configuration File \(disabled by default in its set\)\n$/);
+  assert.match(rae(['event-generator', 'list', 'WriteBelowEtc']).stderr, 'no action matches WriteBelowEtc among the actions of stable rules (--all for every set)');
 });
 
 test('generator: rae event-generator run without a CA counts the audit actions as unavailable; usage errors', () => {
@@ -138,7 +170,7 @@ test('generator: rae event-generator run without a CA counts the audit actions a
   assert.match(rae(['event-generator', 'explode']).stderr, "unknown subcommand 'explode' (list or run)");
   assert.match(rae(['event-generator', 'run', '(']).stderr, 'invalid REGEX');
   assert.match(rae(['event-generator', 'run', 'nothing-matches-this']).stderr, 'no action matches nothing-matches-this');
-  assert.match(rae(['event-generator', 'run', '--sleep', 'soon']).stderr, '--sleep must be a whole number of milliseconds');
+  assert.match(rae(['event-generator', 'run', '--sleep', 'soon']).stderr, "--sleep must be a duration (100ms, 1s, 1m30s) or whole milliseconds, not 'soon'");
 });
 
 test.run();
