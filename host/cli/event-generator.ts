@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../config/config.js';
-import { ACTIONS, auditPoster, runActions, selectActions, type ActionOutcome, type AuditPoster } from '../generator/index.js';
+import { ACTIONS, auditPoster, ContainerRunner, runActions, selectActions, whyUnavailable, type ActionOutcome, type AuditPoster } from '../generator/index.js';
 import { webhookUrl } from '../sources/audit/index.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 
@@ -18,6 +18,14 @@ audit actions POST a realistic audit event to the engine's audit webhook. REGEX 
 by name (e.g. '^syscall\\.', 'Pod'). Actions that cannot work on this machine (no root, no
 container, missing program, no webhook CA) are listed with the reason and counted.
 
+Container actions (Terminal shell in container, Drop and execute new binary in container, ...)
+run only with --in-container: each runs inside a container that the generator creates through
+the first Docker or Podman Engine API socket of the configuration's containers section that
+answers (containers.docker.sockets, containers.podman.sockets), from an image built offline from
+the node's busybox-static (localhost/rae-event-generator:busybox, loaded when missing and kept).
+The containers have no network and are removed at the end, on an error and on SIGINT/SIGTERM.
+Never by default: they are real containers on the node's runtime.
+
 Options:
       --webhook-url URL   where audit events go (default: from the configuration,
                           https://127.0.0.1:9765/orchestrator-audit)
@@ -26,6 +34,7 @@ Options:
   -c, --config FILE       the configuration of rae run (for the defaults above)
       --state-dir DIR     the state directory of rae run
       --sleep MS          pause between actions (default 100)
+      --in-container      run the container actions in containers of the node's runtime
       --json              one JSON object per action instead of text
   -h, --help              show this help
 
@@ -67,7 +76,7 @@ export const eventGeneratorCommand: Command = {
   async run(argv) {
     const { values, positionals } = parseCommandArgs(
       argv,
-      { 'webhook-url': { type: 'string' }, ca: { type: 'string' }, config: { type: 'string', short: 'c' }, 'state-dir': { type: 'string' }, sleep: { type: 'string' }, json: { type: 'boolean' } },
+      { 'webhook-url': { type: 'string' }, ca: { type: 'string' }, config: { type: 'string', short: 'c' }, 'state-dir': { type: 'string' }, sleep: { type: 'string' }, json: { type: 'boolean' }, 'in-container': { type: 'boolean' } },
       true,
     );
     const sub = positionals[0];
@@ -82,7 +91,7 @@ export const eventGeneratorCommand: Command = {
       // The webhook CA is a matter of how `run` is called: said once, not on every audit action.
       if (a.unavailable && actions.some((x) => x.source === 'k8s_audit')) process.stderr.write(`event-generator: audit actions need the webhook: ${a.unavailable}\n`);
       for (const act of actions) {
-        const why = act.unavailable?.();
+        const why = act.container ? whyUnavailable(act, {}) : act.unavailable?.();
         if (values.json) process.stdout.write(`${JSON.stringify({ action: act.name, source: act.source, rule: act.rule, description: act.description, unavailable: why ?? null })}\n`);
         else process.stdout.write(`${act.name.padEnd(58)} ${act.rule}${why ? `  [cannot run here: ${why}]` : ''}\n`);
       }
@@ -90,12 +99,20 @@ export const eventGeneratorCommand: Command = {
     }
 
     process.stderr.write(`event-generator: ${actions.length} action(s); audit events to ${a.url}\n`);
-    const outcomes = await runActions(actions, {
-      poster: a.poster,
-      auditUnavailable: a.unavailable,
-      sleepMs,
-      onOutcome: (o) => process.stdout.write(`${values.json ? JSON.stringify(o) : line(o)}\n`),
-    });
+    const c = values['in-container'] && actions.some((x) => x.container) ? await ContainerRunner.open(loadConfig(values.config, values['state-dir']).config.containers, { log: (l) => process.stderr.write(`${l}\n`) }) : undefined;
+    let outcomes: ActionOutcome[];
+    try {
+      outcomes = await runActions(actions, {
+        poster: a.poster,
+        auditUnavailable: a.unavailable,
+        containers: c?.runner,
+        containersUnavailable: c?.unavailable,
+        sleepMs,
+        onOutcome: (o) => process.stdout.write(`${values.json ? JSON.stringify(o) : line(o)}\n`),
+      });
+    } finally {
+      await c?.runner?.close();
+    }
     const n = (s: ActionOutcome['status']) => outcomes.filter((o) => o.status === s).length;
     process.stderr.write(`event-generator: ${outcomes.length} action(s): ${n('performed')} performed, ${n('unavailable')} cannot work here, ${n('failed')} failed\n`);
     return n('failed') > 0 ? 1 : 0;
