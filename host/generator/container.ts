@@ -8,9 +8,8 @@
 // process exits. CRI runtimes (containerd, CRI-O) have no image import in the CRI, so they are
 // not used here.
 import { createReadStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { constants } from 'node:os';
 import { EngineSource, type ContainersConfig } from '../sources/container/index.js';
 import { busyboxRootfs, busyboxUnavailable, writeOciArchive } from './image.js';
 import type { ActionContainer } from './types.js';
@@ -42,6 +41,8 @@ export class ContainerRunner {
   private readonly ids: string[] = [];
   private readonly onSignal = (sig: NodeJS.Signals) => void this.close().finally(() => process.exit(128 + (constants.signals[sig] ?? 15)));
   private closed = false;
+  /** Whether the signal handlers are installed (from the first container on). */
+  private trapping = false;
 
   private constructor(
     private readonly engine: EngineSource,
@@ -91,7 +92,8 @@ export class ContainerRunner {
   }
 
   private async start(privileged: boolean): Promise<ActionContainer> {
-    if (this.ids.length === 0) for (const sig of SIGNALS) process.on(sig, this.onSignal);
+    if (!this.trapping) for (const sig of SIGNALS) process.on(sig, this.onSignal);
+    this.trapping = true;
     const e = this.engine;
     const name = `rae-event-generator-${process.pid}-${privileged ? 'privileged' : 'plain'}`;
     const created = await e.call('POST', `/containers/create?name=${name}`, {
@@ -111,21 +113,33 @@ export class ContainerRunner {
     return { runtime: e.name, id, name, exec: (script, o) => this.exec(id, script, o) };
   }
 
-  /** `sh -c script` in container `id`: an exec instance started detached, then inspected until it has exited. */
+  /**
+   * `sh -c script` in container `id`, then inspected until it has exited, for its exit status.
+   * Docker's exec is started detached: attached, dockerd hijacks the connection and does not end
+   * the answer when the process exits. Podman's is started attached (its output read and dropped,
+   * the answer ends with the process): Podman 4 reports a detached exec as running long after it
+   * exited.
+   */
   private async exec(id: string, script: string, o: { tty?: boolean; timeoutMs?: number } = {}): Promise<number> {
     const e = this.engine;
     const tty = o.tty === true;
-    const made = await e.call('POST', `/containers/${id}/exec`, { Cmd: ['sh', '-c', script], Tty: tty, AttachStdin: false, AttachStdout: false, AttachStderr: false });
-    if (made.status !== 201) throw new Error(`exec in ${id.slice(0, 12)}: HTTP ${made.status} ${made.text.trim()}`);
+    const attach = e.name === 'podman';
+    const timeoutMs = o.timeoutMs ?? 30_000;
+    const what = `sh -c '${script}' in ${id.slice(0, 12)}`;
+    const fail = (step: string, r: { status: number; text: string }) => new Error(`${step} of ${what}: HTTP ${r.status} ${r.text.trim().slice(0, 300)}`);
+    const made = await e.call('POST', `/containers/${id}/exec`, { Cmd: ['sh', '-c', script], Tty: tty, AttachStdin: false, AttachStdout: attach, AttachStderr: attach });
+    if (made.status !== 201) throw fail('exec', made);
     const exec: string = made.json.Id;
-    const started = await e.call('POST', `/exec/${exec}/start`, { Detach: true, Tty: tty });
-    if (started.status !== 200 && started.status !== 204) throw new Error(`exec start in ${id.slice(0, 12)}: HTTP ${started.status} ${started.text.trim()}`);
-    const deadline = Date.now() + (o.timeoutMs ?? 30_000);
+    const deadline = Date.now() + timeoutMs;
+    const started = await e.call('POST', `/exec/${exec}/start`, { Detach: !attach, Tty: tty }, timeoutMs).catch((err: Error) => {
+      throw new Error(Date.now() >= deadline ? `${what} did not end in ${timeoutMs} ms` : `${what}: ${err.message}`);
+    });
+    if (started.status !== 200) throw fail('exec start', started);
     for (;;) {
       const s = await e.call('GET', `/exec/${exec}/json`);
-      if (s.status !== 200) throw new Error(`exec inspect in ${id.slice(0, 12)}: HTTP ${s.status}`);
+      if (s.status !== 200) throw fail('exec inspect', s);
       if (s.json.Running === false && typeof s.json.ExitCode === 'number') return s.json.ExitCode;
-      if (Date.now() > deadline) throw new Error(`sh -c '${script}' in ${id.slice(0, 12)} did not end in ${o.timeoutMs ?? 30_000} ms`);
+      if (Date.now() > deadline) throw new Error(`${what} did not end in ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
