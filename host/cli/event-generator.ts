@@ -7,7 +7,24 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../config/config.js';
-import { ACTIONS, auditPoster, fetchAlertCounts, firedSince, maturityOf, parseDurationMs, renderTable, ruleOrigin, RunTally, runActions, selectActions, type ActionOutcome, type AuditPoster, type Detection } from '../generator/index.js';
+import {
+  ACTIONS,
+  auditPoster,
+  ContainerRunner,
+  fetchAlertCounts,
+  firedSince,
+  maturityOf,
+  parseDurationMs,
+  renderTable,
+  ruleOrigin,
+  RunTally,
+  runActions,
+  selectActions,
+  whyUnavailable,
+  type ActionOutcome,
+  type AuditPoster,
+  type Detection,
+} from '../generator/index.js';
 
 import { webhookUrl } from '../sources/audit/index.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
@@ -26,6 +43,14 @@ program, no webhook CA, a field the engine does not provide yet) are listed with
 counted. run ends with a table on stderr: each action's set, what was performed, whether its rule
 fired (read from the forwarder's /metrics alert counter), and why it was not performed.
 
+Container actions (Terminal shell in container, Drop and execute new binary in container, ...)
+run only with --in-container: each runs inside a container that the generator creates through
+the first Docker or Podman Engine API socket of the configuration's containers section that
+answers (containers.docker.sockets, containers.podman.sockets), from an image built offline from
+the node's busybox-static (localhost/rae-event-generator:busybox, loaded when missing and kept).
+The containers have no network and are removed at the end, on an error and on SIGINT/SIGTERM.
+Never by default: they are real containers on the node's runtime.
+
 Options:
       --all               also the actions of incubating and sandbox rules
       --loop              run the actions again and again until SIGINT or SIGTERM, then the table
@@ -41,6 +66,7 @@ Options:
                           after the last action (default 10s; 0: read once)
   -c, --config FILE       the configuration of rae run (for the defaults above)
       --state-dir DIR     the state directory of rae run
+      --in-container      run the container actions in containers of the node's runtime
       --json              one JSON object per action instead of text
   -h, --help              show this help
 
@@ -127,6 +153,7 @@ export const eventGeneratorCommand: Command = {
         loop: { type: 'boolean' },
         'metrics-url': { type: 'string' },
         'detect-wait': { type: 'string' },
+        'in-container': { type: 'boolean' },
       },
       true,
     );
@@ -142,7 +169,7 @@ export const eventGeneratorCommand: Command = {
       // The webhook CA is a matter of how `run` is called: said once, not on every audit action.
       if (a.unavailable && actions.some((x) => x.source === 'k8s_audit')) process.stderr.write(`event-generator: audit actions need the webhook: ${a.unavailable}\n`);
       for (const act of actions) {
-        const why = act.unavailable?.();
+        const why = act.container ? whyUnavailable(act, {}) : act.unavailable?.();
         const origin = ruleOrigin(act.rule);
         const off = origin && !origin.enabled ? 'disabled by default in its set' : undefined;
         if (values.json)
@@ -168,11 +195,14 @@ export const eventGeneratorCommand: Command = {
     }
     process.stderr.write(`event-generator: ${actions.length} action(s)${values.loop ? ', in a loop until SIGINT or SIGTERM' : ''}; audit events to ${a.url}\n`);
     const tally = new RunTally();
+    const c = values['in-container'] && actions.some((x) => x.container) ? await ContainerRunner.open(loadConfig(values.config, values['state-dir']).config.containers, { log: (l) => process.stderr.write(`${l}\n`) }) : undefined;
     try {
       do {
         await runActions(actions, {
           poster: a.poster,
           auditUnavailable: a.unavailable,
+          containers: c?.runner,
+          containersUnavailable: c?.unavailable,
           sleepMs,
           stopped: () => stopped !== undefined,
           onOutcome: (o) => {
@@ -186,6 +216,7 @@ export const eventGeneratorCommand: Command = {
     } finally {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
+      await c?.runner?.close();
     }
     if (stopped) process.stderr.write(`event-generator: stopped by ${stopped}\n`);
     const rows = tally.rows();

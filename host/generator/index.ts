@@ -1,12 +1,15 @@
 // The event generator (like falcosecurity/event-generator): the action catalogue, selection by a
 // regular expression over action names (only the actions of stable rules unless `all`, as
 // upstream runs its WithDisabled actions only with --all), and a run that performs each action
-// once, in order, in a fresh temporary directory that is removed afterwards. Actions that cannot
-// work on this machine are reported with the reason and counted, never silently dropped.
+// once, in order, in a fresh temporary directory that is removed afterwards (container actions in
+// a container of the runner, with --in-container). Actions that cannot work on this machine are
+// reported with the reason and counted, never silently dropped.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AUDIT_ACTIONS } from './audit-actions.js';
+import { CONTAINER_ACTIONS } from './container-actions.js';
+import type { ContainerRunner } from './container.js';
 import type { AuditPoster } from './post.js';
 import { ruleOrigin, type RuleMaturity } from './rule-sets.js';
 import { SYSCALL_ACTIONS } from './syscall-actions.js';
@@ -15,14 +18,18 @@ import type { Action, ActionOutcome } from './types.js';
 
 export { auditPoster, type AuditPoster } from './post.js';
 export { auditActionEvent } from './audit-actions.js';
+export { ContainerRunner, GENERATOR_IMAGE, GENERATOR_LABEL, type RunnerOptions } from './container.js';
 export { alertCountsOf, fetchAlertCounts, firedSince } from './detect.js';
 export { parseDurationMs } from './duration.js';
 export { renderTable, RunTally, type Detection } from './summary.js';
 export { ruleOrigin, type RuleMaturity, type RuleOrigin } from './rule-sets.js';
-export type { Action, ActionOutcome, ActionSource } from './types.js';
+export type { Action, ActionContainer, ActionOutcome, ActionSource } from './types.js';
 
-/** Every action: syscall actions of the stable rules, of the incubating and sandbox rules, then audit actions. */
-export const ACTIONS: readonly Action[] = [...SYSCALL_ACTIONS, ...MORE_SYSCALL_ACTIONS, ...AUDIT_ACTIONS];
+/** Every action: syscall actions of the stable rules (those in a container last), of the incubating and sandbox rules, then audit actions. */
+export const ACTIONS: readonly Action[] = [...SYSCALL_ACTIONS, ...CONTAINER_ACTIONS, ...MORE_SYSCALL_ACTIONS, ...AUDIT_ACTIONS];
+
+/** Why container actions cannot run when no runner was asked for. */
+export const NO_CONTAINER = 'needs a container: run with --in-container (Docker or Podman, see rae event-generator --help)';
 
 /** The maturity of the action's rule ('sandbox' for a rule no built-in set defines: never run by default). */
 export function maturityOf(a: Action): RuleMaturity {
@@ -34,9 +41,10 @@ export function selectActions(pattern?: RegExp, opts: { all?: boolean } = {}): A
   return ACTIONS.filter((a) => (!pattern || pattern.test(a.name)) && (opts.all || maturityOf(a) === 'stable'));
 }
 
-/** Why an action cannot work here, considering how audit events would be sent. */
-export function whyUnavailable(a: Action, audit: { poster?: AuditPoster; unavailable?: string }): string | undefined {
+/** Why an action cannot work here, considering how audit events would be sent and whether containers can be made. */
+export function whyUnavailable(a: Action, audit: { poster?: AuditPoster; unavailable?: string }, containers: { runner?: ContainerRunner; unavailable?: string } = {}): string | undefined {
   if (a.source === 'k8s_audit' && !audit.poster) return audit.unavailable ?? 'no webhook to send audit events to';
+  if (a.container && !containers.runner) return containers.unavailable ?? NO_CONTAINER;
   return a.unavailable?.();
 }
 
@@ -44,6 +52,9 @@ export interface RunOptions {
   /** How audit events are sent; without it audit actions are unavailable for `auditUnavailable`. */
   poster?: AuditPoster;
   auditUnavailable?: string;
+  /** Where container actions run (--in-container); without it they are unavailable for `containersUnavailable`. */
+  containers?: ContainerRunner;
+  containersUnavailable?: string;
   /** Pause between two actions (upstream default 100 ms). */
   sleepMs?: number;
   /** Called after each action. */
@@ -61,13 +72,14 @@ export async function runActions(actions: readonly Action[], opts: RunOptions = 
     for (const [i, a] of actions.entries()) {
       if (opts.stopped?.()) break;
       const base = { action: a.name, source: a.source, rule: a.rule, maturity: maturityOf(a) };
-      const why = whyUnavailable(a, { poster: opts.poster, unavailable: opts.auditUnavailable });
+      const why = whyUnavailable(a, { poster: opts.poster, unavailable: opts.auditUnavailable }, { runner: opts.containers, unavailable: opts.containersUnavailable });
       let outcome: ActionOutcome;
       if (why) outcome = { ...base, status: 'unavailable', reason: why };
       else {
         const dir = mkdtempSync(join(tmp, 'action-'));
         try {
-          await a.run({ tmp: dir, postAudit });
+          const container = a.container ? await opts.containers!.container(a.container.privileged) : undefined;
+          await a.run({ tmp: dir, postAudit, container });
           outcome = { ...base, status: 'performed' };
         } catch (err) {
           outcome = { ...base, status: 'failed', reason: (err as Error).message };

@@ -2,9 +2,8 @@
 // (rules/syscall) detects, harmlessly: anything written goes to the run's temporary directory (or
 // one made for the purpose under /dev/shm, removed at once), sensitive files are only read, the
 // hard link to /etc/shadow is attempted where it must fail, and the only packet that leaves is one
-// TCP SYN to a documentation address (RFC 5737). Rules that need a container or a login session
-// are listed with the reason they cannot work; the container-only ones are not implemented yet, in
-// a pod as on a host.
+// TCP SYN to a documentation address (RFC 5737). Rules that need a login session are listed with
+// the reason they cannot work; the container-only ones are in container-actions.ts.
 import { chmodSync, copyFileSync, linkSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, openSync, closeSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isRoot, mountOptions, mustRun, perlSyscallsUnavailable, runProgram, syscallNumbers, which } from './exec.js';
@@ -31,22 +30,6 @@ function fakeHttpd(tmp: string): string {
   symlinkSync(which('perl')!, path);
   return path;
 }
-
-/** True in a pod as on a host: these actions have no implementation yet. */
-const CONTAINER = 'not implemented yet: needs a container (container.id != host)';
-
-/** Rules of the default syscall set that only fire inside a container. */
-const CONTAINER_ONLY: Array<[string, string]> = [
-  ['TerminalShellInContainer', 'Terminal shell in container'],
-  ['ContactK8SAPIServerFromContainer', 'Contact K8S API Server From Container'],
-  ['NetcatRemoteCodeExecutionInContainer', 'Netcat Remote Code Execution in Container'],
-  ['PacketSocketCreatedInContainer', 'Packet socket created in container'],
-  ['RedirectStdoutStdinToNetworkConnectionInContainer', 'Redirect STDOUT/STDIN to Network Connection in Container'],
-  ['LinuxKernelModuleInjectionDetected', 'Linux Kernel Module Injection Detected'],
-  ['DebugfsLaunchedInPrivilegedContainer', 'Debugfs Launched in Privileged Container'],
-  ['DetectReleaseAgentFileContainerEscapes', 'Detect release_agent File Container Escapes'],
-  ['DropAndExecuteNewBinaryInContainer', 'Drop and execute new binary in container'],
-];
 
 /** Every syscall action. */
 export const SYSCALL_ACTIONS: Action[] = [
@@ -242,5 +225,4 @@ export const SYSCALL_ACTIONS: Action[] = [
     unavailable: () => 'needs a login session (an sshd or login ancestor) of a system user such as www-data',
     run: async () => {},
   },
-  ...CONTAINER_ONLY.map(([name, rule]): Action => ({ name: `syscall.${name}`, source: 'syscall', rule, description: `the behaviour of "${rule}" inside a container`, unavailable: () => CONTAINER, run: async () => {} })),
 ];

@@ -13,6 +13,17 @@ export interface ActionContext {
   tmp: string;
   /** Sends one audit EventList to the webhook; rejects with the reason when it is not accepted. */
   postAudit(events: object[]): Promise<void>;
+  /** The container a container action runs in (`Action.container`; --in-container), else undefined. */
+  container?: ActionContainer;
+}
+
+/** A running container of the event generator (host/generator/container.ts). */
+export interface ActionContainer {
+  runtime: 'docker' | 'podman';
+  id: string;
+  name: string;
+  /** Runs `sh -c script` in the container (`docker exec`, with a tty when asked); resolves with its exit status. */
+  exec(script: string, opts?: { tty?: boolean; timeoutMs?: number }): Promise<number>;
 }
 
 /** One action. */
@@ -26,6 +37,8 @@ export interface Action {
   description: string;
   /** Why the action cannot work on this machine, or undefined when it can. */
   unavailable?(): string | undefined;
+  /** Set when the action runs inside a container (--in-container): whether that one is privileged. */
+  container?: { privileged: boolean };
   run(ctx: ActionContext): Promise<void>;
 }
 

@@ -2,6 +2,7 @@
 // (undici): GET /containers/json, /containers/{id}/json, /images/{id}/json and the /events
 // stream, mapped as Falco's docker and podman engines map them; for Podman also the libpod
 // endpoint for ImageName/ImageDigest (https://docs.podman.io/en/latest/_static/api.html).
+import { Readable } from 'node:stream';
 import { Client } from 'undici';
 import { keptLabels, podFromLabels, shortId, splitImage, type ContainerMount, type ContainerRecord } from './record.js';
 import type { MetadataSource, RuntimeEvent, Watch } from './source.js';
@@ -48,6 +49,33 @@ export class EngineSource implements MetadataSource {
       throw new HttpError(res.statusCode, path);
     }
     return (await res.body.json()) as T;
+  }
+
+  /**
+   * One Engine API call for the write side (the event generator's --in-container creates, execs
+   * in and removes its containers through the same client): `path` below the API version, a JSON
+   * body or a tar stream (`/images/load`); resolves with the status, the answer's text and its
+   * JSON (undefined when empty or not one JSON value).
+   */
+  async call(method: 'GET' | 'POST' | 'DELETE', path: string, body?: object | Readable, timeoutMs = this.opts.callTimeoutMs): Promise<{ status: number; text: string; json: any }> {
+    const stream = body instanceof Readable;
+    const res = await this.client.request({
+      method,
+      path: `${API}${path}`,
+      headers: body === undefined ? {} : { 'content-type': stream ? 'application/x-tar' : 'application/json' },
+      body: body === undefined ? undefined : body instanceof Readable ? body : JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const text = await res.body.text();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: res.statusCode, text, json };
   }
 
   async list(): Promise<ContainerRecord[]> {
