@@ -80,16 +80,17 @@ export class DnsResolver {
     for (const n of names) {
       if (this.states.has(n)) continue;
       this.states.set(n, { intervalMs: this.config.refreshSeconds * 1000, dueMs: 0, busy: false });
-      void this.resolve(n);
+      void this.resolve(n, Date.now());
     }
   }
 
   /** One pass of the refresh loop: every name whose interval has passed is resolved again. */
   refresh(now = Date.now()): void {
-    for (const [n, s] of this.states) if (!s.busy && now >= s.dueMs) void this.resolve(n);
+    for (const [n, s] of this.states) if (!s.busy && now >= s.dueMs) void this.resolve(n, now);
   }
 
-  private async resolve(name: string): Promise<void> {
+  /** Resolves `name` (a refresh pass at `now`) and schedules its next lookup from `now`. */
+  private async resolve(name: string, now: number): Promise<void> {
     const s = this.states.get(name);
     if (!s || s.busy || this.stopped) return;
     s.busy = true;
@@ -108,7 +109,7 @@ export class DnsResolver {
     } else if (s.intervalMs < this.config.maxRefreshSeconds * 1000) {
       s.intervalMs = Math.min(s.intervalMs * 2, this.config.maxRefreshSeconds * 1000);
     }
-    s.dueMs = Date.now() + s.intervalMs;
+    s.dueMs = now + s.intervalMs;
   }
 
   stop(): void {
