@@ -26,6 +26,13 @@ export interface DnsConfig {
 /** Falco's defaults (sinsp_dns_manager's constructor). */
 export const DNS_DEFAULTS: DnsConfig = { servers: [], refreshSeconds: 10, maxRefreshSeconds: 320, timeoutMs: 5000 };
 
+/**
+ * Lookups in flight at once: getaddrinfo runs on libuv's small thread pool (shared with file
+ * I/O), where a resolver that does not answer holds a thread for seconds; a ruleset of a hundred
+ * names (the sandbox miner domains) queues instead of filling the pool.
+ */
+const MAX_IN_FLIGHT = 2;
+
 /** One name's state: its last answer, its refresh interval and when it is due. */
 interface NameState {
   answer?: string;
@@ -57,6 +64,8 @@ export class DnsResolver {
   private readonly states = new Map<string, NameState>();
   private readonly timer: NodeJS.Timeout;
   private stopped = false;
+  private inFlight = 0;
+  private readonly queue: Array<() => void> = [];
   /** Lookups made, and answers that changed a name's addresses. */
   lookups = 0;
   changes = 0;
@@ -94,8 +103,16 @@ export class DnsResolver {
     const s = this.states.get(name);
     if (!s || s.busy || this.stopped) return;
     s.busy = true;
+    if (this.inFlight >= MAX_IN_FLIGHT) await new Promise<void>((go) => this.queue.push(go));
+    this.inFlight++;
     this.lookups++;
-    const addresses = await this.lookup(name);
+    let addresses: string[];
+    try {
+      addresses = this.stopped ? [] : await this.lookup(name);
+    } finally {
+      this.inFlight--;
+      this.queue.shift()?.();
+    }
     s.busy = false;
     if (this.stopped || this.states.get(name) !== s) return;
     const answer = addresses.join(',');
