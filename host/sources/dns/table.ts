@@ -7,7 +7,10 @@
 // (libs userspace/libsinsp/dns_manager.cpp). libsinsp walks its unordered cache and takes the
 // first hit; here an address held by several names gets the smallest name, a fixed order.
 // Until a name has resolved no address has it, so its comparisons are false (libsinsp resolves
-// on first use, blocking the event; here it is resolved off the event path as rules load).
+// on first use, blocking the event; here it is resolved off the event path as rules load). One
+// departure: for an IP socket whose address has no name, libsinsp's `fd.sip.name != x` falls back
+// to `not match(x)` and is true (compare_domain); here the field is missing and `!=` is false,
+// as for any missing field (no bundled rule uses `!=` on these fields).
 // bind() points the table at another module's memory (a swap) and keeps the answers of the
 // names that module's rules use; the table is rewritten whole on every change (a few hundred
 // entries, between two batches: evaluation and translation are synchronous on this thread).
