@@ -1,12 +1,12 @@
 // Endpoint domain names (fd.sip.name, fd.cip.name, fd.lip.name, fd.rip.name): the rules' names
 // (names.ts), their resolution off the event path (resolver.ts) and the table in the module's
 // state region the translators read (table.ts).
+import type { DnsTable } from './table.js';
+import { DnsResolver, type DnsConfig } from './resolver.js';
+
 export { domainNames, NAME_FIELDS } from './names.js';
 export { DnsTable, lookupName } from './table.js';
 export { DnsResolver, DNS_DEFAULTS, lookupFor, type DnsConfig, type Lookup } from './resolver.js';
-
-import type { DnsTable } from './table.js';
-import { DnsResolver, type DnsConfig } from './resolver.js';
 
 /**
  * rae run's resolver: keeps the names of the bound module's rules resolved into the DNS table
