@@ -17,6 +17,7 @@ import { DetectionEngine } from '../runtime/detection-engine.js';
 import { ModuleSources, publishAuditWebhookConfig, startModule, type ModuleSource } from '../resources/index.js';
 import { startAuditWebhook } from '../sources/audit/index.js';
 import { followContainers } from '../sources/container/index.js';
+import { followDomainNames } from '../sources/dns/index.js';
 import { KernelIngest } from '../sources/syscall/ingest.js';
 import { readProcess } from '../sources/syscall/procfs.js';
 import { syscallModuleSource } from '../sources/syscall/source.js';
@@ -207,6 +208,8 @@ export const runCommand: Command = {
       // a process first seen in a syscall record is read from /proc, as libsinsp does (unknown-process.ts)
       const kernelIngest = new KernelIngest({ hostname, unknownProcesses: { read: (pid) => readProcess(pid), onLookup: (r) => metrics.processLookup(r) } });
       if (config.containers.enabled) components.push(followContainers(config.containers, kernelIngest.containers, log));
+      // the rules' domain names (fd.sip.name ...) resolved off the event path into the module's DNS table
+      if (config.dns.enabled) components.push(followDomainNames(config.dns, kernelIngest.dns, log));
       const engine = new DetectionEngine({
         ruleMatching: config.rules.ruleMatching,
         minPriority,

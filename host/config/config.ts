@@ -16,6 +16,7 @@ import { DEFAULT_MAX_OUTPUT_FIELD_BYTES } from '../output/from-match.js';
 import { REGEX_HARD_LIMITS } from '../engine/regex-syntax.js';
 import type { ClientLimits } from '../net/connections.js';
 import { DEFAULT_RUNTIMES } from '../sources/container/index.js';
+import { DNS_DEFAULTS } from '../sources/dns/resolver.js';
 
 export type RuleMatching = 'first' | 'all';
 
@@ -140,6 +141,13 @@ export interface Config {
     podman: { enabled: boolean; sockets: string[] };
   };
   /**
+   * Domain names of fd.sip.name, fd.cip.name, fd.lip.name and fd.rip.name (README, host/sources/dns/):
+   * the names the rules compare them with are resolved off the event path and refreshed with
+   * libsinsp's backoff (refreshSeconds, doubled while an answer is unchanged, up to
+   * maxRefreshSeconds); servers empty = the system resolver (getaddrinfo), else A/AAAA queries to them.
+   */
+  dns: { enabled: boolean; servers: string[]; refreshSeconds: number; maxRefreshSeconds: number; timeoutMs: number };
+  /**
    * REST API (docs/api.md): DSNs and pagination links use externalScheme://externalHost ('' =
    * localhost:<port>, the port left out when it is the scheme's default); TLS when both tls files
    * are set; bootstrapFile is YAML applied at start. The limits (docs/security-api.md): body
@@ -250,6 +258,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       docker: { enabled: true, sockets: [...DEFAULT_RUNTIMES.docker] },
       podman: { enabled: true, sockets: [...DEFAULT_RUNTIMES.podman] },
     },
+    dns: { enabled: true, ...DNS_DEFAULTS, servers: [...DNS_DEFAULTS.servers] },
     api: {
       enabled: true,
       address: '127.0.0.1',
@@ -416,11 +425,26 @@ function checkRulesLimits(config: Config): ConfigProblem[] {
   return problems;
 }
 
+/** The dns.* intervals are positive numbers (the maximum at least the base), servers `host` or `host:port` texts. */
+function checkDns(config: Config): ConfigProblem[] {
+  const { refreshSeconds, maxRefreshSeconds, timeoutMs, servers } = config.dns;
+  const problems: ConfigProblem[] = [];
+  for (const [k, v] of [
+    ['refreshSeconds', refreshSeconds],
+    ['maxRefreshSeconds', maxRefreshSeconds],
+    ['timeoutMs', timeoutMs],
+  ] as const)
+    if (!Number.isFinite(v) || v <= 0) problems.push({ key: `dns.${k}`, message: `expected a positive number, got ${v}` });
+  if (problems.length === 0 && maxRefreshSeconds < refreshSeconds) problems.push({ key: 'dns.maxRefreshSeconds', message: `expected at least dns.refreshSeconds (${refreshSeconds}), got ${maxRefreshSeconds}` });
+  for (const s of servers) if (typeof s !== 'string' || s === '') problems.push({ key: 'dns.servers', message: `expected server addresses (host or host:port), got ${JSON.stringify(s)}` });
+  return problems;
+}
+
 /** Loads `--config FILE` (or the defaults when no file is given), then the environment and `-o` overrides. */
 export function loadConfig(file: string | undefined, stateDirOverride?: string, overrides: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): { config: Config; problems: ConfigProblem[] } {
   const result = loadConfigFile(file, env);
   if (result.problems.length === 0) result.problems.push(...applyEnvOverrides(result.config, env), ...applyOverrides(result.config, overrides));
-  if (result.problems.length === 0) result.problems.push(...checkRulesLimits(result.config));
+  if (result.problems.length === 0) result.problems.push(...checkRulesLimits(result.config), ...checkDns(result.config));
   // the forwarder's outputs (falcosidekick's settings and variables) checked on the final values
   if (result.problems.length === 0) result.problems.push(...resolveOutputs(result.config.forwarder, env).problems);
   if (stateDirOverride) result.config.stateDir = stateDirOverride;

@@ -120,6 +120,40 @@ static int ip(struct ctx *c, const uint8_t *sa, uint8_t *to)
 	return n && copy(c, sa + offsetof(struct rae_sockaddr, addr), n, to);
 }
 
+/*
+ * An IP end's domain name: a binary search of the DNS table in the module's state region
+ * (eval_abi.h RAE_STATE_DNS, written by host/sources/dns/table.ts; ingest.ts endpointName), whose
+ * entries are sorted by (address length, address bytes). The name's bytes stay in the table.
+ */
+static int dns_name(struct ctx *c, const uint8_t *sa, uint8_t *to)
+{
+	uint16_t fam = rd16(sa + offsetof(struct rae_sockaddr, family));
+	uint32_t alen = fam == AF_INET_ ? 4 : fam == AF_INET6_ ? 16 : 0;
+	if (!alen || (size_t)RAE_STATE_DNS + RAE_DNS_SIZE > c->io->mem_len)
+		return 0;
+	const uint8_t *t = c->io->mem + RAE_STATE_DNS;
+	uint8_t key[16] = { 0 };
+	memcpy(key, sa + offsetof(struct rae_sockaddr, addr), alen);
+	uint32_t lo = 0, hi = rd32(t + RAE_DNS_COUNT);
+	if (hi > RAE_DNS_SLOTS)
+		hi = RAE_DNS_SLOTS;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const uint8_t *e = t + RAE_DNS_ENTRIES + (size_t)mid * RAE_DNS_ENTRY_SIZE;
+		uint32_t elen = rd32(e + RAE_DNS_ALEN);
+		int cmp = elen != alen ? (elen < alen ? -1 : 1) : memcmp(e, key, 16);
+		if (cmp == 0) {
+			uint32_t at = rd32(e + RAE_DNS_NAME), len = rd32(e + RAE_DNS_NAME + 4);
+			return (uint64_t)at + len <= c->io->mem_len && ref(to, at, len);
+		}
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
 static int port(const uint8_t *sa, uint8_t *to)
 {
 	uint16_t fam = rd16(sa + offsetof(struct rae_sockaddr, family));
@@ -414,6 +448,10 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 	case RAE_FLD_CIP: return ip(c, f->client, to);
 	case RAE_FLD_LIP: return ip(c, f->local, to);
 	case RAE_FLD_RIP: return ip(c, f->peer, to);
+	case RAE_FLD_SIP_NAME: return dns_name(c, f->server, to);
+	case RAE_FLD_CIP_NAME: return dns_name(c, f->client, to);
+	case RAE_FLD_LIP_NAME: return dns_name(c, f->local, to);
+	case RAE_FLD_RIP_NAME: return dns_name(c, f->peer, to);
 	case RAE_FLD_SPORT: return port(f->server, to);
 	case RAE_FLD_CPORT: return port(f->client, to);
 	case RAE_FLD_LPORT: return port(f->local, to);
@@ -687,7 +725,7 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 #define NEED_NAME (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_DIR) | BIT(RAE_FLD_FILE))
 #define NEED_ADDR (BIT(RAE_FLD_NAME) | BIT(RAE_FLD_SIP) | BIT(RAE_FLD_CIP) | BIT(RAE_FLD_LIP) | BIT(RAE_FLD_RIP) | \
 		   BIT(RAE_FLD_SPORT) | BIT(RAE_FLD_CPORT) | BIT(RAE_FLD_LPORT) | BIT(RAE_FLD_RPORT) | BIT(RAE_FLD_IPS) | \
-		   BIT(RAE_FLD_PORTS))
+		   BIT(RAE_FLD_PORTS) | BIT(RAE_FLD_SIP_NAME) | BIT(RAE_FLD_CIP_NAME) | BIT(RAE_FLD_LIP_NAME) | BIT(RAE_FLD_RIP_NAME))
 #define NEED_OPEN (BIT(RAE_FLD_READ) | BIT(RAE_FLD_WRITE) | BIT(RAE_FLD_CREATE) | BIT(RAE_FLD_ARG_FLAGS))
 
 /*

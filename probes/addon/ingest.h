@@ -41,6 +41,9 @@ enum {
 	RAE_FLD_ARG_PID, RAE_FLD_ARG_DIRFD, RAE_FLD_ARG_RES, RAE_FLD_ARG_LINKPATH,
 	/* container.duration: evt.rawtime minus the container entry's start_ts */
 	RAE_FLD_CTR_DURATION,
+	/* fd.sip.name, fd.cip.name, fd.lip.name, fd.rip.name: the name the DNS table (RAE_STATE_DNS)
+	 * gives the end's address (host/sources/dns/table.ts); 55-58 are other fields' */
+	RAE_FLD_SIP_NAME = 59, RAE_FLD_CIP_NAME, RAE_FLD_LIP_NAME, RAE_FLD_RIP_NAME,
 	RAE_FLD_COUNT
 };
 

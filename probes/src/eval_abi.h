@@ -154,7 +154,7 @@ struct rae_thread {
 /*
  * The persistent state region at RAE_EVAL_STATE_BASE: a header, the thread entries (an array;
  * the writer keeps the tid -> entry index and reuses freed entries), an fd table keyed by
- * (pid, fd), uid and gid name tables, then a string heap. A hot swap copies the header, the
+ * (pid, fd), uid and gid name tables, then a string heap (up to the DNS table). A hot swap copies the header, the
  * entries up to `threads` and the heap up to `heap_top` to the same addresses in the new module.
  */
 struct rae_state_hdr {
@@ -190,6 +190,26 @@ struct rae_state_hdr {
 #define RAE_CTR_START_TS 24
 #define RAE_CP_START_TS (1u << 30) /* container.start_ts present (an epoch time, ns) */
 #define RAE_STATE_CONTAINERS (RAE_EVAL_STATE_BASE + RAE_EVAL_STATE_SIZE - RAE_CTR_SLOTS * RAE_CTR_SIZE)
+
+/*
+ * The DNS name table, just before the container table (the string heap ends at it): the
+ * addresses the host resolved for the domain names the module's rules compare fd.sip.name,
+ * fd.cip.name, fd.lip.name and fd.rip.name with (host/sources/dns/), rewritten by the host when
+ * an answer changes or another module is bound. The translators give an endpoint's name as
+ * libsinsp's sinsp_dns_manager::name_of does: the name whose resolved addresses hold it.
+ * A u32 entry count at RAE_DNS_COUNT, then RAE_DNS_SLOTS entries of RAE_DNS_ENTRY_SIZE bytes
+ * sorted by (address length, address bytes) for a binary search: the address in 16 bytes (an
+ * IPv4 one in the first 4, zeros after), its length (4 or 16) at 16, the name's string ref at
+ * 24; the names' bytes after the entries, inside the table.
+ */
+#define RAE_DNS_SIZE 0x40000
+#define RAE_DNS_SLOTS 4096
+#define RAE_DNS_ENTRY_SIZE 32
+#define RAE_DNS_COUNT 0
+#define RAE_DNS_ENTRIES 64
+#define RAE_DNS_ALEN 16
+#define RAE_DNS_NAME 24
+#define RAE_STATE_DNS (RAE_STATE_CONTAINERS - RAE_DNS_SIZE)
 
 /* An fd table entry: 16 bytes; pid 0 = free. */
 struct rae_fd {

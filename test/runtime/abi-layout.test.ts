@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ABI_VERSION, CTR, CTR_START_BIT, MATCH_REFERENCE, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/engine/codegen/abi.js';
+import { ABI_VERSION, CTR, CTR_START_BIT, DNS, MATCH_REFERENCE, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/engine/codegen/abi.js';
 
 const HEADER = readFileSync('probes/src/eval_abi.h', 'utf8');
 const macros = [...HEADER.matchAll(/^#define (RAE_[A-Z0-9_]+) /gm)]
@@ -98,6 +98,14 @@ test('abi layout: memory map, limits, sources, record header and match size matc
     RAE_CTR_PRESENT: CTR.present,
     RAE_CTR_START_TS: CTR.startTs,
     RAE_CP_START_TS: CTR_START_BIT,
+    RAE_STATE_DNS: STATE.dns,
+    RAE_DNS_SIZE: DNS.size,
+    RAE_DNS_SLOTS: DNS.slots,
+    RAE_DNS_ENTRY_SIZE: DNS.entrySize,
+    RAE_DNS_COUNT: DNS.count,
+    RAE_DNS_ENTRIES: DNS.entries,
+    RAE_DNS_ALEN: DNS.alen,
+    RAE_DNS_NAME: DNS.name,
   };
   for (const [k, v] of Object.entries(mem)) assert.is(v, want(k), k);
   assert.is(MEM.bytes, MEM.pages * 65536);
@@ -114,7 +122,8 @@ test('abi layout: every struct rae_thread offset, present bit and flag matches',
   assert.is(THREAD.size, want('thread.size'));
   for (const [k, v] of Object.entries(TP)) assert.is(v, want(`RAE_TP_${k}`), `RAE_TP_${k}`);
   for (const [k, v] of Object.entries(TF)) assert.is(v, want(`RAE_TF_${k}`), `RAE_TF_${k}`);
-  assert.ok(STATE.heap < STATE.containers, 'the state tables fit in the state region');
+  assert.ok(STATE.heap < STATE.dns, 'the state tables fit in the state region');
+  assert.ok(DNS.entries + DNS.slots * DNS.entrySize < DNS.size, 'the DNS table has room for names');
   assert.ok(CTR.strings < CTR.size, 'a container entry has room for strings');
 });
 

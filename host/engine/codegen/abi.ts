@@ -118,9 +118,14 @@ export const STATE = {
   nameSize: 12,
   groups: 0x100000 + 64 + 16384 * 208 + 32768 * 16 + 1024 * 12,
   heap: 0x100000 + 64 + 16384 * 208 + 32768 * 16 + 2 * 1024 * 12,
-  /** The container table (RAE_STATE_CONTAINERS): the heap ends here. */
+  /** The container table (RAE_STATE_CONTAINERS). */
   containers: 0x900000 - 256 * 4096,
+  /** The DNS name table (RAE_STATE_DNS): the heap ends here. */
+  dns: 0x900000 - 256 * 4096 - 0x40000,
 } as const;
+
+/** The DNS name table's layout (RAE_DNS_*): entry count, sorted entries (address, its length, the name's ref), then the names. */
+export const DNS = { size: 0x40000, slots: 4096, entrySize: 32, count: 0, entries: 64, alen: 16, name: 24 } as const;
 
 /** A container table entry (RAE_CTR_*): present bits at 12, flags at 16, start_ts at 24, string refs from 32, keyed refs after them, strings after those. */
 export const CTR = { present: 12, flags: 16, startTs: 24, refs: 32, refSlots: 24, keys: 32 + 24 * 8, keySlots: 32, strings: 32 + 24 * 8 + 32 * 8, size: 4096, slots: 256 } as const;

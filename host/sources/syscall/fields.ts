@@ -76,6 +76,10 @@ export const KERNEL_RECORD_FIELDS: readonly string[] = [
   'evt.arg.dirfd',
   'evt.arg.res',
   'evt.arg.linkpath',
+  'fd.sip.name',
+  'fd.cip.name',
+  'fd.lip.name',
+  'fd.rip.name',
 ];
 /** Thread-entry fields the thread table fills (thread-table.ts), with their parent and ancestor forms. */
 const THREAD_PROVIDED = [

@@ -18,7 +18,8 @@
 // same number as decimal text), evt.dir '<', evt.source 'syscall', evt.hostname (the
 // constructor's) and evt.is_open_exec (an open creating a file with an execute bit, render.ts
 // isOpenExec); the endpoints of a bind or listen are those of libsinsp's server socket (fields.ts
-// serverSocket); process fields come from the thread entry. Any other field is missing for kernel
+// serverSocket), fd.sip.name/cip.name/lip.name/rip.name (the name the module's DNS table gives the
+// end's address, ../dns/table.ts); process fields come from the thread entry. Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, fields.ts).
 // A SYSCALL record of a process the thread table has no entry for is first given one when the
 // constructor has a reader (unknown-process.ts: /proc for `rae run`, as libsinsp reads a thread it
@@ -65,6 +66,7 @@ import { SlotTable } from '../../engine/codegen/access.js';
 import { ThreadTable } from './thread-table.js';
 import { UnknownProcesses, type UnknownProcessOptions } from './unknown-process.js';
 import { ContainerTable, containerFields } from '../container/table.js';
+import { DnsTable, domainNames, lookupName } from '../dns/index.js';
 
 const F = {
   NUM: 1,
@@ -121,6 +123,11 @@ const F = {
   ARG_RES: 52,
   ARG_LINKPATH: 53,
   CTR_DURATION: 54,
+  // 55-58 are other fields' (proc.env, evt.buffer)
+  SIP_NAME: 59,
+  CIP_NAME: 60,
+  LIP_NAME: 61,
+  RIP_NAME: 62,
 } as const;
 const BY_FIELD: Record<string, number> = {
   'evt.num': F.NUM,
@@ -182,6 +189,10 @@ const BY_FIELD: Record<string, number> = {
   'evt.arg.dirfd': F.ARG_DIRFD,
   'evt.arg.res': F.ARG_RES,
   'evt.arg.linkpath': F.ARG_LINKPATH,
+  'fd.sip.name': F.SIP_NAME,
+  'fd.cip.name': F.CIP_NAME,
+  'fd.lip.name': F.LIP_NAME,
+  'fd.rip.name': F.RIP_NAME,
 };
 /** The event's own fields, which alerts take from the event rather than its record (FieldEvent's generic fields). */
 const GENERIC = new Set(['evt.num', 'evt.time', 'evt.rawtime', 'evt.source']);
@@ -236,7 +247,11 @@ const IABI = {
   FLD_ARG_REQUEST: F.ARG_REQUEST,
   FLD_L4PROTO: F.L4PROTO,
   FLD_DURATION: F.DURATION,
-  FLD_COUNT: F.CTR_DURATION + 1,
+  FLD_COUNT: F.RIP_NAME + 1,
+  FLD_SIP_NAME: F.SIP_NAME,
+  FLD_CIP_NAME: F.CIP_NAME,
+  FLD_LIP_NAME: F.LIP_NAME,
+  FLD_RIP_NAME: F.RIP_NAME,
   FLD_TID: F.TID,
   FLD_TIME: F.TIME,
   FLD_RAWTIME: F.RAWTIME,
@@ -463,6 +478,8 @@ export class KernelIngest implements RecordTranslator {
 
   /** container.* and k8s.* values (rae run feeds it from the metadata cache). */
   readonly containers = new ContainerTable();
+  /** The addresses of the rules' domain names, for fd.sip.name and friends (rae run's resolver feeds it). */
+  readonly dns = new DnsTable();
   /** Entries for processes first seen in a SYSCALL record; none unless the constructor is given a reader. */
   readonly unknown: UnknownProcesses | undefined;
 
@@ -523,6 +540,7 @@ export class KernelIngest implements RecordTranslator {
     if (this.bound !== m) {
       this.threads.bind(m.memory);
       this.containers.bind(m.memory, m.compiled.generated.containerKeys);
+      this.dns.bind(m.memory, domainNames(m.rules));
       this.bound = m;
       this.mem = new Uint8Array(m.memory.buffer);
       this.u8 = this.mem;
@@ -886,6 +904,14 @@ export class KernelIngest implements RecordTranslator {
         const m = f.file ? MODE_ARG[f.name] : undefined;
         return this.num64(to, m !== undefined && isOpenExec(f.flags, modeArg(vd, off, m[0])) ? 1 : 0);
       }
+      case F.SIP_NAME:
+        return this.endpointName(view, vd, f.server, to);
+      case F.CIP_NAME:
+        return this.endpointName(view, vd, f.client, to);
+      case F.LIP_NAME:
+        return this.endpointName(view, vd, f.local, to);
+      case F.RIP_NAME:
+        return this.endpointName(view, vd, f.peer, to);
       case F.ARG_DOMAIN:
         return f.name === 'socket' && this.constant(socketDomain(Number(vd.getBigInt64(off + SYSCALL.args, true))), to);
       case F.ARG_REQUEST:
@@ -956,6 +982,21 @@ export class KernelIngest implements RecordTranslator {
     const fam = vd.getUint16(sa + SOCKADDR.family, true);
     const n = fam === AF.INET ? 4 : fam === AF.INET6 ? 16 : 0;
     return n !== 0 && this.copyRange(view, sa + SOCKADDR.addr, n, to);
+  }
+
+  /**
+   * An IP end's domain name: the name the DNS table of the module's memory gives its address
+   * (dns/table.ts, libsinsp sinsp_filtercheck_fd.cpp TYPE_SERVERIP_NAME... extracting
+   * sinsp_dns_manager::name_of); none for an address no rule's name resolved to.
+   */
+  private endpointName(view: Uint8Array, vd: DataView, sa: number, to: number): boolean {
+    if (sa < 0) return false;
+    const fam = vd.getUint16(sa + SOCKADDR.family, true);
+    const n = fam === AF.INET ? 4 : fam === AF.INET6 ? 16 : 0;
+    const found = n === 0 ? undefined : lookupName(this.memDv, this.mem, view, sa + SOCKADDR.addr, n);
+    if (!found) return false;
+    if (this.u8 === this.mem) return this.ref(to, found[0], found[1]);
+    return this.copyRange(this.mem, found[0], found[1], to);
   }
 
   private port(vd: DataView, sa: number, to: number): boolean {

@@ -428,7 +428,7 @@ export class ThreadTable {
 
   /** Heap bytes for a string (compacting once when full); 0 when there is no room. */
   private heap(n: number): number {
-    const end = STATE.containers;
+    const end = STATE.dns;
     if (this.heapTop + n > end) this.compact();
     if (this.heapTop + n > end) {
       this.dropped++;
