@@ -14,7 +14,7 @@ import type { AuditPoster } from './post.js';
 import { ruleOrigin, type RuleMaturity } from './rule-sets.js';
 import { SYSCALL_ACTIONS } from './syscall-actions.js';
 import { MORE_SYSCALL_ACTIONS } from './syscall-actions-more.js';
-import type { Action, ActionOutcome } from './types.js';
+import { Unavailable, type Action, type ActionOutcome } from './types.js';
 
 export { auditPoster, type AuditPoster } from './post.js';
 export { auditActionEvent } from './audit-actions.js';
@@ -23,7 +23,7 @@ export { alertCountsOf, fetchAlertCounts, firedSince } from './detect.js';
 export { parseDurationMs } from './duration.js';
 export { renderTable, RunTally, type Detection } from './summary.js';
 export { ruleOrigin, type RuleMaturity, type RuleOrigin } from './rule-sets.js';
-export type { Action, ActionContainer, ActionOutcome, ActionSource } from './types.js';
+export { Unavailable, type Action, type ActionContainer, type ActionOutcome, type ActionSource } from './types.js';
 
 /** Every action: syscall actions of the stable rules (those in a container last), of the incubating and sandbox rules, then audit actions. */
 export const ACTIONS: readonly Action[] = [...SYSCALL_ACTIONS, ...CONTAINER_ACTIONS, ...MORE_SYSCALL_ACTIONS, ...AUDIT_ACTIONS];
@@ -82,7 +82,7 @@ export async function runActions(actions: readonly Action[], opts: RunOptions = 
           await a.run({ tmp: dir, postAudit, container });
           outcome = { ...base, status: 'performed' };
         } catch (err) {
-          outcome = { ...base, status: 'failed', reason: (err as Error).message };
+          outcome = { ...base, status: err instanceof Unavailable ? 'unavailable' : 'failed', reason: (err as Error).message };
         }
         if (i < actions.length - 1 && (opts.sleepMs ?? 100) > 0 && !opts.stopped?.()) await new Promise((r) => setTimeout(r, opts.sleepMs ?? 100));
       }

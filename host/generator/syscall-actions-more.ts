@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { isRoot, mustRun, which } from './exec.js';
 import { asNobody, inOverlay, inPrivateNet, linkAs, overlayUnavailable, perlTcpLoop, perlUdpSend, PRIVATE_NET_ADDR, privateNetUnavailable, shQuote } from './isolate.js';
 import { builtinList } from './rule-sets.js';
-import type { Action } from './types.js';
+import { Unavailable, type Action } from './types.js';
 
 /** Syscall numbers perl needs for these actions, per architecture (from the kernel's syscall tables). */
 const NR: Record<string, { setns: number; setuid: number; userfaultfd: number }> = {
@@ -22,7 +22,7 @@ const NR: Record<string, { setns: number; setuid: number; userfaultfd: number }>
 const nr = () => NR[process.arch]!;
 
 /** Fields rules read that the engine does not provide yet (issue 14 item 3): remove one once it is, and its actions run. */
-const PENDING_FIELDS: ReadonlySet<string> = new Set(['proc.env', 'evt.buffer', 'fd.sip.name']);
+const PENDING_FIELDS: ReadonlySet<string> = new Set(['proc.env', 'evt.buffer']);
 const pending = (field: string) => () => (PENDING_FIELDS.has(field) ? `the rule reads ${field}, which the engine does not provide yet (issue 14 item 3)` : undefined);
 
 const needs =
@@ -47,7 +47,7 @@ async function firstResolved(names: string[]): Promise<string> {
       // the next one
     }
   }
-  throw new Error(`none of the ${names.length} miner pool names of the rule resolves here`);
+  throw new Unavailable(`none of the ${names.length} miner pool names of the rule (miner_domains) resolves on this node`);
 }
 
 /** An action whose rule fires only inside a container: listed, never run on the host. */
@@ -231,7 +231,7 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
     source: 'syscall',
     rule: 'Detect outbound connections to common miner pool ports',
     description: "resolve a name of the rule's miner_domains list, then connect to that address on port 3333 inside a private network namespace that carries it on its loopback",
-    unavailable: first(pending('fd.sip.name'), privateNetUnavailable),
+    unavailable: privateNetUnavailable,
     run: async () => {
       const address = await firstResolved(builtinList('miner_domains'));
       await inPrivateNet([which('perl')!, '-e', perlTcpLoop(address, 3333)], address);

@@ -53,3 +53,6 @@ export interface ActionOutcome {
   /** Why it was not performed (unavailable) or what went wrong (failed). */
   reason?: string;
 }
+
+/** Thrown by an action's run when it finds, only by trying, that it cannot work here (e.g. a name that does not resolve): the run reports it unavailable with the message, not failed. */
+export class Unavailable extends Error {}
