@@ -156,6 +156,11 @@ static __always_inline void plan_syscall(struct plan *p, __u32 nr, __u64 *a, lon
 		p->uaddr = (void *)a[1]; p->uaddr_local = 1; p->sockfd = a[0]; break;
 	case NR_accept: case NR_accept4:
 		p->sockfd = ret; break;
+	case NR_dup: case NR_dup2: case NR_dup3:
+		/* the new fd is the old one's file: a socket's facts, as libsinsp copies the old fd's
+		 * info to the new one (parsers.cpp parse_dup_exit) and the event reads it */
+		if (ret >= 0) p->sockfd = ret;
+		break;
 	case NR_sendto:
 		p->uaddr = (void *)a[4]; p->sockfd = a[0]; break;
 	case NR_recvfrom:
