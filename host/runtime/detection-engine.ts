@@ -200,6 +200,8 @@ export class DetectionEngine {
   private tiering: Promise<void> | undefined;
   private closed = false;
   private loading: Promise<unknown> = Promise.resolve();
+  /** The rules precompile() loaded, for the load() of the same files that follows it (`rae run`'s start: one loadRules instead of two). */
+  private precompiled: { files: readonly RulesFile[]; result: LoadResult } | undefined;
   /** Aborts the compile of the newest load or tier-up target when a newer ruleset comes. */
   private compileAbort: AbortController | undefined;
   private readonly compiler: RuleCompiler;
@@ -240,7 +242,7 @@ export class DetectionEngine {
    */
   load(files: readonly RulesFile[], opts: LoadOptions = {}): Promise<LoadOutcome> {
     const t0 = performance.now();
-    const result = loadRules(files, { limits: this.options.expandLimits });
+    const result = this.takePrecompiled(files) ?? loadRules(files, { limits: this.options.expandLimits });
     let signal: AbortSignal | undefined;
     if (result.ok) {
       this.compileAbort?.abort();
@@ -585,7 +587,16 @@ export class DetectionEngine {
    */
   async precompile(files: readonly RulesFile[]): Promise<void> {
     const result = loadRules(files, { limits: this.options.expandLimits });
+    this.precompiled = { files, result };
     if (result.ok && this.options.engine !== 'interpreter') await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority)).catch(() => undefined);
+  }
+
+  /** The precompile's load result when `files` are the ones it loaded (once: the first load after it). */
+  private takePrecompiled(files: readonly RulesFile[]): LoadResult | undefined {
+    const p = this.precompiled;
+    this.precompiled = undefined;
+    const same = p && p.files.length === files.length && p.files.every((f, i) => f.name === files[i]!.name && f.text === files[i]!.text);
+    return same ? p.result : undefined;
   }
 
   /** Modules the compiler has built (neither from its memory nor from the module cache). */
