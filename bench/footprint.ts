@@ -5,12 +5,12 @@
 // ports 0 and compilerIdleSeconds 3, so the idle figure is the steady state the default (60 s)
 // reaches a minute after the last rules change. rae runs from a fresh build (npm run build) in a
 // temporary directory; the start figures: the detection path up, then every component (the API
-// comes last); on the restart, a new syscall rule's manifest written -> live on its compiled
-// module (the kernel byte path's). First, what a short command costs from the build and through
+// comes last); on the restart, a new syscall rule's manifest written -> live on the kernel byte
+// path (the first real open it alerts on) and -> on its compiled module. First, what a short command costs from the build and through
 // tsx: `rae --help` and `rae validate` of the built-in syscall rules (CPU seconds and max RSS, via
 // /usr/bin/time). Before those, the image and the engine in a pod (inPod).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { figure, median, progress } from './report.js';
@@ -32,9 +32,11 @@ function memory(pid: number): { rss: number; peak: number } {
 /** Starts rae run (from the build in `build`), waits for ready, samples memory with and without the compile worker, changes a syscall rule (restart), stops it. */
 async function once(stateDir: string, config: string, label: string, build: string): Promise<void> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, ['bin/rae.js', 'run', '--config', config, '--state-dir', stateDir], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, RAE_BUILD: build } });
+  const child = spawn(process.execPath, ['bin/rae.js', 'run', '--config', config, '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RAE_BUILD: build } });
   let err = '';
+  let out = '';
   child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
   const waitFor = async (re: RegExp, from = 0) => {
     const deadline = Date.now() + 300_000;
     while (!re.test(err.slice(from))) {
@@ -54,17 +56,13 @@ async function once(stateDir: string, config: string, label: string, build: stri
   const early = memory(child.pid!);
   await sleep(6000); // compilerIdleSeconds 3: the worker, if any, has stopped
   const idle = memory(child.pid!);
-  if (label === 'restart') {
-    // A new syscall rule as an EngineAuditRules manifest: written -> running on its compiled module,
-    // the module the kernel byte path evaluates (the compile worker was idle-stopped: it starts again).
-    const mark = err.length;
-    const written = performance.now();
-    writeFileSync(join(stateDir, 'resources', 'canary.yaml'), manifest(Date.now()));
-    const live = await waitFor(/resources: ruleset compiled, on WASM (\d+) ms after the load started/, mark);
-    const ms = live.s * 1000 - (written - t0);
-    progress(`${label}: a new syscall rule live on the byte path ${ms.toFixed(0)} ms after its manifest was written (engine: ${live.m[1]} ms after its load started)`);
-    figure(S, 'rule_change_to_byte_path_ms', ms, 'ms', { engine_load_to_wasm_ms: Number(live.m[1]), note: 'manifest written -> compiled module live; the compile worker restarted (idle-stopped before)' });
-  }
+  if (label === 'restart')
+    await ruleChange(
+      stateDir,
+      () => err,
+      () => out,
+      waitFor,
+    );
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
   const extra = { ruleset_ms: Number(loaded), module_cache: fromCache };
@@ -72,6 +70,48 @@ async function once(stateDir: string, config: string, label: string, build: stri
   figure(S, `${label}_rss_1s_after_ready_mb`, early.rss, 'MB');
   figure(S, `${label}_rss_idle_mb`, idle.rss, 'MB', { note: 'compile worker stopped (compilerIdleSeconds 3)' });
   figure(S, `${label}_peak_rss_mb`, idle.peak, 'MB');
+}
+
+/**
+ * A new syscall rule as an EngineAuditRules manifest, written into the resources directory of a
+ * running `rae run`: how soon it is live on the kernel byte path, measured by the kernel events
+ * themselves. After the write, a new file below the rule's directory is created and read every
+ * 10 ms (the read is the open the rule matches); the figure is the time from the write to the
+ * read of the first file the rule alerts on (stdout), so it includes the resources watch, the
+ * load and the probe's delivery, and is at most 10 ms late. Without the syscall source (no
+ * probe), only the compiled tier's figure is reported. Also: the write to the ruleset running on
+ * its compiled module (the compile worker was idle-stopped before: it starts again).
+ */
+async function ruleChange(stateDir: string, err: () => string, out: () => string, waitFor: (re: RegExp, from?: number) => Promise<{ m: RegExpMatchArray }>): Promise<void> {
+  const i = Date.now();
+  const dir = join(stateDir, 'canary-files');
+  mkdirSync(join(dir, `canary-${i}`), { recursive: true });
+  const mark = err().length;
+  const kernel = /module: source syscall started/.test(err());
+  const t0 = performance.now();
+  writeFileSync(join(stateDir, 'resources', 'canary.yaml'), manifest(i, dir));
+  if (kernel) {
+    const opened: number[] = [];
+    const deadline = t0 + 120_000;
+    let hit: number | undefined;
+    while (hit === undefined) {
+      if (performance.now() > deadline) throw new Error(`footprint: no alert of Canary ${i} within 120 s\n${err().slice(mark)}`);
+      const file = join(dir, `canary-${i}`, `f-${opened.length}`);
+      writeFileSync(file, 'x');
+      opened.push(performance.now());
+      readFileSync(file);
+      await sleep(10);
+      const m = out().match(new RegExp(`canary-${i}/f-(\\d+)`));
+      if (m) hit = Number(m[1]);
+    }
+    const ms = opened[hit]! - t0;
+    progress(`restart: a new syscall rule live on the kernel byte path ${ms.toFixed(0)} ms after its manifest was written (the first matching open it alerted on)`);
+    figure(S, 'rule_change_to_byte_path_ms', ms, 'ms', { note: 'manifest written -> the first open the rule alerts on (a real syscall through the probe), 10 ms resolution' });
+  } else progress('restart: the syscall source is not running (no probe): rule_change_to_byte_path_ms not measured');
+  const live = await waitFor(/resources: ruleset compiled, on WASM (\d+) ms after the load started/, mark);
+  const ms = performance.now() - t0;
+  progress(`restart: the new rule on its compiled module ${ms.toFixed(0)} ms after its manifest was written (engine: ${live.m[1]} ms after its load started)`);
+  figure(S, 'rule_change_to_compiled_ms', ms, 'ms', { engine_load_to_wasm_ms: Number(live.m[1]), note: 'manifest written -> compiled module live; the compile worker restarted (idle-stopped before)' });
 }
 
 /** CPU seconds (user + system) and max RSS (MB) of `rae ARGS`, median of `runs` runs under /usr/bin/time; `env` picks the build or tsx. */

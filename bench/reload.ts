@@ -23,11 +23,11 @@ const ROUNDS = 5;
 const BATCH = 256;
 const H = 'apiVersion: deckhouse.io/v1alpha1\n';
 
-/** The canary rule as EngineAuditRules items (`nested`) or as a Falco rules file. */
-function canary(i: number, nested: boolean): string {
+/** The canary rule (files below `<dir>/canary-<i>/`) as EngineAuditRules items (`nested`) or as a Falco rules file. */
+function canary(i: number, nested: boolean, dir = '/srv'): string {
   const cond = `open_read and fd.name pmatch (canary_dirs_${i})`;
   const items: Array<[string, string, Array<[string, string]>]> = [
-    ['list', `canary_dirs_${i}`, [['items', `[/srv/canary-${i}/]`]]],
+    ['list', `canary_dirs_${i}`, [['items', `[${dir}/canary-${i}/]`]]],
     [
       'rule',
       `Canary ${i}`,
@@ -43,8 +43,8 @@ function canary(i: number, nested: boolean): string {
     .map(([kind, name, fields]) => (nested ? `    - ${kind}:\n        name: ${name}\n${fields.map(([k, v]) => `        ${k}: ${v}\n`).join('')}` : `- ${kind}: ${name}\n${fields.map(([k, v]) => `  ${k}: ${v}\n`).join('')}`))
     .join('');
 }
-/** The canary rule as an EngineAuditRules manifest. */
-export const manifest = (i: number) => `${H}kind: EngineAuditRules\nmetadata:\n  name: canary\nspec:\n  rules:\n${canary(i, true)}`;
+/** The canary rule as an EngineAuditRules manifest (files below `<dir>/canary-<i>/`). */
+export const manifest = (i: number, dir?: string) => `${H}kind: EngineAuditRules\nmetadata:\n  name: canary\nspec:\n  rules:\n${canary(i, true, dir)}`;
 
 function events(i: number): SourceEvent[] {
   const open = (name: string, proc: string) => ({ 'evt.type': 'openat', 'evt.is_open_read': true, 'fd.typechar': 'f', 'fd.num': 3, 'fd.name': name, 'proc.name': proc, 'container.id': 'host' });

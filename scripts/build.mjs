@@ -2,6 +2,7 @@
 // `npm run build`: the TypeScript under host/ to JavaScript in OUT (default dist/), laid out as
 // the repository is, so every path the code derives from import.meta.url resolves the same way:
 //   OUT/host/**.js       tsc's output, plus every other file under host/ (SQL migrations, ...)
+//                        and the API's PGlite template (a new database's data directory)
 //   OUT/assembly/        the AssemblyScript runtime sources the compile worker reads, and
 //   OUT/asconfig.json    the options it compiles them with
 //   OUT/rules/           the built-in rule sets
@@ -48,6 +49,14 @@ function link(name) {
   const inside = !relative(root, out).startsWith('..');
   symlinkSync(inside ? relative(out, target) : target, join(out, name));
 }
+// OUT/host/api/db/pglite-template.tar.gz: a freshly initialised PGlite data directory, which the
+// API unpacks for a new database instead of running initdb (host/api/db/open.ts PGLITE_TEMPLATE).
+const template = join(out, 'host/api/db/pglite-template.tar.gz');
+const dump = `import { writeFileSync } from 'node:fs'; import { PGlite } from '@electric-sql/pglite';
+const db = await PGlite.create(); const tar = await db.dumpDataDir('gzip');
+writeFileSync(process.argv[1], Buffer.from(await tar.arrayBuffer())); await db.close();`;
+const made = spawnSync(process.execPath, ['--input-type=module', '-e', dump, template], { stdio: 'inherit', cwd: root });
+if (made.status !== 0) process.exit(made.status ?? 1);
 link('probes');
 if (relative(root, out).startsWith('..')) link('node_modules');
 

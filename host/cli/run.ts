@@ -3,10 +3,10 @@
 // all are up (a source that fails is retried, and readiness on /healthz says so until it is up),
 // reloads the configuration and rules on SIGHUP (reload.ts), and on SIGTERM/SIGINT stops every
 // component after evaluating the audit events already accepted (bounded, logged).
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
-import { startApi } from '../api/index.js';
+import { pgliteDir, startApi } from '../api/index.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { builtinRulesFiles } from '../engine/builtin.js';
 import { renderDiagnostic } from '../engine/diagnostics.js';
@@ -203,6 +203,28 @@ export const runCommand: Command = {
       };
       const forwarder = await startForwarder({ config, metrics, log, hostname, readiness: () => board.report() });
       components.push({ name: 'forwarder', stop: () => forwarder.close() });
+      // The API is never awaited: until it is up, readiness names it; if it fails, detection goes
+      // on and readiness reports the API failed. Creating its database (PGlite's first start) is
+      // seconds of this thread's CPU: it starts once the detection path is up, so that comes
+      // first (measured under load: started alongside, it put the detection path 3.6 s later).
+      // An existing database (a restart) or a PostgreSQL server only opens: alongside the start
+      // (measured under load: the detection path as soon, every component 0.7 s sooner).
+      const startApiAside = () => {
+        board.set('api', { state: 'starting' });
+        apiStarted = startApi({ config, log, databaseUrl: process.env.DATABASE_URL }).then(
+          (api) => {
+            components.push({ name: 'api', stop: () => api.close() });
+            log(`run: api listening on ${api.url}`);
+            board.set('api', { state: 'up' });
+          },
+          (err: unknown) => {
+            log(`run: the api failed to start: ${(err as Error).message}; detection goes on without it`, 'error');
+            board.set('api', { state: 'failed', error: (err as Error).message });
+          },
+        );
+      };
+      const apiEarly = config.api.enabled && (!!process.env.DATABASE_URL || existsSync(join(pgliteDir(config.stateDir), 'PG_VERSION')));
+      if (apiEarly) startApiAside();
       board.set('forwarder', forwarder.url ? { state: 'up' } : { state: 'off', reason: 'forwarder.enabled is false' });
       if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
       // a process first seen in a syscall record is read from /proc, as libsinsp does (unknown-process.ts)
@@ -252,24 +274,8 @@ export const runCommand: Command = {
         components.push({ name: 'rules watch', stop: async () => watched.close() });
         log(`run: watching ${watched.dirs.join(', ')} for rules changes (rules.watch)`);
       }
-      // The API last and not awaited: the detection path (engine, sources, forwarder) is up
-      // before the API's database has created itself (PGlite's first start: seconds, most of a
-      // first start). Until it is up, readiness names it; if it fails, detection goes on and
-      // readiness reports the API failed.
-      if (config.api.enabled) {
-        board.set('api', { state: 'starting' });
-        apiStarted = startApi({ config, log, databaseUrl: process.env.DATABASE_URL }).then(
-          (api) => {
-            components.push({ name: 'api', stop: () => api.close() });
-            log(`run: api listening on ${api.url}`);
-            board.set('api', { state: 'up' });
-          },
-          (err: unknown) => {
-            log(`run: the api failed to start: ${(err as Error).message}; detection goes on without it`, 'error');
-            board.set('api', { state: 'failed', error: (err as Error).message });
-          },
-        );
-      }
+      // A database still to be created: the API last, once the detection path is up.
+      if (config.api.enabled && !apiEarly) startApiAside();
     } catch (err) {
       log(`run: failed to start: ${(err as Error).message}`, 'error');
       stopping = true;

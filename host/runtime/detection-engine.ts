@@ -29,11 +29,13 @@
 // tier runs under the same watchdog deadline as the compiled module (its regexes, like the
 // module's, never backtrack); a stopped batch fails (counted) and the tier-up still comes.
 // The kernel byte path (evaluateKernel) needs a compiled module: while a ruleset is on the
-// interpreter tier, kernel records keep being judged by the last compiled module (the previous
-// ruleset) and its state region, which moves to the new module at the tier-up swap. The first
-// load of an engine has no compiled module to fall back on, so callers compile it first (the
-// resources controller does: `rae run` starts serving on WASM); without one, evaluateKernel
-// throws and the source counts the batch as dropped.
+// interpreter tier, kernel records keep going into the last compiled module (the previous
+// ruleset) and its state region, which moves to the new module at the tier-up swap; that module
+// judges the rules the two rulesets have in common and the reference interpreter the added and
+// changed syscall rules (kernel-overlay.ts), so the new ruleset is live on the byte path from
+// the first swap too. The first load of an engine has no compiled module to fall back on, so
+// callers compile it first (the resources controller does: `rae run` starts serving on WASM);
+// without one, evaluateKernel throws and the source counts the batch as dropped.
 import type { Gauge } from 'prom-client';
 import { loadRules, type ExpandLimits, type LoadedRule, type LoadResult, type RulesFile } from '../engine/index.js';
 import { RuleMatcher, type RuleMatching } from '../engine/matcher.js';
@@ -51,6 +53,7 @@ import { guardedCall, isWatchdogTimeout } from './watchdog.js';
 import { RuleModule, type CompiledRuleset } from './evaluator.js';
 import { evaluationFailedAlert, failedCounts } from './failure-report.js';
 import { DEFAULT_ISOLATION_BUDGET, judgeIsolated, type IsolationBudget, type Isolated, type Judgment } from './isolate.js';
+import { KernelOverlay } from './kernel-overlay.js';
 import type { Referred } from './reference.js';
 import type { RecordTranslator } from './translator.js';
 
@@ -188,6 +191,8 @@ export class DetectionEngine {
   private module: RuleModule | undefined;
   private moduleResult: LoadResult | undefined;
   private lastGood: { module: RuleModule; result: LoadResult } | undefined;
+  /** The byte path's view of the interpreter-tier ruleset over the last compiled module (built on the first kernel batch). */
+  private overlay: KernelOverlay | undefined;
   private current: LoadResult | undefined;
   private evaluated = 0;
   private generation = 0;
@@ -195,6 +200,8 @@ export class DetectionEngine {
   private tiering: Promise<void> | undefined;
   private closed = false;
   private loading: Promise<unknown> = Promise.resolve();
+  /** The rules precompile() loaded, for the load() of the same files that follows it (`rae run`'s start: one loadRules instead of two). */
+  private precompiled: { files: readonly RulesFile[]; result: LoadResult } | undefined;
   /** Aborts the compile of the newest load or tier-up target when a newer ruleset comes. */
   private compileAbort: AbortController | undefined;
   private readonly compiler: RuleCompiler;
@@ -235,7 +242,7 @@ export class DetectionEngine {
    */
   load(files: readonly RulesFile[], opts: LoadOptions = {}): Promise<LoadOutcome> {
     const t0 = performance.now();
-    const result = loadRules(files, { limits: this.options.expandLimits });
+    const result = this.takePrecompiled(files) ?? loadRules(files, { limits: this.options.expandLimits });
     let signal: AbortSignal | undefined;
     if (result.ok) {
       this.compileAbort?.abort();
@@ -364,6 +371,7 @@ export class DetectionEngine {
     if (tierUp) this.counters.tierUps++;
     else this.newRuleset(result);
     this.matcher = undefined;
+    this.overlay = undefined;
     this.setTier('wasm');
     this.counters.lastSwapStallMs = performance.now() - s0;
   }
@@ -441,7 +449,8 @@ export class DetectionEngine {
    * become eval records without JS objects; only matched events are decoded, for their alerts.
    * Record times are CLOCK_BOOTTIME; `bootToEpochNs` turns them into alert times. Returns the
    * alert count; throws when there is no compiled module (the interpreter engine, or no load yet). On the interpreter
-   * tier, the last compiled module (the previous ruleset) judges these records until the tier-up.
+   * tier, the last compiled module judges the rules it shares with the running ruleset and the
+   * reference interpreter the added and changed ones (kernel-overlay.ts) until the tier-up.
    * A failed batch is isolated like a decoded one, by ranges of its eval records (written once,
    * judged again in place; the thread table was updated before the first call).
    */
@@ -457,9 +466,12 @@ export class DetectionEngine {
     const n = kernel.ingestInto(module, view, bytes, bootToEpochNs);
     const offsets = kernel.offsets;
     const first = this.options.ruleMatching === 'first';
-    const r0 = module.evaluateRecords('syscall', n, first);
+    // On the interpreter tier the module judges with rule matching `all`: its matches are merged with the interpreter's.
+    const overlay = this.overlayOf(module);
+    const moduleFirst = first && !overlay;
+    const r0 = module.evaluateRecords('syscall', n, moduleFirst);
     this.evaluated += n;
-    if (r0.ok && r0.matches.length === 0 && !r0.handBack?.length) return 0;
+    if (!overlay && r0.ok && r0.matches.length === 0 && !r0.handBack?.length) return 0;
     const lazy: SourceEvent[] = [];
     const eventAt = (i: number): SourceEvent => {
       const fields = kernel.fieldsOf(module, view, offsets[i]!, i);
@@ -469,8 +481,13 @@ export class DetectionEngine {
     // The whole batch was judged once already: its result is the first judgment.
     const judge = (start: number, count: number): Judgment<Alert> =>
       judged(() => {
-        const r = start === 0 && count === n ? r0 : module.evaluateRecords('syscall', count, first, start);
+        const r = start === 0 && count === n ? r0 : module.evaluateRecords('syscall', count, moduleFirst, start);
         if (!r.ok) return r;
+        if (overlay) {
+          const merged = overlay.merge(r.matches, r.handBack ?? [], start, count, (i) => eventAt(start + i), first, this.options.watchdogMs ?? 1000);
+          if (!merged.ok) return merged;
+          return { ok: true, out: merged.out.map((m) => alertFor(m.rule, eventAt(start + m.event), this.options.hostname, this.options.maxOutputFieldBytes)) };
+        }
         const matches = r.matches;
         if (r.handBack?.length) {
           // events whose transformer results did not fit the scratch area: the reference interpreter judges them
@@ -486,6 +503,14 @@ export class DetectionEngine {
         return { ok: true, out: matches.map((m) => alertFor(m.rule, eventAt(start + m.event), this.options.hostname, this.options.maxOutputFieldBytes)) };
       });
     return this.finish(module, judgeIsolated(n, judge, this.isolation), n, () => 'syscall');
+  }
+
+  /** The interpreter-tier ruleset as the byte path serves it over `module`, or undefined when `module` is the running ruleset's. */
+  private overlayOf(module: RuleModule): KernelOverlay | undefined {
+    const current = this.current;
+    if (!this.matcher || !current || current === this.moduleResult) return undefined;
+    if (this.overlay?.module !== module || this.overlay.ruleset !== current) this.overlay = new KernelOverlay(module, current, selectRules(current.ruleset.rules, this.options.minPriority));
+    return this.overlay;
   }
 
   private get isolation(): IsolationBudget {
@@ -562,7 +587,16 @@ export class DetectionEngine {
    */
   async precompile(files: readonly RulesFile[]): Promise<void> {
     const result = loadRules(files, { limits: this.options.expandLimits });
+    this.precompiled = { files, result };
     if (result.ok && this.options.engine !== 'interpreter') await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority)).catch(() => undefined);
+  }
+
+  /** The precompile's load result when `files` are the ones it loaded (once: the first load after it). */
+  private takePrecompiled(files: readonly RulesFile[]): LoadResult | undefined {
+    const p = this.precompiled;
+    this.precompiled = undefined;
+    const same = p && p.files.length === files.length && p.files.every((f, i) => f.name === files[i]!.name && f.text === files[i]!.text);
+    return same ? p.result : undefined;
   }
 
   /** Modules the compiler has built (neither from its memory nor from the module cache). */

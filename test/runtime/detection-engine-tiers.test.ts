@@ -4,8 +4,8 @@
 // of swap, superseded compiles thrown away (only the newest ruleset reaches WASM), an invalid
 // ruleset never replaces the running one on either tier; a rule the code generator cannot
 // compile is a load error (the running WASM ruleset stays); close() ends a pending compile; the
-// interpreter tier's regexes never backtrack; the kernel byte path keeps the last compiled
-// module until the tier-up.
+// interpreter tier's regexes never backtrack; until the tier-up the kernel byte path judges the
+// new ruleset with the last compiled module (rules in common) and the interpreter (the others).
 import { KernelIngest } from '../../host/sources/syscall/ingest.js';
 import { setImmediate as tick } from 'node:timers/promises';
 import { test } from 'uvu';
@@ -174,7 +174,7 @@ test('tiers: the interpreter tier runs a backtracking-prone regex in linear time
   await engine.close();
 });
 
-test('tiers: the kernel byte path keeps the last compiled module until the tier-up; its thread table moves along', async () => {
+test('tiers: the kernel byte path serves the interpreter-tier ruleset over the last compiled module; its thread table moves along at the tier-up', async () => {
   const alerts: string[] = [];
   const engine = new DetectionEngine({ ...options, kernel: new KernelIngest({ hostname: 'h' }), onAlert: (a) => alerts.push(a.rule) });
   const cond = 'evt.type = openat and fd.name = /etc/shadow and proc.pname = sshd';
@@ -188,12 +188,53 @@ test('tiers: the kernel byte path keeps the last compiled module until the tier-
   assert.is(engine.stats.tier, 'interpreter');
   const one = new Uint8Array(512);
   const len = openat(one, 0, 401, '/etc/shadow');
-  assert.is(engine.evaluateKernel(one, len), 1, 'judged by the last compiled module');
+  assert.is(engine.evaluateKernel(one, len), 1, 'judged for the new ruleset, the process known from the last compiled module');
   assert.is((await r.compiled!).state, 'wasm');
   assert.is(engine.evaluateKernel(one, len), 1, 'the process is known to the new module');
-  assert.equal(alerts, ['K1', 'K1', 'K2']);
+  assert.equal(alerts, ['K1', 'K2', 'K2']);
   assert.is(engine.eventsEvaluated, 3, 'syscall records evaluated');
   await engine.close();
 });
+
+// The running (compiled) ruleset, then its successor: one rule gone, one kept, one changed, two added
+// (one before the others, one after the kept rule on the same files).
+const OLD_SET = [{ name: 'old.yaml', text: ['Gone:/etc/shadow', 'Kept:/etc/passwd', 'Changed:/etc/hosts'].map((x) => ruleText(x)).join('') }];
+const NEW_SET = [{ name: 'new.yaml', text: ['Added:/etc/shadow:sshd', 'Kept:/etc/passwd', 'Changed:/etc/group', 'AlsoPasswd:/etc/passwd'].map((x) => ruleText(x)).join('') }];
+/** `name:file[:pname]` as a rule on openat of that file (by a child of pname). */
+function ruleText(spec: string): string {
+  const [name, file, pname] = spec.split(':');
+  return `- rule: ${name}\n  desc: d\n  condition: evt.type = openat and fd.name = ${file}${pname ? ` and proc.pname = ${pname}` : ''}\n  output: ${name} %fd.name\n  priority: WARNING\n`;
+}
+
+for (const ruleMatching of ['first', 'all'] as const) {
+  test(`tiers (${ruleMatching}): a new syscall rule alerts on the kernel byte path for an event right after its load is acknowledged, before its compile`, async () => {
+    const alerts: string[] = [];
+    const engine = new DetectionEngine({ ...options, ruleMatching, kernel: new KernelIngest({ hostname: 'h' }), onAlert: (a) => alerts.push(a.rule) });
+    assert.ok((await engine.load(OLD_SET)).swapped);
+    const procs = new Uint8Array(1024);
+    let at = encodeProcRecord(procInfo(500, 1, 'sshd'), procs, 0, 1n);
+    at += encodeProcRecord(procInfo(501, 500, 'cat'), procs, at, 1n);
+    assert.is(engine.evaluateKernel(procs, at), 0);
+    const opens = new Uint8Array(2048);
+    let len = 0;
+    for (const file of ['/etc/shadow', '/etc/passwd', '/etc/hosts', '/etc/group']) len += openat(opens, len, 501, file);
+    const judge = () => {
+      alerts.length = 0;
+      engine.evaluateKernel(opens, len);
+      return [...alerts];
+    };
+    assert.equal(judge(), ['Gone', 'Kept', 'Changed'], 'the running ruleset');
+    const r = await engine.load(NEW_SET, { interpreterFirst: true });
+    assert.ok(r.swapped, 'the change is acknowledged');
+    assert.is(engine.stats.tier, 'interpreter', 'the new ruleset is not compiled yet');
+    const expected = ruleMatching === 'first' ? ['Added', 'Kept', 'Changed'] : ['Added', 'Kept', 'AlsoPasswd', 'Changed'];
+    assert.equal(judge(), expected, 'the byte path judges the new ruleset from the swap on');
+    assert.is((await r.compiled!).state, 'wasm');
+    assert.equal(judge(), expected, 'the compiled module agrees');
+    assert.is(engine.eventsEvaluated, 12);
+    assert.is(engine.stats.failedBatches, 0);
+    await engine.close();
+  });
+}
 
 test.run();

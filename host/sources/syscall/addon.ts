@@ -133,10 +133,14 @@ export function probeSupport(): Support {
   if (missing.length > 0) {
     return { available: false, code: 'EPERM', reason: `loading the probe needs root, or CAP_BPF and CAP_PERFMON (this process runs as uid ${process.getuid?.()} without ${missing.join(' and ')})` };
   }
-  const kernel = native.checkKernel();
-  if (!kernel.ok) return { available: false, code: kernel.code, reason: kernel.reason };
+  // The kernel's answer does not change while the process runs; it parses the kernel's BTF (measured
+  // about 0.4 s under load), and `rae run` asks twice on start (the source's set-up, then openCapture).
+  kernelChecked ??= native.checkKernel();
+  if (!kernelChecked.ok) return { available: false, code: kernelChecked.code, reason: kernelChecked.reason };
   return { available: true };
 }
+
+let kernelChecked: ReturnType<Native['checkKernel']> | undefined;
 
 /** Loads and attaches the probe; throws a CaptureError with a stable code when it cannot. */
 export function openCapture(opts: CaptureOptions = {}): Capture {
