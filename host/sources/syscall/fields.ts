@@ -91,6 +91,7 @@ const THREAD_PROVIDED = [
   'proc.cmdline',
   'proc.args',
   'proc.cwd',
+  'proc.env',
   'user.name',
   'group.name',
   'container.id',
@@ -109,9 +110,11 @@ const THREAD_PROVIDED = [
 const WALKED = ['proc.pname', 'proc.pexe', 'proc.pexepath', 'proc.pcmdline', 'proc.ppid', 'proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.acmdline', 'proc.apid'];
 /** Fields of the process's container entry (the container table), keyed ones with any argument. */
 const CONTAINER_PROVIDED = [...CTR_STRINGS, ...CTR_FLAGS, 'container.start_ts'];
+/** Keyed fields the translators fill for any argument (proc.env[NAME], ingest.ts BY_KEYED). */
+const KEYED = ['proc.env'];
 const CONDITION_FIELDS = new Set(['evt.type', ...KERNEL_RECORD_FIELDS, ...THREAD_PROVIDED, ...CONTAINER_PROVIDED]);
 function provided(name: string, arg: string | undefined, canonical: string): boolean {
-  if (WALKED.includes(name) || (CTR_KEYED.has(name) && arg !== undefined)) return true;
+  if (WALKED.includes(name) || ((CTR_KEYED.has(name) || KEYED.includes(name)) && arg !== undefined)) return true;
   return (arg === undefined || canonical.startsWith('evt.arg.')) && CONDITION_FIELDS.has(canonical);
 }
 
@@ -314,6 +317,7 @@ export function processFields(memory: WebAssembly.Memory, entry: number): Record
   put('proc.cmdline', str(entry, THREAD.cmdline, TP.CMDLINE));
   put('proc.args', str(entry, THREAD.args, TP.ARGS));
   put('proc.cwd', str(entry, THREAD.cwd, TP.CWD));
+  put('proc.env', str(entry, THREAD.env, TP.ENV));
   put('container.id', str(entry, THREAD.container, TP.CONTAINER));
   put('user.name', str(entry, THREAD.user, TP.USER));
   put('group.name', str(entry, THREAD.group, TP.GROUP));
