@@ -110,11 +110,15 @@ const THREAD_PROVIDED = [
 const WALKED = ['proc.pname', 'proc.pexe', 'proc.pexepath', 'proc.pcmdline', 'proc.ppid', 'proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.acmdline', 'proc.apid'];
 /** Fields of the process's container entry (the container table), keyed ones with any argument. */
 const CONTAINER_PROVIDED = [...CTR_STRINGS, ...CTR_FLAGS, 'container.start_ts'];
-/** Keyed fields the translators fill for any argument (proc.env[NAME], ingest.ts BY_KEYED). */
+/**
+ * Keyed fields the translators fill for any argument (proc.env[NAME], ingest.ts BY_KEYED): in a
+ * slot of the module, so in conditions, and in outputs of a rule whose condition reads the same.
+ */
 const KEYED = ['proc.env'];
 const CONDITION_FIELDS = new Set(['evt.type', ...KERNEL_RECORD_FIELDS, ...THREAD_PROVIDED, ...CONTAINER_PROVIDED]);
-function provided(name: string, arg: string | undefined, canonical: string): boolean {
-  if (WALKED.includes(name) || ((CTR_KEYED.has(name) || KEYED.includes(name)) && arg !== undefined)) return true;
+function provided(name: string, arg: string | undefined, canonical: string, slotted: ReadonlySet<string> | undefined): boolean {
+  if (WALKED.includes(name) || (CTR_KEYED.has(name) && arg !== undefined)) return true;
+  if (KEYED.includes(name) && arg !== undefined) return slotted === undefined || slotted.has(canonical);
   return (arg === undefined || canonical.startsWith('evt.arg.')) && CONDITION_FIELDS.has(canonical);
 }
 
@@ -136,9 +140,11 @@ export function missingFields(rules: readonly LoadedRule[]): MissingField[] {
       seen.add(`${where} ${field}`);
       out.push({ rule: r.name, field, where });
     };
+    const inCondition = new Set<string>();
     const operand = (o: Operand | { kind: 'const'; value: string }): void => {
       if (o.kind === 'field') {
-        if (!provided(o.def.name, o.arg, o.canonical)) add(o.canonical, 'condition');
+        inCondition.add(o.canonical);
+        if (!provided(o.def.name, o.arg, o.canonical, undefined)) add(o.canonical, 'condition');
       } else if (o.kind === 'transform') for (const a of o.args) operand(a);
     };
     walkChecked(r.condition, (n) => {
@@ -146,7 +152,7 @@ export function missingFields(rules: readonly LoadedRule[]): MissingField[] {
       if (n.kind === 'cmp' || n.kind === 'cmpfield') operand(n.left);
       if (n.kind === 'cmpfield') operand(n.right);
     });
-    for (const t of r.output) if (t.kind === 'field' && !provided(t.name, t.arg, t.canonical)) add(t.canonical, 'output');
+    for (const t of r.output) if (t.kind === 'field' && !provided(t.name, t.arg, t.canonical, inCondition)) add(t.canonical, 'output');
   }
   return out;
 }
