@@ -14,7 +14,7 @@
  *   - a fixed-size body of numeric fields per record kind (rae_syscall, rae_proc, rae_exit, rae_caps);
  *   - a string area after the body. Strings are referenced by struct rae_str {off, len}: `off` is
  *     relative to the start of the record, `len` excludes the terminating NUL that always follows,
- *     and {0, 0} means absent. Multi-part strings (argv) are NUL-separated inside one reference.
+ *     and {0, 0} means absent. Multi-part strings (argv, env) are NUL-separated inside one reference.
  * All integers are little-endian (the host's order; x86-64 and arm64). Times are CLOCK_BOOTTIME ns.
  */
 #ifndef RAE_EVENTS_H

@@ -76,6 +76,11 @@ export class ThreadTable {
   private readonly freeing: number[] = [];
   private highWater = 0;
   private heapTop: number = STATE.heap;
+  /** heapTop after the last compaction, and the entries released since: whether compacting again can free anything. */
+  private compactedTop: number = STATE.heap;
+  private releasedSinceCompact = 0;
+  /** Environments not kept (proc.env missing) because the heap was past ENV_HEAP_SHARE of its size. */
+  envDropped = 0;
   private u8!: Uint8Array;
   private dv!: DataView;
   /** Container entries (container.* and k8s.* fields) the entries point at; none in tests that do not need them. */
@@ -410,7 +415,14 @@ export class ThreadTable {
     const key = Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString('latin1');
     let addr = this.envRefs.get(key);
     if (addr === undefined) {
-      addr = this.heap(envBytes(raw));
+      // environments (up to MAX_ENV each) never take the room the other strings of new processes
+      // need: past the share, none is kept until a compaction (when the heap is full) frees room
+      const bytes = envBytes(raw);
+      if (this.heapTop + bytes > STATE.heap + ENV_HEAP_SHARE * (STATE.containers - STATE.heap)) {
+        this.envDropped++;
+        return present & ~TP.ENV;
+      }
+      addr = this.heap(bytes);
       if (addr === 0) return present & ~TP.ENV;
       writeEnv(this.u8, addr, raw);
       this.envRefs.set(key, addr);
@@ -446,6 +458,7 @@ export class ThreadTable {
   private release(p: Proc): void {
     if (!p.exited || p.children > 0) return;
     this.freeing.push(p.addr);
+    this.releasedSinceCompact++;
     const parent = p.parent;
     p.parent = undefined;
     if (parent) {
@@ -454,10 +467,14 @@ export class ThreadTable {
     }
   }
 
-  /** Heap bytes for a string (compacting once when full); 0 when there is no room. */
+  /**
+   * Heap bytes for a string (compacting when full, if anything may have become garbage since the
+   * last compaction: entries released or an eighth of the heap written; a heap full of live
+   * strings would otherwise be compacted on every allocation); 0 when there is no room.
+   */
   private heap(n: number): number {
     const end = STATE.containers;
-    if (this.heapTop + n > end) this.compact();
+    if (this.heapTop + n > end && this.mayFree()) this.compact();
     if (this.heapTop + n > end) {
       this.dropped++;
       return 0;
@@ -468,8 +485,14 @@ export class ThreadTable {
     return at;
   }
 
+  /** Whether a compaction may free heap bytes: entries were released, or an eighth of the heap was written, since the last. */
+  private mayFree(): boolean {
+    return this.releasedSinceCompact > 0 || this.heapTop - this.compactedTop >= (STATE.containers - STATE.heap) / 8;
+  }
+
   /** Rewrites the strings of live entries to the start of the heap. */
   private compact(): void {
+    this.releasedSinceCompact = 0;
     const live = new Set<number>();
     const mark = (p: Proc | undefined) => {
       for (; p && !live.has(p.addr); p = p.parent) live.add(p.addr);
@@ -518,6 +541,7 @@ export class ThreadTable {
       }
       this.dv.setUint32(ref, at, true);
     }
+    this.compactedTop = this.heapTop;
     this.header();
   }
 
@@ -527,6 +551,9 @@ export class ThreadTable {
     this.dv.setUint32(MEM.stateBase + H.heapTop, this.heapTop, true);
   }
 }
+
+/** The part of the heap environments may fill (counted from its start, garbage included until a compaction). */
+const ENV_HEAP_SHARE = 0.75;
 
 const FD_PATH = /^\/(?:proc\/(?:self|\d+)\/fd|dev\/fd)\/\d+$/;
 
