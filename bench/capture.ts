@@ -9,7 +9,10 @@
 // max_events_per_s_no_drops (highest captured records/s of a step with no drop) and
 // cores_per_million_events_per_s (engine cores per M records/s at that step) through the byte
 // path `rae run` uses, then the same with every built-in syscall set loaded (stable, incubating,
-// sandbox: all_sets_...). Local only.
+// sandbox: all_sets_...). Then the cost of capturing proc.env: the exec steps again with the
+// probe's environment capture on and off (capture option env), each reporting the engine's CPU
+// per exec and the exec'ing processes' CPU per exec (RUSAGE_CHILDREN: the probe reads the new
+// image's environment in the exec'ing task), and env_capture_cost_* the differences. Local only.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +22,11 @@ import { DetectionEngine } from '../host/runtime/detection-engine.js';
 import { probeSupport } from '../host/sources/syscall/index.js';
 import { KernelIngest } from '../host/sources/syscall/ingest.js';
 import { startSyscallSource, type SyscallSource } from '../host/sources/syscall/source.js';
+import { loadRules } from '../host/engine/index.js';
+import { RuleCompiler } from '../host/runtime/compiler.js';
+import { RuleModule } from '../host/runtime/evaluator.js';
+import { HDR, KIND } from '../host/sources/syscall/abi.js';
+import { encodeProcRecord, readProcess } from '../host/sources/syscall/procfs.js';
 import { figure, progress } from './report.js';
 
 const S = 'capture';
@@ -58,8 +66,9 @@ int main(int argc, char **argv) {
     }
     if (rate > 0) { struct timespec d = {0, 200000}; nanosleep(&d, NULL); }
   }
-  struct rusage ru; getrusage(RUSAGE_SELF, &ru);
-  printf("%ld %.6f %.6f\n", ops, now() - start, ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+  struct rusage ru, rc; getrusage(RUSAGE_SELF, &ru); getrusage(RUSAGE_CHILDREN, &rc);
+  printf("%ld %.6f %.6f %.6f\n", ops, now() - start, ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+         rc.ru_utime.tv_sec + rc.ru_stime.tv_sec + (rc.ru_utime.tv_usec + rc.ru_stime.tv_usec) / 1e6);
   return 0;
 }
 `;
@@ -71,6 +80,8 @@ interface Step {
   opsPerS: number;
   /** Generator CPU time per wall second, summed over generators (1 = one core busy). */
   generatorCores: number;
+  /** CPU time of the generators' waited-for children (the exec'd processes) per wall second. */
+  childCores: number;
   recordsPerS: number;
   eventsPerS: number;
   lost: number;
@@ -79,26 +90,27 @@ interface Step {
   rssMb: number;
 }
 
-function loadgen(bin: string, mode: string, rate: number, secs: number, path: string): Promise<{ ops: number; secs: number; cpu: number }> {
+function loadgen(bin: string, mode: string, rate: number, secs: number, path: string): Promise<{ ops: number; secs: number; cpu: number; childCpu: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(bin, [mode, String(rate), String(secs), path], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code) => {
-      const [ops, s, cpu] = out.trim().split(' ').map(Number);
+      const [ops, s, cpu, childCpu] = out.trim().split(' ').map(Number);
       if (code !== 0 || !ops) reject(new Error(`loadgen ${mode} exited ${code}: ${out}`));
-      else resolve({ ops, secs: s!, cpu: cpu ?? 0 });
+      else resolve({ ops, secs: s!, cpu: cpu ?? 0, childCpu: childCpu ?? 0 });
     });
   });
 }
 
 /** n generators at once; ops summed, the longest wall time. */
-async function loadgens(n: number, bin: string, mode: string, rate: number, secs: number, path: string): Promise<{ ops: number; secs: number; cpu: number }> {
+async function loadgens(n: number, bin: string, mode: string, rate: number, secs: number, path: string): Promise<{ ops: number; secs: number; cpu: number; childCpu: number }> {
   const all = await Promise.all(Array.from({ length: n }, () => loadgen(bin, mode, rate, secs, path)));
-  return { ops: all.reduce((a, g) => a + g.ops, 0), secs: Math.max(...all.map((g) => g.secs)), cpu: all.reduce((a, g) => a + g.cpu, 0) };
+  const sum = (k: 'ops' | 'cpu' | 'childCpu') => all.reduce((a, g) => a + g[k], 0);
+  return { ops: sum('ops'), secs: Math.max(...all.map((g) => g.secs)), cpu: sum('cpu'), childCpu: sum('childCpu') };
 }
 
-async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', target: number, file: string, path: string, generators = 1): Promise<Step> {
+async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', target: number, file: string, path: string, generators = 1, name = `${mode}_step`, extra: Record<string, unknown> = {}): Promise<Step> {
   // Start from an empty ring: wait (up to 5 s) until the previous step's backlog is drained.
   for (let i = 0, last = -1; i < 50 && src.stats().records !== last; i++) {
     last = src.stats().records;
@@ -118,6 +130,7 @@ async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', targ
     generators,
     opsPerS: g.ops / g.secs,
     generatorCores: g.cpu / g.secs,
+    childCores: g.childCpu / g.secs,
     recordsPerS: (after.records - before.records) / wall,
     eventsPerS: (after.events - before.events) / wall,
     lost: after.lost - before.lost,
@@ -125,11 +138,13 @@ async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', targ
     cores: (cpu.user + cpu.system) / 1e6 / wall,
     rssMb: process.memoryUsage().rss / 2 ** 20,
   };
-  figure(S, `${mode}_step`, s.recordsPerS, 'records/s', {
+  figure(S, name, s.recordsPerS, 'records/s', {
     path,
+    ...extra,
     target_ops_per_s: target || 'unpaced',
     generators,
     generator_cores: Number(s.generatorCores.toFixed(3)),
+    child_cores: Number(s.childCores.toFixed(3)),
     ops_per_s: Math.round(s.opsPerS),
     events_evaluated_per_s: Math.round(s.eventsPerS),
     lost: s.lost,
@@ -157,6 +172,8 @@ export async function run(): Promise<void> {
   try {
     await scenario(bin, target);
     await scenario(bin, target, ['syscall', 'syscall-incubating', 'syscall-sandbox']);
+    await envCost(bin, target);
+    await envTableCost();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -194,4 +211,88 @@ async function scenario(bin: string, target: string, sets = ['syscall']): Promis
   const at = best ?? [...steps].sort((a, b) => b.recordsPerS - a.recordsPerS)[0]!;
   figure(S, `${prefix}cores_per_million_events_per_s`, at.cores / (at.recordsPerS / 1e6), 'cores', { path: used, at_records_per_s: Math.round(at.recordsPerS), engine_cores: Number(at.cores.toFixed(3)), mode: at.mode });
   figure(S, `${prefix}rss_mb_max`, Math.max(...steps.map((s) => s.rssMb)), 'MiB', { path: used });
+}
+
+/**
+ * The cost of proc.env: the exec steps with every built-in syscall set (the environment rules are
+ * incubating) with the probe's environment capture on, then off (the bench process's environment
+ * is what each exec'd /bin/true inherits). Per rate: env_capture_cost_engine_us_per_exec (this
+ * process: records to copy, environments for the thread table) and
+ * env_capture_cost_exec_us_per_exec (the exec'ing processes: the probe's read of the environment),
+ * each the CPU per exec with capture minus without.
+ */
+async function envCost(bin: string, target: string): Promise<void> {
+  const sets = ['syscall', 'syscall-incubating', 'syscall-sandbox'];
+  const envBytes = Object.entries(process.env).reduce((n, [k, v]) => n + k.length + (v ?? '').length + 2, 0);
+  const byRate = new Map<number, Partial<Record<'on' | 'off', Step>>>();
+  for (const env of [true, false]) {
+    const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', kernel: new KernelIngest({ hostname: 'bench' }), hostname: 'bench', onAlert: () => undefined });
+    progress(`capture: exec steps with the environment capture ${env ? 'on' : 'off'}`);
+    const out = await engine.load(builtinRulesFiles(sets).files);
+    if (!out.swapped) throw new Error(`the built-in rule sets ${sets.join(', ')} did not load`);
+    const src = startSyscallSource({ engine, log: progress, submit: () => undefined, hostname: 'bench', dropAlertIntervalMs: 1000, capture: { env } });
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      for (const rate of [500, 0]) {
+        const s = await step(src, bin, 'exec', rate, target, 'bytes', 1, 'env_exec_step', { env_capture: env, env_bytes: envBytes, sets: sets.length });
+        byRate.set(rate, { ...byRate.get(rate), [env ? 'on' : 'off']: s });
+      }
+    } finally {
+      await src.stop();
+      await engine.close();
+    }
+  }
+  for (const [rate, { on, off }] of byRate) {
+    if (!on || !off) continue;
+    const us = (s: Step, cores: number) => (cores / s.opsPerS) * 1e6;
+    const detail = { target_ops_per_s: rate || 'unpaced', env_bytes: envBytes, ops_per_s_on: Math.round(on.opsPerS), ops_per_s_off: Math.round(off.opsPerS) };
+    figure(S, 'env_capture_cost_engine_us_per_exec', us(on, on.cores) - us(off, off.cores), 'us', { ...detail, on: Number(us(on, on.cores).toFixed(2)), off: Number(us(off, off.cores).toFixed(2)) });
+    figure(S, 'env_capture_cost_exec_us_per_exec', us(on, on.childCores) - us(off, off.childCores), 'us', {
+      ...detail,
+      on: Number(us(on, on.childCores).toFixed(2)),
+      off: Number(us(off, off.childCores).toFixed(2)),
+    });
+  }
+}
+
+/**
+ * The host's share of proc.env per exec, apart from the kernel and the machine's exec rate: EXEC
+ * records of 2,000 processes applied to the thread table 10 times over (as the translator applies
+ * them), with this process's environment made distinct per record (no sharing: the worst case),
+ * with it shared by all, and without one. env_thread_table_us_per_exec: the time per record with
+ * a distinct environment minus without.
+ */
+async function envTableCost(): Promise<void> {
+  const rules = loadRules([{ name: 'env.yaml', text: '- rule: env\n  desc: d\n  condition: evt.type = execve and proc.env icontains GLIBC_TUNABLES\n  output: x\n  priority: NOTICE\n' }]).ruleset.rules;
+  const compiler = new RuleCompiler();
+  const c = await compiler.compile(rules);
+  await compiler.close();
+  if (!c.ok) throw new Error(c.errors.map((e) => e.message).join('\n'));
+  const self = readProcess(process.pid)!;
+  const n = 2000;
+  const rounds = 10;
+  const env = self.env ?? Buffer.alloc(0);
+  const us: Record<string, number> = {};
+  for (const kind of ['distinct', 'shared', 'none'] as const) {
+    const created = RuleModule.create(c.compiled);
+    if (!created.ok) throw new Error(created.error.message);
+    const ki = new KernelIngest({ native: true, hostname: 'bench' });
+    const buf = new Uint8Array(n * 8192);
+    let total = 0;
+    for (let round = 0; round < rounds; round++) {
+      let len = 0;
+      for (let i = 0; i < n; i++) {
+        const own = kind === 'none' ? undefined : kind === 'shared' ? env : Buffer.concat([env, Buffer.from(`\0RAE_BENCH=${round}-${i}`)]);
+        const at = len;
+        len += encodeProcRecord({ ...self, pid: 100_000 + i, ppid: 1, env: own }, buf, len, 1n);
+        new DataView(buf.buffer, at).setUint16(HDR.kind, KIND.EXEC, true);
+      }
+      const t0 = performance.now();
+      ki.ingest(created.module, buf, len);
+      total += performance.now() - t0;
+    }
+    us[kind] = (total * 1000) / (n * rounds);
+    figure(S, 'env_thread_table_step', us[kind]!, 'us', { environment: kind, env_bytes: env.length, records: n * rounds });
+  }
+  figure(S, 'env_thread_table_us_per_exec', us.distinct! - us.none!, 'us', { env_bytes: env.length, distinct: Number(us.distinct!.toFixed(3)), shared: Number(us.shared!.toFixed(3)), none: Number(us.none!.toFixed(3)) });
 }

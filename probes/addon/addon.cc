@@ -57,6 +57,7 @@ public:
 		opts.self_tgid = NumberOr(o, "ignorePid", 0);
 		opts.ring_bytes = NumberOr(o, "ringBufferBytes", 32u << 20);
 		opts.wake_bytes = NumberOr(o, "wakeupBytes", 256u << 10);
+		opts.no_env = o.Has("env") && o.Get("env").IsBoolean() && !o.Get("env").As<Napi::Boolean>().Value() ? 1 : 0;
 		maxLatencyMs_ = static_cast<int>(NumberOr(o, "maxLatencyMs", 10));
 		uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 		if (opts.ring_bytes < page || (opts.ring_bytes & (opts.ring_bytes - 1)) || opts.ring_bytes > (1ull << 31))
@@ -253,6 +254,7 @@ Napi::Value Layout(const Napi::CallbackInfo &info)
 	FIELD(proc, rae_proc, comm); FIELD(proc, rae_proc, exe); FIELD(proc, rae_proc, exepath);
 	FIELD(proc, rae_proc, args); FIELD(proc, rae_proc, cwd); FIELD(proc, rae_proc, cgroup);
 	FIELD(proc, rae_proc, cap_inheritable); FIELD(proc, rae_proc, cap_permitted); FIELD(proc, rae_proc, cap_effective);
+	FIELD(proc, rae_proc, env);
 	FIELD(ex, rae_exit, xflags);
 	Napi::Object caps = Napi::Object::New(env);
 	FIELD(caps, rae_caps, cap_inheritable); FIELD(caps, rae_caps, cap_permitted); FIELD(caps, rae_caps, cap_effective);
@@ -376,6 +378,7 @@ Napi::Object IngestAbi(Napi::Env env)
 		{ "FLD_ARG_PID", RAE_FLD_ARG_PID }, { "FLD_ARG_DIRFD", RAE_FLD_ARG_DIRFD }, { "FLD_ARG_RES", RAE_FLD_ARG_RES },
 		{ "FLD_ARG_LINKPATH", RAE_FLD_ARG_LINKPATH }, { "NRC_DIRFD", RAE_NRC_DIRFD }, { "NRC_LINKPATH", RAE_NRC_LINKPATH },
 		{ "NRC_RES", RAE_NRC_RES }, { "FLD_CTR_DURATION", RAE_FLD_CTR_DURATION },
+		{ "FLD_PROC_ENV", RAE_FLD_PROC_ENV }, { "SLOT_ARG_SHIFT", RAE_SLOT_ARG_SHIFT },
 		{ "FLD_SIP_NAME", RAE_FLD_SIP_NAME }, { "FLD_CIP_NAME", RAE_FLD_CIP_NAME }, { "FLD_LIP_NAME", RAE_FLD_LIP_NAME }, { "FLD_RIP_NAME", RAE_FLD_RIP_NAME },
 		{ "NRC_FLAGS_AT2", RAE_NRC_FLAGS_AT2 }, { "NRC_FLAGS_AT4", RAE_NRC_FLAGS_AT4 }, { "NRC_FLAGS_DOMAIN", RAE_NRC_FLAGS_DOMAIN },
 		{ "NRC_BIND", RAE_NRC_BIND }, { "NRC_LISTEN", RAE_NRC_LISTEN },

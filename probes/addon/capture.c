@@ -133,6 +133,7 @@ struct rae_capture *rae_capture_open(const struct rae_capture_opts *o, struct ra
 	}
 	c->skel->rodata->cfg_self_tgid = o->self_tgid;
 	c->skel->rodata->cfg_wake_bytes = o->wake_bytes;
+	c->skel->rodata->cfg_env = o->no_env ? 0 : 1;
 	stage = "sizing the ring buffer";
 	if ((err = -bpf_map__set_max_entries(c->skel->maps.ring, (uint32_t)o->ring_bytes)))
 		goto fail;

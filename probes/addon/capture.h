@@ -19,6 +19,7 @@ struct rae_capture_opts {
 	uint32_t self_tgid;     /* records of this process are not produced (0 = keep all) */
 	uint64_t ring_bytes;    /* power of two, multiple of the page size */
 	uint64_t wake_bytes;    /* watermark at which the kernel wakes the consumer */
+	uint32_t no_env;        /* 1 = EXEC records leave out the environment (probe cfg_env 0) */
 };
 
 /* Why an open failed: a stable code ("EPERM", "ENOBTF", "ENOTRACEPOINT", "EPROBE"), the errno and

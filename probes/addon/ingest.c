@@ -3,7 +3,8 @@
  * Native kernel-record translator (see ingest.h): one pass over a batch of wire records writing
  * one eval record per SYSCALL record, with the exact semantics of ingest.ts's TypeScript oracle
  * (open flags per syscall, fd.name joined with the record's directory, endpoints by side, errno
- * names, IPv4 tuple names, the evt.arg.* parameters by syscall class (pid/dirfd/res/linkpath too); setuid records stop the pass
+ * names, IPv4 tuple names, the evt.arg.* parameters by syscall class (pid/dirfd/res/linkpath too), proc.env[NAME] from the
+ * thread entry's environment (env-index.ts layout); setuid records stop the pass
  * when evt.arg.uid is read, the host names users; with RAE_IS_LOOKUP a record of a process without a thread entry stops it
  * until the host has read that process). Strings are copied into the batch's string area; nothing is
  * allocated. Every write into linear memory is bounds-checked against the plan's regions.
@@ -44,6 +45,9 @@ struct ctx {
 	uint64_t epoch; /* boot ns -> epoch ns */
 	/* the last rendered open flags (consecutive opens mostly share them) */
 	uint32_t flags_value, flags_addr, flags_len;
+	/* the argument of the keyed field being written (proc.env[NAME]'s NAME) */
+	const uint8_t *key;
+	uint32_t key_len;
 };
 
 /* An absent socket end (family 0): ip() and port() find nothing in it. */
@@ -358,6 +362,48 @@ static int fd_text(struct ctx *c, int64_t fd, uint8_t *to)
 	return text(c, s, snprintf(s, sizeof(s), "%lld", (long long)fd), to);
 }
 
+/*
+ * proc.env[NAME] (env-index.ts envValue; libsinsp sinsp_threadinfo::get_env(name), read by
+ * sinsp_filtercheck_thread.cpp TYPE_ENV for the process itself, no ancestor): the first variable
+ * longer than "NAME=" that starts with it, its value stripped of blanks at both ends; "" when the
+ * process has no such variable; missing when the process or its environment is unknown. The
+ * thread entry's env ref is the blank-joined text, followed (2-aligned) by a u16 count and the
+ * u16 length of each variable.
+ */
+static int env_value(struct ctx *c, uint32_t thread, uint8_t *to)
+{
+	const uint8_t *mem = c->io->mem;
+	size_t mem_len = c->io->mem_len;
+	if (!thread || !c->key || (size_t)thread + sizeof(struct rae_thread) > mem_len)
+		return 0;
+	if (!(rd32(mem + thread + offsetof(struct rae_thread, present)) & RAE_TP_ENV))
+		return 0;
+	uint64_t addr = rd32(mem + thread + offsetof(struct rae_thread, env));
+	uint64_t len = rd32(mem + thread + offsetof(struct rae_thread, env) + 4);
+	uint64_t idx = addr + ((len + 1) & ~1ull);
+	if (idx + 2 > mem_len)
+		return 0;
+	uint32_t n = rd16(mem + idx), nl = c->key_len;
+	if (idx + 2 + 2ull * n > mem_len)
+		return 0;
+	uint64_t pos = addr;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t vl = rd16(mem + idx + 2 + 2 * k);
+		if (pos + vl > idx)
+			break;
+		if (vl > nl + 1 && mem[pos + nl] == '=' && memcmp(mem + pos, c->key, nl) == 0) {
+			uint64_t first = pos + nl + 1, end = pos + vl;
+			while (first < end && mem[first] == ' ')
+				first++;
+			while (end > first && mem[end - 1] == ' ')
+				end--;
+			return copy(c, mem + first, (uint32_t)(end - first), to);
+		}
+		pos += vl + 1;
+	}
+	return copy(c, mem + addr, 0, to);
+}
+
 /* The field of each RAE_NRC_PATHARG kind. */
 static const int PATH_FIELD[8] = { 0, RAE_FLD_ARG_NAME, RAE_FLD_ARG_PATH, RAE_FLD_ARG_FILENAME, RAE_FLD_ARG_OLDPATH, 0, 0, 0 };
 
@@ -552,6 +598,8 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 	}
 	case RAE_FLD_ARG_LINKPATH:
 		return (f->cls & RAE_NRC_LINKPATH) && new_path(c, f, to);
+	case RAE_FLD_PROC_ENV:
+		return env_value(c, f->thread, to);
 	case RAE_FLD_ARG_CMD: {
 		char s[16];
 		return (f->cls & RAE_NRC_BPF) && text(c, s, snprintf(s, sizeof(s), "%d", (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args))), to);
@@ -775,6 +823,8 @@ static uint64_t possible(const struct facts *f)
 		can |= BIT(RAE_FLD_ARG_RES);
 	if (f->cls & RAE_NRC_LINKPATH)
 		can |= BIT(RAE_FLD_ARG_LINKPATH);
+	if (f->thread)
+		can |= BIT(RAE_FLD_PROC_ENV);
 	return can;
 }
 
@@ -792,10 +842,16 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 	int host_uid = 0; /* evt.arg.uid is read: setuid records are left to the host (user names) */
 	for (uint32_t j = 0; j < nslots; j++)
 		host_uid |= slots[3 * j] == RAE_FLD_ARG_UID;
-	for (uint32_t j = 0; j < nslots; j++)
-		if (slots[3 * j] < 1 || slots[3 * j] >= RAE_FLD_COUNT || slots[3 * j + 1] < 0 || (uint32_t)slots[3 * j + 1] + 8 > stride || slots[3 * j + 2] < 0 ||
+	for (uint32_t j = 0; j < nslots; j++) {
+		int field = slots[3 * j] & RAE_SLOT_FIELD_MASK;
+		uint32_t arg = (uint32_t)slots[3 * j] >> RAE_SLOT_ARG_SHIFT;
+		if (field < 1 || field >= RAE_FLD_COUNT || slots[3 * j + 1] < 0 || (uint32_t)slots[3 * j + 1] + 8 > stride || slots[3 * j + 2] < 0 ||
 		    RAE_REC_PRESENT + 4 * ((uint32_t)slots[3 * j + 2] >> 5) + 4 > head)
 			return -1;
+		/* a keyed field's argument: a byte count and its bytes, inside the plan */
+		if (arg && (arg >= io->plan_len || plan[arg] < 0 || arg + 1 + ((size_t)plan[arg] + 3) / 4 > io->plan_len))
+			return -1;
+	}
 	struct ctx c = { .io = io, .heap = (uint64_t)st[RAE_IS_HEAP], .heap_end = (uint64_t)st[RAE_IS_HEAP_END] };
 	uint64_t base = (uint64_t)st[RAE_IS_BASE];
 	uint64_t n = (uint64_t)st[RAE_IS_EVENTS], max = (uint64_t)st[RAE_IS_MAX];
@@ -859,7 +915,10 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 					same = STABLE | ((f.cls & RAE_NRC_FD_RET) ? BIT(RAE_FLD_FDNUM) : 0);
 				for (uint32_t j = 0; j < nslots; j++) {
 					uint32_t idx = (uint32_t)slots[3 * j + 2];
-					int field = slots[3 * j];
+					int field = slots[3 * j] & RAE_SLOT_FIELD_MASK;
+					uint32_t arg = (uint32_t)slots[3 * j] >> RAE_SLOT_ARG_SHIFT;
+					c.key = arg ? (const uint8_t *)(plan + arg + 1) : NULL;
+					c.key_len = arg ? (uint32_t)plan[arg] : 0;
 					if (!((can >> field) & 1))
 						continue; /* value() would find nothing: skip its dispatch */
 					int set;

@@ -41,8 +41,10 @@ enum {
 	RAE_FLD_ARG_PID, RAE_FLD_ARG_DIRFD, RAE_FLD_ARG_RES, RAE_FLD_ARG_LINKPATH,
 	/* container.duration: evt.rawtime minus the container entry's start_ts */
 	RAE_FLD_CTR_DURATION,
+	/* proc.env[NAME]: a variable of the thread entry's environment (host/sources/syscall/env-index.ts) */
+	RAE_FLD_PROC_ENV,
 	/* fd.sip.name, fd.cip.name, fd.lip.name, fd.rip.name: the name the DNS table (RAE_STATE_DNS)
-	 * gives the end's address (host/sources/dns/table.ts); 55-58 are other fields' */
+	 * gives the end's address (host/sources/dns/table.ts); 57-58 are evt.buffer's and evt.arg.data's */
 	RAE_FLD_SIP_NAME = 59, RAE_FLD_CIP_NAME, RAE_FLD_LIP_NAME, RAE_FLD_RIP_NAME,
 	RAE_FLD_COUNT
 };
@@ -103,6 +105,11 @@ enum {
 #define RAE_IP_CONST (RAE_IP_NR + 2 * 512)  /* RAE_K_COUNT pairs: blob offset, length */
 #define RAE_IP_OFLAGS (RAE_IP_CONST + 2 * RAE_K_COUNT) /* RAE_OFLAG_COUNT open flag bits */
 #define RAE_IP_SLOTS (RAE_IP_OFLAGS + RAE_OFLAG_COUNT) /* nslots triples: field, offset, index */
+/* A slot's field word: the field id in the low bits; a keyed field (proc.env[NAME]) has above
+ * RAE_SLOT_ARG_SHIFT the plan word index of its argument: a byte count, then the bytes packed
+ * four to a word (after the triples). */
+#define RAE_SLOT_ARG_SHIFT 8
+#define RAE_SLOT_FIELD_MASK ((1 << RAE_SLOT_ARG_SHIFT) - 1)
 
 /* Translation state, in and out (doubles, shared with the host as a Float64Array). */
 #define RAE_IS_EVENTS 0   /* events written so far in this batch */

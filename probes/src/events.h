@@ -14,7 +14,7 @@
  *   - a fixed-size body of numeric fields per record kind (rae_syscall, rae_proc, rae_exit, rae_caps);
  *   - a string area after the body. Strings are referenced by struct rae_str {off, len}: `off` is
  *     relative to the start of the record, `len` excludes the terminating NUL that always follows,
- *     and {0, 0} means absent. Multi-part strings (argv) are NUL-separated inside one reference.
+ *     and {0, 0} means absent. Multi-part strings (argv, env) are NUL-separated inside one reference.
  * All integers are little-endian (the host's order; x86-64 and arm64). Times are CLOCK_BOOTTIME ns.
  */
 #ifndef RAE_EVENTS_H
@@ -27,7 +27,7 @@
 
 #endif
 
-#define RAE_ABI_VERSION 5
+#define RAE_ABI_VERSION 6
 
 /* Record kinds (rae_hdr.kind). */
 #define RAE_KIND_SYSCALL 1 /* a syscall that returned: struct rae_syscall */
@@ -41,6 +41,7 @@
 #define RAE_MAX_RECORD 16384 /* the probe emits at most RAE_MAX_RECORD - 8 */
 #define RAE_MAX_PATH 4096  /* a path or name argument, NUL included */
 #define RAE_MAX_ARGS 4096  /* argv bytes of an exec */
+#define RAE_MAX_ENV 4096   /* environment bytes of an exec, NUL included (libscap SCAP_MAX_ENV_SIZE) */
 #define RAE_MAX_CGROUP 1024
 
 /* rae_syscall.sflags */
@@ -54,6 +55,7 @@
 #define RAE_PF_THREAD 0x4         /* FORK of a thread (tid != pid) */
 #define RAE_PF_EXE_WRITABLE 0x8   /* the executable file is writable by the process's euid */
 #define RAE_PF_EXE_UPPER 0x10     /* the executable file is in an overlayfs upper layer (EXEC) */
+#define RAE_PF_ENV_TRUNC 0x20     /* the environment was longer than RAE_MAX_ENV - 1 or the room left in the record */
 
 /* rae_exit.xflags */
 #define RAE_XF_GROUP_DEAD 0x1     /* the last thread of the process exited */
@@ -101,7 +103,7 @@ struct rae_syscall {
 	struct rae_sockaddr local; /* 168 local end */
 };
 
-/* RAE_KIND_EXEC / RAE_KIND_FORK / RAE_KIND_PROC: 152 bytes + strings. */
+/* RAE_KIND_EXEC / RAE_KIND_FORK / RAE_KIND_PROC: 160 bytes + strings. */
 struct rae_proc {
 	struct rae_hdr hdr;     /*   0 */
 	__u32 ppid;             /*  48 parent's thread group id */
@@ -126,6 +128,8 @@ struct rae_proc {
 	__u64 cap_inheritable;  /* 128 cred->cap_inheritable, bit N = capability N (PROC: CapInh) */
 	__u64 cap_permitted;    /* 136 cred->cap_permitted (PROC: CapPrm) */
 	__u64 cap_effective;    /* 144 cred->cap_effective (PROC: CapEff) */
+	struct rae_str env;     /* 152 the environment, NUL-separated (EXEC: the new image's mm env area; PROC: /proc/PID/environ) */
+	__u32 _pad;             /* 156 */
 };
 
 /* RAE_KIND_EXIT: 56 bytes. */

@@ -401,22 +401,27 @@ static __always_inline int exe_upper_layer(struct file *exe)
 	return BPF_CORE_READ(oi, __upperdentry) != 0;
 }
 
-/* argv of the current task (NUL-separated, from mm->arg_start..arg_end) into rec[pos..]. */
-static __always_inline __u32 put_args(__u8 *rec, __u32 pos, struct task_struct *t, struct rae_str *ref, __u32 *flags)
+/*
+ * A NUL-separated area of the current task's memory ([start, end): argv or the environment) into
+ * rec[pos..], at most RAE_MAX_ARGS - 1 bytes and never past `room` bytes from `pos`; sets `trunc`
+ * in *flags when cut. The area's final NUL is dropped from the length; a NUL always follows.
+ */
+static __always_inline __u32 put_user_area(__u8 *rec, __u32 pos, unsigned long start, unsigned long end, __u32 room,
+					   struct rae_str *ref, __u32 *flags, __u32 trunc)
 {
-	unsigned long start = BPF_CORE_READ(t, mm, arg_start);
-	unsigned long end = BPF_CORE_READ(t, mm, arg_end);
-	if (end <= start || pos > RAE_MAX_RECORD - RAE_MAX_ARGS - 1)
+	if (end <= start || room < 2 || pos > RAE_MAX_RECORD - 1)
 		return pos;
 	unsigned long n = end - start;
-	if (n >= RAE_MAX_ARGS) {
-		n = RAE_MAX_ARGS - 1;
-		*flags |= RAE_PF_ARGS_TRUNC;
+	if (n >= RAE_MAX_ARGS || n >= room) {
+		n = room <= RAE_MAX_ARGS - 1 ? room - 1 : RAE_MAX_ARGS - 1;
+		*flags |= trunc;
 	}
+	/* the masks below stay: the verifier cannot follow the compiler's proof that n and pos are in range */
+	barrier_var(n);
+	barrier_var(pos);
 	n &= RAE_MAX_ARGS - 1;
 	if (bpf_probe_read_user(rec + (pos & REC_MASK), n, (void *)start))
 		return pos;
-	/* argv ends with a NUL already unless truncated; drop it from len and terminate. */
 	__u32 len = n;
 	if (len > 0 && rec[(pos + len - 1) & REC_MASK] == 0)
 		len--;
@@ -424,6 +429,29 @@ static __always_inline __u32 put_args(__u8 *rec, __u32 pos, struct task_struct *
 	ref->off = pos;
 	ref->len = len;
 	return pos + len + 1;
+}
+
+/* argv of the current task (NUL-separated, from mm->arg_start..arg_end) into rec[pos..]. */
+static __always_inline __u32 put_args(__u8 *rec, __u32 pos, struct task_struct *t, struct rae_str *ref, __u32 *flags)
+{
+	if (pos > RAE_MAX_RECORD - RAE_MAX_ARGS - 1)
+		return pos;
+	return put_user_area(rec, pos, BPF_CORE_READ(t, mm, arg_start), BPF_CORE_READ(t, mm, arg_end), RAE_MAX_ARGS, ref, flags,
+			     RAE_PF_ARGS_TRUNC);
+}
+
+/*
+ * The environment of the current task (mm->env_start..env_end of the new image, as libsinsp's
+ * modern probe reads the execve exit's `env` parameter, bounded like it at RAE_MAX_ENV, libscap's
+ * SCAP_MAX_ENV_SIZE) into what is left of the record: the last string of an EXEC record, so a
+ * long environment is cut (RAE_PF_ENV_TRUNC) rather than the strings before it.
+ */
+static __always_inline __u32 put_env(__u8 *rec, __u32 pos, struct task_struct *t, struct rae_str *ref, __u32 *flags)
+{
+	if (pos >= RAE_MAX_RECORD - 8)
+		return pos;
+	return put_user_area(rec, pos, BPF_CORE_READ(t, mm, env_start), BPF_CORE_READ(t, mm, env_end), RAE_MAX_RECORD - 8 - pos,
+			     ref, flags, RAE_PF_ENV_TRUNC);
 }
 
 #endif

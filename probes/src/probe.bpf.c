@@ -7,7 +7,8 @@
  *                              `interesting` table (filled by the addon) return at once. Records
  *                              carry all argument registers, the return value and, per syscall,
  *                              the strings and socket addresses behind pointer arguments.
- *   tp_btf/sched_process_exec  the new image: ids, credentials, tty, exe, argv, cwd, cgroup path.
+ *   tp_btf/sched_process_exec  the new image: ids, credentials, tty, exe, argv, cwd, cgroup path,
+ *                              environment (cfg_env).
  *   tp_btf/sched_process_fork  a new thread or process (ids + comm; the host inherits the rest).
  *   tp_btf/sched_process_exit  a thread exit with its exit code.
  *
@@ -29,6 +30,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Set by the addon before load. */
 const volatile __u32 cfg_self_tgid = 0;
 const volatile __u64 cfg_wake_bytes = 256 * 1024;
+/* EXEC records carry the new image's environment (proc.env); 0 leaves it out (the bench's baseline). */
+const volatile __u32 cfg_env = 1;
 
 /* Interesting syscall numbers, written by the addon through the mmapped .bss. */
 __u8 interesting[RAE_NR_SYSCALLS];
@@ -342,7 +345,9 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	pos = put_args(rec, pos, t, &r->args, &r->pflags);
 	pos = put_dir(rec, pos, s->walk, t, AT_FDCWD, &r->cwd, &r->pflags);
 	pos = put_cgroup(rec, pos, s->walk, t, &r->cgroup);
-	if (r->pflags & (RAE_PF_ARGS_TRUNC | RAE_PF_PATH_TRUNC)) {
+	if (cfg_env)
+		pos = put_env(rec, pos, t, &r->env, &r->pflags);
+	if (r->pflags & (RAE_PF_ARGS_TRUNC | RAE_PF_PATH_TRUNC | RAE_PF_ENV_TRUNC)) {
 		struct rae_stats *st = get_stats();
 		if (st)
 			st->truncated++;

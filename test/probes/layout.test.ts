@@ -23,6 +23,7 @@ test('ABI version and size limits match events.h', () => {
   assert.is(d.get('MAX_RECORD'), abi.MAX_RECORD);
   assert.is(d.get('MAX_PATH'), abi.MAX_PATH);
   assert.is(d.get('MAX_ARGS'), abi.MAX_ARGS);
+  assert.is(d.get('MAX_ENV'), abi.MAX_ENV);
 });
 
 test('record kinds and flag bits match events.h', () => {

@@ -16,6 +16,8 @@ export const MAX_RECORD = 16384;
 export const MAX_PATH = 4096;
 /** RAE_MAX_ARGS: longest argv, NUL-separated. */
 export const MAX_ARGS = 4096;
+/** RAE_MAX_ENV: longest environment, NUL-separated, NUL included (libscap SCAP_MAX_ENV_SIZE). */
+export const MAX_ENV = 4096;
 
 /** Record kinds (rae_hdr.kind). */
 export const KIND = { SYSCALL: 1, EXEC: 2, FORK: 3, EXIT: 4, PROC: 5, CAPS: 6 } as const;
@@ -25,7 +27,7 @@ export type Kind = (typeof KIND)[keyof typeof KIND];
 /** rae_syscall.sflags bits. */
 export const SF = { COMPAT: 0x1, PATH_TRUNC: 0x2, PATH_FAULT: 0x4 } as const;
 /** rae_proc.pflags bits. */
-export const PF = { ARGS_TRUNC: 0x1, PATH_TRUNC: 0x2, THREAD: 0x4, EXE_WRITABLE: 0x8, EXE_UPPER: 0x10 } as const;
+export const PF = { ARGS_TRUNC: 0x1, PATH_TRUNC: 0x2, THREAD: 0x4, EXE_WRITABLE: 0x8, EXE_UPPER: 0x10, ENV_TRUNC: 0x20 } as const;
 /** rae_exit.xflags bits. */
 export const XF = { GROUP_DEAD: 0x1 } as const;
 
@@ -57,7 +59,7 @@ export const SYSCALL = {
   local: 168,
 } as const;
 
-/** struct rae_proc (152 bytes + strings), for EXEC, FORK and PROC. */
+/** struct rae_proc (160 bytes + strings), for EXEC, FORK and PROC. */
 export const PROC = {
   ppid: 48,
   vpid: 52,
@@ -81,6 +83,7 @@ export const PROC = {
   cap_inheritable: 128, // u64 capability bit set (bit N = capability N)
   cap_permitted: 136, // u64
   cap_effective: 144, // u64
+  env: 152, // rae_str: the environment, NUL-separated
 } as const;
 
 /** struct rae_caps (72 bytes): the caller's sets after a successful capset(2). */
@@ -93,7 +96,7 @@ export const EXIT = { xflags: 48 } as const;
 export const SOCKADDR = { family: 0, port: 2, addr: 8 } as const;
 
 /** sizeof of each struct in events.h. */
-export const SIZES = { hdr: 48, syscall: 192, proc: 152, exit: 56, caps: 72, sockaddr: 24, str: 4, stats: 32 } as const;
+export const SIZES = { hdr: 48, syscall: 192, proc: 160, exit: 56, caps: 72, sockaddr: 24, str: 4, stats: 32 } as const;
 
 /** Address families in rae_sockaddr.family. */
 export const AF = { UNIX: 1, INET: 2, INET6: 10 } as const;

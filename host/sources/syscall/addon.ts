@@ -23,6 +23,8 @@ export interface CaptureOptions {
   wakeupBytes?: number;
   /** The consumer also drains after this long without a wakeup (default 10 ms). */
   maxLatencyMs?: number;
+  /** EXEC records carry the new image's environment, proc.env (default true; false is the bench's baseline without it). */
+  env?: boolean;
 }
 
 /** Kernel counters, summed over CPUs, plus the ring's fill. */

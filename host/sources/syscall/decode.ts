@@ -66,6 +66,8 @@ export interface ProcRecord extends RecordHeader {
   capInheritable: bigint;
   capPermitted: bigint;
   capEffective: bigint;
+  /** The environment's variables (EXEC: the new image's; PROC: /proc/PID/environ; none in a FORK). */
+  env: string[];
 }
 
 /** RAE_KIND_EXIT. */
@@ -190,9 +192,9 @@ export function decodeRecord(view: Uint8Array, off: number, dv = new DataView(vi
     };
   }
   if ((kind === KIND.EXEC || kind === KIND.FORK || kind === KIND.PROC) && len >= SIZES.proc) {
-    const s = readStrs(view, dv, off, len, { comm: PROC.comm, exe: PROC.exe, exepath: PROC.exepath, args: PROC.args, cwd: PROC.cwd, cgroup: PROC.cgroup });
+    const s = readStrs(view, dv, off, len, { comm: PROC.comm, exe: PROC.exe, exepath: PROC.exepath, args: PROC.args, cwd: PROC.cwd, cgroup: PROC.cgroup, env: PROC.env });
     if ('code' in s) return s as DecodeError;
-    const str = s as Record<'comm' | 'exe' | 'exepath' | 'args' | 'cwd' | 'cgroup', string | undefined>;
+    const str = s as Record<'comm' | 'exe' | 'exepath' | 'args' | 'cwd' | 'cgroup' | 'env', string | undefined>;
     return {
       tsNs: head.tsNs,
       len,
@@ -224,6 +226,7 @@ export function decodeRecord(view: Uint8Array, off: number, dv = new DataView(vi
       capInheritable: dv.getBigUint64(off + PROC.cap_inheritable, true),
       capPermitted: dv.getBigUint64(off + PROC.cap_permitted, true),
       capEffective: dv.getBigUint64(off + PROC.cap_effective, true),
+      env: str.env === undefined ? [] : str.env.split('\0'),
     };
   }
   if (kind === KIND.EXIT && len >= SIZES.exit) {

@@ -95,6 +95,7 @@ const THREAD_PROVIDED = [
   'proc.cmdline',
   'proc.args',
   'proc.cwd',
+  'proc.env',
   'user.name',
   'group.name',
   'container.id',
@@ -113,9 +114,15 @@ const THREAD_PROVIDED = [
 const WALKED = ['proc.pname', 'proc.pexe', 'proc.pexepath', 'proc.pcmdline', 'proc.ppid', 'proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.acmdline', 'proc.apid'];
 /** Fields of the process's container entry (the container table), keyed ones with any argument. */
 const CONTAINER_PROVIDED = [...CTR_STRINGS, ...CTR_FLAGS, 'container.start_ts'];
+/**
+ * Keyed fields the translators fill for any argument (proc.env[NAME], ingest.ts BY_KEYED): in a
+ * slot of the module, so in conditions, and in outputs of a rule whose condition reads the same.
+ */
+const KEYED = ['proc.env'];
 const CONDITION_FIELDS = new Set(['evt.type', ...KERNEL_RECORD_FIELDS, ...THREAD_PROVIDED, ...CONTAINER_PROVIDED]);
-function provided(name: string, arg: string | undefined, canonical: string): boolean {
+function provided(name: string, arg: string | undefined, canonical: string, slotted: ReadonlySet<string> | undefined): boolean {
   if (WALKED.includes(name) || (CTR_KEYED.has(name) && arg !== undefined)) return true;
+  if (KEYED.includes(name) && arg !== undefined) return slotted === undefined || slotted.has(canonical);
   return (arg === undefined || canonical.startsWith('evt.arg.')) && CONDITION_FIELDS.has(canonical);
 }
 
@@ -137,9 +144,11 @@ export function missingFields(rules: readonly LoadedRule[]): MissingField[] {
       seen.add(`${where} ${field}`);
       out.push({ rule: r.name, field, where });
     };
+    const inCondition = new Set<string>();
     const operand = (o: Operand | { kind: 'const'; value: string }): void => {
       if (o.kind === 'field') {
-        if (!provided(o.def.name, o.arg, o.canonical)) add(o.canonical, 'condition');
+        inCondition.add(o.canonical);
+        if (!provided(o.def.name, o.arg, o.canonical, undefined)) add(o.canonical, 'condition');
       } else if (o.kind === 'transform') for (const a of o.args) operand(a);
     };
     walkChecked(r.condition, (n) => {
@@ -147,7 +156,7 @@ export function missingFields(rules: readonly LoadedRule[]): MissingField[] {
       if (n.kind === 'cmp' || n.kind === 'cmpfield') operand(n.left);
       if (n.kind === 'cmpfield') operand(n.right);
     });
-    for (const t of r.output) if (t.kind === 'field' && !provided(t.name, t.arg, t.canonical)) add(t.canonical, 'output');
+    for (const t of r.output) if (t.kind === 'field' && !provided(t.name, t.arg, t.canonical, inCondition)) add(t.canonical, 'output');
   }
   return out;
 }
@@ -318,6 +327,7 @@ export function processFields(memory: WebAssembly.Memory, entry: number): Record
   put('proc.cmdline', str(entry, THREAD.cmdline, TP.CMDLINE));
   put('proc.args', str(entry, THREAD.args, TP.ARGS));
   put('proc.cwd', str(entry, THREAD.cwd, TP.CWD));
+  put('proc.env', str(entry, THREAD.env, TP.ENV));
   put('container.id', str(entry, THREAD.container, TP.CONTAINER));
   put('user.name', str(entry, THREAD.user, TP.USER));
   put('group.name', str(entry, THREAD.group, TP.GROUP));

@@ -19,7 +19,8 @@
 // constructor's) and evt.is_open_exec (an open creating a file with an execute bit, render.ts
 // isOpenExec); the endpoints of a bind or listen are those of libsinsp's server socket (fields.ts
 // serverSocket), fd.sip.name/cip.name/lip.name/rip.name (the name the module's DNS table gives the
-// end's address, ../dns/table.ts); process fields come from the thread entry. Any other field is missing for kernel
+// end's address, ../dns/table.ts); process fields come from the thread entry, and proc.env[NAME]
+// from its environment (env-index.ts envValue, libsinsp's get_env). Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, fields.ts).
 // A SYSCALL record of a process the thread table has no entry for is first given one when the
 // constructor has a reader (unknown-process.ts: /proc for `rae run`, as libsinsp reads a thread it
@@ -57,7 +58,8 @@ import {
   uidText,
 } from './render.js';
 import { NR_SYSCALLS, syscallName } from './syscalls.js';
-import { CTR, CTR_START_BIT, evtTypeId, MEM, REC, THREAD } from '../../engine/codegen/abi.js';
+import { CTR, CTR_START_BIT, evtTypeId, MEM, REC, THREAD, TP } from '../../engine/codegen/abi.js';
+import { envValue } from './env-index.js';
 import type { RuleModule } from '../../runtime/evaluator.js';
 import type { RecordTranslator } from '../../runtime/translator.js';
 import { connTuple, endpointText, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, processFields, recordFields, SERVER_SIDE, serverSocket } from './fields.js';
@@ -123,12 +125,15 @@ const F = {
   ARG_RES: 52,
   ARG_LINKPATH: 53,
   CTR_DURATION: 54,
-  // 55-58 are other fields' (proc.env, evt.buffer)
+  PROC_ENV: 55,
+  // 57-58 are evt.buffer's and evt.arg.data's
   SIP_NAME: 59,
   CIP_NAME: 60,
   LIP_NAME: 61,
   RIP_NAME: 62,
 } as const;
+/** Keyed fields a translator fills from its slot's argument (the plan carries the key's bytes). */
+const BY_KEYED: Record<string, number> = { 'proc.env': F.PROC_ENV };
 const BY_FIELD: Record<string, number> = {
   'evt.num': F.NUM,
   'evt.rawres': F.RAWRES,
@@ -230,7 +235,8 @@ const TYPE_IDS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => evtTypeId(s
 const NAMES = Array.from({ length: NR_SYSCALLS }, (_, nr) => syscallName(nr));
 
 interface Plan {
-  slots: Array<{ slot: Slot; field: number }>;
+  /** `key`: the argument of a keyed field (proc.env[NAME]'s NAME). */
+  slots: Array<{ slot: Slot; field: number; key?: Uint8Array }>;
   stride: number;
   /** The native translator's plan (probes/addon/ingest.h RAE_IP_*). */
   words: Int32Array;
@@ -284,6 +290,8 @@ const IABI = {
   FLD_ARG_RES: F.ARG_RES,
   FLD_ARG_LINKPATH: F.ARG_LINKPATH,
   FLD_CTR_DURATION: F.CTR_DURATION,
+  FLD_PROC_ENV: F.PROC_ENV,
+  SLOT_ARG_SHIFT: 8,
   NRC_DIRFD: 0x4000000,
   NRC_LINKPATH: 0x8000000,
   NRC_RES: 0x10000000,
@@ -441,8 +449,14 @@ export function nativeTranslator(): NativeIngest | undefined {
   return nativeCache ?? undefined;
 }
 
+/**
+ * The native plan (ingest.h RAE_IP_*): after the slot triples, each keyed slot's argument as a
+ * byte count and its bytes packed four to a word; the slot's field word holds the count's word
+ * index above RAE_SLOT_ARG_SHIFT.
+ */
 function nativePlan(stride: number, head: number, slots: Plan['slots'], consts: Int32Array): Int32Array {
-  const w = new Int32Array(IABI.IP_SLOTS + 3 * slots.length);
+  const keyWords = slots.reduce((n, s) => n + (s.key ? 1 + Math.ceil(s.key.length / 4) : 0), 0);
+  const w = new Int32Array(IABI.IP_SLOTS + 3 * slots.length + keyWords);
   w[IABI.IP_STRIDE] = stride;
   w[IABI.IP_HEAD] = head;
   w[IABI.IP_NSLOTS] = slots.length;
@@ -455,7 +469,19 @@ function nativePlan(stride: number, head: number, slots: Plan['slots'], consts: 
     OPEN_FLAGS.map(([bit]) => bit),
     IABI.IP_OFLAGS,
   );
-  slots.forEach(({ slot, field }, j) => w.set([field, slot.offset, slot.index], IABI.IP_SLOTS + 3 * j));
+  let at = IABI.IP_SLOTS + 3 * slots.length;
+  slots.forEach(({ slot, field, key }, j) => {
+    let word = field;
+    if (key) {
+      word |= at << IABI.SLOT_ARG_SHIFT;
+      w[at] = key.length;
+      const packed = new Uint8Array(4 * Math.ceil(key.length / 4));
+      packed.set(key);
+      w.set(new Int32Array(packed.buffer), at + 1);
+      at += 1 + packed.length / 4;
+    }
+    w.set([word, slot.offset, slot.index], IABI.IP_SLOTS + 3 * j);
+  });
   return w;
 }
 
@@ -513,7 +539,11 @@ export class KernelIngest implements RecordTranslator {
     let p = this.plans.get(m);
     if (!p) {
       const layout = m.compiled.generated.layouts.syscall;
-      const slots = layout.slots.flatMap((slot) => (BY_FIELD[slot.ref.canonical] && (slot.ref.arg === undefined || slot.ref.canonical.startsWith('evt.arg.')) ? [{ slot, field: BY_FIELD[slot.ref.canonical]! }] : []));
+      const slots: Plan['slots'] = layout.slots.flatMap((slot) => {
+        const keyed = slot.ref.arg !== undefined ? BY_KEYED[slot.ref.def.name] : undefined;
+        if (keyed) return [{ slot, field: keyed, key: Buffer.from(slot.ref.arg!) }];
+        return BY_FIELD[slot.ref.canonical] && (slot.ref.arg === undefined || slot.ref.canonical.startsWith('evt.arg.')) ? [{ slot, field: BY_FIELD[slot.ref.canonical]! }] : [];
+      });
       p = { stride: layout.stride, slots, words: nativePlan(layout.stride, REC.present + 8 * layout.words, slots, this.konst.table) };
       this.plans.set(m, p);
     }
@@ -651,13 +681,16 @@ export class KernelIngest implements RecordTranslator {
     this.facts(view, vd, off, nr);
     this.f.thread = dv.getUint32(at + REC.thread, true);
     for (let j = 0; j < plan.slots.length; j++) {
-      const { slot, field } = plan.slots[j]!;
+      const { slot, field, key } = plan.slots[j]!;
+      this.key = key;
       if (!this.value(field, view, vd, off, at + slot.offset)) continue;
       const w = at + REC.present + 4 * (slot.index >> 5);
       dv.setUint32(w, dv.getUint32(w, true) | (1 << (slot.index & 31)), true);
     }
   }
 
+  /** The argument of the keyed field value() is writing (proc.env[NAME]'s NAME). */
+  private key: Uint8Array | undefined;
   // The facts of the record being written (one reused object, no allocation per event).
   private readonly f = { name: '', cls: 0, ret: 0, fdName: 0, fdLen: 0, rawOff: 0, rawLen: 0, file: false, dirFlag: false, flags: 0, client: 0, server: 0, local: 0, peer: 0, servSock: false, fam: 0, thread: 0 };
 
@@ -882,6 +915,19 @@ export class KernelIngest implements RecordTranslator {
         );
       case F.ARG_LINKPATH:
         return (f.cls & NRC.LINKPATH) !== 0 && this.newPath(view, vd, off, to);
+      case F.PROC_ENV: {
+        // proc.env[NAME]: the variable's value in the process's environment, "" when it has none
+        // (sinsp_filtercheck_thread.cpp TYPE_ENV: tinfo->get_env(m_argname), no ancestor lookup:
+        // that is proc.aenv[NAME]); missing when the process or its environment is unknown
+        const md = this.memDv;
+        if (f.thread === 0 || this.key === undefined || (md.getUint32(f.thread + THREAD.present, true) & TP.ENV) === 0) return false;
+        const mem = this.mem;
+        const [at, len] = envValue(mem, md.getUint32(f.thread + THREAD.env, true), md.getUint32(f.thread + THREAD.env + 4, true), this.key);
+        const dst = this.alloc(len);
+        if (dst === 0) return false;
+        this.u8.set(mem.subarray(at, at + len), dst);
+        return this.ref(to, dst, len);
+      }
       case F.TID:
         return this.num64(to, vd.getUint32(off + HDR.tid, true));
       case F.RAWTIME:
@@ -919,6 +965,14 @@ export class KernelIngest implements RecordTranslator {
       default:
         return false;
     }
+  }
+
+  /** proc.env[NAME] of the process whose entry is at `thread` as text; undefined when unknown. */
+  private envText(thread: number, key: Uint8Array): string | undefined {
+    const md = this.memDv;
+    if (thread === 0 || (md.getUint32(thread + THREAD.present, true) & TP.ENV) === 0) return undefined;
+    const [at, len] = envValue(this.mem, md.getUint32(thread + THREAD.env, true), md.getUint32(thread + THREAD.env + 4, true), key);
+    return Buffer.from(this.mem.subarray(at, at + len)).toString('utf8');
   }
 
   /** evt.arg.newpath: the second path, a relative one joined with dir2 and normalized as fd.name is. */
@@ -1055,6 +1109,11 @@ export class KernelIngest implements RecordTranslator {
       this.record(SCRATCH.plan, view, vd, recordOffset, 0, thread);
       const out: Record<string, unknown> = { 'evt.type': nr < NR_SYSCALLS ? NAMES[nr]! : '', ...recordFields(scratch, 0, SCRATCH.layout) };
       Object.assign(out, processFields(m.memory, thread));
+      // keyed process fields the module reads (proc.env[NAME]), from the thread entry as its translator wrote them
+      for (const { slot, key } of this.plan(m).slots) {
+        const v = key && this.envText(thread, key);
+        if (v !== undefined) out[slot.ref.canonical] = v;
+      }
       if (thread !== 0) Object.assign(out, containerFields(m.memory, mem.getUint32(thread + THREAD.ctr, true), m.compiled.generated.containerKeys));
       return out;
     } finally {

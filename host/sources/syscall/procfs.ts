@@ -1,10 +1,10 @@
 // /proc bootstrap: the processes that existed before the probe attached. Consumes /proc/<pid>/
-// {stat,status,cmdline,comm,exe,cwd,cgroup,loginuid,ns/pid,ns/mnt} and the cgroup v2 mount;
+// {stat,status,cmdline,environ,comm,exe,cwd,cgroup,loginuid,ns/pid,ns/mnt} and the cgroup v2 mount;
 // produces ProcSnapshot values and encodes them as RAE_KIND_PROC wire records (the same layout
 // as EXEC records), so the thread table is filled by one code path whatever the source.
 // Processes that vanish while being read are skipped; unreadable fields stay empty.
-import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { HDR, KIND, MAX_ARGS, MAX_PATH, PF, PROC, SIZES } from './abi.js';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync } from 'node:fs';
+import { HDR, KIND, MAX_ARGS, MAX_ENV, MAX_PATH, PF, PROC, SIZES } from './abi.js';
 import { parseCapHex } from './caps.js';
 
 /** One process as read from /proc. Strings are raw bytes (Linux paths need not be UTF-8). */
@@ -38,6 +38,11 @@ export interface ProcSnapshot {
   capInheritable?: bigint;
   capPermitted?: bigint;
   capEffective?: bigint;
+  /**
+   * /proc/PID/environ, NUL-separated, its last NUL dropped, at most MAX_ENV - 1 bytes (libscap
+   * reads it into SCAP_MAX_ENV_SIZE bytes); absent when unreadable (proc.env missing).
+   */
+  env?: Buffer;
 }
 
 /** USER_HZ: /proc/<pid>/stat counts in 1/100 s on every Linux architecture Node runs on. */
@@ -63,6 +68,22 @@ function read(path: string): Buffer | undefined {
     return readFileSync(path);
   } catch {
     return undefined;
+  }
+}
+
+/** The first `max` bytes of a file (environ can be long: only what is kept is read); undefined when unreadable. */
+function readHead(path: string, max: number): Buffer | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const b = Buffer.alloc(max);
+    let n = 0;
+    for (let got = 1; got > 0 && n < max; n += got) got = readSync(fd, b, n, max - n, null);
+    return b.subarray(0, n);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -109,6 +130,9 @@ export function readProcess(pid: number, root = '/proc'): ProcSnapshot | undefin
   const euid = uids[1] ?? 0;
   const egid = gids[1] ?? 0;
   const args = cmdline.length ? splitNul(cmdline.at(-1) === 0 ? cmdline.subarray(0, -1) : cmdline) : [];
+  // the bytes the probe keeps of an exec's environment: MAX_ENV - 1, the last NUL dropped
+  const environ = readHead(`${dir}/environ`, MAX_ENV - 1);
+  const env = environ && environ.at(-1) === 0 ? environ.subarray(0, -1) : environ;
   return {
     pid,
     ppid: Number(f[1]),
@@ -134,6 +158,7 @@ export function readProcess(pid: number, root = '/proc'): ProcSnapshot | undefin
     capInheritable: cap('CapInh'),
     capPermitted: cap('CapPrm'),
     capEffective: cap('CapEff'),
+    env,
   };
 }
 
@@ -212,6 +237,7 @@ export function encodeProcRecord(p: ProcSnapshot, view: Uint8Array, off: number,
     [PROC.args, argv],
     [PROC.cwd, p.cwd.subarray(0, MAX_PATH - 1)],
     [PROC.cgroup, p.cgroup.subarray(0, MAX_PATH - 1)],
+    [PROC.env, (p.env ?? Buffer.alloc(0)).subarray(0, MAX_ENV - 1)],
   ];
   const size = strings.reduce<number>((n, [, s]) => n + (s.length ? s.length + 1 : 0), SIZES.proc);
   const len = (size + 7) & ~7;

@@ -11,12 +11,17 @@
 // leader is written again or has exited;
 // thread.cap_inheritable/permitted/effective as libsinsp's caps_to_string text of the record's
 // sets (FORK: the child's, EXEC/PROC: the new image's, CAPS: capset's; a set*id call's CAPS record
-// rewrites user.* and group.*), one heap copy per distinct set), linked to the parent's entry, freed
+// rewrites user.* and group.*), one heap copy per distinct set); proc.env as libsinsp's
+// concatenate_all_env text (the EXEC/PROC record's NUL-separated environment joined by blanks, at
+// most MAX_ENV - 1 bytes; a FORK shares its parent's) followed in the heap by the length of each
+// variable (env-index.ts: proc.env[NAME] finds whole variables), one heap copy per distinct
+// environment; linked to the parent's entry, freed
 // when the process has exited and no child points at it any more. The tid -> entry index lives
 // here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
 // the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
-import { CAPS, EXIT, HDR, KIND, PF, PROC, XF } from './abi.js';
+import { CAPS, EXIT, HDR, KIND, MAX_ENV, PF, PROC, XF } from './abi.js';
+import { envBytes, envSpan, writeEnv } from './env-index.js';
 import { capsText } from './caps.js';
 import type { ContainerTable } from '../container/table.js';
 import { UserNames } from './users.js';
@@ -64,11 +69,18 @@ export class ThreadTable {
   private readonly exitedNow = new Map<number, Proc>();
   /** Heap address of each capability set's text written since the last compaction (shared by entries). */
   private readonly capRefs = new Map<bigint, number>();
+  /** Heap address of each environment written since the last compaction (siblings mostly share one), by its bytes. */
+  private readonly envRefs = new Map<string, number>();
   private readonly free: number[] = [];
   /** Entries released during the current batch: reused only from the next one (newBatch), so an event earlier in the batch still points at its process. */
   private readonly freeing: number[] = [];
   private highWater = 0;
   private heapTop: number = STATE.heap;
+  /** heapTop after the last compaction, and the entries released since: whether compacting again can free anything. */
+  private compactedTop: number = STATE.heap;
+  private releasedSinceCompact = 0;
+  /** Environments not kept (proc.env missing) because the heap was past ENV_HEAP_SHARE of its size. */
+  envDropped = 0;
   private u8!: Uint8Array;
   private dv!: DataView;
   /** Container entries (container.* and k8s.* fields) the entries point at; none in tests that do not need them. */
@@ -126,12 +138,12 @@ export class ThreadTable {
 
   /**
    * Marks what an entry made from a SYSCALL record's header alone (unknown-process.ts) cannot know
-   * as missing: proc.cwd, and the container (its cgroup path is unknown, so not 'host' either).
+   * as missing: proc.cwd, proc.env, and the container (its cgroup path is unknown, so not 'host' either).
    */
   headerOnly(pid: number): void {
     const at = this.entryOfPid(pid);
     if (at === 0) return;
-    this.dv.setUint32(at + THREAD.present, this.dv.getUint32(at + THREAD.present, true) & ~(TP.CWD | TP.CONTAINER | TP.CNAME), true);
+    this.dv.setUint32(at + THREAD.present, this.dv.getUint32(at + THREAD.present, true) & ~(TP.CWD | TP.CONTAINER | TP.CNAME | TP.ENV), true);
     this.dv.setUint32(at + THREAD.ctr, 0, true);
   }
 
@@ -330,6 +342,8 @@ export class ThreadTable {
       dv.setUint32(at + THREAD.cmdline + 4, comm.l + (restLen > 0 ? 1 + restLen : 0), true);
       present |= TP.CMDLINE;
     }
+    const env = str(PROC.env);
+    present = this.env(at, view.subarray(off + env.o, off + env.o + Math.min(env.l, MAX_ENV - 1)), present);
     const cg = str(PROC.cgroup);
     const id = containerId(view.subarray(off + cg.o, off + cg.o + cg.l));
     const cid = this.heap(id.length);
@@ -392,6 +406,32 @@ export class ThreadTable {
     return present | bit;
   }
 
+  /**
+   * proc.env of the entry at `at` from an environment's NUL-separated bytes (empty: no variables,
+   * libsinsp's "" that is still a value): its heap text and variable lengths, written once per
+   * distinct environment.
+   */
+  private env(at: number, raw: Uint8Array, present: number): number {
+    const key = Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString('latin1');
+    let addr = this.envRefs.get(key);
+    if (addr === undefined) {
+      // environments (up to MAX_ENV each) never take the room the other strings of new processes
+      // need: past the share, none is kept until a compaction (when the heap is full) frees room
+      const bytes = envBytes(raw);
+      if (this.heapTop + bytes > STATE.heap + ENV_HEAP_SHARE * (STATE.dns - STATE.heap)) {
+        this.envDropped++;
+        return present & ~TP.ENV;
+      }
+      addr = this.heap(bytes);
+      if (addr === 0) return present & ~TP.ENV;
+      writeEnv(this.u8, addr, raw);
+      this.envRefs.set(key, addr);
+    }
+    this.dv.setUint32(at + THREAD.env, addr, true);
+    this.dv.setUint32(at + THREAD.env + 4, raw.length, true);
+    return present | TP.ENV;
+  }
+
   /** Copies a record string into the heap and sets its ref and present bit. */
   private copy(ref: number, bit: number, present: number, view: Uint8Array, off: number, so: number, sl: number, ok: boolean, nulToBlank = false): number {
     if (!ok) return present & ~bit;
@@ -418,6 +458,7 @@ export class ThreadTable {
   private release(p: Proc): void {
     if (!p.exited || p.children > 0) return;
     this.freeing.push(p.addr);
+    this.releasedSinceCompact++;
     const parent = p.parent;
     p.parent = undefined;
     if (parent) {
@@ -426,10 +467,14 @@ export class ThreadTable {
     }
   }
 
-  /** Heap bytes for a string (compacting once when full); 0 when there is no room. */
+  /**
+   * Heap bytes for a string (compacting when full, if anything may have become garbage since the
+   * last compaction: entries released or an eighth of the heap written; a heap full of live
+   * strings would otherwise be compacted on every allocation); 0 when there is no room.
+   */
   private heap(n: number): number {
     const end = STATE.dns;
-    if (this.heapTop + n > end) this.compact();
+    if (this.heapTop + n > end && this.mayFree()) this.compact();
     if (this.heapTop + n > end) {
       this.dropped++;
       return 0;
@@ -440,8 +485,14 @@ export class ThreadTable {
     return at;
   }
 
+  /** Whether a compaction may free heap bytes: entries were released, or an eighth of the heap was written, since the last. */
+  private mayFree(): boolean {
+    return this.releasedSinceCompact > 0 || this.heapTop - this.compactedTop >= (STATE.dns - STATE.heap) / 8;
+  }
+
   /** Rewrites the strings of live entries to the start of the heap. */
   private compact(): void {
+    this.releasedSinceCompact = 0;
     const live = new Set<number>();
     const mark = (p: Proc | undefined) => {
       for (; p && !live.has(p.addr); p = p.parent) live.add(p.addr);
@@ -473,10 +524,12 @@ export class ThreadTable {
       for (const r of refs) {
         const len = this.dv.getUint32(addr + r + 4, true);
         const a = this.dv.getUint32(addr + r, true);
-        if (a !== 0) saved.push([addr + r, `${a}:${len}`, this.u8.slice(a, a + len)]);
+        // proc.env's variable lengths follow its text
+        if (a !== 0) saved.push([addr + r, `${a}:${len}`, this.u8.slice(a, a + (r === THREAD.env ? envSpan(this.u8, a, len) : len))]);
       }
     this.heapTop = STATE.heap;
     this.capRefs.clear();
+    this.envRefs.clear();
     const moved = new Map<string, number>();
     for (const [ref, key, bytes] of saved) {
       let at = moved.get(key);
@@ -488,6 +541,7 @@ export class ThreadTable {
       }
       this.dv.setUint32(ref, at, true);
     }
+    this.compactedTop = this.heapTop;
     this.header();
   }
 
@@ -497,6 +551,9 @@ export class ThreadTable {
     this.dv.setUint32(MEM.stateBase + H.heapTop, this.heapTop, true);
   }
 }
+
+/** The part of the heap environments may fill (counted from its start, garbage included until a compaction). */
+const ENV_HEAP_SHARE = 0.75;
 
 const FD_PATH = /^\/(?:proc\/(?:self|\d+)\/fd|dev\/fd)\/\d+$/;
 

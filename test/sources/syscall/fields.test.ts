@@ -91,4 +91,9 @@ test('kernel fields: a rule reading evt.arg.pid, dirfd, res or linkpath are prov
   }
 });
 
+test('kernel fields: proc.env is provided; proc.env[NAME] in conditions, and in outputs where the condition reads it (its slot)', () => {
+  assert.equal(kernelFieldGaps(one('evt.type = execve and proc.env icontains GLIBC_TUNABLES and proc.env[HTTP_PROXY] != ""', '%proc.env %proc.env[HTTP_PROXY]')), { condition: [], output: [] });
+  assert.equal(kernelFieldGaps(one('evt.type = execve and proc.env contains X', '%proc.env[HOME]')), { condition: [], output: ['proc.env[HOME]'] });
+});
+
 test.run();

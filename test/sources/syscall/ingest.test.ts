@@ -52,8 +52,12 @@ function proc(pid: number, ppid: number, comm: string, args: string[], cgroup = 
     args: args.map((a) => Buffer.from(a)),
     cwd: Buffer.from('/root'),
     cgroup: Buffer.from(cgroup),
+    env: ENVS[pid % ENVS.length],
   };
 }
+
+/** Environments by pid (proc.env[NAME]: blanks to strip, a value holding a blank and NAME=, an empty value before the real one, none at all). */
+const ENVS = [undefined, 'HOME=/root\0HTTP_PROXY= http://p.invalid:1 \0LANG=C', 'X=a HTTP_PROXY=no\0HTTP_PROXY=\0HTTP_PROXY=second', 'GLIBC_TUNABLES=glibc.malloc.mxfast=0', ''].map((e) => (e === undefined ? undefined : Buffer.from(e)));
 
 /** A RAE_KIND_SYSCALL record. */
 function syscallRecord(
@@ -285,7 +289,15 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
     },
   ]).ruleset.rules;
   assert.is(headRule.length, 1);
-  const m = await compileAll([...rules, ...argRule, ...headRule]);
+  // and one reading proc.env and variables of it (proc.env[NAME]'s key travels in the native plan)
+  const envRule = loadRules([
+    {
+      name: 'env.yaml',
+      text: `- rule: env values\n  desc: d\n  condition: evt.type in (connect, openat, socket) and (proc.env contains x or ${['HTTP_PROXY', 'LANG', 'GLIBC_TUNABLES', 'NOPE', 'X'].map((k) => `proc.env[${k}] exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n`,
+    },
+  ]).ruleset.rules;
+  assert.is(envRule.length, 1);
+  const m = await compileAll([...rules, ...argRule, ...headRule, ...envRule]);
   const c = new KernelIngest({ hostname: 'h1.example' });
   const js = new KernelIngest({ native: false, hostname: 'h1.example' });
   const epoch = 1_763_000_000_123_456_789n;
@@ -415,6 +427,7 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
   for (const k of [c, js]) k.ingest(m, procs, plen);
   const batches = [...Array.from({ length: 8 }, (_, i) => batch(100 + i, 3000, i % 3 === 0)), { bytes: extra, len: off }];
   let compared = 0;
+  const envValues: string[] = [];
   for (const b of batches) {
     const oc = c.ingest(m, b.bytes, b.len, epoch);
     const fromC = decodeRecords(m, oc.length);
@@ -423,8 +436,12 @@ native('kernel ingest: the native translator (probes/addon/ingest.c) writes the 
     assert.equal(oc, oj, 'the same records become events');
     assert.equal(fromC, fromJs);
     compared += oc.length;
+    envValues.push(...fromC.flatMap((l) => l.match(/proc\.env\[\w+\]="[^"]*"/g) ?? []));
   }
   assert.ok(compared > 20000, `${compared} records compared`);
+  // libsinsp's get_env(name) on the environments of ENVS: stripped, whole variables, the first with a value, "" when none
+  for (const v of ['proc.env[HTTP_PROXY]="http://p.invalid:1"', 'proc.env[HTTP_PROXY]="second"', 'proc.env[X]="a HTTP_PROXY=no"', 'proc.env[LANG]="C"', 'proc.env[GLIBC_TUNABLES]="glibc.malloc.mxfast=0"', 'proc.env[NOPE]=""'])
+    assert.ok(envValues.includes(v), v);
   const lastOffsets = js.ingest(m, extra, off, epoch);
   const joined = decodeRecords(m, lastOffsets.length).join('\n');
   // the header values: the thread id, the record time moved to the epoch (as a number and as its decimal text), constants

@@ -111,7 +111,7 @@ const gate = kernelGate('procfs.test.ts');
     const snap = readProcess(pid)!;
     const view = new Uint8Array(abi.MAX_RECORD);
     const proc = decodeBatch(view, encodeProcRecord(snap, view, 0, 0n)).records[0] as ProcRecord;
-    const same = ['pid', 'tid', 'uid', 'gid', 'cgroupId', 'ppid', 'vpid', 'vtid', 'sid', 'pgid', 'ruid', 'rgid', 'loginuid', 'tty', 'pidns', 'mntns', 'comm', 'exepath', 'args', 'cwd', 'cgroup'] as const;
+    const same = ['pid', 'tid', 'uid', 'gid', 'cgroupId', 'ppid', 'vpid', 'vtid', 'sid', 'pgid', 'ruid', 'rgid', 'loginuid', 'tty', 'pidns', 'mntns', 'comm', 'exepath', 'args', 'cwd', 'cgroup', 'env'] as const;
     for (const k of same) assert.equal(proc[k], exec[k], k);
     assert.is(proc.pflags & abi.PF.EXE_WRITABLE, exec.pflags & abi.PF.EXE_WRITABLE, 'exe writable');
     const tick = 10_000_000n;

@@ -1,0 +1,47 @@
+// proc.env under heap pressure (thread-table.ts): environments are large (up to MAX_ENV each) and
+// the thread table's string heap is shared with every other process field, so environments may
+// fill only ENV_HEAP_SHARE of it. 3,000 live processes exec'd with distinct 4 KB environments (12
+// MB, more than the heap): every one keeps its proc.name and command line, the first ones their
+// environment, the rest have proc.env missing (counted in envDropped), none is empty.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { HDR, KIND, MAX_ENV } from '../../../host/sources/syscall/abi.js';
+import { MEM } from '../../../host/engine/codegen/abi.js';
+import { processFields } from '../../../host/sources/syscall/fields.js';
+import { encodeProcRecord, type ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
+import { ThreadTable } from '../../../host/sources/syscall/thread-table.js';
+
+function snapshot(pid: number, env: Buffer): ProcSnapshot {
+  const zero = { sid: pid, pgid: pid, ruid: 0, euid: 0, rgid: 0, egid: 0, loginuid: 4294967295, tty: 0, startNs: 1n, pidns: 1, mntns: 1, cgroupId: 1n, exeWritable: false };
+  return { pid, ppid: 1, vpid: pid, ...zero, comm: Buffer.from(`p${pid}`), exepath: Buffer.from('/usr/bin/p'), args: [Buffer.from('p'), Buffer.from(String(pid))], cwd: Buffer.from('/'), cgroup: Buffer.from('/user.slice'), env };
+}
+
+test('thread table: distinct 4 KB environments of 3,000 live processes never cost another field; past the heap share proc.env is missing', () => {
+  const memory = new WebAssembly.Memory({ initial: MEM.pages, maximum: MEM.pages });
+  const table = new ThreadTable();
+  table.bind(memory);
+  const buf = new Uint8Array(16384);
+  const n = 3000;
+  for (let i = 0; i < n; i++) {
+    const pid = 10_000 + i;
+    const env = Buffer.from(`RAE_I=${i}\0X=${'x'.repeat(MAX_ENV - 40)}`);
+    encodeProcRecord(snapshot(pid, env), buf, 0, 1n);
+    new DataView(buf.buffer).setUint16(HDR.kind, KIND.EXEC, true);
+    table.apply(buf, 0);
+  }
+  let withEnv = 0;
+  for (let i = 0; i < n; i++) {
+    const f = processFields(memory, table.entryOfPid(10_000 + i));
+    assert.is(f['proc.name'], `p${10_000 + i}`, `proc.name of process ${i}`);
+    assert.is(f['proc.cmdline'], `p${10_000 + i} ${10_000 + i}`, `proc.cmdline of process ${i}`);
+    if (f['proc.env'] !== undefined) {
+      withEnv++;
+      assert.ok(String(f['proc.env']).startsWith(`RAE_I=${i} X=xxx`), `proc.env of process ${i}`);
+    }
+  }
+  assert.is(table.dropped, 0, 'no other string was dropped');
+  assert.ok(withEnv > 100 && withEnv < n, `${withEnv} processes kept their environment`);
+  assert.is(table.envDropped, n - withEnv);
+});
+
+test.run();
