@@ -41,6 +41,9 @@ enum {
 	RAE_FLD_ARG_PID, RAE_FLD_ARG_DIRFD, RAE_FLD_ARG_RES, RAE_FLD_ARG_LINKPATH,
 	/* container.duration: evt.rawtime minus the container entry's start_ts */
 	RAE_FLD_CTR_DURATION,
+	/* evt.buffer (the record's I/O buffer, its bytes) and evt.arg.data (its printable rendering);
+	 * ids 55-56 and 59+ belong to other fields */
+	RAE_FLD_BUFFER = 57, RAE_FLD_ARG_DATA = 58,
 	RAE_FLD_COUNT
 };
 
@@ -73,6 +76,8 @@ enum {
  * (host/sources/syscall/fields.ts serverSocket): fd.sip/fd.sport the local end, no other end, fd.name addr:port */
 #define RAE_NRC_BIND 0x20000000
 #define RAE_NRC_LISTEN 0x40000000
+/* a syscall with an I/O buffer (rae_syscall.data: evt.buffer, evt.arg.data; render.ts DATA_ARG) */
+#define RAE_NRC_DATA 0x80000000u
 
 /*
  * Constant string ids: 0..255 evt.res by errno (0 = SUCCESS; length 0 = no name), fd types,

@@ -6,6 +6,7 @@
 // by walking parent links, as the compiled rules do). No field is computed here.
 import { sockaddr, ipText } from './decode.js';
 import { AF, SYSCALL } from './abi.js';
+import { DATA_ARG } from './render.js';
 import type { LoadedRule } from '../../engine/index.js';
 import { walkChecked, type Operand } from '../../engine/ir.js';
 import { typeClass } from '../../engine/fields.js';
@@ -76,6 +77,8 @@ export const KERNEL_RECORD_FIELDS: readonly string[] = [
   'evt.arg.dirfd',
   'evt.arg.res',
   'evt.arg.linkpath',
+  'evt.buffer',
+  'evt.arg.data',
 ];
 /** Thread-entry fields the thread table fills (thread-table.ts), with their parent and ancestor forms. */
 const THREAD_PROVIDED = [
@@ -122,28 +125,53 @@ export interface MissingField {
   where: 'condition' | 'output';
 }
 
+/** Each field a rule reads, in its condition (transformers' arguments too) and its output: (name, arg, canonical, where). */
+function forEachField(r: LoadedRule, visit: (name: string, arg: string | undefined, canonical: string, where: MissingField['where']) => void): void {
+  const operand = (o: Operand | { kind: 'const'; value: string }): void => {
+    if (o.kind === 'field') visit(o.def.name, o.arg, o.canonical, 'condition');
+    else if (o.kind === 'transform') for (const a of o.args) operand(a);
+  };
+  walkChecked(r.condition, (n) => {
+    if (n.kind === 'exists') operand(n.operand);
+    if (n.kind === 'cmp' || n.kind === 'cmpfield') operand(n.left);
+    if (n.kind === 'cmpfield') operand(n.right);
+  });
+  for (const t of r.output) if (t.kind === 'field') visit(t.name, t.arg, t.canonical, 'output');
+}
+
 /** The fields the enabled syscall rules use (conditions and outputs) that the byte path does not provide, rule by rule, each once. */
 export function missingFields(rules: readonly LoadedRule[]): MissingField[] {
   const out: MissingField[] = [];
   for (const r of rules) {
     if (r.source !== 'syscall' || !r.enabled) continue;
     const seen = new Set<string>();
-    const add = (field: string, where: MissingField['where']) => {
-      if (seen.has(`${where} ${field}`)) return;
-      seen.add(`${where} ${field}`);
-      out.push({ rule: r.name, field, where });
-    };
-    const operand = (o: Operand | { kind: 'const'; value: string }): void => {
-      if (o.kind === 'field') {
-        if (!provided(o.def.name, o.arg, o.canonical)) add(o.canonical, 'condition');
-      } else if (o.kind === 'transform') for (const a of o.args) operand(a);
-    };
-    walkChecked(r.condition, (n) => {
-      if (n.kind === 'exists') operand(n.operand);
-      if (n.kind === 'cmp' || n.kind === 'cmpfield') operand(n.left);
-      if (n.kind === 'cmpfield') operand(n.right);
+    forEachField(r, (name, arg, canonical, where) => {
+      if (provided(name, arg, canonical) || seen.has(`${where} ${canonical}`)) return;
+      seen.add(`${where} ${canonical}`);
+      out.push({ rule: r.name, field: canonical, where });
     });
-    for (const t of r.output) if (t.kind === 'field' && !provided(t.name, t.arg, t.canonical)) add(t.canonical, 'output');
+  }
+  return out;
+}
+
+/** The fields of a syscall's I/O buffer (rae_syscall.data). */
+const DATA_FIELDS: ReadonlySet<string> = new Set(['evt.buffer', 'evt.arg.data', 'evt.rawarg.data']);
+
+/**
+ * The syscalls whose I/O buffer the probe is to copy into their records (its first snaplen bytes):
+ * those with a `data` parameter (render.ts DATA_ARG) that an enabled syscall rule reading
+ * evt.buffer or evt.arg.data, in its condition or its output, can match (its evttypes). Empty
+ * when no such rule is loaded: the probe then copies no buffer (Falco always does).
+ */
+export function dataSyscalls(rules: readonly LoadedRule[]): Set<string> {
+  const out = new Set<string>();
+  for (const r of rules) {
+    if (r.source !== 'syscall' || !r.enabled) continue;
+    let reads = false;
+    forEachField(r, (_name, _arg, canonical) => {
+      reads ||= DATA_FIELDS.has(canonical);
+    });
+    if (reads) for (const t of r.evttypes ?? DATA_ARG) if (DATA_ARG.has(t)) out.add(t);
   }
   return out;
 }

@@ -34,6 +34,7 @@ import { loadNative, type NativeIngest } from './addon.js';
 import {
   atFlags,
   chmodMode,
+  DATA_ARG,
   DIRFD_ARG,
   DOMAINS,
   FD_ARG,
@@ -49,6 +50,7 @@ import {
   openFlags,
   openMode,
   PATH_ARG,
+  printableData,
   PTRACE,
   ptraceRequest,
   resArgText,
@@ -121,6 +123,9 @@ const F = {
   ARG_RES: 52,
   ARG_LINKPATH: 53,
   CTR_DURATION: 54,
+  // 55-56 and 59+ belong to other fields
+  BUFFER: 57,
+  ARG_DATA: 58,
 } as const;
 const BY_FIELD: Record<string, number> = {
   'evt.num': F.NUM,
@@ -182,6 +187,8 @@ const BY_FIELD: Record<string, number> = {
   'evt.arg.dirfd': F.ARG_DIRFD,
   'evt.arg.res': F.ARG_RES,
   'evt.arg.linkpath': F.ARG_LINKPATH,
+  'evt.buffer': F.BUFFER,
+  'evt.arg.data': F.ARG_DATA,
 };
 /** The event's own fields, which alerts take from the event rather than its record (FieldEvent's generic fields). */
 const GENERIC = new Set(['evt.num', 'evt.time', 'evt.rawtime', 'evt.source']);
@@ -196,7 +203,8 @@ const SCRATCH = (() => {
     .map((canonical) => {
       const arg = canonical.startsWith('evt.arg.') ? canonical.slice('evt.arg.'.length) : undefined;
       const def = lookupField('syscall', arg === undefined ? canonical : 'evt.arg')!;
-      const field = BY_FIELD[canonical]!;
+      // an alert prints evt.buffer as libsinsp does outside comparisons: its rendering, evt.arg.data's text
+      const field = canonical === 'evt.buffer' ? F.ARG_DATA : BY_FIELD[canonical]!;
       return { slot: table.slot({ kind: 'field', def, arg, canonical, type: def.type, isList: def.isList }, field === F.IPS || field === F.PORTS), field };
     });
   const layout = table.layout();
@@ -236,7 +244,9 @@ const IABI = {
   FLD_ARG_REQUEST: F.ARG_REQUEST,
   FLD_L4PROTO: F.L4PROTO,
   FLD_DURATION: F.DURATION,
-  FLD_COUNT: F.CTR_DURATION + 1,
+  FLD_COUNT: F.ARG_DATA + 1,
+  FLD_BUFFER: F.BUFFER,
+  FLD_ARG_DATA: F.ARG_DATA,
   FLD_TID: F.TID,
   FLD_TIME: F.TIME,
   FLD_RAWTIME: F.RAWTIME,
@@ -277,6 +287,7 @@ const IABI = {
   NRC_FLAGS_DOMAIN: 7,
   NRC_BIND: 0x20000000,
   NRC_LISTEN: 0x40000000,
+  NRC_DATA: 0x80000000,
   NRC_OPEN: 1,
   NRC_FD_RET: 2,
   NRC_FD_ARG0: 4,
@@ -405,7 +416,8 @@ const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
     (name === 'bpf' ? NRC.BPF : 0) |
     (DIRFD_ARG.has(name) ? NRC.DIRFD : 0) |
     (LINKPATH_ARG.has(name) ? NRC.LINKPATH : 0) |
-    (hasResArg(name) ? NRC.RES : 0)
+    (hasResArg(name) ? NRC.RES : 0) |
+    (DATA_ARG.has(name) ? IABI.NRC_DATA : 0)
   );
 });
 
@@ -882,6 +894,18 @@ export class KernelIngest implements RecordTranslator {
         return this.constant('syscall', to);
       case F.HOSTNAME:
         return this.constant(this.hostname, to);
+      case F.BUFFER:
+      case F.ARG_DATA: {
+        // the record's I/O buffer: evt.buffer its bytes, evt.arg.data its printable rendering (render.ts printableData; ingest.c data_value)
+        const o = vd.getUint16(off + SYSCALL.data, true);
+        const l = vd.getUint16(off + SYSCALL.data + 2, true);
+        if (!DATA_ARG.has(f.name) || o === 0) return false;
+        if (field === F.BUFFER) return this.copyRange(view, off + o, l, to);
+        const at = this.alloc(l);
+        if (at === 0) return false;
+        this.u8.set(printableData(view.subarray(off + o, off + o + l)), at);
+        return this.ref(to, at, l);
+      }
       case F.OPEN_EXEC: {
         const m = f.file ? MODE_ARG[f.name] : undefined;
         return this.num64(to, m !== undefined && isOpenExec(f.flags, modeArg(vd, off, m[0])) ? 1 : 0);
