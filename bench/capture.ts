@@ -9,7 +9,8 @@
 // max_events_per_s_no_drops (highest captured records/s of a step with no drop) and
 // cores_per_million_events_per_s (engine cores per M records/s at that step) through the byte
 // path `rae run` uses, then the same with every built-in syscall set loaded (stable, incubating,
-// sandbox: all_sets_...). Local only.
+// sandbox: all_sets_...). Local only. The loadgen and the step are shared with capture-buffer.ts
+// (the cost of I/O buffer capture: `npm run bench -- capture` runs it too).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,8 +38,12 @@ const LOADGEN_C = String.raw`
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
 int main(int argc, char **argv) {
   int exec_mode = strcmp(argv[1], "exec") == 0;
+  int write_mode = strcmp(argv[1], "write") == 0;
   double rate = atof(argv[2]), secs = atof(argv[3]);
   const char *path = argv[4];
+  char payload[256];
+  memset(payload, 'x', sizeof(payload));
+  int wfd = write_mode ? open(path, O_WRONLY) : -1;
   double start = now(), end = start + secs;
   long ops = 0;
   for (;;) {
@@ -46,7 +51,9 @@ int main(int argc, char **argv) {
     if (t >= end) break;
     long due = rate > 0 ? (long)((t - start) * rate) + 1 : ops + 64;
     while (ops < due) {
-      if (exec_mode) {
+      if (write_mode) {
+        if (write(wfd, payload, sizeof(payload)) < 0) return 1;
+      } else if (exec_mode) {
         pid_t p = fork();
         if (p == 0) { char *a[] = {"true", NULL}; execv("/bin/true", a); _exit(127); }
         waitpid(p, NULL, 0);
@@ -64,8 +71,20 @@ int main(int argc, char **argv) {
 }
 `;
 
-interface Step {
-  mode: 'open' | 'exec';
+/** A load generator mode: openat+close of a file, fork+exec of /bin/true, or write(2) of 256 bytes to a file. */
+export type LoadMode = 'open' | 'exec' | 'write';
+
+/** Compiles the load generator into `dir`; returns its path. */
+export function buildLoadgen(dir: string): string {
+  const bin = join(dir, 'loadgen');
+  writeFileSync(`${bin}.c`, LOADGEN_C);
+  execFileSync('cc', ['-O2', '-o', bin, `${bin}.c`]);
+  return bin;
+}
+
+/** One step's measurements. */
+export interface Step {
+  mode: LoadMode;
   target: number;
   generators: number;
   opsPerS: number;
@@ -98,7 +117,8 @@ async function loadgens(n: number, bin: string, mode: string, rate: number, secs
   return { ops: all.reduce((a, g) => a + g.ops, 0), secs: Math.max(...all.map((g) => g.secs)), cpu: all.reduce((a, g) => a + g.cpu, 0) };
 }
 
-async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', target: number, file: string, path: string, generators = 1): Promise<Step> {
+/** Runs `generators` load generators for STEP_S against the running source; prints the step's figure (named `${label}${mode}_step`). */
+export async function step(src: SyscallSource, bin: string, mode: LoadMode, target: number, file: string, path: string, generators = 1, label = ''): Promise<Step> {
   // Start from an empty ring: wait (up to 5 s) until the previous step's backlog is drained.
   for (let i = 0, last = -1; i < 50 && src.stats().records !== last; i++) {
     last = src.stats().records;
@@ -125,11 +145,12 @@ async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', targ
     cores: (cpu.user + cpu.system) / 1e6 / wall,
     rssMb: process.memoryUsage().rss / 2 ** 20,
   };
-  figure(S, `${mode}_step`, s.recordsPerS, 'records/s', {
+  figure(S, `${label}${mode}_step`, s.recordsPerS, 'records/s', {
     path,
     target_ops_per_s: target || 'unpaced',
     generators,
     generator_cores: Number(s.generatorCores.toFixed(3)),
+    generator_ns_per_op: Math.round((s.generatorCores * 1e9) / s.opsPerS),
     ops_per_s: Math.round(s.opsPerS),
     events_evaluated_per_s: Math.round(s.eventsPerS),
     lost: s.lost,
@@ -149,9 +170,7 @@ export async function run(): Promise<void> {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-capture-'));
-  const bin = join(dir, 'loadgen');
-  writeFileSync(`${bin}.c`, LOADGEN_C);
-  execFileSync('cc', ['-O2', '-o', bin, `${bin}.c`]);
+  const bin = buildLoadgen(dir);
   const target = join(dir, 'some-file-to-open.txt');
   writeFileSync(target, 'x');
   try {
