@@ -1,6 +1,6 @@
 // What the syscall byte path provides and how matched events are read back: the fields kernel
 // records give conditions (KERNEL_RECORD_FIELDS) and the load-time check of the rules' fields
-// against them (missingFields); the per-syscall facts the translator (ingest.ts) shares; and the
+// against them (missingFields); the syscalls whose I/O buffer the rules read (dataSyscalls); the per-syscall facts the translator (ingest.ts) shares; and the
 // byte-layout readers of matched events: an eval record's slots by kind (recordFields) and the
 // process fields of a thread entry and its ancestors in linear memory (processFields, ancestors
 // by walking parent links, as the compiled rules do). No field is computed here.
@@ -155,7 +155,7 @@ export function missingFields(rules: readonly LoadedRule[]): MissingField[] {
 }
 
 /** The fields of a syscall's I/O buffer (rae_syscall.data). */
-const DATA_FIELDS: ReadonlySet<string> = new Set(['evt.buffer', 'evt.arg.data', 'evt.rawarg.data']);
+const DATA_FIELDS: ReadonlySet<string> = new Set(['evt.buffer', 'evt.arg.data']);
 
 /**
  * The syscalls whose I/O buffer the probe is to copy into their records (its first snaplen bytes):

@@ -17,7 +17,8 @@
 // thread.tid, evt.rawtime (boot ns + the caller's boot-to-epoch offset) and evt.time (the
 // same number as decimal text), evt.dir '<', evt.source 'syscall', evt.hostname (the
 // constructor's) and evt.is_open_exec (an open creating a file with an execute bit, render.ts
-// isOpenExec); the endpoints of a bind or listen are those of libsinsp's server socket (fields.ts
+// isOpenExec), evt.buffer and evt.arg.data (the record's I/O buffer: its bytes, and its printable
+// text, which fieldsOf gives for both, as alerts print them); the endpoints of a bind or listen are those of libsinsp's server socket (fields.ts
 // serverSocket); process fields come from the thread entry. Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, fields.ts).
 // A SYSCALL record of a process the thread table has no entry for is first given one when the

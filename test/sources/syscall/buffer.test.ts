@@ -7,9 +7,10 @@
 // for both (binary_buffer_to_string_dots, event.cpp: a byte outside 0x20..0x7e is '.'). The
 // sandbox rule "Java Process Class File Download" (`evt.buffer bcontains cafebabe` on a java
 // process's recvfrom) fires on the class file's bytes and not on other bytes. The probe copies
-// buffers only for the syscalls the loaded rules read them on: none for the built-in sets.
+// buffers only for the syscalls the loaded rules read them on: none for the built-in sets; a real
+// `rae run -S 12` copies 12 bytes of recvfrom alone and its alert prints them.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -28,6 +29,7 @@ import { syscallName } from '../../../host/sources/syscall/syscalls.js';
 import type { FieldEvent } from '../../../host/engine/field-event.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
+import { startRae, type RaeRun } from '../../helpers/rae-run.js';
 import { bytesPass, recordKernel, translatorsPass, twin, type Recording } from './recording.js';
 
 const gate = kernelGate('buffer.test.ts');
@@ -224,6 +226,32 @@ run_('buffer: the snaplen bounds the bytes recorded; syscalls not marked for dat
     );
     assert.equal([...n.matched.values()], []);
   } finally {
+    a.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+run_('buffer: rae run -S 12 with a rule reading evt.buffer on recvfrom: the probe copies 12 bytes of recvfrom only, and the alert prints them', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rae-buffer-'));
+  const a = await server(CLASS_BYTES);
+  let rae: RaeRun | undefined;
+  try {
+    const java = join(dir, 'java');
+    copyFileSync('/usr/bin/perl', java);
+    const cfg = join(dir, 'config.yaml');
+    writeFileSync(cfg, 'forwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\ncontainers:\n  enabled: false\n');
+    const rulesFile = join(dir, 'rules.yaml');
+    writeFileSync(rulesFile, '- rule: class bytes received\n  desc: d\n  condition: evt.type = recvfrom and evt.buffer bcontains cafebabe and proc.name = java\n  output: got %evt.buffer (%evt.arg.data)\n  priority: WARNING\n');
+    rae = startRae(['--config', cfg, '--state-dir', join(dir, 'state'), '-o', 'rules.builtIn=[]', '-r', rulesFile, '-S', '12']);
+    await rae.waitLog(/syscall: capturing \d+ syscalls the rules need \(socket recvfrom\); their I\/O buffers \(snaplen 12 bytes\) for recvfrom\n/, 0, 300_000);
+    await rae.waitLog(/run: ready/, 0, 300_000);
+    execFileSync(java, ['-e', CLIENT_PL, String(a.port), WRITTEN]);
+    const mine = (as: RaeRun['alerts']) => as.filter((x) => x.rule === 'class bytes received');
+    await rae.waitAlerts((as) => mine(as).length > 0, 'the class bytes alert', 60_000);
+    const fields = mine(rae.alerts)[0]!.output_fields;
+    assert.equal([fields['evt.buffer'], fields['evt.arg.data']], ['.......4Expl', '.......4Expl']);
+  } finally {
+    await rae?.stop();
     a.stop();
     rmSync(dir, { recursive: true, force: true });
   }
