@@ -13,6 +13,8 @@
 // probe's environment capture on and off (capture option env), each reporting the engine's CPU
 // per exec and the exec'ing processes' CPU per exec (RUSAGE_CHILDREN: the probe reads the new
 // image's environment in the exec'ing task), and env_capture_cost_* the differences. Local only.
+// The loadgen and the step are shared with capture-buffer.ts (the cost of I/O buffer capture:
+// `npm run bench -- capture` runs it too).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,8 +47,12 @@ const LOADGEN_C = String.raw`
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
 int main(int argc, char **argv) {
   int exec_mode = strcmp(argv[1], "exec") == 0;
+  int write_mode = strcmp(argv[1], "write") == 0;
   double rate = atof(argv[2]), secs = atof(argv[3]);
   const char *path = argv[4];
+  char payload[256];
+  memset(payload, 'x', sizeof(payload));
+  int wfd = write_mode ? open(path, O_WRONLY) : -1;
   double start = now(), end = start + secs;
   long ops = 0;
   for (;;) {
@@ -54,7 +60,9 @@ int main(int argc, char **argv) {
     if (t >= end) break;
     long due = rate > 0 ? (long)((t - start) * rate) + 1 : ops + 64;
     while (ops < due) {
-      if (exec_mode) {
+      if (write_mode) {
+        if (write(wfd, payload, sizeof(payload)) < 0) return 1;
+      } else if (exec_mode) {
         pid_t p = fork();
         if (p == 0) { char *a[] = {"true", NULL}; execv("/bin/true", a); _exit(127); }
         waitpid(p, NULL, 0);
@@ -73,8 +81,20 @@ int main(int argc, char **argv) {
 }
 `;
 
-interface Step {
-  mode: 'open' | 'exec';
+/** A load generator mode: openat+close of a file, fork+exec of /bin/true, or write(2) of 256 bytes to a file. */
+export type LoadMode = 'open' | 'exec' | 'write';
+
+/** Compiles the load generator into `dir`; returns its path. */
+export function buildLoadgen(dir: string): string {
+  const bin = join(dir, 'loadgen');
+  writeFileSync(`${bin}.c`, LOADGEN_C);
+  execFileSync('cc', ['-O2', '-o', bin, `${bin}.c`]);
+  return bin;
+}
+
+/** One step's measurements. */
+export interface Step {
+  mode: LoadMode;
   target: number;
   generators: number;
   opsPerS: number;
@@ -110,7 +130,8 @@ async function loadgens(n: number, bin: string, mode: string, rate: number, secs
   return { ops: sum('ops'), secs: Math.max(...all.map((g) => g.secs)), cpu: sum('cpu'), childCpu: sum('childCpu') };
 }
 
-async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', target: number, file: string, path: string, generators = 1, name = `${mode}_step`, extra: Record<string, unknown> = {}): Promise<Step> {
+/** Runs `generators` load generators for STEP_S against the running source; prints the step's figure (named `${label}${mode}_step`, with `extra`). */
+export async function step(src: SyscallSource, bin: string, mode: LoadMode, target: number, file: string, path: string, generators = 1, label = '', extra: Record<string, unknown> = {}): Promise<Step> {
   // Start from an empty ring: wait (up to 5 s) until the previous step's backlog is drained.
   for (let i = 0, last = -1; i < 50 && src.stats().records !== last; i++) {
     last = src.stats().records;
@@ -138,13 +159,14 @@ async function step(src: SyscallSource, bin: string, mode: 'open' | 'exec', targ
     cores: (cpu.user + cpu.system) / 1e6 / wall,
     rssMb: process.memoryUsage().rss / 2 ** 20,
   };
-  figure(S, name, s.recordsPerS, 'records/s', {
+  figure(S, `${label}${mode}_step`, s.recordsPerS, 'records/s', {
     path,
     ...extra,
     target_ops_per_s: target || 'unpaced',
     generators,
     generator_cores: Number(s.generatorCores.toFixed(3)),
     child_cores: Number(s.childCores.toFixed(3)),
+    generator_ns_per_op: Math.round((s.generatorCores * 1e9) / s.opsPerS),
     ops_per_s: Math.round(s.opsPerS),
     events_evaluated_per_s: Math.round(s.eventsPerS),
     lost: s.lost,
@@ -164,9 +186,7 @@ export async function run(): Promise<void> {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-capture-'));
-  const bin = join(dir, 'loadgen');
-  writeFileSync(`${bin}.c`, LOADGEN_C);
-  execFileSync('cc', ['-O2', '-o', bin, `${bin}.c`]);
+  const bin = buildLoadgen(dir);
   const target = join(dir, 'some-file-to-open.txt');
   writeFileSync(target, 'x');
   try {
@@ -234,7 +254,7 @@ async function envCost(bin: string, target: string): Promise<void> {
     try {
       await new Promise((r) => setTimeout(r, 300));
       for (const rate of [500, 0]) {
-        const s = await step(src, bin, 'exec', rate, target, 'bytes', 1, 'env_exec_step', { env_capture: env, env_bytes: envBytes, sets: sets.length });
+        const s = await step(src, bin, 'exec', rate, target, 'bytes', 1, 'env_', { env_capture: env, env_bytes: envBytes, sets: sets.length });
         byRate.set(rate, { ...byRate.get(rate), [env ? 'on' : 'off']: s });
       }
     } finally {

@@ -54,6 +54,9 @@ Options (Falco's where Falco has one):
                         not with -T)
   -D, --disable-rule SUBSTRING  disable the rules whose name contains it (repeatable;
                         rules.disableNames)
+  -S, --snaplen LEN     bytes of a syscall's I/O buffer recorded for evt.buffer/evt.arg.data
+                        (syscall.snaplen, default 80, at most 4096; copied only for the syscalls
+                        of rules that read them)
       --dry-run         load the configuration and the rules, report them, exit 0 (valid) or 1
       --version         print the version and the rules engine version (--json: as JSON)
       --list[=SOURCE]   print the fields of every source, or of syscall or k8s_audit
@@ -107,6 +110,7 @@ export const runCommand: Command = {
         'disable-tag': { type: 'string', short: 'T', multiple: true },
         'enable-tag': { type: 'string', short: 't', multiple: true },
         'disable-rule': { type: 'string', short: 'D', multiple: true },
+        snaplen: { type: 'string', short: 'S' },
         'dry-run': { type: 'boolean' },
         version: { type: 'boolean' },
         list: { type: 'string' },
@@ -130,6 +134,7 @@ export const runCommand: Command = {
       ...flagged('rules.disableTags', values['disable-tag']),
       ...flagged('rules.enableTags', values['enable-tag']),
       ...flagged('rules.disableNames', values['disable-rule']),
+      ...flagged('syscall.snaplen', values.snaplen === undefined ? undefined : [values.snaplen]),
       ...(values.option ?? []),
     ];
     const { config, problems } = loadConfig(values.config, values['state-dir'], overrides);
@@ -254,7 +259,7 @@ export const runCommand: Command = {
       // that fails to start is retried with backoff, and readiness shows it meanwhile.
       const sources = new ModuleSources(log, { onState: (name, s) => board.set(name, s) });
       if (config.webhook.enabled) await sources.add(webhookSource(config, engine, metrics));
-      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: (a) => forwarder.submit(a) }, (reason) => board.set('syscall', { state: 'off', reason }));
+      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: (a) => forwarder.submit(a), capture: { snaplen: config.syscall.snaplen } }, (reason) => board.set('syscall', { state: 'off', reason }));
       if (kernel) await sources.add(kernel);
       const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => forwarder.submit(a), onRulesLoaded: rulesLoaded });
       components.push({ name: `module (${module.dir})`, stop: () => module.stop() });

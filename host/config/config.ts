@@ -17,6 +17,8 @@ import { REGEX_HARD_LIMITS } from '../engine/regex-syntax.js';
 import type { ClientLimits } from '../net/connections.js';
 import { DEFAULT_RUNTIMES } from '../sources/container/index.js';
 import { DNS_DEFAULTS } from '../sources/dns/resolver.js';
+import { MAX_DATA } from '../sources/syscall/abi.js';
+import { DEFAULT_SNAPLEN } from '../sources/syscall/addon.js';
 
 export type RuleMatching = 'first' | 'all';
 
@@ -124,6 +126,8 @@ export interface Config {
     /** Falco's JSON switches for the alert line (host/forwarder/outputs/falco-json.ts), Falco's key names. */
     falco: FalcoJsonConfig;
   };
+  /** The kernel source: snaplen is Falco's falco_libs.snaplen (-S): bytes of a syscall's I/O buffer recorded, 0..MAX_DATA (4096). */
+  syscall: { snaplen: number };
   /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources), the apiVersion group, and how many manifest files of what size are read. */
   resources: { dir: string; apiGroup: string; maxFiles: number; maxFileBytes: number };
   /** controlPlaneManager: publish the API server's audit webhook configuration while the audit source runs ('' = <stateDir>/audit-webhook-config.yaml). */
@@ -249,6 +253,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       outputs: {},
       falco: { ...FALCO_JSON_DEFAULTS, append_output: [] },
     },
+    syscall: { snaplen: DEFAULT_SNAPLEN },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     containers: {
@@ -415,9 +420,11 @@ const RULES_LIMIT_CEILINGS = {
   maxOutputFieldBytes: Number.MAX_SAFE_INTEGER,
 } as const;
 
-/** Each bounded rules.* key is a whole number from 1 to its ceiling. */
+/** Each bounded rules.* key is a whole number from 1 to its ceiling; syscall.snaplen one from 0 to MAX_DATA. */
 function checkRulesLimits(config: Config): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
+  const snaplen = config.syscall.snaplen;
+  if (!Number.isInteger(snaplen) || snaplen < 0 || snaplen > MAX_DATA) problems.push({ key: 'syscall.snaplen', message: `expected a whole number from 0 to ${MAX_DATA}, got ${snaplen}` });
   for (const [name, ceiling] of Object.entries(RULES_LIMIT_CEILINGS) as [keyof typeof RULES_LIMIT_CEILINGS, number][]) {
     const v = config.rules[name];
     if (!Number.isInteger(v) || v < 1 || v > ceiling) problems.push({ key: `rules.${name}`, message: `expected a whole number from 1 to ${ceiling}, got ${v}` });

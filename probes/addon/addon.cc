@@ -58,12 +58,15 @@ public:
 		opts.ring_bytes = NumberOr(o, "ringBufferBytes", 32u << 20);
 		opts.wake_bytes = NumberOr(o, "wakeupBytes", 256u << 10);
 		opts.no_env = o.Has("env") && o.Get("env").IsBoolean() && !o.Get("env").As<Napi::Boolean>().Value() ? 1 : 0;
+		opts.snaplen = static_cast<uint32_t>(NumberOr(o, "snaplen", 80));
 		maxLatencyMs_ = static_cast<int>(NumberOr(o, "maxLatencyMs", 10));
 		uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 		if (opts.ring_bytes < page || (opts.ring_bytes & (opts.ring_bytes - 1)) || opts.ring_bytes > (1ull << 31))
 			throw Napi::RangeError::New(env, "ringBufferBytes must be a power of two between the page size and 2 GiB");
 		if (opts.wake_bytes == 0 || opts.wake_bytes >= opts.ring_bytes)
 			throw Napi::RangeError::New(env, "wakeupBytes must be positive and smaller than ringBufferBytes");
+		if (opts.snaplen > RAE_MAX_DATA)
+			throw Napi::RangeError::New(env, "snaplen must be between 0 and " + std::to_string(RAE_MAX_DATA));
 		if (maxLatencyMs_ < 1 || maxLatencyMs_ > 1000)
 			throw Napi::RangeError::New(env, "maxLatencyMs must be between 1 and 1000");
 		rae_capture_error e;
@@ -149,25 +152,37 @@ private:
 		return Napi::Number::New(env, static_cast<double>(bytes));
 	}
 
+	/* An array argument of syscall ids (undefined = none). */
+	static std::vector<uint32_t> SyscallIds(Napi::Env env, Napi::Value arg)
+	{
+		std::vector<uint32_t> ids;
+		if (arg.IsUndefined())
+			return ids;
+		if (!arg.IsArray())
+			throw Napi::TypeError::New(env, "setInterestingSyscalls(ids, dataIds) needs arrays of numbers");
+		Napi::Array a = arg.As<Napi::Array>();
+		for (uint32_t i = 0; i < a.Length(); i++) {
+			Napi::Value v = a.Get(i);
+			if (!v.IsNumber())
+				throw Napi::TypeError::New(env, "setInterestingSyscalls(ids, dataIds): every id must be a number");
+			int64_t id = v.As<Napi::Number>().Int64Value();
+			if (id < 0 || id >= RAE_NR_SYSCALLS)
+				throw Napi::RangeError::New(env, "setInterestingSyscalls(ids, dataIds): id " + std::to_string(id) +
+									 " is outside 0.." + std::to_string(RAE_NR_SYSCALLS - 1));
+			ids.push_back(static_cast<uint32_t>(id));
+		}
+		return ids;
+	}
+
+	// setInterestingSyscalls(ids, dataIds?): the syscalls recorded, and those of them whose I/O buffer is.
 	Napi::Value SetSyscalls(const Napi::CallbackInfo &info)
 	{
 		Napi::Env env = info.Env();
 		Open(env);
 		if (!info[0].IsArray())
-			throw Napi::TypeError::New(env, "setInterestingSyscalls(ids) needs an array of numbers");
-		Napi::Array a = info[0].As<Napi::Array>();
-		std::vector<uint32_t> ids;
-		for (uint32_t i = 0; i < a.Length(); i++) {
-			Napi::Value v = a.Get(i);
-			if (!v.IsNumber())
-				throw Napi::TypeError::New(env, "setInterestingSyscalls(ids): every id must be a number");
-			int64_t id = v.As<Napi::Number>().Int64Value();
-			if (id < 0 || id >= RAE_NR_SYSCALLS)
-				throw Napi::RangeError::New(env, "setInterestingSyscalls(ids): id " + std::to_string(id) +
-									 " is outside 0.." + std::to_string(RAE_NR_SYSCALLS - 1));
-			ids.push_back(static_cast<uint32_t>(id));
-		}
-		return Napi::Number::New(env, static_cast<double>(rae_capture_set_syscalls(cap_, ids.data(), ids.size())));
+			throw Napi::TypeError::New(env, "setInterestingSyscalls(ids, dataIds) needs arrays of numbers");
+		std::vector<uint32_t> ids = SyscallIds(env, info[0]), data = SyscallIds(env, info[1]);
+		return Napi::Number::New(env, static_cast<double>(rae_capture_set_syscalls(cap_, ids.data(), ids.size(), data.data(), data.size())));
 	}
 
 	Napi::Value Stats(const Napi::CallbackInfo &info)
@@ -247,6 +262,7 @@ Napi::Value Layout(const Napi::CallbackInfo &info)
 	FIELD(sys, rae_syscall, args); FIELD(sys, rae_syscall, aux); FIELD(sys, rae_syscall, sflags); FIELD(sys, rae_syscall, sock_type);
 	FIELD(sys, rae_syscall, path); FIELD(sys, rae_syscall, path2); FIELD(sys, rae_syscall, dir);
 	FIELD(sys, rae_syscall, dir2); FIELD(sys, rae_syscall, peer); FIELD(sys, rae_syscall, local);
+	FIELD(sys, rae_syscall, data);
 	FIELD(proc, rae_proc, ppid); FIELD(proc, rae_proc, vpid); FIELD(proc, rae_proc, vtid); FIELD(proc, rae_proc, sid);
 	FIELD(proc, rae_proc, pgid); FIELD(proc, rae_proc, ruid); FIELD(proc, rae_proc, rgid);
 	FIELD(proc, rae_proc, loginuid); FIELD(proc, rae_proc, tty); FIELD(proc, rae_proc, pflags);
@@ -348,7 +364,7 @@ Napi::Value Ingest(const Napi::CallbackInfo &info)
 Napi::Object IngestAbi(Napi::Env env)
 {
 	Napi::Object o = Napi::Object::New(env);
-	const std::pair<const char *, int> nums[] = {
+	const std::pair<const char *, int64_t> nums[] = {
 		{ "FLD_NUM", RAE_FLD_NUM }, { "FLD_COUNT", RAE_FLD_COUNT }, { "FLD_FAMILY", RAE_FLD_FAMILY },
 		{ "FLD_NAME", RAE_FLD_NAME }, { "FLD_IPS", RAE_FLD_IPS },
 		{ "NRC_OPEN", RAE_NRC_OPEN }, { "NRC_FD_RET", RAE_NRC_FD_RET }, { "NRC_FD_ARG0", RAE_NRC_FD_ARG0 },
@@ -380,11 +396,12 @@ Napi::Object IngestAbi(Napi::Env env)
 		{ "NRC_RES", RAE_NRC_RES }, { "FLD_CTR_DURATION", RAE_FLD_CTR_DURATION },
 		{ "FLD_PROC_ENV", RAE_FLD_PROC_ENV }, { "SLOT_ARG_SHIFT", RAE_SLOT_ARG_SHIFT },
 		{ "FLD_SIP_NAME", RAE_FLD_SIP_NAME }, { "FLD_CIP_NAME", RAE_FLD_CIP_NAME }, { "FLD_LIP_NAME", RAE_FLD_LIP_NAME }, { "FLD_RIP_NAME", RAE_FLD_RIP_NAME },
+		{ "FLD_BUFFER", RAE_FLD_BUFFER }, { "FLD_ARG_DATA", RAE_FLD_ARG_DATA }, { "NRC_DATA", RAE_NRC_DATA },
 		{ "NRC_FLAGS_AT2", RAE_NRC_FLAGS_AT2 }, { "NRC_FLAGS_AT4", RAE_NRC_FLAGS_AT4 }, { "NRC_FLAGS_DOMAIN", RAE_NRC_FLAGS_DOMAIN },
 		{ "NRC_BIND", RAE_NRC_BIND }, { "NRC_LISTEN", RAE_NRC_LISTEN },
 	};
 	for (const auto &[k, v] : nums)
-		o.Set(k, v);
+		o.Set(k, Napi::Number::New(env, static_cast<double>(v)));
 	return o;
 }
 

@@ -134,6 +134,7 @@ struct rae_capture *rae_capture_open(const struct rae_capture_opts *o, struct ra
 	c->skel->rodata->cfg_self_tgid = o->self_tgid;
 	c->skel->rodata->cfg_wake_bytes = o->wake_bytes;
 	c->skel->rodata->cfg_env = o->no_env ? 0 : 1;
+	c->skel->rodata->cfg_snaplen = o->snaplen;
 	stage = "sizing the ring buffer";
 	if ((err = -bpf_map__set_max_entries(c->skel->maps.ring, (uint32_t)o->ring_bytes)))
 		goto fail;
@@ -210,16 +211,19 @@ void rae_capture_interrupt(struct rae_capture *c)
 		perror("rae_capture_interrupt");
 }
 
-size_t rae_capture_set_syscalls(struct rae_capture *c, const uint32_t *ids, size_t n)
+size_t rae_capture_set_syscalls(struct rae_capture *c, const uint32_t *ids, size_t n, const uint32_t *data_ids, size_t nd)
 {
 	uint8_t *table = c->skel->bss->interesting;
 	uint8_t next[RAE_NR_SYSCALLS] = { 0 };
 	size_t accepted = 0;
 	for (size_t i = 0; i < n; i++)
 		if (ids[i] < RAE_NR_SYSCALLS) {
-			next[ids[i]] = 1;
+			next[ids[i]] = RAE_INT_RECORD;
 			accepted++;
 		}
+	for (size_t i = 0; i < nd; i++)
+		if (data_ids[i] < RAE_NR_SYSCALLS && next[data_ids[i]])
+			next[data_ids[i]] |= RAE_INT_DATA;
 	for (size_t i = 0; i < RAE_NR_SYSCALLS; i++)
 		__atomic_store_n(&table[i], next[i], __ATOMIC_RELAXED);
 	return accepted;

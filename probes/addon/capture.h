@@ -20,6 +20,7 @@ struct rae_capture_opts {
 	uint64_t ring_bytes;    /* power of two, multiple of the page size */
 	uint64_t wake_bytes;    /* watermark at which the kernel wakes the consumer */
 	uint32_t no_env;        /* 1 = EXEC records leave out the environment (probe cfg_env 0) */
+	uint32_t snaplen;       /* bytes of a syscall's I/O buffer recorded (Falco's snaplen), at most RAE_MAX_DATA */
 };
 
 /* Why an open failed: a stable code ("EPERM", "ENOBTF", "ENOTRACEPOINT", "EPROBE"), the errno and
@@ -44,8 +45,9 @@ int rae_capture_pending(struct rae_capture *c);
 int rae_capture_wait(struct rae_capture *c, int timeout_ms);
 /* Makes a concurrent rae_capture_wait return -1 (from any thread). */
 void rae_capture_interrupt(struct rae_capture *c);
-/* Replaces the interesting-syscall table; ids outside it are ignored. Returns ids accepted. */
-size_t rae_capture_set_syscalls(struct rae_capture *c, const uint32_t *ids, size_t n);
+/* Replaces the interesting-syscall table: the `n` ids are recorded, those of them also among the
+ * `nd` data_ids with their I/O buffer; ids outside the table are ignored. Returns ids accepted. */
+size_t rae_capture_set_syscalls(struct rae_capture *c, const uint32_t *ids, size_t n, const uint32_t *data_ids, size_t nd);
 /* Kernel counters summed over CPUs. */
 void rae_capture_counters(struct rae_capture *c, struct rae_counters *out);
 /* Bytes queued in the ring and its size. */

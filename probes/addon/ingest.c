@@ -404,6 +404,31 @@ static int env_value(struct ctx *c, uint32_t thread, uint8_t *to)
 	return copy(c, mem + addr, 0, to);
 }
 
+/*
+ * evt.buffer and evt.arg.data of a record with an I/O buffer (rae_syscall.data). evt.buffer is the
+ * bytes: libsinsp's TYPE_BUFFER extracts the raw `data` parameter when a filter compares it
+ * (sinsp_filtercheck_event.cpp, m_is_compare: extract_argraw(evt, len, "data")). evt.arg.data is
+ * the parameter as text: libsinsp's TYPE_ARGSTR renders it in PF_NORMAL when comparing, which is
+ * binary_buffer_to_string_dots (event.cpp): each byte that isprint() in the C locale (0x20..0x7e)
+ * as itself, any other as '.'; render.ts printableData is the TypeScript side.
+ */
+static int data_value(struct ctx *c, struct facts *f, int field, uint8_t *to)
+{
+	uint16_t o = rd16(f->rec + offsetof(struct rae_syscall, data)), l = rd16(f->rec + offsetof(struct rae_syscall, data) + 2);
+	if (!(f->cls & RAE_NRC_DATA) || o == 0 || (uint32_t)o + l >= f->len)
+		return 0;
+	if (field == RAE_FLD_BUFFER)
+		return copy(c, f->rec + o, l, to);
+	uint32_t at = alloc(c, l);
+	if (!at && l)
+		return 0;
+	for (uint32_t i = 0; i < l; i++) {
+		uint8_t b = f->rec[o + i];
+		c->io->mem[at + i] = b >= 0x20 && b <= 0x7e ? b : '.';
+	}
+	return ref(to, at, l);
+}
+
 /* The field of each RAE_NRC_PATHARG kind. */
 static const int PATH_FIELD[8] = { 0, RAE_FLD_ARG_NAME, RAE_FLD_ARG_PATH, RAE_FLD_ARG_FILENAME, RAE_FLD_ARG_OLDPATH, 0, 0, 0 };
 
@@ -639,6 +664,9 @@ static int value(struct ctx *c, struct facts *f, int field, uint8_t *to, int64_t
 		const int32_t *k = c->io->plan + RAE_IP_CONST + 2 * RAE_K_HOSTNAME;
 		return ref(to, (uint32_t)(c->konst + (uint32_t)k[0]), (uint32_t)k[1]);
 	}
+	case RAE_FLD_BUFFER:
+	case RAE_FLD_ARG_DATA:
+		return data_value(c, f, field, to);
 	case RAE_FLD_OPEN_EXEC: {
 		/* render.ts isOpenExec: O_CREAT or O_TMPFILE, and an execute bit in the mode */
 		uint32_t w = (f->cls >> RAE_NRC_MODE_SHIFT) & 7;
@@ -825,6 +853,8 @@ static uint64_t possible(const struct facts *f)
 		can |= BIT(RAE_FLD_ARG_LINKPATH);
 	if (f->thread)
 		can |= BIT(RAE_FLD_PROC_ENV);
+	if ((f->cls & RAE_NRC_DATA) && rd16(f->rec + offsetof(struct rae_syscall, data)))
+		can |= BIT(RAE_FLD_BUFFER) | BIT(RAE_FLD_ARG_DATA);
 	return can;
 }
 

@@ -43,8 +43,10 @@ enum {
 	RAE_FLD_CTR_DURATION,
 	/* proc.env[NAME]: a variable of the thread entry's environment (host/sources/syscall/env-index.ts) */
 	RAE_FLD_PROC_ENV,
+	/* evt.buffer (the record's I/O buffer, its bytes) and evt.arg.data (its printable rendering) */
+	RAE_FLD_BUFFER = 57, RAE_FLD_ARG_DATA = 58,
 	/* fd.sip.name, fd.cip.name, fd.lip.name, fd.rip.name: the name the DNS table (RAE_STATE_DNS)
-	 * gives the end's address (host/sources/dns/table.ts); 57-58 are evt.buffer's and evt.arg.data's */
+	 * gives the end's address (host/sources/dns/table.ts) */
 	RAE_FLD_SIP_NAME = 59, RAE_FLD_CIP_NAME, RAE_FLD_LIP_NAME, RAE_FLD_RIP_NAME,
 	RAE_FLD_COUNT
 };
@@ -78,6 +80,8 @@ enum {
  * (host/sources/syscall/fields.ts serverSocket): fd.sip/fd.sport the local end, no other end, fd.name addr:port */
 #define RAE_NRC_BIND 0x20000000
 #define RAE_NRC_LISTEN 0x40000000
+/* a syscall with an I/O buffer (rae_syscall.data: evt.buffer, evt.arg.data; render.ts DATA_ARG) */
+#define RAE_NRC_DATA 0x80000000u
 
 /*
  * Constant string ids: 0..255 evt.res by errno (0 = SUCCESS; length 0 = no name), fd types,

@@ -27,7 +27,11 @@
 
 #endif
 
-#define RAE_ABI_VERSION 6
+#define RAE_ABI_VERSION 7
+
+/* Values of the probe's per-syscall table `interesting` (set by the addon). */
+#define RAE_INT_RECORD 0x1 /* record the syscall's exits */
+#define RAE_INT_DATA 0x2   /* ... with its I/O buffer (rae_syscall.data) */
 
 /* Record kinds (rae_hdr.kind). */
 #define RAE_KIND_SYSCALL 1 /* a syscall that returned: struct rae_syscall */
@@ -43,6 +47,8 @@
 #define RAE_MAX_ARGS 4096  /* argv bytes of an exec */
 #define RAE_MAX_ENV 4096   /* environment bytes of an exec, NUL included (libscap SCAP_MAX_ENV_SIZE) */
 #define RAE_MAX_CGROUP 1024
+/* Most bytes of a syscall's I/O buffer (rae_syscall.data): the largest snaplen (Falco's default is 80). */
+#define RAE_MAX_DATA 4096
 
 /* rae_syscall.sflags */
 #define RAE_SF_COMPAT 0x1         /* ia32 syscall (not decoded; nr is the compat number) */
@@ -92,7 +98,12 @@ struct rae_hdr {
 struct rae_syscall {
 	struct rae_hdr hdr;        /*   0 */
 	__u64 args[6];             /*  48 argument registers, raw (pointers as addresses) */
-	__u64 aux[3];              /*  96 values read through pointers: openat2 {flags, mode, resolve} */
+	__u64 aux[2];              /*  96 values read through pointers: openat2 {flags, mode} */
+	union {
+		__u64 resolve;         /* 112 openat2: how.resolve */
+		struct rae_str data;   /* 112 the syscalls with an I/O buffer (read/write family, recvfrom/sendto...):
+		                        *     its first snaplen bytes when the addon marks the syscall RAE_INT_DATA, else {0, 0} */
+	};
 	__u32 sflags;              /* 120 RAE_SF_* */
 	__u32 sock_type;           /* 124 socket type (SOCK_STREAM 1, SOCK_DGRAM 2, SOCK_RAW 3...) of the fd whose tuple was read; 0 = none */
 	struct rae_str path;       /* 128 first path/name argument as passed; AF_UNIX socket path */

@@ -19,11 +19,13 @@
 #define WALK_DEPTH 32
 #define REC_MASK (RAE_MAX_RECORD - 1)
 #define PATH_MASK (RAE_MAX_PATH - 1)
+#define DATA_MASK (2 * RAE_MAX_DATA - 1) /* bounds a data copy's size for the verifier (it is at most RAE_MAX_DATA) */
+#define RAE_MAX_IOV 8                    /* iovec entries read for one syscall's data */
 
-/* Per-CPU scratch: the record under construction (with slack for a masked write at its end) and a
- * buffer for dentry walks, which assemble paths backwards. */
+/* Per-CPU scratch: the record under construction (with slack for a masked write at its end: a
+ * data copy is masked with DATA_MASK) and a buffer for dentry walks, which assemble paths backwards. */
 struct scratch {
-	__u8 rec[RAE_MAX_RECORD + RAE_MAX_PATH];
+	__u8 rec[RAE_MAX_RECORD + 2 * RAE_MAX_DATA];
 	__u8 walk[2 * RAE_MAX_PATH];
 };
 
@@ -52,6 +54,43 @@ static __always_inline __u32 put_user_str(__u8 *rec, __u32 pos, const void *uptr
 	ref->off = pos;
 	ref->len = n - 1;
 	return pos + n;
+}
+
+/*
+ * The first `n` bytes of a syscall's I/O buffer into rec[pos..] as `ref` (a NUL follows): the user
+ * buffer `ubuf`, or the buffers of the `iovcnt` entries of the user iovec array `iov` in order (at
+ * most RAE_MAX_IOV of them). A buffer that cannot be read ends the copy. Returns the new pos.
+ */
+static __always_inline __u32 put_user_data(__u8 *rec, __u32 pos, const void *ubuf, const struct iovec *iov, __u64 iovcnt,
+					   __u64 n, struct rae_str *ref)
+{
+	if (n == 0 || pos > RAE_MAX_RECORD - RAE_MAX_DATA - 8)
+		return pos;
+	if (n > RAE_MAX_DATA)
+		n = RAE_MAX_DATA;
+	/* hides pos's range from clang, which would drop the masks below for it and leave the verifier an unbounded offset */
+	asm volatile("" : "+r"(pos));
+	__u32 got = 0;
+	if (!iov) {
+		if (bpf_probe_read_user(rec + (pos & REC_MASK), n & DATA_MASK, ubuf))
+			return pos;
+		got = n;
+	} else {
+		for (int i = 0; i < RAE_MAX_IOV; i++) {
+			struct iovec v = {};
+			if (i >= iovcnt || got >= n || bpf_probe_read_user(&v, sizeof(v), &iov[i]))
+				break;
+			__u64 chunk = v.iov_len < n - got ? v.iov_len : n - got;
+			if (chunk && bpf_probe_read_user(rec + ((pos + got) & REC_MASK), chunk & DATA_MASK, v.iov_base))
+				break;
+			got += chunk;
+		}
+	}
+	got &= DATA_MASK;
+	rec[(pos + got) & REC_MASK] = 0;
+	ref->off = pos;
+	ref->len = got;
+	return pos + got + 1;
 }
 
 /* Copies a NUL-terminated kernel string (at most RAE_MAX_PATH with its NUL) to rec[pos..]. */

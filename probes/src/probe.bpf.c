@@ -32,8 +32,10 @@ const volatile __u32 cfg_self_tgid = 0;
 const volatile __u64 cfg_wake_bytes = 256 * 1024;
 /* EXEC records carry the new image's environment (proc.env); 0 leaves it out (the bench's baseline). */
 const volatile __u32 cfg_env = 1;
+/* Bytes of a syscall's I/O buffer copied into its record (Falco's snaplen), at most RAE_MAX_DATA. */
+const volatile __u32 cfg_snaplen = 80;
 
-/* Interesting syscall numbers, written by the addon through the mmapped .bss. */
+/* Per syscall number: RAE_INT_* bits (0 = not recorded), written by the addon through the mmapped .bss. */
 __u8 interesting[RAE_NR_SYSCALLS];
 
 struct {
@@ -179,6 +181,56 @@ static __always_inline void plan_syscall(struct plan *p, __u32 nr, __u64 *a, lon
 	}
 }
 
+/* Where a read/write-family syscall's I/O buffer is: a buffer, or an iovec array, and its byte count. */
+struct data_plan {
+	const void *buf;
+	const struct iovec *iov;
+	__u64 iovcnt;
+	__u64 count;
+};
+
+/*
+ * The I/O buffer libsinsp gives the syscall's exit event as its `data` parameter (the modern
+ * probe's read_x, write_x, recvfrom_x, sendto_x... in driver/modern_bpf): data read is there only
+ * when the call returned bytes (ret > 0, that many); data written is the bytes written, or the
+ * bytes the caller passed when the call failed. The record gets the first cfg_snaplen of them.
+ */
+static __always_inline void plan_data(struct data_plan *d, __u32 nr, __u64 *a, long ret)
+{
+	int writes = 0;
+	switch (nr) {
+	case DNR_write: case DNR_pwrite64: case NR_sendto:
+		writes = 1;
+		/* fall through */
+	case DNR_read: case DNR_pread64: case NR_recvfrom:
+		d->buf = (void *)a[1];
+		d->count = ret > 0 ? ret : writes ? a[2] : 0;
+		break;
+	case DNR_writev: case DNR_pwritev:
+		writes = 1;
+		/* fall through */
+	case DNR_readv: case DNR_preadv:
+		d->iov = (void *)a[1];
+		d->iovcnt = a[2];
+		d->count = ret > 0 ? ret : writes ? ~0ull : 0;
+		break;
+	case NR_sendmsg:
+		writes = 1;
+		/* fall through */
+	case NR_recvmsg: {
+		struct user_msghdr m = {};
+		if (bpf_probe_read_user(&m, sizeof(m), (void *)a[1]))
+			break;
+		d->iov = (void *)m.msg_iov;
+		d->iovcnt = m.msg_iovlen;
+		d->count = ret > 0 ? ret : writes ? ~0ull : 0;
+		break;
+	}
+	}
+	if (d->count > cfg_snaplen)
+		d->count = cfg_snaplen;
+}
+
 /* A relative path (non-empty, not starting with '/') needs its base directory. */
 static __always_inline int is_relative(__u8 *rec, struct rae_str *s)
 {
@@ -241,7 +293,10 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	__u32 nr = regs->orig_ax;
 	if (creds_changed(nr, ret))
 		emit_caps(nr);
-	if (nr >= RAE_NR_SYSCALLS || !interesting[nr])
+	if (nr >= RAE_NR_SYSCALLS)
+		return 0;
+	__u8 want = interesting[nr];
+	if (!want)
 		return 0; /* the common case: as little as possible before this */
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if ((pid_tgid >> 32) == cfg_self_tgid)
@@ -275,8 +330,13 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	struct plan p = { .dirfd = RAE_NO_DIR, .dirfd2 = RAE_NO_DIR, .sockfd = -1 };
 	plan_syscall(&p, nr, a, ret);
 	__u32 pos = sizeof(*r);
-	if (nr == NR_openat2)
-		bpf_probe_read_user(r->aux, sizeof(r->aux), (void *)a[2]);
+	if (nr == NR_openat2) {
+		struct open_how how = {};
+		bpf_probe_read_user(&how, sizeof(how), (void *)a[2]);
+		r->aux[0] = how.flags;
+		r->aux[1] = how.mode;
+		r->resolve = how.resolve;
+	}
 	pos = put_user_str(rec, pos, p.path, &r->path, &r->sflags);
 	pos = put_user_str(rec, pos, p.path2, &r->path2, &r->sflags);
 	if (p.cwd_after && ret == 0)
@@ -294,6 +354,11 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		pos = put_sock_tuple(rec, pos, fd_file(t, p.sockfd), &r->peer, &r->local, &r->path, &r->sock_type);
 		if (p.uaddr_local && ret < 0)
 			r->local = keep; /* failed bind: the requested address; else the bound one */
+	}
+	if (want & RAE_INT_DATA) {
+		struct data_plan d = {};
+		plan_data(&d, nr, a, ret);
+		pos = put_user_data(rec, pos, d.buf, d.iov, d.iovcnt, d.count, &r->data);
 	}
 	if ((r->sflags & RAE_SF_PATH_TRUNC) && st)
 		st->truncated++;

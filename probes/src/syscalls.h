@@ -71,4 +71,17 @@
 #define NR_openat2 437
 #define NR_fchmodat2 452
 
+/*
+ * Syscalls whose only pointer argument the probe reads is their I/O buffer (rae_syscall.data), and
+ * that only when the addon marks them RAE_INT_DATA; mirrored by DATA_ONLY in syscalls.ts.
+ */
+#define DNR_read 0
+#define DNR_write 1
+#define DNR_pread64 17
+#define DNR_pwrite64 18
+#define DNR_readv 19
+#define DNR_writev 20
+#define DNR_preadv 295
+#define DNR_pwritev 296
+
 #endif

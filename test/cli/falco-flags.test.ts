@@ -92,6 +92,29 @@ test('run --dry-run: exit 0 for a valid setup, 1 with the located error for an i
   assert.match(bounded.stderr, 'RAE_ERR_EXPANSION_LIMIT');
 });
 
+test('run -S/--snaplen LEN sets syscall.snaplen (Falco -S, falco_libs.snaplen): 0 to 4096 bytes; past it exits 1 naming the key', () => {
+  for (const args of [
+    ['-S', '200'],
+    ['--snaplen', '0'],
+    ['-o', 'syscall.snaplen=4096'],
+  ]) {
+    const ok = rae([...only, '--dry-run', ...args]);
+    assert.is(ok.status, 0, `${args.join(' ')}: ${ok.stderr}`);
+  }
+  for (const [args, got] of [
+    [['-S', '4097'], '4097'],
+    [['--snaplen=-1'], '-1'],
+    [['-o', 'syscall.snaplen=1.5'], '1.5'],
+  ] as const) {
+    const bad = rae([...only, '--dry-run', ...args]);
+    assert.is(bad.status, 1, args.join(' '));
+    assert.match(bad.stderr, `config syscall.snaplen: expected a whole number from 0 to 4096, got ${got}`);
+  }
+  const typed = rae([...only, '--dry-run', '-S', 'all']);
+  assert.is(typed.status, 1);
+  assert.match(typed.stderr, "config syscall.snaplen (-o): expected a number, not 'all'");
+});
+
 test('run -o: an unknown key or a wrong type exits 1 naming the key; -c is --config', () => {
   const unknown = rae(['--dry-run', '-o', 'forwarder.prot=1']);
   assert.is(unknown.status, 1);

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
-import { abi, DECODED, loadNative, syscallNr, NR_SYSCALLS } from '../../host/sources/syscall/index.js';
+import { abi, DATA_ONLY, DECODED, loadNative, syscallNr, NR_SYSCALLS } from '../../host/sources/syscall/index.js';
 
 const header = readFileSync(new URL('../../probes/src/events.h', import.meta.url), 'utf8');
 const syscallsH = readFileSync(new URL('../../probes/src/syscalls.h', import.meta.url), 'utf8');
@@ -38,6 +38,14 @@ test('decoded syscalls and their numbers match syscalls.h', () => {
   assert.equal([...nrs.keys()].sort(), [...DECODED].sort());
   for (const [name, nr] of nrs) assert.is(syscallNr(name), nr, name);
   assert.is(defines(syscallsH, 'RAE_').get('NR_SYSCALLS'), NR_SYSCALLS);
+  const data = defines(syscallsH, 'DNR_');
+  assert.equal([...data.keys()].sort(), [...DATA_ONLY].sort());
+  for (const [name, nr] of data) assert.is(syscallNr(name), nr, name);
+});
+
+test('the values of the interesting-syscall table and the data bound match events.h', () => {
+  assert.equal(Object.fromEntries(defines(header, 'RAE_INT_')), { ...abi.INT });
+  assert.is(defines(header, 'RAE_').get('MAX_DATA'), abi.MAX_DATA);
 });
 
 const loaded = loadNative();

@@ -5,7 +5,7 @@
 import { EVENT_NAMES } from '../event-names.js';
 
 /** RAE_ABI_VERSION: bumped on any layout change (of the module's memory or of the kernel records, which share it). */
-export const ABI_VERSION = 6;
+export const ABI_VERSION = 7;
 
 /** Memory map of a module's linear memory (RAE_EVAL_*). */
 export const MEM = {

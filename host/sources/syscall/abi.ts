@@ -18,6 +18,10 @@ export const MAX_PATH = 4096;
 export const MAX_ARGS = 4096;
 /** RAE_MAX_ENV: longest environment, NUL-separated, NUL included (libscap SCAP_MAX_ENV_SIZE). */
 export const MAX_ENV = 4096;
+/** RAE_MAX_DATA: most bytes of a syscall's I/O buffer in a record (the largest snaplen). */
+export const MAX_DATA = 4096;
+/** Values of the probe's per-syscall table (RAE_INT_*): record the syscall, and its I/O buffer. */
+export const INT = { RECORD: 0x1, DATA: 0x2 } as const;
 
 /** Record kinds (rae_hdr.kind). */
 export const KIND = { SYSCALL: 1, EXEC: 2, FORK: 3, EXIT: 4, PROC: 5, CAPS: 6 } as const;
@@ -48,7 +52,8 @@ export const HDR = {
 /** struct rae_syscall (192 bytes + strings). */
 export const SYSCALL = {
   args: 48, // u64[6]
-  aux: 96, // u64[3]
+  aux: 96, // u64[2] openat2 {flags, mode}, then at 112 its how.resolve (u64)
+  data: 112, // rae_str in place of resolve: the I/O buffer's first snaplen bytes (syscalls with one, marked INT.DATA)
   sflags: 120, // u32
   sock_type: 124, // u32 type of the socket whose tuple was read (SOCK_STREAM 1...), 0 = none
   path: 128, // rae_str

@@ -25,7 +25,12 @@ export interface CaptureOptions {
   maxLatencyMs?: number;
   /** EXEC records carry the new image's environment, proc.env (default true; false is the bench's baseline without it). */
   env?: boolean;
+  /** Bytes of a syscall's I/O buffer recorded for the syscalls marked so (Falco's snaplen; default 80, at most MAX_DATA). */
+  snaplen?: number;
 }
+
+/** Falco's default snaplen (falco_libs.snaplen): bytes of an I/O buffer recorded (the addon's default too). */
+export const DEFAULT_SNAPLEN = 80;
 
 /** Kernel counters, summed over CPUs, plus the ring's fill. */
 export interface CaptureStats {
@@ -46,8 +51,8 @@ export interface Capture {
   watch(fn: () => void): void;
   /** Copies whole records into view (>= MAX_RECORD bytes); returns bytes; meta[0] = records. */
   poll(view: Uint8Array, meta?: Uint32Array): number;
-  /** Replaces the in-kernel interesting-syscall table; returns how many ids were set. */
-  setInterestingSyscalls(ids: readonly number[]): number;
+  /** Replaces the in-kernel interesting-syscall table: `ids` are recorded, those also in `dataIds` with their I/O buffer; returns how many ids were set. */
+  setInterestingSyscalls(ids: readonly number[], dataIds?: readonly number[]): number;
   stats(): CaptureStats;
   /** Keep (ref) or not (unref) the event loop alive while watching. */
   ref(): void;

@@ -1,11 +1,12 @@
 // What the syscall byte path provides and how matched events are read back: the fields kernel
 // records give conditions (KERNEL_RECORD_FIELDS) and the load-time check of the rules' fields
-// against them (missingFields); the per-syscall facts the translator (ingest.ts) shares; and the
+// against them (missingFields); the syscalls whose I/O buffer the rules read (dataSyscalls); the per-syscall facts the translator (ingest.ts) shares; and the
 // byte-layout readers of matched events: an eval record's slots by kind (recordFields) and the
 // process fields of a thread entry and its ancestors in linear memory (processFields, ancestors
 // by walking parent links, as the compiled rules do). No field is computed here.
 import { sockaddr, ipText } from './decode.js';
 import { AF, SYSCALL } from './abi.js';
+import { DATA_ARG } from './render.js';
 import type { LoadedRule } from '../../engine/index.js';
 import { walkChecked, type Operand } from '../../engine/ir.js';
 import { typeClass } from '../../engine/fields.js';
@@ -80,6 +81,8 @@ export const KERNEL_RECORD_FIELDS: readonly string[] = [
   'fd.cip.name',
   'fd.lip.name',
   'fd.rip.name',
+  'evt.buffer',
+  'evt.arg.data',
 ];
 /** Thread-entry fields the thread table fills (thread-table.ts), with their parent and ancestor forms. */
 const THREAD_PROVIDED = [
@@ -133,30 +136,57 @@ export interface MissingField {
   where: 'condition' | 'output';
 }
 
+/** Each field a rule reads, in its condition (transformers' arguments too) and its output: (name, arg, canonical, where). */
+function forEachField(r: LoadedRule, visit: (name: string, arg: string | undefined, canonical: string, where: MissingField['where']) => void): void {
+  const operand = (o: Operand | { kind: 'const'; value: string }): void => {
+    if (o.kind === 'field') visit(o.def.name, o.arg, o.canonical, 'condition');
+    else if (o.kind === 'transform') for (const a of o.args) operand(a);
+  };
+  walkChecked(r.condition, (n) => {
+    if (n.kind === 'exists') operand(n.operand);
+    if (n.kind === 'cmp' || n.kind === 'cmpfield') operand(n.left);
+    if (n.kind === 'cmpfield') operand(n.right);
+  });
+  for (const t of r.output) if (t.kind === 'field') visit(t.name, t.arg, t.canonical, 'output');
+}
+
 /** The fields the enabled syscall rules use (conditions and outputs) that the byte path does not provide, rule by rule, each once. */
 export function missingFields(rules: readonly LoadedRule[]): MissingField[] {
   const out: MissingField[] = [];
   for (const r of rules) {
     if (r.source !== 'syscall' || !r.enabled) continue;
     const seen = new Set<string>();
-    const add = (field: string, where: MissingField['where']) => {
-      if (seen.has(`${where} ${field}`)) return;
-      seen.add(`${where} ${field}`);
-      out.push({ rule: r.name, field, where });
-    };
     const inCondition = new Set<string>();
-    const operand = (o: Operand | { kind: 'const'; value: string }): void => {
-      if (o.kind === 'field') {
-        inCondition.add(o.canonical);
-        if (!provided(o.def.name, o.arg, o.canonical, undefined)) add(o.canonical, 'condition');
-      } else if (o.kind === 'transform') for (const a of o.args) operand(a);
-    };
-    walkChecked(r.condition, (n) => {
-      if (n.kind === 'exists') operand(n.operand);
-      if (n.kind === 'cmp' || n.kind === 'cmpfield') operand(n.left);
-      if (n.kind === 'cmpfield') operand(n.right);
+    forEachField(r, (_name, _arg, canonical, where) => {
+      if (where === 'condition') inCondition.add(canonical);
     });
-    for (const t of r.output) if (t.kind === 'field' && !provided(t.name, t.arg, t.canonical, inCondition)) add(t.canonical, 'output');
+    forEachField(r, (name, arg, canonical, where) => {
+      if (provided(name, arg, canonical, where === 'condition' ? undefined : inCondition) || seen.has(`${where} ${canonical}`)) return;
+      seen.add(`${where} ${canonical}`);
+      out.push({ rule: r.name, field: canonical, where });
+    });
+  }
+  return out;
+}
+
+/** The fields of a syscall's I/O buffer (rae_syscall.data). */
+const DATA_FIELDS: ReadonlySet<string> = new Set(['evt.buffer', 'evt.arg.data']);
+
+/**
+ * The syscalls whose I/O buffer the probe is to copy into their records (its first snaplen bytes):
+ * those with a `data` parameter (render.ts DATA_ARG) that an enabled syscall rule reading
+ * evt.buffer or evt.arg.data, in its condition or its output, can match (its evttypes). Empty
+ * when no such rule is loaded: the probe then copies no buffer (Falco always does).
+ */
+export function dataSyscalls(rules: readonly LoadedRule[]): Set<string> {
+  const out = new Set<string>();
+  for (const r of rules) {
+    if (r.source !== 'syscall' || !r.enabled) continue;
+    let reads = false;
+    forEachField(r, (_name, _arg, canonical) => {
+      reads ||= DATA_FIELDS.has(canonical);
+    });
+    if (reads) for (const t of r.evttypes ?? DATA_ARG) if (DATA_ARG.has(t)) out.add(t);
   }
   return out;
 }

@@ -3,7 +3,7 @@
 export { probeSupport, openCapture, clocks, loadNative, ADDON_PATH } from './addon.js';
 export type { Support, SupportCode, Capture, CaptureOptions, CaptureStats, CaptureError, NativeLayout } from './addon.js';
 export * as abi from './abi.js';
-export { syscallName, syscallNr, syscallIds, DECODED, NR_SYSCALLS } from './syscalls.js';
+export { syscallName, syscallNr, syscallIds, DATA_ONLY, DECODED, NR_SYSCALLS } from './syscalls.js';
 export { forEachRecord, decodeBatch, decodeRecord } from './decode.js';
 export type { EventRecord, SyscallRecord, ProcRecord, ExitRecord, SockAddr, DecodeError } from './decode.js';
 export { readProcess, readProcesses, encodeProcRecord } from './procfs.js';

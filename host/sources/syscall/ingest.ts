@@ -17,10 +17,12 @@
 // thread.tid, evt.rawtime (boot ns + the caller's boot-to-epoch offset) and evt.time (the
 // same number as decimal text), evt.dir '<', evt.source 'syscall', evt.hostname (the
 // constructor's) and evt.is_open_exec (an open creating a file with an execute bit, render.ts
-// isOpenExec); the endpoints of a bind or listen are those of libsinsp's server socket (fields.ts
-// serverSocket), fd.sip.name/cip.name/lip.name/rip.name (the name the module's DNS table gives the
-// end's address, ../dns/table.ts); process fields come from the thread entry, and proc.env[NAME]
-// from its environment (env-index.ts envValue, libsinsp's get_env). Any other field is missing for kernel
+// isOpenExec), evt.buffer and evt.arg.data (the record's I/O buffer: its bytes, and its printable
+// text, which fieldsOf gives for both, as alerts print them); the endpoints of a bind or listen
+// are those of libsinsp's server socket (fields.ts serverSocket), fd.sip.name/cip.name/lip.name/
+// rip.name (the name the module's DNS table gives the end's address, ../dns/table.ts); process
+// fields come from the thread entry, and proc.env[NAME] from its environment (env-index.ts
+// envValue, libsinsp's get_env). Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, fields.ts).
 // A SYSCALL record of a process the thread table has no entry for is first given one when the
 // constructor has a reader (unknown-process.ts: /proc for `rae run`, as libsinsp reads a thread it
@@ -36,6 +38,7 @@ import { loadNative, type NativeIngest } from './addon.js';
 import {
   atFlags,
   chmodMode,
+  DATA_ARG,
   DIRFD_ARG,
   DOMAINS,
   FD_ARG,
@@ -51,6 +54,7 @@ import {
   openFlags,
   openMode,
   PATH_ARG,
+  printableData,
   PTRACE,
   ptraceRequest,
   resArgText,
@@ -126,7 +130,8 @@ const F = {
   ARG_LINKPATH: 53,
   CTR_DURATION: 54,
   PROC_ENV: 55,
-  // 57-58 are evt.buffer's and evt.arg.data's
+  BUFFER: 57,
+  ARG_DATA: 58,
   SIP_NAME: 59,
   CIP_NAME: 60,
   LIP_NAME: 61,
@@ -198,6 +203,8 @@ const BY_FIELD: Record<string, number> = {
   'fd.cip.name': F.CIP_NAME,
   'fd.lip.name': F.LIP_NAME,
   'fd.rip.name': F.RIP_NAME,
+  'evt.buffer': F.BUFFER,
+  'evt.arg.data': F.ARG_DATA,
 };
 /** The event's own fields, which alerts take from the event rather than its record (FieldEvent's generic fields). */
 const GENERIC = new Set(['evt.num', 'evt.time', 'evt.rawtime', 'evt.source']);
@@ -212,7 +219,8 @@ const SCRATCH = (() => {
     .map((canonical) => {
       const arg = canonical.startsWith('evt.arg.') ? canonical.slice('evt.arg.'.length) : undefined;
       const def = lookupField('syscall', arg === undefined ? canonical : 'evt.arg')!;
-      const field = BY_FIELD[canonical]!;
+      // an alert prints evt.buffer as libsinsp does outside comparisons: its rendering, evt.arg.data's text
+      const field = canonical === 'evt.buffer' ? F.ARG_DATA : BY_FIELD[canonical]!;
       return { slot: table.slot({ kind: 'field', def, arg, canonical, type: def.type, isList: def.isList }, field === F.IPS || field === F.PORTS), field };
     });
   const layout = table.layout();
@@ -254,6 +262,8 @@ const IABI = {
   FLD_L4PROTO: F.L4PROTO,
   FLD_DURATION: F.DURATION,
   FLD_COUNT: F.RIP_NAME + 1,
+  FLD_BUFFER: F.BUFFER,
+  FLD_ARG_DATA: F.ARG_DATA,
   FLD_SIP_NAME: F.SIP_NAME,
   FLD_CIP_NAME: F.CIP_NAME,
   FLD_LIP_NAME: F.LIP_NAME,
@@ -300,6 +310,7 @@ const IABI = {
   NRC_FLAGS_DOMAIN: 7,
   NRC_BIND: 0x20000000,
   NRC_LISTEN: 0x40000000,
+  NRC_DATA: 0x80000000,
   NRC_OPEN: 1,
   NRC_FD_RET: 2,
   NRC_FD_ARG0: 4,
@@ -428,7 +439,8 @@ const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
     (name === 'bpf' ? NRC.BPF : 0) |
     (DIRFD_ARG.has(name) ? NRC.DIRFD : 0) |
     (LINKPATH_ARG.has(name) ? NRC.LINKPATH : 0) |
-    (hasResArg(name) ? NRC.RES : 0)
+    (hasResArg(name) ? NRC.RES : 0) |
+    (DATA_ARG.has(name) ? IABI.NRC_DATA : 0)
   );
 });
 
@@ -946,6 +958,18 @@ export class KernelIngest implements RecordTranslator {
         return this.constant('syscall', to);
       case F.HOSTNAME:
         return this.constant(this.hostname, to);
+      case F.BUFFER:
+      case F.ARG_DATA: {
+        // the record's I/O buffer: evt.buffer its bytes, evt.arg.data its printable rendering (render.ts printableData; ingest.c data_value)
+        const o = vd.getUint16(off + SYSCALL.data, true);
+        const l = vd.getUint16(off + SYSCALL.data + 2, true);
+        if (!DATA_ARG.has(f.name) || o === 0) return false;
+        if (field === F.BUFFER) return this.copyRange(view, off + o, l, to);
+        const at = this.alloc(l);
+        if (at === 0) return false;
+        this.u8.set(printableData(view.subarray(off + o, off + o + l)), at);
+        return this.ref(to, at, l);
+      }
       case F.OPEN_EXEC: {
         const m = f.file ? MODE_ARG[f.name] : undefined;
         return this.num64(to, m !== undefined && isOpenExec(f.flags, modeArg(vd, off, m[0])) ? 1 : 0);

@@ -297,3 +297,19 @@ export function hasResArg(name: string): boolean {
 export function resArgText(ret: number, errno: (n: number) => string | undefined): string {
   return ret < 0 ? (errno(-ret) ?? String(ret)) : String(ret);
 }
+
+/**
+ * Syscalls whose exit event has the I/O buffer parameter `data` (PT_BYTEBUF: evt.buffer,
+ * evt.arg.data): the read/write family and the socket calls with a payload, as libsinsp's event
+ * table gives READ_X, PREAD_X, READV_X, PREADV_X, RECVFROM_X, RECVMSG_X and their writing twins.
+ */
+export const DATA_ARG: ReadonlySet<string> = new Set(['read', 'pread64', 'readv', 'preadv', 'recvfrom', 'recvmsg', 'write', 'pwrite64', 'writev', 'pwritev', 'sendto', 'sendmsg']);
+
+/**
+ * evt.arg.data and the printed evt.buffer: libsinsp renders a PT_BYTEBUF parameter in PF_NORMAL
+ * with binary_buffer_to_string_dots (userspace/libsinsp/event.cpp): each byte that isprint() in the
+ * C locale (0x20..0x7e) as itself, any other as '.'. One character per byte.
+ */
+export function printableData(bytes: Uint8Array): Uint8Array {
+  return bytes.map((b) => (b >= 0x20 && b <= 0x7e ? b : 0x2e));
+}

@@ -11,9 +11,9 @@ import type { Metrics } from '../../metrics/index.js';
 import { internalAlert } from '../../output/alert.js';
 import type { Alert } from '../../output/alert.js';
 import type { LoadResult } from '../../engine/index.js';
-import { missingFields, type MissingField } from './fields.js';
+import { dataSyscalls, missingFields, type MissingField } from './fields.js';
 import { HDR, KIND, MAX_RECORD, SIZES } from './abi.js';
-import { clocks, openCapture, probeSupport, type Capture, type CaptureOptions } from './addon.js';
+import { clocks, DEFAULT_SNAPLEN, openCapture, probeSupport, type Capture, type CaptureOptions } from './addon.js';
 import { encodeProcRecord, readProcesses } from './procfs.js';
 import { syscallIds, syscallName } from './syscalls.js';
 
@@ -64,6 +64,7 @@ export interface SyscallSource {
 /** Attaches the probe and starts evaluating kernel events; throws a CaptureError when it cannot. */
 export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   const cap: Capture = openCapture({ ...CAPTURE_DEFAULTS, ...opts.capture });
+  const snaplen = opts.capture?.snaplen ?? DEFAULT_SNAPLEN;
   const buf = new Uint8Array(BUFFER_BYTES);
   const dv = new DataView(buf.buffer);
   const meta = new Uint32Array(1);
@@ -89,10 +90,14 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
     generation = gen;
     for (const line of missingFieldWarnings(missingFields(opts.engine.ruleset?.ruleset.rules ?? []))) opts.log(line);
     const names = new Set(STATE_SYSCALLS);
-    for (const r of opts.engine.ruleset?.ruleset.rules ?? []) if (r.source === 'syscall' && r.enabled) for (const t of r.evttypes ?? []) names.add(t);
+    const rules = opts.engine.ruleset?.ruleset.rules ?? [];
+    for (const r of rules) if (r.source === 'syscall' && r.enabled) for (const t of r.evttypes ?? []) names.add(t);
     const { ids } = syscallIds(names);
-    cap.setInterestingSyscalls(ids);
-    opts.log(`syscall: capturing ${ids.length} syscalls the rules need (${ids.map(syscallName).join(' ')})`);
+    // I/O buffers only of the syscalls a rule reading evt.buffer/evt.arg.data can match; none when no rule reads them
+    const dataIds = syscallIds(dataSyscalls(rules)).ids;
+    cap.setInterestingSyscalls(ids, dataIds);
+    const data = dataIds.length > 0 ? `; their I/O buffers (snaplen ${snaplen} bytes) for ${dataIds.map(syscallName).join(' ')}` : '';
+    opts.log(`syscall: capturing ${ids.length} syscalls the rules need (${ids.map(syscallName).join(' ')})${data}`);
   };
 
   // Bootstrap after attaching, so a process started meanwhile is seen by the snapshot or the probe.

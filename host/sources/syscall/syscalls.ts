@@ -73,6 +73,9 @@ export function syscallNr(name: string): number | undefined {
 /** RAE_NR_SYSCALLS: size of the probe's interesting-syscall table. */
 export const NR_SYSCALLS = 512;
 
+/** Syscalls whose only pointer argument the probe reads is their I/O buffer, when asked to (DNR_* of probes/src/syscalls.h). */
+export const DATA_ONLY = ['read', 'write', 'pread64', 'pwrite64', 'readv', 'writev', 'preadv', 'pwritev'] as const;
+
 /** Syscalls whose pointer arguments the probe decodes (mirror of probes/src/syscalls.h). */
 export const DECODED = [
   'open',

@@ -22,14 +22,18 @@ export interface Recording {
   epochNs: bigint;
 }
 
-/** Records the syscalls `types` (and process records) while `action` runs; `mib` bounds the buffer; the processes `unseen` are left out of the /proc snapshot. */
-export function recordKernel(types: Iterable<string>, action: () => void, mib = 32, unseen: ReadonlySet<number> = new Set()): Recording {
-  const cap = openCapture({ wakeupBytes: 1, maxLatencyMs: 5 });
+/**
+ * Records the syscalls `types` (and process records) while `action` runs; `mib` bounds the buffer;
+ * the processes `unseen` are left out of the /proc snapshot; `data.types` are recorded with their
+ * I/O buffer, its first `data.snaplen` bytes (default 80).
+ */
+export function recordKernel(types: Iterable<string>, action: () => void, mib = 32, unseen: ReadonlySet<number> = new Set(), data: { types?: Iterable<string>; snaplen?: number } = {}): Recording {
+  const cap = openCapture({ wakeupBytes: 1, maxLatencyMs: 5, snaplen: data.snaplen });
   const buf = new Uint8Array(mib << 20);
   const c = clocks();
   let fill = 0;
   try {
-    cap.setInterestingSyscalls(syscallIds(new Set(types)).ids);
+    cap.setInterestingSyscalls(syscallIds(new Set(types)).ids, syscallIds(new Set(data.types ?? [])).ids);
     for (const p of readProcesses()) if (!unseen.has(p.pid)) fill += Math.max(0, encodeProcRecord(p, buf, fill, c.boottimeNs));
     action();
     const meta = new Uint32Array(1);
