@@ -5,7 +5,7 @@
 // network actions use an address on the loopback of a private network namespace; programs a
 // rule looks for by name are harmless programs run under that name (upstream's
 // SpawnAsWithSymlink). Actions of rules that only fire inside a container are listed with that
-// reason; actions whose rule reads a field the engine does not provide yet say which.
+// reason.
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
@@ -20,10 +20,6 @@ const NR: Record<string, { setns: number; setuid: number; userfaultfd: number }>
   arm64: { setns: 268, setuid: 146, userfaultfd: 282 },
 };
 const nr = () => NR[process.arch]!;
-
-/** Fields rules read that the engine does not provide yet (issue 14 item 3): remove one once it is, and its actions run. */
-const PENDING_FIELDS: ReadonlySet<string> = new Set(['proc.env', 'evt.buffer']);
-const pending = (field: string) => () => (PENDING_FIELDS.has(field) ? `the rule reads ${field}, which the engine does not provide yet (issue 14 item 3)` : undefined);
 
 const needs =
   (...programs: string[]) =>
@@ -137,7 +133,7 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
     source: 'syscall',
     rule: 'Potential Local Privilege Escalation via Environment Variables Misuse',
     description: 'run true with GLIBC_TUNABLES in its environment',
-    unavailable: first(pending('proc.env'), needs('env', 'true')),
+    unavailable: needs('env', 'true'),
     run: () => mustRun(which('env')!, ['GLIBC_TUNABLES=glibc.malloc.mxfast=0', which('true')!]),
   },
   {
@@ -145,7 +141,7 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
     source: 'syscall',
     rule: 'Program run with disallowed http proxy env',
     description: 'run curl --version with HTTP_PROXY in its environment (no request is made)',
-    unavailable: first(pending('proc.env'), needs('env', 'curl')),
+    unavailable: needs('env', 'curl'),
     run: () => mustRun(which('env')!, [`HTTP_PROXY=http://${PRIVATE_NET_ADDR}:3128`, which('curl')!, '--version']),
   },
   {
@@ -258,7 +254,7 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
     source: 'syscall',
     rule: 'Java Process Class File Download',
     description: 'java receives a datagram starting with the class file magic (CAFEBABE) over loopback',
-    unavailable: first(pending('evt.buffer'), needs('java')),
+    unavailable: needs('java'),
     run: async ({ tmp }) => {
       const src = join(tmp, 'Download.java');
       writeFileSync(
