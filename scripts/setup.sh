@@ -64,6 +64,9 @@ if [ "$purpose" = test ]; then
     "docker.io /usr/sbin/dockerd"
     "podman /usr/bin/podman"
     "busybox-static /bin/busybox"
+    # the event generator's "Java Process Class File Download" action runs a java program
+    # (test/generator/more-actions.test.ts requires every action that can run to fire its rule)
+    "openjdk-17-jre-headless java"
     # kubectl's built-in kustomize renders deploy/ (test/deploy/manifests.test.ts); machines of this
     # kind have one from the cloud SDK, Debian's kubernetes-client only where none is on PATH
     "kubernetes-client kubectl"
