@@ -12,7 +12,7 @@ import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EngineSource, type ContainersConfig } from '../sources/container/index.js';
 import { busyboxRootfs, busyboxUnavailable, writeOciArchive } from './image.js';
-import type { ActionContainer } from './types.js';
+import type { ActionContainer, ContainerHost } from './types.js';
 
 /** The generator's image in the runtime (kept after the run: loading it again costs about a second). */
 export const GENERATOR_IMAGE = 'localhost/rae-event-generator:busybox';
@@ -36,7 +36,7 @@ export interface RunnerOptions {
 export type RunnerOpening = { runner: ContainerRunner; unavailable?: undefined } | { runner?: undefined; unavailable: string };
 
 /** Makes, uses and removes the generator's containers on one Engine API runtime. */
-export class ContainerRunner {
+export class ContainerRunner implements ContainerHost {
   private readonly made = new Map<boolean, Promise<ActionContainer>>();
   private readonly ids: string[] = [];
   private readonly onSignal = (sig: NodeJS.Signals) => void this.close().finally(() => process.exit(128 + (constants.signals[sig] ?? 15)));
@@ -44,10 +44,14 @@ export class ContainerRunner {
   /** Whether the signal handlers are installed (from the first container on). */
   private trapping = false;
 
+  readonly runtime: 'docker' | 'podman';
+
   private constructor(
     private readonly engine: EngineSource,
     private readonly opts: RunnerOptions,
-  ) {}
+  ) {
+    this.runtime = engine.name;
+  }
 
   /**
    * The first Docker, then Podman socket of `cfg` that answers, with the generator's image
@@ -114,20 +118,21 @@ export class ContainerRunner {
   }
 
   /**
-   * `sh -c script` in container `id`, then inspected until it has exited, for its exit status.
+   * `sh -c command` (or the argv `command`) in container `id`, then inspected until it has exited, for its exit status.
    * Docker's exec is started detached: attached, dockerd hijacks the connection and does not end
    * the answer when the process exits. Podman's is started attached (its output read and dropped,
    * the answer ends with the process): Podman 4 reports a detached exec as running long after it
    * exited.
    */
-  private async exec(id: string, script: string, o: { tty?: boolean; timeoutMs?: number } = {}): Promise<number> {
+  private async exec(id: string, command: string | readonly string[], o: { tty?: boolean; timeoutMs?: number } = {}): Promise<number> {
     const e = this.engine;
     const tty = o.tty === true;
     const attach = e.name === 'podman';
     const timeoutMs = o.timeoutMs ?? 30_000;
-    const what = `sh -c '${script}' in ${id.slice(0, 12)}`;
+    const argv = typeof command === 'string' ? ['sh', '-c', command] : [...command];
+    const what = `${typeof command === 'string' ? `sh -c '${command}'` : argv.join(' ')} in ${id.slice(0, 12)}`;
     const fail = (step: string, r: { status: number; text: string }) => new Error(`${step} of ${what}: HTTP ${r.status} ${r.text.trim().slice(0, 300)}`);
-    const made = await e.call('POST', `/containers/${id}/exec`, { Cmd: ['sh', '-c', script], Tty: tty, AttachStdin: false, AttachStdout: attach, AttachStderr: attach });
+    const made = await e.call('POST', `/containers/${id}/exec`, { Cmd: argv, Tty: tty, AttachStdin: false, AttachStdout: attach, AttachStderr: attach });
     if (made.status !== 201) throw fail('exec', made);
     const exec: string = made.json.Id;
     const deadline = Date.now() + timeoutMs;

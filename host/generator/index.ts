@@ -9,12 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AUDIT_ACTIONS } from './audit-actions.js';
 import { CONTAINER_ACTIONS } from './container-actions.js';
-import type { ContainerRunner } from './container.js';
 import type { AuditPoster } from './post.js';
 import { ruleOrigin, type RuleMaturity } from './rule-sets.js';
 import { SYSCALL_ACTIONS } from './syscall-actions.js';
 import { MORE_SYSCALL_ACTIONS } from './syscall-actions-more.js';
-import { Unavailable, type Action, type ActionOutcome } from './types.js';
+import { Unavailable, type Action, type ActionOutcome, type ContainerHost } from './types.js';
 
 export { auditPoster, type AuditPoster } from './post.js';
 export { auditActionEvent } from './audit-actions.js';
@@ -23,7 +22,7 @@ export { alertCountsOf, fetchAlertCounts, firedSince } from './detect.js';
 export { parseDurationMs } from './duration.js';
 export { renderTable, RunTally, type Detection } from './summary.js';
 export { ruleOrigin, type RuleMaturity, type RuleOrigin } from './rule-sets.js';
-export { Unavailable, type Action, type ActionContainer, type ActionOutcome, type ActionSource } from './types.js';
+export { Unavailable, type Action, type ActionContainer, type ActionOutcome, type ActionSource, type ContainerHost } from './types.js';
 
 /** Every action: syscall actions of the stable rules (those in a container last), of the incubating and sandbox rules, then audit actions. */
 export const ACTIONS: readonly Action[] = [...SYSCALL_ACTIONS, ...CONTAINER_ACTIONS, ...MORE_SYSCALL_ACTIONS, ...AUDIT_ACTIONS];
@@ -42,9 +41,10 @@ export function selectActions(pattern?: RegExp, opts: { all?: boolean } = {}): A
 }
 
 /** Why an action cannot work here, considering how audit events would be sent and whether containers can be made. */
-export function whyUnavailable(a: Action, audit: { poster?: AuditPoster; unavailable?: string }, containers: { runner?: ContainerRunner; unavailable?: string } = {}): string | undefined {
+export function whyUnavailable(a: Action, audit: { poster?: AuditPoster; unavailable?: string }, containers: { runner?: ContainerHost; unavailable?: string } = {}): string | undefined {
   if (a.source === 'k8s_audit' && !audit.poster) return audit.unavailable ?? 'no webhook to send audit events to';
   if (a.container && !containers.runner) return containers.unavailable ?? NO_CONTAINER;
+  if (a.container?.runtimeOnly && containers.runner?.runtime === 'cgroup') return `needs a runtime's container, not a cgroup box: ${a.container.runtimeOnly}`;
   return a.unavailable?.();
 }
 
@@ -53,7 +53,7 @@ export interface RunOptions {
   poster?: AuditPoster;
   auditUnavailable?: string;
   /** Where container actions run (--in-container); without it they are unavailable for `containersUnavailable`. */
-  containers?: ContainerRunner;
+  containers?: ContainerHost;
   containersUnavailable?: string;
   /** Pause between two actions (upstream default 100 ms). */
   sleepMs?: number;

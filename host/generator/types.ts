@@ -17,13 +17,25 @@ export interface ActionContext {
   container?: ActionContainer;
 }
 
-/** A running container of the event generator (host/generator/container.ts). */
+/** A running container of the event generator: a runtime's (container.ts) or a cgroup box (cgroup-box.ts). */
 export interface ActionContainer {
-  runtime: 'docker' | 'podman';
+  /** What made it: a Docker or Podman Engine API runtime, or the generator itself ('cgroup', no runtime). */
+  runtime: 'docker' | 'podman' | 'cgroup';
   id: string;
   name: string;
-  /** Runs `sh -c script` in the container (`docker exec`, with a tty when asked); resolves with its exit status. */
-  exec(script: string, opts?: { tty?: boolean; timeoutMs?: number }): Promise<number>;
+  /**
+   * Runs `sh -c script` in the container, or the program and arguments of an array as they are
+   * (`docker exec`; with a tty when asked); resolves with its exit status.
+   */
+  exec(command: string | readonly string[], opts?: { tty?: boolean; timeoutMs?: number }): Promise<number>;
+}
+
+/** Where container actions run: the containers of one runtime, or cgroup boxes (made on first use, removed by close). */
+export interface ContainerHost {
+  readonly runtime: ActionContainer['runtime'];
+  /** The plain or the privileged container. */
+  container(privileged: boolean): Promise<ActionContainer>;
+  close(): Promise<void>;
 }
 
 /** One action. */
@@ -37,8 +49,11 @@ export interface Action {
   description: string;
   /** Why the action cannot work on this machine, or undefined when it can. */
   unavailable?(): string | undefined;
-  /** Set when the action runs inside a container (--in-container): whether that one is privileged. */
-  container?: { privileged: boolean };
+  /**
+   * Set when the action runs inside a container: whether that one is privileged, and why a cgroup
+   * box (no runtime: no container metadata, no runtime exec) cannot serve it, when it cannot.
+   */
+  container?: { privileged: boolean; runtimeOnly?: string };
   run(ctx: ActionContext): Promise<void>;
 }
 
