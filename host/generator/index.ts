@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AUDIT_ACTIONS } from './audit-actions.js';
-import { CONTAINER_ACTIONS } from './container-actions.js';
+import { CONTAINER_ACTIONS, MORE_CONTAINER_ACTIONS } from './container-actions.js';
 import type { AuditPoster } from './post.js';
 import { ruleOrigin, type RuleMaturity } from './rule-sets.js';
 import { SYSCALL_ACTIONS } from './syscall-actions.js';
@@ -24,8 +24,8 @@ export { renderTable, RunTally, type Detection } from './summary.js';
 export { ruleOrigin, type RuleMaturity, type RuleOrigin } from './rule-sets.js';
 export { Unavailable, type Action, type ActionContainer, type ActionOutcome, type ActionSource, type ContainerHost } from './types.js';
 
-/** Every action: syscall actions of the stable rules (those in a container last), of the incubating and sandbox rules, then audit actions. */
-export const ACTIONS: readonly Action[] = [...SYSCALL_ACTIONS, ...CONTAINER_ACTIONS, ...MORE_SYSCALL_ACTIONS, ...AUDIT_ACTIONS];
+/** Every action: syscall actions of the stable rules (those in a container last), of the incubating and sandbox rules (likewise), then audit actions. */
+export const ACTIONS: readonly Action[] = [...SYSCALL_ACTIONS, ...CONTAINER_ACTIONS, ...MORE_SYSCALL_ACTIONS, ...MORE_CONTAINER_ACTIONS, ...AUDIT_ACTIONS];
 
 /** Why container actions cannot run when no runner was asked for. */
 export const NO_CONTAINER = 'needs a container: run with --in-container (Docker or Podman, see rae event-generator --help)';

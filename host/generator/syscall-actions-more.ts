@@ -4,8 +4,8 @@
 // private mount namespace whose upper layer is the action's temporary directory (isolate.ts);
 // network actions use an address on the loopback of a private network namespace; programs a
 // rule looks for by name are harmless programs run under that name (upstream's
-// SpawnAsWithSymlink). Actions of rules that only fire inside a container are listed with that
-// reason.
+// SpawnAsWithSymlink). Actions of rules that only fire inside a container are in
+// container-actions.ts.
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
@@ -45,16 +45,6 @@ async function firstResolved(names: string[]): Promise<string> {
   }
   throw new Unavailable(`none of the ${names.length} miner pool names of the rule (miner_domains) resolves on this node`);
 }
-
-/** An action whose rule fires only inside a container: listed, never run on the host. */
-const inContainer = (name: string, rule: string): Action => ({
-  name: `syscall.${name}`,
-  source: 'syscall',
-  rule,
-  description: `the behaviour of "${rule}" inside a container`,
-  unavailable: () => 'not implemented yet: needs a container (container.id != host)',
-  run: async () => {},
-});
 
 /** A sh script for inOverlay that writes an empty file with touch (open O_WRONLY|O_CREAT: open_write). */
 const touch = (path: string) => `touch ${shQuote(path)}`;
@@ -195,15 +185,6 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
     unavailable: needs('true'),
     run: ({ tmp }) => mustRun(linkAs(tmp, 'true', 'vipw'), []),
   },
-  inContainer('ChangeNamespacePrivilegesViaUnshare', 'Change namespace privileges via unshare'),
-  inContainer('ContactCloudMetadataServiceFromContainer', 'Contact cloud metadata service from container'),
-  inContainer('ExfiltratingArtifactsViaKubernetesControlPlane', 'Exfiltrating Artifacts via Kubernetes Control Plane'),
-  inContainer('LaunchIngressRemoteFileCopyToolsInContainer', 'Launch Ingress Remote File Copy Tools in Container'),
-  inContainer('LaunchPackageManagementProcessInContainer', 'Launch Package Management Process in Container'),
-  inContainer('LaunchRemoteFileCopyToolsInContainer', 'Launch Remote File Copy Tools in Container'),
-  inContainer('LaunchSuspiciousNetworkToolInContainer', 'Launch Suspicious Network Tool in Container'),
-  inContainer('MountLaunchedInPrivilegedContainer', 'Mount Launched in Privileged Container'),
-  inContainer('ReadEnvironmentVariableFromProcFiles', 'Read environment variable from /proc files'),
 
   // ---- sandbox (falco-sandbox_rules.yaml)
   {
@@ -374,10 +355,4 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
     unavailable: overlayUnavailable,
     run: ({ tmp }) => inOverlay(tmp, ['/root'], touch('/root/created-by-rae-event-generator')),
   },
-  inContainer('ContainerDriftDetectedChmod', 'Container Drift Detected (chmod)'),
-  inContainer('ContainerDriftDetectedOpenCreate', 'Container Drift Detected (open+create)'),
-  inContainer('DecodingPayloadInContainer', 'Decoding Payload in Container'),
-  inContainer('KubernetesClientToolLaunchedInContainer', 'Kubernetes Client Tool Launched in Container'),
-  inContainer('ModifyContainerEntrypoint', 'Modify Container Entrypoint'),
-  inContainer('UnexpectedK8sNodePortConnection', 'Unexpected K8s NodePort Connection'),
 ];
