@@ -4,7 +4,7 @@
 // once, in order, in a fresh temporary directory that is removed afterwards (container actions in
 // a container of the runner, with --in-container). Actions that cannot work on this machine are
 // reported with the reason and counted, never silently dropped.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AUDIT_ACTIONS } from './audit-actions.js';
@@ -66,6 +66,8 @@ export interface RunOptions {
 /** Runs the actions once each, in order. */
 export async function runActions(actions: readonly Action[], opts: RunOptions = {}): Promise<ActionOutcome[]> {
   const tmp = mkdtempSync(join(tmpdir(), 'rae-event-generator-'));
+  // others may pass through (not list) it: actions that run a program as nobody reach their own dir
+  chmodSync(tmp, 0o711);
   const postAudit: AuditPoster = (events) => (opts.poster ? opts.poster(events) : Promise.reject(new Error('no webhook')));
   const outcomes: ActionOutcome[] = [];
   try {

@@ -7,6 +7,7 @@
 import { chmodSync, copyFileSync, linkSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, openSync, closeSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isRoot, mountOptions, mustRun, perlSyscallsUnavailable, runProgram, syscallNumbers, which } from './exec.js';
+import { asNobody, linkAs } from './isolate.js';
 import type { Action } from './types.js';
 
 /** TEST-NET-2 (RFC 5737): public-looking, never routed; only ever put on a private namespace's loopback here. */
@@ -221,8 +222,13 @@ export const SYSCALL_ACTIONS: Action[] = [
     name: 'syscall.SystemUserInteractive',
     source: 'syscall',
     rule: 'System user interactive',
-    description: 'a system user runs a command in a login session',
-    unavailable: () => 'needs a login session (an sshd or login ancestor) of a system user such as www-data',
-    run: async () => {},
+    description: 'nobody (a system user) runs a program named login (true under that name, in <tmp>), as upstream runs /bin/login as daemon',
+    unavailable: () => (!isRoot() ? 'needs root (to become nobody)' : !which('setpriv') ? 'needs setpriv (util-linux) on PATH' : undefined),
+    run: ({ tmp }) => {
+      // nobody needs search permission down to the program (the run's directory is 0711, runActions)
+      chmodSync(tmp, 0o711);
+      const [file, ...args] = asNobody([linkAs(tmp, 'true', 'login')]);
+      return mustRun(file!, args);
+    },
   },
 ];
