@@ -10,19 +10,22 @@ import { loadConfig } from '../config/config.js';
 import {
   ACTIONS,
   auditPoster,
+  CgroupBoxes,
   ContainerRunner,
   fetchAlertCounts,
   firedSince,
   maturityOf,
+  NO_CONTAINER,
   parseDurationMs,
   renderTable,
   ruleOrigin,
   RunTally,
   runActions,
+  runtimeOnly,
   selectActions,
-  whyUnavailable,
   type ActionOutcome,
   type AuditPoster,
+  type ContainerHost,
   type Detection,
 } from '../generator/index.js';
 
@@ -44,12 +47,22 @@ counted. run ends with a table on stderr: each action's set, what was performed,
 fired (read from the forwarder's /metrics alert counter), and why it was not performed.
 
 Container actions (Terminal shell in container, Drop and execute new binary in container, ...)
-run only with --in-container: each runs inside a container that the generator creates through
-the first Docker or Podman Engine API socket of the configuration's containers section that
-answers (containers.docker.sockets, containers.podman.sockets), from an image built offline from
-the node's busybox-static (localhost/rae-event-generator:busybox, loaded when missing and kept).
-The containers have no network and are removed at the end, on an error and on SIGINT/SIGTERM.
-Never by default: they are real containers on the node's runtime.
+run inside a container, chosen by --containers:
+  auto     (default) a runtime's container when one answers, else a cgroup box
+  runtime  a container that the generator creates through the first Docker or Podman Engine API
+           socket of the configuration's containers section that answers
+           (containers.docker.sockets, containers.podman.sockets), from an image built offline
+           from the node's busybox-static (localhost/rae-event-generator:busybox, loaded when
+           missing and kept); --in-container is the same
+  cgroup   a cgroup box, made by the generator without a runtime (root, cgroup v2, util-linux,
+           busybox-static, overlayfs): the busybox rootfs on an overlay, in its own mount and
+           network namespaces, in a cgroup named like a container's (a 64-hex id), without
+           CAP_SYS_ADMIN unless privileged. It has no container metadata (name, image,
+           privileged) and no runtime parent process: the actions whose rule reads those need a
+           runtime and are unavailable in a box, with the reason
+  none     container actions are not run (unavailable)
+Containers and boxes have no network but their loopback and are removed at the end, on an error
+and on SIGINT/SIGTERM/SIGHUP.
 
 Options:
       --all               also the actions of incubating and sandbox rules
@@ -66,7 +79,9 @@ Options:
                           after the last action (default 10s; 0: read once)
   -c, --config FILE       the configuration of rae run (for the defaults above)
       --state-dir DIR     the state directory of rae run
-      --in-container      run the container actions in containers of the node's runtime
+      --containers MODE   where container actions run: auto, runtime, cgroup or none
+                          (default auto; see above)
+      --in-container      the same as --containers runtime
       --json              one JSON object per action instead of text
   -h, --help              show this help
 
@@ -114,6 +129,32 @@ function duration(flag: string, text: string | undefined, dflt: number): number 
   return ms;
 }
 
+const MODES = ['auto', 'runtime', 'cgroup', 'none'] as const;
+type ContainersMode = (typeof MODES)[number];
+
+/** --containers, with --in-container as `runtime`. */
+function containersMode(values: { containers?: string; 'in-container'?: boolean }): ContainersMode {
+  const m = values.containers ?? (values['in-container'] ? 'runtime' : 'auto');
+  if (!(MODES as readonly string[]).includes(m)) throw new UsageError(`--containers must be one of ${MODES.join(', ')}, not '${m}'`);
+  if (values['in-container'] && m !== 'runtime') throw new UsageError(`--in-container is --containers runtime, not ${m}`);
+  return m as ContainersMode;
+}
+
+/** Where container actions run: a runtime's containers, cgroup boxes, or nowhere and why. */
+async function containerHost(mode: ContainersMode, values: { config?: string; 'state-dir'?: string }): Promise<{ runner?: ContainerHost; unavailable?: string }> {
+  if (mode === 'none') return { unavailable: NO_CONTAINER };
+  const log = (l: string) => process.stderr.write(`${l}\n`);
+  let runtime: { runner?: ContainerHost; unavailable?: string } | undefined;
+  if (mode !== 'cgroup') {
+    runtime = await ContainerRunner.open(loadConfig(values.config, values['state-dir']).config.containers, { log });
+    if (runtime.runner || mode === 'runtime') return runtime;
+  }
+  const boxes = await CgroupBoxes.open({ log });
+  if (boxes.unavailable) return { unavailable: runtime ? `${runtime.unavailable}; and ${boxes.unavailable}` : boxes.unavailable };
+  if (runtime) log(`event-generator: container actions in cgroup boxes (no runtime: ${runtime.unavailable})`);
+  return boxes;
+}
+
 function line(o: ActionOutcome): string {
   const status = o.status === 'performed' ? 'performed  ' : o.status === 'unavailable' ? 'unavailable' : 'FAILED     ';
   return `${status} ${o.action} -> ${o.rule}${o.reason ? `: ${o.reason}` : ''}`;
@@ -154,6 +195,7 @@ export const eventGeneratorCommand: Command = {
         'metrics-url': { type: 'string' },
         'detect-wait': { type: 'string' },
         'in-container': { type: 'boolean' },
+        containers: { type: 'string' },
       },
       true,
     );
@@ -164,12 +206,14 @@ export const eventGeneratorCommand: Command = {
     const sleepMs = duration('--sleep', values.sleep, 100);
     const waitMs = duration('--detect-wait', values['detect-wait'], 10_000);
     const a = audit(values);
+    const mode = containersMode(values);
 
     if (sub === 'list') {
       // The webhook CA is a matter of how `run` is called: said once, not on every audit action.
       if (a.unavailable && actions.some((x) => x.source === 'k8s_audit')) process.stderr.write(`event-generator: audit actions need the webhook: ${a.unavailable}\n`);
       for (const act of actions) {
-        const why = act.container ? whyUnavailable(act, {}) : act.unavailable?.();
+        // list makes no container: only what the mode alone decides is said
+        const why = act.container && mode === 'none' ? NO_CONTAINER : act.container?.runtimeOnly && mode === 'cgroup' ? runtimeOnly(act.container.runtimeOnly) : act.unavailable?.();
         const origin = ruleOrigin(act.rule);
         const off = origin && !origin.enabled ? 'disabled by default in its set' : undefined;
         if (values.json)
@@ -195,7 +239,7 @@ export const eventGeneratorCommand: Command = {
     }
     process.stderr.write(`event-generator: ${actions.length} action(s)${values.loop ? ', in a loop until SIGINT or SIGTERM' : ''}; audit events to ${a.url}\n`);
     const tally = new RunTally();
-    const c = values['in-container'] && actions.some((x) => x.container) ? await ContainerRunner.open(loadConfig(values.config, values['state-dir']).config.containers, { log: (l) => process.stderr.write(`${l}\n`) }) : undefined;
+    const c = actions.some((x) => x.container) ? await containerHost(mode, values) : undefined;
     try {
       do {
         await runActions(actions, {

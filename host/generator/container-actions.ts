@@ -71,7 +71,10 @@ export const CONTAINER_ACTIONS: Action[] = [
     source: 'syscall',
     rule: 'Terminal shell in container',
     description: 'exec sh with a tty into the container (as docker exec -it / kubectl exec -it)',
-    container: { privileged: false },
+    container: {
+      privileged: false,
+      runtimeOnly: "the rule's container_entrypoint wants the shell's parent to be the runtime's (proc.pname runc, containerd-shim, conmon, ...): a box's shell is started by the generator (script)",
+    },
     run: ({ container }) => must(container, 'exit 0', { tty: true }),
   },
   {
@@ -129,7 +132,7 @@ export const CONTAINER_ACTIONS: Action[] = [
     source: 'syscall',
     rule: 'Debugfs Launched in Privileged Container',
     description: 'a program named debugfs in a privileged container (busybox under that name: it only says "applet not found", no device is opened)',
-    container: { privileged: true },
+    container: { privileged: true, runtimeOnly: "the rule reads container.privileged=true, which only a runtime's container metadata gives" },
     run: async ({ container }) => {
       const code = await box(container).exec('ln -sf /bin/busybox /tmp/debugfs && /tmp/debugfs -R stats /dev/null');
       if (code !== 127) throw new Error(`debugfs (busybox) exited with ${code}, not 127 (applet not found)`);

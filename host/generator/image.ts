@@ -1,8 +1,9 @@
 // The event generator's container image, built offline from the node's own busybox-static: a
 // rootfs tar (busybox and its applet links, /etc/passwd, /etc/group, an /etc/shadow to read) and an
 // OCI image-layout archive around it that `docker load`, `podman load` and `ctr images import`
-// accept. Nothing is pulled from a registry. The test helpers (test/helpers/containers/images.ts)
-// build their images with the same functions.
+// accept, and the rootfs as a directory for the cgroup boxes (cgroup-box.ts). Nothing is pulled
+// from a registry. The test helpers (test/helpers/containers/images.ts) build their images with
+// the same functions.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -30,6 +31,13 @@ export function tarDir(dir: string, out: string): void {
 
 /** A busybox-static rootfs tar with /etc/passwd, /etc/group and an /etc/shadow to read. */
 export function busyboxRootfs(dir: string): string {
+  const out = join(dir, 'busybox-rootfs.tar');
+  tarDir(busyboxRootfsDir(dir), out);
+  return out;
+}
+
+/** The busybox-static rootfs as a directory (`dir`/busybox-rootfs): the image's layer, and the lower layer of a cgroup box (cgroup-box.ts). */
+export function busyboxRootfsDir(dir: string): string {
   const root = join(dir, 'busybox-rootfs');
   for (const d of ['bin', 'etc', 'proc', 'sys', 'dev', 'tmp', 'root']) mkdirSync(join(root, d), { recursive: true });
   copyFileSync(BUSYBOX, join(root, 'bin/busybox'));
@@ -40,9 +48,7 @@ export function busyboxRootfs(dir: string): string {
   writeFileSync(join(root, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
   writeFileSync(join(root, 'etc/group'), 'root:x:0:\n');
   writeFileSync(join(root, 'etc/shadow'), 'root:*:19000:0:99999:7:::\n', { mode: 0o600 });
-  const out = join(dir, 'busybox-rootfs.tar');
-  tarDir(root, out);
-  return out;
+  return root;
 }
 
 /** Options of an image's config (OCI image spec `config`). */

@@ -2,7 +2,7 @@
 // regular expression over action names (only the actions of stable rules unless `all`, as
 // upstream runs its WithDisabled actions only with --all), and a run that performs each action
 // once, in order, in a fresh temporary directory that is removed afterwards (container actions in
-// a container of the runner, with --in-container). Actions that cannot work on this machine are
+// a container of the ContainerHost: a runtime's, or a cgroup box). Actions that cannot work on this machine are
 // reported with the reason and counted, never silently dropped.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { Unavailable, type Action, type ActionOutcome, type ContainerHost } from
 
 export { auditPoster, type AuditPoster } from './post.js';
 export { auditActionEvent } from './audit-actions.js';
+export { CgroupBoxes, type BoxOptions } from './cgroup-box.js';
 export { ContainerRunner, GENERATOR_IMAGE, GENERATOR_LABEL, type RunnerOptions } from './container.js';
 export { alertCountsOf, fetchAlertCounts, firedSince } from './detect.js';
 export { parseDurationMs } from './duration.js';
@@ -27,8 +28,8 @@ export { Unavailable, type Action, type ActionContainer, type ActionOutcome, typ
 /** Every action: syscall actions of the stable rules (those in a container last), of the incubating and sandbox rules (likewise), then audit actions. */
 export const ACTIONS: readonly Action[] = [...SYSCALL_ACTIONS, ...CONTAINER_ACTIONS, ...MORE_SYSCALL_ACTIONS, ...MORE_CONTAINER_ACTIONS, ...AUDIT_ACTIONS];
 
-/** Why container actions cannot run when no runner was asked for. */
-export const NO_CONTAINER = 'needs a container: run with --in-container (Docker or Podman, see rae event-generator --help)';
+/** Why container actions cannot run when no container was asked for (--containers none). */
+export const NO_CONTAINER = 'needs a container: run with --containers auto, runtime (Docker or Podman) or cgroup, not none (see rae event-generator --help)';
 
 /** The maturity of the action's rule ('sandbox' for a rule no built-in set defines: never run by default). */
 export function maturityOf(a: Action): RuleMaturity {
@@ -40,11 +41,16 @@ export function selectActions(pattern?: RegExp, opts: { all?: boolean } = {}): A
   return ACTIONS.filter((a) => (!pattern || pattern.test(a.name)) && (opts.all || maturityOf(a) === 'stable'));
 }
 
+/** Why a container action cannot run in a cgroup box, from its `runtimeOnly`. */
+export function runtimeOnly(why: string): string {
+  return `needs a runtime's container, not a cgroup box: ${why}`;
+}
+
 /** Why an action cannot work here, considering how audit events would be sent and whether containers can be made. */
 export function whyUnavailable(a: Action, audit: { poster?: AuditPoster; unavailable?: string }, containers: { runner?: ContainerHost; unavailable?: string } = {}): string | undefined {
   if (a.source === 'k8s_audit' && !audit.poster) return audit.unavailable ?? 'no webhook to send audit events to';
   if (a.container && !containers.runner) return containers.unavailable ?? NO_CONTAINER;
-  if (a.container?.runtimeOnly && containers.runner?.runtime === 'cgroup') return `needs a runtime's container, not a cgroup box: ${a.container.runtimeOnly}`;
+  if (a.container?.runtimeOnly && containers.runner?.runtime === 'cgroup') return runtimeOnly(a.container.runtimeOnly);
   return a.unavailable?.();
 }
 
@@ -52,7 +58,7 @@ export interface RunOptions {
   /** How audit events are sent; without it audit actions are unavailable for `auditUnavailable`. */
   poster?: AuditPoster;
   auditUnavailable?: string;
-  /** Where container actions run (--in-container); without it they are unavailable for `containersUnavailable`. */
+  /** Where container actions run (--containers); without it they are unavailable for `containersUnavailable`. */
   containers?: ContainerHost;
   containersUnavailable?: string;
   /** Pause between two actions (upstream default 100 ms). */
