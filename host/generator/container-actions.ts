@@ -204,7 +204,7 @@ export const MORE_CONTAINER_ACTIONS: Action[] = [
     description: 'busybox wget of a URL on the container loopback where nothing listens (it fails at once)',
     container: { privileged: false },
     run: async ({ container }) => {
-      await box(container).exec('/bin/wget -q -T 1 -O /dev/null http://127.0.0.1:9/');
+      await box(container).exec('/bin/wget -q -O /dev/null http://127.0.0.1:9/');
     },
   },
   {

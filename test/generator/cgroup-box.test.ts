@@ -13,7 +13,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ACTIONS, CgroupBoxes, NO_CONTAINER, runtimeOnly, type ActionOutcome } from '../../host/generator/index.js';
 import { cgroup2Mount } from '../../host/sources/syscall/procfs.js';
-import { startRae, type RaeRun } from '../helpers/rae-run.js';
+import { everyRuleSection, startRae, type RaeRun } from '../helpers/rae-run.js';
 import { kernelGate } from '../sources/syscall/collector.js';
 
 const gate = kernelGate('cgroup-box.test.ts');
@@ -83,7 +83,14 @@ function leftovers(): string[] {
 
 test.before(async () => {
   if (!ready) return;
-  writeFileSync(cfg, 'forwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\ncontainers:\n  enabled: false\n');
+  // every syscall set, and the container actions' rules that their set ships disabled turned on
+  writeFileSync(
+    cfg,
+    `forwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\ncontainers:\n  enabled: false\n${everyRuleSection(
+      root,
+      CONTAINER_ACTIONS.map((a) => a.rule),
+    )}`,
+  );
   rae = startRae(['--config', cfg, '--state-dir', join(root, 'state')]);
   await rae.waitLog(/run: ready/);
 });

@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ACTIONS, GENERATOR_IMAGE, GENERATOR_LABEL, ruleOrigin, type ActionOutcome } from '../../host/generator/index.js';
+import { ACTIONS, GENERATOR_IMAGE, GENERATOR_LABEL, NO_CONTAINER, type ActionOutcome } from '../../host/generator/index.js';
 import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent, runtimesAvailable, startDockerd, startPodman, type PrivateEngine } from '../helpers/containers/index.js';
-import { startRae, type RaeRun } from '../helpers/rae-run.js';
+import { everyRuleSection, startRae, type RaeRun } from '../helpers/rae-run.js';
 import { kernelGate } from '../sources/syscall/collector.js';
 
 const gate = kernelGate('in-container.test.ts');
@@ -82,12 +82,12 @@ test.before(async () => {
   writeFileSync(cfg.podman, section([], [p]));
   // rae run follows both private runtimes, never a system one
   const raeCfg = join(root, 'rae.yaml');
-  const enable = join(root, 'enable.yaml');
-  const off = [...new Set(CONTAINER_ACTIONS.map((a) => a.rule))].filter((r) => ruleOrigin(r)?.enabled === false);
-  writeFileSync(enable, off.map((r) => `- rule: ${r}\n  enabled: true\n  override:\n    enabled: replace\n`).join('\n'));
   writeFileSync(
     raeCfg,
-    `forwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\nrules:\n  builtIn: [syscall, syscall-incubating, syscall-sandbox]\n  ruleMatching: all\n  files: [${JSON.stringify(enable)}]\n${section([d], [p])}`,
+    `forwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\n${everyRuleSection(
+      root,
+      CONTAINER_ACTIONS.map((a) => a.rule),
+    )}${section([d], [p])}`,
   );
   rae = startRae(['--config', raeCfg, '--state-dir', join(root, 'state')]);
   await rae.waitLog(/run: ready/);
@@ -116,8 +116,8 @@ test('with --in-container and no runtime answering, the container actions are un
   assert.is(o!.reason, `needs a container runtime with the Docker/Podman Engine API (containers.docker.sockets, containers.podman.sockets): docker ${absent}: absent`);
 });
 
-t('without --in-container the container actions are unavailable, with the reason', async () => {
-  const r = await generator(['run', '^syscall\\.(TerminalShell|DropAndExecute)', '--json', '--sleep', '0', '-c', cfg.docker]).done;
+t('with --containers none the container actions are unavailable, with the reason', async () => {
+  const r = await generator(['run', '--containers', 'none', '^syscall\\.(TerminalShell|DropAndExecute)', '--json', '--sleep', '0', '-c', cfg.docker]).done;
   assert.is(r.code, 0, r.stderr);
   const out = parse(r.stdout);
   assert.equal(
@@ -127,7 +127,7 @@ t('without --in-container the container actions are unavailable, with the reason
       ['syscall.DropAndExecuteNewBinaryInContainer', 'unavailable'],
     ],
   );
-  assert.match(out[0]!.reason!, 'run with --in-container');
+  assert.is(out[0]!.reason, NO_CONTAINER);
   assert.equal(await generatorContainers(engines.docker!), []);
 });
 

@@ -15,7 +15,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ACTIONS, ruleOrigin, type ActionOutcome } from '../../host/generator/index.js';
 import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startDockerd, type PrivateEngine } from '../helpers/containers/index.js';
-import { startRae, type RaeRun } from '../helpers/rae-run.js';
+import { everyRuleSection, startRae, type RaeRun } from '../helpers/rae-run.js';
 import { kernelGate } from '../sources/syscall/collector.js';
 
 const gate = kernelGate('run-all.test.ts');
@@ -74,14 +74,14 @@ test.after(async () => {
 });
 
 t('run --all: rae run starts with the three syscall sets, every rule enabled, and the webhook', async () => {
-  const off = [...new Set(ACTIONS.map((a) => a.rule))].filter((r) => ruleOrigin(r)?.enabled === false);
-  assert.ok(off.length >= 5, off.join(', '));
-  const enable = join(root, 'enable.yaml');
-  writeFileSync(enable, off.map((r) => `- rule: ${r}\n  enabled: true\n  override:\n    enabled: replace\n`).join('\n'));
   const cfg = join(root, 'config.yaml');
   writeFileSync(
     cfg,
-    `forwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  port: 0\nrules:\n  builtIn: [syscall, syscall-incubating, syscall-sandbox, orchestrator-audit]\n  ruleMatching: all\n  files: [${JSON.stringify(enable)}]\ncontainers:\n  docker:\n    enabled: true\n    sockets: [${JSON.stringify(docker!.socket)}]\n  cri:\n    enabled: false\n  podman:\n    enabled: false\n`,
+    `forwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  port: 0\n${everyRuleSection(
+      root,
+      ACTIONS.map((a) => a.rule),
+      ['orchestrator-audit'],
+    )}containers:\n  docker:\n    enabled: true\n    sockets: [${JSON.stringify(docker!.socket)}]\n  cri:\n    enabled: false\n  podman:\n    enabled: false\n`,
   );
   rae = startRae(['--config', cfg, '--state-dir', state]);
   await rae.waitLog(/run: ready/);

@@ -2,6 +2,9 @@
 // come, waits on log and alert conditions (bounded, failing with the logs rather than hanging),
 // and a clean stop.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ruleOrigin } from '../../host/generator/rule-sets.js';
 
 /** A running `rae run`. */
 export interface RaeRun {
@@ -64,4 +67,16 @@ export function startRae(args: string[]): RaeRun {
       return exited;
     },
   };
+}
+
+/**
+ * A `rules:` configuration section that loads the three built-in syscall sets (plus `extraSets`)
+ * with every rule matching, and turns on `rules` that their set ships disabled through a rules
+ * file written into `dir` (`override: enabled: replace`, as a user would).
+ */
+export function everyRuleSection(dir: string, rules: Iterable<string>, extraSets: string[] = []): string {
+  const off = [...new Set(rules)].filter((r) => ruleOrigin(r)?.enabled === false);
+  const enable = join(dir, 'enable-rules.yaml');
+  writeFileSync(enable, off.map((r) => `- rule: ${r}\n  enabled: true\n  override:\n    enabled: replace\n`).join('\n'));
+  return `rules:\n  builtIn: [${['syscall', 'syscall-incubating', 'syscall-sandbox', ...extraSets].join(', ')}]\n  ruleMatching: all\n  files: [${JSON.stringify(enable)}]\n`;
 }
