@@ -18,15 +18,15 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
-import { constants, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cgroup2Mount } from '../sources/syscall/procfs.js';
 import { isRoot, which } from './exec.js';
 import { BUSYBOX, busyboxRootfsDir, busyboxUnavailable } from './image.js';
 import { shQuote } from './isolate.js';
-import type { ActionContainer, ContainerHost } from './types.js';
+import { ContainerHostBase } from './container-host.js';
+import type { ActionContainer } from './types.js';
 
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 /** The programs a box is made with (util-linux, coreutils). */
 const PROGRAMS = ['unshare', 'nsenter', 'setpriv', 'chroot', 'script', 'mount', 'sh'] as const;
 type Program = (typeof PROGRAMS)[number];
@@ -54,16 +54,12 @@ interface Box {
 }
 
 /** Makes, uses and removes the generator's cgroup boxes: one plain and one privileged, on first use. */
-export class CgroupBoxes implements ContainerHost {
+export class CgroupBoxes extends ContainerHostBase {
   readonly runtime = 'cgroup' as const;
-  private readonly made = new Map<boolean, Promise<ActionContainer>>();
+  protected readonly what = 'the cgroup boxes';
   private readonly boxes: Box[] = [];
   /** The generator's own processes of the boxes (inits, execs) until they are reaped. */
   private readonly children = new Set<ChildProcess>();
-  private readonly onSignal = (sig: NodeJS.Signals) => void this.close().finally(() => process.exit(128 + (constants.signals[sig] ?? 15)));
-  private closed = false;
-  private closing?: Promise<void>;
-  private trapping = false;
   /** The temporary directory of every box (the rootfs below it, made once), and the cgroup parent. */
   private base?: { dir: string; rootfs: string; cgroup: string };
 
@@ -71,7 +67,9 @@ export class CgroupBoxes implements ContainerHost {
     private readonly bin: Record<Program, string>,
     private readonly cgroup2: string,
     private readonly opts: BoxOptions,
-  ) {}
+  ) {
+    super();
+  }
 
   /** The boxes, or why they cannot be made here: not root, no cgroup v2, a missing program, no overlayfs. */
   static async open(opts: BoxOptions = {}): Promise<BoxesOpening> {
@@ -96,20 +94,7 @@ export class CgroupBoxes implements ContainerHost {
     return { runner: new CgroupBoxes(bin, cgroup2, opts) };
   }
 
-  /** The plain or the privileged box, made on first use. */
-  container(privileged: boolean): Promise<ActionContainer> {
-    if (this.closed) return Promise.reject(new Error('the cgroup boxes are closed'));
-    let c = this.made.get(privileged);
-    if (!c) {
-      c = this.start(privileged);
-      this.made.set(privileged, c);
-    }
-    return c;
-  }
-
-  private async start(privileged: boolean): Promise<ActionContainer> {
-    if (!this.trapping) for (const sig of SIGNALS) process.on(sig, this.onSignal);
-    this.trapping = true;
+  protected async make(privileged: boolean): Promise<ActionContainer> {
     if (!this.base) {
       const dir = mkdtempSync(join(tmpdir(), 'rae-event-generator-box-'));
       const cgroup = join(this.cgroup2, `rae-event-generator-${process.pid}`);
@@ -182,19 +167,8 @@ export class CgroupBoxes implements ContainerHost {
     });
   }
 
-  /**
-   * Kills every process of the boxes, removes their cgroups and temporary directories; errors are
-   * thrown together. A second call (the run's end while a signal's close goes on) waits for the first.
-   */
-  close(): Promise<void> {
-    this.closing ??= this.remove();
-    return this.closing;
-  }
-
-  private async remove(): Promise<void> {
-    this.closed = true;
-    for (const sig of SIGNALS) process.off(sig, this.onSignal);
-    await Promise.allSettled(this.made.values());
+  /** Kills every process of the boxes, removes their cgroups and temporary directories. */
+  protected async remove(): Promise<void> {
     const errors: string[] = [];
     for (const box of this.boxes) {
       const left = await emptyCgroup(box.cgroup);

@@ -8,18 +8,17 @@
 // process exits. CRI runtimes (containerd, CRI-O) have no image import in the CRI, so they are
 // not used here.
 import { createReadStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { constants, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EngineSource, type ContainersConfig } from '../sources/container/index.js';
 import { busyboxRootfs, busyboxUnavailable, writeOciArchive } from './image.js';
-import type { ActionContainer, ContainerHost } from './types.js';
+import { ContainerHostBase } from './container-host.js';
+import type { ActionContainer } from './types.js';
 
 /** The generator's image in the runtime (kept after the run: loading it again costs about a second). */
 export const GENERATOR_IMAGE = 'localhost/rae-event-generator:busybox';
 /** The label on every container the generator makes. */
 export const GENERATOR_LABEL = 'io.rae.event-generator';
-
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** Options of a runner. */
 export interface RunnerOptions {
@@ -36,20 +35,16 @@ export interface RunnerOptions {
 export type RunnerOpening = { runner: ContainerRunner; unavailable?: undefined } | { runner?: undefined; unavailable: string };
 
 /** Makes, uses and removes the generator's containers on one Engine API runtime. */
-export class ContainerRunner implements ContainerHost {
-  private readonly made = new Map<boolean, Promise<ActionContainer>>();
+export class ContainerRunner extends ContainerHostBase {
   private readonly ids: string[] = [];
-  private readonly onSignal = (sig: NodeJS.Signals) => void this.close().finally(() => process.exit(128 + (constants.signals[sig] ?? 15)));
-  private closed = false;
-  /** Whether the signal handlers are installed (from the first container on). */
-  private trapping = false;
-
   readonly runtime: 'docker' | 'podman';
+  protected readonly what = 'the container runner';
 
   private constructor(
     private readonly engine: EngineSource,
     private readonly opts: RunnerOptions,
   ) {
+    super();
     this.runtime = engine.name;
   }
 
@@ -84,20 +79,7 @@ export class ContainerRunner implements ContainerHost {
     return { unavailable: `needs a container runtime with the Docker/Podman Engine API (containers.docker.sockets, containers.podman.sockets): ${where}` };
   }
 
-  /** The plain or the privileged container, made and started on first use. */
-  container(privileged: boolean): Promise<ActionContainer> {
-    if (this.closed) return Promise.reject(new Error('the container runner is closed'));
-    let c = this.made.get(privileged);
-    if (!c) {
-      c = this.start(privileged);
-      this.made.set(privileged, c);
-    }
-    return c;
-  }
-
-  private async start(privileged: boolean): Promise<ActionContainer> {
-    if (!this.trapping) for (const sig of SIGNALS) process.on(sig, this.onSignal);
-    this.trapping = true;
+  protected async make(privileged: boolean): Promise<ActionContainer> {
     const e = this.engine;
     const name = `rae-event-generator-${process.pid}-${privileged ? 'privileged' : 'plain'}`;
     const created = await e.call('POST', `/containers/create?name=${name}`, {
@@ -149,13 +131,8 @@ export class ContainerRunner implements ContainerHost {
     }
   }
 
-  /** Removes every container made (force: they are running), then closes the client; removal errors are thrown together. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    for (const sig of SIGNALS) process.off(sig, this.onSignal);
-    // a container still being made is removed once it exists
-    await Promise.allSettled(this.made.values());
+  /** Removes every container made (force: they are running), then closes the client. */
+  protected async remove(): Promise<void> {
     const errors: string[] = [];
     for (const id of this.ids) {
       const r = await this.engine.call('DELETE', `/containers/${id}?force=true&v=true`).catch((err: Error) => ({ status: 0, text: err.message }));
