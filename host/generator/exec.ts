@@ -82,3 +82,17 @@ export function mountOptions(path: string): string[] | undefined {
   }
   return found;
 }
+
+/** An action's unavailable() check: the programs missing from PATH, if any. */
+export const needs =
+  (...programs: string[]) =>
+  (): string | undefined => {
+    const missing = programs.filter((p) => !which(p));
+    return missing.length > 0 ? `needs ${missing.join(', ')} on PATH` : undefined;
+  };
+
+/** An action's unavailable() check: the first reason that `checks` give, if any. */
+export const first =
+  (...checks: Array<() => string | undefined>) =>
+  (): string | undefined =>
+    checks.map((c) => c()).find((r) => r !== undefined);

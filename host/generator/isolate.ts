@@ -5,6 +5,7 @@
 // loopback of a private network namespace; run as an unprivileged user; run a harmless program
 // under the name a rule looks for (upstream's SpawnAsWithSymlink, falcosecurity/event-generator
 // events/syscall/utils_linux.go).
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { isRoot, mustRun, which } from './exec.js';
@@ -63,7 +64,22 @@ export function linkAs(tmp: string, program: string, name: string): string {
   return path;
 }
 
-/** The argv that runs `argv` as `nobody` with no supplementary groups. */
+let setprivChecked: string | undefined | null = null;
+/**
+ * Why asNobody cannot work here, or undefined: it needs root and util-linux's setpriv (busybox's
+ * applet of that name, as in the engine's image, has no --reuid).
+ */
+export function nobodyUnavailable(): string | undefined {
+  if (!isRoot()) return 'needs root (to become nobody)';
+  if (setprivChecked === null) {
+    const setpriv = which('setpriv');
+    const help = setpriv ? spawnSync(setpriv, ['--help'], { encoding: 'utf8' }) : undefined;
+    setprivChecked = !setpriv ? 'needs setpriv (util-linux) on PATH' : /--reuid/.test(`${help?.stdout}${help?.stderr}`) ? undefined : `${setpriv} has no --reuid (busybox's setpriv): needs util-linux's`;
+  }
+  return setprivChecked;
+}
+
+/** The argv that runs `argv` as `nobody` with no supplementary groups (see nobodyUnavailable). */
 export function asNobody(argv: string[]): string[] {
   return [which('setpriv')!, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...argv];
 }

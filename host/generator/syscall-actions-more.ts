@@ -9,8 +9,8 @@
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
-import { isRoot, mustRun, which } from './exec.js';
-import { asNobody, inOverlay, inPrivateNet, linkAs, overlayUnavailable, perlTcpLoop, perlUdpSend, PRIVATE_NET_ADDR, privateNetUnavailable, shQuote } from './isolate.js';
+import { first, isRoot, mustRun, needs, which } from './exec.js';
+import { asNobody, nobodyUnavailable, inOverlay, inPrivateNet, linkAs, overlayUnavailable, perlTcpLoop, perlUdpSend, PRIVATE_NET_ADDR, privateNetUnavailable, shQuote } from './isolate.js';
 import { builtinList } from './rule-sets.js';
 import { Unavailable, type Action } from './types.js';
 
@@ -21,16 +21,6 @@ const NR: Record<string, { setns: number; setuid: number; userfaultfd: number }>
 };
 const nr = () => NR[process.arch]!;
 
-const needs =
-  (...programs: string[]) =>
-  () => {
-    const missing = programs.filter((p) => !which(p));
-    return missing.length > 0 ? `needs ${missing.join(', ')} on PATH` : undefined;
-  };
-const first =
-  (...checks: Array<() => string | undefined>) =>
-  () =>
-    checks.map((c) => c()).find((r) => r !== undefined);
 const rawSyscalls = () => (!which('perl') ? 'needs perl (Debian perl-base) to make the raw syscall' : NR[process.arch] ? undefined : `no syscall numbers for architecture ${process.arch}`);
 const root = (why: string) => () => (isRoot() ? undefined : `needs root (${why})`);
 
@@ -297,7 +287,7 @@ export const MORE_SYSCALL_ACTIONS: Action[] = [
     source: 'syscall',
     rule: 'Unprivileged Delegation of Page Faults Handling to a Userspace Process',
     description: 'perl as nobody opens a userfaultfd (UFFD_USER_MODE_ONLY, allowed unprivileged) and closes it',
-    unavailable: first(rawSyscalls, needs('setpriv'), root('to become nobody')),
+    unavailable: first(rawSyscalls, nobodyUnavailable),
     // O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY (linux/userfaultfd.h)
     run: () => {
       const [file, ...args] = asNobody([which('perl')!, '-e', `syscall(${nr().userfaultfd}, 0x80801) >= 0 or die "userfaultfd: $!"; exit 0`]);

@@ -6,24 +6,14 @@
 // the reason they cannot work; the container-only ones are in container-actions.ts.
 import { chmodSync, copyFileSync, linkSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, openSync, closeSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { isRoot, mountOptions, mustRun, perlSyscallsUnavailable, runProgram, syscallNumbers, which } from './exec.js';
-import { asNobody, linkAs } from './isolate.js';
+import { first, isRoot, mountOptions, mustRun, needs, perlSyscallsUnavailable, runProgram, syscallNumbers, which } from './exec.js';
+import { asNobody, linkAs, nobodyUnavailable } from './isolate.js';
 import type { Action } from './types.js';
 
 /** TEST-NET-2 (RFC 5737): public-looking, never routed; only ever put on a private namespace's loopback here. */
 const PRIVATE_NET_ADDR = '198.51.100.7';
 
-const needs =
-  (...programs: string[]) =>
-  () => {
-    const missing = programs.filter((p) => !which(p));
-    return missing.length > 0 ? `needs ${missing.join(', ')} on PATH` : undefined;
-  };
 const rootAnd = (more?: () => string | undefined) => () => (isRoot() ? more?.() : 'needs root (to open /etc/shadow)');
-const first =
-  (...checks: Array<() => string | undefined>) =>
-  () =>
-    checks.map((c) => c()).find((r) => r !== undefined);
 
 /** A copy of perl named `httpd` in the temporary directory: a web server, as the rules see it (proc.name is the executable's name). */
 function fakeHttpd(tmp: string): string {
@@ -223,7 +213,7 @@ export const SYSCALL_ACTIONS: Action[] = [
     source: 'syscall',
     rule: 'System user interactive',
     description: 'nobody (a system user) runs a program named login (true under that name, in <tmp>), as upstream runs /bin/login as daemon',
-    unavailable: () => (!isRoot() ? 'needs root (to become nobody)' : !which('setpriv') ? 'needs setpriv (util-linux) on PATH' : undefined),
+    unavailable: first(nobodyUnavailable, needs('true')),
     run: ({ tmp }) => {
       // nobody needs search permission down to the program (the run's directory is 0711, runActions)
       chmodSync(tmp, 0o711);

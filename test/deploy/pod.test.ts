@@ -176,7 +176,14 @@ t("deploy/'s event generator Pod (event-generator run): the engine pod detects e
   // its stdout: one line per action (performed, unavailable with the reason, FAILED); its stderr ends with the summary
   const ended = await waitUntil(() => gen.log().some((l) => /^event-generator: \d+ action\(s\): /.test(l)), 300_000);
   assert.ok(ended, `the generator did not finish within 300 s:\n${gen.log().slice(-20).join('\n')}`);
-  assert.match(gen.log().find((l) => l.startsWith('event-generator: ') && l.includes('performed'))!, / 0 failed$/);
+  assert.match(
+    gen.log().find((l) => l.startsWith('event-generator: ') && l.includes('performed'))!,
+    / 0 failed$/,
+    gen
+      .log()
+      .filter((l) => /^failed|FAILED/.test(l))
+      .join('\n'),
+  );
   const performed = gen
     .log()
     .map((l) => l.match(/^performed\s+(\S+) -> (.+)$/))
