@@ -2,7 +2,7 @@
 // Falco's define / append / override / enable semantics (reference/falco-language.md B.2-B.3,
 // falco:userspace/engine/rule_loader_collector.cpp). Definition order is kept: a redefinition
 // keeps the original index, and every definition or append moves the item's visibility.
-import { Diagnostics, type Location } from './diagnostics.js';
+import type { Diagnostics, Location } from './diagnostics.js';
 import type { FieldNode, Operand, TransformerArg } from './ast.js';
 import { resolveField, type Source } from './fields.js';
 import { parseCondition } from './parser.js';

@@ -14,9 +14,7 @@ import { parseAllDocuments } from 'yaml';
 import { configFromYaml, defaultConfig } from '../../host/config/config.js';
 import { readManifests } from '../../host/resources/manifests.js';
 import { DEPLOY, crdValidators, loadCrds } from '../helpers/crd.js';
-
-/** An object of a manifest. */
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [k: string]: any };
+import { podOf, selectorOf, serviceSpecOf, type K8sObject as Obj } from '../helpers/k8s-objects.js';
 
 const NAMESPACE = `${defaultConfig({}).webhook.sysPrefix}-runtime-audit-engine`;
 const CUSTOM = new Set(['EngineAuditRules', 'ModuleConfig']);
@@ -68,7 +66,7 @@ async function problems(o: Obj, where: string): Promise<string[]> {
   if (!Model) return [`${where}: ${o.apiVersion} ${o.kind} has no schema in kubernetes-models`];
   // kustomize wraps a Secret's base64 over lines; the API server decodes it so (Go's base64 skips
   // newlines), kubernetes-models' "byte" format does not.
-  const obj = o.kind === 'Secret' && o.data ? { ...o, data: Object.fromEntries(Object.entries(o.data as Record<string, string>).map(([k, v]) => [k, v.replace(/\n/g, '')])) } : o;
+  const obj = o.kind === 'Secret' && o.data ? { ...o, data: Object.fromEntries(Object.entries(o.data).map(([k, v]) => [k, v.replace(/\n/g, '')])) } : o;
   try {
     new Model(obj).validate();
     return [];
@@ -93,10 +91,11 @@ test('every object of every file in deploy/ and rules/manifests/ is valid', asyn
 
 test('an invalid object is caught by each validator', async () => {
   const ds = parseObjects(readFileSync(join(DEPLOY, 'base', 'daemonset.yaml'), 'utf8'), 'daemonset')[0]!;
-  ds.spec.template.spec.containers[0].ports[0].containerPort = 'forwarder';
+  // a name where the schema wants a number
+  Object.assign(podOf(ds).spec.containers[0]!.ports![0]!, { containerPort: 'forwarder' });
   assert.match((await problems(ds, 'ds')).join('\n'), /containerPort must be integer/);
   const rules = parseObjects(readFileSync(join(DEPLOY, 'base', 'resources', 'engine-audit-rules.yaml'), 'utf8'), 'rules')[0]!;
-  rules.spec.rules[2].rule.priority = 'CRITICAL';
+  (rules.spec as { rules: Array<{ rule: { priority: string } }> }).rules[2]!.rule.priority = 'CRITICAL';
   const p = await problems(rules, 'rules');
   assert.ok(p.some((x) => /must be equal to one of the allowed values/.test(x)) && p.some((x) => /engine: .*did you mean Critical/.test(x)), p.join('\n'));
   assert.match((await problems({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }, 'w')).join(''), /no schema/);
@@ -146,15 +145,14 @@ const find = (objs: Obj[], kind: string, name: string): Obj => {
 /** Problems of references inside one render: selectors, volumes, config, secrets, ports, accounts. */
 function referenceProblems(objs: Obj[]): string[] {
   const out: string[] = [];
-  const has = (kind: string, name: string) => objs.some((o) => o.kind === kind && o.metadata.name === name);
+  const has = (kind: string, name: string | undefined) => objs.some((o) => o.kind === kind && o.metadata.name === name);
   const workloads = objs.filter((o) => ['DaemonSet', 'Deployment', 'Job', 'Pod'].includes(o.kind));
-  const podOf = (w: Obj): { labels: Record<string, string>; spec: any } => (w.kind === 'Pod' ? { labels: w.metadata.labels ?? {}, spec: w.spec } : { labels: w.spec.template.metadata?.labels ?? {}, spec: w.spec.template.spec });
   for (const w of workloads) {
     const id = `${w.kind}/${w.metadata.name}`;
     const pod = podOf(w);
-    for (const [k, v] of Object.entries((w.spec.selector?.matchLabels ?? {}) as Record<string, string>)) if (pod.labels[k] !== v) out.push(`${id}: selector ${k}=${v} does not match its template`);
+    for (const [k, v] of Object.entries(selectorOf(w)?.matchLabels ?? {})) if (pod.labels[k] !== v) out.push(`${id}: selector ${k}=${v} does not match its template`);
     if (pod.spec.serviceAccountName && !has('ServiceAccount', pod.spec.serviceAccountName)) out.push(`${id}: no ServiceAccount ${pod.spec.serviceAccountName}`);
-    const volumes = new Map<string, any>((pod.spec.volumes ?? []).map((v: any) => [v.name, v]));
+    const volumes = new Map((pod.spec.volumes ?? []).map((v) => [v.name, v]));
     for (const v of volumes.values()) {
       if (v.configMap && !has('ConfigMap', v.configMap.name)) out.push(`${id}: volume ${v.name}: no ConfigMap ${v.configMap.name}`);
       if (v.secret && !has('Secret', v.secret.secretName)) out.push(`${id}: volume ${v.name}: no Secret ${v.secret.secretName}`);
@@ -168,28 +166,30 @@ function referenceProblems(objs: Obj[]): string[] {
           if (!s || !(ref.key in { ...(s.data ?? {}), ...(s.stringData ?? {}) })) out.push(`${id}: env ${e.name}: no key ${ref.key} in Secret ${ref.name}`);
         }
       }
-      const portNames = new Set((c.ports ?? []).map((p: any) => p.name));
-      for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+      const portNames = new Set((c.ports ?? []).map((p) => p.name));
+      for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe'] as const) {
         const port = c[probe]?.httpGet?.port;
         if (typeof port === 'string' && !portNames.has(port)) out.push(`${id}: ${probe} port ${port} is not a container port`);
       }
       // The engine's configuration file the container is given must load without a problem.
       const at = (c.args ?? []).indexOf('--config');
       if (at >= 0) {
-        const path: string = c.args[at + 1];
-        const mount = (c.volumeMounts ?? []).find((m: any) => path.startsWith(`${m.mountPath}/`));
-        const cm = mount && volumes.get(mount.name)?.configMap && objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name === volumes.get(mount.name).configMap.name);
-        const text: string | undefined = cm?.data?.[path.slice(mount.mountPath.length + 1)];
+        const path = c.args![at + 1] ?? '';
+        const mount = (c.volumeMounts ?? []).find((m) => path.startsWith(`${m.mountPath}/`));
+        const configMap = mount && volumes.get(mount.name)?.configMap;
+        const cm = configMap && objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name === configMap.name);
+        const text = mount && cm ? cm.data?.[path.slice(mount.mountPath.length + 1)] : undefined;
         if (text === undefined) out.push(`${id}: --config ${path} is not in a mounted ConfigMap`);
         else for (const p of configFromYaml(text, {}).problems) out.push(`${id}: ${path}: ${p.key}: ${p.message}`);
       }
     }
   }
   for (const s of objs.filter((o) => o.kind === 'Service')) {
-    const targets = workloads.filter((w) => Object.entries(s.spec.selector as Record<string, string>).every(([k, v]) => podOf(w).labels[k] === v) && w.kind !== 'Pod' && w.kind !== 'Job');
+    const spec = serviceSpecOf(s);
+    const targets = workloads.filter((w) => Object.entries(spec.selector ?? {}).every(([k, v]) => podOf(w).labels[k] === v) && w.kind !== 'Pod' && w.kind !== 'Job');
     if (targets.length === 0) out.push(`Service/${s.metadata.name} selects no workload`);
-    for (const p of s.spec.ports) {
-      if (typeof p.targetPort === 'string' && !targets.every((w) => podOf(w).spec.containers.some((c: any) => (c.ports ?? []).some((cp: any) => cp.name === p.targetPort)))) {
+    for (const p of spec.ports ?? []) {
+      if (typeof p.targetPort === 'string' && !targets.every((w) => podOf(w).spec.containers.some((c) => (c.ports ?? []).some((cp) => cp.name === p.targetPort)))) {
         out.push(`Service/${s.metadata.name}: targetPort ${p.targetPort} is not a port of every selected pod`);
       }
     }
@@ -204,45 +204,46 @@ withKubectl('the complete install: every reference meets its object', () => {
 withKubectl('the reference check finds a broken reference', () => {
   const objs = site();
   const ds = find(objs, 'DaemonSet', 'runtime-audit-engine');
-  ds.spec.template.spec.volumes = ds.spec.template.spec.volumes.filter((v: any) => v.name !== 'resources');
-  find(objs, 'ConfigMap', 'runtime-audit-engine-config').data['config.yaml'] += 'logLevl: debug\n';
+  const dsPod = podOf(ds).spec;
+  dsPod.volumes = dsPod.volumes?.filter((v) => v.name !== 'resources');
+  find(objs, 'ConfigMap', 'runtime-audit-engine-config').data!['config.yaml'] += 'logLevl: debug\n';
   assert.equal(referenceProblems(objs).sort(), ['DaemonSet/runtime-audit-engine: /etc/runtime-audit-engine/config/config.yaml: logLevl: unknown key', 'DaemonSet/runtime-audit-engine: mount resources has no volume']);
 });
 
 withKubectl('the engine pods: least privilege, host mounts, probes, and what they read', () => {
   const objs = site();
   const ds = find(objs, 'DaemonSet', 'runtime-audit-engine');
-  const pod = ds.spec.template.spec;
-  const c = pod.containers[0];
+  const pod = podOf(ds).spec;
+  const c = pod.containers[0]!;
   assert.is(pod.hostPID, true);
-  assert.is(c.securityContext.privileged, false);
-  assert.equal(c.securityContext.capabilities, { drop: ['ALL'], add: ['BPF', 'PERFMON', 'SYS_RESOURCE', 'SYS_PTRACE'] });
-  const hostPaths = pod.volumes.filter((v: any) => v.hostPath).map((v: any) => v.hostPath.path);
+  assert.is(c.securityContext?.privileged, false);
+  assert.equal(c.securityContext?.capabilities, { drop: ['ALL'], add: ['BPF', 'PERFMON', 'SYS_RESOURCE', 'SYS_PTRACE'] });
+  const hostPaths = (pod.volumes ?? []).flatMap((v) => (v.hostPath ? [v.hostPath.path] : []));
   for (const p of ['/sys/kernel/btf', '/proc', '/etc', '/run/containerd/containerd.sock', '/run/crio/crio.sock', '/var/run/docker.sock']) assert.ok(hostPaths.includes(p), p);
-  assert.ok(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.memory);
-  assert.is(c.livenessProbe.httpGet.path, '/healthz');
-  assert.is(c.readinessProbe.httpGet.path, '/readyz');
+  assert.ok(c.resources?.requests?.cpu && c.resources.requests.memory && c.resources.limits?.memory);
+  assert.is(c.livenessProbe?.httpGet?.path, '/healthz');
+  assert.is(c.readinessProbe?.httpGet?.path, '/readyz');
   assert.is(c.image, 'registry.example:5000/security/runtime-audit-engine:9.9.9');
   // The configuration it mounts points at what is mounted: the resources ConfigMap, the TLS Secret.
-  const config = configFromYaml(find(objs, 'ConfigMap', 'runtime-audit-engine-config').data['config.yaml'], {}).config;
-  const mounts = new Map<string, string>(c.volumeMounts.map((m: any) => [m.mountPath, m.name]));
+  const config = configFromYaml(find(objs, 'ConfigMap', 'runtime-audit-engine-config').data!['config.yaml']!, {}).config;
+  const mounts = new Map((c.volumeMounts ?? []).map((m) => [m.mountPath, m.name]));
   assert.is(mounts.get(config.resources.dir), 'resources');
   for (const f of [config.webhook.tlsCertFile, config.webhook.tlsKeyFile, config.webhook.tlsCaFile]) assert.is(mounts.get(f.slice(0, f.lastIndexOf('/'))), 'webhook-tls', f);
   const secret = find(objs, 'Secret', 'runtime-audit-engine-webhook-tls');
   assert.is(secret.type, 'kubernetes.io/tls');
-  assert.equal(Object.keys(secret.data).sort(), ['ca.crt', 'tls.crt', 'tls.key']);
+  assert.equal(Object.keys(secret.data ?? {}).sort(), ['ca.crt', 'tls.crt', 'tls.key']);
   // Every file of the resources ConfigMap is a manifest the engine accepts.
   const resources = find(objs, 'ConfigMap', 'runtime-audit-engine-resources');
-  for (const [file, text] of Object.entries(resources.data as Record<string, string>)) assert.equal(readManifests(file, text, config.resources.apiGroup).diagnostics, [], file);
+  for (const [file, text] of Object.entries(resources.data ?? {})) assert.equal(readManifests(file, text, config.resources.apiGroup).diagnostics, [], file);
   // Services: the ports the engine listens on, Prometheus annotations on the forwarder.
-  assert.is(find(objs, 'Service', 'runtime-audit-engine-webhook').spec.ports[0].port, config.webhook.port);
+  assert.is(serviceSpecOf(find(objs, 'Service', 'runtime-audit-engine-webhook')).ports?.[0]?.port, config.webhook.port);
   const fwd = find(objs, 'Service', 'runtime-audit-engine-forwarder');
-  assert.is(fwd.spec.ports[0].port, config.forwarder.port);
+  assert.is(serviceSpecOf(fwd).ports?.[0]?.port, config.forwarder.port);
   assert.is(fwd.metadata.annotations!['prometheus.io/scrape'], 'true');
   assert.is(Number(fwd.metadata.annotations!['prometheus.io/port']), config.forwarder.port);
   // The privileged fallback changes only the security context.
   const priv = find(render(join(DEPLOY, 'privileged')), 'DaemonSet', 'runtime-audit-engine');
-  assert.is(priv.spec.template.spec.containers[0].securityContext.privileged, true);
+  assert.is(podOf(priv).spec.containers[0]!.securityContext?.privileged, true);
 });
 
 withKubectl('the event generator runs the image with `event-generator run` against the webhook Service with its CA', () => {
@@ -250,14 +251,14 @@ withKubectl('the event generator runs the image with `event-generator run` again
   const tls = find(site(), 'Secret', 'runtime-audit-engine-webhook-tls');
   for (const kind of ['Pod', 'Job']) {
     const o = find(objs, kind, 'runtime-audit-engine-event-generator');
-    const spec = kind === 'Pod' ? o.spec : o.spec.template.spec;
-    const args: string[] = spec.containers[0].args;
+    const spec = podOf(o).spec;
+    const args = spec.containers[0]!.args ?? [];
     assert.equal(args.slice(0, 2), ['event-generator', 'run']);
     assert.match(args[args.indexOf('--webhook-url') + 1]!, new RegExp(`^https://runtime-audit-engine-webhook\\.${NAMESPACE}\\.svc:9765/orchestrator-audit$`));
-    assert.is(spec.volumes[0].secret.secretName, tls.metadata.name);
+    assert.is(spec.volumes?.[0]?.secret?.secretName, tls.metadata.name);
   }
   // The certificate names that Service.
-  const cert = Buffer.from(tls.data['tls.crt'], 'base64').toString();
+  const cert = Buffer.from(tls.data?.['tls.crt'] ?? '', 'base64').toString();
   const r = spawnSync('openssl', ['x509', '-noout', '-ext', 'subjectAltName'], { input: cert, encoding: 'utf8' });
   assert.match(r.stdout, new RegExp(`DNS:runtime-audit-engine-webhook\\.${NAMESPACE}\\.svc\\b`));
 });

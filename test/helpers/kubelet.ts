@@ -12,9 +12,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainerSpec, CriAdmin, Pod } from './containers/index.js';
+import { podOf, type K8sObject } from './k8s-objects.js';
 
-/** An object of a rendered manifest. */
-export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: any };
+export type { K8sObject } from './k8s-objects.js';
 
 /** Capability names (without CAP_) by number, for the bounding-set check. */
 const CAP_NUMBERS: Record<string, number> = {
@@ -71,29 +71,26 @@ export interface StartedPod {
   logFile: string;
 }
 
-function podSpecOf(w: K8sObject): { labels: Record<string, string>; spec: any } {
-  return w.kind === 'Pod' ? { labels: w.metadata.labels ?? {}, spec: w.spec } : { labels: w.spec.template.metadata?.labels ?? {}, spec: w.spec.template.spec };
-}
-
 /** Runs the first container of workload `w` (DaemonSet, Deployment, Job or Pod) as a kubelet would. */
 export async function runFromTemplate(cri: CriAdmin, logDir: string, w: K8sObject, objects: readonly K8sObject[], opts: KubeletOptions): Promise<StartedPod> {
-  const { labels, spec } = podSpecOf(w);
+  const { labels, spec } = podOf(w);
   const namespace = w.metadata.namespace ?? 'default';
-  const c = spec.containers[0];
+  const c = spec.containers[0]!;
   const volumes = new Map<string, string>();
-  const find = (kind: string, name: string) => {
+  const find = (kind: string, name: string | undefined) => {
     const o = objects.find((x) => x.kind === kind && x.metadata.name === name);
     if (!o) throw new Error(`kubelet: ${kind}/${name} is not among the objects`);
     return o;
   };
   for (const v of spec.volumes ?? []) {
     const target = join(opts.dir, 'volumes', v.name);
-    if (v.configMap || v.secret) {
-      const o = v.configMap ? find('ConfigMap', v.configMap.name) : find('Secret', v.secret.secretName);
+    const keys = v.configMap ?? v.secret;
+    if (keys) {
+      const o = v.configMap ? find('ConfigMap', v.configMap.name) : find('Secret', v.secret?.secretName);
       const data: Record<string, Buffer> = {};
-      for (const [k, val] of Object.entries((o.data ?? {}) as Record<string, string>)) data[k] = v.configMap ? Buffer.from(val) : Buffer.from(val.replace(/\n/g, ''), 'base64');
-      for (const [k, val] of Object.entries((o.stringData ?? {}) as Record<string, string>)) data[k] = Buffer.from(val);
-      const items: Array<{ key: string; path: string }> = (v.configMap ?? v.secret).items ?? Object.keys(data).map((key) => ({ key, path: key }));
+      for (const [k, val] of Object.entries(o.data ?? {})) data[k] = v.configMap ? Buffer.from(val) : Buffer.from(val.replace(/\n/g, ''), 'base64');
+      for (const [k, val] of Object.entries(o.stringData ?? {})) data[k] = Buffer.from(val);
+      const items = keys.items ?? Object.keys(data).map((key) => ({ key, path: key }));
       mkdirSync(target, { recursive: true });
       for (const it of items) writeFileSync(join(target, it.path), data[it.key]!, { mode: v.secret ? 0o400 : 0o644 });
       volumes.set(v.name, target);
@@ -113,12 +110,17 @@ export async function runFromTemplate(cri: CriAdmin, logDir: string, w: K8sObjec
     if (e.value !== undefined) env[e.name] = e.value;
     else if (e.valueFrom?.fieldRef?.fieldPath === 'spec.nodeName') env[e.name] = opts.nodeName;
     else if (e.valueFrom?.secretKeyRef) {
-      const s = find('Secret', e.valueFrom.secretKeyRef.name);
-      env[e.name] = s.stringData?.[e.valueFrom.secretKeyRef.key] ?? Buffer.from(s.data[e.valueFrom.secretKeyRef.key], 'base64').toString();
+      const { name, key } = e.valueFrom.secretKeyRef;
+      const s = find('Secret', name);
+      const encoded = s.data?.[key];
+      const value = s.stringData?.[key] ?? (encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString());
+      if (value === undefined) throw new Error(`kubelet: env ${e.name}: no key ${key} in Secret ${name}`);
+      env[e.name] = value;
     } else throw new Error(`kubelet: env ${e.name}: unsupported source`);
   }
+  if (!c.image) throw new Error(`kubelet: container ${c.name} has no image`);
   const sc = c.securityContext ?? {};
-  const wanted: string[] = (sc.capabilities?.add ?? []).filter((n: string) => !(opts.withoutCapabilities ?? []).includes(n));
+  const wanted = (sc.capabilities?.add ?? []).filter((n) => !(opts.withoutCapabilities ?? []).includes(n));
   const notGranted = outsideBoundingSet(wanted);
   const pod = await cri.runPod({ name: `${w.metadata.name}-test`, namespace, labels, privileged: sc.privileged === true });
   const container: ContainerSpec = {
@@ -130,7 +132,7 @@ export async function runFromTemplate(cri: CriAdmin, logDir: string, w: K8sObjec
     pid: spec.hostPID ? 'NODE' : 'CONTAINER',
     capabilities: { add: wanted.filter((n) => !notGranted.includes(n)), drop: sc.capabilities?.drop ?? [] },
     readonlyRootfs: sc.readOnlyRootFilesystem === true,
-    mounts: (c.volumeMounts ?? []).filter((m: any) => volumes.has(m.name)).map((m: any) => ({ containerPath: m.mountPath, hostPath: volumes.get(m.name)!, readonly: m.readOnly === true })),
+    mounts: (c.volumeMounts ?? []).filter((m) => volumes.has(m.name)).map((m) => ({ containerPath: m.mountPath, hostPath: volumes.get(m.name)!, readonly: m.readOnly === true })),
     labels: { app: labels.app ?? w.metadata.name },
   };
   if (c.command) container.command = c.command;

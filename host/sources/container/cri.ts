@@ -21,7 +21,15 @@ const PROPAGATION: Record<string, string> = {
 /** NamespaceMode NODE: the host's namespace (numeric in the verbose info JSON, named in messages). */
 const isNode = (mode: unknown) => mode === 2 || mode === 'NODE';
 
-type Unary = (req: unknown, opts: { deadline: number }, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
+type Unary = (req: unknown, opts: { deadline: number }, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
+
+/** The client constructor of service `path` (dotted: `runtime.v1.RuntimeService`) in a loaded proto file. */
+export function serviceOf(definition: loader.PackageDefinition, path: string): grpc.ServiceClientConstructor {
+  let at: unknown = grpc.loadPackageDefinition(definition);
+  for (const name of path.split('.')) at = typeof at === 'object' && at !== null ? (at as grpc.GrpcObject)[name] : undefined;
+  if (typeof at !== 'function') throw new Error(`${path} is not a service of the proto`);
+  return at as grpc.ServiceClientConstructor;
+}
 
 /** Options of a CRI source. */
 export interface CriOptions {
@@ -30,6 +38,51 @@ export interface CriOptions {
   /** containerd namespace whose events are followed (CRI's is k8s.io). */
   namespace: string;
 }
+
+/** A Mount of ContainerStatus (enums as names: LOAD). */
+interface CriMount {
+  containerPath: string;
+  hostPath: string;
+  readonly: boolean;
+  propagation: string;
+}
+
+/** ContainerStatusResponse (cri.proto; int64 as strings, defaults filled in: LOAD) with its verbose info. */
+interface ContainerStatusResponse {
+  status: {
+    id: string;
+    metadata?: { name: string };
+    startedAt: string;
+    image?: { image: string };
+    imageRef: string;
+    labels: Record<string, string>;
+    mounts: CriMount[];
+    imageId: string;
+  };
+  info: Record<string, string>;
+}
+
+/** PodSandboxStatusResponse (cri.proto, as above) with its verbose info. */
+interface PodSandboxStatusResponse {
+  status: {
+    id: string;
+    metadata?: { name: string; uid: string; namespace: string };
+    createdAt: string;
+    network?: { ip: string };
+    linux?: { namespaces?: { options?: { network?: string; pid?: string; ipc?: string } } };
+    labels: Record<string, string>;
+  };
+  info: Record<string, string>;
+}
+
+/** A containerd Envelope of Events/Subscribe: its topic and the event, an Any whose value is the encoded message. */
+interface Envelope {
+  topic: string;
+  event?: { value: Buffer };
+}
+
+/** containerd's Events service: the one call made. */
+type EventsClient = grpc.Client & { subscribe(req: unknown): grpc.ClientReadableStream<Envelope> };
 
 interface ContainerInfo {
   sandboxID?: string;
@@ -40,19 +93,20 @@ interface ContainerInfo {
 export class CriSource implements MetadataSource {
   readonly name = 'cri';
   private readonly rt: grpc.Client & Record<string, Unary>;
-  private readonly events: grpc.Client & { subscribe(req: unknown): grpc.ClientReadableStream<any> };
+  private readonly events: EventsClient;
   private runtimeType: ContainerRecord['type'] = 'containerd';
 
   constructor(
     readonly socket: string,
     private readonly opts: CriOptions = { callTimeoutMs: 5000, namespace: 'k8s.io' },
   ) {
-    const v1 = (grpc.loadPackageDefinition(loader.loadSync(CRI_PROTO, LOAD)) as any).runtime.v1;
-    const ev = (grpc.loadPackageDefinition(loader.loadSync(EVENTS_PROTO, LOAD)) as any).containerd.services.events.v1;
+    const RuntimeService = serviceOf(loader.loadSync(CRI_PROTO, LOAD), 'runtime.v1.RuntimeService');
+    const Events = serviceOf(loader.loadSync(EVENTS_PROTO, LOAD), 'containerd.services.events.v1.Events');
     const target = `unix://${socket}`;
     const insecure = grpc.credentials.createInsecure();
-    this.rt = new v1.RuntimeService(target, insecure);
-    this.events = new ev.Events(target, insecure, { 'grpc.keepalive_time_ms': 10_000 });
+    // the methods of a loaded service are untyped: these are the ones called here
+    this.rt = new RuntimeService(target, insecure) as unknown as grpc.Client & Record<string, Unary>;
+    this.events = new Events(target, insecure, { 'grpc.keepalive_time_ms': 10_000 }) as unknown as EventsClient;
   }
 
   private call<T>(method: string, req: unknown): Promise<T> {
@@ -79,7 +133,7 @@ export class CriSource implements MetadataSource {
   }
 
   async get(id: string): Promise<ContainerRecord | undefined> {
-    let status: { status: any; info: Record<string, string> };
+    let status: ContainerStatusResponse;
     try {
       status = await this.call('ContainerStatus', { containerId: id, verbose: true });
     } catch (e) {
@@ -95,7 +149,7 @@ export class CriSource implements MetadataSource {
     const split = splitImage(image);
     const imageRef: string = s.imageRef ?? '';
     const labels = keptLabels(s.labels);
-    const mounts: ContainerMount[] = (s.mounts ?? []).map((m: any) => ({
+    const mounts: ContainerMount[] = (s.mounts ?? []).map((m) => ({
       source: m.hostPath,
       dest: m.containerPath,
       mode: '',
@@ -127,7 +181,7 @@ export class CriSource implements MetadataSource {
 
   /** The pod of a sandbox id; undefined when the runtime has none. */
   private async pod(sandboxId: string): Promise<(PodRecord & { hostNetwork: boolean; hostPid: boolean; hostIpc: boolean; startTs: bigint; image: string }) | undefined> {
-    let res: { status: any; info: Record<string, string> };
+    let res: PodSandboxStatusResponse;
     try {
       res = await this.call('PodSandboxStatus', { podSandboxId: sandboxId, verbose: true });
     } catch (e) {
@@ -195,7 +249,7 @@ export class CriSource implements MetadataSource {
       done = true;
       onError(err);
     };
-    stream.on('data', (env: { topic: string; event?: { value: Buffer } }) => {
+    stream.on('data', (env: Envelope) => {
       const kind = topics.find(([t]) => t === env.topic)?.[1];
       const id = env.event ? firstString(env.event.value) : undefined;
       if (kind && id) onEvent({ kind, id });

@@ -16,6 +16,38 @@ export interface EngineOptions {
   callTimeoutMs: number;
 }
 
+/** What `call()` parses by default: the fields the write side reads (the Id of a created container or exec, an exec's Running and ExitCode). */
+export interface EngineAnswer {
+  Id: string;
+  Running?: boolean;
+  ExitCode?: number;
+}
+
+/** GET /containers/{id}/json: the fields mapped. */
+interface ContainerInspect {
+  Id: string;
+  Name?: string;
+  Image?: string;
+  Config?: { Image?: string; Labels?: Record<string, string> | null };
+  HostConfig?: { Privileged?: boolean; PidMode?: string; NetworkMode?: string; IpcMode?: string };
+  Mounts?: Array<{ Source?: string; Destination?: string; Mode?: string; RW?: boolean; Propagation?: string }>;
+  NetworkSettings?: { IPAddress?: string; Networks?: Record<string, { IPAddress?: string }> };
+  State?: { StartedAt?: string };
+}
+
+/** GET /images/{id}/json: the fields mapped. */
+interface ImageInspect {
+  Id?: string;
+  RepoTags?: string[];
+  RepoDigests?: string[];
+}
+
+/** Podman's GET /libpod/containers/{id}/json: the image as named, which the compat answer lacks. */
+interface LibpodInspect {
+  ImageName?: string;
+  ImageDigest?: string;
+}
+
 /** An HTTP error status from the runtime. */
 class HttpError extends Error {
   constructor(
@@ -55,9 +87,10 @@ export class EngineSource implements MetadataSource {
    * One Engine API call for the write side (the event generator's --in-container creates, execs
    * in and removes its containers through the same client): `path` below the API version, a JSON
    * body or a tar stream (`/images/load`); resolves with the status, the answer's text and its
-   * JSON (undefined when empty or not one JSON value).
+   * JSON as `T` (undefined when empty or not one JSON value: read it only after checking the
+   * status).
    */
-  async call(method: 'GET' | 'POST' | 'DELETE', path: string, body?: object | Readable, timeoutMs = this.opts.callTimeoutMs): Promise<{ status: number; text: string; json: any }> {
+  async call<T = EngineAnswer>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: object | Readable, timeoutMs = this.opts.callTimeoutMs): Promise<{ status: number; text: string; json: T }> {
     const stream = body instanceof Readable;
     const res = await this.client.request({
       method,
@@ -69,13 +102,13 @@ export class EngineSource implements MetadataSource {
       bodyTimeout: timeoutMs,
     });
     const text = await res.body.text();
-    let json: any;
+    let json: unknown;
     try {
       json = text ? JSON.parse(text) : undefined;
     } catch {
       json = undefined;
     }
-    return { status: res.statusCode, text, json };
+    return { status: res.statusCode, text, json: json as T };
   }
 
   async list(): Promise<ContainerRecord[]> {
@@ -89,10 +122,10 @@ export class EngineSource implements MetadataSource {
   }
 
   async get(id: string): Promise<ContainerRecord | undefined> {
-    const c = await this.json<any>(`${API}/containers/${encodeURIComponent(id)}/json`);
+    const c = await this.json<ContainerInspect>(`${API}/containers/${encodeURIComponent(id)}/json`);
     if (!c) return undefined;
-    const img = c.Image ? await this.json<any>(`${API}/images/${encodeURIComponent(c.Image)}/json`) : undefined;
-    const lib = this.name === 'podman' ? await this.json<any>(`${LIBPOD}/containers/${encodeURIComponent(c.Id)}/json`) : undefined;
+    const img = c.Image ? await this.json<ImageInspect>(`${API}/images/${encodeURIComponent(c.Image)}/json`) : undefined;
+    const lib = this.name === 'podman' ? await this.json<LibpodInspect>(`${LIBPOD}/containers/${encodeURIComponent(c.Id)}/json`) : undefined;
     // The image as the user named it; an id (sha256:...) falls back to the image's first tag.
     const named: string = lib?.ImageName || (c.Config?.Image && !c.Config.Image.startsWith('sha256:') ? c.Config.Image : (img?.RepoTags?.[0] ?? ''));
     const split = splitImage(named);
@@ -100,14 +133,14 @@ export class EngineSource implements MetadataSource {
     const digest = split.digest || lib?.ImageDigest || (repoDigest.includes('@') ? repoDigest.slice(repoDigest.indexOf('@') + 1) : '');
     const hc = c.HostConfig ?? {};
     const labels = keptLabels(c.Config?.Labels ?? {});
-    const mounts: ContainerMount[] = (c.Mounts ?? []).map((m: any) => ({
+    const mounts: ContainerMount[] = (c.Mounts ?? []).map((m) => ({
       source: m.Source ?? '',
       dest: m.Destination ?? '',
       mode: m.Mode ?? '',
       rdwr: m.RW === true,
       propagation: m.Propagation ?? '',
     }));
-    const networks = Object.values(c.NetworkSettings?.Networks ?? {}) as Array<{ IPAddress?: string }>;
+    const networks = Object.values(c.NetworkSettings?.Networks ?? {});
     const ip = c.NetworkSettings?.IPAddress || networks.find((n) => n.IPAddress)?.IPAddress || '';
     const started = Date.parse(c.State?.StartedAt ?? '');
     return {

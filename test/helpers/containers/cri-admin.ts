@@ -5,6 +5,7 @@ import loader from '@grpc/proto-loader';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'undici';
+import { serviceOf } from '../../../host/sources/container/cri.js';
 
 const PROTO = fileURLToPath(new URL('./cri-admin.proto', import.meta.url));
 /** Bound on one CRI call (StartContainer took up to 1.9 s at load 18; far more margin here). */
@@ -63,7 +64,7 @@ export interface ExecResult {
   exitCode: number;
 }
 
-type Call = (req: unknown, opts: { deadline: number }, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
+type Call = (req: unknown, opts: { deadline: number }, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
 
 /** A CRI client with the calls a test needs. */
 export class CriAdmin {
@@ -74,8 +75,9 @@ export class CriAdmin {
     private readonly logDir: string,
   ) {
     const def = loader.loadSync(PROTO, { longs: String, enums: String, defaults: true, oneofs: true });
-    const v1 = (grpc.loadPackageDefinition(def) as any).runtime.v1;
-    this.client = new v1.RuntimeService(`unix://${socket}`, grpc.credentials.createInsecure());
+    const RuntimeService = serviceOf(def, 'runtime.v1.RuntimeService');
+    // the methods of a loaded service are untyped: the unary ones called here
+    this.client = new RuntimeService(`unix://${socket}`, grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, Call>;
   }
 
   private call<T>(method: string, req: unknown): Promise<T> {

@@ -13,8 +13,6 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields/index.js';
-import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { FieldEvent } from '../../../host/engine/field-event.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
@@ -23,6 +21,7 @@ import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
 import { recordKernel, translatorsPass, twin, type Recording } from './recording.js';
 import { corpusText } from '../../helpers/corpus.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('args.test.ts');
 const run_ = gate.run ? test : test.skip;
@@ -55,10 +54,7 @@ const PY = [
 
 run_("args: the C translator writes evt.arg.* as the oracle does, with libsinsp's values, for real chmod/mkdir/rename/link/unlink/setuid/bpf/ptrace/symlink calls", async () => {
   const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: corpusText(n) }))).ruleset.rules;
-  const refs = ARGS.map((a): FieldRef => {
-    const def = lookupField('syscall', 'evt.arg')!;
-    return { kind: 'field', def, arg: a, canonical: `evt.arg.${a}`, type: def.type, isList: false };
-  });
+  const refs = ARGS.map((a) => fieldRef(`evt.arg.${a}`));
   // a rule reading every parameter, so each has a slot the translators fill (fchmodat2 is no event type of the rules language)
   const argRule = loadRules([
     {

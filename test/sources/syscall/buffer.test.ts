@@ -19,8 +19,6 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields/index.js';
-import type { FieldRef } from '../../../host/engine/ir.js';
 import { alertFor } from '../../../host/output/from-match.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
 import { dataSyscalls } from '../../../host/sources/syscall/fields.js';
@@ -31,6 +29,7 @@ import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
 import { startRae, type RaeRun } from '../../helpers/rae-run.js';
 import { bytesPass, recordKernel, translatorsPass, twin, type Recording } from './recording.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('buffer.test.ts');
 const run_ = gate.run ? test : test.skip;
@@ -90,11 +89,6 @@ async function record(java: string, ports: number[], data: { types?: string[]; s
   return { rec, pids };
 }
 
-const ref = (name: string): FieldRef => {
-  const arg = name.startsWith('evt.arg.') ? name.slice('evt.arg.'.length) : undefined;
-  const def = lookupField('syscall', arg === undefined ? name : 'evt.arg')!;
-  return { kind: 'field', def, arg, canonical: name, type: def.type, isList: false };
-};
 const FIELDS = ['evt.type', 'proc.name', 'fd.type', 'evt.buffer', 'evt.arg.data'];
 
 /** The sandbox rule (enabled) and rules on the buffer's bytes and its text, over the stable macros. */
@@ -123,7 +117,7 @@ function rules(): LoadedRule[] {
 /** The clients' events: record offset, FIELDS as alerts read them, and the alert messages of `alertRules` for each. */
 function clientEvents(rec: Recording, pids: number[], m: Parameters<typeof bytesPass>[1], ki: KernelIngest, alertRules: LoadedRule[] = []) {
   const dv = new DataView(rec.buf.buffer);
-  const refs = FIELDS.map(ref);
+  const refs = FIELDS.map(fieldRef);
   const events: Array<{ pid: number; off: number; v: Record<string, unknown>; alerts: string[] }> = [];
   const matched = bytesPass(rec, m, ki, (off, ev: FieldEvent) => {
     const pid = dv.getUint32(off + HDR.pid, true);
@@ -150,7 +144,7 @@ run_('buffer: recvfrom/write/writev carry their I/O buffer; evt.buffer compares 
     const { rec, pids } = await record(java, [a.port, b.port], { types: ['recvfrom', 'write', 'writev'] });
     assert.is(pids.length, 2);
     // the C translator writes every slot as the TypeScript oracle, and both render alike
-    const pass = translatorsPass(rec, m, 'h', FIELDS.map(ref));
+    const pass = translatorsPass(rec, m, 'h', FIELDS.map(fieldRef));
     assert.ok(pass.slots.includes('evt.buffer') && pass.slots.includes('evt.arg.data'), pass.slots.join(' '));
     assert.equal(
       pass.native.filter((r, i) => r !== pass.oracle[i]),

@@ -16,9 +16,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields/index.js';
 import type { RawValue } from '../../../host/engine/interpreter.js';
-import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { CAPS, HDR, KIND, SIZES } from '../../../host/sources/syscall/abi.js';
 import { loadNative } from '../../../host/sources/syscall/addon.js';
@@ -27,6 +25,7 @@ import { capsText, parseCapHex } from '../../../host/sources/syscall/caps.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin, type Recording } from './recording.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('caps.test.ts');
 const run_ = gate.run ? test : test.skip;
@@ -49,18 +48,13 @@ const RULES = loadRules([
   },
 ]);
 
-const ref = (name: string): FieldRef => {
-  const def = lookupField('syscall', name)!;
-  return { kind: 'field', def, canonical: name, type: def.type, isList: false };
-};
-
 /** The oracle and the C translator over a recording: each event's thread.cap_* values, fd.name and matched rules (oracle), and the C translator's matches; diffs lists fields rendered or records written differently. */
 async function judgeBoth(rec: Recording, rules: readonly LoadedRule[]) {
   const m = await compileAll(rules);
   const dv = new DataView(rec.buf.buffer);
-  const refs = FIELDS.map(ref);
+  const refs = FIELDS.map(fieldRef);
   const objects = new Map<number, { values: Array<RawValue | undefined>; name: RawValue | undefined; matched: string[] }>();
-  const oracleMatched = bytesPass(rec, twin(m), new KernelIngest({ native: false, hostname: 'caps-test' }), (off, ev) => objects.set(off, { values: refs.map((r) => ev.field(r)), name: ev.field(ref('fd.name')), matched: [] }));
+  const oracleMatched = bytesPass(rec, twin(m), new KernelIngest({ native: false, hostname: 'caps-test' }), (off, ev) => objects.set(off, { values: refs.map((r) => ev.field(r)), name: ev.field(fieldRef('fd.name')), matched: [] }));
   for (const [off, names] of oracleMatched) objects.get(off)!.matched = names;
   const pass = translatorsPass(rec, m, 'caps-test');
   const diffs: string[] = pass.native.flatMap((r, i) => (r === pass.oracle[i] ? [] : [`native ${r}\noracle ${pass.oracle[i]}`]));

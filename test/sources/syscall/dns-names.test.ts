@@ -11,8 +11,6 @@ import { createServer, type Server } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields/index.js';
-import type { FieldRef } from '../../../host/engine/ir.js';
 import { RuleMatcher } from '../../../host/engine/matcher.js';
 import type { RuleModule } from '../../../host/runtime/evaluator.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
@@ -21,16 +19,13 @@ import { domainNames } from '../../../host/sources/dns/index.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, twin } from './recording.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('dns-names.test.ts');
 const run_ = gate.run ? test : test.skip;
 
-const ref = (name: string): FieldRef => {
-  const def = lookupField('syscall', name)!;
-  return { kind: 'field', def, canonical: name, type: def.type, isList: false };
-};
-const FIELDS = ['fd.sip', 'fd.sip.name', 'fd.rip.name', 'fd.cip.name'].map(ref);
-const SPORT = ref('fd.sport');
+const FIELDS = ['fd.sip', 'fd.sip.name', 'fd.rip.name', 'fd.cip.name'].map(fieldRef);
+const SPORT = fieldRef('fd.sport');
 
 /** The resolver's answers, as the DNS table holds them. */
 const ANSWERS: Record<string, string[]> = { 'svc.rae-test': ['127.0.0.2'], 'v6.rae-test': ['::1'], 'alt.rae-test': ['127.0.0.9'], 'gone.rae-test': [] };

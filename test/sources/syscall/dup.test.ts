@@ -10,22 +10,17 @@ import { createServer } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields/index.js';
-import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin } from './recording.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('dup.test.ts');
 const run_ = gate.run ? test : test.skip;
 
 const FIELDS = ['evt.type', 'evt.rawres', 'fd.type', 'fd.typechar', 'fd.name', 'fd.sip', 'fd.sport', 'fd.l4proto'];
-const ref = (name: string): FieldRef => {
-  const def = lookupField('syscall', name)!;
-  return { kind: 'field', def, canonical: name, type: def.type, isList: false };
-};
 
 /** Perl: connects to 127.0.0.1:ARGV[0], dup2s the socket onto stdout, then dup()s a pipe end; prints its pid on stderr. */
 const DUP_PL = [
@@ -63,7 +58,7 @@ run_('dup: a socket duplicated onto stdout has the socket facts, and the stable 
   const loaded = loadRules([{ name: 'dup.yaml', text }]);
   assert.ok(loaded.ok);
   const m = await compileAll(loaded.ruleset.rules);
-  const refs = FIELDS.map(ref);
+  const refs = FIELDS.map(fieldRef);
   const pass = translatorsPass(rec, m, 'dup-test', refs);
   assert.equal(pass.native.filter((r, i) => r !== pass.oracle[i]).slice(0, 10), []);
 

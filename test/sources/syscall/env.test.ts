@@ -13,8 +13,6 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields/index.js';
-import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
 import { readProcess } from '../../../host/sources/syscall/procfs.js';
@@ -23,16 +21,13 @@ import { corpusText } from '../../helpers/corpus.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin, type Recording } from './recording.js';
 import type { RuleModule } from '../../../host/runtime/evaluator.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('env.test.ts');
 const run_ = gate.run ? test : test.skip;
 
 const KEYS = ['RAE_A', 'RAE_B', 'RAE_NONE', 'HTTP_PROXY', 'RAE_BOOT'];
-const ref = (name: string, arg?: string): FieldRef => {
-  const def = lookupField('syscall', name)!;
-  return { kind: 'field', def, arg, canonical: arg === undefined ? name : `${name}[${arg}]`, type: def.type, isList: false };
-};
-const REFS = [ref('evt.type'), ref('proc.name'), ref('proc.ppid'), ref('proc.env'), ...KEYS.map((k) => ref('proc.env', k))];
+const REFS = [fieldRef('evt.type'), fieldRef('proc.name'), fieldRef('proc.ppid'), fieldRef('proc.env'), ...KEYS.map((k) => fieldRef(`proc.env[${k}]`))];
 const PROXY_RULE = 'Program run with disallowed http proxy env';
 const TUNABLES_RULE = 'Potential Local Privilege Escalation via Environment Variables Misuse';
 

@@ -12,22 +12,17 @@ import { createServer } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields/index.js';
-import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin } from './recording.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('listen.test.ts');
 const run_ = gate.run ? test : test.skip;
 
 const FIELDS = ['evt.type', 'fd.name', 'fd.sip', 'fd.sport', 'fd.cip', 'fd.cport', 'fd.lip', 'fd.lport', 'fd.rip', 'fd.rport', 'fd.typechar', 'fd.l4proto'];
-const ref = (name: string): FieldRef => {
-  const def = lookupField('syscall', name)!;
-  return { kind: 'field', def, canonical: name, type: def.type, isList: false };
-};
 
 /** A loopback port the kernel just handed out (closed again for perl to bind). */
 function freePort(host: string): Promise<number> {
@@ -74,7 +69,7 @@ run_("listen: bind and listen have the bound address as fd.sip/fd.sport and no o
   const loaded = loadRules([{ name: 'listen.yaml', text }]);
   assert.ok(loaded.ok);
   const m = await compileAll(loaded.ruleset.rules);
-  const refs = FIELDS.map(ref);
+  const refs = FIELDS.map(fieldRef);
 
   const pass = translatorsPass(rec, m, 'listen-test', refs);
   assert.equal(pass.native.filter((r, i) => r !== pass.oracle[i]).slice(0, 10), []);

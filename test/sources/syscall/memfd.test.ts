@@ -11,8 +11,6 @@ import { readlinkSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields/index.js';
-import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
 import { readProcess } from '../../../host/sources/syscall/procfs.js';
@@ -20,15 +18,12 @@ import { compileAll } from '../../runtime/differential-helpers.js';
 import { corpusText } from '../../helpers/corpus.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin } from './recording.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('memfd.test.ts');
 const run_ = gate.run ? test : test.skip;
 
 const FIELDS = ['evt.type', 'proc.exepath', 'proc.is_exe_from_memfd', 'proc.name'];
-const ref = (name: string): FieldRef => {
-  const def = lookupField('syscall', name)!;
-  return { kind: 'field', def, canonical: name, type: def.type, isList: false };
-};
 
 /** Perl (perl-base): prints its pid, copies /bin/true into a memfd named ARGV[0] (no close-on-exec) and execs it. */
 const MEMFD_PL = [
@@ -51,7 +46,7 @@ run_("memfd: an exec from a memfd has proc.exepath memfd:<name>; 'Fileless execu
   const rules = loaded.ruleset.rules.filter((r) => r.name === rule);
   assert.is(rules.length, 1);
   const m = await compileAll(rules);
-  const refs = FIELDS.map(ref);
+  const refs = FIELDS.map(fieldRef);
 
   const pass = translatorsPass(rec, m, 'memfd-test', refs);
   assert.equal(pass.native.filter((r, i) => r !== pass.oracle[i]).slice(0, 10), []);

@@ -13,23 +13,17 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields/index.js';
-import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin } from './recording.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('open-exec.test.ts');
 const run_ = gate.run ? test : test.skip;
 
 const FIELDS = ['evt.type', 'fd.name', 'evt.arg.flags', 'evt.arg.mode', 'evt.is_open_exec'];
-const ref = (name: string): FieldRef => {
-  const arg = name.startsWith('evt.arg.') ? name.slice(8) : undefined;
-  const def = lookupField('syscall', arg === undefined ? name : 'evt.arg')!;
-  return { kind: 'field', def, arg, canonical: name, type: def.type, isList: false };
-};
 
 /** Perl (perl-base Fcntl): the opens of the header comment in directory ARGV[0]; prints its pid. */
 const OPENS_PL = [
@@ -59,7 +53,7 @@ run_('open-exec: evt.is_open_exec is true for a file created with an execute bit
     const loaded = loadRules([{ name: 'open-exec.yaml', text }]);
     assert.ok(loaded.ok);
     const m = await compileAll(loaded.ruleset.rules);
-    const refs = FIELDS.map(ref);
+    const refs = FIELDS.map(fieldRef);
 
     const pass = translatorsPass(rec, m, 'open-exec-test', refs);
     assert.equal(pass.native.filter((r, i) => r !== pass.oracle[i]).slice(0, 10), []);

@@ -16,9 +16,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields.js';
 import { FieldEvent } from '../../../host/engine/field-event.js';
-import type { FieldRef } from '../../../host/engine/ir.js';
 import { HDR, KIND, PROC, SYSCALL } from '../../../host/sources/syscall/abi.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { decodeRecord } from '../../../host/sources/syscall/decode.js';
@@ -26,6 +24,7 @@ import { KERNEL_RECORD_FIELDS } from '../../../host/sources/syscall/fields.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
 import { batchPieces, recordKernel, translatorsPass, twin } from './recording.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const FIXTURE = new URL('../../fixtures/kernel/output-fields.bin', import.meta.url);
 const GOLDEN = new URL('../../golden/kernel/output-fields.json', import.meta.url);
@@ -124,13 +123,6 @@ if (process.env.RAE_RECORD === '1') writeFileSync(FIXTURE, record());
 const buf = existsSync(FIXTURE) ? new Uint8Array(readFileSync(FIXTURE)) : new Uint8Array(0);
 if (process.env.UPDATE_GOLDEN === '1') writeFileSync(GOLDEN, `{\n${(await rendered(buf)).map(([o, f]) => `${JSON.stringify(String(o))}: ${JSON.stringify(f)}`).join(',\n')}\n}\n`);
 
-/** A field reference by its canonical text (`fd.ip`, `evt.arg.flags`, `proc.aname[2]`). */
-function refOf(canonical: string): FieldRef {
-  const [, name, arg] = /^(evt\.arg)\.(.+)$|^([^[]+)(?:\[(.+)\])?$/.exec(canonical)!.filter((x) => x !== undefined);
-  const def = lookupField('syscall', name!)!;
-  return { kind: 'field', def, arg, canonical, type: def.type, isList: def.isList };
-}
-
 /**
  * Where kernelEventFields departed from libsinsp, which conditions and outputs now both follow:
  * the value libsinsp gives, from the event's record. evt.arg.flags is the open flags of opens and
@@ -190,7 +182,7 @@ test('output fields: every field of every recorded event renders from the eval r
     // as alerts read them (FieldEvent: fd.ip, fd.snet... derived from the endpoints when absent)
     const [w, g] = [want, fields].map((f) => new FieldEvent(f, { source: 'syscall', timeNs: 0n, num: 1n }));
     for (const k of new Set([...Object.keys(want), ...Object.keys(fields)])) {
-      const ref = refOf(k);
+      const ref = fieldRef(k);
       const libsinsp = LIBSINSP[k];
       const rule = server && k in server ? server[k] : libsinsp ? libsinsp(type, rec) : KEEP;
       const expected = rule === KEEP ? w.field(ref) : rule;

@@ -15,26 +15,20 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields/index.js';
 import type { FieldEvent } from '../../../host/engine/field-event.js';
 import type { RawValue } from '../../../host/engine/interpreter.js';
-import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin, type Recording } from './recording.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('session.test.ts');
 const run_ = gate.run ? test : test.skip;
 
 const FIELDS = ['thread.tid', 'evt.time', 'evt.rawtime', 'evt.dir', 'evt.source', 'evt.hostname', 'evt.is_open_exec', 'proc.sid', 'proc.vpgid', 'proc.sname', 'user.loginname', 'container.name'];
 const HOST = 'session-test-host';
-
-const ref = (name: string): FieldRef => {
-  const def = lookupField('syscall', name)!;
-  return { kind: 'field', def, canonical: name, type: def.type, isList: false };
-};
 
 /** A condition literal for a field value. */
 function literal(v: RawValue): string {
@@ -53,16 +47,16 @@ run_('session: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec, pr
   }
   const { buf, epochNs: epoch } = rec;
   const dv = new DataView(buf.buffer);
-  const refs = FIELDS.map(ref);
+  const refs = FIELDS.map(fieldRef);
   // the oracle, piece by piece: every event's field values (through a module that reads them all)
   const reading: readonly LoadedRule[] = loadRules([
     { name: 'fields.yaml', text: `- rule: fields\n  desc: d\n  condition: evt.type in (open, openat) and (${FIELDS.map((f) => `${f} exists`).join(' or ')})\n  output: x\n  priority: NOTICE\n` },
   ]).ruleset.rules;
   const objects = new Map<number, { type: string; values: Array<RawValue | undefined>; ev: FieldEvent }>();
-  bytesPass(rec, await compileAll(reading), new KernelIngest({ native: false, hostname: HOST }), (off, ev) => objects.set(off, { type: String(ev.field(ref('evt.type'))), values: refs.map((r) => ev.field(r)), ev }));
+  bytesPass(rec, await compileAll(reading), new KernelIngest({ native: false, hostname: HOST }), (off, ev) => objects.set(off, { type: String(ev.field(fieldRef('evt.type'))), values: refs.map((r) => ev.field(r)), ev }));
   // the marker opens and a rule per marker from the oracle's values
-  const markers = [...objects].filter(([, o]) => ['m1', 'm2', 'm3'].some((f) => o.ev.field(ref('fd.name')) === join(dir, f)));
-  assert.is(markers.length, 3, `marker opens: ${markers.map(([, o]) => o.ev.field(ref('fd.name'))).join(' ')}`);
+  const markers = [...objects].filter(([, o]) => ['m1', 'm2', 'm3'].some((f) => o.ev.field(fieldRef('fd.name')) === join(dir, f)));
+  assert.is(markers.length, 3, `marker opens: ${markers.map(([, o]) => o.ev.field(fieldRef('fd.name'))).join(' ')}`);
   const rulesText = markers
     .map(([, o], k) => {
       const parts = FIELDS.map((f, j) => (o.values[j] === undefined ? `not ${f} exists` : `${f} = ${literal(o.values[j]!)}`));
@@ -87,7 +81,7 @@ run_('session: thread.tid, evt.time/rawtime/dir/source/hostname/is_open_exec, pr
     refs.forEach((rf, j) => {
       const b = bytes.field(rf);
       if (obj.values[j] !== b)
-        diffs.push(`${obj.type} ${rf.canonical}: oracle ${String(obj.values[j])}, bytes ${String(b)} (pid ${dv.getUint32(off + HDR.pid, true)} ${String(obj.ev.field(ref('proc.name')))} ${String(obj.ev.field(ref('fd.name')))})`);
+        diffs.push(`${obj.type} ${rf.canonical}: oracle ${String(obj.values[j])}, bytes ${String(b)} (pid ${dv.getUint32(off + HDR.pid, true)} ${String(obj.ev.field(fieldRef('proc.name')))} ${String(obj.ev.field(fieldRef('fd.name')))})`);
     });
     events++;
   });

@@ -14,8 +14,6 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields/index.js';
-import type { FieldRef } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
 import { UserNames } from '../../../host/sources/syscall/users.js';
@@ -23,15 +21,12 @@ import { compileAll } from '../../runtime/differential-helpers.js';
 import { corpusText } from '../../helpers/corpus.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin } from './recording.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('setid.test.ts');
 const run_ = gate.run ? test : test.skip;
 
 const FIELDS = ['user.uid', 'user.name', 'group.gid', 'group.name', 'evt.type', 'fd.name', 'evt.res'];
-const ref = (name: string): FieldRef => {
-  const def = lookupField('syscall', name)!;
-  return { kind: 'field', def, canonical: name, type: def.type, isList: false };
-};
 
 /** Perl (perl-base): opens ARGV[0], becomes uid/gid 2 with setresgid and setuid (no exec), prints its ids, opens ARGV[1], then tries setuid(0). */
 const SETID_PL = [
@@ -70,7 +65,7 @@ run_("setid: setresgid and setuid without exec change user.* and group.* from th
   const rules = loaded.ruleset.rules.filter((r) => r.name === rule);
   assert.is(rules.length, 1);
   const m = await compileAll(rules);
-  const refs = FIELDS.map(ref);
+  const refs = FIELDS.map(fieldRef);
 
   // the C translator and the oracle: every eval record slot and every rendered field alike
   const pass = translatorsPass(rec, m, 'setid-test', refs);

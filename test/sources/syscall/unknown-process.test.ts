@@ -18,8 +18,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
-import { lookupField } from '../../../host/engine/fields/index.js';
-import { walkChecked, type FieldRef } from '../../../host/engine/ir.js';
+import { walkChecked } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { HDR } from '../../../host/sources/syscall/abi.js';
 import { readProcess } from '../../../host/sources/syscall/procfs.js';
@@ -29,15 +28,12 @@ import { compileAll } from '../../runtime/differential-helpers.js';
 import { corpusText } from '../../helpers/corpus.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin, type Recording } from './recording.js';
+import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('unknown-process.test.ts');
 const run_ = gate.run ? test : test.skip;
 
 const FIELDS = ['evt.type', 'evt.res', 'fd.name', 'user.uid', 'user.name', 'group.gid', 'user.loginuid', 'proc.name', 'proc.exepath', 'proc.cmdline'];
-const ref = (name: string): FieldRef => {
-  const def = lookupField('syscall', name)!;
-  return { kind: 'field', def, canonical: name, type: def.type, isList: false };
-};
 
 /** P: waits for `go`, setuid(0), opens p-open, forks C1 (setuid(0), opens c1-open) and C2 (becomes uid/gid 2, opens c2-open, tries setuid(0)), writes p-done, stays. */
 const P = [
@@ -107,7 +103,7 @@ run_(
         readsUser.map((r) => r.name).join(', '),
       );
       const m = await compileAll(readsUser);
-      const refs = FIELDS.map(ref);
+      const refs = FIELDS.map(fieldRef);
 
       // both translators read the same /proc, and every lookup they make is told
       const read: number[] = [];
