@@ -5,7 +5,6 @@
 // whose rule needs a runtime's container say why (Action.container.runtimeOnly). The plain box
 // has no CAP_SYS_ADMIN, the privileged one has it. Nothing is left behind: no cgroup, no process,
 // no mount, also after a SIGTERM in the middle of a run.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -13,6 +12,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ACTIONS, CgroupBoxes, NO_CONTAINER, runtimeOnly, type ActionOutcome } from '../../host/generator/index.js';
 import { cgroup2Mount } from '../../host/sources/syscall/procfs.js';
+import { parseOutcomes, startGenerator } from '../helpers/generator.js';
 import { everyRuleSection, startRae, type RaeRun } from '../helpers/rae-run.js';
 import { kernelGate } from '../sources/syscall/collector.js';
 
@@ -31,26 +31,12 @@ const SELECT = `^(${CONTAINER_ACTIONS.map((a) => a.name.replace('.', '\\.')).joi
 const generators: number[] = [];
 let rae: RaeRun;
 
-/** `rae event-generator ARGS` as a separate process, as a user runs it. */
+/** startGenerator, its pid kept for the leftovers check. */
 function generator(args: string[], onStderr?: (all: string) => void) {
-  const child = spawn(process.execPath, ['bin/rae.js', 'event-generator', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  generators.push(child.pid!);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString('utf8');
-    onStderr?.(stderr);
-  });
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-  return { child, done };
+  const g = startGenerator(args, onStderr);
+  generators.push(g.child.pid!);
+  return g;
 }
-
-const parse = (stdout: string) =>
-  stdout
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as ActionOutcome);
 
 /** The boxes a generator's stderr says it started: kind -> container.id and cgroup directory. */
 function boxesOf(stderr: string): Map<string, { id: string; cgroup: string }> {
@@ -105,7 +91,7 @@ test('--containers none: container actions are unavailable, with the reason', as
   const r = await generator(['run', '--containers', 'none', '^syscall\\.TerminalShell', '--json', '--sleep', '0', '--state-dir', root]).done;
   assert.is(r.code, 0, r.stderr);
   assert.equal(
-    parse(r.stdout).map((o) => [o.status, o.reason]),
+    parseOutcomes(r.stdout).map((o) => [o.status, o.reason]),
     [['unavailable', NO_CONTAINER]],
   );
   const bad = await generator(['run', '--containers', 'podman', '--state-dir', root]).done;
@@ -146,7 +132,7 @@ t('a box: plain without CAP_SYS_ADMIN, privileged with it; its cgroup, argv, tty
 
 t("--containers cgroup: every container action runs in a box or says why; each performed action's rule fires with the box's container.id", async () => {
   const r = await generator(['run', '--containers', 'cgroup', '--all', '--json', '--sleep', '50', '-c', cfg, '--state-dir', join(root, 'state'), '--detect-wait', '0', SELECT]).done;
-  const outcomes = parse(r.stdout);
+  const outcomes = parseOutcomes(r.stdout);
   assert.equal(
     outcomes.map((o) => o.action),
     CONTAINER_ACTIONS.map((a) => a.name),
@@ -184,7 +170,7 @@ t('--containers auto without a runtime: container actions run in a box', async (
   const r = await generator(['run', '--json', '--sleep', '0', '-c', none, '--state-dir', join(root, 'state'), '--detect-wait', '0', '^syscall\\.DropAndExecuteNewBinaryInContainer$']).done;
   assert.is(r.code, 0, r.stderr);
   assert.equal(
-    parse(r.stdout).map((o) => o.status),
+    parseOutcomes(r.stdout).map((o) => o.status),
     ['performed'],
   );
   assert.match(r.stderr, `container actions in cgroup boxes (no runtime: needs a container runtime with the Docker/Podman Engine API (containers.docker.sockets, containers.podman.sockets): docker ${absent}: absent)`);

@@ -3,31 +3,19 @@
 // that cannot work on this machine are printed with their reason and counted. The audit half goes
 // through the real HTTPS webhook; the syscall half needs rae run's kernel source: while that
 // source is not running, the syscall test fails and says so (it is never skipped).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ActionOutcome } from '../../host/generator/index.js';
+import { parseOutcomes, startGenerator } from '../helpers/generator.js';
 import { startRae, type RaeRun } from '../helpers/rae-run.js';
 
 const root = mkdtempSync(join(tmpdir(), 'rae-e2e-'));
 const state = join(root, 'state');
 let rae: RaeRun;
 let outcomes: ActionOutcome[] = [];
-
-/** Runs the generator as a separate process, as a user would. */
-function generator(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/rae.js', 'event-generator', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** Rules of performed actions of `source` that are not (yet) in rae run's stdout. */
 async function missingRules(source: ActionOutcome['source']): Promise<string[]> {
@@ -46,11 +34,8 @@ test('e2e: rae run starts with the default rules and the webhook', async () => {
 
 test('e2e: rae event-generator run performs every action that can work here', async () => {
   const [, url] = rae.stderr().match(/run: webhook listening on (\S+)/)!;
-  const r = await generator(['run', '--json', '--sleep', '50', '--webhook-url', url!, '--ca', join(state, 'webhook-tls', 'ca.crt')]);
-  outcomes = r.stdout
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as ActionOutcome);
+  const r = await startGenerator(['run', '--json', '--sleep', '50', '--webhook-url', url!, '--ca', join(state, 'webhook-tls', 'ca.crt')]).done;
+  outcomes = parseOutcomes(r.stdout);
   const unavailable = outcomes.filter((o) => o.status === 'unavailable');
   process.stderr.write(`e2e: ${outcomes.length} actions, ${outcomes.length - unavailable.length} performed, ${unavailable.length} cannot work here:\n`);
   for (const o of unavailable) process.stderr.write(`  ${o.action} (${o.rule}): ${o.reason}\n`);

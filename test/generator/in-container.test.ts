@@ -8,7 +8,6 @@
 // rule fires with a container.id that is not the host's and the generator's container name and
 // image; actions that cannot work here say why. A SIGTERM in the middle of a run removes the
 // containers too.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ACTIONS, GENERATOR_IMAGE, GENERATOR_LABEL, NO_CONTAINER, type ActionOutcome } from '../../host/generator/index.js';
 import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent, runtimesAvailable, startDockerd, startPodman, type PrivateEngine } from '../helpers/containers/index.js';
+import { parseOutcomes, startGenerator } from '../helpers/generator.js';
 import { everyRuleSection, startRae, type RaeRun } from '../helpers/rae-run.js';
 import { kernelGate } from '../sources/syscall/collector.js';
 
@@ -42,20 +42,6 @@ let netns: string[] = [];
  */
 const ENGINE_GAPS: string[] = [];
 
-/** `rae event-generator ARGS` as a separate process, as a user runs it. */
-function generator(args: string[], onStderr?: (all: string) => void) {
-  const child = spawn(process.execPath, ['bin/rae.js', 'event-generator', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString('utf8');
-    onStderr?.(stderr);
-  });
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return { child, done };
-}
-
 /** Ids of the containers the generator made that a private runtime still has. */
 async function generatorContainers(e: PrivateEngine): Promise<string[]> {
   return (await e.cli(['ps', '-aq', '--filter', `label=${GENERATOR_LABEL}`])).split('\n').filter(Boolean);
@@ -64,12 +50,6 @@ async function generatorContainers(e: PrivateEngine): Promise<string[]> {
 /** A containers section with these sockets, the other runtimes off. */
 const section = (docker: string[], podman: string[]) =>
   `containers:\n  docker:\n    enabled: ${docker.length > 0}\n    sockets: ${JSON.stringify(docker)}\n  cri:\n    enabled: false\n  podman:\n    enabled: ${podman.length > 0}\n    sockets: ${JSON.stringify(podman)}\n`;
-
-const parse = (stdout: string) =>
-  stdout
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as ActionOutcome);
 
 test.before(async () => {
   if (!ready) return;
@@ -109,17 +89,17 @@ test('with --in-container and no runtime answering, the container actions are un
   const none = join(root, 'none.yaml');
   const absent = join(root, 'no-such-dir', 'docker.sock');
   writeFileSync(none, section([absent], []));
-  const r = await generator(['run', '--in-container', '^syscall\\.TerminalShell', '--json', '--sleep', '0', '-c', none]).done;
+  const r = await startGenerator(['run', '--in-container', '^syscall\\.TerminalShell', '--json', '--sleep', '0', '-c', none]).done;
   assert.is(r.code, 0, r.stderr);
-  const [o] = parse(r.stdout);
+  const [o] = parseOutcomes(r.stdout);
   assert.is(o!.status, 'unavailable');
   assert.is(o!.reason, `needs a container runtime with the Docker/Podman Engine API (containers.docker.sockets, containers.podman.sockets): docker ${absent}: absent`);
 });
 
 t('with --containers none the container actions are unavailable, with the reason', async () => {
-  const r = await generator(['run', '--containers', 'none', '^syscall\\.(TerminalShell|DropAndExecute)', '--json', '--sleep', '0', '-c', cfg.docker]).done;
+  const r = await startGenerator(['run', '--containers', 'none', '^syscall\\.(TerminalShell|DropAndExecute)', '--json', '--sleep', '0', '-c', cfg.docker]).done;
   assert.is(r.code, 0, r.stderr);
-  const out = parse(r.stdout);
+  const out = parseOutcomes(r.stdout);
   assert.equal(
     out.map((o) => [o.action, o.status]),
     [
@@ -134,8 +114,8 @@ t('with --containers none the container actions are unavailable, with the reason
 for (const runtime of RUNTIMES) {
   t(`${runtime}: --in-container runs every container action in a container of the private ${runtime} and removes it`, async () => {
     const e = engines[runtime]!;
-    const r = await generator(['run', '--in-container', '--all', '--json', '--sleep', '50', '-c', cfg[runtime], `^(${CONTAINER_ACTIONS.map((a) => a.name.replace('.', '\\.')).join('|')})$`]).done;
-    const outcomes = parse(r.stdout);
+    const r = await startGenerator(['run', '--in-container', '--all', '--json', '--sleep', '50', '-c', cfg[runtime], `^(${CONTAINER_ACTIONS.map((a) => a.name.replace('.', '\\.')).join('|')})$`]).done;
+    const outcomes = parseOutcomes(r.stdout);
     runs[runtime] = { outcomes, prefix: r.stderr.match(/started (?:privileged )?container (rae-event-generator-\d+-)/)?.[1] ?? '(no container started)' };
     const unavailable = outcomes.filter((o) => o.status === 'unavailable');
     process.stderr.write(`in-container (${runtime}): ${outcomes.length} actions, ${outcomes.length - unavailable.length} performed, ${unavailable.length} cannot work here:\n`);
@@ -190,7 +170,7 @@ for (const runtime of RUNTIMES) {
 
 t('SIGTERM during a run removes the containers before the generator exits', async () => {
   // the privileged container is made, then the signal comes while it settles
-  const g = generator(['run', '--in-container', '--sleep', '0', '-c', cfg.docker, '^syscall\\.DebugfsLaunched'], (err) => {
+  const g = startGenerator(['run', '--in-container', '--sleep', '0', '-c', cfg.docker, '^syscall\\.DebugfsLaunched'], (err) => {
     if (/started privileged container/.test(err) && g.child.exitCode === null && !g.child.killed) g.child.kill('SIGTERM');
   });
   const r = await g.done;

@@ -7,7 +7,6 @@
 // in rae run's stdout, and the generator's own table says it was detected (from the forwarder's
 // /metrics). Actions that cannot run here give one of the known reasons. Then `--loop`: repeated
 // until SIGINT, with the summary.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +14,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ACTIONS, ruleOrigin, type ActionOutcome } from '../../host/generator/index.js';
 import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startDockerd, type PrivateEngine } from '../helpers/containers/index.js';
+import { parseOutcomes, startGenerator } from '../helpers/generator.js';
 import { everyRuleSection, startRae, type RaeRun } from '../helpers/rae-run.js';
 import { kernelGate } from '../sources/syscall/collector.js';
 
@@ -44,17 +44,6 @@ const ALLOWED_UNAVAILABLE: Array<[RegExp, RegExp]> = [
   [/^syscall\.ContactK8SAPIServerFromContainer$/, /does not resolve kubernetes\.default\.svc\.cluster\.local/],
   [/^syscall\.DetectOutboundConnectionsToCommonMinerPoolPorts$/, /miner pool names .* resolves on this node/],
 ];
-
-/** Runs the generator as a separate process, as a user would. */
-function generator(args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }>; stdout(): string } {
-  const child = spawn(process.execPath, ['bin/rae.js', 'event-generator', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-  return { child, done, stdout: () => stdout };
-}
 
 test.before(async () => {
   if (!ready) return;
@@ -91,11 +80,8 @@ t('run --all: rae run starts with the three syscall sets, every rule enabled, an
 
 t('run --all: every action is performed in one run, unless it cannot work here for a known reason', async () => {
   alertsBefore = rae.alerts.length;
-  const r = await generator(['run', '--all', '--in-container', '-c', genCfg, '--json', '--sleep', '50ms', '--detect-wait', '60s', '--metrics-url', metricsUrl, ...webhook]).done;
-  outcomes = r.stdout
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as ActionOutcome);
+  const r = await startGenerator(['run', '--all', '--in-container', '-c', genCfg, '--json', '--sleep', '50ms', '--detect-wait', '60s', '--metrics-url', metricsUrl, ...webhook]).done;
+  outcomes = parseOutcomes(r.stdout);
   table = r.stderr;
   assert.equal(
     outcomes.map((o) => o.action),
@@ -133,7 +119,7 @@ t("run --all: the generator's table says every performed action was detected", (
 });
 
 t('run --all: --loop repeats until SIGINT, then prints the table', async () => {
-  const g = generator(['run', '^syscall\\.(SetSetuidorSetgidbit|DeleteOrRenameShellHistory)$', '--all', '--loop', '--sleep', '20ms', '--metrics-url', metricsUrl]);
+  const g = startGenerator(['run', '^syscall\\.(SetSetuidorSetgidbit|DeleteOrRenameShellHistory)$', '--all', '--loop', '--sleep', '20ms', '--metrics-url', metricsUrl]);
   // Wait for the third round to start (the event itself, not a timer), then interrupt.
   const deadline = Date.now() + 60_000;
   while ((g.stdout().match(/^performed {3}syscall\.SetSetuidorSetgidbit/gm) ?? []).length < 3) {
