@@ -2,7 +2,7 @@
 // truth): memory map, eval record header, thread entry and match record. Checked against the C
 // header and host/engine/codegen/abi.ts by test/runtime/abi-layout.test.ts.
 
-export const ABI_VERSION: i32 = 7;
+export const ABI_VERSION: i32 = 8;
 
 export const EVAL_PAGES: i32 = 512;
 export const EVAL_STATIC_END: usize = 0x100000;

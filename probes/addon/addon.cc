@@ -270,7 +270,7 @@ Napi::Value Layout(const Napi::CallbackInfo &info)
 	FIELD(proc, rae_proc, comm); FIELD(proc, rae_proc, exe); FIELD(proc, rae_proc, exepath);
 	FIELD(proc, rae_proc, args); FIELD(proc, rae_proc, cwd); FIELD(proc, rae_proc, cgroup);
 	FIELD(proc, rae_proc, cap_inheritable); FIELD(proc, rae_proc, cap_permitted); FIELD(proc, rae_proc, cap_effective);
-	FIELD(proc, rae_proc, env);
+	FIELD(proc, rae_proc, env); FIELD(proc, rae_proc, exe_ino_ctime); FIELD(proc, rae_proc, exe_ino_mtime);
 	FIELD(ex, rae_exit, xflags);
 	Napi::Object caps = Napi::Object::New(env);
 	FIELD(caps, rae_caps, cap_inheritable); FIELD(caps, rae_caps, cap_permitted); FIELD(caps, rae_caps, cap_effective);

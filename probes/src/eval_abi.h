@@ -97,11 +97,11 @@ struct rae_thread {
 	struct rae_ref user;       /* 104 user.name */
 	struct rae_ref group;      /* 112 group.name */
 	struct rae_ref container;  /* 120 container.id */
-	struct rae_ref cname;      /* 128 container.name */
+	__u64 exe_ino_ctime;       /* 128 proc.exe_ino.ctime, epoch ns */
 	__u32 ctr;                 /* 136 address of the process's container entry (struct rae_ctr), 0 = none */
 	__u32 ctr_pad;             /* 140 */
-	struct rae_ref k8s_ns;     /* 144 k8s.ns.name */
-	struct rae_ref k8s_pod;    /* 152 k8s.pod.name */
+	__u64 exe_ino_mtime;       /* 144 proc.exe_ino.mtime, epoch ns */
+	__u64 exe_ino_ctime_proc;  /* 152 proc.exe_ino.ctime_duration_proc_start: start (epoch ns) - exe_ino_ctime, mod 2^64 */
 	__u32 sid;                 /* 160 proc.sid */
 	__u32 vpgid;               /* 164 proc.vpgid */
 	struct rae_ref sname;      /* 168 proc.sname (the session leader's name) */
@@ -129,10 +129,10 @@ struct rae_thread {
 #define RAE_TP_USER 0x2000
 #define RAE_TP_GROUP 0x4000
 #define RAE_TP_CONTAINER 0x8000
-#define RAE_TP_CNAME 0x10000
+#define RAE_TP_EXE_CTIME 0x10000 /* proc.exe_ino.ctime (each of the three: libsinsp reads 0 as missing) */
 #define RAE_TP_IMAGE 0x20000
-#define RAE_TP_K8S_NS 0x40000
-#define RAE_TP_K8S_POD 0x80000
+#define RAE_TP_EXE_MTIME 0x40000 /* proc.exe_ino.mtime */
+#define RAE_TP_EXE_CTIME_PROC 0x80000 /* proc.exe_ino.ctime_duration_proc_start */
 #define RAE_TP_EXE_WRITABLE 0x100000
 #define RAE_TP_EXE_UPPER 0x200000
 #define RAE_TP_EXE_MEMFD 0x400000

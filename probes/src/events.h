@@ -27,7 +27,7 @@
 
 #endif
 
-#define RAE_ABI_VERSION 7
+#define RAE_ABI_VERSION 8
 
 /* Values of the probe's per-syscall table `interesting` (set by the addon). */
 #define RAE_INT_RECORD 0x1 /* record the syscall's exits */
@@ -114,7 +114,7 @@ struct rae_syscall {
 	struct rae_sockaddr local; /* 168 local end */
 };
 
-/* RAE_KIND_EXEC / RAE_KIND_FORK / RAE_KIND_PROC: 160 bytes + strings. */
+/* RAE_KIND_EXEC / RAE_KIND_FORK / RAE_KIND_PROC: 176 bytes + strings. */
 struct rae_proc {
 	struct rae_hdr hdr;     /*   0 */
 	__u32 ppid;             /*  48 parent's thread group id */
@@ -141,6 +141,13 @@ struct rae_proc {
 	__u64 cap_effective;    /* 144 cred->cap_effective (PROC: CapEff) */
 	struct rae_str env;     /* 152 the environment, NUL-separated (EXEC: the new image's mm env area; PROC: /proc/PID/environ) */
 	__u32 _pad;             /* 156 */
+	/*
+	 * The executable file's inode times, epoch ns (libsinsp's exe_ino_ctime/mtime: the modern
+	 * probe's execve exit parameters 25 and 26; PROC: stat of /proc/PID/exe). 0 = unknown
+	 * (FORK, or no executable file).
+	 */
+	__u64 exe_ino_ctime;    /* 160 inode->i_ctime, the last status change */
+	__u64 exe_ino_mtime;    /* 168 inode->i_mtime, the last modification */
 };
 
 /* RAE_KIND_EXIT: 56 bytes. */

@@ -33,6 +33,18 @@ struct scratch {
 struct kernfs_node___old {
 	struct kernfs_node *parent;
 };
+/* struct inode's times: timespec64 i_ctime/i_mtime before 6.6, __i_ctime from 6.6 and __i_mtime
+ * from 6.7, then i_ctime_sec/_nsec and i_mtime_sec/_nsec from 6.11 (vmlinux.h). */
+struct inode___v6_6 {
+	struct timespec64 __i_ctime;
+};
+struct inode___v6_7 {
+	struct timespec64 __i_mtime;
+};
+struct inode___old {
+	struct timespec64 i_ctime;
+	struct timespec64 i_mtime;
+};
 
 /* Copies a NUL-terminated user string to rec[pos..]; returns the new pos. */
 static __always_inline __u32 put_user_str(__u8 *rec, __u32 pos, const void *uptr, struct rae_str *ref,
@@ -420,6 +432,43 @@ static __always_inline int exe_writable(struct file *exe, __u32 euid, __u32 egid
 	if (BPF_CORE_READ(ino, i_gid.val) == egid)
 		return (mode & 0020) != 0;
 	return (mode & 0002) != 0;
+}
+
+/*
+ * The executable's inode ctime and mtime as epoch ns (proc.exe_ino.ctime/mtime), as the modern
+ * probe's execve exit fills its exe_ino_ctime/mtime parameters (extract__ctime_from_inode,
+ * extract__mtime_from_inode, extract__epoch_ns_from_time: sec * 10^9 + nsec); 0 without a file.
+ */
+static __always_inline void exe_times(struct file *exe, struct rae_proc *r)
+{
+	if (!exe)
+		return;
+	struct inode *ino = BPF_CORE_READ(exe, f_inode);
+	if (!ino)
+		return;
+	__u64 sec, nsec;
+	if (bpf_core_field_exists(ino->i_ctime_sec)) {
+		sec = BPF_CORE_READ(ino, i_ctime_sec);
+		nsec = BPF_CORE_READ(ino, i_ctime_nsec);
+	} else if (bpf_core_field_exists(((struct inode___v6_6 *)ino)->__i_ctime)) {
+		sec = BPF_CORE_READ((struct inode___v6_6 *)ino, __i_ctime.tv_sec);
+		nsec = BPF_CORE_READ((struct inode___v6_6 *)ino, __i_ctime.tv_nsec);
+	} else {
+		sec = BPF_CORE_READ((struct inode___old *)ino, i_ctime.tv_sec);
+		nsec = BPF_CORE_READ((struct inode___old *)ino, i_ctime.tv_nsec);
+	}
+	r->exe_ino_ctime = sec * 1000000000ULL + nsec;
+	if (bpf_core_field_exists(ino->i_mtime_sec)) {
+		sec = BPF_CORE_READ(ino, i_mtime_sec);
+		nsec = BPF_CORE_READ(ino, i_mtime_nsec);
+	} else if (bpf_core_field_exists(((struct inode___v6_7 *)ino)->__i_mtime)) {
+		sec = BPF_CORE_READ((struct inode___v6_7 *)ino, __i_mtime.tv_sec);
+		nsec = BPF_CORE_READ((struct inode___v6_7 *)ino, __i_mtime.tv_nsec);
+	} else {
+		sec = BPF_CORE_READ((struct inode___old *)ino, i_mtime.tv_sec);
+		nsec = BPF_CORE_READ((struct inode___old *)ino, i_mtime.tv_nsec);
+	}
+	r->exe_ino_mtime = sec * 1000000000ULL + nsec;
 }
 
 /*

@@ -407,6 +407,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		r->pflags |= RAE_PF_EXE_WRITABLE;
 	if (exe_upper_layer(exe))
 		r->pflags |= RAE_PF_EXE_UPPER;
+	exe_times(exe, r);
 	pos = put_args(rec, pos, t, &r->args, &r->pflags);
 	pos = put_dir(rec, pos, s->walk, t, AT_FDCWD, &r->cwd, &r->pflags);
 	pos = put_cgroup(rec, pos, s->walk, t, &r->cgroup);

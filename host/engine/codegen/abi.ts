@@ -5,7 +5,7 @@
 import { EVENT_NAMES } from '../event-names.js';
 
 /** RAE_ABI_VERSION: bumped on any layout change (of the module's memory or of the kernel records, which share it). */
-export const ABI_VERSION = 7;
+export const ABI_VERSION = 8;
 
 /** Memory map of a module's linear memory (RAE_EVAL_*). */
 export const MEM = {
@@ -53,10 +53,10 @@ export const THREAD = {
   user: 104,
   group: 112,
   container: 120,
-  cname: 128,
+  exe_ino_ctime: 128,
   ctr: 136,
-  k8s_ns: 144,
-  k8s_pod: 152,
+  exe_ino_mtime: 144,
+  exe_ino_ctime_proc: 152,
   sid: 160,
   vpgid: 164,
   sname: 168,
@@ -85,10 +85,10 @@ export const TP = {
   USER: 0x2000,
   GROUP: 0x4000,
   CONTAINER: 0x8000,
-  CNAME: 0x10000,
+  EXE_CTIME: 0x10000,
   IMAGE: 0x20000,
-  K8S_NS: 0x40000,
-  K8S_POD: 0x80000,
+  EXE_MTIME: 0x40000,
+  EXE_CTIME_PROC: 0x80000,
   EXE_WRITABLE: 0x100000,
   EXE_UPPER: 0x200000,
   EXE_MEMFD: 0x400000,

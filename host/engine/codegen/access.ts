@@ -53,6 +53,9 @@ export const THREAD_FIELDS: readonly ThreadField[] = [
   T('thread.cap_inheritable', THREAD.cap_inh, TP.CAP_INH, 'str'),
   T('thread.cap_permitted', THREAD.cap_prm, TP.CAP_PRM, 'str'),
   T('thread.cap_effective', THREAD.cap_eff, TP.CAP_EFF, 'str'),
+  T('proc.exe_ino.ctime', THREAD.exe_ino_ctime, TP.EXE_CTIME, 'i64'),
+  T('proc.exe_ino.mtime', THREAD.exe_ino_mtime, TP.EXE_MTIME, 'i64'),
+  T('proc.exe_ino.ctime_duration_proc_start', THREAD.exe_ino_ctime_proc, TP.EXE_CTIME_PROC, 'i64'),
 ];
 /** Fields of the container table's entries (host/sources/container/table.ts writes them, probes/src/eval_abi.h). */
 export const CONTAINER_ENTRY_FIELDS: readonly ThreadField[] = [

@@ -64,7 +64,7 @@ export const SYSCALL = {
   local: 168,
 } as const;
 
-/** struct rae_proc (160 bytes + strings), for EXEC, FORK and PROC. */
+/** struct rae_proc (176 bytes + strings), for EXEC, FORK and PROC. */
 export const PROC = {
   ppid: 48,
   vpid: 52,
@@ -89,6 +89,8 @@ export const PROC = {
   cap_permitted: 136, // u64
   cap_effective: 144, // u64
   env: 152, // rae_str: the environment, NUL-separated
+  exe_ino_ctime: 160, // u64 epoch ns, 0 = unknown
+  exe_ino_mtime: 168, // u64 epoch ns, 0 = unknown
 } as const;
 
 /** struct rae_caps (72 bytes): the caller's sets after a successful capset(2). */
@@ -101,7 +103,7 @@ export const EXIT = { xflags: 48 } as const;
 export const SOCKADDR = { family: 0, port: 2, addr: 8 } as const;
 
 /** sizeof of each struct in events.h. */
-export const SIZES = { hdr: 48, syscall: 192, proc: 160, exit: 56, caps: 72, sockaddr: 24, str: 4, stats: 32 } as const;
+export const SIZES = { hdr: 48, syscall: 192, proc: 176, exit: 56, caps: 72, sockaddr: 24, str: 4, stats: 32 } as const;
 
 /** Address families in rae_sockaddr.family. */
 export const AF = { UNIX: 1, INET: 2, INET6: 10 } as const;

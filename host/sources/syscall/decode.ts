@@ -68,6 +68,9 @@ export interface ProcRecord extends RecordHeader {
   capEffective: bigint;
   /** The environment's variables (EXEC: the new image's; PROC: /proc/PID/environ; none in a FORK). */
   env: string[];
+  /** The executable file's inode ctime and mtime, epoch ns (0: unknown, and in a FORK). */
+  exeCtimeNs: bigint;
+  exeMtimeNs: bigint;
 }
 
 /** RAE_KIND_EXIT. */
@@ -227,6 +230,8 @@ export function decodeRecord(view: Uint8Array, off: number, dv = new DataView(vi
       capPermitted: dv.getBigUint64(off + PROC.cap_permitted, true),
       capEffective: dv.getBigUint64(off + PROC.cap_effective, true),
       env: str.env === undefined ? [] : str.env.split('\0'),
+      exeCtimeNs: dv.getBigUint64(off + PROC.exe_ino_ctime, true),
+      exeMtimeNs: dv.getBigUint64(off + PROC.exe_ino_mtime, true),
     };
   }
   if (kind === KIND.EXIT && len >= SIZES.exit) {

@@ -112,6 +112,9 @@ const THREAD_PROVIDED = [
   'thread.cap_inheritable',
   'thread.cap_permitted',
   'thread.cap_effective',
+  'proc.exe_ino.ctime',
+  'proc.exe_ino.mtime',
+  'proc.exe_ino.ctime_duration_proc_start',
 ];
 /** Parent/ancestor fields (any index argument): their level-0 field is in the thread entry. */
 const WALKED = ['proc.pname', 'proc.pexe', 'proc.pexepath', 'proc.pcmdline', 'proc.ppid', 'proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.acmdline', 'proc.apid'];
@@ -377,6 +380,10 @@ export function processFields(memory: WebAssembly.Memory, entry: number): Record
   if (has(entry, TP.EXE_WRITABLE)) out['proc.is_exe_writable'] = (dv.getUint32(entry + THREAD.flags, true) & TF.EXE_WRITABLE) !== 0;
   if (has(entry, TP.EXE_MEMFD)) out['proc.is_exe_from_memfd'] = (dv.getUint32(entry + THREAD.flags, true) & TF.EXE_MEMFD) !== 0;
   if (has(entry, TP.EXE_UPPER)) out['proc.is_exe_upper_layer'] = (dv.getUint32(entry + THREAD.flags, true) & TF.EXE_UPPER) !== 0;
+  // epoch nanoseconds past 2^53: bigints, printed whole
+  if (has(entry, TP.EXE_CTIME)) out['proc.exe_ino.ctime'] = dv.getBigUint64(entry + THREAD.exe_ino_ctime, true);
+  if (has(entry, TP.EXE_MTIME)) out['proc.exe_ino.mtime'] = dv.getBigUint64(entry + THREAD.exe_ino_mtime, true);
+  if (has(entry, TP.EXE_CTIME_PROC)) out['proc.exe_ino.ctime_duration_proc_start'] = dv.getBigUint64(entry + THREAD.exe_ino_ctime_proc, true);
   // Ancestors as the walk sees them: the present values in order (un-indexed lists), each
   // level by index, and the parent's value.
   const keys = [

@@ -590,6 +590,7 @@ export class KernelIngest implements RecordTranslator {
       this.memDv = this.dv;
     }
     this.containers.setBootToEpoch(this.epoch);
+    this.threads.setBootToEpoch(this.epoch);
     const plan = this.plan(m);
     this.threads.newBatch();
     this.unknown?.newBatch();

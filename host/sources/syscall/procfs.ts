@@ -3,7 +3,7 @@
 // produces ProcSnapshot values and encodes them as RAE_KIND_PROC wire records (the same layout
 // as EXEC records), so the thread table is filled by one code path whatever the source.
 // Processes that vanish while being read are skipped; unreadable fields stay empty.
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync } from 'node:fs';
+import { type BigIntStats, closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync } from 'node:fs';
 import { HDR, KIND, MAX_ARGS, MAX_ENV, MAX_PATH, PF, PROC, SIZES } from './abi.js';
 import { parseCapHex } from './caps.js';
 
@@ -29,6 +29,9 @@ export interface ProcSnapshot {
   cgroupId: bigint;
   /** Whether the process's euid may write its executable (mode bits; root always). */
   exeWritable: boolean;
+  /** The executable file's inode ctime and mtime, epoch ns (libscap's stat of /proc/PID/exe); 0 when unreadable. */
+  exeCtimeNs?: bigint;
+  exeMtimeNs?: bigint;
   comm: Buffer;
   exepath: Buffer;
   args: Buffer[];
@@ -129,6 +132,7 @@ export function readProcess(pid: number, root = '/proc'): ProcSnapshot | undefin
   }
   const euid = uids[1] ?? 0;
   const egid = gids[1] ?? 0;
+  const exe = statExe(`${dir}/exe`);
   const args = cmdline.length ? splitNul(cmdline.at(-1) === 0 ? cmdline.subarray(0, -1) : cmdline) : [];
   // the bytes the probe keeps of an exec's environment: MAX_ENV - 1, the last NUL dropped
   const environ = readHead(`${dir}/environ`, MAX_ENV - 1);
@@ -149,7 +153,9 @@ export function readProcess(pid: number, root = '/proc'): ProcSnapshot | undefin
     pidns: nsInode(`${dir}/ns/pid`),
     mntns: nsInode(`${dir}/ns/mnt`),
     cgroupId,
-    exeWritable: exeWritable(`${dir}/exe`, euid, egid),
+    exeWritable: exeWritable(exe, euid, egid),
+    exeCtimeNs: exe?.ctimeNs ?? 0n,
+    exeMtimeNs: exe?.mtimeNs ?? 0n,
     comm: (read(`${dir}/comm`) ?? Buffer.alloc(0)).subarray(0, -1),
     exepath: exePath(link(`${dir}/exe`)),
     args,
@@ -170,17 +176,22 @@ function exePath(target: Buffer): Buffer {
   return target.subarray(0, 7).toString('latin1') === '/memfd:' ? target.subarray(1) : target;
 }
 
-/** Same rule as the probe's exe_writable(): owner, group or other write bit for euid/egid. */
-function exeWritable(path: string, euid: number, egid: number): boolean {
+/** The executable file's stat (through the /proc/PID/exe link), undefined when unreadable. */
+function statExe(path: string): BigIntStats | undefined {
   try {
-    const st = statSync(path);
-    if (euid === 0) return true;
-    if (st.uid === euid) return (st.mode & 0o200) !== 0;
-    if (st.gid === egid) return (st.mode & 0o020) !== 0;
-    return (st.mode & 0o002) !== 0;
+    return statSync(path, { bigint: true });
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** Same rule as the probe's exe_writable(): owner, group or other write bit for euid/egid. */
+function exeWritable(st: BigIntStats | undefined, euid: number, egid: number): boolean {
+  if (!st) return false;
+  if (euid === 0) return true;
+  if (st.uid === BigInt(euid)) return (st.mode & 0o200n) !== 0n;
+  if (st.gid === BigInt(egid)) return (st.mode & 0o020n) !== 0n;
+  return (st.mode & 0o002n) !== 0n;
 }
 
 function splitNul(b: Buffer): Buffer[] {
@@ -271,6 +282,8 @@ export function encodeProcRecord(p: ProcSnapshot, view: Uint8Array, off: number,
   dv.setBigUint64(PROC.cap_inheritable, p.capInheritable ?? 0n, true);
   dv.setBigUint64(PROC.cap_permitted, p.capPermitted ?? 0n, true);
   dv.setBigUint64(PROC.cap_effective, p.capEffective ?? 0n, true);
+  dv.setBigUint64(PROC.exe_ino_ctime, p.exeCtimeNs ?? 0n, true);
+  dv.setBigUint64(PROC.exe_ino_mtime, p.exeMtimeNs ?? 0n, true);
   let pos = SIZES.proc;
   for (const [at, s] of strings) {
     if (s.length === 0) continue;

@@ -3,6 +3,8 @@
 // copied from the record, never decoded into JS strings; user.name and group.name of the
 // record's effective ids from the host's passwd and group files; proc.is_exe_from_memfd from the
 // exe path, proc.is_exe_upper_layer from the probe's overlayfs check (EXEC; a fork keeps it);
+// proc.exe_ino.ctime/mtime from the record and ctime_duration_proc_start from them and the start
+// time (exeTimes; a fork keeps them);
 // proc.sid/vpgid from the record, user.loginname the passwd name of user.loginuid, the start of
 // each pid namespace's init (its vpid-1 process) reported to the container table as the
 // container.start_ts of the containers whose processes run in it, the address of
@@ -59,6 +61,8 @@ export class ThreadTable {
   readonly starts = new BigUint64Array(STATE.threadSlots);
   /** Start (boot ns) of the init of each pid namespace (inode) with a live init: container.start_ts, libsinsp's pidns_init_start_ts. */
   private readonly pidnsInit = new Map<number, bigint>();
+  /** setBootToEpoch's offset. */
+  private bootToEpoch = 0n;
   /** Live processes by session id (proc.sname follows its leader). */
   private readonly members = new Map<number, Set<Proc>>();
   /** Processes that exited in the current batch: they leave their session at the next (newBatch). */
@@ -143,13 +147,18 @@ export class ThreadTable {
   headerOnly(pid: number): void {
     const at = this.entryOfPid(pid);
     if (at === 0) return;
-    this.dv.setUint32(at + THREAD.present, this.dv.getUint32(at + THREAD.present, true) & ~(TP.CWD | TP.CONTAINER | TP.CNAME | TP.ENV), true);
+    this.dv.setUint32(at + THREAD.present, this.dv.getUint32(at + THREAD.present, true) & ~(TP.CWD | TP.CONTAINER | TP.ENV | TP.EXE_CTIME | TP.EXE_MTIME | TP.EXE_CTIME_PROC), true);
     this.dv.setUint32(at + THREAD.ctr, 0, true);
   }
 
   /** The entry address of a thread (0 when unknown). */
   entryOf(tid: number): number {
     return tid < PID_LIMIT ? this.pidAddr[this.tidPid[tid]!]! : 0;
+  }
+
+  /** CLOCK_BOOTTIME -> epoch offset (ns) of the records applied next: proc.exe_ino.ctime_duration_proc_start compares an epoch ctime with a boot-time start. */
+  setBootToEpoch(ns: bigint): void {
+    this.bootToEpoch = ns;
   }
 
   /** Start time (boot ns) of the process whose entry is at `addr`, undefined when unknown. */
@@ -300,6 +309,7 @@ export class ThreadTable {
       dv.setUint32(at + THREAD.present, present, true);
       return;
     }
+    present = this.exeTimes(at, rv, kind, present);
     const exepath = str(PROC.exepath);
     const exe = str(PROC.exe);
     const text = (o: number, l: number) => Buffer.from(view.buffer, view.byteOffset + off + o, l).toString('latin1');
@@ -365,6 +375,29 @@ export class ThreadTable {
     const init = this.pidnsInit.get(pidns);
     if (init !== undefined) this.containers?.started(ctrId, init);
     dv.setUint32(at + THREAD.present, present, true);
+  }
+
+  /**
+   * proc.exe_ino.ctime and .mtime (the record's, epoch ns) and, for an EXEC,
+   * proc.exe_ino.ctime_duration_proc_start: the process's start (epoch ns) minus that ctime,
+   * modulo 2^64, as libsinsp's parse_execve_exit computes m_exe_ino_ctime_duration_clone_ts (a
+   * uint64; libscap's /proc scan leaves it 0, so a PROC record has none). Each reads as missing
+   * when 0, as libsinsp's extract has it; a FORK keeps its parent's three (parse_clone_exit).
+   */
+  private exeTimes(at: number, rv: DataView, kind: number, present: number): number {
+    const ctime = rv.getBigUint64(PROC.exe_ino_ctime, true);
+    const start = rv.getBigUint64(PROC.start_ns, true);
+    const sinceChange = kind === KIND.EXEC && start !== 0n ? BigInt.asUintN(64, start + this.bootToEpoch - ctime) : 0n;
+    const values = [
+      [THREAD.exe_ino_ctime, TP.EXE_CTIME, ctime],
+      [THREAD.exe_ino_mtime, TP.EXE_MTIME, rv.getBigUint64(PROC.exe_ino_mtime, true)],
+      [THREAD.exe_ino_ctime_proc, TP.EXE_CTIME_PROC, sinceChange],
+    ] as const;
+    for (const [off, bit, v] of values) {
+      this.dv.setBigUint64(at + off, v, true);
+      present = v === 0n ? present & ~bit : present | bit;
+    }
+    return present;
   }
 
   /** Writes user.uid/group.gid and user.name/group.name (the host's passwd and group files) of the record's effective ids into the entry at `at`; returns the new present bits. */
@@ -498,26 +531,7 @@ export class ThreadTable {
       for (; p && !live.has(p.addr); p = p.parent) live.add(p.addr);
     };
     for (const p of this.procs.values()) mark(p);
-    const refs = [
-      THREAD.name,
-      THREAD.exe,
-      THREAD.exepath,
-      THREAD.cmdline,
-      THREAD.args,
-      THREAD.cwd,
-      THREAD.env,
-      THREAD.user,
-      THREAD.group,
-      THREAD.container,
-      THREAD.cname,
-      THREAD.k8s_ns,
-      THREAD.k8s_pod,
-      THREAD.sname,
-      THREAD.loginname,
-      THREAD.cap_inh,
-      THREAD.cap_prm,
-      THREAD.cap_eff,
-    ];
+    const refs = [THREAD.name, THREAD.exe, THREAD.exepath, THREAD.cmdline, THREAD.args, THREAD.cwd, THREAD.env, THREAD.user, THREAD.group, THREAD.container, THREAD.sname, THREAD.loginname, THREAD.cap_inh, THREAD.cap_prm, THREAD.cap_eff];
     // bytes shared by several refs (a leader's name as proc.sname, a capability set's text) stay shared
     const saved: Array<[number, string, Uint8Array]> = [];
     for (const addr of live)
