@@ -457,7 +457,9 @@ static __always_inline void exe_times(struct file *exe, struct rae_proc *r)
 		sec = BPF_CORE_READ((struct inode___old *)ino, i_ctime.tv_sec);
 		nsec = BPF_CORE_READ((struct inode___old *)ino, i_ctime.tv_nsec);
 	}
-	r->exe_ino_ctime = sec * 1000000000ULL + nsec;
+	/* since 6.13 (multigrain timestamps) bit 31 of i_ctime_nsec is I_CTIME_QUERIED, not time:
+	 * inode_get_ctime_nsec() masks it, and so does this (a nanosecond count never reaches it) */
+	r->exe_ino_ctime = sec * 1000000000ULL + (nsec & 0x7fffffffULL);
 	if (bpf_core_field_exists(ino->i_mtime_sec)) {
 		sec = BPF_CORE_READ(ino, i_mtime_sec);
 		nsec = BPF_CORE_READ(ino, i_mtime_nsec);
