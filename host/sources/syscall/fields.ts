@@ -7,6 +7,7 @@
 import { sockaddr, ipText } from './decode.js';
 import { AF, SYSCALL } from './abi.js';
 import { DATA_ARG } from './render.js';
+import { ARGS_SYSCALLS } from './evt-args.js';
 import type { LoadedRule } from '../../engine/index.js';
 import { walkChecked, type Operand } from '../../engine/ir.js';
 import { typeClass } from '../../engine/fields.js';
@@ -153,6 +154,15 @@ function forEachField(r: LoadedRule, visit: (name: string, arg: string | undefin
   for (const t of r.output) if (t.kind === 'field') visit(t.name, t.arg, t.canonical, 'output');
 }
 
+/**
+ * Whether alerts of rule `r` print evt.args: rendered from the matched record (evt-args.ts) for
+ * the syscalls it covers, so for a rule whose event types are all among them; no translator
+ * writes it in a slot, so a condition reads it as missing.
+ */
+function argsPrinted(r: LoadedRule, canonical: string, where: MissingField['where']): boolean {
+  return canonical === 'evt.args' && where === 'output' && r.evttypes !== undefined && r.evttypes.size > 0 && [...r.evttypes].every((t) => ARGS_SYSCALLS.has(t));
+}
+
 /** The fields the enabled syscall rules use (conditions and outputs) that the byte path does not provide, rule by rule, each once. */
 export function missingFields(rules: readonly LoadedRule[]): MissingField[] {
   const out: MissingField[] = [];
@@ -164,7 +174,7 @@ export function missingFields(rules: readonly LoadedRule[]): MissingField[] {
       if (where === 'condition') inCondition.add(canonical);
     });
     forEachField(r, (name, arg, canonical, where) => {
-      if (provided(name, arg, canonical, where === 'condition' ? undefined : inCondition) || seen.has(`${where} ${canonical}`)) return;
+      if (provided(name, arg, canonical, where === 'condition' ? undefined : inCondition) || argsPrinted(r, canonical, where) || seen.has(`${where} ${canonical}`)) return;
       seen.add(`${where} ${canonical}`);
       out.push({ rule: r.name, field: canonical, where });
     });

@@ -22,7 +22,8 @@
 // are those of libsinsp's server socket (fields.ts serverSocket), fd.sip.name/cip.name/lip.name/
 // rip.name (the name the module's DNS table gives the end's address, ../dns/table.ts); process
 // fields come from the thread entry, and proc.env[NAME] from its environment (env-index.ts
-// envValue, libsinsp's get_env). Any other field is missing for kernel
+// envValue, libsinsp's get_env); evt.args of the syscalls evt-args.ts covers, for alerts only
+// (fieldsOf renders it; no slot holds it, so a condition reads it as missing). Any other field is missing for kernel
 // events (the list: KERNEL_RECORD_FIELDS, fields.ts).
 // A SYSCALL record of a process the thread table has no entry for is first given one when the
 // constructor has a reader (unknown-process.ts: /proc for `rae run`, as libsinsp reads a thread it
@@ -64,6 +65,7 @@ import {
 import { NR_SYSCALLS, syscallName } from './syscalls.js';
 import { CTR, CTR_START_BIT, evtTypeId, MEM, REC, THREAD, TP } from '../../engine/codegen/abi.js';
 import { envValue } from './env-index.js';
+import { evtArgs } from './evt-args.js';
 import type { RuleModule } from '../../runtime/evaluator.js';
 import type { RecordTranslator } from '../../runtime/translator.js';
 import { connTuple, endpointText, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, processFields, recordFields, SERVER_SIDE, serverSocket } from './fields.js';
@@ -1132,7 +1134,11 @@ export class KernelIngest implements RecordTranslator {
       this.consts = new Map();
       scratch.fill(0, 0, SCRATCH.layout.stride);
       this.record(SCRATCH.plan, view, vd, recordOffset, 0, thread);
-      const out: Record<string, unknown> = { 'evt.type': nr < NR_SYSCALLS ? NAMES[nr]! : '', ...recordFields(scratch, 0, SCRATCH.layout) };
+      const name = nr < NR_SYSCALLS ? NAMES[nr]! : '';
+      const out: Record<string, unknown> = { 'evt.type': name, ...recordFields(scratch, 0, SCRATCH.layout) };
+      // evt.args: an output field, rendered here from the record and the fields above
+      const args = evtArgs(name, view, vd, recordOffset, Number(vd.getBigInt64(recordOffset + HDR.ret, true)), out, (e) => ERRNO[e]);
+      if (args !== undefined) out['evt.args'] = args;
       Object.assign(out, processFields(m.memory, thread));
       // keyed process fields the module reads (proc.env[NAME]), from the thread entry as its translator wrote them
       for (const { slot, key } of this.plan(m).slots) {

@@ -51,6 +51,29 @@ test('kernel fields: a field kernel events lack is a warning naming the field an
   assert.equal(many, ['syscall: warning: kernel events do not provide k8s.pod.name, it reads as missing in rule "r0" (condition), "r1" (condition), "r2" (condition), "r3" (condition), "r4" (condition) and 2 more']);
 });
 
+test('kernel fields: the built-in rules print evt.args and proc.exe_ino.* from kernel events: no warning for them', () => {
+  const sandbox = loadRules([
+    { name: 'falco_rules.yaml', text: readFileSync('rules/syscall/falco_rules.yaml', 'utf8') },
+    { name: 'falco-sandbox_rules.yaml', text: readFileSync('rules/syscall-sandbox/falco-sandbox_rules.yaml', 'utf8') },
+  ]).ruleset.rules;
+  for (const rules of [bundled, sandbox]) {
+    const used = rules.filter((r) => r.output.some((t) => t.kind === 'field' && /^(evt\.args|proc\.exe_ino\.)/.test(t.canonical)));
+    assert.ok(used.length > 0, 'the rules print them');
+    assert.equal(
+      missingFieldWarnings(missingFields(rules)).filter((l) => /evt\.args|exe_ino/.test(l)),
+      [],
+    );
+  }
+  // the three exe_ino fields in a condition: thread entry fields, compiled
+  assert.equal(kernelFieldGaps(one('evt.type = execve and proc.exe_ino.ctime > 0 and proc.exe_ino.mtime > 0 and proc.exe_ino.ctime_duration_proc_start > 0', '%proc.exe_ino.ctime')), { condition: [], output: [] });
+});
+
+test('kernel fields: evt.args is printed for the syscalls it covers only, and reads as missing in a condition', () => {
+  assert.equal(kernelFieldGaps(one('evt.type in (socket, rename, renameat, renameat2, rmdir, unlink, unlinkat)', '%evt.args')), { condition: [], output: [] });
+  assert.equal(kernelFieldGaps(one('evt.type in (socket, openat)', '%evt.args')), { condition: [], output: ['evt.args'] });
+  assert.equal(kernelFieldGaps(one('evt.type = socket and evt.args contains AF_PACKET', '%evt.args')), { condition: ['evt.args'], output: [] });
+});
+
 /** The header, constant and process fields users' own rules often read (the byte path has them all in conditions). */
 const USER_FIELDS = [
   'proc.sid',
