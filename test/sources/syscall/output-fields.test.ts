@@ -1,6 +1,8 @@
 // Alert output fields of kernel events come from the bytes the translator writes: on a stored
 // recording of real kernel records (test/fixtures/kernel/output-fields.bin, its process records
-// widened from ABI 5 to 6 with no environment, the golden's record offsets moved with them: a bash script's opens, unlinkat,
+// widened from ABI 5 to 6 with no environment, and to 8 with no exe inode times (0: ctime and mtime
+// missing, the duration libsinsp's clone_ts - 0), the golden's record offsets moved with them and
+// only the fields of ABI 8 (proc.exe_ino.*, evt.args) added to it: a bash script's opens, unlinkat,
 // linkat, fchmodat, socket/connect/accept/sendto over IPv4, IPv6, unix, netlink and packet
 // sockets, ptrace, setuid, execve; the /proc snapshot of the test process),
 // every field fieldsOf renders for every event is compared with the golden file
