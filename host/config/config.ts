@@ -7,14 +7,16 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { resolveOutputs } from '../forwarder/outputs/table.js';
-import { FALCO_JSON_DEFAULTS, type FalcoJsonConfig } from '../forwarder/outputs/falco-json.js';
+import { defaultForwarderServerConfig, type ForwarderServerConfig } from '../forwarder/config.js';
+import { defaultOutputConfig, type OutputConfig } from '../output/config.js';
+import { resolveOutputs } from '../output/destinations/table.js';
 import { DEFAULT_EXPAND_LIMITS } from '../engine/budget.js';
 import { DEFAULT_RULES_BOUNDS } from '../engine/rules-bounds.js';
 import { HARD_MAX_DEPTH } from '../engine/parser.js';
 import { DEFAULT_MAX_OUTPUT_FIELD_BYTES } from '../output/from-match.js';
 import { REGEX_HARD_LIMITS } from '../engine/regex-syntax.js';
 import type { ClientLimits } from '../net/connections.js';
+import type { ConfigProblem } from './problem.js';
 import { DEFAULT_RUNTIMES } from '../sources/container/index.js';
 import { DNS_DEFAULTS } from '../sources/dns/resolver.js';
 import { MAX_DATA } from '../sources/syscall/abi.js';
@@ -101,31 +103,11 @@ export interface Config {
     drainTimeoutSeconds: number;
   } & ClientLimits;
   /**
-   * Event forwarder (docs/forwarder.md). `outputs.<name>.<setting>` configures each output (the
-   * table in host/forwarder/outputs/table.ts, checked at load, falcosidekick's environment names
-   * accepted); webhookUrl is the webhook output's address; customfields/templatedfields apply to
-   * every output. Bodies of POST / are bounded by maxBodyBytes (413), clients as the webhook's; TLS
-   * when both tls files are set.
+   * Event forwarder (docs/forwarder.md): the server keys (falcosidekick's HTTP face,
+   * host/forwarder/config.ts) and the output keys (stdout, `outputs.<name>.<setting>`, global
+   * fields, Falco's JSON switches: host/output/config.ts), one section as falcosidekick has it.
    */
-  forwarder: ClientLimits & {
-    enabled: boolean;
-    address: string;
-    port: number;
-    maxBodyBytes: number;
-    tlsCertFile: string;
-    tlsKeyFile: string;
-    debugLogging: boolean;
-    stdout: boolean;
-    webhookUrl: string;
-    webhookTimeoutMs: number;
-    webhookRetries: number;
-    queueSize: number;
-    customfields: Record<string, string>;
-    templatedfields: Record<string, string>;
-    outputs: Record<string, unknown>;
-    /** Falco's JSON switches for the alert line (host/forwarder/outputs/falco-json.ts), Falco's key names. */
-    falco: FalcoJsonConfig;
-  };
+  forwarder: ForwarderServerConfig & OutputConfig;
   /** The kernel source: snaplen is Falco's falco_libs.snaplen (-S): bytes of a syscall's I/O buffer recorded, 0..MAX_DATA (4096). */
   syscall: { snaplen: number };
   /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources), the apiVersion group, and how many manifest files of what size are read. */
@@ -232,27 +214,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       headersTimeoutSeconds: 10,
       requestTimeoutSeconds: 30,
     },
-    forwarder: {
-      enabled: true,
-      address: '127.0.0.1',
-      port: 2801,
-      maxBodyBytes: 4 * 1024 * 1024,
-      tlsCertFile: '',
-      tlsKeyFile: '',
-      maxConnectionsPerClient: 64,
-      headersTimeoutSeconds: 10,
-      requestTimeoutSeconds: 30,
-      debugLogging: false,
-      stdout: true,
-      webhookUrl: '',
-      webhookTimeoutMs: 5000,
-      webhookRetries: 3,
-      queueSize: 10000,
-      customfields: {},
-      templatedfields: {},
-      outputs: {},
-      falco: { ...FALCO_JSON_DEFAULTS, append_output: [] },
-    },
+    forwarder: { ...defaultForwarderServerConfig(), ...defaultOutputConfig() },
     syscall: { snaplen: DEFAULT_SNAPLEN },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
@@ -284,11 +246,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-/** A config problem: the dotted key path and what is wrong with it. */
-export interface ConfigProblem {
-  key: string;
-  message: string;
-}
+export type { ConfigProblem } from './problem.js';
 
 function mergeInto(target: Record<string, unknown>, src: unknown, path: string, problems: ConfigProblem[]): void {
   if (src === null || src === undefined) return;
@@ -452,7 +410,7 @@ export function loadConfig(file: string | undefined, stateDirOverride?: string, 
   const result = loadConfigFile(file, env);
   if (result.problems.length === 0) result.problems.push(...applyEnvOverrides(result.config, env), ...applyOverrides(result.config, overrides));
   if (result.problems.length === 0) result.problems.push(...checkRulesLimits(result.config), ...checkDns(result.config));
-  // the forwarder's outputs (falcosidekick's settings and variables) checked on the final values
+  // the destinations (falcosidekick's settings and variables) checked on the final values
   if (result.problems.length === 0) result.problems.push(...resolveOutputs(result.config.forwarder, env).problems);
   if (stateDirOverride) result.config.stateDir = stateDirOverride;
   return result;

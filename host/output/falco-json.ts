@@ -11,10 +11,10 @@
 //                                                 appended to the message and extra_fields added
 //                                                 to output_fields (see appendOutput for the subset)
 // With the defaults the line is alertJson's, byte for byte.
-import { alertJson, alertText, type Alert, type OutputFieldValue } from '../../output/alert.js';
-import { compareCodePoints, jsonString, writeJson, type JsonOut } from '../../output/json-write.js';
-import { rfc3339Nano } from '../../output/time.js';
-import type { ConfigProblem } from '../../config/config.js';
+import { alertJson, alertText, type Alert, type OutputFieldValue } from './alert.js';
+import { compareCodePoints, jsonString, writeJson, type JsonOut } from './json-write.js';
+import { rfc3339Nano } from './time.js';
+import type { ConfigProblem } from '../config/problem.js';
 
 /** One append_output entry. */
 export interface AppendOutput {

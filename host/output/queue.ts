@@ -3,8 +3,8 @@
 // sender takes them), retries a failed attempt with exponential backoff and jitter, and counts
 // each final outcome and its latency from queueing. Logs only when
 // an output starts failing and when it recovers, so a dead receiver cannot flood stderr.
-import type { Metrics, Destination } from '../../metrics/index.js';
-import type { AttemptResult, Delivery, Output, Sender } from './types.js';
+import type { Metrics, Destination } from '../metrics/index.js';
+import type { AttemptResult, Delivery, Output, Sender } from './destinations/types.js';
 
 /** How an output delivers alerts and how hard it tries. */
 export interface QueuedOutputSpec {

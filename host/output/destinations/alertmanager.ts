@@ -5,8 +5,8 @@
 // summary), the severity from the priority (customseveritymap overrides), and the syscall-drop
 // fields (n_drop*) re-prioritised by dropeventthresholds.
 import { parsePriority, priorityNumber, type Priority } from '../../engine/priority.js';
-import { alertText, type Alert, type OutputFieldValue } from '../../output/alert.js';
-import { compareCodePoints } from '../../output/json-write.js';
+import { alertText, type Alert, type OutputFieldValue } from '../alert.js';
+import { compareCodePoints } from '../json-write.js';
 import { createHttpPoster } from './http.js';
 import type { OutputSettings } from './settings.js';
 import { goJsonString, goRfc3339Nano, sidekickFields } from './sidekick-payload.js';

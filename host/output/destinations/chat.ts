@@ -3,9 +3,9 @@
 // time.Time String()), the string-valued output fields in sorted order, the colours, the
 // messageformat template, and Go's encoding/json text (it escapes <, >, &, U+2028, U+2029), so
 // the bodies are byte-identical to falcosidekick's. Each output posts one JSON body per alert.
-import { alertText, type Alert } from '../../output/alert.js';
-import { toWellFormed } from '../../output/json-write.js';
-import { rfc3339Nano } from '../../output/time.js';
+import { alertText, type Alert } from '../alert.js';
+import { toWellFormed } from '../json-write.js';
+import { rfc3339Nano } from '../time.js';
 import { createHttpPoster } from './http.js';
 import type { OutputSettings } from './settings.js';
 import { parseTemplate, type Template } from './template.js';

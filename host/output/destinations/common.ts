@@ -1,11 +1,10 @@
-// The common behaviour of every output, around its Sender: falcosidekick's per-output minimum
+// The common behaviour of every destination, around its Sender: falcosidekick's per-output minimum
 // priority (the /test alert always passes), customfields and templatedfields added to the
 // alert's output_fields (global ones first, then the output's own), and the bounded queue with
 // retries (queue.ts). Consumes a resolved table row; produces an Output.
 import { priorityNumber, parsePriority } from '../../engine/priority.js';
-import type { Alert, OutputFieldValue } from '../../output/alert.js';
-import { TEST_RULE } from '../normalize.js';
-import { createQueuedOutput } from './queue.js';
+import { TEST_RULE, type Alert, type OutputFieldValue } from '../alert.js';
+import { createQueuedOutput } from '../queue.js';
 import type { OutputSettings } from './settings.js';
 import type { GlobalFields } from './table.js';
 import { parseTemplate, type Template } from './template.js';

@@ -2,7 +2,7 @@
 // falcosidekick's newDiscordPayload renders it: description = the alert line, fields rule,
 // priority, source, hostname, each string output field in a ``` block, tags, time (all inline),
 // the priority's colour as a decimal string, `icon` as the avatar.
-import { alertText, type Alert } from '../../output/alert.js';
+import { alertText, type Alert } from '../alert.js';
 import { DEFAULT_ICON_URL, createChatSender, goTimeString, stringFields, tagsText } from './chat.js';
 import type { OutputSettings } from './settings.js';
 import type { Sender } from './types.js';

@@ -2,7 +2,7 @@
 // messageformat text; all sends a card whose one section has a keyValue widget per fact (rule,
 // priority, source, hostname, the string output fields, tags, time), as falcosidekick's
 // newGooglechatPayload renders it (its empty header included: Go's omitempty keeps structs).
-import type { Alert } from '../../output/alert.js';
+import type { Alert } from '../alert.js';
 import { createChatSender, goTimeString, messageTemplate, renderMessage, stringFields, tagsText } from './chat.js';
 import type { OutputSettings } from './settings.js';
 import type { Template } from './template.js';

@@ -6,8 +6,8 @@
 // customfields, templatedfields or extralabels (`.` -> `_`, brackets dropped, quotes removed
 // from the value). The line is the alert's output text, or falcosidekick's payload JSON with
 // format json. `tenant` sends X-Scope-OrgID; `user` + `apikey` send basic auth.
-import { alertText, type Alert } from '../../output/alert.js';
-import { compareCodePoints } from '../../output/json-write.js';
+import { alertText, type Alert } from '../alert.js';
+import { compareCodePoints } from '../json-write.js';
 import { createHttpPoster } from './http.js';
 import type { OutputSettings } from './settings.js';
 import { deliveryUuid, goJsonString, sidekickJson } from './sidekick-payload.js';

@@ -6,7 +6,7 @@
 // has answered the flush after it. While disconnected an attempt fails at once (nothing is
 // buffered in the client, so a retried alert is never published twice).
 import { connect, Events, type NatsConnection } from 'nats';
-import type { Alert } from '../../output/alert.js';
+import type { Alert } from '../alert.js';
 import type { OutputSettings } from './settings.js';
 import { withDeadline } from './deadline.js';
 import { deliveryUuid, sidekickJson } from './sidekick-payload.js';

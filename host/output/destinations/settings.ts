@@ -6,7 +6,7 @@
 // entries to the file's). Problems name the key.
 import { parsePriority } from '../../engine/priority.js';
 import type { Destination } from '../../metrics/index.js';
-import type { ConfigProblem } from '../../config/config.js';
+import type { ConfigProblem } from '../../config/problem.js';
 import { parseTemplate } from './template.js';
 import type { OutputContext, Sender } from './types.js';
 

@@ -3,8 +3,8 @@
 // `<>&` and U+2028/9 escaped, `time` in RFC 3339 with trailing zeros of the fraction trimmed), the
 // %v text of a field value, and time.Time's String(). Consumes an Alert; produces strings.
 import { randomUUID } from 'node:crypto';
-import { alertText, sortedTags, type Alert, type OutputFieldValue } from '../../output/alert.js';
-import { compareCodePoints, toWellFormed } from '../../output/json-write.js';
+import { alertText, sortedTags, type Alert, type OutputFieldValue } from '../alert.js';
+import { compareCodePoints, toWellFormed } from '../json-write.js';
 import type { Delivery } from './types.js';
 
 const uuids = new WeakMap<Delivery, string>();

@@ -3,7 +3,7 @@
 // text, or fields; fields rule, priority, source, hostname, tags, the string output fields
 // (short when under 36 characters), time; `messageformat` as the message text; username, icon
 // and channel when set. Mattermost reuses the attachment with its own field order.
-import { alertText, type Alert } from '../../output/alert.js';
+import { alertText, type Alert } from '../alert.js';
 import { DEFAULT_FOOTER, SLACK_COLORS, createChatSender, goTimeString, messageTemplate, renderMessage, stringFields, tagsText } from './chat.js';
 import type { OutputSettings } from './settings.js';
 import type { Sender } from './types.js';

@@ -6,8 +6,8 @@
 // in the HTML are escaped as Go's html/template escapes text. Lines end with LF here; the
 // SMTP client sends CRLF.
 import type { Priority } from '../../engine/priority.js';
-import { alertText, sortedTags, type Alert } from '../../output/alert.js';
-import { compareCodePoints } from '../../output/json-write.js';
+import { alertText, sortedTags, type Alert } from '../alert.js';
+import { compareCodePoints } from '../json-write.js';
 import { goTimeString, goValueText, sidekickFields } from './sidekick-payload.js';
 
 /** The boundary falcosidekick uses. */

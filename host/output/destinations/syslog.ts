@@ -9,8 +9,8 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { connect, type Socket } from 'node:net';
 import { prioritySeverity, type Priority } from '../../engine/priority.js';
-import { alertText, sortedTags, type Alert } from '../../output/alert.js';
-import { compareCodePoints } from '../../output/json-write.js';
+import { alertText, sortedTags, type Alert } from '../alert.js';
+import { compareCodePoints } from '../json-write.js';
 import type { OutputSettings } from './settings.js';
 import { withDeadline } from './deadline.js';
 import { deliveryUuid, goRfc3339Nano, goValueText, sidekickFields, sidekickJson } from './sidekick-payload.js';

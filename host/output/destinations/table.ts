@@ -1,10 +1,12 @@
-// The output table: one row per destination (settings, defaults, falcosidekick's environment
-// names, how to build it). Adding an output = one file in this folder + one row here (+ a row in
-// docs/forwarder.md). resolveOutputs turns forwarder config + environment into the outputs to run.
-import type { Config, ConfigProblem } from '../../config/config.js';
+// The destination table: one row per destination (settings, defaults, falcosidekick's environment
+// names, how to build it). Adding a destination = one file in this folder + one row here (+ a row
+// in docs/forwarder.md). resolveOutputs turns the output keys of the forwarder section
+// (../config.ts) + the environment into the destinations to run.
+import type { ConfigProblem } from '../../config/problem.js';
+import type { OutputConfig } from '../config.js';
 import { coerce, commonSettings, resolveRow, type OutputRow, type ResolvedOutput, type SettingSpec } from './settings.js';
 import { parseTemplate } from './template.js';
-import { checkAppendOutput } from './falco-json.js';
+import { checkAppendOutput } from '../falco-json.js';
 
 const str = (def: string, doc: string, extra: Partial<SettingSpec> = {}): SettingSpec => ({ kind: 'string', default: def, doc, ...extra });
 const bool = (def: boolean, doc: string): SettingSpec => ({ kind: 'boolean', default: def, doc });
@@ -261,7 +263,7 @@ export interface GlobalFields {
   templatedfields: Record<string, string>;
 }
 
-function resolveGlobal(fc: Config['forwarder'], env: NodeJS.ProcessEnv, problems: ConfigProblem[]): GlobalFields {
+function resolveGlobal(fc: OutputConfig, env: NodeJS.ProcessEnv, problems: ConfigProblem[]): GlobalFields {
   const out: GlobalFields = { customfields: { ...fc.customfields }, templatedfields: { ...fc.templatedfields } };
   for (const [key, name] of [
     ['customfields', 'CUSTOMFIELDS'],
@@ -284,7 +286,7 @@ function resolveGlobal(fc: Config['forwarder'], env: NodeJS.ProcessEnv, problems
 }
 
 /** Outputs to run (enabled rows, in table order) and the global fields; problems name the key. */
-export function resolveOutputs(fc: Config['forwarder'], env: NodeJS.ProcessEnv): { outputs: ResolvedOutput[]; global: GlobalFields; problems: ConfigProblem[] } {
+export function resolveOutputs(fc: OutputConfig, env: NodeJS.ProcessEnv): { outputs: ResolvedOutput[]; global: GlobalFields; problems: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
   const raw: Record<string, unknown> = {};
   const names = new Set(OUTPUTS.map((r) => r.name as string));

@@ -1,7 +1,7 @@
 // The Microsoft Teams output (falcosidekick's `teams`): a MessageCard with one section, as
 // falcosidekick's newTeamsPayload renders it: `outputformat` all (text + facts), text, or facts;
 // facts rule, priority, source, hostname, the string output fields, tags; `activityimage`.
-import { alertText, type Alert } from '../../output/alert.js';
+import { alertText, type Alert } from '../alert.js';
 import { createChatSender, goTimeString, stringFields, tagsText } from './chat.js';
 import type { OutputSettings } from './settings.js';
 import type { Sender } from './types.js';

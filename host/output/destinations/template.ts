@@ -7,7 +7,7 @@
 //   or A B ...        the first non-empty argument (Go's `or`: empty = missing, "", 0, false)
 //   ( EXPR )          grouping
 // A missing field renders as Go's `<no value>`. Anything else is a parse error at start.
-import type { OutputFieldValue } from '../../output/alert.js';
+import type { OutputFieldValue } from '../alert.js';
 
 /** What a template reads: output fields, or (messageformat) the alert's members. */
 export type TemplateData = { readonly [key: string]: OutputFieldValue | TemplateData };

@@ -2,7 +2,7 @@
 // (the destination's transport: send a batch, health, close) that the framework (output.ts)
 // wraps in the common behaviour — minimum priority, custom and templated fields, the bounded
 // queue with retries — and an Output, which is what the forwarder pushes alerts to.
-import { alertJson, type Alert } from '../../output/alert.js';
+import { alertJson, type Alert } from '../alert.js';
 import type { Destination, Metrics } from '../../metrics/index.js';
 
 /** One alert on its way to the outputs; the JSON line is built once, on first use, off the submit path. */

@@ -5,9 +5,9 @@
 // escaping (<, >, & as \u003c ...). The expected texts are written out by hand from those structs.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { alertText, type Alert } from '../../host/output/alert.js';
-import { startTestForwarder } from './helpers.js';
-import { makeTestPki, startReceiver, until, type Receiver } from './receiver.js';
+import { alertText, type Alert } from '../../../host/output/alert.js';
+import { startTestForwarder } from '../../forwarder/helpers.js';
+import { makeTestPki, startReceiver, until, type Receiver } from '../receiver.js';
 
 const ICON = 'https://raw.githubusercontent.com/falcosecurity/falcosidekick/master/imgs/falcosidekick_color.png';
 const DEFAULT_ICON = 'https://raw.githubusercontent.com/falcosecurity/falcosidekick/master/imgs/falcosidekick.png';

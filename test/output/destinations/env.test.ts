@@ -6,9 +6,9 @@ import * as assert from 'uvu/assert';
 import { PassThrough } from 'node:stream';
 import { createClient } from 'redis';
 import { defaultConfig } from '../../../host/config/config.js';
-import { startForwarder } from '../../../host/forwarder/index.js';
-import { OUTPUTS, resolveOutputs } from '../../../host/forwarder/outputs/table.js';
-import { commonSettings, envName } from '../../../host/forwarder/outputs/settings.js';
+import { startFanout } from '../../../host/output/fanout.js';
+import { OUTPUTS, resolveOutputs } from '../../../host/output/destinations/table.js';
+import { commonSettings, envName } from '../../../host/output/destinations/settings.js';
 import { createMetrics } from '../../../host/metrics/index.js';
 import { startRedis, waitFor } from './real-servers.js';
 import { SAMPLE } from './sample.js';
@@ -55,7 +55,7 @@ test('the Redis output configured by REDIS_ADDRESS, REDIS_STORAGETYPE, REDIS_KEY
   const config = defaultConfig({});
   config.forwarder = { ...config.forwarder, enabled: false, stdout: false };
   const env = { REDIS_ADDRESS: `127.0.0.1:${server.port}`, REDIS_STORAGETYPE: 'hashmap', REDIS_KEY: 'from-env', REDIS_DATABASE: '2' };
-  const fwd = await startForwarder({ config, metrics: createMetrics({ processMetrics: false }), log: () => {}, hostname: 'h', stdout: new PassThrough(), env });
+  const fwd = await startFanout({ config: config.forwarder, metrics: createMetrics({ processMetrics: false }), log: () => {}, hostname: 'h', stdout: new PassThrough(), env });
   try {
     await reader.connect();
     fwd.submit(SAMPLE);

@@ -5,9 +5,9 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync, existsSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { alertJson, type Alert } from '../../host/output/alert.js';
-import { startTestForwarder } from './helpers.js';
-import { until } from './receiver.js';
+import { alertJson, type Alert } from '../../../host/output/alert.js';
+import { startTestForwarder } from '../../forwarder/helpers.js';
+import { until } from '../receiver.js';
 
 const alert = (i: number, extra: Partial<Alert> = {}): Alert => ({
   timeNs: 1_704_196_800_000_000_001n + BigInt(i),

@@ -10,8 +10,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { waitFor } from './real-servers.js';
 import { SAMPLE, outcomes, startWithOutput } from './sample.js';
-import { startTestForwarder } from '../helpers.js';
-import { lokiBody } from '../../../host/forwarder/outputs/loki.js';
+import { startTestForwarder } from '../../forwarder/helpers.js';
+import { lokiBody } from '../../../host/output/destinations/loki.js';
 import { alertText } from '../../../host/output/alert.js';
 
 interface Push {

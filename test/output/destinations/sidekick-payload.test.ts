@@ -5,12 +5,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { localClock } from '../../../host/output/time.js';
-import { goRfc3339Nano, goTimeString, sidekickJson } from '../../../host/forwarder/outputs/sidekick-payload.js';
-import { alertmanagerBody, parseDropThresholds, safeLabel, type AlertmanagerShape } from '../../../host/forwarder/outputs/alertmanager.js';
-import { lokiBody } from '../../../host/forwarder/outputs/loki.js';
-import { natsSubject } from '../../../host/forwarder/outputs/nats.js';
-import { cefLine, localRfc3339, syslogFrame } from '../../../host/forwarder/outputs/syslog.js';
-import { htmlEscape, smtpDate, smtpText } from '../../../host/forwarder/outputs/smtp-message.js';
+import { goRfc3339Nano, goTimeString, sidekickJson } from '../../../host/output/destinations/sidekick-payload.js';
+import { alertmanagerBody, parseDropThresholds, safeLabel, type AlertmanagerShape } from '../../../host/output/destinations/alertmanager.js';
+import { lokiBody } from '../../../host/output/destinations/loki.js';
+import { natsSubject } from '../../../host/output/destinations/nats.js';
+import { cefLine, localRfc3339, syslogFrame } from '../../../host/output/destinations/syslog.js';
+import { htmlEscape, smtpDate, smtpText } from '../../../host/output/destinations/smtp-message.js';
 import { SAMPLE } from './sample.js';
 
 const clock = localClock(SAMPLE.timeNs);

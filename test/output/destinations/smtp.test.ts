@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readServerFile, startExim, waitFor, type RealServer } from './real-servers.js';
 import { SAMPLE, outcomes, startWithOutput } from './sample.js';
-import { smtpMessage } from '../../../host/forwarder/outputs/smtp-message.js';
+import { smtpMessage } from '../../../host/output/destinations/smtp-message.js';
 import { alertText } from '../../../host/output/alert.js';
 
 /** The messages of an mbox, split at its `From ` separator lines, each as headers and body. */
