@@ -257,7 +257,7 @@ export const runCommand: Command = {
         metrics,
         expandLimits: expandLimitsOf(config),
         maxOutputFieldBytes: config.rules.maxOutputFieldBytes,
-        onAlert: (a) => fanout.submit(a),
+        onAlert: fanout.submit,
       });
       // The configured rules start compiling in the worker now (the module's load then finds the
       // module built or building).
@@ -267,9 +267,9 @@ export const runCommand: Command = {
       // that fails to start is retried with backoff, and readiness shows it meanwhile.
       const sources = new ModuleSources(log, { onState: (name, s) => board.set(name, s) });
       if (config.webhook.enabled) await sources.add(webhookSource(config, engine, metrics));
-      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: (a) => fanout.submit(a), capture: { snaplen: config.syscall.snaplen } }, (reason) => board.set('syscall', { state: 'off', reason }));
+      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: fanout.submit, capture: { snaplen: config.syscall.snaplen } }, (reason) => board.set('syscall', { state: 'off', reason }));
       if (kernel) await sources.add(kernel);
-      const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => fanout.submit(a), onRulesLoaded: rulesLoaded });
+      const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: fanout.submit, onRulesLoaded: rulesLoaded });
       components.push({ name: `module (${module.dir})`, stop: () => module.stop() });
       board.set('engine', { state: 'up' });
       const reload = new Reloader({ configFile: values.config, stateDirOverride: values['state-dir'], overrides, running, module, log });
