@@ -1,7 +1,7 @@
-// What every forwarder output (one file per destination in this folder) looks like: a Sender
-// (the destination's transport: send a batch, health, close) that the framework (output.ts)
-// wraps in the common behaviour — minimum priority, custom and templated fields, the bounded
-// queue with retries — and an Output, which is what the forwarder pushes alerts to.
+// What every destination (one file each in this folder) looks like: a Sender (the destination's
+// transport: send a batch, health, close) that common.ts wraps in the common behaviour — minimum
+// priority, custom and templated fields, the bounded queue with retries (../queue.ts) — and an
+// Output, which is what the fan-out (../fanout.ts) pushes alerts to.
 import { alertJson, type Alert } from '../alert.js';
 import type { Destination, Metrics } from '../../metrics/index.js';
 
