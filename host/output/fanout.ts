@@ -109,6 +109,7 @@ export async function startFanout(opts: FanoutOptions): Promise<Fanout> {
     submit(alert) {
       metrics.alert(alert);
       const d = new Delivery(alert, writeLine);
+      // read per alert: a ModuleConfig's debugLogging changes it while running (host/resources/module.ts)
       if (oc.debugLogging) log(`[DEBUG] : forwarder payload : ${d.json}`);
       for (const o of outputs) o.push(d);
     },
