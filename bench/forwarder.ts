@@ -14,6 +14,7 @@ import type { Alert } from '../host/output/alert.js';
 import { Pool } from 'undici';
 import { defaultConfig } from '../host/config/config.js';
 import { startForwarder } from '../host/forwarder/index.js';
+import { startFanout } from '../host/output/fanout.js';
 import { createMetrics } from '../host/metrics/index.js';
 import { figure, progress } from './report.js';
 import { protocolOutputs } from './forwarder/protocol-outputs.js';
@@ -112,7 +113,7 @@ async function outputs(): Promise<void> {
     const config = defaultConfig({});
     config.forwarder = { ...config.forwarder, enabled: false, queueSize: OUTPUT_ALERTS + 100, outputs: outs };
     const metrics = createMetrics({ processMetrics: false });
-    const fwd = await startForwarder({ config, metrics, log: () => {}, hostname: 'bench', stdout: countingSink(onLine), env: {} });
+    const fwd = await startFanout({ config: config.forwarder, metrics, log: () => {}, hostname: 'bench', stdout: countingSink(onLine), env: {} });
     return { fwd, metrics };
   };
   try {
@@ -179,7 +180,9 @@ export async function run(): Promise<void> {
       cb();
     },
   });
-  const fwd = await startForwarder({ config, metrics: createMetrics({ processMetrics: false }), log: () => {}, hostname: 'bench', stdout: sink });
+  const metrics = createMetrics({ processMetrics: false });
+  const fanout = await startFanout({ config: config.forwarder, metrics, log: () => {}, hostname: 'bench', stdout: sink });
+  const fwd = await startForwarder({ config: config.forwarder, metrics, submit: fanout.submit, log: () => {}, hostname: 'bench' });
   const pool = new Pool(fwd.url, { connections: CONCURRENCY });
   try {
     for (const [name, path, body] of [
@@ -196,5 +199,6 @@ export async function run(): Promise<void> {
   } finally {
     await pool.close();
     await fwd.close();
+    await fanout.close();
   }
 }

@@ -5,10 +5,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { defaultConfig } from '../../host/config/config.js';
-import { startForwarder } from '../../host/forwarder/index.js';
+import { startFanout } from '../../host/output/fanout.js';
 import { createMetrics, type Metrics } from '../../host/metrics/index.js';
 import type { Alert } from '../../host/output/alert.js';
-import { startAlertmanager, startExim, startMosquitto, startNats, startRedis, startRsyslog, type RealServer } from '../../test/forwarder/outputs/real-servers.js';
+import { startAlertmanager, startExim, startMosquitto, startNats, startRedis, startRsyslog, type RealServer } from '../../test/output/destinations/real-servers.js';
 import { figure, progress } from '../report.js';
 
 const ALERT: Alert = {
@@ -63,7 +63,7 @@ export async function protocolOutputs(): Promise<void> {
     const config = defaultConfig({});
     config.forwarder = { ...config.forwarder, enabled: false, stdout: false, queueSize: 100_000, outputs: { [c.name]: c.settings(server) } };
     const metrics = createMetrics({ processMetrics: false });
-    const fwd = await startForwarder({ config, metrics, log: (m) => progress(m), hostname: 'bench', env: {} });
+    const fwd = await startFanout({ config: config.forwarder, metrics, log: (m) => progress(m), hostname: 'bench', env: {} });
     try {
       fwd.submit(ALERT); // connect and warm up
       for (let r = await counted(metrics, c.name); r.ok + r.error < 1; r = await counted(metrics, c.name)) await new Promise((res) => setTimeout(res, 20));

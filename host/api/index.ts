@@ -2,7 +2,7 @@
 // PostgreSQL when a URL is given), applies migrations and the bootstrap file, and serves the
 // routes (HTTPS when api.tlsCertFile/tlsKeyFile are set). Docs: docs/api.md.
 import { readFileSync } from 'node:fs';
-import type { Config } from '../config/config.js';
+import type { ApiConfig } from './config.js';
 import { applyBootstrap, parseBootstrap } from './bootstrap.js';
 import { openApiDatabase, type Db } from './db/index.js';
 import type { DsnBase } from './entities.js';
@@ -23,6 +23,9 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
+/** What the API reads of the configuration: its section and the state directory (PGlite's home). */
+type ApiOptions = { api: ApiConfig; stateDir: string };
+
 /** Thrown by startApi with a message fit for the user (bad TLS files, bootstrap problems, locked database). */
 export class ApiStartError extends Error {
   readonly code = 'API_START_FAILED';
@@ -32,7 +35,7 @@ export class ApiStartError extends Error {
  * Starts the API. `databaseUrl` falls back to $DATABASE_URL; pass '' to force PGlite.
  * Rejects with ApiStartError (or the database's own error) when it cannot start.
  */
-export async function startApi(opts: { config: Config; log: (msg: string) => void; databaseUrl?: string }): Promise<RunningApi> {
+export async function startApi(opts: { config: ApiOptions; log: (msg: string) => void; databaseUrl?: string }): Promise<RunningApi> {
   const api = opts.config.api;
   const databaseUrl = opts.databaseUrl ?? process.env.DATABASE_URL ?? '';
   const tls = readTls(api.tlsCertFile, api.tlsKeyFile);
@@ -61,7 +64,7 @@ export async function startApi(opts: { config: Config; log: (msg: string) => voi
   }
 }
 
-async function listen(db: Db, opts: { config: Config; log: (msg: string) => void }, tls: { cert: Buffer; key: Buffer } | undefined, limits: ApiLimits): Promise<RunningApi> {
+async function listen(db: Db, opts: { config: ApiOptions; log: (msg: string) => void }, tls: { cert: Buffer; key: Buffer } | undefined, limits: ApiLimits): Promise<RunningApi> {
   const api = opts.config.api;
   // Filled in once the port is known (api.port 0 listens on a free one).
   const dsnBase: DsnBase = { scheme: api.externalScheme, host: api.externalHost };

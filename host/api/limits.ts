@@ -4,7 +4,7 @@
 // options that enforce them, a per-address connection cap and the answer to requests node's
 // parser refuses (too long, too slow, malformed) — each a clear 4xx, never a stack.
 import type { Server, Socket } from 'node:net';
-import type { Config } from '../config/config.js';
+import type { ApiConfig } from './config.js';
 
 /** The checked limits. */
 export interface ApiLimits {
@@ -28,7 +28,7 @@ type LimitKey = 'maxBodyBytes' | 'maxEventBytes' | 'maxUrlBytes' | 'maxHeaderByt
 const LIMIT_KEYS: readonly LimitKey[] = ['maxBodyBytes', 'maxEventBytes', 'maxUrlBytes', 'maxHeaderBytes', 'maxConnectionsPerClient', 'headersTimeoutSeconds', 'requestTimeoutSeconds'];
 
 /** The limits of an `api` configuration, or the problem naming the key (every limit is a positive integer). */
-export function apiLimitsOf(api: Config['api']): ApiLimits | { problem: string } {
+export function apiLimitsOf(api: ApiConfig): ApiLimits | { problem: string } {
   for (const key of LIMIT_KEYS) {
     const v = api[key];
     if (!Number.isSafeInteger(v) || v <= 0) return { problem: `api.${key}: expected a positive integer, got ${JSON.stringify(v)}` };

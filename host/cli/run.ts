@@ -11,7 +11,8 @@ import { loadConfig, type Config } from '../config/config.js';
 import { builtinRulesFiles } from '../engine/builtin.js';
 import { renderDiagnostic } from '../engine/diagnostics.js';
 import { loadRules, type LoadResult } from '../engine/index.js';
-import { startForwarder } from '../forwarder/index.js';
+import { startForwarder, type ForwarderServer } from '../forwarder/index.js';
+import { startFanout } from '../output/fanout.js';
 import { createMetrics, type Metrics } from '../metrics/index.js';
 import { DetectionEngine } from '../runtime/detection-engine.js';
 import { ModuleSources, publishAuditWebhookConfig, startModule, type ModuleSource } from '../resources/index.js';
@@ -206,8 +207,15 @@ export const runCommand: Command = {
         const files = r.files.filter((f) => f.name !== SELECTION_FILE).map((f) => ({ name: f.name, text: r.sources(f.name)?.text ?? '' }));
         metrics.rulesFiles(Object.entries(versionInfo(files).rules_files_sha256).map(([name, sha256]) => ({ name, sha256 })));
       };
-      const forwarder = await startForwarder({ config, metrics, log, hostname, readiness: () => board.report() });
-      components.push({ name: 'forwarder', stop: () => forwarder.close() });
+      // The fan-out (stdout and the destinations) runs either way; the forwarder's server feeds it.
+      const fanout = await startFanout({ config: config.forwarder, metrics, log, hostname });
+      let forwarder: ForwarderServer | undefined;
+      const stopForwarder = async () => {
+        await forwarder?.close(); // the server first: nothing new reaches the fan-out while it drains
+        await fanout.close();
+      };
+      components.push({ name: 'forwarder', stop: stopForwarder });
+      if (config.forwarder.enabled) forwarder = await startForwarder({ config: config.forwarder, metrics, submit: fanout.submit, log, hostname, readiness: () => board.report() });
       // The API is never awaited: until it is up, readiness names it; if it fails, detection goes
       // on and readiness reports the API failed. Creating its database (PGlite's first start) is
       // seconds of this thread's CPU: it starts once the detection path is up, so that comes
@@ -230,8 +238,8 @@ export const runCommand: Command = {
       };
       const apiEarly = config.api.enabled && (!!process.env.DATABASE_URL || existsSync(join(pgliteDir(config.stateDir), 'PG_VERSION')));
       if (apiEarly) startApiAside();
-      board.set('forwarder', forwarder.url ? { state: 'up' } : { state: 'off', reason: 'forwarder.enabled is false' });
-      if (forwarder.url) log(`run: forwarder listening on ${forwarder.url}`);
+      board.set('forwarder', forwarder ? { state: 'up' } : { state: 'off', reason: 'forwarder.enabled is false' });
+      if (forwarder) log(`run: forwarder listening on ${forwarder.url}`);
       // a process first seen in a syscall record is read from /proc, as libsinsp does (unknown-process.ts)
       const kernelIngest = new KernelIngest({ hostname, unknownProcesses: { read: (pid) => readProcess(pid), onLookup: (r) => metrics.processLookup(r) } });
       if (config.containers.enabled) components.push(followContainers(config.containers, kernelIngest.containers, log));
@@ -249,7 +257,7 @@ export const runCommand: Command = {
         metrics,
         expandLimits: expandLimitsOf(config),
         maxOutputFieldBytes: config.rules.maxOutputFieldBytes,
-        onAlert: (a) => forwarder.submit(a),
+        onAlert: fanout.submit,
       });
       // The configured rules start compiling in the worker now (the module's load then finds the
       // module built or building).
@@ -259,9 +267,9 @@ export const runCommand: Command = {
       // that fails to start is retried with backoff, and readiness shows it meanwhile.
       const sources = new ModuleSources(log, { onState: (name, s) => board.set(name, s) });
       if (config.webhook.enabled) await sources.add(webhookSource(config, engine, metrics));
-      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: (a) => forwarder.submit(a), capture: { snaplen: config.syscall.snaplen } }, (reason) => board.set('syscall', { state: 'off', reason }));
+      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: fanout.submit, capture: { snaplen: config.syscall.snaplen } }, (reason) => board.set('syscall', { state: 'off', reason }));
       if (kernel) await sources.add(kernel);
-      const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => forwarder.submit(a), onRulesLoaded: rulesLoaded });
+      const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: fanout.submit, onRulesLoaded: rulesLoaded });
       components.push({ name: `module (${module.dir})`, stop: () => module.stop() });
       board.set('engine', { state: 'up' });
       const reload = new Reloader({ configFile: values.config, stateDirOverride: values['state-dir'], overrides, running, module, log });

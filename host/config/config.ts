@@ -7,16 +7,19 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { resolveOutputs } from '../forwarder/outputs/table.js';
-import { FALCO_JSON_DEFAULTS, type FalcoJsonConfig } from '../forwarder/outputs/falco-json.js';
+import { defaultApiConfig, type ApiConfig } from '../api/config.js';
+import { defaultForwarderServerConfig, type ForwarderServerConfig } from '../forwarder/config.js';
+import { defaultOutputConfig, type OutputConfig } from '../output/config.js';
+import { resolveOutputs } from '../output/destinations/table.js';
 import { DEFAULT_EXPAND_LIMITS } from '../engine/budget.js';
 import { DEFAULT_RULES_BOUNDS } from '../engine/rules-bounds.js';
 import { HARD_MAX_DEPTH } from '../engine/parser.js';
 import { DEFAULT_MAX_OUTPUT_FIELD_BYTES } from '../output/from-match.js';
 import { REGEX_HARD_LIMITS } from '../engine/regex-syntax.js';
 import type { ClientLimits } from '../net/connections.js';
-import { DEFAULT_RUNTIMES } from '../sources/container/index.js';
-import { DNS_DEFAULTS } from '../sources/dns/resolver.js';
+import type { ConfigProblem } from './problem.js';
+import { DEFAULT_RUNTIMES, type ContainersConfig } from '../sources/container/index.js';
+import { checkDnsConfig, DNS_DEFAULTS, type DnsConfig } from '../sources/dns/resolver.js';
 import { MAX_DATA } from '../sources/syscall/abi.js';
 import { DEFAULT_SNAPLEN } from '../sources/syscall/addon.js';
 
@@ -101,31 +104,11 @@ export interface Config {
     drainTimeoutSeconds: number;
   } & ClientLimits;
   /**
-   * Event forwarder (docs/forwarder.md). `outputs.<name>.<setting>` configures each output (the
-   * table in host/forwarder/outputs/table.ts, checked at load, falcosidekick's environment names
-   * accepted); webhookUrl is the webhook output's address; customfields/templatedfields apply to
-   * every output. Bodies of POST / are bounded by maxBodyBytes (413), clients as the webhook's; TLS
-   * when both tls files are set.
+   * Event forwarder (docs/forwarder.md): the server keys (falcosidekick's HTTP face,
+   * host/forwarder/config.ts) and the output keys (stdout, `outputs.<name>.<setting>`, global
+   * fields, Falco's JSON switches: host/output/config.ts), one section as falcosidekick has it.
    */
-  forwarder: ClientLimits & {
-    enabled: boolean;
-    address: string;
-    port: number;
-    maxBodyBytes: number;
-    tlsCertFile: string;
-    tlsKeyFile: string;
-    debugLogging: boolean;
-    stdout: boolean;
-    webhookUrl: string;
-    webhookTimeoutMs: number;
-    webhookRetries: number;
-    queueSize: number;
-    customfields: Record<string, string>;
-    templatedfields: Record<string, string>;
-    outputs: Record<string, unknown>;
-    /** Falco's JSON switches for the alert line (host/forwarder/outputs/falco-json.ts), Falco's key names. */
-    falco: FalcoJsonConfig;
-  };
+  forwarder: ForwarderServerConfig & OutputConfig;
   /** The kernel source: snaplen is Falco's falco_libs.snaplen (-S): bytes of a syscall's I/O buffer recorded, 0..MAX_DATA (4096). */
   syscall: { snaplen: number };
   /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources), the apiVersion group, and how many manifest files of what size are read. */
@@ -136,44 +119,16 @@ export interface Config {
    * Container and pod metadata (docs/containers.md): each runtime's sockets (Falco's container
    * plugin defaults; a socket that does not exist is skipped with one log line) and whether to use it.
    */
-  containers: {
-    enabled: boolean;
-    /** Deadline of one metadata call. */
-    callTimeoutMs: number;
-    cri: { enabled: boolean; sockets: string[] };
-    docker: { enabled: boolean; sockets: string[] };
-    podman: { enabled: boolean; sockets: string[] };
-  };
+  containers: { enabled: boolean } & ContainersConfig;
   /**
    * Domain names of fd.sip.name, fd.cip.name, fd.lip.name and fd.rip.name (README, host/sources/dns/):
    * the names the rules compare them with are resolved off the event path and refreshed with
    * libsinsp's backoff (refreshSeconds, doubled while an answer is unchanged, up to
    * maxRefreshSeconds); servers empty = the system resolver (getaddrinfo), else A/AAAA queries to them.
    */
-  dns: { enabled: boolean; servers: string[]; refreshSeconds: number; maxRefreshSeconds: number; timeoutMs: number };
-  /**
-   * REST API (docs/api.md): DSNs and pagination links use externalScheme://externalHost ('' =
-   * localhost:<port>, the port left out when it is the scheme's default); TLS when both tls files
-   * are set; bootstrapFile is YAML applied at start. The limits (docs/security-api.md): body
-   * sizes, URL and header bytes, connections per client address, header and request timeouts.
-   */
-  api: {
-    enabled: boolean;
-    address: string;
-    port: number;
-    externalHost: string;
-    externalScheme: string;
-    tlsCertFile: string;
-    tlsKeyFile: string;
-    bootstrapFile: string;
-    maxBodyBytes: number;
-    maxEventBytes: number;
-    maxUrlBytes: number;
-    maxHeaderBytes: number;
-    maxConnectionsPerClient: number;
-    headersTimeoutSeconds: number;
-    requestTimeoutSeconds: number;
-  };
+  dns: { enabled: boolean } & DnsConfig;
+  /** REST API (docs/api.md, host/api/config.ts). */
+  api: ApiConfig;
 }
 
 /** The default state directory: $RAE_STATE_DIR, else /var/lib/runtime-audit-engine for root, else ~/.local/state. */
@@ -232,27 +187,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       headersTimeoutSeconds: 10,
       requestTimeoutSeconds: 30,
     },
-    forwarder: {
-      enabled: true,
-      address: '127.0.0.1',
-      port: 2801,
-      maxBodyBytes: 4 * 1024 * 1024,
-      tlsCertFile: '',
-      tlsKeyFile: '',
-      maxConnectionsPerClient: 64,
-      headersTimeoutSeconds: 10,
-      requestTimeoutSeconds: 30,
-      debugLogging: false,
-      stdout: true,
-      webhookUrl: '',
-      webhookTimeoutMs: 5000,
-      webhookRetries: 3,
-      queueSize: 10000,
-      customfields: {},
-      templatedfields: {},
-      outputs: {},
-      falco: { ...FALCO_JSON_DEFAULTS, append_output: [] },
-    },
+    forwarder: { ...defaultForwarderServerConfig(), ...defaultOutputConfig() },
     syscall: { snaplen: DEFAULT_SNAPLEN },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
@@ -264,31 +199,11 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       podman: { enabled: true, sockets: [...DEFAULT_RUNTIMES.podman] },
     },
     dns: { enabled: true, ...DNS_DEFAULTS, servers: [...DNS_DEFAULTS.servers] },
-    api: {
-      enabled: true,
-      address: '127.0.0.1',
-      port: 8080,
-      externalHost: '',
-      externalScheme: 'https',
-      tlsCertFile: '',
-      tlsKeyFile: '',
-      bootstrapFile: '',
-      maxBodyBytes: 1024 * 1024,
-      maxEventBytes: 200 * 1024,
-      maxUrlBytes: 8192,
-      maxHeaderBytes: 16 * 1024,
-      maxConnectionsPerClient: 64,
-      headersTimeoutSeconds: 20,
-      requestTimeoutSeconds: 60,
-    },
+    api: defaultApiConfig(),
   };
 }
 
-/** A config problem: the dotted key path and what is wrong with it. */
-export interface ConfigProblem {
-  key: string;
-  message: string;
-}
+export type { ConfigProblem } from './problem.js';
 
 function mergeInto(target: Record<string, unknown>, src: unknown, path: string, problems: ConfigProblem[]): void {
   if (src === null || src === undefined) return;
@@ -432,27 +347,12 @@ function checkRulesLimits(config: Config): ConfigProblem[] {
   return problems;
 }
 
-/** The dns.* intervals are positive numbers (the maximum at least the base), servers `host` or `host:port` texts. */
-function checkDns(config: Config): ConfigProblem[] {
-  const { refreshSeconds, maxRefreshSeconds, timeoutMs, servers } = config.dns;
-  const problems: ConfigProblem[] = [];
-  for (const [k, v] of [
-    ['refreshSeconds', refreshSeconds],
-    ['maxRefreshSeconds', maxRefreshSeconds],
-    ['timeoutMs', timeoutMs],
-  ] as const)
-    if (!Number.isFinite(v) || v <= 0) problems.push({ key: `dns.${k}`, message: `expected a positive number, got ${v}` });
-  if (problems.length === 0 && maxRefreshSeconds < refreshSeconds) problems.push({ key: 'dns.maxRefreshSeconds', message: `expected at least dns.refreshSeconds (${refreshSeconds}), got ${maxRefreshSeconds}` });
-  for (const s of servers) if (typeof s !== 'string' || s === '') problems.push({ key: 'dns.servers', message: `expected server addresses (host or host:port), got ${JSON.stringify(s)}` });
-  return problems;
-}
-
 /** Loads `--config FILE` (or the defaults when no file is given), then the environment and `-o` overrides. */
 export function loadConfig(file: string | undefined, stateDirOverride?: string, overrides: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): { config: Config; problems: ConfigProblem[] } {
   const result = loadConfigFile(file, env);
   if (result.problems.length === 0) result.problems.push(...applyEnvOverrides(result.config, env), ...applyOverrides(result.config, overrides));
-  if (result.problems.length === 0) result.problems.push(...checkRulesLimits(result.config), ...checkDns(result.config));
-  // the forwarder's outputs (falcosidekick's settings and variables) checked on the final values
+  if (result.problems.length === 0) result.problems.push(...checkRulesLimits(result.config), ...checkDnsConfig(result.config.dns));
+  // the destinations (falcosidekick's settings and variables) checked on the final values
   if (result.problems.length === 0) result.problems.push(...resolveOutputs(result.config.forwarder, env).problems);
   if (stateDirOverride) result.config.stateDir = stateDirOverride;
   return result;

@@ -1,11 +1,8 @@
 // What falcosidekick 2.30 does to a payload between validation and its outputs
 // (reference/module-and-forwarder.md §4), and the event POST /test creates. Consumes a parsed
 // Alert; produces the Alert the outputs and the events counter see.
-import type { Alert } from '../output/alert.js';
+import { TEST_RULE, type Alert } from '../output/alert.js';
 import { nowNs } from '../output/time.js';
-
-/** The rule name of the /test event; falcosidekick forces its source to `internal`. */
-export const TEST_RULE = 'Test rule';
 
 const LONG_PAYLOAD_CHARS = 4096;
 const LONG_FIELD_CHARS = 512;

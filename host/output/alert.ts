@@ -26,6 +26,9 @@ export interface Alert {
   outputFields: Record<string, OutputFieldValue>;
 }
 
+/** The rule name of the forwarder's POST /test event (falcosidekick's): it passes every destination's minimum priority. */
+export const TEST_RULE = 'Test rule';
+
 /** An alert of the engine itself (source `internal`: drops, rejections, failures); its message starts with the rule's name. */
 export function internalAlert(rule: string, priority: Priority, tags: string[], hostname: string, text: string, outputFields: Alert['outputFields'], now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
   return { timeNs: now, rule, priority, source: 'internal', tags, hostname, message: `${rule}: ${text}`, outputFields };

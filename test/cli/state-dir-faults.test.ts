@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
-import { freePort } from '../forwarder/outputs/real-servers.js';
+import { freePort } from '../output/destinations/real-servers.js';
 import { startRae } from '../helpers/rae-run.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rae-statedir-'));

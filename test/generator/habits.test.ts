@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultConfig } from '../../host/config/config.js';
-import { startForwarder } from '../../host/forwarder/index.js';
+import { startForwarderWithFanout } from '../forwarder/helpers.js';
 import { PassThrough } from 'node:stream';
 import { alertCountsOf, fetchAlertCounts, firedSince, parseDurationMs, renderTable, ruleOrigin, RunTally, runActions, selectActions } from '../../host/generator/index.js';
 import { builtinList } from '../../host/generator/rule-sets.js';
@@ -58,7 +58,7 @@ test('habits: alert counts per rule from the Prometheus text, labels unescaped',
 test("habits: the alert counts of a real forwarder's /metrics grow with an alert", async () => {
   const config = defaultConfig({});
   config.forwarder.port = 0;
-  const forwarder = await startForwarder({ config, metrics: createMetrics({ processMetrics: false }), log: () => {}, hostname: 'h', stdout: new PassThrough(), env: {} });
+  const forwarder = await startForwarderWithFanout({ config: config.forwarder, metrics: createMetrics({ processMetrics: false }), log: () => {}, hostname: 'h', stdout: new PassThrough(), env: {} });
   try {
     const url = `${forwarder.url}/metrics`;
     const before = await fetchAlertCounts(url);

@@ -13,7 +13,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { buildImages, startContainerd, type PrivateContainerd } from './containers/index.js';
-import { freePort } from '../forwarder/outputs/real-servers.js';
+import { freePort } from '../output/destinations/real-servers.js';
 import { stopOnSignal } from './cleanup.js';
 import { buildTestImage, type TestImage } from './image.js';
 import { runFromTemplate, type K8sObject, type StartedPod } from './kubelet.js';

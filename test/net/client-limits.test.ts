@@ -13,7 +13,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
 import { defaultConfig } from '../../host/config/config.js';
-import { startForwarder } from '../../host/forwarder/index.js';
+import { startForwarderWithFanout } from '../forwarder/helpers.js';
 import { createMetrics } from '../../host/metrics/index.js';
 import { ensureWebhookTls } from '../../host/sources/audit/index.js';
 import { eventList, startTestWebhook } from '../sources/audit/webhook-helpers.js';
@@ -93,7 +93,7 @@ async function forwarder(patch: Partial<ReturnType<typeof defaultConfig>['forwar
   const config = defaultConfig({});
   config.forwarder = { ...config.forwarder, address: '127.0.0.1', port: 0, stdout: false, ...patch };
   const logs: string[] = [];
-  const fwd = await startForwarder({ config, metrics: createMetrics({ processMetrics: false }), log: (m) => logs.push(m), hostname: 'h', env: {} });
+  const fwd = await startForwarderWithFanout({ config: config.forwarder, metrics: createMetrics({ processMetrics: false }), log: (m) => logs.push(m), hostname: 'h', env: {} });
   return { fwd, logs, port: Number(new URL(fwd.url).port) };
 }
 

@@ -62,6 +62,7 @@ export async function startContainerMetadata(cfg: ContainerRuntimesConfig = DEFA
 
 /** The `containers` section of the configuration (host/config/config.ts). */
 export interface ContainersConfig {
+  /** Deadline of one metadata call. */
   callTimeoutMs: number;
   cri: { enabled: boolean; sockets: string[] };
   docker: { enabled: boolean; sockets: string[] };

@@ -9,6 +9,7 @@
 // per event. Without configured servers a name is looked up as libsinsp does (getaddrinfo,
 // AF_UNSPEC: /etc/hosts and the system resolver); with servers, A and AAAA queries go to them.
 import { promises as dns } from 'node:dns';
+import type { ConfigProblem } from '../../config/problem.js';
 import type { DnsTable } from './table.js';
 
 /** The `dns` configuration keys (host/config/config.ts). */
@@ -25,6 +26,21 @@ export interface DnsConfig {
 
 /** Falco's defaults (sinsp_dns_manager's constructor). */
 export const DNS_DEFAULTS: DnsConfig = { servers: [], refreshSeconds: 10, maxRefreshSeconds: 320, timeoutMs: 5000 };
+
+/** The dns.* intervals are positive numbers (the maximum at least the base), servers `host` or `host:port` texts. */
+export function checkDnsConfig(dns: DnsConfig): ConfigProblem[] {
+  const { refreshSeconds, maxRefreshSeconds, timeoutMs, servers } = dns;
+  const problems: ConfigProblem[] = [];
+  for (const [k, v] of [
+    ['refreshSeconds', refreshSeconds],
+    ['maxRefreshSeconds', maxRefreshSeconds],
+    ['timeoutMs', timeoutMs],
+  ] as const)
+    if (!Number.isFinite(v) || v <= 0) problems.push({ key: `dns.${k}`, message: `expected a positive number, got ${v}` });
+  if (problems.length === 0 && maxRefreshSeconds < refreshSeconds) problems.push({ key: 'dns.maxRefreshSeconds', message: `expected at least dns.refreshSeconds (${refreshSeconds}), got ${maxRefreshSeconds}` });
+  for (const s of servers) if (typeof s !== 'string' || s === '') problems.push({ key: 'dns.servers', message: `expected server addresses (host or host:port), got ${JSON.stringify(s)}` });
+  return problems;
+}
 
 /**
  * Lookups in flight at once: getaddrinfo runs on libuv's small thread pool (shared with file
