@@ -42,3 +42,23 @@ export function setLogLevel(level: string): void {
 export function log(msg: string, level: 'error' | 'warning' | 'info' | 'debug' = 'info'): void {
   if (LEVELS.indexOf(level) <= threshold) process.stderr.write(`${msg}\n`);
 }
+
+/** What a closed stdout does (see endQuietlyOnClosedStdout); `rae run` sets its clean stop. */
+let onClosed: () => void = () => process.exit(0);
+
+/** Makes a closed stdout stop the running command by `stop` (a clean stop that returns 0) instead of ending the process. */
+export function onStdoutClosed(stop: () => void): void {
+  onClosed = stop;
+}
+
+/**
+ * Ends `rae` quietly with 0 when the reader of its stdout has gone (EPIPE: `rae run --list |
+ * head -1`), as falco does, instead of Node's unhandled 'error' event (a stack trace, exit 1);
+ * another stdout error is thrown as before. main() installs it once for every command.
+ */
+export function endQuietlyOnClosedStdout(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    onClosed();
+  });
+}

@@ -1,6 +1,6 @@
 // `rae` entry: dispatches to one command per file. Logs and errors go to stderr; stdout carries
 // only alert JSON lines (and a command's requested output, e.g. a manifest).
-import { UsageError, type Command } from './command.js';
+import { endQuietlyOnClosedStdout, UsageError, type Command } from './command.js';
 
 /** A command as `rae --help` lists it; its implementation (and everything it imports) loads on use. */
 interface Entry {
@@ -39,6 +39,7 @@ function topHelp(): string {
 
 /** Runs `rae` with the given arguments; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  endQuietlyOnClosedStdout();
   const [name, ...rest] = argv;
   if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
     process.stdout.write(`${topHelp()}\n`);

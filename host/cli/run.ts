@@ -22,7 +22,7 @@ import { followDomainNames } from '../sources/dns/index.js';
 import { KernelIngest } from '../sources/syscall/ingest.js';
 import { readProcess } from '../sources/syscall/procfs.js';
 import { syscallModuleSource } from '../sources/syscall/source.js';
-import { log, parseCommandArgs, setLogLevel, UsageError, type Command } from './command.js';
+import { log, onStdoutClosed, parseCommandArgs, setLogLevel, UsageError, type Command } from './command.js';
 import { notReady, ReadinessBoard } from './readiness.js';
 import { Reloader } from './reload.js';
 import { checkRun, expandLimitsOf, SELECTION_FILE } from './run-config.js';
@@ -158,6 +158,8 @@ export const runCommand: Command = {
       };
       process.on('SIGTERM', stop);
       process.on('SIGINT', stop);
+      // the reader of the alert lines has gone (EPIPE): as SIGPIPE would, but a clean stop
+      onStdoutClosed(() => stop('SIGPIPE'));
     });
     process.on('SIGHUP', () => {
       if (stopping) return log('run: SIGHUP received while stopping; ignored');

@@ -48,7 +48,8 @@ export interface Cluster {
   startGenerator(engine: EnginePod): Promise<LoggedPod>;
   /** Waits for /healthz to answer 200; returns the seconds since the start of the pod. */
   waitReady(pod: EnginePod, deadlineMs?: number): Promise<number>;
-  close(): Promise<void>;
+  /** Stops everything (once); resolves with what the containerd left behind (PrivateContainerd.stop), `[]` when nothing. */
+  close(): Promise<string[]>;
 }
 
 /** Builds the image and starts containerd with it; throws when something cannot be set up. */
@@ -56,13 +57,16 @@ export async function startCluster(): Promise<Cluster> {
   const image = buildTestImage();
   const dir = mkdtempSync(join(tmpdir(), 'rae-engine-pod-'));
   let containerd: PrivateContainerd | undefined;
-  const close = async () => {
-    unregister();
-    await containerd?.stop();
-    image.close();
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const unregister = stopOnSignal(close);
+  let closed: Promise<string[]> | undefined;
+  const close = () =>
+    (closed ??= (async () => {
+      unregister();
+      const left = (await containerd?.stop()) ?? [];
+      image.close();
+      rmSync(dir, { recursive: true, force: true });
+      return left;
+    })());
+  const unregister = stopOnSignal(async () => void (await close()));
   try {
     const archive = join(dir, 'engine.tar');
     const saved = image.podman(['save', '--format', 'docker-archive', '-o', archive, image.tag]);

@@ -2,16 +2,18 @@
 // (it runs beside any system containerd), the local pause image as sandbox image, host-network
 // pods (no CNI), and `restrict_oom_score_adj` because this machine's bounding set lacks
 // CAP_SYS_RESOURCE (reference containers.md section 4). stop() removes every pod, task and
-// container, stops the daemon and its shims, unmounts, removes the cgroups it made and the dir.
+// container, stops the daemon and its shims, unmounts, removes the cgroups it made and the dir,
+// and returns what is still left (reported on stderr). cri.removePod escalates through
+// podTeardown when the CRI cannot stop a pod (a shim gone mid-stop: "ttrpc: closed").
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CriAdmin } from './cri-admin.js';
+import { CriAdmin, type Teardown } from './cri-admin.js';
 import { stopOnSignal } from '../cleanup.js';
 import { startDaemon, waitReady, type Daemon } from './daemon.js';
-import { killNaming, removeCgroups, removeDir } from './host-state.js';
+import { killNaming, leftovers, mountsUnder, processesInCgroup, processesNaming, removeCgroups, removeDir } from './host-state.js';
 import { PAUSE_IMAGE, type TestImages } from './images.js';
 
 const run = promisify(execFile);
@@ -38,8 +40,12 @@ export interface PrivateContainerd {
   ctrRun(ns: string, name: string, image: string, args: string[]): Promise<void>;
   /** Stops the daemon (containers keep running under their shims) and starts it again. */
   restart(): Promise<void>;
-  /** Everything removed, the daemon stopped, the dir deleted. */
-  stop(): Promise<void>;
+  /**
+   * Everything removed, the daemon stopped, the dir deleted; resolves with what is still left
+   * (processes, mounts, cgroups: `leftovers` without network namespaces, which host-network pods
+   * do not make), `[]` when nothing, and writes a non-empty list to stderr. Runs once.
+   */
+  stop(): Promise<string[]>;
 }
 
 function config(dir: string): string {
@@ -71,9 +77,11 @@ export async function startContainerd(images: TestImages): Promise<PrivateContai
   const socket = join(dir, 'containerd.sock');
   const launch = () => startDaemon('/usr/bin/containerd', ['--config', join(dir, 'config.toml')]);
   let daemon = launch();
-  const cri = new CriAdmin(socket, join(dir, 'logs'));
   const cgroups: string[] = [];
+  const podCgroups = new Map<string, string>();
   const ctr = async (ns: string, args: string[]) => (await run('/usr/bin/ctr', ['--address', socket, '-n', ns, ...args], { maxBuffer: 16 << 20 })).stdout;
+  const cri = new CriAdmin(socket, join(dir, 'logs'), podTeardown(dir, ctr, podCgroups));
+  let stopped: Promise<string[]> | undefined;
   const self: PrivateContainerd = {
     dir,
     socket,
@@ -104,28 +112,38 @@ export async function startContainerd(images: TestImages): Promise<PrivateContai
           ),
       );
     },
-    async stop() {
-      unregister();
-      try {
-        if (!daemon.exited()) {
-          await cri.removeAllPods().catch(() => undefined);
-          await removeCtrContainers(ctr).catch(() => undefined);
+    stop() {
+      stopped ??= (async () => {
+        unregister();
+        const report = (what: string) => (e: unknown) => process.stderr.write(`containerd ${dir}: ${what}: ${e instanceof Error ? e.message : String(e)}\n`);
+        try {
+          if (!daemon.exited()) {
+            await cri.removeAllPods().catch(report('removing the pods'));
+            await removeCtrContainers(ctr).catch(report('removing the ctr containers'));
+          }
+        } finally {
+          cri.close();
+          await daemon.stop();
+          await killNaming(dir); // shims outlive the daemon
+          await removeCgroups(cgroups);
+          removeDir(dir);
         }
-      } finally {
-        cri.close();
-        await daemon.stop();
-        await killNaming(dir); // shims outlive the daemon
-        await removeCgroups(cgroups);
-        removeDir(dir);
-      }
+        const left = leftovers(dir, cgroups, []).filter((l) => !l.startsWith('netns '));
+        if (left.length) process.stderr.write(`*** containerd ${dir}: LEFT BEHIND after stop: ${left.join('; ')} ***\n`);
+        return left;
+      })();
+      return stopped;
     },
   };
-  const unregister = stopOnSignal(() => self.stop());
+  const unregister = stopOnSignal(async () => void (await self.stop()));
   // pods created through runPod register their cgroup parent for removal
   const runPod = cri.runPod.bind(cri);
   cri.runPod = async (spec) => {
     const pod = await runPod(spec);
-    if (pod.cgroupParent) cgroups.push(pod.cgroupParent);
+    if (pod.cgroupParent) {
+      cgroups.push(pod.cgroupParent);
+      podCgroups.set(pod.id, pod.cgroupParent);
+    }
     return pod;
   };
   try {
@@ -158,4 +176,40 @@ async function removeCtrContainers(ctr: PrivateContainerd['ctr']): Promise<void>
       await ctr(ns, ['containers', 'delete', id]).catch(() => undefined);
     }
   }
+}
+
+/**
+ * removePod's escalation for this containerd (dir, ctr): force SIGKILLs the pod's tasks through
+ * ctr and deletes them, then SIGKILLs its shim (`-id <pod>`) and any process left in its cgroup
+ * (containerd cleans up after a dead shim) and lazily unmounts what below `dir` names the pod or
+ * one of its containers; leftovers lists those processes and mounts.
+ */
+function podTeardown(dir: string, ctr: PrivateContainerd['ctr'], podCgroups: Map<string, string>): Teardown {
+  const mountsOf = (ids: string[]) => mountsUnder(dir).filter((m) => ids.some((id) => m.includes(id)));
+  return {
+    async force(podId, containerIds) {
+      for (const id of [...containerIds, podId]) {
+        await ctr('k8s.io', ['tasks', 'kill', '-s', 'SIGKILL', id]).catch(() => undefined);
+        await ctr('k8s.io', ['tasks', 'delete', '-f', id]).catch(() => undefined);
+      }
+      await killNaming(`-id ${podId} `);
+      const cgroup = podCgroups.get(podId);
+      for (const pid of cgroup ? processesInCgroup(cgroup) : []) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+      for (const m of mountsOf([podId, ...containerIds]).reverse()) await run('umount', ['-l', m]).catch(() => undefined);
+    },
+    leftovers(podId, containerIds) {
+      const cgroup = podCgroups.get(podId);
+      return [
+        ...processesNaming(`-id ${podId} `).map((p) => `shim ${p.pid}: ${p.cmdline}`),
+        ...(cgroup ? processesInCgroup(cgroup) : []).map((pid) => `process ${pid} in cgroup ${cgroup}`),
+        ...mountsOf([podId, ...containerIds]).map((m) => `mount ${m}`),
+      ];
+    },
+  };
 }

@@ -1,5 +1,8 @@
 // The kubelet side of CRI for tests: run pod sandboxes, create/start containers in them, exec,
-// and remove everything, over gRPC on the runtime's socket (cri-admin.proto).
+// and remove everything, over gRPC on the runtime's socket (cri-admin.proto). Removal retries and
+// then escalates through the owner's Teardown (the runtime's own tools), so that a stop failing
+// on a loaded node ("ttrpc: closed" when a shim goes away mid-stop) neither leaks the pod nor
+// fails the test that asked for it with an error of the runtime's.
 import grpc from '@grpc/grpc-js';
 import loader from '@grpc/proto-loader';
 import { randomUUID } from 'node:crypto';
@@ -10,6 +13,10 @@ import { serviceOf } from '../../../host/sources/container/cri.js';
 const PROTO = fileURLToPath(new URL('./cri-admin.proto', import.meta.url));
 /** Bound on one CRI call (StartContainer took up to 1.9 s at load 18; far more margin here). */
 const CALL_MS = 120_000;
+/** Rounds of StopPodSandbox + RemovePodSandbox in removePod; Teardown.force runs before the third and fourth. */
+const REMOVE_ROUNDS = 4;
+/** How long removePod waits for what is left of a removed pod (processes being reaped) to go. */
+const LEFTOVER_MS = 15_000;
 
 /** A pod as kubelet describes it. Pods share the node's network (no CNI here). */
 export interface PodSpec {
@@ -64,15 +71,39 @@ export interface ExecResult {
   exitCode: number;
 }
 
+/**
+ * What only the runtime's owner can do for removePod (it knows the runtime's tools, its dir and
+ * the host): `force` kills the tasks and the shim of a pod the CRI could not stop, `leftovers`
+ * lists what of a removed pod remains on the host (processes, mounts), `[]` when nothing.
+ */
+export interface Teardown {
+  force(podId: string, containerIds: string[]): Promise<void>;
+  leftovers(podId: string, containerIds: string[]): string[];
+}
+
+/** A CRI call's failure: `code` is the gRPC status (grpc.status). */
+export class CriError extends Error {
+  constructor(
+    readonly method: string,
+    readonly code: grpc.status,
+    message: string,
+  ) {
+    super(`CRI ${method}: ${message}`);
+  }
+}
+
 type Call = (req: unknown, opts: { deadline: number }, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
 
 /** A CRI client with the calls a test needs. */
 export class CriAdmin {
   private readonly client: grpc.Client & Record<string, Call>;
+  /** Containers created per pod sandbox id, for removePod's force and check. */
+  private readonly containersOf = new Map<string, string[]>();
 
   constructor(
     socket: string,
     private readonly logDir: string,
+    private readonly teardown?: Teardown,
   ) {
     const def = loader.loadSync(PROTO, { longs: String, enums: String, defaults: true, oneofs: true });
     const RuntimeService = serviceOf(def, 'runtime.v1.RuntimeService');
@@ -81,7 +112,7 @@ export class CriAdmin {
   }
 
   private call<T>(method: string, req: unknown): Promise<T> {
-    return new Promise((resolve, reject) => this.client[method]!.call(this.client, req, { deadline: Date.now() + CALL_MS }, (err, res) => (err ? reject(new Error(`CRI ${method}: ${err.message}`)) : resolve(res as T))));
+    return new Promise((resolve, reject) => this.client[method]!.call(this.client, req, { deadline: Date.now() + CALL_MS }, (err, res) => (err ? reject(new CriError(method, err.code, err.message)) : resolve(res as T))));
   }
 
   /** RunPodSandbox with host networking, kubelet's labels and cgroup parent. */
@@ -130,6 +161,7 @@ export class CriAdmin {
       },
     };
     const res = await this.call<{ containerId: string }>('CreateContainer', { podSandboxId: pod.id, config, sandboxConfig: pod.config });
+    this.containersOf.set(pod.id, [...(this.containersOf.get(pod.id) ?? []), res.containerId]);
     return res.containerId;
   }
 
@@ -187,10 +219,44 @@ export class CriAdmin {
     await this.call('RemoveContainer', { containerId: id });
   }
 
-  /** StopPodSandbox + RemovePodSandbox (its containers go with it). */
+  /**
+   * Removes pod sandbox `id` with its containers and checks that nothing of it is left: rounds of
+   * StopPodSandbox + RemovePodSandbox until ListPodSandbox no longer has it (the first retry
+   * plain, later ones after the Teardown's `force`: kill its tasks and shim); then the Teardown's
+   * `leftovers` must be empty (forced once more and waited for if not). A pod the runtime does not
+   * know counts as removed. Throws, naming every error met and what remains, only when something
+   * does; errors that retries overcame are written to stderr.
+   */
   async removePod(id: string): Promise<void> {
-    await this.call('StopPodSandbox', { podSandboxId: id });
-    await this.call('RemovePodSandbox', { podSandboxId: id });
+    const containers = this.containersOf.get(id) ?? [];
+    const errors: string[] = [];
+    const noted = (e: unknown) => errors.push(e instanceof Error ? e.message : String(e));
+    const force = () => this.teardown?.force(id, containers).catch((e: unknown) => noted(new Error(`force: ${e instanceof Error ? e.message : String(e)}`)));
+    let listed = true;
+    for (let round = 0; round < REMOVE_ROUNDS && listed; round++) {
+      if (round > 0) await new Promise((r) => setTimeout(r, 500 * round));
+      if (round > 1) await force();
+      for (const method of ['StopPodSandbox', 'RemovePodSandbox'])
+        await this.call(method, { podSandboxId: id }).catch((e: unknown) => {
+          if (!(e instanceof CriError && e.code === grpc.status.NOT_FOUND)) noted(e);
+        });
+      listed = await this.podIds().then(
+        (ids) => ids.includes(id),
+        (e: unknown) => (noted(e), true),
+      );
+    }
+    // a killed process stays listed until it is reaped: forced once, then given LEFTOVER_MS
+    let left = this.teardown?.leftovers(id, containers) ?? [];
+    const deadline = Date.now() + LEFTOVER_MS;
+    for (let forced = false; left.length && Date.now() < deadline; left = this.teardown!.leftovers(id, containers)) {
+      if (!forced) await force();
+      forced = true;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    if (listed) left.unshift('the sandbox (ListPodSandbox still lists it)');
+    if (left.length) throw new Error(`pod sandbox ${id} not removed after ${REMOVE_ROUNDS} rounds; left: ${left.join('; ')}; errors: ${errors.join('; ') || 'none'}`);
+    this.containersOf.delete(id);
+    if (errors.length) process.stderr.write(`cri: pod sandbox ${id} removed after retries (${errors.join('; ')})\n`);
   }
 
   /** Every pod sandbox's id. */
@@ -199,9 +265,11 @@ export class CriAdmin {
     return res.items.map((p) => p.id);
   }
 
-  /** Removes every pod sandbox. */
+  /** Removes every pod sandbox (each tried, see removePod); throws with the failures after the last. */
   async removeAllPods(): Promise<void> {
-    for (const id of await this.podIds()) await this.removePod(id);
+    const failed: string[] = [];
+    for (const id of await this.podIds()) await this.removePod(id).catch((e: unknown) => failed.push(e instanceof Error ? e.message : String(e)));
+    if (failed.length) throw new Error(failed.join('\n'));
   }
 
   close(): void {

@@ -8,7 +8,23 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildImages, BUSYBOX_IMAGE, containerdPresent, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent, runtimesAvailable, startContainerd, startDockerd, startPodman, type TestImages } from './index.js';
+import {
+  buildImages,
+  BUSYBOX_IMAGE,
+  containerdPresent,
+  dockerPresent,
+  imageToolsPresent,
+  leftovers,
+  mountsUnder,
+  netnsNames,
+  podmanPresent,
+  processesNaming,
+  runtimesAvailable,
+  startContainerd,
+  startDockerd,
+  startPodman,
+  type TestImages,
+} from './index.js';
 
 const ready = runtimesAvailable() && imageToolsPresent();
 let imagesDir = '';
@@ -53,6 +69,40 @@ function cgroupOf(pid: number): string {
     await c.ctrRun('rae', 'rae-native', BUSYBOX_IMAGE, ['sleep', '3600']);
     const native = Number(/^rae-native\s+(\d+)/m.exec(await c.ctr('rae', ['tasks', 'ls']))![1]);
     assert.is(cgroupOf(native), '/rae/rae-native');
+  } finally {
+    await c.stop();
+  }
+  assert.equal(leftovers(c.dir, c.cgroups, netns), []);
+});
+
+(ready && containerdPresent() ? test : test.skip)('removePod when the shim goes away mid-StopPodSandbox ("ttrpc: closed"): it retries and forces, the pod is gone, nothing left', async () => {
+  const netns = netnsNames();
+  const c = await startContainerd(images);
+  try {
+    const pod = await c.cri.runPod({ name: 'flaky-stop', namespace: 'default' });
+    const id = await c.cri.runContainer(pod, { name: 'sleeper', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['3600'] });
+    const shims = processesNaming(`-id ${pod.id} `);
+    assert.is(shims.length, 1, JSON.stringify(shims));
+    // The shim frozen, StopPodSandbox's state query of the container times out (containerd: 2 s)
+    // and its Kill of the container waits for the shim; killed then, the shim's ttrpc connection
+    // closes under that call and StopPodSandbox fails as in CI: "failed to stop container ...:
+    // failed to kill container ...: ttrpc: closed".
+    process.kill(shims[0]!.pid, 'SIGSTOP');
+    const removal = c.cri.removePod(pod.id).then(
+      () => 'removed',
+      (e: Error) => e.message,
+    );
+    const killing = `Kill container \\"${id}\\"`;
+    for (const deadline = Date.now() + 120_000; !c.daemon.log().includes(killing) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(c.daemon.log().includes(killing), `containerd never logged ${killing}:\n${c.daemon.log().slice(-2000)}`);
+    process.kill(shims[0]!.pid, 'SIGKILL');
+    assert.is(await removal, 'removed');
+    assert.not.ok((await c.cri.podIds()).includes(pod.id), 'the sandbox is still listed');
+    assert.equal([...processesNaming(pod.id), ...processesNaming(id)], []);
+    assert.equal(
+      mountsUnder(c.dir).filter((m) => m.includes(pod.id) || m.includes(id)),
+      [],
+    );
   } finally {
     await c.stop();
   }
