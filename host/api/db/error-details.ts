@@ -2,20 +2,12 @@
 // event), its events page by page, and its status (GitLab's ErrorRepository: find_error,
 // last_event_for, update_error). Every query is scoped to the project, so another project's
 // error is "not found", never shown.
+import type { ErrorGroupRow } from './error-groups.js';
 import type { Queryable } from './open.js';
 
 /** An error group with what its detail shows. */
-export interface ErrorDetailRow {
-  id: number;
+export interface ErrorDetailRow extends ErrorGroupRow {
   fingerprint: string;
-  name: string;
-  description: string;
-  actor: string;
-  platform: string;
-  status: string;
-  events_count: number;
-  first_seen_at: Date;
-  last_seen_at: Date;
   user_count: number;
   /** The payloads of the oldest and the newest event (GitLab reads releases from both). */
   first_payload: Record<string, unknown> | null;

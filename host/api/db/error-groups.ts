@@ -73,7 +73,8 @@ export async function recordErrorEvent(q: Queryable, e: ErrorEventInput): Promis
   return id;
 }
 
-interface GroupRow {
+/** An error group as stored. */
+export interface ErrorGroupRow {
   id: number;
   name: string;
   description: string;
@@ -89,7 +90,7 @@ interface GroupRow {
 export async function listErrorGroups(q: Queryable, f: { projectId: number; status: string; sort: ErrorSort; search: string | null; limit: number; offset: number }): Promise<{ rows: ErrorGroup[]; total: number }> {
   const where = `project_id = $1 AND status = $2 AND ($3::text IS NULL OR strpos(lower(name || ' ' || description), lower($3::text)) > 0)`;
   const params = [f.projectId, f.status, f.search];
-  const rows = await q.query<GroupRow>(
+  const rows = await q.query<ErrorGroupRow>(
     `SELECT id, name, description, actor, platform, status, events_count, first_seen_at, last_seen_at
      FROM error_tracking_errors WHERE ${where} ORDER BY ${ERROR_SORTS[f.sort]} LIMIT $4 OFFSET $5`,
     [...params, f.limit, f.offset],
