@@ -174,6 +174,11 @@ export interface Config {
     headersTimeoutSeconds: number;
     requestTimeoutSeconds: number;
   };
+  /**
+   * The engine's own faults (docs/api.md, "The engine's own faults"): reported to `dsn` (any
+   * Sentry-protocol DSN); when it is empty and the API is enabled, to the engine's own project.
+   */
+  errorTracking: { dsn: string };
 }
 
 /** The default state directory: $RAE_STATE_DIR, else /var/lib/runtime-audit-engine for root, else ~/.local/state. */
@@ -281,6 +286,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       headersTimeoutSeconds: 20,
       requestTimeoutSeconds: 60,
     },
+    errorTracking: { dsn: '' },
   };
 }
 
