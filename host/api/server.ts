@@ -16,6 +16,7 @@ import { clientErrorHandler, limitConnectionsPerClient, serverOptionsOf, type Ap
 import { registerClientKeyRoutes } from './routes/client-keys.js';
 import { registerCollectorRoutes } from './routes/collector.js';
 import { sendError } from './routes/common.js';
+import { registerErrorDetailRoutes } from './routes/error-detail.js';
 import { registerErrorListRoutes } from './routes/error-list.js';
 import { registerSettingsRoutes } from './routes/settings.js';
 import { unstorableText, unstorableValue } from './storable.js';
@@ -125,6 +126,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerSettingsRoutes(app, ctx);
   registerClientKeyRoutes(app, ctx);
   registerErrorListRoutes(app, ctx);
+  registerErrorDetailRoutes(app, ctx);
   await registerCollectorRoutes(app, ctx);
   return app;
 }

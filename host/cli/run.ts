@@ -3,6 +3,7 @@
 // all are up (a source that fails is retried, and readiness on /healthz says so until it is up),
 // reloads the configuration and rules on SIGHUP (reload.ts), and on SIGTERM/SIGINT stops every
 // component after evaluating the audit events already accepted (bounded, logged).
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { loadRules, type LoadResult } from '../engine/index.js';
 import { startForwarder, type ForwarderServer } from '../forwarder/index.js';
 import { startFanout } from '../output/fanout.js';
 import { createMetrics, type Metrics } from '../metrics/index.js';
+import type { Alert } from '../output/alert.js';
 import { DetectionEngine } from '../runtime/detection-engine.js';
 import { ModuleSources, publishAuditWebhookConfig, startModule, type ModuleSource } from '../resources/index.js';
 import { startAuditWebhook } from '../sources/audit/index.js';
@@ -22,6 +24,7 @@ import { followDomainNames } from '../sources/dns/index.js';
 import { KernelIngest } from '../sources/syscall/ingest.js';
 import { readProcess } from '../sources/syscall/procfs.js';
 import { syscallModuleSource } from '../sources/syscall/source.js';
+import { createFaultTracking } from '../tracking/index.js';
 import { log, onStdoutClosed, parseCommandArgs, setLogLevel, UsageError, type Command } from './command.js';
 import { notReady, ReadinessBoard } from './readiness.js';
 import { Reloader } from './reload.js';
@@ -199,15 +202,29 @@ export const runCommand: Command = {
       log(r.ready ? `run: ready (${components.map((c) => c.name).join(', ')}): every component is up` : `run: no longer ready: ${notReady(r)}; /healthz answers 503 until it is up`);
     });
     board.set('engine', { state: 'starting' });
+    // The engine's own faults, reported to errorTracking.dsn or its own project (host/tracking).
+    const tracking = createFaultTracking({ dsn: config.errorTracking.dsn, version: versionInfo().version, hostname, log });
+    if ('problem' in tracking) {
+      log(`run: config errorTracking.dsn: ${tracking.problem}`, 'error');
+      return 1;
+    }
+    tracking.handleProcessFaults();
+    components.push({ name: 'error tracking', stop: async () => void (await tracking.close()) });
     try {
-      const metrics = createMetrics({ processMetrics: true });
+      const metrics = tracking.tapMetrics(createMetrics({ processMetrics: true }));
       const version = versionInfo();
       metrics.versionInfo(version.version, version.engine_version);
       // Every loaded rules file's sha256, as Falco's falcosecurity_falco_sha256_rules_files_info, updated on each load.
       const rulesLoaded = (r: LoadResult) => {
         reportLoad(r);
         const files = r.files.filter((f) => f.name !== SELECTION_FILE).map((f) => ({ name: f.name, text: r.sources(f.name)?.text ?? '' }));
-        metrics.rulesFiles(Object.entries(versionInfo(files).rules_files_sha256).map(([name, sha256]) => ({ name, sha256 })));
+        const hashes = Object.entries(versionInfo(files).rules_files_sha256).map(([name, sha256]) => ({ name, sha256 }));
+        metrics.rulesFiles(hashes);
+        tracking.setRulesHash(
+          createHash('sha256')
+            .update(hashes.map((h) => `${h.name} ${h.sha256}\n`).join(''))
+            .digest('hex'),
+        );
       };
       // The fan-out (stdout and the destinations) runs either way; the forwarder's server feeds it.
       const fanout = await startFanout({ config: config.forwarder, metrics, log, hostname });
@@ -228,13 +245,16 @@ export const runCommand: Command = {
         board.set('api', { state: 'starting' });
         apiStarted = startApi({ config, log, databaseUrl: process.env.DATABASE_URL }).then(
           (api) => {
-            components.push({ name: 'api', stop: () => api.close() });
+            // the engine's faults still pending go into the API's database before it closes
+            components.push({ name: 'api', stop: () => tracking.close().then(() => api.close()) });
             log(`run: api listening on ${api.url}`);
             board.set('api', { state: 'up' });
+            void tracking.apiStarted(api.db);
           },
           (err: unknown) => {
             log(`run: the api failed to start: ${(err as Error).message}; detection goes on without it`, 'error');
             board.set('api', { state: 'failed', error: (err as Error).message });
+            tracking.apiUnavailable(`the api failed to start`);
           },
         );
       };
@@ -260,6 +280,7 @@ export const runCommand: Command = {
         expandLimits: expandLimitsOf(config),
         maxOutputFieldBytes: config.rules.maxOutputFieldBytes,
         onAlert: fanout.submit,
+        onError: (e) => tracking.engineError(e),
       });
       // The configured rules start compiling in the worker now (the module's load then finds the
       // module built or building).
@@ -267,11 +288,23 @@ export const runCommand: Command = {
       components.push({ name: 'engine', stop: () => engine.close() });
       // Sources run while the module is enabled (a ModuleConfig in the resources directory); one
       // that fails to start is retried with backoff, and readiness shows it meanwhile.
-      const sources = new ModuleSources(log, { onState: (name, s) => board.set(name, s) });
+      const sources = new ModuleSources(log, {
+        onState: (name, s) => {
+          board.set(name, s);
+          tracking.sourceState(name, s);
+        },
+      });
       if (config.webhook.enabled) await sources.add(webhookSource(config, engine, metrics));
-      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: fanout.submit, capture: { snaplen: config.syscall.snaplen } }, (reason) => board.set('syscall', { state: 'off', reason }));
+      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: fanout.submit, capture: { snaplen: config.syscall.snaplen } }, (reason) => {
+        board.set('syscall', { state: 'off', reason });
+        tracking.probeUnavailable(reason);
+      });
       if (kernel) await sources.add(kernel);
-      const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: fanout.submit, onRulesLoaded: rulesLoaded });
+      const submitModuleAlert = (a: Alert) => {
+        fanout.submit(a);
+        tracking.moduleAlert(a);
+      };
+      const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: submitModuleAlert, onRulesLoaded: rulesLoaded });
       components.push({ name: `module (${module.dir})`, stop: () => module.stop() });
       board.set('engine', { state: 'up' });
       const reload = new Reloader({ configFile: values.config, stateDirOverride: values['state-dir'], overrides, running, module, log });
@@ -291,6 +324,7 @@ export const runCommand: Command = {
       }
       // A database still to be created: the API last, once the detection path is up.
       if (config.api.enabled && !apiEarly) startApiAside();
+      if (!config.api.enabled) tracking.apiUnavailable('api.enabled is false');
     } catch (err) {
       log(`run: failed to start: ${(err as Error).message}`, 'error');
       stopping = true;

@@ -129,6 +129,11 @@ export interface Config {
   dns: { enabled: boolean } & DnsConfig;
   /** REST API (docs/api.md, host/api/config.ts). */
   api: ApiConfig;
+  /**
+   * The engine's own faults (docs/api.md, "The engine's own faults"): reported to `dsn` (any
+   * Sentry-protocol DSN); when it is empty and the API is enabled, to the engine's own project.
+   */
+  errorTracking: { dsn: string };
 }
 
 /** The default state directory: $RAE_STATE_DIR, else /var/lib/runtime-audit-engine for root, else ~/.local/state. */
@@ -200,6 +205,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     dns: { enabled: true, ...DNS_DEFAULTS, servers: [...DNS_DEFAULTS.servers] },
     api: defaultApiConfig(),
+    errorTracking: { dsn: '' },
   };
 }
 

@@ -1,5 +1,6 @@
 // The API suites on PGlite (embedded PostgreSQL in a state directory).
 import { accessSuites } from './cases/access.js';
+import { errorDetailSuites } from './cases/error-detail.js';
 import { settingsKeysSuites } from './cases/settings-keys.js';
 import { unstorableSuite } from './cases/unstorable.js';
 import { finalSuite } from './cases/final.js';
@@ -14,6 +15,7 @@ accessSuites(storage);
 settingsKeysSuites(storage);
 ingestionSuites(storage);
 sentrySdkSuite(storage);
+errorDetailSuites(storage);
 lifecycleSuite(storage);
 unstorableSuite(storage);
 hardeningSuite(storage);

@@ -3,6 +3,7 @@
 // loudly (CI counts a skip as a failure; scripts/setup.sh installs Debian's postgresql).
 import { test } from 'uvu';
 import { accessSuites } from './cases/access.js';
+import { errorDetailSuites } from './cases/error-detail.js';
 import { finalSuite } from './cases/final.js';
 import { hardeningSuite } from './cases/hardening.js';
 import { ingestionSuites } from './cases/ingestion.js';
@@ -22,6 +23,7 @@ if ('unavailable' in storage) {
   settingsKeysSuites(storage);
   ingestionSuites(storage);
   sentrySdkSuite(storage);
+  errorDetailSuites(storage);
   lifecycleSuite(storage);
   unstorableSuite(storage);
   hardeningSuite(storage);

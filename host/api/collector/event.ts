@@ -1,10 +1,12 @@
 // Turns one Sentry event payload into the error group it belongs to, as GitLab's collector did
 // (reference §5.3, §5.6): the exception is the first entry with a stacktrace (else the first),
 // name = its type, description = its value, actor = the event's transaction or
-// "function(module)" of the last frame, grouped with the platform. Beyond GitLab (whose old
-// collector refused them), events with only a message are accepted, as GitLab's newer backend does.
+// "function(module)" of the last frame; the group is the fingerprint of the type and frames
+// (fingerprint.ts). Beyond GitLab (whose old collector refused them), events with only a message
+// are accepted, as GitLab's newer backend does.
 import { apiError, sentryInvalidField, type ApiError } from '../errors.js';
 import type { ErrorEventInput } from '../db/index.js';
+import { fingerprintOf, userKeyOf } from './fingerprint.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -91,6 +93,7 @@ export function eventToError(input: unknown, projectId: number, now = new Date()
   let name: string;
   let description: string;
   let actor: string;
+  let groupFrames: Obj[] = [];
   if (list && list.length > 0) {
     const allFrames = list.map(frames);
     if (allFrames.some((f) => f === null)) return apiError('SENTRY_UNSUPPORTED');
@@ -99,7 +102,8 @@ export function eventToError(input: unknown, projectId: number, now = new Date()
       list.findIndex((e) => isObj(e.stacktrace)),
     );
     const exc = list[index]!;
-    const last = allFrames[index]!.at(-1);
+    groupFrames = allFrames[index]!;
+    const last = groupFrames.at(-1);
     name = str(exc.type) ?? 'Error';
     description = typeof exc.value === 'string' ? exc.value : '';
     actor = transaction ?? (last ? `${str(last.function) ?? ''}(${str(last.module) ?? ''})` : (str(event.culprit) ?? 'unknown'));
@@ -110,12 +114,15 @@ export function eventToError(input: unknown, projectId: number, now = new Date()
     description = message;
     actor = transaction ?? str(event.culprit) ?? str(event.logger) ?? 'message';
   }
+  const exception = list !== undefined && list.length > 0;
   return {
     projectId,
+    fingerprint: fingerprintOf(event, { platform, name, actor, frames: groupFrames, exception }),
     name: cut(name, 255),
     description: cut(description, 1024),
     actor: cut(actor, 255),
     platform,
+    userKey: userKeyOf(event),
     eventId: str(event.event_id),
     environment: str(event.environment),
     level: str(event.level),

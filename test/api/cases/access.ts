@@ -3,7 +3,7 @@
 // GitLab's order: 401, project 404, role 403, parameters 400, the endpoint's own 404.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createKey } from '../../../host/api/db/index.js';
+import { createKey, recordErrorEvent } from '../../../host/api/db/index.js';
 import { seedWorld, startTestApi, type TestApi, type Who, type World } from '../helpers/api.js';
 import type { Req, Res } from '../helpers/http.js';
 import type { Storage } from '../helpers/storage.js';
@@ -28,10 +28,30 @@ export function expectRes(res: Res, status: number, body?: unknown, what = ''): 
   if (body !== undefined) assert.match(String(res.headers['content-type']), /^application\/json/, `${what}: content type`);
 }
 
-type Endpoint = { name: string; method: string; path: (w: World, t: TestApi) => Promise<string> | string; req?: Req; ok: number; min: 'maintainer' | 'reporter' };
+type Endpoint = { name: string; method: string; path: (w: World, t: TestApi) => Promise<string> | string; req?: Req; ok: number; min: 'maintainer' | 'developer' | 'reporter' };
 
 const settings = (w: World) => `/api/v4/projects/${w.project.id}/error_tracking/settings`;
 const keys = (w: World) => `/api/v4/projects/${w.project.id}/error_tracking/client_keys`;
+/** An error of the project, stored as the collector would (one event), and its path. */
+async function anError(w: World, t: TestApi): Promise<string> {
+  const payload = { exception: { values: [{ type: 'AccessError', value: 'v' }] } };
+  const at = new Date();
+  const id = await recordErrorEvent(t.db, {
+    projectId: w.project.id,
+    fingerprint: 'access',
+    name: 'AccessError',
+    description: 'v',
+    actor: 'a',
+    platform: '',
+    userKey: null,
+    eventId: null,
+    environment: null,
+    level: null,
+    occurredAt: at,
+    payload,
+  });
+  return `/api/v4/projects/${w.project.id}/error_tracking/errors/${id}`;
+}
 const ENDPOINTS: Endpoint[] = [
   { name: 'PUT settings', method: 'PUT', path: settings, req: { json: { active: true, integrated: true } }, ok: 200, min: 'maintainer' },
   { name: 'GET settings', method: 'GET', path: settings, ok: 200, min: 'maintainer' },
@@ -46,6 +66,10 @@ const ENDPOINTS: Endpoint[] = [
     min: 'maintainer',
   },
   { name: 'GET errors', method: 'GET', path: (w) => `/api/v4/projects/${w.project.id}/error_tracking/errors`, ok: 200, min: 'reporter' },
+  { name: 'GET errors/:error_id', method: 'GET', path: anError, ok: 200, min: 'reporter' },
+  { name: 'GET errors/:error_id/latest_event', method: 'GET', path: async (w, t) => `${await anError(w, t)}/latest_event`, ok: 200, min: 'reporter' },
+  { name: 'GET errors/:error_id/events', method: 'GET', path: async (w, t) => `${await anError(w, t)}/events`, ok: 200, min: 'reporter' },
+  { name: 'PUT errors/:error_id', method: 'PUT', path: anError, req: { json: { status: 'resolved' } }, ok: 200, min: 'developer' },
 ];
 
 const CALLERS: Who[] = ['none', 'wrong', 'expired', 'revoked', 'outsider', 'guest', 'reporter', 'developer', 'maintainer', 'owner', 'admin', 'readonly'];
@@ -57,7 +81,7 @@ function expected(e: Endpoint, who: Who): { status: number; body?: unknown } {
   if (who === 'revoked') return { status: 401, body: B.revoked };
   if (who === 'readonly' && e.method !== 'GET') return { status: 403, body: B.scope };
   if (who === 'outsider') return { status: 404, body: B.projectNotFound };
-  const need = e.min === 'maintainer' ? 40 : 20;
+  const need = { maintainer: 40, developer: 30, reporter: 20 }[e.min];
   return LEVEL[who]! >= need ? { status: e.ok } : { status: 403, body: B.forbidden };
 }
 

@@ -13,8 +13,8 @@ import { expectRes } from './access.js';
 
 const CLIENT = fileURLToPath(new URL('../fixtures/sentry-client.mjs', import.meta.url));
 
-/** The SDK program: one message per line in, one JSON line of HTTP statuses out. */
-function sdkProgram(dsn: string, caFile: string): { report(message: string): Promise<number[]>; close(): Promise<number | null> } {
+/** The SDK program: one message (and optionally a tab and a user id) per line in, one JSON line of HTTP statuses out. */
+export function sdkProgram(dsn: string, caFile: string): { report(message: string): Promise<number[]>; close(): Promise<number | null> } {
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [CLIENT, dsn, caFile], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
