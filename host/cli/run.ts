@@ -13,6 +13,7 @@ import { renderDiagnostic } from '../engine/diagnostics.js';
 import { loadRules, type LoadResult } from '../engine/index.js';
 import { startForwarder } from '../forwarder/index.js';
 import { createMetrics, type Metrics } from '../metrics/index.js';
+import type { Alert } from '../output/alert.js';
 import { DetectionEngine } from '../runtime/detection-engine.js';
 import { ModuleSources, publishAuditWebhookConfig, startModule, type ModuleSource } from '../resources/index.js';
 import { startAuditWebhook } from '../sources/audit/index.js';
@@ -22,7 +23,7 @@ import { KernelIngest } from '../sources/syscall/ingest.js';
 import { readProcess } from '../sources/syscall/procfs.js';
 import { syscallModuleSource } from '../sources/syscall/source.js';
 import { log, parseCommandArgs, setLogLevel, UsageError, type Command } from './command.js';
-import { notReady, ReadinessBoard } from './readiness.js';
+import { notReady, ReadinessBoard, reportUnavailableSource } from './readiness.js';
 import { Reloader } from './reload.js';
 import { checkRun, expandLimitsOf, SELECTION_FILE } from './run-config.js';
 import { watchRulesFiles } from './rules-watch.js';
@@ -259,7 +260,10 @@ export const runCommand: Command = {
       // that fails to start is retried with backoff, and readiness shows it meanwhile.
       const sources = new ModuleSources(log, { onState: (name, s) => board.set(name, s) });
       if (config.webhook.enabled) await sources.add(webhookSource(config, engine, metrics));
-      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: (a) => forwarder.submit(a), capture: { snaplen: config.syscall.snaplen } }, (reason) => board.set('syscall', { state: 'off', reason }));
+      const submit = (a: Alert) => forwarder.submit(a);
+      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit, capture: { snaplen: config.syscall.snaplen } }, (code, reason) =>
+        reportUnavailableSource({ board, metrics, submit, hostname, log }, 'syscall', code, reason, config.syscall.optional),
+      );
       if (kernel) await sources.add(kernel);
       const module = await startModule({ config, dir: values.resources, engine, sources, extraFiles: files, metrics, log, hostname, submit: (a) => forwarder.submit(a), onRulesLoaded: rulesLoaded });
       components.push({ name: `module (${module.dir})`, stop: () => module.stop() });
