@@ -142,7 +142,12 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   }
 
   let server: ForwarderServer | undefined;
-  if (limits) server = await startServer({ metrics, accept: submit, hostname: opts.hostname, log, readiness: opts.readiness }, fc.address, fc.port, limits);
+  try {
+    if (limits) server = await startServer({ metrics, accept: submit, hostname: opts.hostname, log, readiness: opts.readiness }, fc.address, fc.port, limits);
+  } catch (err) {
+    await Promise.all(outputs.map((o) => o.close(0))); // a start that fails leaves nothing running
+    throw err;
+  }
 
   return {
     submit,

@@ -142,7 +142,12 @@ export async function startServer(deps: ServerDeps, address: string, port: numbe
     return reply.type(contentType).send(body);
   });
 
-  await app.listen({ host: address, port });
+  try {
+    await app.listen({ host: address, port });
+  } catch (err) {
+    await app.close();
+    throw new Error(`forwarder: cannot listen on ${address}:${port} (forwarder.address, forwarder.port): ${(err as Error).message}`);
+  }
   const bound = app.server.address();
   const actualPort = typeof bound === 'object' && bound ? bound.port : port;
   const host = address.includes(':') ? `[${address}]` : address;
