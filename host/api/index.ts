@@ -33,9 +33,10 @@ export class ApiStartError extends Error {
 
 /**
  * Starts the API. `databaseUrl` falls back to $DATABASE_URL; pass '' to force PGlite.
- * Rejects with ApiStartError (or the database's own error) when it cannot start.
+ * Rejects with ApiStartError (or the database's own error) when it cannot start. Once `signal` is
+ * aborted it does not listen: the database, once open, is closed and the start rejects.
  */
-export async function startApi(opts: { config: ApiOptions; log: (msg: string) => void; databaseUrl?: string }): Promise<RunningApi> {
+export async function startApi(opts: { config: ApiOptions; log: (msg: string) => void; databaseUrl?: string; signal?: AbortSignal }): Promise<RunningApi> {
   const api = opts.config.api;
   const databaseUrl = opts.databaseUrl ?? process.env.DATABASE_URL ?? '';
   const tls = readTls(api.tlsCertFile, api.tlsKeyFile);
@@ -50,6 +51,7 @@ export async function startApi(opts: { config: ApiOptions; log: (msg: string) =>
   if ('problem' in limits) throw new ApiStartError(limits.problem);
   const { db, applied } = await openApiDatabase({ stateDir: opts.config.stateDir, databaseUrl });
   try {
+    if (opts.signal?.aborted) throw new ApiStartError('stopped while it opened its database (closed, never listened)');
     const where = db.kind === 'pglite' ? `PGlite at ${db.location}` : `PostgreSQL at ${db.location}`;
     opts.log(`api: storage ${where}${applied.length > 0 ? `, applied migrations ${applied.join(', ')}` : ''}`);
     if (bootstrap) {

@@ -26,7 +26,7 @@ import { readProcess } from '../sources/syscall/procfs.js';
 import { syscallModuleSource } from '../sources/syscall/source.js';
 import { createFaultTracking } from '../tracking/index.js';
 import { log, onStdoutClosed, parseCommandArgs, setLogLevel, UsageError, type Command } from './command.js';
-import { notReady, ReadinessBoard } from './readiness.js';
+import { notReady, ReadinessBoard, reportUnavailableSource } from './readiness.js';
 import { Reloader } from './reload.js';
 import { checkRun, expandLimitsOf, SELECTION_FILE } from './run-config.js';
 import { watchRulesFiles } from './rules-watch.js';
@@ -183,7 +183,15 @@ export const runCommand: Command = {
     const running = structuredClone(config);
 
     const components: Component[] = [];
+    /** Settles once the API is up, has failed, or was closed by a stop during its start (rae run starts it last, without waiting). */
+    let apiStarted: Promise<void> | undefined;
+    /** Tells an API still starting that the run stops: it closes its database instead of listening. */
+    const apiAbort = new AbortController();
+    // Every started component, last first; then an API still opening its database, which cannot be
+    // cut short (a PGlite first start is an initdb: stopped half-way it would leave a database the
+    // next start cannot open) but holds no port yet: the ports are free before the wait.
     const stopAll = async () => {
+      apiAbort.abort();
       for (const c of components.reverse()) {
         try {
           await c.stop();
@@ -191,10 +199,11 @@ export const runCommand: Command = {
           log(`run: stopping ${c.name}: ${(err as Error).message}`);
         }
       }
+      if (!apiStarted) return;
+      log('run: every component is stopped but the api, which is still opening its database; it closes it once open, without listening');
+      await apiStarted;
     };
     let started = false;
-    /** Settles once the API is up or has failed (rae run starts it last, without waiting). */
-    let apiStarted: Promise<void> = Promise.resolve();
     let wasReady = false;
     const board = new ReadinessBoard((r) => {
       if (!started || stopping || r.ready === wasReady) return;
@@ -243,20 +252,27 @@ export const runCommand: Command = {
       // (measured under load: the detection path as soon, every component 0.7 s sooner).
       const startApiAside = () => {
         board.set('api', { state: 'starting' });
-        apiStarted = startApi({ config, log, databaseUrl: process.env.DATABASE_URL }).then(
-          (api) => {
-            // the engine's faults still pending go into the API's database before it closes
-            components.push({ name: 'api', stop: () => tracking.close().then(() => api.close()) });
-            log(`run: api listening on ${api.url}`);
-            board.set('api', { state: 'up' });
-            void tracking.apiStarted(api.db);
-          },
-          (err: unknown) => {
-            log(`run: the api failed to start: ${(err as Error).message}; detection goes on without it`, 'error');
-            board.set('api', { state: 'failed', error: (err as Error).message });
-            tracking.apiUnavailable(`the api failed to start`);
-          },
-        );
+        const pending = startApi({ config, log, databaseUrl: process.env.DATABASE_URL, signal: apiAbort.signal })
+          .then(
+            async (api) => {
+              if (apiAbort.signal.aborted) return api.close(); // up just as the stop began
+              // the engine's faults still pending go into the API's database before it closes
+              components.push({ name: 'api', stop: () => tracking.close().then(() => api.close()) });
+              log(`run: api listening on ${api.url}`);
+              board.set('api', { state: 'up' });
+              void tracking.apiStarted(api.db);
+            },
+            (err: unknown) => {
+              if (apiAbort.signal.aborted) return log(`run: the api did not start: ${(err as Error).message}`);
+              log(`run: the api failed to start: ${(err as Error).message}; detection goes on without it`, 'error');
+              board.set('api', { state: 'failed', error: (err as Error).message });
+              tracking.apiUnavailable(`the api failed to start`);
+            },
+          )
+          .finally(() => {
+            apiStarted = undefined;
+          });
+        apiStarted = pending;
       };
       const apiEarly = config.api.enabled && (!!process.env.DATABASE_URL || existsSync(join(pgliteDir(config.stateDir), 'PG_VERSION')));
       if (apiEarly) startApiAside();
@@ -295,8 +311,8 @@ export const runCommand: Command = {
         },
       });
       if (config.webhook.enabled) await sources.add(webhookSource(config, engine, metrics));
-      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: fanout.submit, capture: { snaplen: config.syscall.snaplen } }, (reason) => {
-        board.set('syscall', { state: 'off', reason });
+      const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit: fanout.submit, capture: { snaplen: config.syscall.snaplen } }, (code, reason) => {
+        reportUnavailableSource({ board, metrics, submit: fanout.submit, hostname, log }, 'syscall', code, reason, config.syscall.optional);
         tracking.probeUnavailable(reason);
       });
       if (kernel) await sources.add(kernel);
@@ -328,7 +344,6 @@ export const runCommand: Command = {
     } catch (err) {
       log(`run: failed to start: ${(err as Error).message}`, 'error');
       stopping = true;
-      await apiStarted;
       await stopAll();
       return 1;
     }
@@ -343,7 +358,6 @@ export const runCommand: Command = {
     const t0 = performance.now();
     log(`run: ${signal} received, stopping`);
     await reloader.idle();
-    await apiStarted;
     await stopAll();
     log(`run: stopped in ${Math.round(performance.now() - t0)} ms`);
     return 0;

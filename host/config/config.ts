@@ -109,8 +109,13 @@ export interface Config {
    * fields, Falco's JSON switches: host/output/config.ts), one section as falcosidekick has it.
    */
   forwarder: ForwarderServerConfig & OutputConfig;
-  /** The kernel source: snaplen is Falco's falco_libs.snaplen (-S): bytes of a syscall's I/O buffer recorded, 0..MAX_DATA (4096). */
-  syscall: { snaplen: number };
+  /**
+   * The kernel source: snaplen is Falco's falco_libs.snaplen (-S): bytes of a syscall's I/O buffer
+   * recorded, 0..MAX_DATA (4096). optional: whether the engine may be ready while the probe cannot
+   * run here (no privilege, no BTF...); false (the default) keeps /healthz and /readyz at 503 then,
+   * so a node's engine blind to syscalls is not in service (docs/forwarder.md "Readiness").
+   */
+  syscall: { snaplen: number; optional: boolean };
   /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources), the apiVersion group, and how many manifest files of what size are read. */
   resources: { dir: string; apiGroup: string; maxFiles: number; maxFileBytes: number };
   /** controlPlaneManager: publish the API server's audit webhook configuration while the audit source runs ('' = <stateDir>/audit-webhook-config.yaml). */
@@ -193,7 +198,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestTimeoutSeconds: 30,
     },
     forwarder: { ...defaultForwarderServerConfig(), ...defaultOutputConfig() },
-    syscall: { snaplen: DEFAULT_SNAPLEN },
+    syscall: { snaplen: DEFAULT_SNAPLEN, optional: false },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     containers: {

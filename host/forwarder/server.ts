@@ -3,8 +3,9 @@
 //   POST /test     creates the test event; 200, empty body
 //   POST /         a Falco JSON alert; 200 empty, or 400 "Please send a valid request body: <why>"
 //   /healthz       200 {"status": "ok"} (any method) while the engine is ready; 503
-//                  {"status": "not ready", "components": [...]} while a component is starting or
-//                  failed (falcosidekick always answers 200: it has no sources to be blind without)
+//                  {"status": "not ready", "components": [...]} while a component is starting,
+//                  failed, or off while required (falcosidekick always answers 200: it has no
+//                  sources to be blind without)
 //   /readyz        the same status with every component's state, 200 or 503 (any method)
 //   /ping          200 "pong\n" (any method)
 //   /metrics       Prometheus text exposition
@@ -25,13 +26,18 @@ export interface ComponentStatus {
   state: 'starting' | 'up' | 'off' | 'failed';
   /** Why it is off. */
   reason?: string;
+  /**
+   * Off, yet the configuration needs it: an enabled source that cannot run here and is not marked
+   * optional (`syscall.optional: false`). Such a component keeps the engine from being ready.
+   */
+  required?: boolean;
   /** Why the last start failed. */
   error?: string;
   attempts?: number;
   retryInMs?: number;
 }
 
-/** The engine's readiness: ready when no component is starting or failed. */
+/** The engine's readiness: ready when no component is starting, failed, or off while required. */
 export interface Readiness {
   ready: boolean;
   components: ComponentStatus[];
@@ -136,7 +142,12 @@ export async function startServer(deps: ServerDeps, address: string, port: numbe
     return reply.type(contentType).send(body);
   });
 
-  await app.listen({ host: address, port });
+  try {
+    await app.listen({ host: address, port });
+  } catch (err) {
+    await app.close();
+    throw new Error(`forwarder: cannot listen on ${address}:${port} (forwarder.address, forwarder.port): ${(err as Error).message}`);
+  }
   const bound = app.server.address();
   const actualPort = typeof bound === 'object' && bound ? bound.port : port;
   const host = address.includes(':') ? `[${address}]` : address;

@@ -7,10 +7,10 @@ import type { Registry } from 'prom-client';
 import { priorityNumber, type Priority } from '../engine/priority.js';
 import { BoundedLabel } from './bounded.js';
 import { createRegistry } from './registry.js';
-import { SOURCES, type Destination, type DropReason, type ProcessLookupResult, type ReferenceReason, type RulesetFailureReason, type SourceLabel, type TruncateReason, type WebhookReason } from './names.js';
+import { SOURCES, type Destination, type DropReason, type ProcessLookupResult, type ReferenceReason, type RulesetFailureReason, type SourceLabel, type SourceUnavailableReason, type TruncateReason, type WebhookReason } from './names.js';
 
 export { METRICS, SOURCES, DROP_REASONS, TRUNCATE_REASONS, RULESET_FAILURE_REASONS, DESTINATIONS, WEBHOOK_REASONS } from './names.js';
-export type { Destination, DropReason, TruncateReason, RulesetFailureReason, SourceLabel, WebhookReason } from './names.js';
+export type { Destination, DropReason, TruncateReason, RulesetFailureReason, SourceLabel, SourceUnavailableReason, WebhookReason } from './names.js';
 
 /** What the events counter needs to know about an alert (an Alert fits). */
 export interface AlertLabels {
@@ -58,6 +58,8 @@ export interface Metrics {
   webhookRequest(status: number, reason: WebhookReason): void;
   /** Events waiting in a source's queue. */
   sourceQueueLength(source: SourceLabel, length: number): void;
+  /** An enabled source that cannot run on this host, and why: enginesecurity_engine_source_unavailable. */
+  sourceUnavailable(source: SourceLabel, reason: SourceUnavailableReason): void;
   /** Seconds spent evaluating one batch. */
   evaluationTime(source: SourceLabel, seconds: number): void;
   rulesLoaded(source: SourceLabel, count: number): void;
@@ -113,6 +115,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     eventsReferenceJudged: (source, reason, n = 1) => m.eventsReferenceJudged.inc({ source, reason }, n),
     webhookRequest: (status, reason) => m.webhookRequests.inc({ status: String(status), reason }),
     sourceQueueLength: (source, length) => m.sourceQueue.set({ source }, length),
+    sourceUnavailable: (source, reason) => m.sourceUnavailable.set({ source, reason }, 1),
     evaluationTime: (source, seconds) => m.evaluationSeconds.observe({ source }, seconds),
     rulesLoaded: (source, count) => m.rulesLoaded.set({ source }, count),
     versionInfo: (version, engine_version) => m.versionInfo.set({ version, engine_version }, 1),

@@ -53,6 +53,10 @@ export type ProcessLookupResult = (typeof PROCESS_LOOKUP_RESULTS)[number];
 export const EVALUATOR_TIERS = ['wasm', 'interpreter'] as const;
 export type EvaluatorTier = (typeof EVALUATOR_TIERS)[number];
 
+/** Why an enabled source cannot run on this host (the kernel probe's support codes, host/sources/syscall/addon.ts SupportCode). */
+export const SOURCE_UNAVAILABLE_REASONS = ['ENOTLINUX', 'ENOADDON', 'EABI', 'ENOBTF', 'EPERM', 'ENOTRACEPOINT'] as const;
+export type SourceUnavailableReason = (typeof SOURCE_UNAVAILABLE_REASONS)[number];
+
 /** The forwarder's outputs, as `destination` label values. */
 export const DESTINATIONS = ['stdout', 'webhook', 'file', 'program', 'slack', 'teams', 'mattermost', 'discord', 'googlechat', 'alertmanager', 'loki', 'nats', 'mqtt', 'redis', 'syslog', 'smtp'] as const;
 export type Destination = (typeof DESTINATIONS)[number];
@@ -164,6 +168,12 @@ export const METRICS = {
     labelNames: ['source', 'reason'],
   }),
   webhookRequests: def({ type: 'counter', name: 'enginesecurity_engine_webhook_requests_total', help: 'Requests to the audit webhook by HTTP status and reason (accepted, or why refused).', labelNames: ['status', 'reason'] }),
+  sourceUnavailable: def({
+    type: 'gauge',
+    name: 'enginesecurity_engine_source_unavailable',
+    help: '1 per enabled source that cannot run on this host, labelled with why (EPERM, ENOBTF...); unless the configuration marks the source optional (syscall.optional), the engine is not ready meanwhile.',
+    labelNames: ['source', 'reason'],
+  }),
   sourceQueue: def({ type: 'gauge', name: 'enginesecurity_engine_source_queue_length', help: 'Events waiting in a source queue for evaluation.', labelNames: ['source'] }),
   versionInfo: def({
     type: 'gauge',

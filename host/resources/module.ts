@@ -5,9 +5,10 @@
 // rejections reported through the forwarder, and the module state applied: sources started when
 // enabled and stopped when disabled, the forwarder's debug logging switched by
 // settings.debugLogging. Consumes run's parts; produces a stop().
-import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from '../config/config.js';
+import { writeProblem } from '../config/write-problem.js';
 import { builtinRulesFiles } from '../engine/builtin.js';
 import type { LoadResult, RulesFile } from '../engine/index.js';
 import type { Metrics } from '../metrics/index.js';
@@ -45,20 +46,6 @@ export function ensureResourcesDir(dir: string, apiGroup: string): boolean {
     throw new Error(`cannot create the resources directory ${dir}: ${writeProblem(dirname(dir), err as NodeJS.ErrnoException)}; create it beforehand (with a ModuleConfig) or set resources.dir`);
   }
   return true;
-}
-
-/** Why writing under `parent` failed, in words: a read-only or full file system, or the error itself. */
-function writeProblem(parent: string, err: NodeJS.ErrnoException): string {
-  let code = err.code;
-  // mkdir -p on a read-only file system reports ENOENT for the missing path: ask the parent itself.
-  try {
-    accessSync(parent, constants.W_OK);
-  } catch (e) {
-    code = (e as NodeJS.ErrnoException).code ?? code;
-  }
-  if (code === 'EROFS') return `${parent} is on a read-only file system (EROFS)`;
-  if (code === 'ENOSPC') return `no space left on the file system of ${parent} (ENOSPC)`;
-  return err.message;
 }
 
 export interface ResourcesOptions extends ControllerOptions {

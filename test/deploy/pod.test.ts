@@ -8,9 +8,9 @@
 // EngineAuditRules written into the mounted resources volume goes live; deploy/'s event generator
 // Pod (`event-generator run`) in the same cluster has each action it performed detected by the
 // engine pod (syscall actions with the generator's container id, audit actions through the
-// webhook); and a pod without CAP_BPF says so in its log and in /readyz. A test removes its pods
-// through release(): a removal that fails (after removePod's retries and force) is reported and
-// judged by the last test, "cleanup", never by the assertions of the test that had passed.
+// webhook); and a pod without CAP_BPF says so in its log and in /readyz, and is not ready. A test
+// removes its pods through release(): a removal that fails (after removePod's retries and force) is
+// reported and judged by the last test, "cleanup", never by the assertions of the test that had passed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
@@ -86,7 +86,7 @@ async function waitUntil(check: () => boolean, deadlineMs: number): Promise<bool
   return true;
 }
 
-async function readyz(pod: EnginePod): Promise<{ status: number; body: { status: string; components: Array<{ name: string; state: string; reason?: string; error?: string }> } }> {
+async function readyz(pod: EnginePod): Promise<{ status: number; body: { status: string; components: Array<{ name: string; state: string; reason?: string; error?: string; required?: boolean }> } }> {
   const r = await fetch(`http://127.0.0.1:${pod.forwarderPort}/readyz`);
   return { status: r.status, body: (await r.json()) as never };
 }
@@ -236,17 +236,20 @@ t("deploy/'s event generator Pod (event-generator run): the engine pod detects e
   await release(gen.pod.id);
 });
 
-t('a pod without CAP_BPF names it in its log and in /readyz', async () => {
+t('a pod without CAP_BPF names it in its log and in /readyz, and is not ready', async () => {
   const pod = await cluster!.startEngine({ withoutCapabilities: ['BPF'], name: 'no-bpf' });
-  await cluster!.waitReady(pod);
+  // Never ready by design (syscall.optional: false): wait for the end of its start instead.
+  assert.ok(await waitUntil(() => pod.log().some((l) => l.includes('run: started (')), 600_000), pod.log().slice(-20).join('\n'));
   const line = pod.log().find((l) => l.includes('kernel (syscall) source off'));
   assert.ok(line, pod.log().slice(-20).join('\n'));
   assert.match(line!, /without CAP_BPF\)/);
   assert.not.match(line!, /CAP_PERFMON\)/);
   const r = await readyz(pod);
+  assert.is(r.status, 503, JSON.stringify(r.body));
   const syscall = r.body.components.find((c) => c.name === 'syscall');
   assert.is(syscall?.state, 'off');
   assert.match(syscall?.reason ?? '', /without CAP_BPF\)/);
+  assert.is(syscall?.required, true);
   await release(pod.pod.id);
 });
 

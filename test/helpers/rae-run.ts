@@ -22,9 +22,10 @@ export interface RaeRun {
   stop(): Promise<number | null>;
 }
 
-/** Starts `rae run` with the given arguments. */
-export function startRae(args: string[]): RaeRun {
-  const child = spawn(process.execPath, ['bin/rae.js', 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TZ: 'UTC' } });
+/** Starts `rae run` with the given arguments; `wrapper` (e.g. `setpriv ...`) runs node when given. */
+export function startRae(args: string[], wrapper: string[] = []): RaeRun {
+  const command = [...wrapper, process.execPath, 'bin/rae.js', 'run', ...args];
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TZ: 'UTC' } });
   let err = '';
   let out = '';
   const lines: string[] = [];

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { writeProblem } from '../../config/write-problem.js';
 
 /** Something that runs SQL: the database itself or an open transaction. */
 export interface Queryable {
@@ -103,8 +104,14 @@ function takeLock(lockFile: string): void {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(lockFile, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+      try {
+        writeSync(fd, String(process.pid));
+      } catch (err) {
+        rmSync(lockFile, { force: true }); // an empty lock names no owner: leave none
+        throw err;
+      } finally {
+        closeSync(fd);
+      }
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -159,15 +166,26 @@ async function createPglite(dir: string, template: string, lockFile: string): Pr
 }
 
 async function openPglite(dir: string, template: string): Promise<Db> {
-  mkdirSync(dir, { recursive: true });
+  // Errors name the directory and the real cause (a read-only or full file system), not Node's
+  // ENOENT of mkdir -p or a bare `ENOSPC ..., write`.
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw new Error(`cannot create the API database directory ${dir}: ${writeProblem(dirname(dir), err as NodeJS.ErrnoException)}`);
+  }
   const lockFile = `${dir}/.rae-api.lock`;
-  takeLock(lockFile);
+  try {
+    takeLock(lockFile);
+  } catch (err) {
+    if (err instanceof DatabaseLockedError) throw err;
+    throw new Error(`cannot take the API database lock ${lockFile}: ${writeProblem(dir, err as NodeJS.ErrnoException)}`);
+  }
   let db: PGlite;
   try {
     db = await createPglite(dir, template, lockFile);
   } catch (err) {
     rmSync(lockFile, { force: true });
-    throw err;
+    throw new Error(`cannot open the PGlite database in ${dir}: ${writeProblem(dir, err as NodeJS.ErrnoException)}`, { cause: err });
   }
   const q = (c: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     query: async <R>(sql: string, params?: unknown[]) => (await c.query<R>(sql, params)).rows,

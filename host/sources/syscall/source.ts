@@ -13,7 +13,7 @@ import type { Alert } from '../../output/alert.js';
 import type { LoadResult } from '../../engine/index.js';
 import { dataSyscalls, missingFields, type MissingField } from './fields.js';
 import { HDR, KIND, MAX_RECORD, SIZES } from './abi.js';
-import { clocks, DEFAULT_SNAPLEN, openCapture, probeSupport, type Capture, type CaptureOptions } from './addon.js';
+import { clocks, DEFAULT_SNAPLEN, openCapture, probeSupport, type Capture, type CaptureOptions, type SupportCode } from './addon.js';
 import { encodeProcRecord, readProcesses } from './procfs.js';
 import { syscallIds, syscallName } from './syscalls.js';
 
@@ -264,12 +264,12 @@ export function dropAlert(lost: number, shed: number, hostname: string, now: big
   );
 }
 
-/** The kernel source as a module source for `rae run`, or undefined after logging (and telling `onOff`) why it is off. */
-export function syscallModuleSource(opts: SyscallSourceOptions, onOff?: (reason: string) => void): { name: 'syscall'; start(): Promise<{ stop(): Promise<void> }> } | undefined {
+/** The kernel source as a module source for `rae run`, or undefined after logging (and telling `onOff`) why it cannot run here. */
+export function syscallModuleSource(opts: SyscallSourceOptions, onOff?: (code: SupportCode, reason: string) => void): { name: 'syscall'; start(): Promise<{ stop(): Promise<void> }> } | undefined {
   const support = probeSupport();
   if (!support.available) {
     opts.log(`run: kernel (syscall) source off: ${support.code}: ${support.reason}; the other sources keep running`);
-    onOff?.(`${support.code}: ${support.reason}`);
+    onOff?.(support.code, support.reason);
     return undefined;
   }
   return {
