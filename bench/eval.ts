@@ -11,14 +11,14 @@
 // the decoded path: encode + evaluate), and resident memory.
 import { loadRules, type LoadedRule } from '../host/engine/index.js';
 import { RuleMatcher } from '../host/engine/matcher.js';
-import { MEM } from '../host/engine/codegen/abi.js';
+import { MEM } from '../host/abi/module.js';
 import { RuleCompiler } from '../host/runtime/compiler.js';
 import { DetectionEngine, selectRules } from '../host/runtime/detection-engine.js';
 import { RuleModule } from '../host/runtime/evaluator.js';
 import { FieldEvent } from '../host/engine/field-event.js';
 import type { SourceEvent } from '../host/engine/source-event.js';
 import { KernelIngest } from '../host/sources/syscall/ingest.js';
-import { HDR, KIND, SIZES, SYSCALL } from '../host/sources/syscall/abi.js';
+import { HDR, KIND, SIZES, SYSCALL } from '../host/abi/records.js';
 import { encodeProcRecord } from '../host/sources/syscall/procfs.js';
 import { syscallNr } from '../host/sources/syscall/syscalls.js';
 import { figure, median, progress } from './report.js';

@@ -9,15 +9,12 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { resolveOutputs } from '../forwarder/outputs/table.js';
 import { FALCO_JSON_DEFAULTS, type FalcoJsonConfig } from '../forwarder/outputs/falco-json.js';
-import { DEFAULT_EXPAND_LIMITS } from '../engine/budget.js';
-import { DEFAULT_RULES_BOUNDS } from '../engine/rules-bounds.js';
-import { HARD_MAX_DEPTH } from '../engine/parser.js';
+import { DEFAULT_EXPAND_LIMITS, DEFAULT_RULES_BOUNDS, HARD_MAX_DEPTH, REGEX_HARD_LIMITS } from '../engine/index.js';
 import { DEFAULT_MAX_OUTPUT_FIELD_BYTES } from '../output/from-match.js';
-import { REGEX_HARD_LIMITS } from '../engine/regex-syntax.js';
 import type { ClientLimits } from '../net/connections.js';
 import { DEFAULT_RUNTIMES } from '../sources/container/index.js';
 import { DNS_DEFAULTS } from '../sources/dns/resolver.js';
-import { MAX_DATA } from '../sources/syscall/abi.js';
+import { MAX_DATA } from '../abi/records.js';
 import { DEFAULT_SNAPLEN } from '../sources/syscall/addon.js';
 
 export type RuleMatching = 'first' | 'all';

@@ -7,7 +7,7 @@
 // `rae run -l RULE --json`).
 import { walk, type Expr, type Rhs, type TransformerArg } from './ast.js';
 import type { ExceptionDef, ListDef, MacroDef, RuleDef } from './collector.js';
-import type { LoadedRule, LoadResult } from './index.js';
+import type { LoadedRule, LoadResult } from './ruleset.js';
 import { templateText } from './output-template.js';
 import { parseCondition } from './parser.js';
 import { printExpr } from './printer.js';

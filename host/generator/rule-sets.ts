@@ -6,7 +6,7 @@
 // `enabled` says whether the rule is on when its set is loaded (some sandbox rules are
 // `enabled: false` and fire only once a rules file enables them).
 import { parse as parseYaml } from 'yaml';
-import { builtinRulesFiles, BUILTIN_SETS, type BuiltinSet } from '../engine/builtin.js';
+import { BUILTIN_SETS, builtinRulesFiles, type BuiltinSet } from '../engine/index.js';
 
 /** The maturity of a rule, as falcosecurity/rules names it. */
 export type RuleMaturity = 'stable' | 'incubating' | 'sandbox';

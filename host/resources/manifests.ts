@@ -6,10 +6,8 @@
 // like rule diagnostics by renderDiagnostic). A document with any error yields no resource; the
 // other documents of the file are unaffected.
 import { isMap, isScalar, isSeq, parseAllDocuments, type Node, type YAMLMap } from 'yaml';
-import { BUILTIN_SETS } from '../engine/builtin.js';
-import { diagnostic, type Diagnostic, type Location } from '../engine/diagnostics.js';
+import { BUILTIN_SETS, type Diagnostic, diagnostic, type Location, SourceText } from '../engine/index.js';
 import { PRIORITIES } from '../engine/priority.js';
-import { SourceText } from '../engine/source-text.js';
 import { mapPairs, validateNode, valueLocation, type Schema } from './schema.js';
 
 /** The module's name: the only valid ModuleConfig name. */

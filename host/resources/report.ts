@@ -3,7 +3,7 @@
 // metrics and every output), and the ruleset-failure counter. Falco's own "hot restart failure"
 // alert has empty output_fields and is refused by falcosidekick (reference §2, §8); this one
 // carries fields so it is counted and delivered.
-import { renderDiagnostic, type Diagnostic, type SourceLookup } from '../engine/diagnostics.js';
+import { type Diagnostic, renderDiagnostic, type SourceLookup } from '../engine/index.js';
 import type { Metrics, RulesetFailureReason } from '../metrics/index.js';
 import { internalAlert } from '../output/alert.js';
 import type { Alert } from '../output/alert.js';

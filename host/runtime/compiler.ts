@@ -13,7 +13,7 @@
 import { Worker } from 'node:worker_threads';
 import { generateModule, type GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
-import { evtTypeId } from '../engine/codegen/abi.js';
+import { evtTypeId } from '../abi/module.js';
 import { buildModule, fromWasm, type Built, type BuildResult } from './build.js';
 import { compileKey } from './compile.js';
 import type { CompileRequest } from './compile-worker.js';

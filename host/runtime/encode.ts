@@ -10,12 +10,8 @@
 // text that is not an address are written as missing (the interpreter would compare them as text).
 import type { SourceLayout, Slot, ThreadField, ThreadUse, ValueKind } from '../engine/codegen/index.js';
 import { THREAD_FIELDS } from '../engine/codegen/index.js';
-import { lookupField, typeClass } from '../engine/fields.js';
-import type { RawScalar, RawValue } from '../engine/interpreter.js';
-import type { FieldRef } from '../engine/ir.js';
-import { parseIp, truncInt } from '../engine/literals.js';
-import type { SourceEvent } from '../engine/source-event.js';
-import { CTR, CTR_FLAGS, CTR_STRINGS, type ContainerKey, evtTypeId, LIMITS, MEM, REC, THREAD, writeContainerEntry } from '../engine/codegen/abi.js';
+import { type FieldRef, lookupField, parseIp, type RawScalar, type RawValue, type SourceEvent, truncInt, typeClass } from '../engine/index.js';
+import { CTR, CTR_FLAGS, CTR_STRINGS, type ContainerKey, evtTypeId, LIMITS, MEM, REC, THREAD, writeContainerEntry } from '../abi/module.js';
 
 const ANCESTOR_OF: Record<string, string> = {
   'proc.name': 'proc.aname',

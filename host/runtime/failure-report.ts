@@ -6,7 +6,7 @@
 import { internalAlert } from '../output/alert.js';
 import type { Alert } from '../output/alert.js';
 import type { DropReason } from '../metrics/index.js';
-import type { SourceEvent } from '../engine/source-event.js';
+import type { SourceEvent } from '../engine/index.js';
 import type { FailedRange } from './isolate.js';
 
 /** The rule name of the internal alert for events whose evaluation failed. */

@@ -9,9 +9,8 @@
 // watchdog deadline (the interpreter's regexes are JavaScript's): an event stopped there (or
 // failing in the interpreter) has no verdict and is reported as such, never as "no match".
 import type { LoadedRule } from '../engine/index.js';
-import { RuleMatcher } from '../engine/matcher.js';
+import { RuleMatcher, type SourceEvent } from '../engine/index.js';
 import type { ReferenceReason } from '../metrics/names.js';
-import type { SourceEvent } from '../engine/source-event.js';
 import { guardedCall } from './watchdog.js';
 
 /** One event judged by the reference interpreter for a module. */

@@ -2,7 +2,7 @@
 // sandbox"): no imports at all, exactly the expected exports, one memory whose minimum and
 // maximum are both the ABI's fixed size (read from the binary's memory section, which the JS API
 // does not expose), then, once instantiated, the ABI version and the end of its statics.
-import { ABI_VERSION, MEM } from '../engine/codegen/abi.js';
+import { ABI_VERSION, MEM } from '../abi/module.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 
 /** The exports a rule module has, no more and no fewer. */

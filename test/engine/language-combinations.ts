@@ -9,7 +9,7 @@ import { parseCondition } from '../../host/engine/parser.js';
 import { checkCondition, COMPARISON_OPERATORS, opsFor } from '../../host/engine/checker.js';
 import { MODIFIERS, TRANSFORMERS } from '../../host/engine/cursor.js';
 import { Diagnostics } from '../../host/engine/diagnostics.js';
-import { EVENT_NAMES } from '../../host/engine/event-names.js';
+import { EVENT_NAMES } from '../../host/abi/event-names.js';
 import { fieldTable, typeClass, type FieldDef, type Source } from '../../host/engine/fields.js';
 import { resolveAccess, SlotTable } from '../../host/engine/codegen/access.js';
 import { leafLimit } from '../../host/engine/codegen/index.js';

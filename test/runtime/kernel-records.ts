@@ -1,5 +1,5 @@
 // Kernel wire records built by hand for the byte path's tests (probes/src/events.h layouts).
-import { HDR, KIND, SIZES, SYSCALL } from '../../host/sources/syscall/abi.js';
+import { HDR, KIND, SIZES, SYSCALL } from '../../host/abi/records.js';
 import { syscallNr } from '../../host/sources/syscall/syscalls.js';
 
 /** A SYSCALL record (openat of `path` by `tid`). */

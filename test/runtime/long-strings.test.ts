@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { replayAlerts, replayAlertsWasm } from '../../host/cli/replay.js';
 import { loadRules } from '../../host/engine/index.js';
 import { createMetrics } from '../../host/metrics/index.js';
-import { MEM } from '../../host/engine/codegen/abi.js';
+import { MEM } from '../../host/abi/module.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { readReplayInput } from '../../host/sources/replay.js';
 import { eventList, metricValue, startTestWebhook } from '../sources/audit/webhook-helpers.js';

@@ -3,7 +3,7 @@
 // record header, or one of the module's own 8-byte record slots. Consumes FieldRefs of checked
 // conditions; produces Access values and, per source, the slot table (SourceLayout) that the host
 // encoder writes and the generated code reads.
-import { CTR, CTR_FLAGS, CTR_KEYED, CTR_START_BIT, CTR_STRINGS, flagBit, THREAD, TP, TF, type ContainerKey } from './abi.js';
+import { CTR, CTR_FLAGS, CTR_KEYED, CTR_START_BIT, CTR_STRINGS, flagBit, THREAD, TP, TF, type ContainerKey } from '../../abi/module.js';
 import { typeClass, type Source } from '../fields.js';
 import type { FieldRef } from '../ir.js';
 

@@ -3,5 +3,5 @@
 // of each comparison and strings.ts for the once-per-event string work.
 export { generateModule, leafLimit } from './module.js';
 export type { CodegenError, GeneratedModule, ThreadUse } from './module.js';
-export { THREAD_FIELDS, valueKind } from './access.js';
+export { SlotTable, THREAD_FIELDS, valueKind } from './access.js';
 export type { Slot, SourceLayout, ThreadField, ValueKind } from './access.js';

@@ -5,7 +5,7 @@
 // function `Ln(e): bool`; string `=`/`in`/`contains` go through the operand's memoised work.
 import type { Modifier } from '../ast.js';
 import type { CheckedExpr, CmpOp, Literal } from '../ir.js';
-import { EVT_TYPES, evtTypeId } from './abi.js';
+import { EVT_TYPES, evtTypeId } from '../../abi/module.js';
 import { Interpreter } from '../interpreter.js';
 import type { SlotTable, ValueKind } from './access.js';
 import { eqAt, u64Literal, utf8Bytes } from './bytes.js';

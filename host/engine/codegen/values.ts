@@ -8,7 +8,7 @@ import type { Operand } from '../ir.js';
 import { resolveAccess, valueKind, type Access, type SlotTable, type ThreadField, type ValueKind } from './access.js';
 import { staticBytes, utf8Bytes } from './bytes.js';
 import { CodegenLimit } from './strings.js';
-import { EVT_TYPES } from './abi.js';
+import { EVT_TYPES } from '../../abi/module.js';
 
 /** A scalar value: string (expr) or number/bool (pre, present, bits). */
 export interface Scalar {

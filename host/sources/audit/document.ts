@@ -2,9 +2,7 @@
 // EventList, or a single Event) and turns each audit event object into a SourceEvent with ka.* /
 // jevt.* / json.* field access. Shared by `rae replay --format audit` and the audit webhook, so
 // both evaluate exactly the same events. Consumes parsed JSON; produces SourceEvents and reasons.
-import type { FieldRef } from '../../engine/ir.js';
-import type { EventAccessor, RawValue } from '../../engine/interpreter.js';
-import type { SourceEvent } from '../../engine/source-event.js';
+import type { EventAccessor, FieldRef, RawValue, SourceEvent } from '../../engine/index.js';
 import { auditEventTimeNs, extractAuditField, type AuditEvent } from './extract.js';
 import { asText, getKeys, pointerKeys } from './json-value.js';
 import { hasAuditId, kaExtractor } from './ka-fields.js';

@@ -3,7 +3,7 @@
 // engine. Consumes Config, an evaluate function and Metrics; produces a running webhook.
 import type { Config } from '../../config/config.js';
 import type { Metrics } from '../../metrics/index.js';
-import type { SourceEvent } from '../../engine/source-event.js';
+import type { SourceEvent } from '../../engine/index.js';
 import { ensureWebhookTls, type WebhookTls } from './tls.js';
 import { startWebhook, type AuditWebhook } from './webhook.js';
 

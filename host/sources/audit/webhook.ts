@@ -19,7 +19,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.js';
 import { limitConnectionsPerClient, timeoutOptions } from '../../net/connections.js';
 import type { Metrics, WebhookReason } from '../../metrics/index.js';
-import type { SourceEvent } from '../../engine/source-event.js';
+import type { SourceEvent } from '../../engine/index.js';
 import { decodeAuditBody } from './batch.js';
 import { auditSourceEvent } from './document.js';
 import { AuditQueue } from './queue.js';

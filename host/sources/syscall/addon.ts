@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { ABI_VERSION, MAX_RECORD } from './abi.js';
+import { ABI_VERSION, MAX_RECORD } from '../../abi/records.js';
 
 /** Why the probe cannot run, as a stable code. */
 export type SupportCode = 'ENOTLINUX' | 'ENOADDON' | 'EABI' | 'ENOBTF' | 'EPERM' | 'ENOTRACEPOINT';

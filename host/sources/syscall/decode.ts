@@ -1,7 +1,7 @@
 // Record decoder for tests and tools: turns a batch of wire records (probes/src/events.h, offsets
 // from abi.ts) into plain objects. Not the hot path: the evaluator reads records in place. A
 // malformed batch never throws; decodeBatch stops at the first bad record and reports it.
-import { AF, CAPS, EXIT, HDR, KIND, PROC, SIZES, SOCKADDR, SYSCALL } from './abi.js';
+import { AF, CAPS, EXIT, HDR, KIND, PROC, SIZES, SOCKADDR, SYSCALL } from '../../abi/records.js';
 import { syscallName } from './syscalls.js';
 
 /** A socket address; family 0 = absent. */

@@ -2,7 +2,7 @@
 // mirror, the syscall name table, the record decoder and the /proc bootstrap.
 export { probeSupport, openCapture, clocks, loadNative, ADDON_PATH } from './addon.js';
 export type { Support, SupportCode, Capture, CaptureOptions, CaptureStats, CaptureError, NativeLayout } from './addon.js';
-export * as abi from './abi.js';
+export * as abi from '../../abi/records.js';
 export { syscallName, syscallNr, syscallIds, DATA_ONLY, DECODED, NR_SYSCALLS } from './syscalls.js';
 export { forEachRecord, decodeBatch, decodeRecord } from './decode.js';
 export type { EventRecord, SyscallRecord, ProcRecord, ExitRecord, SockAddr, DecodeError } from './decode.js';

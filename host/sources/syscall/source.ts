@@ -12,7 +12,7 @@ import { internalAlert } from '../../output/alert.js';
 import type { Alert } from '../../output/alert.js';
 import type { LoadResult } from '../../engine/index.js';
 import { dataSyscalls, missingFields, type MissingField } from './fields.js';
-import { HDR, KIND, MAX_RECORD, SIZES } from './abi.js';
+import { HDR, KIND, MAX_RECORD, SIZES } from '../../abi/records.js';
 import { clocks, DEFAULT_SNAPLEN, openCapture, probeSupport, type Capture, type CaptureOptions } from './addon.js';
 import { encodeProcRecord, readProcesses } from './procfs.js';
 import { syscallIds, syscallName } from './syscalls.js';

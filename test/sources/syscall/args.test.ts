@@ -15,7 +15,7 @@ import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { FieldEvent } from '../../../host/engine/field-event.js';
-import { HDR } from '../../../host/sources/syscall/abi.js';
+import { HDR } from '../../../host/abi/records.js';
 import { syscallName } from '../../../host/sources/syscall/syscalls.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';

@@ -20,7 +20,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
 import { alertFor } from '../../../host/output/from-match.js';
-import { HDR } from '../../../host/sources/syscall/abi.js';
+import { HDR } from '../../../host/abi/records.js';
 import { dataSyscalls } from '../../../host/sources/syscall/fields.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { syscallName } from '../../../host/sources/syscall/syscalls.js';

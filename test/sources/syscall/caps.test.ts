@@ -18,7 +18,7 @@ import * as assert from 'uvu/assert';
 import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
 import type { RawValue } from '../../../host/engine/interpreter.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
-import { CAPS, HDR, KIND, SIZES } from '../../../host/sources/syscall/abi.js';
+import { CAPS, HDR, KIND, SIZES } from '../../../host/abi/records.js';
 import { loadNative } from '../../../host/sources/syscall/addon.js';
 import { decodeRecord } from '../../../host/sources/syscall/decode.js';
 import { capsText, parseCapHex } from '../../../host/sources/syscall/caps.js';

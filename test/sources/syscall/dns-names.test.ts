@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
 import { RuleMatcher } from '../../../host/engine/matcher.js';
 import type { RuleModule } from '../../../host/runtime/evaluator.js';
-import { HDR } from '../../../host/sources/syscall/abi.js';
+import { HDR } from '../../../host/abi/records.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { domainNames } from '../../../host/sources/dns/index.js';
 import { compileAll } from '../../runtime/differential-helpers.js';

@@ -11,7 +11,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
-import { HDR } from '../../../host/sources/syscall/abi.js';
+import { HDR } from '../../../host/abi/records.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin } from './recording.js';

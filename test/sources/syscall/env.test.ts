@@ -14,7 +14,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
-import { HDR } from '../../../host/sources/syscall/abi.js';
+import { HDR } from '../../../host/abi/records.js';
 import { readProcess } from '../../../host/sources/syscall/procfs.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { corpusText } from '../../helpers/corpus.js';

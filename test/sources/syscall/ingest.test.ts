@@ -13,7 +13,7 @@ import { loadNative } from '../../../host/sources/syscall/addon.js';
 import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
 import type { RuleModule } from '../../../host/runtime/evaluator.js';
 import { FieldEvent } from '../../../host/engine/field-event.js';
-import { EXIT, HDR, KIND, PF, PROC, SIZES, SYSCALL, XF } from '../../../host/sources/syscall/abi.js';
+import { EXIT, HDR, KIND, PF, PROC, SIZES, SYSCALL, XF } from '../../../host/abi/records.js';
 import { encodeProcRecord, type ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
 import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
 import { decodeRecords } from './recording.js';

@@ -17,7 +17,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
 import { FieldEvent } from '../../../host/engine/field-event.js';
-import { HDR, KIND, PROC, SYSCALL } from '../../../host/sources/syscall/abi.js';
+import { HDR, KIND, PROC, SYSCALL } from '../../../host/abi/records.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { decodeRecord } from '../../../host/sources/syscall/decode.js';
 import { KERNEL_RECORD_FIELDS } from '../../../host/sources/syscall/fields.js';

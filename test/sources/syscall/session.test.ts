@@ -18,7 +18,7 @@ import { loadRules, type LoadedRule } from '../../../host/engine/index.js';
 import type { FieldEvent } from '../../../host/engine/field-event.js';
 import type { RawValue } from '../../../host/engine/interpreter.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
-import { HDR } from '../../../host/sources/syscall/abi.js';
+import { HDR } from '../../../host/abi/records.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin, type Recording } from './recording.js';

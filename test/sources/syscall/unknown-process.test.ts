@@ -20,7 +20,7 @@ import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
 import { walkChecked } from '../../../host/engine/ir.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
-import { HDR } from '../../../host/sources/syscall/abi.js';
+import { HDR } from '../../../host/abi/records.js';
 import { readProcess } from '../../../host/sources/syscall/procfs.js';
 import type { LookupResult, UnknownProcessOptions } from '../../../host/sources/syscall/unknown-process.js';
 import { UserNames } from '../../../host/sources/syscall/users.js';
