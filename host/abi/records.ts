@@ -25,8 +25,6 @@ export const INT = { RECORD: 0x1, DATA: 0x2 } as const;
 
 /** Record kinds (rae_hdr.kind). */
 export const KIND = { SYSCALL: 1, EXEC: 2, FORK: 3, EXIT: 4, PROC: 5, CAPS: 6 } as const;
-/** A record kind number. */
-export type Kind = (typeof KIND)[keyof typeof KIND];
 
 /** rae_syscall.sflags bits. */
 export const SF = { COMPAT: 0x1, PATH_TRUNC: 0x2, PATH_FAULT: 0x4 } as const;

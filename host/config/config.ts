@@ -17,7 +17,7 @@ import { DNS_DEFAULTS } from '../sources/dns/resolver.js';
 import { MAX_DATA } from '../abi/records.js';
 import { DEFAULT_SNAPLEN } from '../sources/syscall/addon.js';
 
-export type RuleMatching = 'first' | 'all';
+type RuleMatching = 'first' | 'all';
 
 /** Least severe log line written to stderr (Falco's log_level). */
 export const LOG_LEVELS = ['error', 'warning', 'info', 'debug'] as const;
@@ -370,7 +370,7 @@ function setKey(config: Config, key: string, text: string, append: boolean): Con
 }
 
 /** Applies RAE_<SECTION>_<KEY> environment variables; variables naming no key are left alone (RAE_STATE_DIR is read by the defaults). */
-export function applyEnvOverrides(config: Config, env: NodeJS.ProcessEnv = process.env): ConfigProblem[] {
+function applyEnvOverrides(config: Config, env: NodeJS.ProcessEnv = process.env): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const sections = Object.entries(config).filter(([, v]) => v !== null && typeof v === 'object' && !Array.isArray(v)) as [string, Record<string, unknown>][];
   for (const [name, text] of Object.entries(env)) {
@@ -389,7 +389,7 @@ export function applyEnvOverrides(config: Config, env: NodeJS.ProcessEnv = proce
 }
 
 /** Applies `-o key=value` options in order (a list key given again appends). */
-export function applyOverrides(config: Config, overrides: readonly string[]): ConfigProblem[] {
+function applyOverrides(config: Config, overrides: readonly string[]): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const seen = new Set<string>();
   for (const o of overrides) {

@@ -76,7 +76,7 @@ function exceptionSummary(exceptions: readonly ExceptionDef[]): { names: string[
 }
 
 /** One rule in Falco's layout: `info` as written (after appends), `details` as compiled. */
-export function ruleDescription(rule: LoadedRule, def: RuleDef, macros: ReadonlySet<string>, lists: ReadonlySet<string>) {
+function ruleDescription(rule: LoadedRule, def: RuleDef, macros: ReadonlySet<string>, lists: ReadonlySet<string>) {
   const asWritten = conditionDetails(written(def.cond.text), macros, lists);
   const compiled = conditionDetails(rule.expanded, macros, lists);
   const ex = exceptionSummary(def.exceptions);

@@ -24,13 +24,12 @@ import { SourceText, type RulesFile } from './source-text.js';
 // The engine's public surface: the layers above import these from here, never another file of
 // host/engine/ (test/layers.test.ts; the code generator, codegen/index.ts, and the priority
 // levels, priority.ts, are the named exceptions).
-export type { FileResult, LoadedRule, LoadOptions, LoadResult, Ruleset } from './ruleset.js';
+export type { LoadedRule, LoadOptions, LoadResult } from './ruleset.js';
 export { DEFAULT_EXPAND_LIMITS, type ExpandLimits } from './budget.js';
 export { BUILTIN_SETS, builtinRulesFiles, type BuiltinSet } from './builtin.js';
-export { ENGINE_VERSION, type Collected } from './collector.js';
+export { ENGINE_VERSION } from './collector.js';
 export { describeLoad } from './describe.js';
 export { diagnostic, diagnosticJson, Diagnostics, renderDiagnostic, type Diagnostic, type ItemType, type Location, type SourceLookup } from './diagnostics.js';
-export type { Expanded } from './expand.js';
 export { FieldEvent } from './field-event.js';
 export { fieldTable, lookupField, SOURCES, typeClass, type Source } from './fields.js';
 export type { EventAccessor, RawScalar, RawValue } from './interpreter.js';

@@ -6,7 +6,7 @@
 import { matchFieldPrefix, resolveField, type FieldDef, type Source } from './fields.js';
 
 /** Literal text of a template. */
-export interface OutputText {
+interface OutputText {
   kind: 'text';
   text: string;
   /** Offset of the text in the template. */
@@ -88,7 +88,7 @@ function unknownMessage(source: Source, rest: string): string {
 }
 
 /** The text form of one value (D.1): `<NA>` when missing, lists `(a,b,c)`, ancestors space-separated. */
-export function formatValue(tok: OutputTokenField, value: unknown): string {
+function formatValue(tok: OutputTokenField, value: unknown): string {
   if (value === undefined || value === null) return '<NA>';
   if (Array.isArray(value)) {
     const items = value.map(scalarText);

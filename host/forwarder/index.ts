@@ -17,8 +17,6 @@ import { createStdoutOutput } from './outputs/stdout.js';
 import { resolveOutputs } from './outputs/table.js';
 import { Delivery, type Output, type OutputContext } from './outputs/types.js';
 import { startServer, type ForwarderServer, type Readiness, type ServerLimits } from './server.js';
-
-export { TEST_RULE } from './normalize.js';
 export type { ComponentStatus, Readiness } from './server.js';
 
 /** The running forwarder. */
@@ -58,14 +56,14 @@ const DRAIN_MS = 5000;
 export const OUTPUT_DROP_RULE = 'Forwarder output dropped alerts';
 
 /** The internal alert for alerts dropped by full output queues since the last one. */
-export function outputDropAlert(drops: ReadonlyMap<Destination, number>, hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
+function outputDropAlert(drops: ReadonlyMap<Destination, number>, hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
   const list = [...drops].map(([d, n]) => `${d}=${n}`).join(' ');
   const total = [...drops.values()].reduce((a, b) => a + b, 0);
   return internalAlert(OUTPUT_DROP_RULE, 'Warning', ['forwarder', 'drops'], hostname, `${total} alert(s) dropped since the last report because an output's queue was full (${list})`, { n_drops: total, outputs: [...drops.keys()] }, now);
 }
 
 /** The server's bounds from the configuration, with the TLS PEMs read when both files are set (throws, naming the file, when one cannot be read). */
-export function serverLimits(fc: Config['forwarder']): ServerLimits {
+function serverLimits(fc: Config['forwarder']): ServerLimits {
   const { maxBodyBytes, maxConnectionsPerClient, headersTimeoutSeconds, requestTimeoutSeconds, tlsCertFile, tlsKeyFile } = fc;
   const limits: ServerLimits = { maxBodyBytes, maxConnectionsPerClient, headersTimeoutSeconds, requestTimeoutSeconds };
   if (!tlsCertFile && !tlsKeyFile) return limits;

@@ -24,7 +24,7 @@ const MATURITY: Record<BuiltinSet, RuleMaturity> = { syscall: 'stable', 'syscall
 let origins: Map<string, RuleOrigin> | undefined;
 
 /** Every rule of every built-in set by name (the first set that defines it), read once. */
-export function ruleOrigins(): ReadonlyMap<string, RuleOrigin> {
+function ruleOrigins(): ReadonlyMap<string, RuleOrigin> {
   if (origins) return origins;
   const found = new Map<string, RuleOrigin>();
   for (const set of BUILTIN_SETS) {

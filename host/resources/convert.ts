@@ -12,7 +12,7 @@ import { parsePriority } from '../engine/priority.js';
 import { RESOURCE_NAME, RESOURCE_VERSION } from './manifests.js';
 
 /** A located remark that does not stop the conversion. */
-export interface Note {
+interface Note {
   message: string;
   location: Location;
 }

@@ -16,7 +16,6 @@ export const MODULE_NAME = 'runtime-audit-engine';
 export const RESOURCE_VERSION = 'v1alpha1';
 /** The kinds this module reads. */
 export const KINDS = ['ModuleConfig', 'EngineAuditRules'] as const;
-export type Kind = (typeof KINDS)[number];
 
 /** Orchestrator object names: a DNS-1123 subdomain. */
 export const RESOURCE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -158,7 +157,7 @@ export interface ManifestRead {
 }
 
 /** A document that produced no resource. */
-export interface RejectedDocument {
+interface RejectedDocument {
   kind: string;
   name: string;
   ctx: Location[];

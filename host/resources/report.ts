@@ -42,7 +42,7 @@ function keeps(running: boolean): string {
 }
 
 /** The internal alert for a rejection; `running` says whether a ruleset is still running. */
-export function rejectionAlert(r: Rejection, hostname: string, running = true, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
+function rejectionAlert(r: Rejection, hostname: string, running = true, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
   const first = r.errors[0] ? headline(r.errors[0]) : 'invalid';
   const what = r.name ? `${r.kind}/${r.name}` : r.kind || 'a manifest document';
   return internalAlert(

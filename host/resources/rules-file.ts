@@ -93,7 +93,7 @@ function emitItem(e: Emitter, item: RulesSpecItem): void {
 }
 
 /** The generated file's name: unique per resource, never a real path. */
-export function generatedName(r: EngineAuditRulesResource): string {
+function generatedName(r: EngineAuditRulesResource): string {
   return `${r.file}#EngineAuditRules/${r.name}`;
 }
 

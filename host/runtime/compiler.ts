@@ -23,9 +23,9 @@ import { ModuleCache } from './module-cache.js';
 import type { WarmPlan } from './warm.js';
 
 /** Default deadline of one build in the worker (asc on a 10,000-term rule: about 10 s). */
-export const DEFAULT_COMPILE_TIMEOUT_MS = 120_000;
+const DEFAULT_COMPILE_TIMEOUT_MS = 120_000;
 /** Default V8 old-generation cap of the compile worker, MB. */
-export const DEFAULT_WORKER_HEAP_MB = 2048;
+const DEFAULT_WORKER_HEAP_MB = 2048;
 
 /**
  * Warm-up budget of a module from the disk cache, ms. It warms on this (the main) thread, before

@@ -13,7 +13,7 @@ import type { FailedRange } from './isolate.js';
 export const EVALUATION_FAILED_RULE = 'Engine internal: event evaluation failed';
 
 /** The drop reason of a failed range. */
-export function dropReason(r: FailedRange): DropReason {
+function dropReason(r: FailedRange): DropReason {
   return r.error.code === 'ETIMEOUT' ? 'watchdog' : 'trap';
 }
 

@@ -3,7 +3,7 @@
 // `rae replay` drives directly (a compiler, a module, the priority filter) and the interface a
 // source implements to hand kernel records to the engine (RecordTranslator). Nothing outside
 // host/runtime/ imports another of its files (test/layers.test.ts).
-export { DetectionEngine, selectRules, type DetectionEngineOptions, type EngineStats, type LoadOutcome } from './detection-engine.js';
+export { DetectionEngine, selectRules } from './detection-engine.js';
 export { RuleCompiler } from './compiler.js';
 export { RuleModule } from './evaluator.js';
 export type { RecordTranslator } from './translator.js';

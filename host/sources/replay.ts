@@ -10,7 +10,7 @@ import { FieldEvent, type SourceEvent } from '../engine/index.js';
 export type ReplayFormat = 'fields' | 'audit';
 
 /** One input record that could not become an event, with its 1-based line. */
-export interface Rejection {
+interface Rejection {
   line: number;
   reason: string;
 }

@@ -30,7 +30,7 @@ export interface Leaf {
 }
 
 /** Field representatives: the first fields of each (type, list, access shape) of a source's table. */
-export function representatives(source: Source, perShape = 2): FieldDef[] {
+function representatives(source: Source, perShape = 2): FieldDef[] {
   const table = new SlotTable(source);
   const seen = new Map<string, number>();
   const out: FieldDef[] = [];

@@ -6,8 +6,8 @@ import { openDatabase, type Db } from './open.js';
 export * from './accounts.js';
 export * from './error-groups.js';
 export * from './settings-keys.js';
-export { migrate, loadMigrations } from './migrate.js';
-export { openDatabase, redactUrl, DatabaseLockedError, type Db, type Queryable } from './open.js';
+export { migrate } from './migrate.js';
+export { openDatabase, type Db, type Queryable } from './open.js';
 
 /** The PGlite directory inside a state directory. */
 export function pgliteDir(stateDir: string): string {

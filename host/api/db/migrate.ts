@@ -16,7 +16,7 @@ export interface Migration {
 }
 
 /** The shipped migrations, in the order they apply. */
-export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
+function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.sql'))
     .sort()

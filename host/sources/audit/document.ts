@@ -8,7 +8,7 @@ import { asText, getKeys, pointerKeys } from './json-value.js';
 import { hasAuditId, kaExtractor } from './ka-fields.js';
 
 /** Why a document is neither an EventList nor an Event (the k8saudit plugin's log text). */
-export const NOT_AUDIT_DATA = 'data not recognized as a k8s audit event';
+const NOT_AUDIT_DATA = 'data not recognized as a k8s audit event';
 
 /** Reads one field of one event; resolved once per FieldRef (name tables, pointers, argument). */
 type Getter = (f: AuditFields) => RawValue | undefined;
@@ -36,7 +36,7 @@ function cachedGetter(name: string, arg: string | undefined): Getter {
 }
 
 /** Audit event field access (ka.*, jevt.*, json.* with the plugins' semantics; evt.* generic). */
-export class AuditFields implements EventAccessor {
+class AuditFields implements EventAccessor {
   /** Whether ka.* fields can be read (an object with an auditID key); checked on first use. */
   private kaGate: boolean | undefined;
 

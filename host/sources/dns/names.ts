@@ -7,7 +7,7 @@ import type { LoadedRule } from '../../engine/index.js';
 import { walkChecked } from '../../engine/index.js';
 
 /** The endpoint-name fields (libsinsp TYPE_CLIENTIP_NAME, TYPE_SERVERIP_NAME, TYPE_LIP_NAME, TYPE_RIP_NAME). */
-export const NAME_FIELDS: ReadonlySet<string> = new Set(['fd.cip.name', 'fd.sip.name', 'fd.lip.name', 'fd.rip.name']);
+const NAME_FIELDS: ReadonlySet<string> = new Set(['fd.cip.name', 'fd.sip.name', 'fd.lip.name', 'fd.rip.name']);
 
 /** The operators whose values libsinsp resolves (compare_domain: CO_EQ, CO_NE, CO_IN). */
 const RESOLVED_OPS: ReadonlySet<string> = new Set(['=', '!=', 'in']);

@@ -13,7 +13,7 @@ export interface SockAddr {
 }
 
 /** Fields every record has. */
-export interface RecordHeader {
+interface RecordHeader {
   tsNs: bigint;
   len: number;
   pid: number;
@@ -78,7 +78,7 @@ export interface ExitRecord extends RecordHeader {
 }
 
 /** RAE_KIND_CAPS: a successful capset(2), the caller's new sets. */
-export interface CapsRecord extends RecordHeader {
+interface CapsRecord extends RecordHeader {
   kind: typeof KIND.CAPS;
   capInheritable: bigint;
   capPermitted: bigint;

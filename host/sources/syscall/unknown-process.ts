@@ -24,7 +24,7 @@ import type { ThreadTable } from './thread-table.js';
 import type { ProcessLookupResult } from '../../metrics/names.js';
 
 /** Reads one process by pid (procfs.ts readProcess over /proc, or a test's stand-in); undefined when it is not there. */
-export type ProcessReader = (pid: number) => ProcSnapshot | undefined;
+type ProcessReader = (pid: number) => ProcSnapshot | undefined;
 
 /** How an unknown process's entry was filled: read (procfs), from the header because it was gone (gone) or past the bound (deferred). */
 export type LookupResult = ProcessLookupResult;
