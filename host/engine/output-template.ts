@@ -14,7 +14,7 @@ interface OutputText {
 }
 
 /** A `%field` of a template. */
-export interface OutputTokenField {
+interface OutputTokenField {
   kind: 'field';
   /** The field name as written, without the bracket argument (`proc.aname`, `evt.arg.flags`). */
   name: string;
