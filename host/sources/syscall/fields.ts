@@ -4,7 +4,7 @@
 // byte-layout readers of matched events: an eval record's slots by kind (recordFields) and the
 // process fields of a thread entry and its ancestors in linear memory (processFields, ancestors
 // by walking parent links, as the compiled rules do). No field is computed here.
-import { sockaddr, ipText } from './decode.js';
+import { sockaddr, ipText } from './sockaddr.js';
 import { AF, SYSCALL } from '../../abi/records.js';
 import { DATA_ARG } from './render.js';
 import type { LoadedRule } from '../../engine/index.js';

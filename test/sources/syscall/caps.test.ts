@@ -20,7 +20,7 @@ import type { RawValue } from '../../../host/engine/interpreter.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { CAPS, HDR, KIND, SIZES } from '../../../host/abi/records.js';
 import { loadNative } from '../../../host/sources/syscall/addon.js';
-import { decodeRecord } from '../../../host/sources/syscall/decode.js';
+import { decodeRecord } from '../../helpers/record-decoder.js';
 import { capsText, parseCapHex } from '../../../host/sources/syscall/caps.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { kernelGate } from './collector.js';

@@ -19,7 +19,7 @@ import { loadRules } from '../../../host/engine/index.js';
 import { FieldEvent } from '../../../host/engine/field-event.js';
 import { HDR, KIND, PROC, SYSCALL } from '../../../host/abi/records.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
-import { decodeRecord } from '../../../host/sources/syscall/decode.js';
+import { decodeRecord } from '../../helpers/record-decoder.js';
 import { KERNEL_RECORD_FIELDS } from '../../../host/sources/syscall/fields.js';
 import { compileAll } from '../../runtime/differential-helpers.js';
 import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
