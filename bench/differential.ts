@@ -6,8 +6,8 @@
 // conditions × events evaluated and the differences (must be 0). Seed: DIFF_SEED or the clock.
 import fc from 'fast-check';
 import { loadRules } from '../host/engine/index.js';
-import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from '../test/runtime/differential-helpers.js';
-import { enumerate, EXTRA_STRINGS, listFields, rulesYaml, TYPES } from '../test/engine/language-combinations.js';
+import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from '../support/differential.js';
+import { enumerate, EXTRA_STRINGS, listFields, rulesYaml, TYPES } from '../support/language-combinations.js';
 import { figure, progress } from './report.js';
 
 const S = 'differential';

@@ -9,8 +9,8 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../host/engine/index.js';
-import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from '../runtime/differential-helpers.js';
-import { enumerate, EXTRA_STRINGS, listFields, oneLeafPerClass, rulesYaml, TYPES } from './language-combinations.js';
+import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from '../../support/differential.js';
+import { enumerate, EXTRA_STRINGS, listFields, oneLeafPerClass, rulesYaml, TYPES } from '../../support/language-combinations.js';
 
 const EVENTS = 400;
 const BATCH = 200;

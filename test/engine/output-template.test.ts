@@ -9,7 +9,7 @@ import type { LoadedRule } from '../../host/engine/index.js';
 import type { RawValue } from '../../host/engine/interpreter.js';
 import { outputFieldKeys, parseOutput, type OutputToken } from '../../host/engine/output-template.js';
 import { alertFor } from '../../host/output/from-match.js';
-import { corpusText } from '../helpers/corpus.js';
+import { corpusText } from '../../support/corpus.js';
 
 /** Tokens as a compact string: literal text in quotes, fields as {canonical/width}. */
 function show(tokens: OutputToken[]): string {

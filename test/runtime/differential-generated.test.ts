@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../host/engine/index.js';
-import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from './differential-helpers.js';
+import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from '../../support/differential.js';
 
 const EVENTS = 100_000;
 const BATCH = 1000;

@@ -25,7 +25,7 @@ import { dataSyscalls } from '../../../host/sources/syscall/fields.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { syscallName } from '../../../host/sources/syscall/syscalls.js';
 import type { FieldEvent } from '../../../host/engine/field-event.js';
-import { compileAll } from '../../runtime/differential-helpers.js';
+import { compileAll } from '../../../support/differential.js';
 import { kernelGate } from './collector.js';
 import { startRae, type RaeRun } from '../../helpers/rae-run.js';
 import { bytesPass, recordKernel, translatorsPass, twin, type Recording } from './recording.js';

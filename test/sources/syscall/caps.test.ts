@@ -22,7 +22,7 @@ import { CAPS, HDR, KIND, SIZES } from '../../../host/abi/records.js';
 import { loadNative } from '../../../host/sources/syscall/addon.js';
 import { decodeRecord } from '../../helpers/record-decoder.js';
 import { capsText, parseCapHex } from '../../../host/sources/syscall/caps.js';
-import { compileAll } from '../../runtime/differential-helpers.js';
+import { compileAll } from '../../../support/differential.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin, type Recording } from './recording.js';
 import { fieldRef } from '../../helpers/field-ref.js';

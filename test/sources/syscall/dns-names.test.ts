@@ -16,7 +16,7 @@ import type { RuleModule } from '../../../host/runtime/evaluator.js';
 import { HDR } from '../../../host/abi/records.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { domainNames } from '../../../host/sources/dns/index.js';
-import { compileAll } from '../../runtime/differential-helpers.js';
+import { compileAll } from '../../../support/differential.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, twin } from './recording.js';
 import { fieldRef } from '../../helpers/field-ref.js';

@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { HDR } from '../../../host/abi/records.js';
-import { compileAll } from '../../runtime/differential-helpers.js';
+import { compileAll } from '../../../support/differential.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin } from './recording.js';
 import { fieldRef } from '../../helpers/field-ref.js';

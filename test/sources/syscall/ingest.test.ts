@@ -17,8 +17,8 @@ import { EXIT, HDR, KIND, PF, PROC, SIZES, SYSCALL, XF } from '../../../host/abi
 import { encodeProcRecord, type ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
 import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
 import { decodeRecords } from './recording.js';
-import { collectPools, compileAll } from '../../runtime/differential-helpers.js';
-import { corpusText } from '../../helpers/corpus.js';
+import { collectPools, compileAll } from '../../../support/differential.js';
+import { corpusText } from '../../../support/corpus.js';
 import { containerRecord } from '../../helpers/container-record.js';
 
 const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: corpusText(n) }))).ruleset.rules;

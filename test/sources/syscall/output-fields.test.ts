@@ -21,7 +21,7 @@ import { HDR, KIND, PROC, SYSCALL } from '../../../host/abi/records.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { decodeRecord } from '../../helpers/record-decoder.js';
 import { KERNEL_RECORD_FIELDS } from '../../../host/sources/syscall/fields.js';
-import { compileAll } from '../../runtime/differential-helpers.js';
+import { compileAll } from '../../../support/differential.js';
 import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
 import { batchPieces, recordKernel, translatorsPass, twin } from './recording.js';
 import { fieldRef } from '../../helpers/field-ref.js';

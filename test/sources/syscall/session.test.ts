@@ -19,7 +19,7 @@ import type { FieldEvent } from '../../../host/engine/field-event.js';
 import type { RawValue } from '../../../host/engine/interpreter.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { HDR } from '../../../host/abi/records.js';
-import { compileAll } from '../../runtime/differential-helpers.js';
+import { compileAll } from '../../../support/differential.js';
 import { kernelGate } from './collector.js';
 import { bytesPass, recordKernel, translatorsPass, twin, type Recording } from './recording.js';
 import { fieldRef } from '../../helpers/field-ref.js';

@@ -11,7 +11,7 @@ import { KernelIngest, nativeTranslator } from '../../../host/sources/syscall/in
 import type { ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
 import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
 import type { LookupResult } from '../../../host/sources/syscall/unknown-process.js';
-import { compileAll } from '../../runtime/differential-helpers.js';
+import { compileAll } from '../../../support/differential.js';
 import { twin } from './recording.js';
 
 const RULE = `- rule: non root setuid
