@@ -1,5 +1,5 @@
 // Benchmark `differential`: the larger run of test/engine/differential-language.test.ts. Every
-// leaf the checker accepts (language-combinations.ts: operator × modifier × transformer × field
+// leaf the checker accepts (support/language-combinations.ts: operator × modifier × transformer × field
 // type × right-hand side, derived from the checker's tables) is one rule; random events of both
 // sources (missing fields, lists, ancestors) go through the compiled module and the reference
 // interpreter. Reports the accepted leaves, those the compiled evaluator refuses (must be 0), the

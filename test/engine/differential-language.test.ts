@@ -1,5 +1,5 @@
 // Differential test over the whole condition language as the checker defines it
-// (language-combinations.ts): every accepted operator × modifier × transformer × field type ×
+// (support/language-combinations.ts): every accepted operator × modifier × transformer × field type ×
 // right-hand side (literal, literal list, field) must compile (both engines accept what the
 // checker accepts), and one rule per combination class is run on random events (missing fields,
 // list fields, ancestors, both sources) through the compiled module and the reference
