@@ -2,8 +2,7 @@
 // prints one Falco JSON alert line per detection on stdout, and a summary on stderr.
 import { readFileSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
-import { renderDiagnostic, RuleMatcher, type RuleMatching, type SourceEvent } from '../engine/index.js';
-import { loadRules, type LoadResult } from '../engine/index.js';
+import { type LoadResult, loadRules, renderDiagnostic, RuleMatcher, type RuleMatching, type SourceEvent } from '../engine/index.js';
 import { parsePriority, type Priority } from '../engine/priority.js';
 import { alertJson } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';

@@ -1,9 +1,8 @@
 // What `rae run` checks in a configuration beyond its shape, and the rules files it names: used
 // at start (a problem stops the start) and by a SIGHUP reload (a problem keeps the running
 // configuration). Consumes a Config; produces problems as log lines, or the rules files.
-import { BUILTIN_SETS, builtinRulesFiles, type ExpandLimits, type RulesBounds } from '../engine/index.js';
+import { BUILTIN_SETS, builtinRulesFiles, type ExpandLimits, loadRules, type RulesBounds, type RulesFile } from '../engine/index.js';
 import { LOG_LEVELS, type Config } from '../config/config.js';
-import { loadRules, type RulesFile } from '../engine/index.js';
 import { parsePriority, type Priority } from '../engine/priority.js';
 import { selectionProblem } from './rule-flags.js';
 import { readRulesFiles } from './rules-files.js';

@@ -3,9 +3,8 @@
 // (-l RULE). Consumes the field tables, the event names and a loaded ruleset; writes to stdout.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { describeLoad, ENGINE_VERSION, fieldTable, printExpr, type Source, SOURCES, templateText } from '../engine/index.js';
+import { describeLoad, ENGINE_VERSION, fieldTable, type LoadedRule, type LoadResult, printExpr, type RulesFile, type Source, SOURCES, templateText } from '../engine/index.js';
 import { EVENT_NAMES } from '../abi/event-names.js';
-import type { LoadedRule, LoadResult, RulesFile } from '../engine/index.js';
 
 const out = (text: string): void => {
   process.stdout.write(`${text}\n`);

@@ -2,8 +2,7 @@
 // values and `%N` widths, and output_fields typed as Falco's rawval_to_json does
 // (reference/falco-language.md D.1, D.4): integers as numbers, booleans, strings, lists as
 // arrays, missing as null.
-import { type FieldRef, type OutputToken, type RawScalar, type RawValue, type SourceEvent, typeClass } from '../engine/index.js';
-import type { LoadedRule } from '../engine/index.js';
+import { type FieldRef, type LoadedRule, type OutputToken, type RawScalar, type RawValue, type SourceEvent, typeClass } from '../engine/index.js';
 import type { Alert, OutputFieldValue } from './alert.js';
 
 type FieldToken = Extract<OutputToken, { kind: 'field' }>;

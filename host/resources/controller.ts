@@ -13,8 +13,7 @@
 //     held before, since nothing says they were deleted.
 // Consumes ManifestFile snapshots; produces engine loads, ModuleState changes and reports.
 import { createHash } from 'node:crypto';
-import { type Diagnostic, diagnostic, type Location, type SourceLookup, type SourceText } from '../engine/index.js';
-import type { LoadResult, RulesFile } from '../engine/index.js';
+import { type Diagnostic, diagnostic, type LoadResult, type Location, type RulesFile, type SourceLookup, type SourceText } from '../engine/index.js';
 import { readManifests, type EngineAuditRulesResource, type ModuleConfigResource, type Resource } from './manifests.js';
 import { reportRejection, type Rejection, type Reporter } from './report.js';
 import { owners, remapDiagnostics, toRulesFile, type TranslatedRules } from './rules-file.js';

@@ -8,8 +8,7 @@
 import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from '../config/config.js';
-import { builtinRulesFiles } from '../engine/index.js';
-import type { LoadResult, RulesFile } from '../engine/index.js';
+import { builtinRulesFiles, type LoadResult, type RulesFile } from '../engine/index.js';
 import type { Metrics } from '../metrics/index.js';
 import type { Alert } from '../output/alert.js';
 import { ResourceController, type ControllerOptions, type ModuleState, type RulesEngine } from './controller.js';

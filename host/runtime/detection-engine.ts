@@ -37,8 +37,7 @@
 // callers compile it first (the resources controller does: `rae run` starts serving on WASM);
 // without one, evaluateKernel throws and the source counts the batch as dropped.
 import type { Gauge } from 'prom-client';
-import { loadRules, type ExpandLimits, type LoadedRule, type LoadResult, type RulesFile } from '../engine/index.js';
-import { FieldEvent, RuleMatcher, type RuleMatching, type RulesBounds, type SourceEvent } from '../engine/index.js';
+import { type ExpandLimits, FieldEvent, type LoadedRule, type LoadResult, loadRules, RuleMatcher, type RuleMatching, type RulesBounds, type RulesFile, type SourceEvent } from '../engine/index.js';
 import { prioritySeverity, type Priority } from '../engine/priority.js';
 import type { Alert } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';

@@ -13,8 +13,7 @@
 // The interpreter's part of a range runs under the evaluator's watchdog deadline; a stop or an
 // exception fails the range (the engine isolates it as it does a trap).
 import { evtTypeId, MEM, REC } from '../abi/module.js';
-import type { LoadedRule, LoadResult } from '../engine/index.js';
-import { printExpr, RuleMatcher, type SourceEvent } from '../engine/index.js';
+import { type LoadedRule, type LoadResult, printExpr, RuleMatcher, type SourceEvent } from '../engine/index.js';
 import { runtimeError } from './errors.js';
 import type { RuleModule } from './evaluator.js';
 import type { Judgment } from './isolate.js';

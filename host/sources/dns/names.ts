@@ -3,8 +3,7 @@
 // libsinsp hands to its DNS manager (sinsp_filtercheck_fd.cpp compare_domain: match(name, addr)
 // puts each such name in the cache that a refresh thread keeps resolving). Consumes the loaded
 // rules' checked conditions; produces the sorted names for the resolver (resolver.ts).
-import type { LoadedRule } from '../../engine/index.js';
-import { walkChecked } from '../../engine/index.js';
+import { type LoadedRule, walkChecked } from '../../engine/index.js';
 
 /** The endpoint-name fields (libsinsp TYPE_CLIENTIP_NAME, TYPE_SERVERIP_NAME, TYPE_LIP_NAME, TYPE_RIP_NAME). */
 const NAME_FIELDS: ReadonlySet<string> = new Set(['fd.cip.name', 'fd.sip.name', 'fd.lip.name', 'fd.rip.name']);

@@ -7,8 +7,7 @@
 import { sockaddr, ipText } from './sockaddr.js';
 import { AF, SYSCALL } from '../../abi/records.js';
 import { DATA_ARG } from './render.js';
-import type { LoadedRule } from '../../engine/index.js';
-import { type Operand, typeClass, walkChecked } from '../../engine/index.js';
+import { type LoadedRule, type Operand, typeClass, walkChecked } from '../../engine/index.js';
 import type { SourceLayout } from '../../engine/codegen/index.js';
 import { CTR_FLAGS, CTR_KEYED, CTR_STRINGS, REC, TF, THREAD, TP } from '../../abi/module.js';
 

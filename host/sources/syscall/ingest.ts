@@ -32,7 +32,7 @@
 // and the reference the tests compare the native one with.
 import { hostname as osHostname } from 'node:os';
 import { posix } from 'node:path';
-import type { Slot } from '../../engine/codegen/index.js';
+import { type Slot, SlotTable } from '../../engine/codegen/index.js';
 import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from '../../abi/records.js';
 import { loadNative, type NativeIngest } from './addon.js';
 import {
@@ -67,7 +67,6 @@ import { envValue } from './env-index.js';
 import type { RecordTranslator, RuleModule } from '../../runtime/index.js';
 import { connTuple, endpointText, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, processFields, recordFields, SERVER_SIDE, serverSocket } from './fields.js';
 import { lookupField } from '../../engine/index.js';
-import { SlotTable } from '../../engine/codegen/index.js';
 import { ThreadTable } from './thread-table.js';
 import { UnknownProcesses, type UnknownProcessOptions } from './unknown-process.js';
 import { ContainerTable, containerFields } from '../container/table.js';
