@@ -1,6 +1,6 @@
 // AssemblyScript mirror of probes/src/eval_abi.h (included from events.h, the single source of
 // truth): memory map, eval record header, thread entry and match record. Checked against the C
-// header and host/engine/codegen/abi.ts by test/runtime/abi-layout.test.ts.
+// header and host/abi/module.ts by test/runtime/abi-layout.test.ts.
 
 export const ABI_VERSION: i32 = 8;
 

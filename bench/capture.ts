@@ -27,7 +27,7 @@ import { startSyscallSource, type SyscallSource } from '../host/sources/syscall/
 import { loadRules } from '../host/engine/index.js';
 import { RuleCompiler } from '../host/runtime/compiler.js';
 import { RuleModule } from '../host/runtime/evaluator.js';
-import { HDR, KIND } from '../host/sources/syscall/abi.js';
+import { HDR, KIND } from '../host/abi/records.js';
 import { encodeProcRecord, readProcess } from '../host/sources/syscall/procfs.js';
 import { figure, progress } from './report.js';
 

@@ -1,13 +1,13 @@
 // Benchmark `differential`: the larger run of test/engine/differential-language.test.ts. Every
-// leaf the checker accepts (language-combinations.ts: operator × modifier × transformer × field
+// leaf the checker accepts (support/language-combinations.ts: operator × modifier × transformer × field
 // type × right-hand side, derived from the checker's tables) is one rule; random events of both
 // sources (missing fields, lists, ancestors) go through the compiled module and the reference
 // interpreter. Reports the accepted leaves, those the compiled evaluator refuses (must be 0), the
 // conditions × events evaluated and the differences (must be 0). Seed: DIFF_SEED or the clock.
 import fc from 'fast-check';
 import { loadRules } from '../host/engine/index.js';
-import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from '../test/runtime/differential-helpers.js';
-import { enumerate, EXTRA_STRINGS, listFields, rulesYaml, TYPES } from '../test/engine/language-combinations.js';
+import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from '../support/differential.js';
+import { enumerate, EXTRA_STRINGS, listFields, rulesYaml, TYPES } from '../support/language-combinations.js';
 import { figure, progress } from './report.js';
 
 const S = 'differential';

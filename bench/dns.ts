@@ -11,10 +11,10 @@ import { RuleCompiler } from '../host/runtime/compiler.js';
 import { RuleModule } from '../host/runtime/evaluator.js';
 import { selectRules } from '../host/runtime/detection-engine.js';
 import { KernelIngest } from '../host/sources/syscall/ingest.js';
-import { HDR, KIND, SIZES, SYSCALL } from '../host/sources/syscall/abi.js';
+import { HDR, KIND, SIZES, SYSCALL } from '../host/abi/records.js';
 import { syscallNr } from '../host/sources/syscall/syscalls.js';
 import { DnsTable, domainNames } from '../host/sources/dns/index.js';
-import { corpusText } from '../test/helpers/corpus.js';
+import { corpusText } from '../support/corpus.js';
 import { figure, median, progress } from './report.js';
 
 const S = 'dns';

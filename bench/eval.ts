@@ -11,19 +11,18 @@
 // the decoded path: encode + evaluate), and resident memory.
 import { loadRules, type LoadedRule } from '../host/engine/index.js';
 import { RuleMatcher } from '../host/engine/matcher.js';
-import { MEM } from '../host/engine/codegen/abi.js';
+import { MEM } from '../host/abi/module.js';
 import { RuleCompiler } from '../host/runtime/compiler.js';
 import { DetectionEngine, selectRules } from '../host/runtime/detection-engine.js';
 import { RuleModule } from '../host/runtime/evaluator.js';
 import { FieldEvent } from '../host/engine/field-event.js';
 import type { SourceEvent } from '../host/engine/source-event.js';
 import { KernelIngest } from '../host/sources/syscall/ingest.js';
-import { HDR, KIND, SIZES, SYSCALL } from '../host/sources/syscall/abi.js';
 import { encodeProcRecord } from '../host/sources/syscall/procfs.js';
-import { syscallNr } from '../host/sources/syscall/syscalls.js';
 import { figure, median, progress } from './report.js';
 import { watchdogKind } from '../host/runtime/watchdog.js';
-import { corpusText } from '../test/helpers/corpus.js';
+import { corpusText } from '../support/corpus.js';
+import { procInfo, syscallRecord } from '../support/kernel-records.js';
 
 const S = 'eval';
 const EVENTS = 1 << 20;
@@ -174,65 +173,19 @@ function syntheticKernel(count: number): Array<{ bytes: Uint8Array; len: number 
   let off = 0;
   for (let pid = 1000; pid < 1400; pid++) {
     const comm = pick(names);
-    off += encodeProcRecord(
-      {
-        pid,
-        ppid: pid === 1000 ? 1 : 1000 + Math.floor(r() * (pid - 1000)),
-        vpid: pid,
-        sid: pid,
-        pgid: pid,
-        ruid: 0,
-        euid: pid % 3 ? 1000 : 0,
-        rgid: 0,
-        egid: 0,
-        loginuid: 4294967295,
-        tty: 0,
-        startNs: 1n,
-        pidns: 1,
-        mntns: 1,
-        cgroupId: 1n,
-        exeWritable: false,
-        comm: Buffer.from(comm),
-        exepath: Buffer.from(`/usr/bin/${comm}`),
-        args: [Buffer.from(comm), Buffer.from('--flag')],
-        cwd: Buffer.from('/'),
-        cgroup: Buffer.from(r() < 0.5 ? '/user.slice' : `/kubepods/${'ab'.repeat(32)}`),
-      },
-      buf,
-      off,
-      1n,
-    );
+    const ppid = pid === 1000 ? 1 : 1000 + Math.floor(r() * (pid - 1000));
+    const more = { euid: pid % 3 ? 1000 : 0, args: [Buffer.from(comm), Buffer.from('--flag')], cgroup: Buffer.from(r() < 0.5 ? '/user.slice' : `/kubepods/${'ab'.repeat(32)}`) };
+    off += encodeProcRecord(procInfo(pid, ppid, comm, more), buf, off, 1n);
   }
   for (let i = 0; i < count; i++) {
     const x = r();
     const type = x < 0.55 ? 'openat' : x < 0.65 ? 'open' : x < 0.7 ? 'openat2' : x < 0.89 ? 'execve' : x < 0.9 ? 'execveat' : pick(others);
     const path = type.startsWith('open') ? (r() < 0.003 ? pick(sensitive) : pick(paths)) : type.startsWith('exec') ? undefined : pick(paths);
-    const p = path === undefined ? Buffer.alloc(0) : Buffer.from(path);
-    const len = (SIZES.syscall + (p.length ? p.length + 1 : 0) + 7) & ~7;
-    const dv = new DataView(buf.buffer, off, len);
-    buf.fill(0, off, off + len);
-    dv.setBigUint64(HDR.ts_ns, BigInt(i), true);
-    dv.setUint32(HDR.len, len, true);
-    dv.setUint16(HDR.kind, KIND.SYSCALL, true);
-    dv.setUint16(HDR.nr, syscallNr(type) ?? 0, true);
     const pid = 1000 + Math.floor(r() * 400);
-    dv.setUint32(HDR.pid, pid, true);
-    dv.setUint32(HDR.tid, pid, true);
-    dv.setBigInt64(HDR.ret, r() < 0.9 ? 3n : -2n, true);
+    const ret = r() < 0.9 ? 3n : -2n;
     const flags = r() < 0.15 ? 1n : 0n;
-    dv.setBigUint64(SYSCALL.args + 8, flags, true);
-    dv.setBigUint64(SYSCALL.args + 16, flags, true);
-    dv.setBigUint64(SYSCALL.aux, flags, true);
-    if (type === 'connect') {
-      dv.setUint16(SYSCALL.peer, 2, true);
-      dv.setUint16(SYSCALL.peer + 2, pick([443, 80, 22, 4444]), true);
-      dv.setUint32(SYSCALL.peer + 8, 0x0100000a, true);
-    }
-    if (p.length) {
-      buf.set(p, off + SIZES.syscall);
-      dv.setUint16(SYSCALL.path, SIZES.syscall, true);
-      dv.setUint16(SYSCALL.path + 2, p.length, true);
-    }
+    const peer = type === 'connect' ? { port: pick([443, 80, 22, 4444]), addr: 0x0100000a } : undefined;
+    const len = syscallRecord(buf, off, { tid: pid, type, path, ret, tsNs: BigInt(i), flags, peer });
     off += len;
     if ((i + 1) % BATCH === 0 || i === count - 1) {
       batches.push({ bytes: buf, len: off });

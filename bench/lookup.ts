@@ -6,8 +6,8 @@
 // batch_all_unknown_ms (one batch of unknown processes only: the reads the bound allows, header entries for the rest).
 import { readdirSync } from 'node:fs';
 import { figure, median, progress } from './report.js';
-import { MEM } from '../host/engine/codegen/abi.js';
-import { HDR, KIND, SIZES } from '../host/sources/syscall/abi.js';
+import { MEM } from '../host/abi/module.js';
+import { HDR, KIND, SIZES } from '../host/abi/records.js';
 import { readProcess } from '../host/sources/syscall/procfs.js';
 import { ThreadTable } from '../host/sources/syscall/thread-table.js';
 import { UnknownProcesses } from '../host/sources/syscall/unknown-process.js';

@@ -7,7 +7,7 @@ import { parseCondition } from '../host/engine/parser.js';
 import { readRulesFile } from '../host/engine/reader.js';
 import { SourceText } from '../host/engine/source-text.js';
 import { figure, median, progress } from './report.js';
-import { corpusText } from '../test/helpers/corpus.js';
+import { corpusText } from '../support/corpus.js';
 
 const FILES = ['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml', 'k8s_audit_rules.yaml'];
 

@@ -18,7 +18,7 @@ import { DetectionEngine } from '../host/runtime/detection-engine.js';
 import { ensureWebhookTls, startWebhook } from '../host/sources/audit/index.js';
 import type { SourceEvent } from '../host/engine/source-event.js';
 import { figure, median, progress } from './report.js';
-import { K8SAUDIT_SAMPLES_URL } from '../test/helpers/corpus.js';
+import { K8SAUDIT_SAMPLES_URL } from '../support/corpus.js';
 
 const SAMPLES = K8SAUDIT_SAMPLES_URL;
 const BATCH = 400;

@@ -37,7 +37,7 @@ function param(q: Record<string, unknown>, name: string): string | undefined {
  * The token a request carries, in GitLab's order (AuthFinders#find_personal_access_token): the
  * private_token parameter, the PRIVATE-TOKEN header, then Authorization: Bearer, access_token.
  */
-export function tokenFrom(input: Pick<GuardInput, 'headers' | 'query'>): string | undefined {
+function tokenFrom(input: Pick<GuardInput, 'headers' | 'query'>): string | undefined {
   const priv = param(input.query, 'private_token') || header(input.headers, 'private-token');
   if (priv) return priv;
   const auth = header(input.headers, 'authorization');
@@ -46,7 +46,7 @@ export function tokenFrom(input: Pick<GuardInput, 'headers' | 'query'>): string 
 }
 
 /** The user a request authenticates as, or the 401 (or read_api scope 403) to answer. */
-export async function authenticate(q: Queryable, input: Pick<GuardInput, 'headers' | 'query' | 'method'>): Promise<User | ApiError> {
+async function authenticate(q: Queryable, input: Pick<GuardInput, 'headers' | 'query' | 'method'>): Promise<User | ApiError> {
   const token = tokenFrom(input);
   if (!token || token.length > 1024) return apiError('UNAUTHORIZED');
   const row = await findToken(q, token);

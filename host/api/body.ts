@@ -50,7 +50,7 @@ function decodeComponent(s: string): string | undefined {
 }
 
 /** `a=1&b=2` as an object (the last of a repeated name wins), or undefined when an escape is malformed. */
-export function parseUrlEncoded(text: string): Record<string, string> | undefined {
+function parseUrlEncoded(text: string): Record<string, string> | undefined {
   const out: Record<string, string> = {};
   if (text === '') return out;
   for (const pair of text.split('&')) {

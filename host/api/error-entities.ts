@@ -47,7 +47,7 @@ function contextOf(frame: Obj, lineNo: number | null): Array<[number, string]> {
 }
 
 /** The stack trace of a stored payload: the frames of its first exception with a stacktrace ([] when none). */
-export function stackTraceOf(payload: Obj): StackTraceEntry[] {
+function stackTraceOf(payload: Obj): StackTraceEntry[] {
   const exc = exceptionValues(payload).find((e) => isObj(e.stacktrace));
   const frames = isObj(exc?.stacktrace) && Array.isArray(exc.stacktrace.frames) ? exc.stacktrace.frames.filter(isObj) : [];
   return frames.map((f) => {

@@ -43,7 +43,7 @@ const REGISTRY = {
   STORAGE_UNAVAILABLE: [503, { message: '503 Service Unavailable' }],
 } as const satisfies Record<string, readonly [number, Record<string, string> | string]>;
 
-export type ApiErrorCode = keyof typeof REGISTRY | 'INVALID_PARAMS' | 'SENTRY_INVALID_FIELD';
+type ApiErrorCode = keyof typeof REGISTRY | 'INVALID_PARAMS' | 'SENTRY_INVALID_FIELD';
 
 /** The registered error with this code. */
 export function apiError(code: keyof typeof REGISTRY): ApiError {

@@ -9,10 +9,9 @@ import type { DsnBase } from './entities.js';
 import { apiLimitsOf, type ApiLimits } from './limits.js';
 import { buildServer } from './server.js';
 
-export { applyBootstrap, parseBootstrap } from './bootstrap.js';
+export { applyBootstrap } from './bootstrap.js';
 export { openApiDatabase, pgliteDir } from './db/index.js';
-export { buildServer } from './server.js';
-export { apiLimitsOf, type ApiLimits } from './limits.js';
+export { apiLimitsOf } from './limits.js';
 
 /** A running API. */
 export interface RunningApi {
@@ -27,7 +26,7 @@ export interface RunningApi {
 type ApiOptions = { api: ApiConfig; stateDir: string };
 
 /** Thrown by startApi with a message fit for the user (bad TLS files, bootstrap problems, locked database). */
-export class ApiStartError extends Error {
+class ApiStartError extends Error {
   readonly code = 'API_START_FAILED';
 }
 

@@ -95,7 +95,7 @@ const ANSWERS = {
 } as const;
 
 /** Which answer a request node's parser refused gets; the raw bytes tell a long request line from many headers. */
-export function clientErrorAnswer(err: { code?: string; rawPacket?: unknown }, maxUrlBytes: number): keyof typeof ANSWERS {
+function clientErrorAnswer(err: { code?: string; rawPacket?: unknown }, maxUrlBytes: number): keyof typeof ANSWERS {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'TIMEOUT';
   if (err.code === 'HPE_HEADER_OVERFLOW') {
     const raw = err.rawPacket;

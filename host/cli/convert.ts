@@ -2,7 +2,7 @@
 // far-converter, reference/module-and-forwarder.md §3). Notes and errors go to stderr, located;
 // exit 1 when anything cannot be converted (no partial manifest is printed).
 import { readFileSync } from 'node:fs';
-import { renderDiagnostic } from '../engine/diagnostics.js';
+import { renderDiagnostic } from '../engine/index.js';
 import { convertRulesFile } from '../resources/convert.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 

@@ -1,7 +1,5 @@
 // `rae describe`: the loaded rules as Falco describes them (host/engine/describe.ts), as JSON.
-import { describeLoad } from '../engine/describe.js';
-import { renderDiagnostic } from '../engine/diagnostics.js';
-import { loadRules } from '../engine/index.js';
+import { describeLoad, loadRules, renderDiagnostic } from '../engine/index.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 import { readRulesFiles } from './rules-files.js';
 

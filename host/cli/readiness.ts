@@ -10,7 +10,7 @@ import type { Metrics, SourceUnavailableReason } from '../metrics/index.js';
 import { internalAlert, type Alert } from '../output/alert.js';
 
 /** The internal alert's rule name for an enabled source that cannot run on this host. */
-export const SOURCE_UNAVAILABLE_RULE = 'Engine internal: source unavailable';
+const SOURCE_UNAVAILABLE_RULE = 'Engine internal: source unavailable';
 
 /** The component states of one run. */
 export class ReadinessBoard {

@@ -2,22 +2,17 @@
 // prints one Falco JSON alert line per detection on stdout, and a summary on stderr.
 import { readFileSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
-import { renderDiagnostic } from '../engine/diagnostics.js';
-import { loadRules, type LoadResult } from '../engine/index.js';
-import { RuleMatcher, type RuleMatching } from '../engine/matcher.js';
+import { type LoadResult, loadRules, renderDiagnostic, RuleMatcher, type RuleMatching, type SourceEvent } from '../engine/index.js';
 import { parsePriority, type Priority } from '../engine/priority.js';
 import { alertJson } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
 import { readReplayInput, type ReplayFormat } from '../sources/replay.js';
-import type { SourceEvent } from '../engine/source-event.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 import { configFromFlags, LIST_FLAG_HELP, RULE_FLAG_HELP, RULE_FLAG_OPTIONS, withListValue } from './rule-flags.js';
 import { readRulesFiles } from './rules-files.js';
 import { expandLimitsOf, ruleSelection } from './run-config.js';
 import { printFields } from './run-info.js';
-import { RuleCompiler } from '../runtime/compiler.js';
-import { selectRules } from '../runtime/detection-engine.js';
-import { RuleModule } from '../runtime/evaluator.js';
+import { RuleCompiler, RuleModule, selectRules } from '../runtime/index.js';
 
 const HELP = `Usage: rae replay -r FILE [-r FILE ...] --input FILE [options]
        rae replay --list[=SOURCE] [--json]

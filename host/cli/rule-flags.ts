@@ -39,7 +39,7 @@ export interface RuleFlagValues {
 }
 
 /** The flags as -o options of their keys (a list key given again appends), then the -o options; `rules`: run's -r. */
-export function flagOverrides(values: RuleFlagValues, rules?: string[]): string[] {
+function flagOverrides(values: RuleFlagValues, rules?: string[]): string[] {
   const flagged = (key: string, list: string[] | undefined) => (list ?? []).map((v) => `${key}=${v}`);
   return [...flagged('rules.files', rules), ...flagged('rules.disableTags', values['disable-tag']), ...flagged('rules.enableTags', values['enable-tag']), ...flagged('rules.disableNames', values['disable-rule']), ...(values.option ?? [])];
 }

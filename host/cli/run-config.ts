@@ -1,11 +1,8 @@
 // What `rae run` checks in a configuration beyond its shape, and the rules files it names: used
 // at start (a problem stops the start) and by a SIGHUP reload (a problem keeps the running
 // configuration). Consumes a Config; produces problems as log lines, or the rules files.
-import type { RulesBounds } from '../engine/rules-bounds.js';
+import { BUILTIN_SETS, builtinRulesFiles, type ExpandLimits, loadRules, type RulesBounds, type RulesFile } from '../engine/index.js';
 import { LOG_LEVELS, type Config } from '../config/config.js';
-import type { ExpandLimits } from '../engine/budget.js';
-import { BUILTIN_SETS, builtinRulesFiles } from '../engine/builtin.js';
-import { loadRules, type RulesFile } from '../engine/index.js';
 import { parsePriority, type Priority } from '../engine/priority.js';
 import { selectionProblem } from './rule-flags.js';
 import { readRulesFiles } from './rules-files.js';

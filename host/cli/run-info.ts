@@ -3,13 +3,8 @@
 // (-l RULE). Consumes the field tables, the event names and a loaded ruleset; writes to stdout.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ENGINE_VERSION } from '../engine/collector.js';
-import { EVENT_NAMES } from '../engine/event-names.js';
-import { fieldTable, SOURCES, type Source } from '../engine/fields.js';
-import { describeLoad } from '../engine/describe.js';
-import type { LoadedRule, LoadResult, RulesFile } from '../engine/index.js';
-import { templateText } from '../engine/output-template.js';
-import { printExpr } from '../engine/printer.js';
+import { describeLoad, ENGINE_VERSION, fieldTable, type LoadedRule, type LoadResult, printExpr, type RulesFile, type Source, SOURCES, templateText } from '../engine/index.js';
+import { EVENT_NAMES } from '../abi/event-names.js';
 
 const out = (text: string): void => {
   process.stdout.write(`${text}\n`);

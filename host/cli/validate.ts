@@ -1,8 +1,6 @@
 // `rae validate`: loads rules files and prints their diagnostics, like `falco -V`. Exit 0 when
 // every file is valid (warnings allowed), 1 when any is not, 2 for bad usage.
-import { describeLoad } from '../engine/describe.js';
-import { diagnosticJson, renderDiagnostic } from '../engine/diagnostics.js';
-import { loadRules } from '../engine/index.js';
+import { describeLoad, diagnosticJson, loadRules, renderDiagnostic } from '../engine/index.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 import { configFromFlags, LIST_FLAG_HELP, RULE_FLAG_HELP, RULE_FLAG_OPTIONS, withListValue } from './rule-flags.js';
 import { readRulesFiles } from './rules-files.js';

@@ -11,19 +11,16 @@ import { defaultApiConfig, type ApiConfig } from '../api/config.js';
 import { defaultForwarderServerConfig, type ForwarderServerConfig } from '../forwarder/config.js';
 import { defaultOutputConfig, type OutputConfig } from '../output/config.js';
 import { resolveOutputs } from '../output/destinations/table.js';
-import { DEFAULT_EXPAND_LIMITS } from '../engine/budget.js';
-import { DEFAULT_RULES_BOUNDS } from '../engine/rules-bounds.js';
-import { HARD_MAX_DEPTH } from '../engine/parser.js';
+import { DEFAULT_EXPAND_LIMITS, DEFAULT_RULES_BOUNDS, HARD_MAX_DEPTH, REGEX_HARD_LIMITS } from '../engine/index.js';
 import { DEFAULT_MAX_OUTPUT_FIELD_BYTES } from '../output/from-match.js';
-import { REGEX_HARD_LIMITS } from '../engine/regex-syntax.js';
 import type { ClientLimits } from '../net/connections.js';
 import type { ConfigProblem } from './problem.js';
 import { DEFAULT_RUNTIMES, type ContainersConfig } from '../sources/container/index.js';
 import { checkDnsConfig, DNS_DEFAULTS, type DnsConfig } from '../sources/dns/resolver.js';
-import { MAX_DATA } from '../sources/syscall/abi.js';
+import { MAX_DATA } from '../abi/records.js';
 import { DEFAULT_SNAPLEN } from '../sources/syscall/addon.js';
 
-export type RuleMatching = 'first' | 'all';
+type RuleMatching = 'first' | 'all';
 
 /** Least severe log line written to stderr (Falco's log_level). */
 export const LOG_LEVELS = ['error', 'warning', 'info', 'debug'] as const;
@@ -299,7 +296,7 @@ function setKey(config: Config, key: string, text: string, append: boolean): Con
 }
 
 /** Applies RAE_<SECTION>_<KEY> environment variables; variables naming no key are left alone (RAE_STATE_DIR is read by the defaults). */
-export function applyEnvOverrides(config: Config, env: NodeJS.ProcessEnv = process.env): ConfigProblem[] {
+function applyEnvOverrides(config: Config, env: NodeJS.ProcessEnv = process.env): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const sections = Object.entries(config).filter(([, v]) => v !== null && typeof v === 'object' && !Array.isArray(v)) as [string, Record<string, unknown>][];
   for (const [name, text] of Object.entries(env)) {
@@ -318,7 +315,7 @@ export function applyEnvOverrides(config: Config, env: NodeJS.ProcessEnv = proce
 }
 
 /** Applies `-o key=value` options in order (a list key given again appends). */
-export function applyOverrides(config: Config, overrides: readonly string[]): ConfigProblem[] {
+function applyOverrides(config: Config, overrides: readonly string[]): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const seen = new Set<string>();
   for (const o of overrides) {

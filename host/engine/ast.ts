@@ -67,23 +67,23 @@ export interface FieldValueNode {
 
 export type Rhs = ValueNode | ListNode | FieldValueNode | TransformerNode;
 
-export type UnaryOp = 'exists';
+type UnaryOp = 'exists';
 export type BinaryOp = '=' | '==' | '!=' | '<' | '<=' | '>' | '>=' | 'contains' | 'icontains' | 'bcontains' | 'startswith' | 'bstartswith' | 'endswith' | 'glob' | 'iglob' | 'regex' | 'in' | 'intersects' | 'pmatch';
 export type Modifier = 'oneof' | 'anyof' | 'allof';
 
-export interface AndNode {
+interface AndNode {
   kind: 'and';
   children: Expr[];
   span: Span;
 }
 
-export interface OrNode {
+interface OrNode {
   kind: 'or';
   children: Expr[];
   span: Span;
 }
 
-export interface NotNode {
+interface NotNode {
   kind: 'not';
   child: Expr;
   span: Span;
@@ -96,7 +96,7 @@ export interface IdentifierNode {
   span: Span;
 }
 
-export interface UnaryCheckNode {
+interface UnaryCheckNode {
   kind: 'unary';
   left: Operand;
   op: UnaryOp;
@@ -116,7 +116,7 @@ export interface BinaryCheckNode {
  * A resolved macro reference (made by expand.ts): `span` is the identifier's span in the
  * enclosing text, `body` the macro's expanded tree whose spans refer to the macro's own text.
  */
-export interface MacroNode {
+interface MacroNode {
   kind: 'macro';
   name: string;
   body: Expr;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { RulesFile } from './source-text.js';
 
 /** The rules/ folder of this checkout. */
-export const RULES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'rules');
+const RULES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'rules');
 
 /** builtInRulesList values, in load order. */
 export const BUILTIN_SETS = ['syscall', 'syscall-incubating', 'syscall-sandbox', 'orchestrator-audit'] as const;

@@ -5,7 +5,7 @@
 // diagnostics; the first error of a condition stops its check.
 import type { BinaryCheckNode, Expr, FieldNode, Operand as AstOperand, Rhs, TransformerArg, TransformerNode } from './ast.js';
 import type { Diagnostics, Location, WarningCode } from './diagnostics.js';
-import { EVENT_NAMES } from './event-names.js';
+import { EVENT_NAMES } from '../abi/event-names.js';
 import { DEPRECATED_FIELDS, resolveField, typeClass, type PtType, type Source } from './fields.js';
 import type { CheckedExpr, CmpOp, FieldRef, Literal, Operand } from './ir.js';
 import { convertLiteral } from './literals.js';

@@ -14,7 +14,7 @@ import type { ExceptionItem, ListItem, MacroItem, PluginRequirement, RuleItem, R
 export const ENGINE_VERSION = '0.62.0';
 
 /** Sources this engine evaluates. Rules of other sources are skipped with LOAD_UNKNOWN_SOURCE. */
-export const KNOWN_SOURCES: readonly string[] = ['syscall', 'k8s_audit'];
+const KNOWN_SOURCES: readonly string[] = ['syscall', 'k8s_audit'];
 
 export interface ListDef {
   name: string;

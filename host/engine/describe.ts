@@ -7,7 +7,7 @@
 // `rae run -l RULE --json`).
 import { walk, type Expr, type Rhs, type TransformerArg } from './ast.js';
 import type { ExceptionDef, ListDef, MacroDef, RuleDef } from './collector.js';
-import type { LoadedRule, LoadResult } from './index.js';
+import type { LoadedRule, LoadResult } from './ruleset.js';
 import { templateText } from './output-template.js';
 import { parseCondition } from './parser.js';
 import { printExpr } from './printer.js';
@@ -76,7 +76,7 @@ function exceptionSummary(exceptions: readonly ExceptionDef[]): { names: string[
 }
 
 /** One rule in Falco's layout: `info` as written (after appends), `details` as compiled. */
-export function ruleDescription(rule: LoadedRule, def: RuleDef, macros: ReadonlySet<string>, lists: ReadonlySet<string>) {
+function ruleDescription(rule: LoadedRule, def: RuleDef, macros: ReadonlySet<string>, lists: ReadonlySet<string>) {
   const asWritten = conditionDetails(written(def.cond.text), macros, lists);
   const compiled = conditionDetails(rule.expanded, macros, lists);
   const ex = exceptionSummary(def.exceptions);

@@ -4,7 +4,7 @@
 import type { SourceText, Position } from './source-text.js';
 
 /** Error codes: Falco's names (falco:userspace/engine/falco_load_result.h), plus RAE_* for ours. */
-export const ERRORS = {
+const ERRORS = {
   LOAD_ERR_FILE_READ: 'File read error',
   LOAD_ERR_YAML_PARSE: 'YAML parse error',
   LOAD_ERR_YAML_VALIDATE: 'Error validating internal structure of YAML file',
@@ -18,7 +18,7 @@ export const ERRORS = {
 } as const;
 
 /** Warning codes: Falco's names (falco_load_result.h warning_code). */
-export const WARNINGS = {
+const WARNINGS = {
   LOAD_UNKNOWN_SOURCE: 'Unknown event source',
   LOAD_UNSAFE_NA_CHECK: 'Unsafe <NA> comparison in condition',
   LOAD_NO_EVTTYPE: 'Condition has no event-type restriction',
@@ -36,7 +36,7 @@ export const WARNINGS = {
   LOAD_UNKNOWN_KEY: 'Unknown key',
 } as const;
 
-export type ErrorCode = keyof typeof ERRORS;
+type ErrorCode = keyof typeof ERRORS;
 export type WarningCode = keyof typeof WARNINGS;
 export type Code = ErrorCode | WarningCode;
 
@@ -82,11 +82,11 @@ export interface Diagnostic {
 }
 
 /** The short description of a code. */
-export function codeDescription(code: Code): string {
+function codeDescription(code: Code): string {
   return (ERRORS as Record<string, string>)[code] ?? (WARNINGS as Record<string, string>)[code] ?? code;
 }
 
-export function isErrorCode(code: Code): code is ErrorCode {
+function isErrorCode(code: Code): code is ErrorCode {
   return code in ERRORS;
 }
 
@@ -123,7 +123,7 @@ function formatPos(p: Position): string {
 }
 
 /** The source line of the most specific location with a caret under its column. */
-export function snippet(d: Diagnostic, lookup: SourceLookup): string {
+function snippet(d: Diagnostic, lookup: SourceLookup): string {
   for (let i = d.locations.length - 1; i >= 0; i--) {
     const pos = d.locations[i]!.position;
     const src = lookup(pos.name);
@@ -153,14 +153,6 @@ export function renderDiagnostic(d: Diagnostic, lookup: SourceLookup): string {
   const snip = snippet(d, lookup);
   if (snip) lines.push(snip);
   return lines.join('\n');
-}
-
-/** Per-file load result in the JSON shape of `falco -V --json` (falco_load_results). */
-export interface FileResultJson {
-  name: string;
-  successful: boolean;
-  errors: DiagnosticJson[];
-  warnings: DiagnosticJson[];
 }
 
 export interface DiagnosticJson {

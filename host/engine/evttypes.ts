@@ -3,7 +3,7 @@
 // `and` intersects, `or` unites, negation is pushed to the leaves; only event-type and
 // `evt.num` leaves are inverted by `not`, every other leaf is neutral (all types).
 import type { Expr, Rhs } from './ast.js';
-import { EVENT_NAMES } from './event-names.js';
+import { EVENT_NAMES } from '../abi/event-names.js';
 
 /** The result: the names, or an error for a condition the analysis rejects. */
 export type EvttypeResult = { ok: true; names: Set<string> } | { ok: false; message: string; offset: number };

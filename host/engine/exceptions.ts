@@ -26,7 +26,7 @@ function quoteValue(e: string): string {
 }
 
 /** Falco's compile-time check of the values' shape (build_rule_exception_infos); undefined when they fit the fields. */
-export function exceptionValuesProblem(ex: ExceptionDef): string | undefined {
+function exceptionValuesProblem(ex: ExceptionDef): string | undefined {
   for (const v of ex.values) {
     if (!ex.fields.list && typeof v !== 'string') return 'Expected values array to contain a list of strings';
     if (ex.fields.list && (!Array.isArray(v) || v.length !== ex.fields.items.length)) return 'Fields and values lists must have equal length';
@@ -35,7 +35,7 @@ export function exceptionValuesProblem(ex: ExceptionDef): string | undefined {
 }
 
 /** The text ` and not (...)` contributed by one exception ('' when it has no values); its values have the shape exceptionValuesProblem accepts. */
-export function exceptionText(ex: ExceptionDef): string {
+function exceptionText(ex: ExceptionDef): string {
   if (!ex.fields.list) {
     const field = ex.fields.items[0]!;
     const comp = ex.comps.items[0]!;

@@ -16,7 +16,7 @@ import { parseCondition } from './parser.js';
 import type { Collected } from './collector.js';
 
 /** Falco's maximum nesting depth for rule and macro conditions. */
-export const MAX_CONDITION_DEPTH = 1000;
+const MAX_CONDITION_DEPTH = 1000;
 
 /** A condition text after list substitution, and where its spans point. */
 export interface ConditionSource {
@@ -25,7 +25,7 @@ export interface ConditionSource {
   ctx: Location[];
 }
 
-export interface ExpandedMacro {
+interface ExpandedMacro {
   name: string;
   def: MacroDef;
   source: ConditionSource;
@@ -35,7 +35,7 @@ export interface ExpandedMacro {
   used: boolean;
 }
 
-export interface ExpandedRule {
+interface ExpandedRule {
   def: RuleDef;
   source: ConditionSource;
   expr: Expr;

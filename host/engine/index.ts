@@ -15,71 +15,36 @@ import { DEFAULT_EXPAND_LIMITS, type ExpandLimits } from './budget.js';
 import { conditionLocation, expand, type ConditionSource, type Expanded } from './expand.js';
 import { ruleEvttypes } from './evttypes.js';
 import type { Source } from './fields.js';
-import type { CheckedExpr } from './ir.js';
 import { DEPRECATED_FIELDS, suggestedOutput } from './fields.js';
-import { parseOutput, type OutputToken } from './output-template.js';
-import type { Priority } from './priority.js';
+import { parseOutput } from './output-template.js';
 import { readRulesFile, type RulesItem } from './reader.js';
+import type { FileResult, LoadedRule, LoadOptions, LoadResult } from './ruleset.js';
 import { SourceText, type RulesFile } from './source-text.js';
 
-export type { RulesFile } from './source-text.js';
-export type { ExpandLimits } from './budget.js';
-export type { Collected } from './collector.js';
-export type { Expanded } from './expand.js';
-
-/** A rule ready for evaluation. */
-export interface LoadedRule {
-  /** Position in definition order (Falco evaluates rules of one event type in this order). */
-  index: number;
-  name: string;
-  desc: string;
-  priority: Priority;
-  source: Source;
-  enabled: boolean;
-  tags: string[];
-  /** The expanded condition (macros resolved), for printing and analysis. */
-  expanded: Expr;
-  condition: CheckedExpr;
-  /** The event types a syscall rule can match (undefined for other sources). */
-  evttypes?: Set<string>;
-  output: OutputToken[];
-}
-
-/** A loaded set of rules. */
-export interface Ruleset {
-  rules: LoadedRule[];
-  /** Counts of what was defined, for summaries. */
-  stats: { lists: number; macros: number; rules: number; enabled: number };
-  requiredPlugins: Array<{ name: string; version: string }>;
-}
-
-/** The per-file verdict, as `falco -V` reports it. */
-export interface FileResult {
-  name: string;
-  successful: boolean;
-  errors: Diagnostic[];
-  warnings: Diagnostic[];
-}
-
-export interface LoadResult {
-  /** True when no file has an error. */
-  ok: boolean;
-  files: FileResult[];
-  diagnostics: Diagnostic[];
-  /** The rules that loaded (present even when some failed, so callers can decide). */
-  ruleset: Ruleset;
-  /** Looks up a file's text by name (for rendering snippets). */
-  sources: (name: string) => SourceText | undefined;
-  /** The collected definitions and their expansion, for describing them as Falco does. */
-  definitions: { collected: Collected; expanded: Expanded };
-}
-
-export interface LoadOptions {
-  /** Append Falco's suggested output fields to syscall rule outputs (Falco default: true). */
-  suggestedOutput?: boolean;
-  /** Bounds of the expanded conditions and of the load (defaults DEFAULT_EXPAND_LIMITS, DEFAULT_RULES_BOUNDS; `rae run`: rules.maxExpandedNodes*, rules.max*). */
-  limits?: Partial<ExpandLimits & RulesBounds>;
-}
+// The engine's public surface: the layers above import these from here, never another file of
+// host/engine/ (test/layers.test.ts; the code generator, codegen/index.ts, and the priority
+// levels, priority.ts, are the named exceptions).
+export type { LoadedRule, LoadOptions, LoadResult } from './ruleset.js';
+export { DEFAULT_EXPAND_LIMITS, type ExpandLimits } from './budget.js';
+export { BUILTIN_SETS, builtinRulesFiles, type BuiltinSet } from './builtin.js';
+export { ENGINE_VERSION } from './collector.js';
+export { describeLoad } from './describe.js';
+export { diagnostic, diagnosticJson, Diagnostics, renderDiagnostic, type Diagnostic, type ItemType, type Location, type SourceLookup } from './diagnostics.js';
+export { FieldEvent } from './field-event.js';
+export { fieldTable, lookupField, SOURCES, typeClass, type Source } from './fields.js';
+export type { EventAccessor, RawScalar, RawValue } from './interpreter.js';
+export { walkChecked, type FieldRef, type Operand } from './ir.js';
+export { parseIp, truncInt } from './literals.js';
+export { MappedText } from './mapped-text.js';
+export { RuleMatcher, type RuleMatching } from './matcher.js';
+export { templateText, type OutputToken } from './output-template.js';
+export { HARD_MAX_DEPTH } from './parser.js';
+export { printExpr } from './printer.js';
+export { readRulesFile, type RulesItem } from './reader.js';
+export { REGEX_HARD_LIMITS } from './regex-syntax.js';
+export { DEFAULT_RULES_BOUNDS, type RulesBounds } from './rules-bounds.js';
+export type { SourceEvent } from './source-event.js';
+export { SourceText, type RulesFile } from './source-text.js';
 
 /** Loads rules files, in order, into one ruleset. Never throws on bad input. */
 export function loadRules(files: readonly RulesFile[], options: LoadOptions = {}): LoadResult {

@@ -204,7 +204,7 @@ export class Interpreter {
  * argument is missing gives ``. Without a key: the options and their values, in order; with a
  * key K: the value of the last -K (K itself if it takes no value), missing when there is none.
  */
-export function getopt(argv: readonly string[], optstring: string, key: string | undefined): string[] | string | undefined {
+function getopt(argv: readonly string[], optstring: string, key: string | undefined): string[] | string | undefined {
   const opts = Buffer.from(optstring, 'utf8');
   const valid = new Set<number>();
   const withArg = new Set<number>();

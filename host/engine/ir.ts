@@ -22,7 +22,7 @@ export interface FieldRef {
  * transformer's list argument `(a, "b", f(c))` is a transform named 'list' of its items: each
  * item gives one value (a list item all of its values), the list is missing if an item is.
  */
-export interface TransformRef {
+interface TransformRef {
   kind: 'transform';
   name: TransformerName | 'list';
   args: Array<Operand | { kind: 'const'; value: string }>;

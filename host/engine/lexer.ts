@@ -10,7 +10,7 @@ export function isBlank(c: number): boolean {
 }
 
 /** POSIX `[[:space:]]`: space, \t, \n, \v, \f, \r (used by `not[[:space:]]+` and bare strings). */
-export function isSpace(c: number): boolean {
+function isSpace(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13);
 }
 

@@ -35,11 +35,6 @@ const INT_BITS: Partial<Record<PtType, { bits: number; signed: boolean }>> = {
   PT_SYSCALLID: { bits: 16, signed: false },
 };
 
-/** Integer width and signedness of a numeric type, or undefined for non-integer types. */
-export function intInfo(t: PtType): { bits: number; signed: boolean } | undefined {
-  return INT_BITS[t];
-}
-
 /** Truncates an integer to a type's width, as a C assignment would. */
 export function truncInt(v: bigint, t: PtType): bigint {
   const info = INT_BITS[t];
@@ -94,7 +89,7 @@ export function parseIp(text: string): IpAddr | undefined {
 }
 
 /** Parses `a.b.c.d/len` or an IPv6 CIDR. */
-export function parseNet(text: string): IpNet | undefined {
+function parseNet(text: string): IpNet | undefined {
   const slash = text.indexOf('/');
   if (slash < 0) return undefined;
   const ip = parseIp(text.slice(0, slash));
@@ -106,7 +101,7 @@ export function parseNet(text: string): IpNet | undefined {
 }
 
 /** Decodes an even-length hex string. */
-export function parseHex(text: string): Uint8Array | undefined {
+function parseHex(text: string): Uint8Array | undefined {
   if (text.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(text)) return undefined;
   const out = new Uint8Array(text.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(text.slice(i * 2, i * 2 + 2), 16);

@@ -2,7 +2,7 @@
 // indexed by event type (syscall) in definition order, `rule_matching` first or all, minimum
 // priority (reference/falco-language.md B.8, G). Used by `rae replay` and as the oracle.
 import type { Source } from './fields.js';
-import type { LoadedRule, Ruleset } from './index.js';
+import type { LoadedRule, Ruleset } from './ruleset.js';
 import { Interpreter, type EventAccessor } from './interpreter.js';
 import { prioritySeverity, type Priority } from './priority.js';
 

@@ -1,12 +1,12 @@
 // Rule output templates (reference/falco-language.md D.1): an `output:` text to literal text and
-// `%field` tokens, and the rendering of tokens with field values. After `%` come an optional
+// `%field` tokens (alerts render them in host/output/from-match.ts). After `%` come an optional
 // decimal width and the longest prefix that is a printable field (fields/resolve.ts
 // matchFieldPrefix); the rest is literal text. There is no escape for a literal `%`.
 // Transformers in outputs (`%tolower(proc.name)`, libs >= 0.17) are rejected with a clear error.
 import { matchFieldPrefix, resolveField, type FieldDef, type Source } from './fields.js';
 
 /** Literal text of a template. */
-export interface OutputText {
+interface OutputText {
   kind: 'text';
   text: string;
   /** Offset of the text in the template. */
@@ -14,7 +14,7 @@ export interface OutputText {
 }
 
 /** A `%field` of a template. */
-export interface OutputTokenField {
+interface OutputTokenField {
   kind: 'field';
   /** The field name as written, without the bracket argument (`proc.aname`, `evt.arg.flags`). */
   name: string;
@@ -85,41 +85,6 @@ function unknownMessage(source: Source, rest: string): string {
     if (r.ok && r.def.filterOnly) return `${name} is a filter-only field and cannot be used in an output`;
   }
   return `unknown filter: ${rest}`;
-}
-
-/** The text form of one value (D.1): `<NA>` when missing, lists `(a,b,c)`, ancestors space-separated. */
-export function formatValue(tok: OutputTokenField, value: unknown): string {
-  if (value === undefined || value === null) return '<NA>';
-  if (Array.isArray(value)) {
-    const items = value.map(scalarText);
-    return tok.def.isList ? `(${items.join(',')})` : items.join(' ');
-  }
-  return scalarText(value);
-}
-
-function scalarText(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
-  if (v === undefined || v === null) return '<NA>';
-  if (v instanceof Uint8Array) {
-    // libsinsp prints buffers with non-printable bytes as '.'.
-    return Array.from(v, (b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.')).join('');
-  }
-  return JSON.stringify(v) ?? String(v);
-}
-
-/** Renders tokens with a value lookup; missing values print `<NA>`, widths pad or truncate. */
-export function renderOutput(tokens: readonly OutputToken[], get: (tok: OutputTokenField) => unknown): string {
-  let out = '';
-  for (const tok of tokens) {
-    if (tok.kind === 'text') {
-      out += tok.text;
-      continue;
-    }
-    const s = formatValue(tok, get(tok));
-    out += tok.width === undefined ? s : s.length >= tok.width ? s.slice(0, tok.width) : s.padEnd(tok.width, ' ');
-  }
-  return out;
 }
 
 /** The distinct `output_fields` keys of a template, in first-use order. */

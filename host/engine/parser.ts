@@ -39,7 +39,7 @@ import { Cursor, Failure, TRANSFORMERS } from './cursor.js';
 import { scanFieldName, scanHexNumber, scanIdentifier, scanNotBlank, scanNumber } from './lexer.js';
 
 /** A parse failure: libsinsp's message and the 0-based offset of its cursor at that moment. */
-export interface ParseError {
+interface ParseError {
   message: string;
   offset: number;
 }
@@ -56,7 +56,7 @@ export interface ParseOptions {
 /** Default recursion limit: Falco's `parse_condition` sets 1000 (rule_loader_compiler.cpp). */
 export const DEFAULT_MAX_DEPTH = 1000;
 /** Default input limit: 1 MiB of UTF-16 code units. */
-export const DEFAULT_MAX_LENGTH = 1024 * 1024;
+const DEFAULT_MAX_LENGTH = 1024 * 1024;
 /** Larger depth limits are clamped to this, which keeps the recursion inside the JS stack. */
 export const HARD_MAX_DEPTH = 2000;
 

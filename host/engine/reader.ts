@@ -7,9 +7,9 @@ import { MappedText } from './mapped-text.js';
 import type { SourceText } from './source-text.js';
 
 /** A string value from the file, with the origin of each character. */
-export type Located = MappedText;
+type Located = MappedText;
 
-export type OverrideOp = 'append' | 'replace';
+type OverrideOp = 'append' | 'replace';
 
 export interface ExceptionItem {
   name: string;
@@ -30,12 +30,12 @@ interface ItemBase {
   ctx: Location[];
 }
 
-export interface EngineVersionItem extends ItemBase {
+interface EngineVersionItem extends ItemBase {
   kind: 'required_engine_version';
   version: string;
 }
 
-export interface PluginVersionsItem extends ItemBase {
+interface PluginVersionsItem extends ItemBase {
   kind: 'required_plugin_versions';
   plugins: PluginRequirement[];
 }
@@ -58,7 +58,7 @@ export interface MacroItem extends ItemBase {
 }
 
 /** Keys of a rule item that override may name. */
-export type RuleKey = 'condition' | 'output' | 'desc' | 'priority' | 'tags' | 'exceptions' | 'enabled' | 'warn_evttypes' | 'skip-if-unknown-filter' | 'capture' | 'capture_duration' | 'source';
+type RuleKey = 'condition' | 'output' | 'desc' | 'priority' | 'tags' | 'exceptions' | 'enabled' | 'warn_evttypes' | 'skip-if-unknown-filter' | 'capture' | 'capture_duration' | 'source';
 
 export interface RuleItem extends ItemBase {
   kind: 'rule';

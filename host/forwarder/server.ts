@@ -62,8 +62,8 @@ export interface ForwarderServer {
 }
 
 const TEXT = 'text/plain; charset=utf-8';
-export const BAD_METHOD = 'Please send with post http method\n';
-export const BAD_BODY = 'Please send a valid request body';
+const BAD_METHOD = 'Please send with post http method\n';
+const BAD_BODY = 'Please send a valid request body';
 const HEALTHZ = Buffer.from('{"status": "ok"}');
 /** The default of forwarder.maxBodyBytes: larger bodies are refused with 413 before parsing. */
 export const BODY_LIMIT_BYTES = 4 * 1024 * 1024;

@@ -233,9 +233,3 @@ export const AUDIT_ACTIONS: Action[] = SPECS.map((s) => ({
   description: s.description,
   run: (ctx) => ctx.postAudit([auditEvent(s.request())]),
 }));
-
-/** The audit event of an action (for tests and --dry-run): a fresh event each call. */
-export function auditActionEvent(name: string): Record<string, unknown> | undefined {
-  const s = SPECS.find((x) => `k8saudit.${x.name}` === name);
-  return s ? auditEvent(s.request()) : undefined;
-}

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 
 /** A cluster administrator in the default allowed_k8s_users list (so only the targeted rule fires). */
-export const ADMIN = { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] };
+const ADMIN = { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] };
 
 export interface ApiRequest {
   verb: 'create' | 'get' | 'list' | 'update' | 'patch' | 'delete';
@@ -28,7 +28,7 @@ export interface ApiRequest {
 }
 
 /** The request URI of an API request, as the API server logs it. */
-export function requestUri(r: ApiRequest): string {
+function requestUri(r: ApiRequest): string {
   const base = r.group ? `/apis/${r.group}/${r.version ?? 'v1'}` : `/api/${r.version ?? 'v1'}`;
   const ns = r.namespace ? `/namespaces/${r.namespace}` : '';
   // The name is in the path for everything but create (POST to the collection).

@@ -7,7 +7,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
 /** The counter of alerts (every detection) on the forwarder's /metrics. */
-export const ALERTS_METRIC = 'enginesecurity_enginesidekick_engine_events_total';
+const ALERTS_METRIC = 'enginesecurity_enginesidekick_engine_events_total';
 
 /** Alerts counted per rule in a Prometheus text exposition. */
 export function alertCountsOf(text: string): Map<string, number> {

@@ -16,14 +16,13 @@ import { MORE_SYSCALL_ACTIONS } from './syscall-actions-more.js';
 import { Unavailable, type Action, type ActionOutcome, type ContainerHost } from './types.js';
 
 export { auditPoster, type AuditPoster } from './post.js';
-export { auditActionEvent } from './audit-actions.js';
-export { CgroupBoxes, type BoxOptions } from './cgroup-box.js';
-export { ContainerRunner, GENERATOR_IMAGE, GENERATOR_LABEL, type RunnerOptions } from './container.js';
+export { CgroupBoxes } from './cgroup-box.js';
+export { ContainerRunner, GENERATOR_IMAGE, GENERATOR_LABEL } from './container.js';
 export { alertCountsOf, fetchAlertCounts, firedSince } from './detect.js';
 export { parseDurationMs } from './duration.js';
 export { renderTable, RunTally, type Detection } from './summary.js';
-export { ruleOrigin, type RuleMaturity, type RuleOrigin } from './rule-sets.js';
-export { Unavailable, type Action, type ActionContainer, type ActionOutcome, type ActionSource, type ContainerHost } from './types.js';
+export { ruleOrigin, type RuleMaturity } from './rule-sets.js';
+export type { Action, ActionOutcome, ContainerHost } from './types.js';
 
 /** Every action: syscall actions of the stable rules (those in a container last), of the incubating and sandbox rules (likewise), then audit actions. */
 export const ACTIONS: readonly Action[] = [...SYSCALL_ACTIONS, ...CONTAINER_ACTIONS, ...MORE_SYSCALL_ACTIONS, ...MORE_CONTAINER_ACTIONS, ...AUDIT_ACTIONS];
@@ -47,7 +46,7 @@ export function runtimeOnly(why: string): string {
 }
 
 /** Why an action cannot work here, considering how audit events would be sent and whether containers can be made. */
-export function whyUnavailable(a: Action, audit: { poster?: AuditPoster; unavailable?: string }, containers: { runner?: ContainerHost; unavailable?: string } = {}): string | undefined {
+function whyUnavailable(a: Action, audit: { poster?: AuditPoster; unavailable?: string }, containers: { runner?: ContainerHost; unavailable?: string } = {}): string | undefined {
   if (a.source === 'k8s_audit' && !audit.poster) return audit.unavailable ?? 'no webhook to send audit events to';
   if (a.container && !containers.runner) return containers.unavailable ?? NO_CONTAINER;
   if (a.container?.runtimeOnly && containers.runner?.runtime === 'cgroup') return runtimeOnly(a.container.runtimeOnly);

@@ -14,7 +14,7 @@ import { isRoot, mustRun, which } from './exec.js';
 export const PRIVATE_NET_ADDR = '198.51.100.7';
 
 /** The user id of `nobody`, an unprivileged user that every Linux system has. */
-export const NOBODY = 65534;
+const NOBODY = 65534;
 
 /** Quotes a string for sh. */
 export function shQuote(s: string): string {

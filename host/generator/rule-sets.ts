@@ -6,7 +6,7 @@
 // `enabled` says whether the rule is on when its set is loaded (some sandbox rules are
 // `enabled: false` and fire only once a rules file enables them).
 import { parse as parseYaml } from 'yaml';
-import { builtinRulesFiles, BUILTIN_SETS, type BuiltinSet } from '../engine/builtin.js';
+import { BUILTIN_SETS, builtinRulesFiles, type BuiltinSet } from '../engine/index.js';
 
 /** The maturity of a rule, as falcosecurity/rules names it. */
 export type RuleMaturity = 'stable' | 'incubating' | 'sandbox';
@@ -24,7 +24,7 @@ const MATURITY: Record<BuiltinSet, RuleMaturity> = { syscall: 'stable', 'syscall
 let origins: Map<string, RuleOrigin> | undefined;
 
 /** Every rule of every built-in set by name (the first set that defines it), read once. */
-export function ruleOrigins(): ReadonlyMap<string, RuleOrigin> {
+function ruleOrigins(): ReadonlyMap<string, RuleOrigin> {
   if (origins) return origins;
   const found = new Map<string, RuleOrigin>();
   for (const set of BUILTIN_SETS) {

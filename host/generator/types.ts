@@ -5,10 +5,10 @@
 import type { RuleMaturity } from './rule-sets.js';
 
 /** Where an action's events come from. */
-export type ActionSource = 'syscall' | 'k8s_audit';
+type ActionSource = 'syscall' | 'k8s_audit';
 
 /** What an action may use while it runs. */
-export interface ActionContext {
+interface ActionContext {
   /** A fresh temporary directory, removed after the run: the only place syscall actions write. */
   tmp: string;
   /** Sends one audit EventList to the webhook; rejects with the reason when it is not accepted. */

@@ -4,7 +4,7 @@
 // Consumes raw label values; produces the value to use.
 
 /** The value used once a label has reached its limit. */
-export const OVERFLOW = '(other)';
+const OVERFLOW = '(other)';
 
 /** One bounded label. */
 export class BoundedLabel {

@@ -9,11 +9,11 @@ import { BoundedLabel } from './bounded.js';
 import { createRegistry } from './registry.js';
 import { SOURCES, type Destination, type DropReason, type ProcessLookupResult, type ReferenceReason, type RulesetFailureReason, type SourceLabel, type SourceUnavailableReason, type TruncateReason, type WebhookReason } from './names.js';
 
-export { METRICS, SOURCES, DROP_REASONS, TRUNCATE_REASONS, RULESET_FAILURE_REASONS, DESTINATIONS, WEBHOOK_REASONS } from './names.js';
-export type { Destination, DropReason, TruncateReason, RulesetFailureReason, SourceLabel, SourceUnavailableReason, WebhookReason } from './names.js';
+export { METRICS } from './names.js';
+export type { Destination, DropReason, RulesetFailureReason, SourceUnavailableReason, WebhookReason } from './names.js';
 
 /** What the events counter needs to know about an alert (an Alert fits). */
-export interface AlertLabels {
+interface AlertLabels {
   hostname: string;
   priority: Priority;
   rule: string;

@@ -9,7 +9,7 @@ export const SOURCES = ['syscall', 'k8s_audit', 'internal'] as const;
 export type SourceLabel = (typeof SOURCES)[number];
 
 /** Why an event was dropped before or during evaluation. */
-export const DROP_REASONS = [
+const DROP_REASONS = [
   'queue_full', // a bounded queue between a source and the evaluator was full
   'kernel_lost', // the kernel ring buffer reported lost records
   'too_large', // an event exceeded the size limit (e.g. an audit event over maxEventSize)
@@ -21,28 +21,28 @@ export const DROP_REASONS = [
 export type DropReason = (typeof DROP_REASONS)[number];
 
 /** Why an event was evaluated with part of its content cut. */
-export const TRUNCATE_REASONS = [
+const TRUNCATE_REASONS = [
   'too_deep', // values nested deeper than the decoder's bound (audit webhook.maxEventDepth) were cut
 ] as const;
 export type TruncateReason = (typeof TRUNCATE_REASONS)[number];
 
 /** The audit webhook's answer to one request: `accepted` (200) or why it was refused. */
-export const WEBHOOK_REASONS = ['accepted', 'not_found', 'method_not_allowed', 'unsupported_media_type', 'body_too_large', 'bad_request', 'invalid_json', 'not_audit_events', 'queue_full', 'stopping', 'internal'] as const;
+const WEBHOOK_REASONS = ['accepted', 'not_found', 'method_not_allowed', 'unsupported_media_type', 'body_too_large', 'bad_request', 'invalid_json', 'not_audit_events', 'queue_full', 'stopping', 'internal'] as const;
 export type WebhookReason = (typeof WEBHOOK_REASONS)[number];
 
 /** Why a new ruleset was not installed (the running one stays). */
-export const RULESET_FAILURE_REASONS = ['invalid', 'compile', 'validate', 'warmup'] as const;
+const RULESET_FAILURE_REASONS = ['invalid', 'compile', 'validate', 'warmup'] as const;
 export type RulesetFailureReason = (typeof RULESET_FAILURE_REASONS)[number];
 
 /** Why the compiled tier handed an event to the reference interpreter (host/runtime/reference.ts). */
-export const REFERENCE_REASONS = [
+const REFERENCE_REASONS = [
   'too_large', // the event does not fit the module's batch area on its own
   'scratch', // a transformer result (tolower, b64, concat...) does not fit the module's scratch area
 ] as const;
 export type ReferenceReason = (typeof REFERENCE_REASONS)[number];
 
 /** How the entry of a process first seen in a syscall record was filled (host/sources/syscall/unknown-process.ts). */
-export const PROCESS_LOOKUP_RESULTS = [
+const PROCESS_LOOKUP_RESULTS = [
   'procfs', // read from /proc, as libsinsp reads a thread it does not know
   'gone', // no longer in /proc (or its pid reused): the record header's pid, uid and gid
   'deferred', // past the per-batch bound of /proc reads: the header's values until a later batch reads it
@@ -54,11 +54,11 @@ export const EVALUATOR_TIERS = ['wasm', 'interpreter'] as const;
 export type EvaluatorTier = (typeof EVALUATOR_TIERS)[number];
 
 /** Why an enabled source cannot run on this host (the kernel probe's support codes, host/sources/syscall/addon.ts SupportCode). */
-export const SOURCE_UNAVAILABLE_REASONS = ['ENOTLINUX', 'ENOADDON', 'EABI', 'ENOBTF', 'EPERM', 'ENOTRACEPOINT'] as const;
+const SOURCE_UNAVAILABLE_REASONS = ['ENOTLINUX', 'ENOADDON', 'EABI', 'ENOBTF', 'EPERM', 'ENOTRACEPOINT'] as const;
 export type SourceUnavailableReason = (typeof SOURCE_UNAVAILABLE_REASONS)[number];
 
 /** The forwarder's outputs, as `destination` label values. */
-export const DESTINATIONS = ['stdout', 'webhook', 'file', 'program', 'slack', 'teams', 'mattermost', 'discord', 'googlechat', 'alertmanager', 'loki', 'nats', 'mqtt', 'redis', 'syslog', 'smtp'] as const;
+const DESTINATIONS = ['stdout', 'webhook', 'file', 'program', 'slack', 'teams', 'mattermost', 'discord', 'googlechat', 'alertmanager', 'loki', 'nats', 'mqtt', 'redis', 'syslog', 'smtp'] as const;
 export type Destination = (typeof DESTINATIONS)[number];
 
 interface Def<L extends string> {

@@ -17,7 +17,7 @@ import { rfc3339Nano } from './time.js';
 import type { ConfigProblem } from '../config/problem.js';
 
 /** One append_output entry. */
-export interface AppendOutput {
+interface AppendOutput {
   match: { source?: string; tags?: string[]; rule?: string };
   extra_output?: string;
   /** Field names (value from output_fields) or {name: text} pairs. */
@@ -73,7 +73,7 @@ function matches(m: AppendOutput['match'], a: Alert): boolean {
  * the rule's output did not have it — the forwarder has no event to extract more from);
  * `{name: text}` extra fields are added as that text.
  */
-export function appendOutput(entries: readonly AppendOutput[], a: Alert): Alert {
+function appendOutput(entries: readonly AppendOutput[], a: Alert): Alert {
   let out = a;
   for (const e of entries) {
     if (!matches(e.match ?? {}, out)) continue;

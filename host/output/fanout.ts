@@ -50,7 +50,7 @@ const DRAIN_MS = 5000;
 export const OUTPUT_DROP_RULE = 'Forwarder output dropped alerts';
 
 /** The internal alert for alerts dropped by full destination queues since the last one. */
-export function outputDropAlert(drops: ReadonlyMap<Destination, number>, hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
+function outputDropAlert(drops: ReadonlyMap<Destination, number>, hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
   const list = [...drops].map(([d, n]) => `${d}=${n}`).join(' ');
   const total = [...drops.values()].reduce((a, b) => a + b, 0);
   return internalAlert(OUTPUT_DROP_RULE, 'Warning', ['forwarder', 'drops'], hostname, `${total} alert(s) dropped since the last report because an output's queue was full (${list})`, { n_drops: total, outputs: [...drops.keys()] }, now);

@@ -2,12 +2,7 @@
 // values and `%N` widths, and output_fields typed as Falco's rawval_to_json does
 // (reference/falco-language.md D.1, D.4): integers as numbers, booleans, strings, lists as
 // arrays, missing as null.
-import { typeClass } from '../engine/fields.js';
-import type { LoadedRule } from '../engine/index.js';
-import type { RawScalar, RawValue } from '../engine/interpreter.js';
-import type { FieldRef } from '../engine/ir.js';
-import type { OutputToken } from '../engine/output-template.js';
-import type { SourceEvent } from '../engine/source-event.js';
+import { type FieldRef, type LoadedRule, type OutputToken, type RawScalar, type RawValue, type SourceEvent, typeClass } from '../engine/index.js';
 import type { Alert, OutputFieldValue } from './alert.js';
 
 type FieldToken = Extract<OutputToken, { kind: 'field' }>;
@@ -31,7 +26,7 @@ function scalarJson(v: RawScalar, ref: FieldRef): string | number | bigint | boo
 }
 
 /** The typed JSON value of a field for output_fields. */
-export function fieldJson(v: RawValue | undefined, ref: FieldRef): OutputFieldValue {
+function fieldJson(v: RawValue | undefined, ref: FieldRef): OutputFieldValue {
   if (v === undefined) return null;
   if (Array.isArray(v))
     return v.map((x) => {
@@ -42,7 +37,7 @@ export function fieldJson(v: RawValue | undefined, ref: FieldRef): OutputFieldVa
 }
 
 /** The text of a field in a rendered output. */
-export function fieldText(v: RawValue | undefined, ref: FieldRef): string {
+function fieldText(v: RawValue | undefined, ref: FieldRef): string {
   if (v === undefined) return '<NA>';
   if (Array.isArray(v)) {
     // An un-indexed ancestor field prints its ancestors space-separated; other lists as (a,b).
@@ -56,7 +51,7 @@ export function fieldText(v: RawValue | undefined, ref: FieldRef): string {
 export const DEFAULT_MAX_OUTPUT_FIELD_BYTES = 64 * 1024;
 
 /** A value cut to `max` UTF-8 bytes (on a character boundary), marked `…(truncated N bytes)`; shorter values are returned as they are. */
-export function capText(s: string, max: number): string {
+function capText(s: string, max: number): string {
   if (s.length <= max / 3) return s; // at most 3 bytes per UTF-16 unit: surely short enough
   const bytes = Buffer.from(s, 'utf8');
   if (bytes.length <= max) return s;
@@ -72,7 +67,7 @@ function capJson(v: OutputFieldValue, max: number): OutputFieldValue {
 }
 
 /** Renders an output template for an event; each field's text is at most `maxFieldBytes` (capText). */
-export function renderTokens(tokens: readonly OutputToken[], ev: SourceEvent, maxFieldBytes = DEFAULT_MAX_OUTPUT_FIELD_BYTES): string {
+function renderTokens(tokens: readonly OutputToken[], ev: SourceEvent, maxFieldBytes = DEFAULT_MAX_OUTPUT_FIELD_BYTES): string {
   let out = '';
   for (const t of tokens) {
     if (t.kind === 'text') {

@@ -24,7 +24,7 @@ export interface QueuedOutputSpec {
 }
 
 /** Default backoff: 100 ms, 200 ms, 400 ms ... capped at 5 s, each ±20 %. */
-export function defaultBackoffMs(attempt: number): number {
+function defaultBackoffMs(attempt: number): number {
   const base = Math.min(5000, 100 * 2 ** attempt);
   return base * (0.8 + Math.random() * 0.4);
 }

@@ -13,9 +13,7 @@
 //     held before, since nothing says they were deleted.
 // Consumes ManifestFile snapshots; produces engine loads, ModuleState changes and reports.
 import { createHash } from 'node:crypto';
-import { diagnostic, type Diagnostic, type Location, type SourceLookup } from '../engine/diagnostics.js';
-import type { LoadResult, RulesFile } from '../engine/index.js';
-import type { SourceText } from '../engine/source-text.js';
+import { type Diagnostic, diagnostic, type LoadResult, type Location, type RulesFile, type SourceLookup, type SourceText } from '../engine/index.js';
 import { readManifests, type EngineAuditRulesResource, type ModuleConfigResource, type Resource } from './manifests.js';
 import { reportRejection, type Rejection, type Reporter } from './report.js';
 import { owners, remapDiagnostics, toRulesFile, type TranslatedRules } from './rules-file.js';

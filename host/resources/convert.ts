@@ -7,14 +7,12 @@
 // resource cannot express: append/override items, exceptions, partial rules, other sources.
 // Consumes a file name and text; produces the manifest text or located errors.
 import { Document, isScalar, isSeq, visit, type ToStringOptions } from 'yaml';
-import { Diagnostics, diagnostic, type Diagnostic, type Location } from '../engine/diagnostics.js';
+import { type Diagnostic, diagnostic, Diagnostics, type Location, readRulesFile, type RulesItem, SourceText } from '../engine/index.js';
 import { parsePriority } from '../engine/priority.js';
-import { readRulesFile, type RulesItem } from '../engine/reader.js';
-import { SourceText } from '../engine/source-text.js';
 import { RESOURCE_NAME, RESOURCE_VERSION } from './manifests.js';
 
 /** A located remark that does not stop the conversion. */
-export interface Note {
+interface Note {
   message: string;
   location: Location;
 }

@@ -6,10 +6,8 @@
 // like rule diagnostics by renderDiagnostic). A document with any error yields no resource; the
 // other documents of the file are unaffected.
 import { isMap, isScalar, isSeq, parseAllDocuments, type Node, type YAMLMap } from 'yaml';
-import { BUILTIN_SETS } from '../engine/builtin.js';
-import { diagnostic, type Diagnostic, type Location } from '../engine/diagnostics.js';
+import { BUILTIN_SETS, type Diagnostic, diagnostic, type Location, SourceText } from '../engine/index.js';
 import { PRIORITIES } from '../engine/priority.js';
-import { SourceText } from '../engine/source-text.js';
 import { mapPairs, validateNode, valueLocation, type Schema } from './schema.js';
 
 /** The module's name: the only valid ModuleConfig name. */
@@ -18,7 +16,6 @@ export const MODULE_NAME = 'runtime-audit-engine';
 export const RESOURCE_VERSION = 'v1alpha1';
 /** The kinds this module reads. */
 export const KINDS = ['ModuleConfig', 'EngineAuditRules'] as const;
-export type Kind = (typeof KINDS)[number];
 
 /** Orchestrator object names: a DNS-1123 subdomain. */
 export const RESOURCE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -160,7 +157,7 @@ export interface ManifestRead {
 }
 
 /** A document that produced no resource. */
-export interface RejectedDocument {
+interface RejectedDocument {
   kind: string;
   name: string;
   ctx: Location[];

@@ -9,8 +9,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from '../config/config.js';
 import { writeProblem } from '../config/write-problem.js';
-import { builtinRulesFiles } from '../engine/builtin.js';
-import type { LoadResult, RulesFile } from '../engine/index.js';
+import { builtinRulesFiles, type LoadResult, type RulesFile } from '../engine/index.js';
 import type { Metrics } from '../metrics/index.js';
 import type { Alert } from '../output/alert.js';
 import { ResourceController, type ControllerOptions, type ModuleState, type RulesEngine } from './controller.js';
@@ -19,7 +18,7 @@ import type { ModuleSources } from './sources.js';
 import { watchDirectory, type DirectoryWatch } from './watch.js';
 
 /** The ModuleConfig written into a resources directory that did not exist (first start). */
-export function defaultModuleConfig(apiGroup: string): string {
+function defaultModuleConfig(apiGroup: string): string {
   return [
     '# Written by `rae run` when it created this directory: the module is on, with default settings.',
     '# Set enabled: false (or delete this file) to stop the event sources; see docs/resources.md.',
@@ -35,7 +34,7 @@ export function defaultModuleConfig(apiGroup: string): string {
 }
 
 /** Creates the directory if missing; on creation, seeds it with the default ModuleConfig. Returns true when created. */
-export function ensureResourcesDir(dir: string, apiGroup: string): boolean {
+function ensureResourcesDir(dir: string, apiGroup: string): boolean {
   if (existsSync(dir)) return false;
   try {
     mkdirSync(dir, { recursive: true });
@@ -106,7 +105,7 @@ export interface ModuleOptions {
 }
 
 /** What a reload did: the new base replaced the running ruleset, changed nothing, or was refused. */
-export type ModuleReload = 'replaced' | 'unchanged' | 'refused';
+type ModuleReload = 'replaced' | 'unchanged' | 'refused';
 
 /** The running module. */
 export interface RunningModule {
@@ -122,7 +121,7 @@ export interface RunningModule {
 }
 
 /** The resources directory of a configuration. */
-export function resourcesDir(config: Config, override?: string): string {
+function resourcesDir(config: Config, override?: string): string {
   return override || config.resources.dir || join(config.stateDir, 'resources');
 }
 

@@ -3,7 +3,7 @@
 // metrics and every output), and the ruleset-failure counter. Falco's own "hot restart failure"
 // alert has empty output_fields and is refused by falcosidekick (reference §2, §8); this one
 // carries fields so it is counted and delivered.
-import { renderDiagnostic, type Diagnostic, type SourceLookup } from '../engine/diagnostics.js';
+import { type Diagnostic, renderDiagnostic, type SourceLookup } from '../engine/index.js';
 import type { Metrics, RulesetFailureReason } from '../metrics/index.js';
 import { internalAlert } from '../output/alert.js';
 import type { Alert } from '../output/alert.js';
@@ -42,7 +42,7 @@ function keeps(running: boolean): string {
 }
 
 /** The internal alert for a rejection; `running` says whether a ruleset is still running. */
-export function rejectionAlert(r: Rejection, hostname: string, running = true, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
+function rejectionAlert(r: Rejection, hostname: string, running = true, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
   const first = r.errors[0] ? headline(r.errors[0]) : 'invalid';
   const what = r.name ? `${r.kind}/${r.name}` : r.kind || 'a manifest document';
   return internalAlert(

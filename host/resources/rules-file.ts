@@ -3,9 +3,7 @@
 // back: every location the engine reports in the generated text is mapped to the manifest, so a
 // bad condition in a manifest is reported at manifest:line:col with the manifest's snippet.
 // Consumes an EngineAuditRulesResource; produces a RulesFile and a location mapper.
-import type { Diagnostic, Location } from '../engine/diagnostics.js';
-import { MappedText } from '../engine/mapped-text.js';
-import type { SourceText, RulesFile } from '../engine/source-text.js';
+import { type Diagnostic, type Location, MappedText, type RulesFile, type SourceText } from '../engine/index.js';
 import type { EngineAuditRulesResource, RulesSpecItem, Spanned } from './manifests.js';
 
 /** A generated rules file and its way back to the manifest. */
@@ -95,7 +93,7 @@ function emitItem(e: Emitter, item: RulesSpecItem): void {
 }
 
 /** The generated file's name: unique per resource, never a real path. */
-export function generatedName(r: EngineAuditRulesResource): string {
+function generatedName(r: EngineAuditRulesResource): string {
   return `${r.file}#EngineAuditRules/${r.name}`;
 }
 

@@ -4,8 +4,7 @@
 // once. Unlike the orchestrator's structural schemas, unknown fields are errors, not pruned
 // silently (reference/module-and-forwarder.md §2: pruning hides typos such as `enable: false`).
 import { isMap, isScalar, isSeq, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
-import { diagnostic, type Diagnostic, type ItemType, type Location } from '../engine/diagnostics.js';
-import type { SourceText } from '../engine/source-text.js';
+import { type Diagnostic, diagnostic, type ItemType, type Location, type SourceText } from '../engine/index.js';
 
 /** A schema node. `label` names the object in the context chain (`rule 'x'`), by its `name` field. */
 export type Schema =

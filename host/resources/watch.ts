@@ -67,7 +67,7 @@ async function statSignature(dir: string): Promise<string> {
 }
 
 /** Reads the directory: every manifest file, bounded in number and size, confined to the directory. */
-export async function readSnapshot(dir: string, maxFiles = 256, maxFileBytes = 1 << 20): Promise<ManifestFile[]> {
+async function readSnapshot(dir: string, maxFiles = 256, maxFileBytes = 1 << 20): Promise<ManifestFile[]> {
   const out: ManifestFile[] = [];
   const names = await listing(dir);
   const root = await realpath(dir).catch(() => undefined);

@@ -2,7 +2,7 @@
 // WebAssembly.compile, the sandbox checks, then warming on synthetic batches. Runs in the compile
 // worker (compile-worker.ts) and, for tools and tests, in-process; fromWasm is the part after
 // the compiler, which also checks modules from the on-disk cache (module-cache.ts).
-import { MEM } from '../engine/codegen/abi.js';
+import { MEM } from '../abi/module.js';
 import { compileAssemblyScript } from './compile.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { checkInstance, checkModule } from './validate.js';

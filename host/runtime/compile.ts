@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { MEM } from '../engine/codegen/abi.js';
+import { MEM } from '../abi/module.js';
 
 const ASSEMBLY_DIR = fileURLToPath(new URL('../../assembly/', import.meta.url));
 const ASCONFIG = new URL('../../asconfig.json', import.meta.url);
@@ -31,7 +31,7 @@ export type AscResult = { ok: true; wasm: Uint8Array; ms: number } | { ok: false
 export function ascArgs(config: { targets?: Record<string, Record<string, unknown>> }, target = 'rules'): string[] {
   const opts = config.targets?.[target];
   if (!opts) throw new Error(`asconfig.json has no target "${target}"`);
-  // the module's memory is fixed at the ABI's size: the config must say so (engine/codegen/abi.ts MEM.pages)
+  // the module's memory is fixed at the ABI's size: the config must say so (abi/module.ts MEM.pages)
   if (opts.initialMemory !== MEM.pages || opts.maximumMemory !== MEM.pages) throw new Error(`asconfig.json target "${target}": initialMemory and maximumMemory must be ${MEM.pages} (MEM.pages)`);
   return Object.entries(opts).flatMap(([k, v]) => (v === true ? [`--${k}`] : v === false ? [] : [`--${k}`, Array.isArray(v) ? v.join(',') : String(v)]));
 }

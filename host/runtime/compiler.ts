@@ -13,7 +13,7 @@
 import { Worker } from 'node:worker_threads';
 import { generateModule, type GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
-import { evtTypeId } from '../engine/codegen/abi.js';
+import { evtTypeId } from '../abi/module.js';
 import { buildModule, fromWasm, type Built, type BuildResult } from './build.js';
 import { compileKey } from './compile.js';
 import type { CompileRequest } from './compile-worker.js';
@@ -23,9 +23,9 @@ import { ModuleCache } from './module-cache.js';
 import type { WarmPlan } from './warm.js';
 
 /** Default deadline of one build in the worker (asc on a 10,000-term rule: about 10 s). */
-export const DEFAULT_COMPILE_TIMEOUT_MS = 120_000;
+const DEFAULT_COMPILE_TIMEOUT_MS = 120_000;
 /** Default V8 old-generation cap of the compile worker, MB. */
-export const DEFAULT_WORKER_HEAP_MB = 2048;
+const DEFAULT_WORKER_HEAP_MB = 2048;
 
 /**
  * Warm-up budget of a module from the disk cache, ms. It warms on this (the main) thread, before

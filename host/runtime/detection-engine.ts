@@ -37,16 +37,12 @@
 // callers compile it first (the resources controller does: `rae run` starts serving on WASM);
 // without one, evaluateKernel throws and the source counts the batch as dropped.
 import type { Gauge } from 'prom-client';
-import { loadRules, type ExpandLimits, type LoadedRule, type LoadResult, type RulesFile } from '../engine/index.js';
-import { RuleMatcher, type RuleMatching } from '../engine/matcher.js';
+import { type ExpandLimits, FieldEvent, type LoadedRule, type LoadResult, loadRules, RuleMatcher, type RuleMatching, type RulesBounds, type RulesFile, type SourceEvent } from '../engine/index.js';
 import { prioritySeverity, type Priority } from '../engine/priority.js';
 import type { Alert } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
-import type { RulesBounds } from '../engine/rules-bounds.js';
 import type { Metrics } from '../metrics/index.js';
 import { EVALUATOR_TIERS, METRICS, type EvaluatorTier } from '../metrics/names.js';
-import { FieldEvent } from '../engine/field-event.js';
-import type { SourceEvent } from '../engine/source-event.js';
 import { RuleCompiler, warmPlan, type ModuleFrom } from './compiler.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { guardedCall, isWatchdogTimeout } from './watchdog.js';

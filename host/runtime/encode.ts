@@ -8,14 +8,9 @@
 // fit the batch area on its own encodes as count 0 (the evaluator has it judged by the reference
 // interpreter). Known limits: a numeric field given as non-numeric text and an IP field given as
 // text that is not an address are written as missing (the interpreter would compare them as text).
-import type { SourceLayout, Slot, ThreadField, ThreadUse, ValueKind } from '../engine/codegen/index.js';
-import { THREAD_FIELDS } from '../engine/codegen/index.js';
-import { lookupField, typeClass } from '../engine/fields.js';
-import type { RawScalar, RawValue } from '../engine/interpreter.js';
-import type { FieldRef } from '../engine/ir.js';
-import { parseIp, truncInt } from '../engine/literals.js';
-import type { SourceEvent } from '../engine/source-event.js';
-import { CTR, CTR_FLAGS, CTR_STRINGS, type ContainerKey, evtTypeId, LIMITS, MEM, REC, THREAD, writeContainerEntry } from '../engine/codegen/abi.js';
+import { type Slot, type SourceLayout, THREAD_FIELDS, type ThreadField, type ThreadUse, type ValueKind } from '../engine/codegen/index.js';
+import { type FieldRef, lookupField, parseIp, type RawScalar, type RawValue, type SourceEvent, truncInt, typeClass } from '../engine/index.js';
+import { CTR, CTR_FLAGS, CTR_STRINGS, type ContainerKey, evtTypeId, LIMITS, MEM, REC, THREAD, writeContainerEntry } from '../abi/module.js';
 
 const ANCESTOR_OF: Record<string, string> = {
   'proc.name': 'proc.aname',

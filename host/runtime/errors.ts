@@ -2,7 +2,7 @@
 // Errors are values `{ code, message }`; nothing here is thrown across a stage boundary.
 
 /** Stable codes and what they mean. */
-export const RUNTIME_ERRORS = {
+const RUNTIME_ERRORS = {
   ECODEGEN: 'a rule uses a construct the compiled evaluator cannot compile',
   ECOMPILE: 'the AssemblyScript compiler rejected the generated module',
   EWASM: 'the bytes are not a valid WebAssembly module',

@@ -8,9 +8,8 @@
 // transformer results do not fit the scratch area, is judged by the reference interpreter over
 // the same rules (reference.ts) and reported in the result, never skipped.
 import type { GeneratedModule } from '../engine/codegen/index.js';
-import type { LoadedRule } from '../engine/index.js';
-import type { SourceEvent } from '../engine/source-event.js';
-import { MATCH_REFERENCE, MATCH_SIZE, MEM, SRC, STATE, THREAD } from '../engine/codegen/abi.js';
+import type { LoadedRule, SourceEvent } from '../engine/index.js';
+import { MATCH_REFERENCE, MATCH_SIZE, MEM, SRC, STATE, THREAD } from '../abi/module.js';
 import { BatchEncoder, type Encoded } from './encode.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { ReferenceJudge, type Referred } from './reference.js';

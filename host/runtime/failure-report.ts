@@ -6,14 +6,14 @@
 import { internalAlert } from '../output/alert.js';
 import type { Alert } from '../output/alert.js';
 import type { DropReason } from '../metrics/index.js';
-import type { SourceEvent } from '../engine/source-event.js';
+import type { SourceEvent } from '../engine/index.js';
 import type { FailedRange } from './isolate.js';
 
 /** The rule name of the internal alert for events whose evaluation failed. */
 export const EVALUATION_FAILED_RULE = 'Engine internal: event evaluation failed';
 
 /** The drop reason of a failed range. */
-export function dropReason(r: FailedRange): DropReason {
+function dropReason(r: FailedRange): DropReason {
   return r.error.code === 'ETIMEOUT' ? 'watchdog' : 'trap';
 }
 

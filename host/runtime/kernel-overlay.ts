@@ -12,11 +12,8 @@
 // puts its ruleset on the interpreter tier, not from its tier-up (DetectionEngine.evaluateKernel).
 // The interpreter's part of a range runs under the evaluator's watchdog deadline; a stop or an
 // exception fails the range (the engine isolates it as it does a trap).
-import { evtTypeId, MEM, REC } from '../engine/codegen/abi.js';
-import type { LoadedRule, LoadResult } from '../engine/index.js';
-import { RuleMatcher } from '../engine/matcher.js';
-import { printExpr } from '../engine/printer.js';
-import type { SourceEvent } from '../engine/source-event.js';
+import { evtTypeId, MEM, REC } from '../abi/module.js';
+import { type LoadedRule, type LoadResult, printExpr, RuleMatcher, type SourceEvent } from '../engine/index.js';
 import { runtimeError } from './errors.js';
 import type { RuleModule } from './evaluator.js';
 import type { Judgment } from './isolate.js';

@@ -8,10 +8,8 @@
 // (enginesecurity_engine_events_reference_judged_total). Each event runs under the module's
 // watchdog deadline (the interpreter's regexes are JavaScript's): an event stopped there (or
 // failing in the interpreter) has no verdict and is reported as such, never as "no match".
-import type { LoadedRule } from '../engine/index.js';
-import { RuleMatcher } from '../engine/matcher.js';
+import { type LoadedRule, RuleMatcher, type SourceEvent } from '../engine/index.js';
 import type { ReferenceReason } from '../metrics/names.js';
-import type { SourceEvent } from '../engine/source-event.js';
 import { guardedCall } from './watchdog.js';
 
 /** One event judged by the reference interpreter for a module. */

@@ -2,11 +2,11 @@
 // sandbox"): no imports at all, exactly the expected exports, one memory whose minimum and
 // maximum are both the ABI's fixed size (read from the binary's memory section, which the JS API
 // does not expose), then, once instantiated, the ABI version and the end of its statics.
-import { ABI_VERSION, MEM } from '../engine/codegen/abi.js';
+import { ABI_VERSION, MEM } from '../abi/module.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 
 /** The exports a rule module has, no more and no fewer. */
-export const EXPECTED_EXPORTS: ReadonlyArray<readonly [string, string]> = [
+const EXPECTED_EXPORTS: ReadonlyArray<readonly [string, string]> = [
   ['abiVersion', 'function'],
   ['evaluate', 'function'],
   ['heapBase', 'function'],
@@ -15,7 +15,7 @@ export const EXPECTED_EXPORTS: ReadonlyArray<readonly [string, string]> = [
 ];
 
 /** Memory limits as declared in the binary. */
-export interface MemoryLimits {
+interface MemoryLimits {
   min: number;
   max: number | undefined;
 }
@@ -33,7 +33,7 @@ function leb(bytes: Uint8Array, at: { p: number }): number {
 }
 
 /** The memories a binary defines (memory section, id 5); undefined if the binary is malformed. */
-export function memoryLimits(bytes: Uint8Array): MemoryLimits[] | undefined {
+function memoryLimits(bytes: Uint8Array): MemoryLimits[] | undefined {
   try {
     const at = { p: 8 };
     while (at.p < bytes.length) {

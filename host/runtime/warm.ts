@@ -2,7 +2,7 @@
 // Liftoff first, so the first batches after a swap would be 10-30x slower
 // (reference/wasm-evaluator-notes.md §4e). Running synthetic batches through every evt.type group
 // in the compile worker tiers the code up; the tiered code lives in the shared native module.
-import { MEM, SRC } from '../engine/codegen/abi.js';
+import { MEM, SRC } from '../abi/module.js';
 
 /** What warming needs to know about a module. */
 export interface WarmPlan {

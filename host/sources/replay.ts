@@ -5,13 +5,12 @@
 import { cutDeepValues, DEFAULT_MAX_EVENT_DEPTH } from './audit/depth.js';
 import { auditDocumentEvents, auditSourceEvent } from './audit/document.js';
 import { parseRfc3339 } from '../output/time.js';
-import { FieldEvent } from '../engine/field-event.js';
-import type { SourceEvent } from '../engine/source-event.js';
+import { FieldEvent, type SourceEvent } from '../engine/index.js';
 
 export type ReplayFormat = 'fields' | 'audit';
 
 /** One input record that could not become an event, with its 1-based line. */
-export interface Rejection {
+interface Rejection {
   line: number;
   reason: string;
 }

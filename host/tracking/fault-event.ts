@@ -43,7 +43,7 @@ interface Frame {
 }
 
 /** The frames of a V8 stack, oldest first; [] when it has none. */
-export function stackFrames(stack: string | undefined): Frame[] {
+function stackFrames(stack: string | undefined): Frame[] {
   if (!stack) return [];
   const frames: Frame[] = [];
   for (const line of stack.split('\n')) {

@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics/index.js';
 import type { Alert } from '../output/alert.js';
 import { RESOURCE_REJECTED_RULE } from '../resources/report.js';
 import type { SourceState } from '../resources/sources.js';
-import type { RuntimeError } from '../runtime/errors.js';
+import type { RuntimeError } from '../runtime/index.js';
 import { parseDsn } from './dsn.js';
 import { FaultReporter, type ReporterCounts } from './reporter.js';
 import { ensureSelfProject } from './self-project.js';

@@ -2,7 +2,7 @@
 /*
  * Evaluator side of the wire format: how events, process state and matches are laid out in the
  * linear memory of a compiled rule module. Included from events.h (the single source of truth),
- * mirrored by assembly/abi.ts and host/engine/codegen/abi.ts; test/runtime/abi-layout.test.ts fails on
+ * mirrored by assembly/abi.ts and host/abi/module.ts; test/runtime/abi-layout.test.ts fails on
  * any drift. Shares RAE_ABI_VERSION with the kernel records.
  *
  * Linear memory of a module (fixed size, fixed addresses, so the state region can be copied from
@@ -58,7 +58,7 @@
  * (i % 64) of presence word (i / 64) is set. Stride = 8 + 8 * words + 8 * slots.
  */
 struct rae_eval_rec {
-	__u32 type;   /* 0 evt.type id (host/engine/codegen/abi.ts evtTypeId), 0 = none */
+	__u32 type;   /* 0 evt.type id (host/abi/module.ts evtTypeId), 0 = none */
 	__u32 thread; /* 4 address of the thread entry (struct rae_thread), 0 = none */
 	/* 8: __u64 present[words]; then __u64 slots[n] */
 };

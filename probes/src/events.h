@@ -4,7 +4,7 @@
  *
  * Consumed by probe.bpf.c (which writes records into the ring buffer), by the addon (which copies
  * whole records into a caller's buffer, later the evaluator's WebAssembly linear memory) and
- * mirrored, field for field, by host/sources/syscall/abi.ts and assembly/abi.ts. A layout test
+ * mirrored, field for field, by host/abi/records.ts and assembly/abi.ts. A layout test
  * compares the mirrors with the offsets the C compiler computes (addon `layout()`); bump
  * RAE_ABI_VERSION on any change.
  *

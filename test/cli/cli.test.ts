@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startRae } from '../helpers/rae-run.js';
-import { corpusPath } from '../helpers/corpus.js';
+import { corpusPath } from '../../support/corpus.js';
 
 function rae(args: string[], input?: string) {
   return spawnSync(process.execPath, ['bin/rae.js', ...args], { encoding: 'utf8', input, env: { ...process.env, TZ: 'UTC' } });

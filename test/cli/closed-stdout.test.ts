@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpusPath } from '../helpers/corpus.js';
+import { corpusPath } from '../../support/corpus.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rae-closed-stdout-'));
 test.after(() => rmSync(tmp, { recursive: true, force: true }));

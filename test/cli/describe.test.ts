@@ -11,7 +11,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { describeLoad } from '../../host/engine/describe.js';
 import { loadRules } from '../../host/engine/index.js';
-import { CORPUS_RULE_FILES, corpusPath } from '../helpers/corpus.js';
+import { CORPUS_RULE_FILES, corpusPath } from '../../support/corpus.js';
 import { EXCEPTION_RULE_BASE } from '../engine/helpers.js';
 
 function rae(args: string[]) {

@@ -21,7 +21,7 @@ import { alertFor } from '../../host/output/from-match.js';
 import { RuleCompiler } from '../../host/runtime/compiler.js';
 import { selectRules } from '../../host/runtime/detection-engine.js';
 import { RuleModule } from '../../host/runtime/evaluator.js';
-import { corpusPath, K8SAUDIT_SAMPLES } from '../helpers/corpus.js';
+import { corpusPath, K8SAUDIT_SAMPLES } from '../../support/corpus.js';
 
 const SAMPLES = K8SAUDIT_SAMPLES;
 const GOLDEN = 'test/golden/k8saudit';

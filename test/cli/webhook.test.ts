@@ -14,7 +14,7 @@ import { replayAlerts } from '../../host/cli/replay.js';
 import { builtinRulesFiles } from '../../host/engine/builtin.js';
 import { loadRules } from '../../host/engine/index.js';
 import { readReplayInput } from '../../host/sources/replay.js';
-import { K8SAUDIT_SAMPLES } from '../helpers/corpus.js';
+import { K8SAUDIT_SAMPLES } from '../../support/corpus.js';
 
 const SAMPLES = K8SAUDIT_SAMPLES;
 const tmp = mkdtempSync(join(tmpdir(), 'rae-webhook-cli-'));

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { defaultConfig } from '../../host/config/config.js';
 import { HARD_MAX_DEPTH } from '../../host/engine/parser.js';
 import { REGEX_HARD_LIMITS } from '../../host/engine/regex-syntax.js';
-import { MAX_RECORD } from '../../host/sources/syscall/abi.js';
+import { MAX_RECORD } from '../../host/abi/records.js';
 
 const doc = readFileSync(new URL('../../docs/security.md', import.meta.url), 'utf8');
 const limitsSection = doc.slice(doc.indexOf('## Limits'), doc.indexOf('## Faults'));

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { generateModule } from '../../host/engine/codegen/index.js';
 import { renderDiagnostic } from '../../host/engine/diagnostics.js';
 import { loadRules } from '../../host/engine/index.js';
-import { corpusText } from '../helpers/corpus.js';
+import { corpusText } from '../../support/corpus.js';
 
 const RULES = `
 - list: shells

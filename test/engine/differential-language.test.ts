@@ -1,5 +1,5 @@
 // Differential test over the whole condition language as the checker defines it
-// (language-combinations.ts): every accepted operator × modifier × transformer × field type ×
+// (support/language-combinations.ts): every accepted operator × modifier × transformer × field type ×
 // right-hand side (literal, literal list, field) must compile (both engines accept what the
 // checker accepts), and one rule per combination class is run on random events (missing fields,
 // list fields, ancestors, both sources) through the compiled module and the reference
@@ -9,8 +9,8 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../host/engine/index.js';
-import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from '../runtime/differential-helpers.js';
-import { enumerate, EXTRA_STRINGS, listFields, oneLeafPerClass, rulesYaml, TYPES } from './language-combinations.js';
+import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from '../../support/differential.js';
+import { enumerate, EXTRA_STRINGS, listFields, oneLeafPerClass, rulesYaml, TYPES } from '../../support/language-combinations.js';
 
 const EVENTS = 400;
 const BATCH = 200;

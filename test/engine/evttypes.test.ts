@@ -1,9 +1,9 @@
 // The evt.type set of a rule (reference/falco-language.md G and libsinsp's filter_ppm_codes tests).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { EVENT_NAMES } from '../../host/engine/event-names.js';
+import { EVENT_NAMES } from '../../host/abi/event-names.js';
 import { load } from './helpers.js';
-import { corpusText } from '../helpers/corpus.js';
+import { corpusText } from '../../support/corpus.js';
 
 function evttypes(cond: string): string[] {
   const r = load(`- macro: m\n  condition: evt.type = mmap\n- rule: r\n  desc: d\n  condition: ${cond}\n  output: o\n  priority: INFO\n  warn_evttypes: false\n`);

@@ -8,7 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { fieldsOf, walk } from '../../host/engine/ast.js';
 import { matchFieldPrefix, resolveField, type Source } from '../../host/engine/fields.js';
 import { parseCondition } from '../../host/engine/parser.js';
-import { corpusText } from '../helpers/corpus.js';
+import { corpusText } from '../../support/corpus.js';
 
 const FILES = ['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml', 'k8s_audit_rules.yaml'];
 const OPERATOR = /^(==|=|!=|<=|<|>=|>|contains|icontains|bcontains|startswith|bstartswith|endswith|glob|iglob|pmatch|intersects|in|exists|regex)/;

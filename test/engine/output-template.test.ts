@@ -1,12 +1,15 @@
 // Output templates: token splitting (longest field prefix, widths, literal text after fields),
-// errors with libsinsp's messages and offsets, and rendering (<NA>, lists, ancestors, widths).
-// Corpus rule outputs must all parse.
+// errors with libsinsp's messages and offsets, and rendering (<NA>, lists, ancestors, widths) by
+// the renderer alerts use (host/output/from-match.ts). Corpus rule outputs must all parse.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseAllDocuments } from 'yaml';
 import { SYSCALL_SUGGESTED_OUTPUT, type Source } from '../../host/engine/fields.js';
-import { outputFieldKeys, parseOutput, renderOutput, type OutputToken } from '../../host/engine/output-template.js';
-import { corpusText } from '../helpers/corpus.js';
+import type { LoadedRule } from '../../host/engine/index.js';
+import type { RawValue } from '../../host/engine/interpreter.js';
+import { outputFieldKeys, parseOutput, type OutputToken } from '../../host/engine/output-template.js';
+import { alertFor } from '../../host/output/from-match.js';
+import { corpusText } from '../../support/corpus.js';
 
 /** Tokens as a compact string: literal text in quotes, fields as {canonical/width}. */
 function show(tokens: OutputToken[]): string {
@@ -75,10 +78,12 @@ test('field tokens carry the resolved definition, argument and offset', () => {
   );
 });
 
-function render(source: Source, text: string, values: Record<string, unknown>): string {
+/** The message of an alert whose rule output is `text`, for an event with these field values (by canonical name). */
+function render(source: Source, text: string, values: Record<string, RawValue>): string {
   const r = parseOutput(source, text);
   if (!r.ok) throw new Error(r.message);
-  return renderOutput(r.tokens, (tok) => values[tok.canonical]);
+  const rule = { name: 'r', priority: 'Warning', source, tags: [], output: r.tokens } as unknown as LoadedRule;
+  return alertFor(rule, { source, timeNs: 0n, fields: { field: (ref) => values[ref.canonical] } }, 'h').message;
 }
 
 test('rendering: values, <NA> for missing, booleans and numbers', () => {

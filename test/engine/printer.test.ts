@@ -8,7 +8,7 @@ import type { Expr } from '../../host/engine/ast.js';
 import { escapeStr, unescapeQuoted } from '../../host/engine/escaping.js';
 import { parseCondition } from '../../host/engine/parser.js';
 import { printExpr, printValue } from '../../host/engine/printer.js';
-import { corpusText } from '../helpers/corpus.js';
+import { corpusText } from '../../support/corpus.js';
 
 const S = { start: 0, end: 0 };
 

@@ -16,7 +16,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../host/engine/index.js';
 import { Interpreter } from '../../host/engine/interpreter.js';
-import { compileAll, compiledMatches, toEvents } from '../runtime/differential-helpers.js';
+import { compileAll, compiledMatches, toEvents } from '../../support/differential.js';
 
 const EVENT = { 'evt.type': 'open', 'fd.name': '/tmp/file_to_run', 'fd.directory': '/tmp', 'evt.num': 1, 'fd.types': ['file'] };
 

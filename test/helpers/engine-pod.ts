@@ -21,7 +21,7 @@ import { runFromTemplate, type K8sObject, type StartedPod } from './kubelet.js';
 const DEPLOY = join(import.meta.dirname, '..', '..', 'deploy');
 
 /** A pod started from a template, with its container's log. */
-export interface LoggedPod extends StartedPod {
+interface LoggedPod extends StartedPod {
   /** The container log's lines (CRI format: time stream tag message), message parts only. */
   log(): string[];
 }

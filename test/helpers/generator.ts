@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { ActionOutcome } from '../../host/generator/index.js';
 
 /** How a generator process ended, with everything it wrote. */
-export interface GeneratorEnd {
+interface GeneratorEnd {
   code: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;

@@ -18,7 +18,7 @@ export function imageToolsMissing(): string | undefined {
 }
 
 /** Output of one command. */
-export interface Ran {
+interface Ran {
   code: number | null;
   stdout: string;
   stderr: string;

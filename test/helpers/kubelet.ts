@@ -41,7 +41,7 @@ const CAP_NUMBERS: Record<string, number> = {
 };
 
 /** The capabilities of this process's bounding set that `names` lacks. */
-export function outsideBoundingSet(names: readonly string[]): string[] {
+function outsideBoundingSet(names: readonly string[]): string[] {
   const bnd = BigInt(`0x${readFileSync('/proc/self/status', 'utf8').match(/^CapBnd:\s+([0-9a-f]+)/m)![1]}`);
   return names.filter((n) => CAP_NUMBERS[n] !== undefined && ((bnd >> BigInt(CAP_NUMBERS[n]!)) & 1n) === 0n);
 }

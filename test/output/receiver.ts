@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** One request as received. */
-export interface Received {
+interface Received {
   method: string;
   path: string;
   headers: IncomingMessage['headers'];
@@ -32,11 +32,11 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export const answer =
+const answer =
   (status: number): Behaviour =>
   (_req, res) =>
     res.writeHead(status).end();
-export const hang: Behaviour = () => {};
+const hang: Behaviour = () => {};
 
 /** TLS material for an HTTPS receiver. */
 export interface ReceiverTls {

@@ -1,4 +1,4 @@
-// The wire format must not drift: the TypeScript mirror (host/sources/syscall/abi.ts, syscalls.ts)
+// The wire format must not drift: the TypeScript mirror (host/abi/records.ts, syscalls.ts)
 // against probes/src/events.h and syscalls.h. Constants are read from the header text; struct
 // offsets and sizes come from the C compiler through the addon's layout() (offsetof/sizeof of
 // the very header the probe is compiled with).

@@ -8,7 +8,8 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { abi, DECODED, syscallIds, type EventRecord, type ExitRecord, type SyscallRecord } from '../../host/sources/syscall/index.js';
+import { abi, DECODED, syscallIds } from '../../host/sources/syscall/index.js';
+import type { EventRecord, ExitRecord, SyscallRecord } from '../helpers/record-decoder.js';
 import { Collector, kernelGate } from '../sources/syscall/collector.js';
 
 const gate = kernelGate('syscalls.test.ts');

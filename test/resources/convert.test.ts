@@ -16,7 +16,7 @@ import { printExpr } from '../../host/engine/printer.js';
 import { convertRulesFile, resourceNameFromPath } from '../../host/resources/convert.js';
 import { readManifests, type EngineAuditRulesResource } from '../../host/resources/manifests.js';
 import { toRulesFile } from '../../host/resources/rules-file.js';
-import { corpusPath } from '../helpers/corpus.js';
+import { corpusPath } from '../../support/corpus.js';
 
 const GROUP = 'deckhouse.io';
 

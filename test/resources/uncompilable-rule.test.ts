@@ -13,8 +13,8 @@ import { ResourceController, type RulesEngine } from '../../host/resources/contr
 import { DetectionEngine, type TierUp } from '../../host/runtime/detection-engine.js';
 import { encodeProcRecord } from '../../host/sources/syscall/procfs.js';
 import type { ManifestFile } from '../../host/resources/watch.js';
-import { toEvents } from '../runtime/differential-helpers.js';
-import { openat, procInfo } from '../runtime/kernel-records.js';
+import { toEvents } from '../../support/differential.js';
+import { openat, procInfo } from '../../support/kernel-records.js';
 
 const H = 'apiVersion: deckhouse.io/v1alpha1\n';
 const manifest = (path: string, kind: string, name: string, spec: string): ManifestFile => ({ path, text: `${H}kind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n${spec}` });

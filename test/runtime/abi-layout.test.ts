@@ -1,14 +1,14 @@
 // The evaluator's layout has one source of truth, probes/src/eval_abi.h (included from events.h):
 // this test compiles a C program with the header (clang, installed by scripts/setup.sh) that
 // prints every macro and every struct offset/size the C compiler computes, and fails on any
-// drift in the host mirror (host/engine/codegen/abi.ts) or the AssemblyScript mirror (assembly/abi.ts).
+// drift in the host mirror (host/abi/module.ts) or the AssemblyScript mirror (assembly/abi.ts).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ABI_VERSION, CTR, CTR_START_BIT, DNS, MATCH_REFERENCE, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/engine/codegen/abi.js';
+import { ABI_VERSION, CTR, CTR_START_BIT, DNS, MATCH_REFERENCE, MATCH_SIZE, MEM, LIMITS, REC, SRC, STATE, THREAD, TP, TF } from '../../host/abi/module.js';
 
 const HEADER = readFileSync('probes/src/eval_abi.h', 'utf8');
 const macros = [...HEADER.matchAll(/^#define (RAE_[A-Z0-9_]+) /gm)]

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MEM } from '../../host/engine/codegen/abi.js';
+import { MEM } from '../../host/abi/module.js';
 import { ascArgs } from '../../host/runtime/compile.js';
 
 const config = JSON.parse(readFileSync('asconfig.json', 'utf8')) as { targets: Record<string, Record<string, unknown>> };

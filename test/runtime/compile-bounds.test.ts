@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { loadRules } from '../../host/engine/index.js';
 import { RuleMatcher } from '../../host/engine/matcher.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
-import { toEvents } from './differential-helpers.js';
+import { toEvents } from '../../support/differential.js';
 
 /** The i-th term: five fields, string equality (merged into sets), prefixes, substrings and numbers. */
 const TERMS = [(i: number) => `proc.name=a${i}`, (i: number) => `fd.name=/x${i}`, (i: number) => `proc.cmdline startswith s${i}-`, (i: number) => `fd.name contains /c${i}/`, (i: number) => `proc.pid=${100000 + i}`];

@@ -8,7 +8,7 @@ import type { Worker } from 'node:worker_threads';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
-import { toEvents } from './differential-helpers.js';
+import { toEvents } from '../../support/differential.js';
 
 const rule = (name: string, condition: string) => [{ name: `${name}.yaml`, text: `- rule: ${name}\n  desc: d\n  condition: ${condition}\n  output: ${name} %proc.name\n  priority: WARNING\n` }];
 const big = rule('big', `evt.type = openat and (${Array.from({ length: 3000 }, (_, i) => `proc.name=a${i} or fd.name contains /c${i}/`).join(' or ')})`);

@@ -13,8 +13,8 @@ import * as assert from 'uvu/assert';
 import { createMetrics } from '../../host/metrics/index.js';
 import { DetectionEngine, type TierUp } from '../../host/runtime/detection-engine.js';
 import { encodeProcRecord } from '../../host/sources/syscall/procfs.js';
-import { toEvents } from './differential-helpers.js';
-import { openat, procInfo } from './kernel-records.js';
+import { toEvents } from '../../support/differential.js';
+import { openat, procInfo } from '../../support/kernel-records.js';
 
 const rule = (name: string, condition = 'evt.type = openat and proc.name = cat') => [{ name: `${name}.yaml`, text: `- rule: ${name}\n  desc: d\n  condition: ${condition}\n  output: ${name} %proc.name\n  priority: WARNING\n` }];
 const INVALID = [{ name: 'bad.yaml', text: `- rule: bad\n  desc: d\n  condition: evt.type = openat and proc.nme = cat\n  output: x\n  priority: WARNING\n` }];

@@ -7,8 +7,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules, type LoadedRule } from '../../host/engine/index.js';
 import { walkChecked } from '../../host/engine/ir.js';
-import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from './differential-helpers.js';
-import { corpusText } from '../helpers/corpus.js';
+import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from '../../support/differential.js';
+import { corpusText } from '../../support/corpus.js';
 
 const read = (n: string) => ({ name: n, text: corpusText(n) });
 const EVENTS = 100_000;

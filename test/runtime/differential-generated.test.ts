@@ -3,12 +3,12 @@
 // glob, iglob, pmatch, exists, intersects, field-to-field, transformers, ancestors by index and
 // walk, endpoint IPs and networks, numbers, booleans) under and/or/not, loaded through the real
 // front end, then 100,000 random events compared with the reference interpreter. About 1 string
-// value in 100 is long (past the old 4096-byte cut, up to 50 KiB: differential-helpers.ts).
+// value in 100 is long (past the old 4096-byte cut, up to 50 KiB: support/differential.ts).
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../host/engine/index.js';
-import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from './differential-helpers.js';
+import { collectPools, compileAll, compiledMatches, eventArb, oracle, toEvents } from '../../support/differential.js';
 
 const EVENTS = 100_000;
 const BATCH = 1000;

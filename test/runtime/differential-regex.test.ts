@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../host/engine/index.js';
 import { regexArb, regexInput } from '../engine/regex-arbitrary.js';
-import { compileAll, compiledMatches, oracle, toEvents } from './differential-helpers.js';
+import { compileAll, compiledMatches, oracle, toEvents } from '../../support/differential.js';
 
 const ISSUE = '(a+)+b|[ab]*a[ab]{8}';
 const EVIL = ['a'.repeat(28) + 'c', 'a'.repeat(28) + 'b', 'ab'.repeat(14) + 'a', 'a'.repeat(29), 'b'.repeat(20) + 'a' + 'b'.repeat(8)];

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../host/engine/index.js';
-import { compileAll, compiledMatches, longPad, oracle, toEvents } from './differential-helpers.js';
+import { compileAll, compiledMatches, longPad, oracle, toEvents } from '../../support/differential.js';
 
 const EVENTS = 30_000;
 const BATCH = 500;

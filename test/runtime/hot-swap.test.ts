@@ -7,7 +7,7 @@ import { setImmediate as tick } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
-import { toEvents } from './differential-helpers.js';
+import { toEvents } from '../../support/differential.js';
 
 const ruleset = (name: string) => [{ name: `${name}.yaml`, text: `- rule: ${name}\n  desc: d\n  condition: evt.type = openat and proc.name = cat\n  output: ${name} %proc.name\n  priority: WARNING\n` }];
 const INVALID = [{ name: 'bad.yaml', text: `- rule: bad\n  desc: d\n  condition: evt.type = openat and proc.nme = cat\n  output: x\n  priority: WARNING\n` }];

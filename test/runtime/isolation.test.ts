@@ -18,8 +18,8 @@ import { EVALUATION_FAILED_RULE } from '../../host/runtime/failure-report.js';
 import { judgeIsolated, type Judgment } from '../../host/runtime/isolate.js';
 import type { SourceEvent } from '../../host/engine/source-event.js';
 import { encodeProcRecord } from '../../host/sources/syscall/procfs.js';
-import { toEvents } from './differential-helpers.js';
-import { openat, procInfo } from './kernel-records.js';
+import { toEvents } from '../../support/differential.js';
+import { openat, procInfo } from '../../support/kernel-records.js';
 
 const RULES = [
   {

@@ -9,11 +9,11 @@ import * as assert from 'uvu/assert';
 import { replayAlerts, replayAlertsWasm } from '../../host/cli/replay.js';
 import { loadRules } from '../../host/engine/index.js';
 import { createMetrics } from '../../host/metrics/index.js';
-import { MEM } from '../../host/engine/codegen/abi.js';
+import { MEM } from '../../host/abi/module.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { readReplayInput } from '../../host/sources/replay.js';
 import { eventList, metricValue, startTestWebhook } from '../sources/audit/webhook-helpers.js';
-import { compileAll, compiledMatches, oracle, toEvents } from './differential-helpers.js';
+import { compileAll, compiledMatches, oracle, toEvents } from '../../support/differential.js';
 
 // The upstream rule "Create/Modify Configmap With Private Credentials" (k8s_audit_rules.yaml), cut to one credential.
 const CONFIGMAP_RULES = `

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { compileKey } from '../../host/runtime/compile.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { ModuleCache } from '../../host/runtime/module-cache.js';
-import { toEvents } from './differential-helpers.js';
+import { toEvents } from '../../support/differential.js';
 import { wasmModule } from './wasm-bytes.js';
 
 const RULES = [{ name: 'r.yaml', text: `- rule: cat opens\n  desc: d\n  condition: evt.type = openat and proc.name = cat\n  output: cat opened %fd.name\n  priority: WARNING\n` }];

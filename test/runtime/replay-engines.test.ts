@@ -10,8 +10,8 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../host/engine/index.js';
-import { collectPools, eventArb } from './differential-helpers.js';
-import { corpusPath } from '../helpers/corpus.js';
+import { collectPools, eventArb } from '../../support/differential.js';
+import { corpusPath } from '../../support/corpus.js';
 
 const RULES = corpusPath('falco_rules.yaml');
 

@@ -10,7 +10,7 @@ import { checkModule } from '../../host/runtime/validate.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { EVALUATION_FAILED_RULE } from '../../host/runtime/failure-report.js';
 import { createMetrics } from '../../host/metrics/index.js';
-import { toEvents } from './differential-helpers.js';
+import { toEvents } from '../../support/differential.js';
 import { wasmModule, type WasmSpec } from './wasm-bytes.js';
 
 const generated = generateModule([]).module!;

@@ -1,6 +1,6 @@
 // A tiny WebAssembly binary writer for sandbox tests: modules with the rule-module exports whose
 // `evaluate` body, imports, exports and memory limits the test chooses (no compiler needed).
-import { ABI_VERSION } from '../../host/engine/codegen/abi.js';
+import { ABI_VERSION } from '../../host/abi/module.js';
 
 const leb = (n: number): number[] => {
   const out: number[] = [];

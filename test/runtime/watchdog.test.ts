@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { generateModule } from '../../host/engine/codegen/index.js';
 import { RuleModule } from '../../host/runtime/evaluator.js';
 import { guardedCall, isWatchdogTimeout, watchdogFallbackReason, watchdogKind, WATCHDOG_ADDON_PATH, type Guarded } from '../../host/runtime/watchdog.js';
-import { toEvents } from './differential-helpers.js';
+import { toEvents } from '../../support/differential.js';
 import { wasmModule, type WasmSpec } from './wasm-bytes.js';
 
 const evaluateOf = (evaluate: WasmSpec['evaluate']): Guarded => new WebAssembly.Instance(new WebAssembly.Module(wasmModule({ evaluate })), {}).exports.evaluate as Guarded;

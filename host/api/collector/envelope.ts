@@ -5,7 +5,7 @@
 import { utf8Text } from '../body.js';
 
 /** One envelope item: its header (`type`, ...) and raw payload. */
-export interface EnvelopeItem {
+interface EnvelopeItem {
   header: Record<string, unknown>;
   payload: Buffer;
 }

@@ -36,7 +36,7 @@ export interface TokenRow {
 }
 
 /** The digest stored for a token; the token itself is never stored. */
-export function tokenDigest(token: string): string {
+function tokenDigest(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 

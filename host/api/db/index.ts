@@ -7,8 +7,8 @@ export * from './accounts.js';
 export * from './error-details.js';
 export * from './error-groups.js';
 export * from './settings-keys.js';
-export { migrate, loadMigrations } from './migrate.js';
-export { openDatabase, redactUrl, DatabaseLockedError, type Db, type Queryable } from './open.js';
+export { loadMigrations, migrate } from './migrate.js';
+export { openDatabase, type Db, type Queryable } from './open.js';
 
 /** The PGlite directory inside a state directory. */
 export function pgliteDir(stateDir: string): string {

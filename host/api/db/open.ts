@@ -33,7 +33,7 @@ export interface Db extends Queryable {
 }
 
 /** Thrown when another live process holds the PGlite directory. */
-export class DatabaseLockedError extends Error {
+class DatabaseLockedError extends Error {
   readonly code = 'API_DB_LOCKED';
 }
 
@@ -44,7 +44,7 @@ export class DatabaseLockedError extends Error {
  * create took 11.8 s of CPU (initdb runs in a second PGlite instance whose directory is then
  * copied over), from the template 3.9 s. Running from the sources there is none: initdb runs.
  */
-export const PGLITE_TEMPLATE = fileURLToPath(new URL('./pglite-template.tar.gz', import.meta.url));
+const PGLITE_TEMPLATE = fileURLToPath(new URL('./pglite-template.tar.gz', import.meta.url));
 
 /** Opens `databaseUrl` when it is non-empty, else PGlite in `pgliteDir` (a new one from `pgliteTemplate`, default PGLITE_TEMPLATE, when that file exists). */
 export async function openDatabase(opts: { databaseUrl?: string; pgliteDir: string; pgliteTemplate?: string }): Promise<Db> {
@@ -53,7 +53,7 @@ export async function openDatabase(opts: { databaseUrl?: string; pgliteDir: stri
 }
 
 /** The URL without the password, safe for logs. */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';

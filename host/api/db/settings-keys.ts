@@ -24,7 +24,7 @@ const SETTING_COLUMNS = 'project_id, enabled, integrated, api_url, project_name'
 const KEY_COLUMNS = 'id, project_id, active, public_key';
 
 /** A new public key: `glet_` and 32 lower-case hex characters (GitLab: "glet_#{SecureRandom.hex}"). */
-export function generatePublicKey(): string {
+function generatePublicKey(): string {
   return `glet_${randomBytes(16).toString('hex')}`;
 }
 

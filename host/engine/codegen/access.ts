@@ -3,7 +3,7 @@
 // record header, or one of the module's own 8-byte record slots. Consumes FieldRefs of checked
 // conditions; produces Access values and, per source, the slot table (SourceLayout) that the host
 // encoder writes and the generated code reads.
-import { CTR, CTR_FLAGS, CTR_KEYED, CTR_START_BIT, CTR_STRINGS, flagBit, THREAD, TP, TF, type ContainerKey } from './abi.js';
+import { CTR, CTR_FLAGS, CTR_KEYED, CTR_START_BIT, CTR_STRINGS, flagBit, THREAD, TP, TF, type ContainerKey } from '../../abi/module.js';
 import { typeClass, type Source } from '../fields.js';
 import type { FieldRef } from '../ir.js';
 
@@ -58,7 +58,7 @@ export const THREAD_FIELDS: readonly ThreadField[] = [
   T('proc.exe_ino.ctime_duration_proc_start', THREAD.exe_ino_ctime_proc, TP.EXE_CTIME_PROC, 'i64'),
 ];
 /** Fields of the container table's entries (host/sources/container/table.ts writes them, probes/src/eval_abi.h). */
-export const CONTAINER_ENTRY_FIELDS: readonly ThreadField[] = [
+const CONTAINER_ENTRY_FIELDS: readonly ThreadField[] = [
   ...CTR_STRINGS.map((name, i) => ({ base: name, offset: CTR.refs + 8 * i, bit: 1 << i, load: 'str' as const, ctr: true as const })),
   ...CTR_FLAGS.map((name, i) => ({ base: name, offset: CTR.flags, bit: flagBit(i), load: 'flag' as const, flag: 1 << i, ctr: true as const })),
   { base: 'container.start_ts', offset: CTR.startTs, bit: CTR_START_BIT, load: 'i64', ctr: true },
@@ -98,7 +98,7 @@ export interface Slot {
 export type Access = { k: 'type' } | { k: 'thread'; level: number; field: ThreadField; kind: ValueKind } | { k: 'walk'; field: ThreadField; kind: ValueKind } | { k: 'slot'; slot: Slot } | { k: 'list'; slot: Slot; endpoint: boolean };
 
 /** The value kind of a field type. */
-export function valueKind(ref: { type: FieldRef['type'] }): ValueKind {
+function valueKind(ref: { type: FieldRef['type'] }): ValueKind {
   switch (typeClass(ref.type)) {
     case 'signed':
       return 'i64';

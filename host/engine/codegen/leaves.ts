@@ -5,7 +5,7 @@
 // function `Ln(e): bool`; string `=`/`in`/`contains` go through the operand's memoised work.
 import type { Modifier } from '../ast.js';
 import type { CheckedExpr, CmpOp, Literal } from '../ir.js';
-import { EVT_TYPES, evtTypeId } from './abi.js';
+import { EVT_TYPES, evtTypeId } from '../../abi/module.js';
 import { Interpreter } from '../interpreter.js';
 import type { SlotTable, ValueKind } from './access.js';
 import { eqAt, u64Literal, utf8Bytes } from './bytes.js';
@@ -455,7 +455,7 @@ function ipTest(op: CmpOp, lit: Literal): string {
 }
 
 /** The pmatch table of glob/assembly/glob.ts: u32 count; per pattern u32 ncomps; per component u32 isGlob, u32 len, bytes padded to 4. */
-export function pmatchTable(patterns: string[]): Uint8Array {
+function pmatchTable(patterns: string[]): Uint8Array {
   const out: number[] = [];
   const u32 = (v: number) => out.push(v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >>> 24) & 0xff);
   u32(patterns.length);

@@ -4,12 +4,12 @@
 // batch of eval records (probes/src/eval_abi.h) and writes (event, rule) matches. Consumes
 // LoadedRules; produces the source text and the record layouts the host encoder must follow.
 import { createHash } from 'node:crypto';
-import type { LoadedRule } from '../index.js';
+import type { LoadedRule } from '../ruleset.js';
 import type { CheckedExpr } from '../ir.js';
 import { walkChecked } from '../ir.js';
 import type { Operand } from '../ir.js';
 import type { Source } from '../fields.js';
-import { CTR_KEYED, EVT_TYPES, evtTypeId, THREAD, type ContainerKey } from './abi.js';
+import { CTR_KEYED, EVT_TYPES, evtTypeId, THREAD, type ContainerKey } from '../../abi/module.js';
 
 /** Event types tested first when dispatching a record to its group (most frequent first). */
 const HOT_TYPES = ['openat', 'open', 'openat2', 'execve', 'execveat', 'connect', 'accept4', 'accept', 'socket', 'sendto', 'recvfrom', 'close'];

@@ -15,7 +15,7 @@ import { MAX_CP, parseRegex, REGEX_HARD_LIMITS, type Assertion, type RegexNode }
 import { CodegenLimit } from './strings.js';
 
 /** Most DFA states (u8 state numbers) and most positions of the bit-parallel form (8 words). */
-export const REGEX_BUDGET = { dfaStates: 255, positions: 512 } as const;
+const REGEX_BUDGET = { dfaStates: 255, positions: 512 } as const;
 
 /** UTF-8 byte-range sequences for a code point range (surrogates excluded). */
 function utf8Seqs(lo: number, hi: number, out: Array<Array<[number, number]>>): void {
@@ -139,7 +139,7 @@ class ByteNfa {
 }
 
 /** A byte's side of a `\b`: ASCII letters, digits and `_` are word bytes (never a UTF-8 lead or continuation byte). */
-export function isWordByte(b: number): boolean {
+function isWordByte(b: number): boolean {
   return (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || b === 95 || (b >= 97 && b <= 122);
 }
 
@@ -282,7 +282,7 @@ export function buildDfa(P: Positions, maxStates: number = REGEX_BUDGET.dfaState
  * label[256], first[V], final[V], follow[V * V][n] (V = 2 with `\b`/`\B`, else 1);
  * flags: 1 = word assertions, 2 = the empty value matches.
  */
-export interface BitNfa {
+interface BitNfa {
   n: number;
   words: number;
   flags: number;
@@ -290,7 +290,7 @@ export interface BitNfa {
 }
 
 /** Lays out the position form for nfaMatch. */
-export function bitNfa(P: Positions): BitNfa {
+function bitNfa(P: Positions): BitNfa {
   const words = Math.max(1, Math.ceil(P.n / 64));
   const rows = [...P.label, ...P.first, ...P.final, ...P.follow.flat()];
   const table = Buffer.alloc(rows.length * words * 8);

@@ -5,10 +5,10 @@
 import type { TypeClass } from '../fields.js';
 import { typeClass } from '../fields.js';
 import type { Operand } from '../ir.js';
-import { resolveAccess, valueKind, type Access, type SlotTable, type ThreadField, type ValueKind } from './access.js';
+import { resolveAccess, type Access, type SlotTable, type ThreadField, type ValueKind } from './access.js';
 import { staticBytes, utf8Bytes } from './bytes.js';
 import { CodegenLimit } from './strings.js';
-import { EVT_TYPES } from './abi.js';
+import { EVT_TYPES } from '../../abi/module.js';
 
 /** A scalar value: string (expr) or number/bool (pre, present, bits). */
 export interface Scalar {
@@ -31,7 +31,7 @@ const word = (index: number) => 8 + 8 * (index >> 6);
 const bitOf = (index: number) => `0x${(1n << BigInt(index & 63)).toString(16)}`;
 
 /** The thread entry at a level. */
-export function threadAt(level: number): string {
+function threadAt(level: number): string {
   return level === 0 ? 'thr(e)' : `ancestor(e, ${level})`;
 }
 
@@ -212,9 +212,4 @@ export function operandValue(o: Operand, source: 'syscall' | 'k8s_audit', table:
   const e = scalarStr;
   const expr = o.name === 'tolower' ? `foldCase(${e}, false)` : o.name === 'toupper' ? `foldCase(${e}, true)` : o.name === 'b64' ? `b64(${e})` : `baseName(${e})`;
   return str(expr);
-}
-
-/** The value kind of an operand's type (for constants). */
-export function operandKind(o: Operand): ValueKind {
-  return valueKind(o);
 }

@@ -6,7 +6,7 @@ import { fieldTable } from './tables.js';
 import type { FieldDef, Source } from './types.js';
 
 /** The suggested fields of a source, in table order. */
-export function suggestedFields(source: Source): readonly FieldDef[] {
+function suggestedFields(source: Source): readonly FieldDef[] {
   return fieldTable(source).filter((d) => d.suggested);
 }
 

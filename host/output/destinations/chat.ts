@@ -53,7 +53,7 @@ export const SLACK_COLORS: Record<string, string> = {
 };
 
 /** Go's encoding/json text of a value (HTML-safe escaping, lone surrogates as U+FFFD). */
-export function goJson(value: unknown): string {
+function goJson(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'string' ? toWellFormed(v) : v)).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

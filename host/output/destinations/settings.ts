@@ -96,7 +96,7 @@ export function commonSettings(defaults: { retries: number; timeoutMs: number; q
 }
 
 /** falcosidekick's environment syntax for maps: `k:v,k2:v2` (split at the first `:`). */
-export function parseEnvMap(text: string): Record<string, string> {
+function parseEnvMap(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const item of text.split(',')) {
     const i = item.indexOf(':');

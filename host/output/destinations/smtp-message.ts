@@ -11,7 +11,7 @@ import { compareCodePoints } from '../json-write.js';
 import { goTimeString, goValueText, sidekickFields } from './sidekick-payload.js';
 
 /** The boundary falcosidekick uses. */
-export const SMTP_BOUNDARY = '4t74weu9byeSdJTM';
+const SMTP_BOUNDARY = '4t74weu9byeSdJTM';
 
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -67,7 +67,7 @@ function row(name: string, value: string, indent = '        '): string {
 }
 
 /** The HTML part (with the closing boundary the template ends with). */
-export function smtpHtml(a: Alert): string {
+function smtpHtml(a: Alert): string {
   const e = htmlEscape;
   const tags = sortedTags(a.tags)
     .map((t) => `${e(t)} `)

@@ -28,7 +28,7 @@ function templateCheck(v: unknown): string | undefined {
 }
 
 /** falcosidekick's icon for the chat outputs. */
-export const FALCOSIDEKICK_ICON = 'https://raw.githubusercontent.com/falcosecurity/falcosidekick/master/imgs/falcosidekick_color.png';
+const FALCOSIDEKICK_ICON = 'https://raw.githubusercontent.com/falcosecurity/falcosidekick/master/imgs/falcosidekick_color.png';
 
 function httpUrl(v: unknown): string | undefined {
   if (v === '') return undefined;

@@ -10,7 +10,7 @@
 import type { OutputFieldValue } from '../alert.js';
 
 /** What a template reads: output fields, or (messageformat) the alert's members. */
-export type TemplateData = { readonly [key: string]: OutputFieldValue | TemplateData };
+type TemplateData = { readonly [key: string]: OutputFieldValue | TemplateData };
 type Value = OutputFieldValue | TemplateData | undefined;
 type Expr = (f: TemplateData) => Value;
 

@@ -10,24 +10,24 @@ import { cutDeepValues } from './depth.js';
 import { classifyAuditDocument, isAuditEvent } from './document.js';
 
 /** Why one item of a batch was left out. */
-export type SkipCode = 'too_large' | 'not_an_event';
+type SkipCode = 'too_large' | 'not_an_event';
 
 /** One item left out, by its index in `items` (0 for a single Event). */
-export interface SkippedItem {
+interface SkippedItem {
   index: number;
   code: SkipCode;
   reason: string;
 }
 
 /** One item evaluated with the values nested past maxEventDepth cut. */
-export interface TruncatedItem {
+interface TruncatedItem {
   index: number;
   code: 'too_deep';
   reason: string;
 }
 
 /** A decoded body: the events to evaluate, the items left out and the events cut at the depth bound. */
-export interface DecodedBatch {
+interface DecodedBatch {
   events: Record<string, unknown>[];
   skipped: SkippedItem[];
   truncated: TruncatedItem[];

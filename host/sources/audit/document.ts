@@ -2,15 +2,13 @@
 // EventList, or a single Event) and turns each audit event object into a SourceEvent with ka.* /
 // jevt.* / json.* field access. Shared by `rae replay --format audit` and the audit webhook, so
 // both evaluate exactly the same events. Consumes parsed JSON; produces SourceEvents and reasons.
-import type { FieldRef } from '../../engine/ir.js';
-import type { EventAccessor, RawValue } from '../../engine/interpreter.js';
-import type { SourceEvent } from '../../engine/source-event.js';
+import type { EventAccessor, FieldRef, RawValue, SourceEvent } from '../../engine/index.js';
 import { auditEventTimeNs, extractAuditField, type AuditEvent } from './extract.js';
 import { asText, getKeys, pointerKeys } from './json-value.js';
 import { hasAuditId, kaExtractor } from './ka-fields.js';
 
 /** Why a document is neither an EventList nor an Event (the k8saudit plugin's log text). */
-export const NOT_AUDIT_DATA = 'data not recognized as a k8s audit event';
+const NOT_AUDIT_DATA = 'data not recognized as a k8s audit event';
 
 /** Reads one field of one event; resolved once per FieldRef (name tables, pointers, argument). */
 type Getter = (f: AuditFields) => RawValue | undefined;
@@ -38,7 +36,7 @@ function cachedGetter(name: string, arg: string | undefined): Getter {
 }
 
 /** Audit event field access (ka.*, jevt.*, json.* with the plugins' semantics; evt.* generic). */
-export class AuditFields implements EventAccessor {
+class AuditFields implements EventAccessor {
   /** Whether ka.* fields can be read (an object with an auditID key); checked on first use. */
   private kaGate: boolean | undefined;
 

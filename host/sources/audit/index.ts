@@ -3,12 +3,12 @@
 // engine. Consumes Config, an evaluate function and Metrics; produces a running webhook.
 import type { Config } from '../../config/config.js';
 import type { Metrics } from '../../metrics/index.js';
-import type { SourceEvent } from '../../engine/source-event.js';
+import type { SourceEvent } from '../../engine/index.js';
 import { ensureWebhookTls, type WebhookTls } from './tls.js';
 import { startWebhook, type AuditWebhook } from './webhook.js';
 
-export { ensureWebhookTls, secretManifest, SECRET_NAME, type WebhookTls } from './tls.js';
-export { startWebhook, webhookUrl, WEBHOOK_STATUS, type AuditWebhook, type WebhookDrain, type WebhookOptions } from './webhook.js';
+export { ensureWebhookTls, type WebhookTls } from './tls.js';
+export { startWebhook, webhookUrl, type AuditWebhook } from './webhook.js';
 
 /** Ensures the TLS material and starts the webhook; a TLS problem is a rejected promise with the reason. */
 export async function startAuditWebhook(opts: { config: Config; evaluate(events: readonly SourceEvent[]): number | Promise<number>; metrics: Metrics; log: (message: string) => void }): Promise<{ webhook: AuditWebhook; tls: WebhookTls }> {

@@ -10,7 +10,7 @@
 // gives evaluation a fair share however large the batches. Consumes SourceEvents; produces evaluate() calls,
 // metrics (queue length, evaluated, evaluation time) and, if evaluate throws, counted drops.
 import type { Metrics } from '../../metrics/index.js';
-import type { SourceEvent } from '../../engine/source-event.js';
+import type { SourceEvent } from '../../engine/index.js';
 
 /** What the queue needs. */
 export interface AuditQueueOptions {

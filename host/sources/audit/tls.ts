@@ -13,7 +13,7 @@ import { stringify as toYaml } from 'yaml';
 import { buildCertificate, newEcKeyPair, type DistinguishedName } from './x509.js';
 
 /** Name of the Secret manifest written next to the material. */
-export const SECRET_NAME = 'runtime-audit-engine-webhook-tls';
+const SECRET_NAME = 'runtime-audit-engine-webhook-tls';
 /** Ten years, as Deckhouse's generator (87600h). */
 const VALIDITY_MS = 87600 * 3600 * 1000;
 /** Renew when less than this remains (Deckhouse: six months). */
@@ -42,7 +42,7 @@ export interface TlsOptions {
 }
 
 /** Subject alternative names: 127.0.0.1, plus the listen address when it is a specific host. */
-export function serverAltNames(address: string): string[] {
+function serverAltNames(address: string): string[] {
   const names = ['127.0.0.1'];
   if (address !== '' && address !== '0.0.0.0' && address !== '::' && !names.includes(address)) names.push(address);
   return names;
@@ -80,7 +80,7 @@ function writeAtomic(path: string, text: string, mode: number): void {
 }
 
 /** The Secret manifest (kubernetes.io/tls) holding ca.crt, tls.crt and tls.key. */
-export function secretManifest(sysPrefix: string, tls: { caPem: string; certPem: string; keyPem: string }): string {
+function secretManifest(sysPrefix: string, tls: { caPem: string; certPem: string; keyPem: string }): string {
   const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
   return toYaml({
     apiVersion: 'v1',

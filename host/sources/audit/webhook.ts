@@ -19,13 +19,13 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.js';
 import { limitConnectionsPerClient, timeoutOptions } from '../../net/connections.js';
 import type { Metrics, WebhookReason } from '../../metrics/index.js';
-import type { SourceEvent } from '../../engine/source-event.js';
+import type { SourceEvent } from '../../engine/index.js';
 import { decodeAuditBody } from './batch.js';
 import { auditSourceEvent } from './document.js';
 import { AuditQueue } from './queue.js';
 
 /** HTTP status of each answer reason (one place; codes are never reused for another meaning). */
-export const WEBHOOK_STATUS: Record<WebhookReason, number> = {
+const WEBHOOK_STATUS: Record<WebhookReason, number> = {
   accepted: 200,
   bad_request: 400,
   invalid_json: 400,
@@ -68,7 +68,7 @@ export interface AuditWebhook {
 }
 
 /** What a close drained: events evaluated after the close began, events given up, time taken. */
-export interface WebhookDrain {
+interface WebhookDrain {
   drained: number;
   abandoned: number;
   ms: number;

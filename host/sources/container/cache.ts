@@ -25,7 +25,7 @@ export interface CacheOptions {
   maxBackoffMs: number;
 }
 
-export const DEFAULT_CACHE_OPTIONS: CacheOptions = {
+const DEFAULT_CACHE_OPTIONS: CacheOptions = {
   maxEntries: 8192,
   queueSize: 256,
   concurrency: 4,

@@ -285,7 +285,7 @@ function parseInfo(text: string | undefined): unknown {
  * Field 1 of a protobuf message as a string, when it is length-delimited: the container id of
  * containerd's ContainerCreate, ContainerDelete and TaskStart payloads (api/events/*.proto).
  */
-export function firstString(buf: Buffer): string | undefined {
+function firstString(buf: Buffer): string | undefined {
   let at = 0;
   const varint = (): number => {
     let v = 0;

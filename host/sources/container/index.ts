@@ -2,32 +2,26 @@
 // Podman) for container.* and k8s.* fields: one normalized ContainerRecord per container in a
 // bounded cache that never makes an event wait, feeding the container table (table.ts) that the
 // compiled rules read in their state region (see ContainerRecord in record.ts for what a field reads).
-import { ContainerCache, type CacheOptions } from './cache.js';
+import { ContainerCache } from './cache.js';
 import { CriSource } from './cri.js';
 import { EngineSource } from './engine-api.js';
 import type { MetadataSource } from './source.js';
 
-export { ContainerCache, DEFAULT_CACHE_OPTIONS, type CacheOptions, type CacheStats } from './cache.js';
+export { ContainerCache } from './cache.js';
 import type { ContainerTable } from './table.js';
 export { ContainerTable, containerFields } from './table.js';
-export { CriSource, type CriOptions } from './cri.js';
-export { EngineSource, type EngineOptions } from './engine-api.js';
-export type { MetadataSource, RuntimeEvent, Watch } from './source.js';
+export { CriSource } from './cri.js';
+export { EngineSource } from './engine-api.js';
+export type { MetadataSource } from './source.js';
 export {
-  LABEL_MAX_LEN,
   keptLabels,
   mountMatching,
   podFromLabels,
   recordFields,
-  renderLabels,
-  renderMount,
   renderMounts,
-  shortId,
   splitImage,
   type ContainerMount,
   type ContainerRecord,
-  type ContainerType,
-  type PodRecord,
 } from './record.js';
 
 /** Where to find the runtimes; each list is tried in order and every existing socket is used. */
@@ -48,16 +42,9 @@ export const DEFAULT_RUNTIMES: ContainerRuntimesConfig = {
 };
 
 /** One source per configured socket. */
-export function sourcesOf(cfg: ContainerRuntimesConfig): MetadataSource[] {
+function sourcesOf(cfg: ContainerRuntimesConfig): MetadataSource[] {
   const t = { callTimeoutMs: cfg.callTimeoutMs };
   return [...cfg.cri.map((s) => new CriSource(s, { ...t, namespace: 'k8s.io' })), ...cfg.docker.map((s) => new EngineSource('docker', s, t)), ...cfg.podman.map((s) => new EngineSource('podman', s, t))];
-}
-
-/** Starts the cache over every runtime found; absent ones are logged once and skipped. */
-export async function startContainerMetadata(cfg: ContainerRuntimesConfig = DEFAULT_RUNTIMES, opts: Partial<CacheOptions> = {}, log?: (line: string) => void): Promise<ContainerCache> {
-  const cache = new ContainerCache(sourcesOf(cfg), opts, log);
-  await cache.start();
-  return cache;
 }
 
 /** The `containers` section of the configuration (host/config/config.ts). */

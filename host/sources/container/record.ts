@@ -4,7 +4,7 @@
 // job of cri.ts and engine-api.ts; keeping them is cache.ts's.
 
 /** Which runtime a record came from (container.type). */
-export type ContainerType = 'docker' | 'podman' | 'containerd' | 'cri-o';
+type ContainerType = 'docker' | 'podman' | 'containerd' | 'cri-o';
 
 /** One mount as container.mount.* shows it. */
 export interface ContainerMount {
@@ -57,7 +57,7 @@ export interface ContainerRecord {
 }
 
 /** Falco drops label values longer than this (plugin option label_max_len, default 100). */
-export const LABEL_MAX_LEN = 100;
+const LABEL_MAX_LEN = 100;
 
 /** The first 12 characters of an id, as container.id and k8s.pod.sandbox_id show it. */
 export const shortId = (id: string): string => id.slice(0, 12);
@@ -92,14 +92,14 @@ export function podFromLabels(labels: Record<string, string>): PodRecord | undef
 }
 
 /** `k:v,k:v` as container.labels and k8s.pod.labels render. */
-export function renderLabels(labels: Record<string, string>): string {
+function renderLabels(labels: Record<string, string>): string {
   return Object.entries(labels)
     .map(([k, v]) => `${k}:${v}`)
     .join(',');
 }
 
 /** One mount as container.mount[i] renders: `source:dest:mode:rdwr:propagation`. */
-export function renderMount(m: ContainerMount): string {
+function renderMount(m: ContainerMount): string {
   return `${m.source}:${m.dest}:${m.mode}:${m.rdwr}:${m.propagation}`;
 }
 

@@ -10,7 +10,7 @@
 // which the thread table reports (started) from the kernel's process records, as libsinsp and the
 // container plugin read it from the thread's pidns_init_start_ts; the entry holds it as epoch ns
 // (container.duration is the event time minus it, ingest.ts).
-import { CTR, CTR_FLAGS, CTR_START_BIT, CTR_STRINGS, flagBit, STATE, writeContainerEntry, type ContainerKey } from '../../engine/codegen/abi.js';
+import { CTR, CTR_FLAGS, CTR_START_BIT, CTR_STRINGS, flagBit, STATE, writeContainerEntry, type ContainerKey } from '../../abi/module.js';
 import { keyedValue, recordFields, type ContainerRecord } from './record.js';
 
 const ABSENT = 0xffffffff;

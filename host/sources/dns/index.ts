@@ -4,9 +4,9 @@
 import type { DnsTable } from './table.js';
 import { DnsResolver, type DnsConfig } from './resolver.js';
 
-export { domainNames, NAME_FIELDS } from './names.js';
+export { domainNames } from './names.js';
 export { DnsTable, lookupName } from './table.js';
-export { DnsResolver, DNS_DEFAULTS, lookupFor, type DnsConfig, type Lookup } from './resolver.js';
+export { DnsResolver, type DnsConfig } from './resolver.js';
 
 /**
  * rae run's resolver: keeps the names of the bound module's rules resolved into the DNS table

@@ -3,11 +3,10 @@
 // libsinsp hands to its DNS manager (sinsp_filtercheck_fd.cpp compare_domain: match(name, addr)
 // puts each such name in the cache that a refresh thread keeps resolving). Consumes the loaded
 // rules' checked conditions; produces the sorted names for the resolver (resolver.ts).
-import type { LoadedRule } from '../../engine/index.js';
-import { walkChecked } from '../../engine/ir.js';
+import { type LoadedRule, walkChecked } from '../../engine/index.js';
 
 /** The endpoint-name fields (libsinsp TYPE_CLIENTIP_NAME, TYPE_SERVERIP_NAME, TYPE_LIP_NAME, TYPE_RIP_NAME). */
-export const NAME_FIELDS: ReadonlySet<string> = new Set(['fd.cip.name', 'fd.sip.name', 'fd.lip.name', 'fd.rip.name']);
+const NAME_FIELDS: ReadonlySet<string> = new Set(['fd.cip.name', 'fd.sip.name', 'fd.lip.name', 'fd.rip.name']);
 
 /** The operators whose values libsinsp resolves (compare_domain: CO_EQ, CO_NE, CO_IN). */
 const RESOLVED_OPS: ReadonlySet<string> = new Set(['=', '!=', 'in']);

@@ -61,7 +61,7 @@ interface NameState {
 export type Lookup = (name: string) => Promise<string[]>;
 
 /** A lookup through getaddrinfo (no servers) or A and AAAA queries to the configured servers. */
-export function lookupFor(config: DnsConfig): Lookup {
+function lookupFor(config: DnsConfig): Lookup {
   if (config.servers.length === 0)
     return async (name) => {
       const all = await dns.lookup(name, { all: true, family: 0 }).catch(() => []);

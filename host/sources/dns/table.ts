@@ -14,8 +14,8 @@
 // bind() points the table at another module's memory (a swap) and keeps the answers of the
 // names that module's rules use; the table is rewritten whole on every change (a few hundred
 // entries, between two batches: evaluation and translation are synchronous on this thread).
-import { DNS, STATE } from '../../engine/codegen/abi.js';
-import { parseIp } from '../../engine/literals.js';
+import { DNS, STATE } from '../../abi/module.js';
+import { parseIp } from '../../engine/index.js';
 
 /** One table entry before it is written: the address in 16 bytes and its length, the name. */
 interface Entry {

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { ABI_VERSION, MAX_RECORD } from './abi.js';
+import { ABI_VERSION, MAX_RECORD } from '../../abi/records.js';
 
 /** Why the probe cannot run, as a stable code. */
 export type SupportCode = 'ENOTLINUX' | 'ENOADDON' | 'EABI' | 'ENOBTF' | 'EPERM' | 'ENOTRACEPOINT';
@@ -33,7 +33,7 @@ export interface CaptureOptions {
 export const DEFAULT_SNAPLEN = 80;
 
 /** Kernel counters, summed over CPUs, plus the ring's fill. */
-export interface CaptureStats {
+interface CaptureStats {
   emitted: number;
   /** Records dropped because the ring was full. */
   lost: number;
@@ -62,13 +62,13 @@ export interface Capture {
 }
 
 /** Error thrown by openCapture(): `code` is EPERM, ENOBTF, ENOTRACEPOINT, EPROBE or a SupportCode. */
-export interface CaptureError extends Error {
+interface CaptureError extends Error {
   code: string;
   errno?: number;
 }
 
 /** Offsets and sizes as compiled from events.h (for the layout test). */
-export type NativeLayout = Record<'hdr' | 'syscall' | 'proc' | 'exit' | 'caps' | 'sockaddr' | 'sizes' | 'kinds', Record<string, number>>;
+type NativeLayout = Record<'hdr' | 'syscall' | 'proc' | 'exit' | 'caps' | 'sockaddr' | 'sizes' | 'kinds', Record<string, number>>;
 
 /** The native kernel-record translator (probes/addon/ingest.h); ingest.ts drives it. */
 export interface NativeIngest {

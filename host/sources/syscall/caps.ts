@@ -9,7 +9,7 @@
 // cred), CAPS records (a successful capset), PROC records (/proc/PID/status).
 
 /** Capability names by bit (linux/capability.h, libsinsp's `capabilities` table). */
-export const CAP_NAMES: readonly string[] = [
+const CAP_NAMES: readonly string[] = [
   'CAP_CHOWN',
   'CAP_DAC_OVERRIDE',
   'CAP_DAC_READ_SEARCH',

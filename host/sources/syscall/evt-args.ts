@@ -16,7 +16,7 @@
 // Only the syscalls whose rules print evt.args are covered (ARGS_SYSCALLS); for any other the
 // field is missing, and fields.ts reports a rule that prints it as reading a missing field.
 // Consumes the record and the fields fieldsOf already rendered from it; produces a string.
-import { SYSCALL } from './abi.js';
+import { SYSCALL } from '../../abi/records.js';
 import { DOMAINS } from './render.js';
 
 /** The renderings a parameter can have; each reads the record or the event's rendered fields. */

@@ -4,15 +4,13 @@
 // byte-layout readers of matched events: an eval record's slots by kind (recordFields) and the
 // process fields of a thread entry and its ancestors in linear memory (processFields, ancestors
 // by walking parent links, as the compiled rules do). No field is computed here.
-import { sockaddr, ipText } from './decode.js';
-import { AF, SYSCALL } from './abi.js';
+import { sockaddr, ipText } from './sockaddr.js';
+import { AF, SYSCALL } from '../../abi/records.js';
 import { DATA_ARG } from './render.js';
 import { ARGS_SYSCALLS } from './evt-args.js';
-import type { LoadedRule } from '../../engine/index.js';
-import { walkChecked, type Operand } from '../../engine/ir.js';
-import { typeClass } from '../../engine/fields.js';
+import { type LoadedRule, type Operand, typeClass, walkChecked } from '../../engine/index.js';
 import type { SourceLayout } from '../../engine/codegen/index.js';
-import { CTR_FLAGS, CTR_KEYED, CTR_STRINGS, REC, TF, THREAD, TP } from '../../engine/codegen/abi.js';
+import { CTR_FLAGS, CTR_KEYED, CTR_STRINGS, REC, TF, THREAD, TP } from '../../abi/module.js';
 
 /**
  * The fields the byte path provides to conditions: the slots the translators fill (the keys of

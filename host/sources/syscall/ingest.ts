@@ -33,8 +33,8 @@
 // and the reference the tests compare the native one with.
 import { hostname as osHostname } from 'node:os';
 import { posix } from 'node:path';
-import type { Slot } from '../../engine/codegen/index.js';
-import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from './abi.js';
+import { type Slot, SlotTable } from '../../engine/codegen/index.js';
+import { AF, HDR, KIND, SIZES, SOCKADDR, SYSCALL } from '../../abi/records.js';
 import { loadNative, type NativeIngest } from './addon.js';
 import {
   atFlags,
@@ -63,14 +63,12 @@ import {
   uidText,
 } from './render.js';
 import { NR_SYSCALLS, syscallName } from './syscalls.js';
-import { CTR, CTR_START_BIT, evtTypeId, MEM, REC, THREAD, TP } from '../../engine/codegen/abi.js';
+import { CTR, CTR_START_BIT, evtTypeId, MEM, REC, THREAD, TP } from '../../abi/module.js';
 import { envValue } from './env-index.js';
 import { evtArgs } from './evt-args.js';
-import type { RuleModule } from '../../runtime/evaluator.js';
-import type { RecordTranslator } from '../../runtime/translator.js';
+import type { RecordTranslator, RuleModule } from '../../runtime/index.js';
 import { connTuple, endpointText, ERRNO, FD_FROM_ARG0, FD_FROM_RET, KERNEL_RECORD_FIELDS, l4Type, O_ACCMODE, O_CREAT, O_DIRECTORY, OPENS, processFields, recordFields, SERVER_SIDE, serverSocket } from './fields.js';
-import { lookupField } from '../../engine/fields.js';
-import { SlotTable } from '../../engine/codegen/access.js';
+import { lookupField } from '../../engine/index.js';
 import { ThreadTable } from './thread-table.js';
 import { UnknownProcesses, type UnknownProcessOptions } from './unknown-process.js';
 import { ContainerTable, containerFields } from '../container/table.js';

@@ -4,7 +4,7 @@
 // as EXEC records), so the thread table is filled by one code path whatever the source.
 // Processes that vanish while being read are skipped; unreadable fields stay empty.
 import { type BigIntStats, closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync } from 'node:fs';
-import { HDR, KIND, MAX_ARGS, MAX_ENV, MAX_PATH, PF, PROC, SIZES } from './abi.js';
+import { HDR, KIND, MAX_ARGS, MAX_ENV, MAX_PATH, PF, PROC, SIZES } from '../../abi/records.js';
 import { parseCapHex } from './caps.js';
 
 /** One process as read from /proc. Strings are raw bytes (Linux paths need not be UTF-8). */

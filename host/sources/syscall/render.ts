@@ -1,8 +1,7 @@
 // Text renderings of raw syscall values the way libsinsp prints event arguments (x86-64 values,
 // libsinsp's flag names): open flags (O_RDONLY|O_CREAT...), file modes (S_IRUSR|...), ptrace
-// requests (PTRACE_ATTACH), socket domains (AF_PACKET) and types, errno names for evt.res.
+// requests (PTRACE_ATTACH), socket domains (AF_PACKET) and types.
 // Consumes plain numbers; produces strings. Unknown values are printed as their number.
-import { constants } from 'node:os';
 
 type FlagTable = ReadonlyArray<readonly [number, string]>;
 
@@ -36,14 +35,6 @@ export function openFlags(flags: number): string {
   return out.join('|');
 }
 
-/** Whether open flags allow reading / writing (libsinsp evt.is_open_read / is_open_write). */
-export function openReads(flags: number): boolean {
-  return (flags & O_ACCMODE) !== 1;
-}
-export function openWrites(flags: number): boolean {
-  return (flags & O_ACCMODE) !== 0;
-}
-
 /** chmod mode bits and names in libsinsp's chmod_mode order. */
 export const MODE_FLAGS: FlagTable = [
   [0o1, 'S_IXOTH'],
@@ -61,7 +52,7 @@ export const MODE_FLAGS: FlagTable = [
 ];
 
 /** A file mode as libsinsp's chmod flags, e.g. `S_IXUSR|S_IWUSR|S_IRUSR`. */
-export function modeFlags(mode: number): string {
+function modeFlags(mode: number): string {
   return MODE_FLAGS.filter(([bit]) => (mode & bit) !== 0)
     .map(([, n]) => n)
     .join('|');
@@ -127,19 +118,6 @@ export const DOMAINS: Record<number, string> = {
 /** A socket domain name, e.g. `AF_PACKET`. */
 export function socketDomain(d: number): string {
   return DOMAINS[d] ?? String(d);
-}
-
-/** SOCK_* base types (flags SOCK_NONBLOCK/SOCK_CLOEXEC masked off). */
-export const SOCK = { STREAM: 1, DGRAM: 2, RAW: 3 } as const;
-
-const ERRNO_NAMES = new Map<number, string>(Object.entries(constants.errno).map(([k, v]) => [v, k]));
-ERRNO_NAMES.set(11, 'EAGAIN');
-ERRNO_NAMES.set(95, 'EOPNOTSUPP');
-
-/** evt.res text: SUCCESS, or the errno name of a negative return value. */
-export function resText(ret: number): string {
-  if (ret >= 0) return 'SUCCESS';
-  return ERRNO_NAMES.get(-ret) ?? String(ret);
 }
 
 /** unlinkat/… AT_* flags. */
@@ -225,9 +203,9 @@ export const FD_ARG: Readonly<Record<string, 'ret' | 'arg0'>> = {
   finit_module: 'arg0',
 };
 /** The 12 permission bits of a chmod/open mode (chmod_mode's values). */
-export const MODE_BITS = 0o7777;
+const MODE_BITS = 0o7777;
 /** O_CREAT | O_TMPFILE: open's mode is sent only with one of them. */
-export const OPEN_MODE_FLAGS = 0o100 | 0o20000000;
+const OPEN_MODE_FLAGS = 0o100 | 0o20000000;
 
 /** evt.arg.mode of chmod/fchmod/fchmodat: `S_IRUSR|S_IWUSR...` (chmod_mode order), "0" when no bit is set. */
 export function chmodMode(mode: number): string {
@@ -261,11 +239,6 @@ export function fdText(fd: number, errno: (n: number) => string | undefined): st
   if (fd >= 0) return String(fd);
   if (fd === -100) return 'AT_FDCWD';
   return errno(-fd) ?? String(fd);
-}
-
-/** The errno name of a positive errno number (Node's table), undefined when unknown. */
-export function errnoName(n: number): string | undefined {
-  return ERRNO_NAMES.get(n);
 }
 
 /** evt.arg.uid: the user name, <NA> when unknown, <NONE> for -1. */

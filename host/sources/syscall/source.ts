@@ -12,13 +12,13 @@ import { internalAlert } from '../../output/alert.js';
 import type { Alert } from '../../output/alert.js';
 import type { LoadResult } from '../../engine/index.js';
 import { dataSyscalls, missingFields, type MissingField } from './fields.js';
-import { HDR, KIND, MAX_RECORD, SIZES } from './abi.js';
+import { HDR, KIND, MAX_RECORD, SIZES } from '../../abi/records.js';
 import { clocks, DEFAULT_SNAPLEN, openCapture, probeSupport, type Capture, type CaptureOptions, type SupportCode } from './addon.js';
 import { encodeProcRecord, readProcesses } from './procfs.js';
 import { syscallIds, syscallName } from './syscalls.js';
 
 /** The internal alert's rule name for dropped kernel events. */
-export const SYSCALL_DROP_RULE = 'Engine internal: syscall event drop';
+const SYSCALL_DROP_RULE = 'Engine internal: syscall event drop';
 /** Syscalls the state needs whatever the rules say (socket types for fd.l4proto). */
 const STATE_SYSCALLS = ['socket'];
 /** Records drained per batch at most (about 20,000 syscall records; the batch region holds more). */
@@ -34,7 +34,7 @@ const PID_MASK = (1 << 22) - 1;
 const SLICE_MS = 8;
 
 /** What the source needs from the detection engine. */
-export interface EngineLike {
+interface EngineLike {
   /** The evaluator's byte path: wire records straight into its memory (DetectionEngine.evaluateKernel). */
   evaluateKernel(view: Uint8Array, bytes: number, bootToEpochNs?: bigint): number;
   readonly ruleset: LoadResult | undefined;
@@ -252,7 +252,7 @@ export function missingFieldWarnings(missing: readonly MissingField[]): string[]
 }
 
 /** The internal alert for dropped kernel events (like Falco's syscall event drop alert). */
-export function dropAlert(lost: number, shed: number, hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
+function dropAlert(lost: number, shed: number, hostname: string, now: bigint = BigInt(Date.now()) * 1_000_000n): Alert {
   return internalAlert(
     SYSCALL_DROP_RULE,
     'Warning',

@@ -22,12 +22,12 @@
 // here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
 // the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
-import { CAPS, EXIT, HDR, KIND, MAX_ENV, PF, PROC, XF } from './abi.js';
+import { CAPS, EXIT, HDR, KIND, MAX_ENV, PF, PROC, XF } from '../../abi/records.js';
 import { envBytes, envSpan, writeEnv } from './env-index.js';
 import { capsText } from './caps.js';
 import type { ContainerTable } from '../container/table.js';
 import { UserNames } from './users.js';
-import { ABI_VERSION, MEM, STATE, TF, THREAD, TP } from '../../engine/codegen/abi.js';
+import { ABI_VERSION, MEM, STATE, TF, THREAD, TP } from '../../abi/module.js';
 
 interface Proc {
   addr: number;

@@ -18,13 +18,13 @@
 // /proc/PID/status had the process been there), proc.name and proc.exe '<NA>' and user.loginuid
 // -1 as libsinsp's fake entry for a thread it cannot read, no cwd and no container. A process
 // deferred by the bound is read again at the start of the next batches, within their bound.
-import { HDR, KIND, MAX_RECORD, PF, PROC } from './abi.js';
+import { HDR, KIND, MAX_RECORD, PF, PROC } from '../../abi/records.js';
 import { encodeProcRecord, type ProcSnapshot } from './procfs.js';
 import type { ThreadTable } from './thread-table.js';
 import type { ProcessLookupResult } from '../../metrics/names.js';
 
 /** Reads one process by pid (procfs.ts readProcess over /proc, or a test's stand-in); undefined when it is not there. */
-export type ProcessReader = (pid: number) => ProcSnapshot | undefined;
+type ProcessReader = (pid: number) => ProcSnapshot | undefined;
 
 /** How an unknown process's entry was filled: read (procfs), from the header because it was gone (gone) or past the bound (deferred). */
 export type LookupResult = ProcessLookupResult;

@@ -20,7 +20,7 @@ export interface FuzzWorld {
 }
 
 /** One generated request, as bytes on the wire. */
-export interface FuzzRequest {
+interface FuzzRequest {
   method: string;
   target: string;
   headers: Array<[string, string]>;
@@ -28,7 +28,7 @@ export interface FuzzRequest {
 }
 
 /** A request whose answer broke the property. */
-export interface FuzzFailure {
+interface FuzzFailure {
   request: { method: string; target: string; headers: Array<[string, string]>; bodyBytes: number };
   reason: string;
 }
@@ -226,12 +226,12 @@ function arbitraries(world: FuzzWorld) {
 }
 
 /** The generator of requests against `world`. */
-export function fuzzRequests(world: FuzzWorld): fc.Arbitrary<FuzzRequest> {
+function fuzzRequests(world: FuzzWorld): fc.Arbitrary<FuzzRequest> {
   return arbitraries(world);
 }
 
 /** Sends one request over a fresh connection; resolves with the status line's code (0: closed without an answer). */
-export function sendRaw(url: string, req: FuzzRequest): Promise<number> {
+function sendRaw(url: string, req: FuzzRequest): Promise<number> {
   const { hostname, port } = new URL(url);
   const head = [`${req.method} ${req.target} HTTP/1.1`, `Host: ${hostname}:${port}`];
   for (const [n, v] of req.headers) if (n.toLowerCase() !== 'content-length' && n.toLowerCase() !== 'host') head.push(`${n}: ${v}`);
@@ -259,7 +259,7 @@ export function sendRaw(url: string, req: FuzzRequest): Promise<number> {
 const INTERNAL = /^api: [A-Z]+ \//;
 
 /** Checks one request against the property: its status (0: none) and the failure reason, if any. */
-export async function checkRequest(world: FuzzWorld, req: FuzzRequest): Promise<{ status: number; reason?: string }> {
+async function checkRequest(world: FuzzWorld, req: FuzzRequest): Promise<{ status: number; reason?: string }> {
   const logged = world.api.logs.length;
   let status: number;
   try {

@@ -82,7 +82,7 @@ export interface Teardown {
 }
 
 /** A CRI call's failure: `code` is the gRPC status (grpc.status). */
-export class CriError extends Error {
+class CriError extends Error {
   constructor(
     readonly method: string,
     readonly code: grpc.status,

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Mount points of every cgroup hierarchy (v1 controllers and the unified v2 tree). */
-export function cgroupMounts(): string[] {
+function cgroupMounts(): string[] {
   return readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .filter((l) => / - cgroup2? /.test(l))
@@ -60,7 +60,7 @@ export function mountsUnder(dir: string): string[] {
 }
 
 /** Lazily unmounts everything below `dir`, deepest first. */
-export function unmountUnder(dir: string): void {
+function unmountUnder(dir: string): void {
   for (const m of mountsUnder(dir).reverse()) {
     try {
       execFileSync('umount', ['-l', m], { stdio: 'ignore' });
@@ -100,7 +100,7 @@ export function removeDir(dir: string): void {
  * Removes the cgroup directory `path` and then each empty parent up to the root, in every
  * hierarchy; a directory still in use (another test's) stays. Returns whether `path` is gone.
  */
-export function removeCgroup(path: string): boolean {
+function removeCgroup(path: string): boolean {
   let gone = true;
   for (const root of cgroupMounts()) {
     for (let p = path; p !== '/' && p !== ''; p = p.slice(0, p.lastIndexOf('/')) || '/') {
@@ -131,7 +131,7 @@ export async function removeCgroups(paths: string[], waitMs = 10_000): Promise<v
 }
 
 /** Cgroup paths of `paths` that still exist in some hierarchy. */
-export function cgroupsPresent(paths: string[]): string[] {
+function cgroupsPresent(paths: string[]): string[] {
   const roots = cgroupMounts();
   return paths.filter((p) =>
     roots.some((r) => {

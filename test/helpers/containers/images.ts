@@ -8,8 +8,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUSYBOX, busyboxRootfs, tarDir, writeOciArchive } from '../../../host/generator/image.js';
 
-export { busyboxRootfs, writeOciArchive, type ImageConfig } from '../../../host/generator/image.js';
-
 /** The busybox image's reference in every runtime. */
 export const BUSYBOX_IMAGE = 'localhost/rae-busybox:1.35';
 /** The pause image's reference (the CRI sandbox image). */
@@ -37,7 +35,7 @@ export function imageToolsPresent(): boolean {
 }
 
 /** A rootfs tar holding only /pause, compiled static from pause.c. */
-export function pauseRootfs(dir: string): string {
+function pauseRootfs(dir: string): string {
   const root = join(dir, 'pause-rootfs');
   mkdirSync(root, { recursive: true });
   execFileSync('gcc', ['-Os', '-static', '-o', join(root, 'pause'), PAUSE_C]);

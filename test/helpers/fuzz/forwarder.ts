@@ -55,7 +55,7 @@ const body = fc.oneof(
 );
 
 /** Every request shape the forwarder's server can be sent. */
-export const forwarderRequest: fc.Arbitrary<Req> = fc.tuple(method, path, body).map(([m, p, b]) => ({ what: `${m} ${p} ${b.what}`, method: m, path: p, body: m === 'GET' || m === 'HEAD' ? undefined : b.body }));
+const forwarderRequest: fc.Arbitrary<Req> = fc.tuple(method, path, body).map(([m, p, b]) => ({ what: `${m} ${p} ${b.what}`, method: m, path: p, body: m === 'GET' || m === 'HEAD' ? undefined : b.body }));
 
 /** Fuzzes one forwarder within `bounds`. */
 export async function fuzzForwarder(bounds: FuzzBounds): Promise<FuzzReport> {

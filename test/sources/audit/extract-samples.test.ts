@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { fieldTable } from '../../../host/engine/fields.js';
 import { auditEventTimeNs, extractAuditField, type AuditEvent, type FieldValue } from '../../../host/sources/audit/extract.js';
-import { K8SAUDIT_SAMPLES_URL } from '../../helpers/corpus.js';
+import { K8SAUDIT_SAMPLES_URL } from '../../../support/corpus.js';
 
 const DIR = K8SAUDIT_SAMPLES_URL;
 

@@ -15,7 +15,7 @@ import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
 import { readReplayInput } from '../../../host/sources/replay.js';
 import { ensureWebhookTls } from '../../../host/sources/audit/index.js';
 import { eventList, metricValue, startTestWebhook, type TestWebhook } from './webhook-helpers.js';
-import { corpusPath, K8SAUDIT_SAMPLES } from '../../helpers/corpus.js';
+import { corpusPath, K8SAUDIT_SAMPLES } from '../../../support/corpus.js';
 
 const SAMPLES = K8SAUDIT_SAMPLES;
 const RULES = corpusPath('k8s_audit_rules.yaml');

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startRae, type RaeRun } from '../../helpers/rae-run.js';
-import { corpusPath } from '../../helpers/corpus.js';
+import { corpusPath } from '../../../support/corpus.js';
 import { kernelGate } from '../syscall/collector.js';
 import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd, type Pod, type PrivateContainerd } from '../../helpers/containers/index.js';
 

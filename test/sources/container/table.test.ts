@@ -6,7 +6,7 @@
 // what the compiled rules read.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CTR, MEM, STATE, type ContainerKey } from '../../../host/engine/codegen/abi.js';
+import { CTR, MEM, STATE, type ContainerKey } from '../../../host/abi/module.js';
 import { ContainerTable, containerFields, type ContainerRecord } from '../../../host/sources/container/index.js';
 
 const memory = () => new WebAssembly.Memory({ initial: MEM.pages, maximum: MEM.pages });

@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
-import { MEM } from '../../../host/engine/codegen/abi.js';
+import { MEM } from '../../../host/abi/module.js';
 import { DnsResolver, DnsTable, domainNames } from '../../../host/sources/dns/index.js';
 
 const memory = () => new WebAssembly.Memory({ initial: MEM.pages, maximum: MEM.pages });

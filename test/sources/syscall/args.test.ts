@@ -15,12 +15,12 @@ import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { FieldEvent } from '../../../host/engine/field-event.js';
-import { HDR } from '../../../host/sources/syscall/abi.js';
+import { HDR } from '../../../host/abi/records.js';
 import { syscallName } from '../../../host/sources/syscall/syscalls.js';
-import { compileAll } from '../../runtime/differential-helpers.js';
+import { compileAll } from '../../../support/differential.js';
 import { kernelGate } from './collector.js';
 import { recordKernel, translatorsPass, twin, type Recording } from './recording.js';
-import { corpusText } from '../../helpers/corpus.js';
+import { corpusText } from '../../../support/corpus.js';
 import { fieldRef } from '../../helpers/field-ref.js';
 
 const gate = kernelGate('args.test.ts');

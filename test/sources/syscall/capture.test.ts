@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { abi, syscallIds, syscallNr, type EventRecord, type ExitRecord, type ProcRecord, type SyscallRecord } from '../../../host/sources/syscall/index.js';
+import { abi, syscallIds, syscallNr } from '../../../host/sources/syscall/index.js';
+import type { EventRecord, ExitRecord, ProcRecord, SyscallRecord } from '../../helpers/record-decoder.js';
 import { Collector, kernelGate } from './collector.js';
 
 const gate = kernelGate('capture.test.ts');

@@ -1,7 +1,8 @@
 // Test helper: attaches the real probe, drains it the way the engine will (watch -> poll until
 // empty) and keeps every decoded record, so tests can wait for the records of a child process.
 // Also the loud skip used by every test that needs the kernel.
-import { decodeBatch, openCapture, probeSupport, type Capture, type CaptureOptions, type EventRecord } from '../../../host/sources/syscall/index.js';
+import { openCapture, probeSupport, type Capture, type CaptureOptions } from '../../../host/sources/syscall/index.js';
+import { decodeBatch, type EventRecord } from '../../helpers/record-decoder.js';
 
 /** probeSupport() or, when unavailable, a message for skipped tests. */
 export function kernelGate(file: string): { run: boolean } {

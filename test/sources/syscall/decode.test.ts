@@ -2,7 +2,8 @@
 // (IPv4, IPv6 with RFC 5952 compression, v4-mapped), and malformed input reported as values.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { abi, decodeBatch, decodeRecord, forEachRecord, syscallIds, syscallName, syscallNr, type SyscallRecord } from '../../../host/sources/syscall/index.js';
+import { abi, syscallIds, syscallName, syscallNr } from '../../../host/sources/syscall/index.js';
+import { decodeBatch, decodeRecord, forEachRecord, type SyscallRecord } from '../../helpers/record-decoder.js';
 
 const { HDR, SYSCALL, SOCKADDR, KIND, SIZES, EXIT } = abi;
 

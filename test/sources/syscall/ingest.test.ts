@@ -13,12 +13,12 @@ import { loadNative } from '../../../host/sources/syscall/addon.js';
 import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
 import type { RuleModule } from '../../../host/runtime/evaluator.js';
 import { FieldEvent } from '../../../host/engine/field-event.js';
-import { EXIT, HDR, KIND, PF, PROC, SIZES, SYSCALL, XF } from '../../../host/sources/syscall/abi.js';
+import { EXIT, HDR, KIND, PF, PROC, SIZES, SYSCALL, XF } from '../../../host/abi/records.js';
 import { encodeProcRecord, type ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
 import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
 import { decodeRecords } from './recording.js';
-import { collectPools, compileAll } from '../../runtime/differential-helpers.js';
-import { corpusText } from '../../helpers/corpus.js';
+import { collectPools, compileAll } from '../../../support/differential.js';
+import { corpusText } from '../../../support/corpus.js';
 import { containerRecord } from '../../helpers/container-record.js';
 
 const rules = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml'].map((n) => ({ name: n, text: corpusText(n) }))).ruleset.rules;

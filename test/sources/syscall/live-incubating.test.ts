@@ -12,7 +12,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startRae, type RaeRun } from '../../helpers/rae-run.js';
 import { kernelGate } from './collector.js';
-import { corpusPath } from '../../helpers/corpus.js';
+import { corpusPath } from '../../../support/corpus.js';
 
 const gate = kernelGate('live-incubating.test.ts');
 const run_ = gate.run ? test : test.skip;

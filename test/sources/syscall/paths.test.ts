@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
 import { walkChecked, type FieldRef } from '../../../host/engine/ir.js';
 import { KERNEL_RECORD_FIELDS } from '../../../host/sources/syscall/fields.js';
-import { compileAll } from '../../runtime/differential-helpers.js';
+import { compileAll } from '../../../support/differential.js';
 import { kernelGate } from './collector.js';
 import { recordKernel, translatorsPass } from './recording.js';
 

@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { abi, decodeBatch, encodeProcRecord, readProcess, readProcesses, type ProcRecord } from '../../../host/sources/syscall/index.js';
+import { abi, encodeProcRecord, readProcess, readProcesses } from '../../../host/sources/syscall/index.js';
+import { decodeBatch, type ProcRecord } from '../../helpers/record-decoder.js';
 import { cgroup2Root, parentsFirst, type ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
 import { Collector, kernelGate } from './collector.js';
 

@@ -4,13 +4,13 @@
 // EXEC or CAPS of a pid with an event earlier in the batch, as source.ts cuts it); a translator
 // over those pieces (bytesPass); and the C translator against the TypeScript oracle on them
 // (translatorsPass: every eval record slot of every event compared).
-import { MEM, REC } from '../../../host/engine/codegen/abi.js';
+import { MEM, REC } from '../../../host/abi/module.js';
 import { RuleModule } from '../../../host/runtime/evaluator.js';
 import { KernelIngest, nativeTranslator } from '../../../host/sources/syscall/ingest.js';
 import type { UnknownProcessOptions } from '../../../host/sources/syscall/unknown-process.js';
 import { FieldEvent } from '../../../host/engine/field-event.js';
 import type { FieldRef } from '../../../host/engine/ir.js';
-import { HDR, KIND } from '../../../host/sources/syscall/abi.js';
+import { HDR, KIND } from '../../../host/abi/records.js';
 import { clocks, openCapture } from '../../../host/sources/syscall/addon.js';
 import { encodeProcRecord, readProcesses } from '../../../host/sources/syscall/procfs.js';
 import { syscallIds } from '../../../host/sources/syscall/syscalls.js';

@@ -5,8 +5,8 @@
 // environment, the rest have proc.env missing (counted in envDropped), none is empty.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { HDR, KIND, MAX_ENV } from '../../../host/sources/syscall/abi.js';
-import { MEM } from '../../../host/engine/codegen/abi.js';
+import { HDR, KIND, MAX_ENV } from '../../../host/abi/records.js';
+import { MEM } from '../../../host/abi/module.js';
 import { processFields } from '../../../host/sources/syscall/fields.js';
 import { encodeProcRecord, type ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
 import { ThreadTable } from '../../../host/sources/syscall/thread-table.js';

@@ -6,12 +6,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadRules } from '../../../host/engine/index.js';
-import { HDR, KIND, SIZES } from '../../../host/sources/syscall/abi.js';
+import { HDR, KIND, SIZES } from '../../../host/abi/records.js';
 import { KernelIngest, nativeTranslator } from '../../../host/sources/syscall/ingest.js';
 import type { ProcSnapshot } from '../../../host/sources/syscall/procfs.js';
 import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
 import type { LookupResult } from '../../../host/sources/syscall/unknown-process.js';
-import { compileAll } from '../../runtime/differential-helpers.js';
+import { compileAll } from '../../../support/differential.js';
 import { twin } from './recording.js';
 
 const RULE = `- rule: non root setuid

@@ -7,8 +7,8 @@
 // {u16 off, u16 len} pair; `off` counts from the record start, a NUL follows the bytes, {0,0} is
 // absent. All integers little-endian; times CLOCK_BOOTTIME ns.
 
-/** RAE_ABI_VERSION: bumped on any layout change; one number for the records and the module ABI (engine/codegen/abi.ts). */
-export { ABI_VERSION } from '../../engine/codegen/abi.js';
+/** RAE_ABI_VERSION: bumped on any layout change; one number for the records and the module ABI (module.ts). */
+export { ABI_VERSION } from './module.js';
 
 /** RAE_MAX_RECORD: no record is larger; poll() views must hold at least this many bytes. */
 export const MAX_RECORD = 16384;
@@ -25,8 +25,6 @@ export const INT = { RECORD: 0x1, DATA: 0x2 } as const;
 
 /** Record kinds (rae_hdr.kind). */
 export const KIND = { SYSCALL: 1, EXEC: 2, FORK: 3, EXIT: 4, PROC: 5, CAPS: 6 } as const;
-/** A record kind number. */
-export type Kind = (typeof KIND)[keyof typeof KIND];
 
 /** rae_syscall.sflags bits. */
 export const SF = { COMPAT: 0x1, PATH_TRUNC: 0x2, PATH_FAULT: 0x4 } as const;

@@ -5,16 +5,16 @@
 // Candidates are built syntactically and kept when the checker accepts them (without the code
 // generator's veto), so the set follows the checker's tables, not a hand list. The tests and
 // the `differential` bench scenario draw their rules from here.
-import { parseCondition } from '../../host/engine/parser.js';
-import { checkCondition, COMPARISON_OPERATORS, opsFor } from '../../host/engine/checker.js';
-import { MODIFIERS, TRANSFORMERS } from '../../host/engine/cursor.js';
-import { Diagnostics } from '../../host/engine/diagnostics.js';
-import { EVENT_NAMES } from '../../host/engine/event-names.js';
-import { fieldTable, typeClass, type FieldDef, type Source } from '../../host/engine/fields.js';
-import { resolveAccess, SlotTable } from '../../host/engine/codegen/access.js';
-import { leafLimit } from '../../host/engine/codegen/index.js';
-import { walkChecked, type CheckedExpr, type Operand } from '../../host/engine/ir.js';
-import type { LoadedRule } from '../../host/engine/index.js';
+import { parseCondition } from '../host/engine/parser.js';
+import { checkCondition, COMPARISON_OPERATORS, opsFor } from '../host/engine/checker.js';
+import { MODIFIERS, TRANSFORMERS } from '../host/engine/cursor.js';
+import { Diagnostics } from '../host/engine/diagnostics.js';
+import { EVENT_NAMES } from '../host/abi/event-names.js';
+import { fieldTable, typeClass, type FieldDef, type Source } from '../host/engine/fields.js';
+import { resolveAccess, SlotTable } from '../host/engine/codegen/access.js';
+import { leafLimit } from '../host/engine/codegen/index.js';
+import { walkChecked, type CheckedExpr, type Operand } from '../host/engine/ir.js';
+import type { LoadedRule } from '../host/engine/index.js';
 
 /** Event types the generated syscall rules and events use (from the checker's event-name table). */
 export const TYPES = ['open', 'openat', 'execve', 'connect'].filter((t) => EVENT_NAMES.has(t));
@@ -30,7 +30,7 @@ export interface Leaf {
 }
 
 /** Field representatives: the first fields of each (type, list, access shape) of a source's table. */
-export function representatives(source: Source, perShape = 2): FieldDef[] {
+function representatives(source: Source, perShape = 2): FieldDef[] {
   const table = new SlotTable(source);
   const seen = new Map<string, number>();
   const out: FieldDef[] = [];

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = new URL('../../', import.meta.url);
+const ROOT = new URL('../', import.meta.url);
 
 /** Where each upstream rule file lives in the repository, by its upstream file name. */
 const RULE_FILES: Record<string, string> = {

@@ -2,7 +2,7 @@
 // single source of truth): the memory map of a compiled rule module, the eval record header,
 // the thread entry, the state region and the match record. test/runtime/abi-layout.test.ts
 // compares every number here with the C compiler's and with assembly/abi.ts.
-import { EVENT_NAMES } from '../event-names.js';
+import { EVENT_NAMES } from './event-names.js';
 
 /** RAE_ABI_VERSION: bumped on any layout change (of the module's memory or of the kernel records, which share it). */
 export const ABI_VERSION = 8;

@@ -3,14 +3,14 @@
 // ancestors given as the proc.a* lists, as a live source would), and the oracle: the reference
 // interpreter over every rule of the event's source and type, in rule order.
 import fc from 'fast-check';
-import type { LoadedRule } from '../../host/engine/index.js';
-import { Interpreter } from '../../host/engine/interpreter.js';
-import { typeClass } from '../../host/engine/fields.js';
-import { walkChecked, type Operand } from '../../host/engine/ir.js';
-import { RuleCompiler } from '../../host/runtime/compiler.js';
-import { RuleModule } from '../../host/runtime/evaluator.js';
-import { FieldEvent } from '../../host/engine/field-event.js';
-import type { SourceEvent } from '../../host/engine/source-event.js';
+import type { LoadedRule } from '../host/engine/index.js';
+import { Interpreter } from '../host/engine/interpreter.js';
+import { typeClass } from '../host/engine/fields.js';
+import { walkChecked, type Operand } from '../host/engine/ir.js';
+import { RuleCompiler } from '../host/runtime/compiler.js';
+import { RuleModule } from '../host/runtime/evaluator.js';
+import { FieldEvent } from '../host/engine/field-event.js';
+import type { SourceEvent } from '../host/engine/source-event.js';
 
 type Kind = 'str' | 'int' | 'bool' | 'ip';
 /** Field canonical -> kind and the constants rules compare it with. */
