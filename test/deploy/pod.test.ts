@@ -34,12 +34,19 @@ type Alert = { rule: string; source: string; output: string; output_fields: Reco
 let cluster: Cluster | undefined;
 let engine: EnginePod | undefined;
 
+// uvu swallows an error thrown by a before hook (its runner returns from a finally block): the
+// file then reports 0 of N passed with no reason, so the error is written out here first.
 test.before(async () => {
   if (missing) return;
-  cluster = await startCluster();
-  engine = await cluster.startEngine({ name: 'runtime-audit-engine' });
-  const s = await cluster.waitReady(engine);
-  process.stderr.write(`image built in ${cluster.image.buildSeconds.toFixed(1)} s; engine pod ready ${s.toFixed(1)} s after its start; capabilities not granted here: ${engine.notGranted.join(', ') || 'none'}\n`);
+  try {
+    cluster = await startCluster();
+    engine = await cluster.startEngine({ name: 'runtime-audit-engine' });
+    const s = await cluster.waitReady(engine);
+    process.stderr.write(`image built in ${cluster.image.buildSeconds.toFixed(1)} s; engine pod ready ${s.toFixed(1)} s after its start; capabilities not granted here: ${engine.notGranted.join(', ') || 'none'}\n`);
+  } catch (err) {
+    process.stderr.write(`\n*** the in-pod tests' set-up failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)} ***\n`);
+    throw err;
+  }
 });
 test.after(async () => {
   await cluster?.close();
