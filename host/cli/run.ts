@@ -75,9 +75,11 @@ Options (Falco's where Falco has one):
   -h, --help            show this help
 
 Components (each can be disabled in the configuration):
-  forwarder  event forwarder and metrics on 127.0.0.1:2801: /test, /, /healthz, /readyz, /ping,
-             /metrics (forwarder.*); every detection goes through it to stdout and optional
-             outputs; /healthz answers 503 while a component is starting or failed
+  outputs    every detection goes to stdout (Falco's JSON line) and the configured outputs
+             (forwarder.stdout, forwarder.outputs.*), whether or not the forwarder runs
+  forwarder  falcosidekick's HTTP face on 127.0.0.1:2801: /test, /, /healthz, /readyz, /ping,
+             /metrics (forwarder.*); what it receives goes out with the detections;
+             /healthz answers 503 while a component is starting or failed
   webhook    orchestrator audit webhook, HTTPS on 127.0.0.1:9765/orchestrator-audit (webhook.*;
              TLS material in <state-dir>/webhook-tls; see rae webhook-config and docs/webhook.md)
   api        error-tracking REST API on 127.0.0.1:8080 (api.*)`;
