@@ -66,8 +66,8 @@ export function outputDropAlert(drops: ReadonlyMap<Destination, number>, hostnam
 
 /** The server's bounds from the configuration, with the TLS PEMs read when both files are set (throws, naming the file, when one cannot be read). */
 export function serverLimits(fc: Config['forwarder']): ServerLimits {
-  const { maxBodyBytes, maxConnectionsPerClient, headersTimeoutSeconds, requestTimeoutSeconds, tlsCertFile, tlsKeyFile } = fc;
-  const limits: ServerLimits = { maxBodyBytes, maxConnectionsPerClient, headersTimeoutSeconds, requestTimeoutSeconds };
+  const { maxBodyBytes, maxConnectionsPerClient, handshakeTimeoutSeconds, headersTimeoutSeconds, requestTimeoutSeconds, tlsCertFile, tlsKeyFile } = fc;
+  const limits: ServerLimits = { maxBodyBytes, maxConnectionsPerClient, handshakeTimeoutSeconds, headersTimeoutSeconds, requestTimeoutSeconds };
   if (!tlsCertFile && !tlsKeyFile) return limits;
   if (!tlsCertFile || !tlsKeyFile) throw new Error('forwarder: TLS needs both forwarder.tlsCertFile and forwarder.tlsKeyFile');
   const read = (file: string) => {

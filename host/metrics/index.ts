@@ -8,9 +8,10 @@ import { priorityNumber, type Priority } from '../engine/priority.js';
 import { BoundedLabel } from './bounded.js';
 import { createRegistry } from './registry.js';
 import { SOURCES, type Destination, type DropReason, type ProcessLookupResult, type ReferenceReason, type RulesetFailureReason, type SourceLabel, type TruncateReason, type WebhookReason } from './names.js';
+import type { WebhookConnectionCloseReason } from './names.js';
 
 export { METRICS, SOURCES, DROP_REASONS, TRUNCATE_REASONS, RULESET_FAILURE_REASONS, DESTINATIONS, WEBHOOK_REASONS } from './names.js';
-export type { Destination, DropReason, TruncateReason, RulesetFailureReason, SourceLabel, WebhookReason } from './names.js';
+export type { Destination, DropReason, TruncateReason, RulesetFailureReason, SourceLabel, WebhookConnectionCloseReason, WebhookReason } from './names.js';
 
 /** What the events counter needs to know about an alert (an Alert fits). */
 export interface AlertLabels {
@@ -56,6 +57,8 @@ export interface Metrics {
   eventsReferenceJudged(source: SourceLabel, reason: ReferenceReason, n?: number): void;
   /** One audit webhook request, by HTTP status and reason. */
   webhookRequest(status: number, reason: WebhookReason): void;
+  /** One connection the audit webhook closed before answering, by reason. */
+  webhookConnectionClosed(reason: WebhookConnectionCloseReason): void;
   /** Events waiting in a source's queue. */
   sourceQueueLength(source: SourceLabel, length: number): void;
   /** Seconds spent evaluating one batch. */
@@ -112,6 +115,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     processLookup: (result) => m.processLookups.inc({ result }),
     eventsReferenceJudged: (source, reason, n = 1) => m.eventsReferenceJudged.inc({ source, reason }, n),
     webhookRequest: (status, reason) => m.webhookRequests.inc({ status: String(status), reason }),
+    webhookConnectionClosed: (reason) => m.webhookConnectionsClosed.inc({ reason }),
     sourceQueueLength: (source, length) => m.sourceQueue.set({ source }, length),
     evaluationTime: (source, seconds) => m.evaluationSeconds.observe({ source }, seconds),
     rulesLoaded: (source, count) => m.rulesLoaded.set({ source }, count),

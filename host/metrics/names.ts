@@ -30,6 +30,15 @@ export type TruncateReason = (typeof TRUNCATE_REASONS)[number];
 export const WEBHOOK_REASONS = ['accepted', 'not_found', 'method_not_allowed', 'unsupported_media_type', 'body_too_large', 'bad_request', 'invalid_json', 'not_audit_events', 'queue_full', 'stopping', 'internal'] as const;
 export type WebhookReason = (typeof WEBHOOK_REASONS)[number];
 
+/** Why the audit webhook closed a connection before any answer (host/net/connections.ts, docs/security.md). */
+export const WEBHOOK_CONNECTION_CLOSE_REASONS = [
+  'client_limit', // the oldest unauthenticated connection of an address past maxConnectionsPerClient
+  'unauthenticated_limit', // the oldest unauthenticated connection past maxUnauthenticatedConnections
+  'authenticated_limit', // a verified connection past maxAuthenticatedConnections
+  'handshake', // the TLS handshake failed or missed handshakeTimeoutSeconds (a missing client certificate under requireClientCert too)
+] as const;
+export type WebhookConnectionCloseReason = (typeof WEBHOOK_CONNECTION_CLOSE_REASONS)[number];
+
 /** Why a new ruleset was not installed (the running one stays). */
 export const RULESET_FAILURE_REASONS = ['invalid', 'compile', 'validate', 'warmup'] as const;
 export type RulesetFailureReason = (typeof RULESET_FAILURE_REASONS)[number];
@@ -164,6 +173,12 @@ export const METRICS = {
     labelNames: ['source', 'reason'],
   }),
   webhookRequests: def({ type: 'counter', name: 'enginesecurity_engine_webhook_requests_total', help: 'Requests to the audit webhook by HTTP status and reason (accepted, or why refused).', labelNames: ['status', 'reason'] }),
+  webhookConnectionsClosed: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_webhook_connections_closed_total',
+    help: 'Connections the audit webhook closed before answering, by reason (a connection bound, or a failed or late TLS handshake).',
+    labelNames: ['reason'],
+  }),
   sourceQueue: def({ type: 'gauge', name: 'enginesecurity_engine_source_queue_length', help: 'Events waiting in a source queue for evaluation.', labelNames: ['source'] }),
   versionInfo: def({
     type: 'gauge',

@@ -1,6 +1,7 @@
 // Client limits of the engine's HTTP servers as configuration (host/net/connections.ts): the
-// connections one client address may hold (the one past the bound is closed as it arrives, the
-// others keep being served, and a freed slot is usable again), the time to send the headers and
+// connections one client address may hold (the one past the bound is closed, the others keep
+// being served, and a freed slot is usable again), the time to finish the TLS handshake (a
+// connection that sends nothing, or trickles, is closed), the time to send the headers and
 // the whole request (a stalled client is answered 408 and disconnected), the forwarder's body
 // limit and its TLS. Real servers on 127.0.0.1 port 0; every wait is for the event itself with a
 // 20 s deadline, far above the 1-2 s limits configured and below Node's defaults (60 s / 300 s).
@@ -16,7 +17,7 @@ import { defaultConfig } from '../../host/config/config.js';
 import { startForwarder } from '../../host/forwarder/index.js';
 import { createMetrics } from '../../host/metrics/index.js';
 import { ensureWebhookTls } from '../../host/sources/audit/index.js';
-import { eventList, startTestWebhook } from '../sources/audit/webhook-helpers.js';
+import { eventList, metricValue, startTestWebhook } from '../sources/audit/webhook-helpers.js';
 
 const DEADLINE_MS = 20_000;
 
@@ -37,23 +38,46 @@ function closedBy(sock: Socket, what: string): Promise<string> {
 const opened = (sock: Socket) => new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject));
 const event = { auditID: 'a', stage: 'ResponseComplete', verb: 'get', requestURI: '/api', user: { username: 'u' } };
 
-test('webhook: a client past maxConnectionsPerClient is disconnected as it connects; its other connections are served; a freed slot is usable', async () => {
+test('webhook: an unauthenticated client past maxConnectionsPerClient is disconnected after its handshake; its other connections are served; a freed slot is usable', async () => {
   const wh = await startTestWebhook(() => 0, { maxConnectionsPerClient: 2 });
   const port = wh.webhook.port;
+  const tlsClient = async () => {
+    const sock = tlsConnect({ host: '127.0.0.1', port, ca: wh.tls.caPem }); // no client certificate
+    await new Promise((resolve, reject) => sock.once('secureConnect', resolve).once('error', reject));
+    return sock;
+  };
   try {
-    const a = tcpConnect(port, '127.0.0.1');
-    const b = tcpConnect(port, '127.0.0.1');
-    await Promise.all([opened(a), opened(b)]);
+    const a = await tlsClient();
+    const b = await tlsClient();
     const aClosed = closedBy(a, 'first');
-    const third = tcpConnect(port, '127.0.0.1');
-    assert.is(await closedBy(third, 'third'), '', 'closed without a byte (before any TLS)');
-    assert.match(wh.logs.join('\n'), 'webhook: closed a connection from 127.0.0.1: it already has 2 open');
+    const third = await tlsClient();
+    assert.is(await closedBy(third, 'third'), '', 'closed without an HTTP byte');
+    assert.match(wh.logs.join('\n'), 'webhook: closed a connection from 127.0.0.1: it already has 2 open (maxConnectionsPerClient)');
     a.destroy();
     await aClosed;
     // a slot is free again: a verified request over a new connection is answered
     const ok = await wh.post(eventList([event]));
     assert.is(ok.status, 200, ok.text);
     b.destroy();
+  } finally {
+    await wh.close();
+  }
+});
+
+test('webhook: a connection that does not finish its TLS handshake within handshakeTimeoutSeconds is closed, whether it sends nothing or trickles', async () => {
+  const wh = await startTestWebhook(() => 0, { handshakeTimeoutSeconds: 1 });
+  try {
+    const idle = tcpConnect(wh.webhook.port, '127.0.0.1');
+    const trickle = tcpConnect(wh.webhook.port, '127.0.0.1');
+    await Promise.all([opened(idle), opened(trickle)]);
+    const timer = setInterval(() => trickle.writable && trickle.write(Buffer.from([0x16])), 300); // a TLS record type, one byte at a time
+    try {
+      await Promise.all([closedBy(idle, 'idle'), closedBy(trickle, 'trickle')]);
+    } finally {
+      clearInterval(timer);
+    }
+    assert.ok((await metricValue(wh.metrics, 'enginesecurity_engine_webhook_connections_closed_total', { reason: 'handshake' })) >= 2);
+    assert.is((await wh.post(eventList([event]))).status, 200, 'the server keeps serving');
   } finally {
     await wh.close();
   }
