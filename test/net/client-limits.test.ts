@@ -153,6 +153,32 @@ test('forwarder: maxConnectionsPerClient and headersTimeoutSeconds as the webhoo
   }
 });
 
+test('forwarder: a connection that never sends a byte is closed: on HTTP by headersTimeoutSeconds (408), on HTTPS by handshakeTimeoutSeconds', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rae-fwd-idle-'));
+  try {
+    const plain = await forwarder({ headersTimeoutSeconds: 1 });
+    try {
+      const idle = tcpConnect(plain.port, '127.0.0.1');
+      await opened(idle);
+      assert.match(await closedBy(idle, 'idle on HTTP'), /^HTTP\/1\.1 408 /);
+    } finally {
+      await plain.fwd.close();
+    }
+    const made = ensureWebhookTls({ stateDir: dir, webhook: { address: '127.0.0.1', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '' } });
+    if (!made.ok) throw new Error(made.error);
+    const secure = await forwarder({ handshakeTimeoutSeconds: 1, tlsCertFile: join(made.tls.dir, 'tls.crt'), tlsKeyFile: join(made.tls.dir, 'tls.key') });
+    try {
+      const idle = tcpConnect(secure.port, '127.0.0.1');
+      await opened(idle);
+      assert.is(await closedBy(idle, 'idle on HTTPS'), '');
+    } finally {
+      await secure.fwd.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('forwarder: with forwarder.tlsCertFile and tlsKeyFile it serves HTTPS only; one file alone is refused at start', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rae-fwd-tls-'));
   try {

@@ -116,7 +116,10 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
   const bounds = { perClient: w.maxConnectionsPerClient ?? 64, unauthenticated: w.maxUnauthenticatedConnections ?? 256, authenticated: w.maxAuthenticatedConnections ?? 64 };
   guardConnections(app.server, 'webhook', true, bounds, log, (reason) => metrics.webhookConnectionClosed(reason));
   // A failed or timed-out handshake (Node closes the socket; a missing certificate under requireClientCert lands here too).
-  app.server.on('tlsClientError', () => metrics.webhookConnectionClosed('handshake'));
+  // ECONNRESET is a hang-up: the client's own, or the guard's close, counted under its reason.
+  app.server.on('tlsClientError', (err: Error & { code?: string }) => {
+    if (err.code !== 'ECONNRESET') metrics.webhookConnectionClosed('handshake');
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: w.maxBodyBytes }, (_req, body, done) => done(null, body));
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, _req, reply) => {
