@@ -24,7 +24,7 @@ const VALIDITY_MS = 87600 * 3600 * 1000;
 const RENEW_BEFORE_MS = 182 * 24 * 3600 * 1000;
 const CA_NAME: DistinguishedName = { commonName: 'runtime-audit-engine webhook CA', organization: 'runtime-audit-engine' };
 /** The subject of the API server's client certificate. */
-export const CLIENT_NAME: DistinguishedName = { commonName: 'kube-apiserver', organization: 'runtime-audit-engine' };
+const CLIENT_NAME: DistinguishedName = { commonName: 'kube-apiserver', organization: 'runtime-audit-engine' };
 
 /** The webhook's TLS material. */
 export interface WebhookTls {

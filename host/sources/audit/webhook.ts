@@ -23,6 +23,7 @@
 // nested past maxEventDepth are evaluated with the deep values cut, reported in `truncated` and
 // counted in enginesecurity_engine_events_truncated_total{reason="too_deep"}.
 // Consumes Config.webhook, TLS PEMs and an evaluate function; produces a listening AuditWebhook.
+import type { TLSSocket } from 'node:tls';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.js';
 import { guardConnections, timeoutOptions } from '../../net/connections.js';
@@ -116,9 +117,10 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
   const bounds = { perClient: w.maxConnectionsPerClient ?? 64, unauthenticated: w.maxUnauthenticatedConnections ?? 256, authenticated: w.maxAuthenticatedConnections ?? 64 };
   guardConnections(app.server, 'webhook', true, bounds, log, (reason) => metrics.webhookConnectionClosed(reason));
   // A failed or timed-out handshake (Node closes the socket; a missing certificate under requireClientCert lands here too).
-  // ECONNRESET is a hang-up: the client's own, or the guard's close, counted under its reason.
-  app.server.on('tlsClientError', (err: Error & { code?: string }) => {
-    if (err.code !== 'ECONNRESET') metrics.webhookConnectionClosed('handshake');
+  // ECONNRESET is a hang-up: the client's own, or the guard's close (counted under its reason),
+  // unless the socket has an authorizationError: Node closes a certificate it cannot verify that way.
+  app.server.on('tlsClientError', (err: Error & { code?: string }, socket: TLSSocket) => {
+    if (err.code !== 'ECONNRESET' || socket.authorizationError) metrics.webhookConnectionClosed('handshake');
   });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: w.maxBodyBytes }, (_req, body, done) => done(null, body));
