@@ -84,7 +84,7 @@ export interface Config {
    * events are evaluated for at most drainTimeoutSeconds; clients bounded in connections and in
    * the time to finish the TLS handshake, send headers and the whole request (host/net/connections.ts).
    * The API server authenticates with the client certificate the engine's CA issues
-   * (requireClientCert: clients without one are refused); connections with a verified
+   * (requireClientCert, the default: clients without one are refused); connections with a verified
    * certificate are bounded apart (maxAuthenticatedConnections) from the others
    * (maxConnectionsPerClient per address, maxUnauthenticatedConnections in total).
    */
@@ -235,7 +235,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxEventBytes: 256 * 1024,
       maxEventDepth: 300,
       drainTimeoutSeconds: 20,
-      requireClientCert: false,
+      requireClientCert: true,
       maxConnectionsPerClient: 64,
       maxUnauthenticatedConnections: 256,
       maxAuthenticatedConnections: 64,

@@ -15,7 +15,7 @@ import { SYSCALL_ACTIONS } from './syscall-actions.js';
 import { MORE_SYSCALL_ACTIONS } from './syscall-actions-more.js';
 import { Unavailable, type Action, type ActionOutcome, type ContainerHost } from './types.js';
 
-export { auditPoster, type AuditPoster } from './post.js';
+export { auditPoster, webhookClient, type AuditPoster, type WebhookClient } from './post.js';
 export { auditActionEvent } from './audit-actions.js';
 export { CgroupBoxes, type BoxOptions } from './cgroup-box.js';
 export { ContainerRunner, GENERATOR_IMAGE, GENERATOR_LABEL, type RunnerOptions } from './container.js';

@@ -2,14 +2,14 @@
 // listener, the engine starts without the audit source, but /healthz and /readyz answer 503 and
 // name the failed source; the source is retried, and once the port is free it comes up by itself
 // and readiness turns ready (/healthz back to falcosidekick's exact 200 body).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { auditEvent } from '../../host/generator/audit-events.js';
-import { auditPoster } from '../../host/generator/post.js';
+import { auditPoster, webhookClient } from '../../host/generator/post.js';
 import { startRae } from '../helpers/rae-run.js';
 
 const root = mkdtempSync(join(tmpdir(), 'rae-readiness-'));
@@ -75,7 +75,7 @@ test('readiness: a webhook port taken at start is not ready, named, retried, and
 
     // And it serves: an audit event posted now is accepted.
     const url = (await rae.waitLog(/run: webhook listening on (\S+)/, mark))[1]!;
-    await auditPoster(url, readFileSync(join(state, 'webhook-tls', 'ca.crt'), 'utf8'))([auditEvent({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'x' })]);
+    await auditPoster(url, webhookClient(join(state, 'webhook-tls')))([auditEvent({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'x' })]);
   } finally {
     if (!freed) blocker.close();
     assert.is(await rae.stop(), 0, rae.stderr());
@@ -97,7 +97,7 @@ test('readiness: on a first start the detection path is up and detecting before 
     for (const name of ['forwarder', 'engine', 'webhook']) assert.is(r.components.find((c) => c.name === name)?.state, 'up', ready.text);
     assert.ok(['starting', 'up'].includes(r.components.find((c) => c.name === 'api')?.state ?? ''), ready.text);
     // Detecting already: an exec into a pod alerts.
-    await auditPoster(webhook, readFileSync(join(state, 'webhook-tls', 'ca.crt'), 'utf8'))([auditEvent({ verb: 'create', resource: 'pods', subresource: 'exec', namespace: 'default', name: 'web', stage: 'ResponseStarted' })]);
+    await auditPoster(webhook, webhookClient(join(state, 'webhook-tls')))([auditEvent({ verb: 'create', resource: 'pods', subresource: 'exec', namespace: 'default', name: 'web', stage: 'ResponseStarted' })]);
     await rae.waitAlerts((a) => a.some((x) => x.rule === 'Attach/Exec Pod'), 'the Attach/Exec Pod alert');
     await rae.waitLog(/run: ready \(.*\): every component is up/);
     const log = rae.stderr();

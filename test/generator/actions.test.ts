@@ -63,7 +63,8 @@ test('generator: every audit action, POSTed to the real webhook, fires exactly i
   if (!material.ok) throw new Error(material.error);
   const webhook = await startWebhook({ webhook: settings, tls: material.tls, evaluate: (evs) => engine.evaluate(evs), metrics: createMetrics({ processMetrics: false }), log: () => {} });
   try {
-    const poster = auditPoster(webhook.url, material.tls.caPem);
+    const client = { caPem: material.tls.caPem, certPem: material.tls.clientCertPem, keyPem: material.tls.clientKeyPem };
+    const poster = auditPoster(webhook.url, client);
     const actions = selectActions(/^k8saudit\./);
     for (const a of actions) {
       alerts.length = 0;
@@ -78,7 +79,7 @@ test('generator: every audit action, POSTed to the real webhook, fires exactly i
       assert.is(alerts[0]!.source, 'k8s_audit');
     }
     // A webhook that refuses is a failed action with its answer, not a silent success.
-    const wrong = auditPoster(webhook.url.replace('/orchestrator-audit', '/elsewhere'), material.tls.caPem);
+    const wrong = auditPoster(webhook.url.replace('/orchestrator-audit', '/elsewhere'), client);
     const [failed] = await runActions([actions[0]!], { poster: wrong, sleepMs: 0 });
     assert.is(failed!.status, 'failed');
     assert.match(failed!.reason!, 'the webhook answered 404');

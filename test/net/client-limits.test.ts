@@ -39,7 +39,7 @@ const opened = (sock: Socket) => new Promise<void>((resolve, reject) => sock.onc
 const event = { auditID: 'a', stage: 'ResponseComplete', verb: 'get', requestURI: '/api', user: { username: 'u' } };
 
 test('webhook: an unauthenticated client past maxConnectionsPerClient is disconnected after its handshake; its other connections are served; a freed slot is usable', async () => {
-  const wh = await startTestWebhook(() => 0, { maxConnectionsPerClient: 2 });
+  const wh = await startTestWebhook(() => 0, { maxConnectionsPerClient: 2, requireClientCert: false });
   const port = wh.webhook.port;
   const tlsClient = async () => {
     const sock = tlsConnect({ host: '127.0.0.1', port, ca: wh.tls.caPem }); // no client certificate
@@ -86,7 +86,7 @@ test('webhook: a connection that does not finish its TLS handshake within handsh
 test('webhook: a client that does not finish its headers within headersTimeoutSeconds is answered 408 and disconnected', async () => {
   const wh = await startTestWebhook(() => 0, { headersTimeoutSeconds: 1 });
   try {
-    const sock = tlsConnect({ host: '127.0.0.1', port: wh.webhook.port, ca: wh.tls.caPem });
+    const sock = tlsConnect({ host: '127.0.0.1', port: wh.webhook.port, ca: wh.tls.caPem, cert: wh.tls.clientCertPem, key: wh.tls.clientKeyPem });
     await new Promise((resolve) => sock.once('secureConnect', resolve));
     sock.write('POST /orchestrator-audit HTTP/1.1\r\nHost: x\r\n'); // and nothing more
     assert.match(await closedBy(sock, 'slow headers'), /^HTTP\/1\.1 408 /);
@@ -101,7 +101,7 @@ test('webhook: a client that does not finish its body within requestTimeoutSecon
   const wh = await startTestWebhook((events) => (evaluated += events.length), { requestTimeoutSeconds: 2 });
   try {
     const body = JSON.stringify(eventList([event]));
-    const sock = tlsConnect({ host: '127.0.0.1', port: wh.webhook.port, ca: wh.tls.caPem });
+    const sock = tlsConnect({ host: '127.0.0.1', port: wh.webhook.port, ca: wh.tls.caPem, cert: wh.tls.clientCertPem, key: wh.tls.clientKeyPem });
     await new Promise((resolve) => sock.once('secureConnect', resolve));
     sock.write(`POST /orchestrator-audit HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
     assert.match(await closedBy(sock, 'slow body'), /^HTTP\/1\.1 408 /);

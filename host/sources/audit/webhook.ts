@@ -14,7 +14,7 @@
 // (maxConnectionsPerClient) and in total (maxUnauthenticatedConnections), the oldest closed past
 // a bound; verified ones only by maxAuthenticatedConnections, so a client holding the API
 // server's certificate always gets in however many others are open. A handshake not finished
-// within handshakeTimeoutSeconds of the connection is aborted. With requireClientCert a client
+// within handshakeTimeoutSeconds of the connection is aborted. With requireClientCert (the default) a client
 // without a verified certificate fails the handshake. Every such close is counted in
 // enginesecurity_engine_webhook_connections_closed_total{reason}.
 // Refusals carry {"code","message"}; every answer is counted in
@@ -112,7 +112,7 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
 
   const timeouts = timeoutOptions({ maxConnectionsPerClient: 0, handshakeTimeoutSeconds: w.handshakeTimeoutSeconds ?? 5, headersTimeoutSeconds: w.headersTimeoutSeconds ?? 10, requestTimeoutSeconds: w.requestTimeoutSeconds ?? 30 });
   const { clientCaPem } = opts.tls;
-  const clientAuth = clientCaPem ? { requestCert: true, rejectUnauthorized: w.requireClientCert ?? false, ca: [clientCaPem] } : {};
+  const clientAuth = clientCaPem ? { requestCert: true, rejectUnauthorized: w.requireClientCert ?? true, ca: [clientCaPem] } : {};
   const app = Fastify({ logger: false, https: { cert: opts.tls.certPem, key: opts.tls.keyPem, ...clientAuth, ...timeouts }, bodyLimit: w.maxBodyBytes, requestTimeout: timeouts.requestTimeout, return503OnClosing: false });
   const bounds = { perClient: w.maxConnectionsPerClient ?? 64, unauthenticated: w.maxUnauthenticatedConnections ?? 256, authenticated: w.maxAuthenticatedConnections ?? 64 };
   guardConnections(app.server, 'webhook', true, bounds, log, (reason) => metrics.webhookConnectionClosed(reason));
