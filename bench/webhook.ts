@@ -2,8 +2,9 @@
 // 400 (the API server's default --audit-webhook-batch-max-size), and the p99 round trip of one
 // batch. The engine side (TLS, decode, queue, DetectionEngine with the built-in orchestrator-audit
 // rules, alerts counted) runs on this process's one thread; the sender is a child process, as the
-// API server would be, posting EventLists of corpus samples (auditIDs made unique) over loopback
-// with a few connections. Bounded: a fixed number of batches after a warm-up, and a time limit.
+// API server would be, posting EventLists of corpus samples (auditIDs made unique) over loopback,
+// with a few connections and the API server's client certificate (client.crt of the engine's
+// CA). Bounded: a fixed number of batches after a warm-up, and a time limit.
 // Besides the rate, `engine_cpu_us_per_event` is the engine process's own CPU per event
 // (process.cpuUsage over the measured run; the sender's CPU, start-up included, is read from
 // /proc/<pid>/stat and reported next to it), which a loaded shared machine disturbs far less.

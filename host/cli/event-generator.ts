@@ -110,11 +110,11 @@ function pattern(positionals: string[]): RegExp | undefined {
 function audit(values: { 'webhook-url'?: string; ca?: string; cert?: string; key?: string; config?: string; 'state-dir'?: string }): { poster?: AuditPoster; unavailable?: string; url: string } {
   const { config, problems } = loadConfig(values.config, values['state-dir']);
   if (problems.length > 0) throw new UsageError(problems.map((p) => `config ${p.key}: ${p.message}`).join('; '));
+  if ((values.cert === undefined) !== (values.key === undefined)) throw new UsageError('--cert and --key go together');
   const w = config.webhook;
   const url = values['webhook-url'] ?? webhookUrl(w.address, w.port, w.path);
   const ca = values.ca ?? (w.tlsCaFile || join(config.stateDir, 'webhook-tls', 'ca.crt'));
   if (!existsSync(ca)) return { url, unavailable: `no webhook CA certificate at ${ca} (start rae run with the webhook on, or give --ca)` };
-  if ((values.cert === undefined) !== (values.key === undefined)) throw new UsageError('--cert and --key go together');
   // The engine's client certificate (the one `rae webhook-config` gives the API server); when the
   // defaults are absent, none is presented and a webhook that requires one refuses the posts.
   const tlsDir = values.ca !== undefined ? dirname(values.ca) : join(config.stateDir, 'webhook-tls');

@@ -4,7 +4,7 @@
 // every action names a rule of the built-in sets; syscall actions leave nothing behind; the CLI
 // lists and runs them.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -174,6 +174,16 @@ test('generator: rae event-generator run without a CA counts the audit actions a
   assert.match(rae(['event-generator', 'run', '(']).stderr, 'invalid REGEX');
   assert.match(rae(['event-generator', 'run', 'nothing-matches-this']).stderr, 'no action matches nothing-matches-this');
   assert.match(rae(['event-generator', 'run', '--sleep', 'soon']).stderr, "--sleep must be a duration (100ms, 1s, 1m30s) or whole milliseconds, not 'soon'");
+  assert.match(rae(['event-generator', 'run', '^k8saudit\\.Secret', '--cert', '/nonexistent/client.crt']).stderr, '--cert and --key go together');
+  // a client certificate given but unreadable: the audit actions say so
+  const dir = mkdtempSync(join(tmpdir(), 'rae-generator-ca-'));
+  try {
+    writeFileSync(join(dir, 'ca.crt'), 'a placeholder: only read, never parsed, before the client certificate\n');
+    const c = rae(['event-generator', 'run', '^k8saudit\\.SecretCreated$', '--ca', join(dir, 'ca.crt'), '--cert', '/nonexistent/client.crt', '--key', '/nonexistent/client.key', '--sleep', '0']);
+    assert.match(c.stdout, 'unavailable k8saudit.SecretCreated -> K8s Secret Created: cannot read the client certificate /nonexistent/client.crt and key /nonexistent/client.key');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();
