@@ -2,8 +2,9 @@
 // 400 (the API server's default --audit-webhook-batch-max-size), and the p99 round trip of one
 // batch. The engine side (TLS, decode, queue, DetectionEngine with the built-in orchestrator-audit
 // rules, alerts counted) runs on this process's one thread; the sender is a child process, as the
-// API server would be, posting EventLists of corpus samples (auditIDs made unique) over loopback
-// with a few connections. Bounded: a fixed number of batches after a warm-up, and a time limit.
+// API server would be, posting EventLists of corpus samples (auditIDs made unique) over loopback,
+// with a few connections and the API server's client certificate (client.crt of the engine's
+// CA). Bounded: a fixed number of batches after a warm-up, and a time limit.
 // Besides the rate, `engine_cpu_us_per_event` is the engine process's own CPU per event
 // (process.cpuUsage over the measured run; the sender's CPU, start-up included, is read from
 // /proc/<pid>/stat and reported next to it), which a loaded shared machine disturbs far less.
@@ -31,9 +32,9 @@ const TIME_LIMIT_MS = 120_000;
 const SENDER = `
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
-const [url, caFile, bodiesFile, count, connections] = process.argv.slice(1);
+const [url, tlsDir, bodiesFile, count, connections] = process.argv.slice(1);
 const u = new URL(url);
-const pool = new Pool(u.origin, { connections: Number(connections), connect: { ca: readFileSync(caFile, 'utf8') } });
+const pool = new Pool(u.origin, { connections: Number(connections), connect: { ca: readFileSync(tlsDir + '/ca.crt', 'utf8'), cert: readFileSync(tlsDir + '/client.crt', 'utf8'), key: readFileSync(tlsDir + '/client.key', 'utf8') } });
 const bodies = JSON.parse(readFileSync(bodiesFile, 'utf8')).map((b) => Buffer.from(b));
 const latencies = [];
 let next = 0, failed = 0, retries = 0;
@@ -101,8 +102,8 @@ function procCpuUs(pid: number | undefined): number {
   }
 }
 
-function sendBatches(url: string, caFile: string, bodiesFile: string, count: number): Promise<Sent> {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', SENDER, url, caFile, bodiesFile, String(count), String(CONNECTIONS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+function sendBatches(url: string, tlsDir: string, bodiesFile: string, count: number): Promise<Sent> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', SENDER, url, tlsDir, bodiesFile, String(count), String(CONNECTIONS)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   let senderCpuUs = NaN;
   child.stdout.on('data', (d: Buffer) => {
@@ -132,15 +133,14 @@ async function measure(dir: string, evaluate: (events: readonly SourceEvent[]) =
     return evaluate(events);
   };
   const webhook = await startWebhook({ webhook: settings, tls: material.tls, evaluate: counting, metrics: createMetrics({ processMetrics: false }), log: progress });
-  const caFile = join(material.tls.dir, 'ca.crt');
   try {
-    await sendBatches(webhook.url, caFile, bodiesFile, WARMUP_BATCHES);
+    await sendBatches(webhook.url, material.tls.dir, bodiesFile, WARMUP_BATCHES);
     await webhook.idle();
     evaluated = 0;
     const t0 = performance.now();
     // The engine's own CPU: this process (TLS, decode, queue, evaluation; the sender is a child).
     const cpu0 = process.cpuUsage();
-    const sent = await sendBatches(webhook.url, caFile, bodiesFile, BATCHES);
+    const sent = await sendBatches(webhook.url, material.tls.dir, bodiesFile, BATCHES);
     await webhook.idle();
     const cpu = process.cpuUsage(cpu0);
     const seconds = (performance.now() - t0) / 1000;

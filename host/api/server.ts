@@ -61,7 +61,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     // errors of the router, before any route or hook runs
     frameworkErrors: (err, _request, reply) => sendError(reply.headers(SECURITY_HEADERS), apiError(err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'URI_TOO_LONG' : 'BAD_URL')),
   };
-  if (opts.tls) fastifyOpts.https = { ...nodeOptions, ...opts.tls };
+  // On HTTPS the headers timeout starts after the handshake: the handshake gets the same bound from the connection (Node's default is 120 s).
+  if (opts.tls) fastifyOpts.https = { ...nodeOptions, handshakeTimeout: limits.headersTimeoutMs, ...opts.tls };
   const app = Fastify(fastifyOpts) as unknown as FastifyInstance;
   app.decorateRequest('caller', null);
   limitConnectionsPerClient(app.server, limits.maxConnectionsPerClient, (address) => opts.log(`api: refused a connection from ${address}: over api.maxConnectionsPerClient (${limits.maxConnectionsPerClient})`));

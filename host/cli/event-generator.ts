@@ -5,7 +5,7 @@
 // --json), then a table on stderr: performed, detected (the forwarder's alert counter per rule),
 // unavailable with the reason.
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { loadConfig } from '../config/config.js';
 import {
   ACTIONS,
@@ -73,6 +73,10 @@ Options:
                           https://127.0.0.1:9765/orchestrator-audit)
       --ca FILE           CA certificate of the webhook (default: webhook.tlsCaFile, else
                           <state-dir>/webhook-tls/ca.crt as written by rae run)
+      --cert FILE, --key FILE  the client certificate and key presented to the webhook
+                          (default: client.crt and client.key beside --ca when given, else in
+                          <state-dir>/webhook-tls/, issued by the engine's CA; without them
+                          audit events reach only a webhook with webhook.requireClientCert false)
       --metrics-url URL   the forwarder's /metrics, read to tell which rules fired (default: from
                           the configuration, http://127.0.0.1:2801/metrics)
       --detect-wait DURATION  how long to wait for the rules of performed actions to fire
@@ -103,14 +107,25 @@ function pattern(positionals: string[]): RegExp | undefined {
 }
 
 /** The poster from options and configuration, or why there is none. */
-function audit(values: { 'webhook-url'?: string; ca?: string; config?: string; 'state-dir'?: string }): { poster?: AuditPoster; unavailable?: string; url: string } {
+function audit(values: { 'webhook-url'?: string; ca?: string; cert?: string; key?: string; config?: string; 'state-dir'?: string }): { poster?: AuditPoster; unavailable?: string; url: string } {
   const { config, problems } = loadConfig(values.config, values['state-dir']);
   if (problems.length > 0) throw new UsageError(problems.map((p) => `config ${p.key}: ${p.message}`).join('; '));
+  if ((values.cert === undefined) !== (values.key === undefined)) throw new UsageError('--cert and --key go together');
   const w = config.webhook;
   const url = values['webhook-url'] ?? webhookUrl(w.address, w.port, w.path);
   const ca = values.ca ?? (w.tlsCaFile || join(config.stateDir, 'webhook-tls', 'ca.crt'));
   if (!existsSync(ca)) return { url, unavailable: `no webhook CA certificate at ${ca} (start rae run with the webhook on, or give --ca)` };
-  return { url, poster: auditPoster(url, readFileSync(ca, 'utf8')) };
+  // The engine's client certificate (the one `rae webhook-config` gives the API server); when the
+  // defaults are absent, none is presented and a webhook that requires one refuses the posts.
+  const tlsDir = values.ca !== undefined ? dirname(values.ca) : join(config.stateDir, 'webhook-tls');
+  const cert = values.cert ?? join(tlsDir, 'client.crt');
+  const key = values.key ?? join(tlsDir, 'client.key');
+  if (values.cert === undefined && !(existsSync(cert) && existsSync(key))) return { url, poster: auditPoster(url, { caPem: readFileSync(ca, 'utf8') }) };
+  try {
+    return { url, poster: auditPoster(url, { caPem: readFileSync(ca, 'utf8'), certPem: readFileSync(cert, 'utf8'), keyPem: readFileSync(key, 'utf8') }) };
+  } catch (err) {
+    return { url, unavailable: `cannot read the client certificate ${cert} and key ${key}: ${(err as Error).message}` };
+  }
 }
 
 /** The forwarder's /metrics from options and configuration, or why alerts cannot be observed. */
@@ -186,6 +201,8 @@ export const eventGeneratorCommand: Command = {
       {
         'webhook-url': { type: 'string' },
         ca: { type: 'string' },
+        cert: { type: 'string' },
+        key: { type: 'string' },
         config: { type: 'string', short: 'c' },
         'state-dir': { type: 'string' },
         sleep: { type: 'string' },

@@ -398,7 +398,9 @@ function webhookSource(config: Config, engine: DetectionEngine, metrics: Metrics
     start: async () => {
       const audit = await startAuditWebhook({ config, evaluate: (events) => engine.evaluate(events), metrics, log });
       log(`run: webhook listening on ${audit.webhook.url}`);
-      const cpm = config.module.controlPlaneManager ? publishAuditWebhookConfig(config.module.auditWebhookConfigFile || join(config.stateDir, 'audit-webhook-config.yaml'), audit.webhook.url, audit.tls.caPem, log) : undefined;
+      const cpm = config.module.controlPlaneManager
+        ? publishAuditWebhookConfig(config.module.auditWebhookConfigFile || join(config.stateDir, 'audit-webhook-config.yaml'), audit.webhook.url, audit.tls.caPem, { certPem: audit.tls.clientCertPem, keyPem: audit.tls.clientKeyPem }, log)
+        : undefined;
       return {
         async stop() {
           cpm?.remove();

@@ -1,7 +1,8 @@
 // `rae webhook-config`: prints the API server's audit webhook configuration (the kubeconfig
 // file given to --audit-webhook-config-file) for this engine: one cluster, user and context, all
 // named `webhook`, whose server is the webhook URL and whose certificate-authority-data is the
-// base64 ca.crt. Creates the TLS material first if `rae run` has not yet (the same files).
+// base64 ca.crt; the user authenticates with the client certificate the engine's CA issued
+// (client-certificate-data, client-key-data: client.crt, client.key). Creates the TLS material first if `rae run` has not yet (the same files).
 import { stringify as toYaml } from 'yaml';
 import { loadConfig } from '../config/config.js';
 import { ensureWebhookTls, webhookUrl } from '../sources/audit/index.js';
@@ -15,7 +16,9 @@ save it and start the API server with
   --audit-webhook-config-file=<that file> --audit-policy-file=<a policy>
 The server URL comes from webhook.address, webhook.port and webhook.path; the CA is the ca.crt
 of the webhook's TLS material (webhook.tlsCaFile, or generated into <state-dir>/webhook-tls,
-created now if missing). See docs/webhook.md.
+created now if missing); the user's client certificate and key are client.crt and client.key
+there, issued by the engine's CA, which the webhook verifies. The output holds a private key:
+keep the file readable by the API server only (mode 0600). See docs/webhook.md.
 
 Options:
   -c, --config FILE     YAML configuration (the same file as rae run)
@@ -40,7 +43,8 @@ export const webhookConfigCommand: Command = {
       return 1;
     }
     const w = config.webhook;
-    process.stdout.write(toYaml(webhookKubeconfig(webhookUrl(w.address, w.port, w.path), material.tls.caPem)));
+    const { caPem, clientCertPem, clientKeyPem } = material.tls;
+    process.stdout.write(toYaml(webhookKubeconfig(webhookUrl(w.address, w.port, w.path), caPem, { certPem: clientCertPem, keyPem: clientKeyPem })));
     return 0;
   },
 };

@@ -82,7 +82,11 @@ export interface Config {
    * Audit webhook (docs/webhook.md): TLS files when set, else generated into <stateDir>/webhook-tls;
    * queue bounded in events and bytes; events bounded in bytes and nesting depth; on stop, accepted
    * events are evaluated for at most drainTimeoutSeconds; clients bounded in connections and in
-   * the time to send headers and the whole request (host/net/connections.ts).
+   * the time to finish the TLS handshake, send headers and the whole request (host/net/connections.ts).
+   * The API server authenticates with the client certificate the engine's CA issues
+   * (requireClientCert, the default: clients without one are refused); connections with a verified
+   * certificate are bounded apart (maxAuthenticatedConnections) from the others
+   * (maxConnectionsPerClient per address, maxUnauthenticatedConnections in total).
    */
   webhook: {
     enabled: boolean;
@@ -99,6 +103,9 @@ export interface Config {
     maxEventBytes: number;
     maxEventDepth: number;
     drainTimeoutSeconds: number;
+    requireClientCert: boolean;
+    maxUnauthenticatedConnections: number;
+    maxAuthenticatedConnections: number;
   } & ClientLimits;
   /**
    * Event forwarder (docs/forwarder.md): the server keys (falcosidekick's HTTP face,
@@ -190,7 +197,11 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxEventBytes: 256 * 1024,
       maxEventDepth: 300,
       drainTimeoutSeconds: 20,
+      requireClientCert: true,
       maxConnectionsPerClient: 64,
+      maxUnauthenticatedConnections: 256,
+      maxAuthenticatedConnections: 64,
+      handshakeTimeoutSeconds: 5,
       headersTimeoutSeconds: 10,
       requestTimeoutSeconds: 30,
     },

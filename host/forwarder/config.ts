@@ -27,6 +27,7 @@ export function defaultForwarderServerConfig(): ForwarderServerConfig {
     tlsCertFile: '',
     tlsKeyFile: '',
     maxConnectionsPerClient: 64,
+    handshakeTimeoutSeconds: 5,
     headersTimeoutSeconds: 10,
     requestTimeoutSeconds: 30,
   };
@@ -34,8 +35,8 @@ export function defaultForwarderServerConfig(): ForwarderServerConfig {
 
 /** The server's bounds from the configuration, with the TLS PEMs read when both files are set (throws, naming the file, when one cannot be read). */
 export function serverLimits(fc: ForwarderServerConfig): ServerLimits {
-  const { maxBodyBytes, maxConnectionsPerClient, headersTimeoutSeconds, requestTimeoutSeconds, tlsCertFile, tlsKeyFile } = fc;
-  const limits: ServerLimits = { maxBodyBytes, maxConnectionsPerClient, headersTimeoutSeconds, requestTimeoutSeconds };
+  const { maxBodyBytes, maxConnectionsPerClient, handshakeTimeoutSeconds, headersTimeoutSeconds, requestTimeoutSeconds, tlsCertFile, tlsKeyFile } = fc;
+  const limits: ServerLimits = { maxBodyBytes, maxConnectionsPerClient, handshakeTimeoutSeconds, headersTimeoutSeconds, requestTimeoutSeconds };
   if (!tlsCertFile && !tlsKeyFile) return limits;
   if (!tlsCertFile || !tlsKeyFile) throw new Error('forwarder: TLS needs both forwarder.tlsCertFile and forwarder.tlsKeyFile');
   const read = (file: string) => {

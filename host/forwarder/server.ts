@@ -16,7 +16,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { parseAlertJson, type Alert } from '../output/alert.js';
 import type { Metrics } from '../metrics/index.js';
-import { limitConnectionsPerClient, timeoutOptions, type ClientLimits } from '../net/connections.js';
+import { guardConnections, timeoutOptions, type ClientLimits } from '../net/connections.js';
 import { normalizePayload, testAlert } from './normalize.js';
 
 /** One part of the engine as /readyz shows it. */
@@ -74,7 +74,7 @@ export interface ServerLimits extends ClientLimits {
   tls?: { certPem: string; keyPem: string };
 }
 
-const DEFAULT_LIMITS: ServerLimits = { maxBodyBytes: BODY_LIMIT_BYTES, maxConnectionsPerClient: 64, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30 };
+const DEFAULT_LIMITS: ServerLimits = { maxBodyBytes: BODY_LIMIT_BYTES, maxConnectionsPerClient: 64, handshakeTimeoutSeconds: 5, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30 };
 
 function refuse(reply: FastifyReply, metrics: Metrics, text: string) {
   metrics.input(false);
@@ -89,7 +89,8 @@ export async function startServer(deps: ServerDeps, address: string, port: numbe
   const app = (limits.tls
     ? Fastify({ logger: false, bodyLimit: limits.maxBodyBytes, requestTimeout: timeouts.requestTimeout, https: { cert: limits.tls.certPem, key: limits.tls.keyPem, ...timeouts } })
     : Fastify({ logger: false, bodyLimit: limits.maxBodyBytes, requestTimeout: timeouts.requestTimeout, http: timeouts })) as unknown as FastifyInstance;
-  limitConnectionsPerClient(app.server, limits.maxConnectionsPerClient, 'forwarder', deps.log);
+  // No client certificates here (falcosidekick has none): every connection is unauthenticated.
+  guardConnections(app.server, 'forwarder', limits.tls !== undefined, { perClient: limits.maxConnectionsPerClient, unauthenticated: 0, authenticated: 0 }, deps.log);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {

@@ -15,7 +15,7 @@ import { SYSCALL_ACTIONS } from './syscall-actions.js';
 import { MORE_SYSCALL_ACTIONS } from './syscall-actions-more.js';
 import { Unavailable, type Action, type ActionOutcome, type ContainerHost } from './types.js';
 
-export { auditPoster, type AuditPoster } from './post.js';
+export { auditPoster, webhookClient, type AuditPoster } from './post.js';
 export { CgroupBoxes } from './cgroup-box.js';
 export { ContainerRunner, GENERATOR_IMAGE, GENERATOR_LABEL } from './container.js';
 export { alertCountsOf, fetchAlertCounts, firedSince } from './detect.js';

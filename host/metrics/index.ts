@@ -7,7 +7,19 @@ import type { Registry } from 'prom-client';
 import { priorityNumber, type Priority } from '../engine/priority.js';
 import { BoundedLabel } from './bounded.js';
 import { createRegistry } from './registry.js';
-import { SOURCES, type Destination, type DropReason, type ProcessLookupResult, type ReferenceReason, type RulesetFailureReason, type SourceLabel, type SourceUnavailableReason, type TruncateReason, type WebhookReason } from './names.js';
+import {
+  SOURCES,
+  type Destination,
+  type DropReason,
+  type ProcessLookupResult,
+  type ReferenceReason,
+  type RulesetFailureReason,
+  type SourceLabel,
+  type SourceUnavailableReason,
+  type TruncateReason,
+  type WebhookConnectionCloseReason,
+  type WebhookReason,
+} from './names.js';
 
 export { METRICS } from './names.js';
 export type { Destination, DropReason, RulesetFailureReason, SourceUnavailableReason, WebhookReason } from './names.js';
@@ -56,6 +68,8 @@ export interface Metrics {
   eventsReferenceJudged(source: SourceLabel, reason: ReferenceReason, n?: number): void;
   /** One audit webhook request, by HTTP status and reason. */
   webhookRequest(status: number, reason: WebhookReason): void;
+  /** One connection the audit webhook closed before answering, by reason. */
+  webhookConnectionClosed(reason: WebhookConnectionCloseReason): void;
   /** Events waiting in a source's queue. */
   sourceQueueLength(source: SourceLabel, length: number): void;
   /** An enabled source that cannot run on this host, and why: enginesecurity_engine_source_unavailable. */
@@ -114,6 +128,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     processLookup: (result) => m.processLookups.inc({ result }),
     eventsReferenceJudged: (source, reason, n = 1) => m.eventsReferenceJudged.inc({ source, reason }, n),
     webhookRequest: (status, reason) => m.webhookRequests.inc({ status: String(status), reason }),
+    webhookConnectionClosed: (reason) => m.webhookConnectionsClosed.inc({ reason }),
     sourceQueueLength: (source, length) => m.sourceQueue.set({ source }, length),
     sourceUnavailable: (source, reason) => m.sourceUnavailable.set({ source, reason }, 1),
     evaluationTime: (source, seconds) => m.evaluationSeconds.observe({ source }, seconds),

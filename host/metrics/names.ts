@@ -30,6 +30,15 @@ export type TruncateReason = (typeof TRUNCATE_REASONS)[number];
 const WEBHOOK_REASONS = ['accepted', 'not_found', 'method_not_allowed', 'unsupported_media_type', 'body_too_large', 'bad_request', 'invalid_json', 'not_audit_events', 'queue_full', 'stopping', 'internal'] as const;
 export type WebhookReason = (typeof WEBHOOK_REASONS)[number];
 
+/** Why the audit webhook closed a connection before any answer (host/net/connections.ts, docs/security.md). */
+const WEBHOOK_CONNECTION_CLOSE_REASONS = [
+  'client_limit', // the oldest unauthenticated connection of an address past maxConnectionsPerClient
+  'unauthenticated_limit', // the oldest unauthenticated connection past maxUnauthenticatedConnections
+  'authenticated_limit', // a verified connection past maxAuthenticatedConnections
+  'handshake', // the TLS handshake failed or missed handshakeTimeoutSeconds (a missing client certificate under requireClientCert too)
+] as const;
+export type WebhookConnectionCloseReason = (typeof WEBHOOK_CONNECTION_CLOSE_REASONS)[number];
+
 /** Why a new ruleset was not installed (the running one stays). */
 const RULESET_FAILURE_REASONS = ['invalid', 'compile', 'validate', 'warmup'] as const;
 export type RulesetFailureReason = (typeof RULESET_FAILURE_REASONS)[number];
@@ -173,6 +182,12 @@ export const METRICS = {
     name: 'enginesecurity_engine_source_unavailable',
     help: '1 per enabled source that cannot run on this host, labelled with why (EPERM, ENOBTF...); unless the configuration marks the source optional (syscall.optional), the engine is not ready meanwhile.',
     labelNames: ['source', 'reason'],
+  }),
+  webhookConnectionsClosed: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_webhook_connections_closed_total',
+    help: 'Connections the audit webhook closed before answering, by reason (a connection bound, or a failed or late TLS handshake).',
+    labelNames: ['reason'],
   }),
   sourceQueue: def({ type: 'gauge', name: 'enginesecurity_engine_source_queue_length', help: 'Events waiting in a source queue for evaluation.', labelNames: ['source'] }),
   versionInfo: def({

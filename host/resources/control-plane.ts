@@ -7,7 +7,7 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { stringify } from 'yaml';
-import { webhookKubeconfig } from './kubeconfig.js';
+import { webhookKubeconfig, type ClientCredentials } from './kubeconfig.js';
 
 /** A published configuration file. */
 export interface PublishedConfig {
@@ -15,11 +15,11 @@ export interface PublishedConfig {
   remove(): void;
 }
 
-/** Writes the API server's audit webhook configuration for `url` trusting `caPem` (mode 0644, replaced atomically). */
-export function publishAuditWebhookConfig(path: string, url: string, caPem: string, log: (m: string) => void): PublishedConfig {
+/** Writes the API server's audit webhook configuration for `url` trusting `caPem`, with its client key (mode 0600, replaced atomically). */
+export function publishAuditWebhookConfig(path: string, url: string, caPem: string, client: ClientCredentials, log: (m: string) => void): PublishedConfig {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp`;
-  writeFileSync(tmp, stringify(webhookKubeconfig(url, caPem)), { mode: 0o644 });
+  writeFileSync(tmp, stringify(webhookKubeconfig(url, caPem, client)), { mode: 0o600 });
   renameSync(tmp, path); // readers never see a half-written file
   log(`module: control-plane-manager: audit webhook configuration for ${url} written to ${path}`);
   return {

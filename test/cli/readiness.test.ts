@@ -6,14 +6,14 @@
 // pod without them) the engine is not ready while blind, unless syscall.optional says it may be;
 // either way the reason is on /readyz, in a metric and in an internal alert.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { auditEvent } from '../../host/generator/audit-events.js';
-import { auditPoster } from '../../host/generator/post.js';
+import { auditPoster, webhookClient } from '../../host/generator/post.js';
 import { startRae } from '../helpers/rae-run.js';
 
 const root = mkdtempSync(join(tmpdir(), 'rae-readiness-'));
@@ -81,7 +81,7 @@ test('readiness: a webhook port taken at start is not ready, named, retried, and
 
     // And it serves: an audit event posted now is accepted.
     const url = (await rae.waitLog(/run: webhook listening on (\S+)/, mark))[1]!;
-    await auditPoster(url, readFileSync(join(state, 'webhook-tls', 'ca.crt'), 'utf8'))([auditEvent({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'x' })]);
+    await auditPoster(url, webhookClient(join(state, 'webhook-tls')))([auditEvent({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'x' })]);
   } finally {
     if (!freed) blocker.close();
     assert.is(await rae.stop(), 0, rae.stderr());
@@ -103,7 +103,7 @@ test('readiness: on a first start the detection path is up and detecting before 
     for (const name of ['forwarder', 'engine', 'webhook']) assert.is(r.components.find((c) => c.name === name)?.state, 'up', ready.text);
     assert.ok(['starting', 'up'].includes(r.components.find((c) => c.name === 'api')?.state ?? ''), ready.text);
     // Detecting already: an exec into a pod alerts.
-    await auditPoster(webhook, readFileSync(join(state, 'webhook-tls', 'ca.crt'), 'utf8'))([auditEvent({ verb: 'create', resource: 'pods', subresource: 'exec', namespace: 'default', name: 'web', stage: 'ResponseStarted' })]);
+    await auditPoster(webhook, webhookClient(join(state, 'webhook-tls')))([auditEvent({ verb: 'create', resource: 'pods', subresource: 'exec', namespace: 'default', name: 'web', stage: 'ResponseStarted' })]);
     await rae.waitAlerts((a) => a.some((x) => x.rule === 'Attach/Exec Pod'), 'the Attach/Exec Pod alert');
     await rae.waitLog(/run: ready \(.*\): every component is up/);
     const log = rae.stderr();

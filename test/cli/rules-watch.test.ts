@@ -10,7 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ENGINE_VERSION } from '../../host/engine/collector.js';
 import { auditEvent } from '../../host/generator/audit-events.js';
-import { auditPoster } from '../../host/generator/post.js';
+import { auditPoster, webhookClient } from '../../host/generator/post.js';
 import { startRae } from '../helpers/rae-run.js';
 
 const root = mkdtempSync(join(tmpdir(), 'rae-rules-watch-'));
@@ -37,7 +37,7 @@ test('rules.watch: in-place rewrite, a file added to a directory and a ..data sw
   try {
     await rae.waitLog(/run: ready/);
     const url = (await rae.waitLog(/run: webhook listening on (\S+)/))[1]!;
-    const post = auditPoster(url, readFileSync(join(state, 'webhook-tls', 'ca.crt'), 'utf8'), 30_000);
+    const post = auditPoster(url, webhookClient(join(state, 'webhook-tls')), 30_000);
     const alerted = async (target: string, rule: string) => {
       await post([auditEvent({ verb: 'get', resource: 'configmaps', namespace: 'default', name: target })]);
       await rae.waitAlerts((a) => a.some((x) => x.rule === rule && x.output_fields['ka.target.name'] === target), `${rule} on ${target}`, 60_000);

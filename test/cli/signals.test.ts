@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { auditEvent } from '../../host/generator/audit-events.js';
-import { auditPoster } from '../../host/generator/post.js';
+import { auditPoster, webhookClient, type WebhookClient } from '../../host/generator/post.js';
 import { startRae, type RaeRun } from '../helpers/rae-run.js';
 import { kernelGate } from '../sources/syscall/collector.js';
 
@@ -47,8 +47,8 @@ interface Load {
 }
 
 /** Posts batches of 200 events from three concurrent posters and cats the canary, until stopped or refused. */
-function startLoad(rae: RaeRun, url: string, caPem: string, canary: string): Load {
-  const post = auditPoster(url, caPem, 30_000);
+function startLoad(rae: RaeRun, url: string, client: WebhookClient, canary: string): Load {
+  const post = auditPoster(url, client, 30_000);
   const accepted = new Set<string>();
   const posted = new Set<string>();
   let seq = 0;
@@ -88,7 +88,7 @@ function startLoad(rae: RaeRun, url: string, caPem: string, canary: string): Loa
 }
 
 /** `rae run` on a fresh state directory with the test rules only; the load's endpoints once ready. */
-async function start(name: string): Promise<{ rae: RaeRun; canary: string; rulesFile: string; cfg: string; url: string; caPem: string; forwarder: string }> {
+async function start(name: string): Promise<{ rae: RaeRun; canary: string; rulesFile: string; cfg: string; url: string; client: WebhookClient; forwarder: string }> {
   const dir = join(root, name);
   const canary = join(root, `${name}-canary.txt`);
   const rulesFile = join(root, `${name}-rules.yaml`);
@@ -101,7 +101,7 @@ async function start(name: string): Promise<{ rae: RaeRun; canary: string; rules
   const url = (await rae.waitLog(/run: webhook listening on (\S+)/))[1]!;
   const forwarder = (await rae.waitLog(/run: forwarder listening on (\S+)/))[1]!;
   assert.match(rae.stderr(), 'module: source syscall started');
-  return { rae, canary, rulesFile, cfg, url, caPem: readFileSync(join(dir, 'state', 'webhook-tls', 'ca.crt'), 'utf8'), forwarder };
+  return { rae, canary, rulesFile, cfg, url, client: webhookClient(join(dir, 'state', 'webhook-tls')), forwarder };
 }
 
 /** The names alerted by the counting rule. */
@@ -115,8 +115,8 @@ async function counter(forwarder: string, name: string, labels: string): Promise
 }
 
 run_('signals: SIGHUP under audit and kernel load reloads the changed rules file, keeps serving, loses no accepted event', async () => {
-  const { rae, canary, rulesFile, cfg, url, caPem, forwarder } = await start('hup');
-  const load = startLoad(rae, url, caPem, canary);
+  const { rae, canary, rulesFile, cfg, url, client, forwarder } = await start('hup');
+  const load = startLoad(rae, url, client, canary);
   try {
     await rae.waitAlerts((as) => as.some((a) => a.rule === 'Sig canary v1'), 'the v1 canary alert');
     await load.more(1000);
@@ -162,8 +162,8 @@ run_('signals: SIGHUP under audit and kernel load reloads the changed rules file
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   run_(`signals: ${signal} under audit and kernel load evaluates every accepted event and logs the drain`, async () => {
-    const { rae, canary, url, caPem } = await start(signal.toLowerCase());
-    const load = startLoad(rae, url, caPem, canary);
+    const { rae, canary, url, client } = await start(signal.toLowerCase());
+    const load = startLoad(rae, url, client, canary);
     try {
       await rae.waitAlerts((as) => as.some((a) => a.rule === 'Sig canary v1'), 'the v1 canary alert');
       await load.more(2000);

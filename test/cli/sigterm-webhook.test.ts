@@ -5,12 +5,13 @@
 // lost. A real `rae run` (audit source only, one rule matching every event, so each evaluated
 // event is one alert line naming its auditID) takes batches from 8 concurrent senders; SIGTERM
 // comes after the first batches are acknowledged; every auditID of every 200 must be on stdout.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
+import { webhookClient } from '../../host/generator/post.js';
 import { freePort } from '../output/destinations/real-servers.js';
 import { startRae } from '../helpers/rae-run.js';
 
@@ -31,7 +32,8 @@ test('SIGTERM during webhook batches: every batch answered 200 is evaluated; the
   const rae = startRae(['--config', cfg, '--state-dir', join(tmp, 'state')]);
   try {
     await rae.waitLog(/\bready\b/);
-    const agent = new Agent({ connect: { ca: readFileSync(join(tmp, 'state', 'webhook-tls', 'ca.crt'), 'utf8') }, connections: 8 });
+    const { caPem: ca, certPem: cert, keyPem: key } = webhookClient(join(tmp, 'state', 'webhook-tls'));
+    const agent = new Agent({ connect: { ca, cert, key }, connections: 8 });
     const acknowledged: string[] = [];
     const outcomes = new Map<string, number>();
     let stopAt = 20; // SIGTERM once this many batches are acknowledged

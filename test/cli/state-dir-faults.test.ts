@@ -7,12 +7,13 @@
 //   once there is room the next start seeds it and runs.
 // Needs mount(2) (root); without it the tests say so and skip, loudly.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
+import { webhookClient } from '../../host/generator/post.js';
 import { freePort } from '../output/destinations/real-servers.js';
 import { startRae } from '../helpers/rae-run.js';
 
@@ -47,7 +48,8 @@ async function runAndPost(stateDir: string, n: number): Promise<{ acknowledged: 
   const rae = startRae(['--config', cfg, '--state-dir', stateDir]);
   try {
     await rae.waitLog(/\bready\b/);
-    const agent = new Agent({ connect: { ca: readFileSync(join(stateDir, 'webhook-tls', 'ca.crt'), 'utf8') } });
+    const { caPem: ca, certPem: cert, keyPem: key } = webhookClient(join(stateDir, 'webhook-tls'));
+    const agent = new Agent({ connect: { ca, cert, key } });
     const items = Array.from({ length: n }, (_, i) => ({ auditID: `e${i}`, stage: 'ResponseComplete', verb: 'get', requestURI: '/api', user: { username: 'u' } }));
     const res = await request(`https://127.0.0.1:${port}/orchestrator-audit`, { method: 'POST', body: JSON.stringify({ kind: 'EventList', items }), headers: { 'content-type': 'application/json' }, dispatcher: agent });
     await res.body.text();

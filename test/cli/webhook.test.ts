@@ -1,7 +1,10 @@
 // The audit webhook as a user meets it: `rae webhook-config` prints the API server's kubeconfig
-// (exact shape, CA data = the generated ca.crt), then `rae run` serves the webhook and curl, with
-// only that CA, posts the whole audit corpus as one EventList as docs/webhook.md shows; the alert
-// lines on stdout equal `rae replay`'s for the same events, and SIGTERM stops the engine cleanly.
+// (exact shape, CA data = the generated ca.crt, client certificate and key = client.crt and
+// client.key), then `rae run` serves the webhook and curl, with that CA and the kubeconfig's
+// client certificate, posts the whole audit corpus as one EventList as docs/webhook.md shows; the
+// alert lines on stdout equal `rae replay`'s for the same events; curl without the client
+// certificate is refused (webhook.requireClientCert is true by default), and SIGTERM stops the
+// engine cleanly.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -50,18 +53,26 @@ test('webhook cli: webhook-config, rae run, curl with the CA, alerts equal rae r
   const wc = spawnSync(process.execPath, ['bin/rae.js', 'webhook-config', '--config', cfg, '--state-dir', stateDir], { encoding: 'utf8', env });
   assert.is(wc.status, 0, wc.stderr);
   const caPem = readFileSync(join(stateDir, 'webhook-tls', 'ca.crt'), 'utf8');
+  const b64File = (name: string) => readFileSync(join(stateDir, 'webhook-tls', name)).toString('base64');
   const server = `https://127.0.0.1:${port}/orchestrator-audit`;
   assert.equal(parseYaml(wc.stdout), {
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: 'webhook', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
-    users: [{ name: 'webhook', user: {} }],
+    users: [{ name: 'webhook', user: { 'client-certificate-data': b64File('client.crt'), 'client-key-data': b64File('client.key') } }],
     contexts: [{ name: 'webhook', context: { cluster: 'webhook', user: 'webhook' } }],
     'current-context': 'webhook',
   });
-  const kubeconfig = parseYaml(wc.stdout) as { clusters: Array<{ cluster: { server: string; 'certificate-authority-data': string } }> };
+  const kubeconfig = parseYaml(wc.stdout) as {
+    clusters: Array<{ cluster: { server: string; 'certificate-authority-data': string } }>;
+    users: Array<{ user: { 'client-certificate-data': string; 'client-key-data': string } }>;
+  };
   const caFile = join(tmp, 'ca-from-kubeconfig.crt');
   writeFileSync(caFile, Buffer.from(kubeconfig.clusters[0]!.cluster['certificate-authority-data'], 'base64'));
+  const certFile = join(tmp, 'client-from-kubeconfig.crt');
+  const keyFile = join(tmp, 'client-from-kubeconfig.key');
+  writeFileSync(certFile, Buffer.from(kubeconfig.users[0]!.user['client-certificate-data'], 'base64'));
+  writeFileSync(keyFile, Buffer.from(kubeconfig.users[0]!.user['client-key-data'], 'base64'), { mode: 0o600 });
 
   // 2. The engine.
   const child = spawn(process.execPath, ['bin/rae.js', 'run', '--config', cfg, '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -101,7 +112,7 @@ test('webhook cli: webhook-config, rae run, curl with the CA, alerts equal rae r
     });
     const listFile = join(tmp, 'eventlist.json');
     writeFileSync(listFile, JSON.stringify({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items }));
-    const posted = await curl(['--cacert', caFile, '-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', `@${listFile}`, kubeconfig.clusters[0]!.cluster.server]);
+    const posted = await curl(['--cacert', caFile, '--cert', certFile, '--key', keyFile, '-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', `@${listFile}`, kubeconfig.clusters[0]!.cluster.server]);
     assert.is(posted.code, 0, posted.stderr);
     const answer = JSON.parse(posted.stdout) as { accepted: number; skipped: unknown[] };
     assert.is(answer.accepted, events.length);
@@ -112,6 +123,12 @@ test('webhook cli: webhook-config, rae run, curl with the CA, alerts equal rae r
     const deadline = Date.now() + 30_000;
     while (out.split('\n').length - 1 < expected.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.equal(out.split('\n').slice(0, -1), expected);
+
+    // Without the kubeconfig's client certificate, the CA alone is not enough: the handshake is refused.
+    const emptyList = JSON.stringify({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [] });
+    const caOnly = await curl(['--cacert', caFile, '-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', emptyList, server]);
+    assert.is.not(caOnly.code, 0, caOnly.stdout);
+    assert.match(caOnly.stderr, 'certificate required');
 
     // Without the CA, curl refuses the server (exit 60: peer certificate cannot be authenticated).
     const bare = await curl(['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', '{}', server]);

@@ -4,7 +4,7 @@
 // every action names a rule of the built-in sets; syscall actions leave nothing behind; the CLI
 // lists and runs them.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -63,7 +63,8 @@ test('generator: every audit action, POSTed to the real webhook, fires exactly i
   if (!material.ok) throw new Error(material.error);
   const webhook = await startWebhook({ webhook: settings, tls: material.tls, evaluate: (evs) => engine.evaluate(evs), metrics: createMetrics({ processMetrics: false }), log: () => {} });
   try {
-    const poster = auditPoster(webhook.url, material.tls.caPem);
+    const client = { caPem: material.tls.caPem, certPem: material.tls.clientCertPem, keyPem: material.tls.clientKeyPem };
+    const poster = auditPoster(webhook.url, client);
     const actions = selectActions(/^k8saudit\./);
     for (const a of actions) {
       alerts.length = 0;
@@ -78,7 +79,7 @@ test('generator: every audit action, POSTed to the real webhook, fires exactly i
       assert.is(alerts[0]!.source, 'k8s_audit');
     }
     // A webhook that refuses is a failed action with its answer, not a silent success.
-    const wrong = auditPoster(webhook.url.replace('/orchestrator-audit', '/elsewhere'), material.tls.caPem);
+    const wrong = auditPoster(webhook.url.replace('/orchestrator-audit', '/elsewhere'), client);
     const [failed] = await runActions([actions[0]!], { poster: wrong, sleepMs: 0 });
     assert.is(failed!.status, 'failed');
     assert.match(failed!.reason!, 'the webhook answered 404');
@@ -173,6 +174,16 @@ test('generator: rae event-generator run without a CA counts the audit actions a
   assert.match(rae(['event-generator', 'run', '(']).stderr, 'invalid REGEX');
   assert.match(rae(['event-generator', 'run', 'nothing-matches-this']).stderr, 'no action matches nothing-matches-this');
   assert.match(rae(['event-generator', 'run', '--sleep', 'soon']).stderr, "--sleep must be a duration (100ms, 1s, 1m30s) or whole milliseconds, not 'soon'");
+  assert.match(rae(['event-generator', 'run', '^k8saudit\\.Secret', '--cert', '/nonexistent/client.crt']).stderr, '--cert and --key go together');
+  // a client certificate given but unreadable: the audit actions say so
+  const dir = mkdtempSync(join(tmpdir(), 'rae-generator-ca-'));
+  try {
+    writeFileSync(join(dir, 'ca.crt'), 'a placeholder: only read, never parsed, before the client certificate\n');
+    const c = rae(['event-generator', 'run', '^k8saudit\\.SecretCreated$', '--ca', join(dir, 'ca.crt'), '--cert', '/nonexistent/client.crt', '--key', '/nonexistent/client.key', '--sleep', '0']);
+    assert.match(c.stdout, 'unavailable k8saudit.SecretCreated -> K8s Secret Created: cannot read the client certificate /nonexistent/client.crt and key /nonexistent/client.key');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();

@@ -1,6 +1,7 @@
 // Client limits of the engine's HTTP servers as configuration (host/net/connections.ts): the
-// connections one client address may hold (the one past the bound is closed as it arrives, the
-// others keep being served, and a freed slot is usable again), the time to send the headers and
+// connections one client address may hold (the one past the bound is closed, the others keep
+// being served, and a freed slot is usable again), the time to finish the TLS handshake (a
+// connection that sends nothing, or trickles, is closed), the time to send the headers and
 // the whole request (a stalled client is answered 408 and disconnected), the forwarder's body
 // limit and its TLS. Real servers on 127.0.0.1 port 0; every wait is for the event itself with a
 // 20 s deadline, far above the 1-2 s limits configured and below Node's defaults (60 s / 300 s).
@@ -16,7 +17,7 @@ import { defaultConfig } from '../../host/config/config.js';
 import { startForwarderWithFanout } from '../forwarder/helpers.js';
 import { createMetrics } from '../../host/metrics/index.js';
 import { ensureWebhookTls } from '../../host/sources/audit/index.js';
-import { eventList, startTestWebhook } from '../sources/audit/webhook-helpers.js';
+import { eventList, metricValue, startTestWebhook } from '../sources/audit/webhook-helpers.js';
 
 const DEADLINE_MS = 20_000;
 
@@ -37,17 +38,21 @@ function closedBy(sock: Socket, what: string): Promise<string> {
 const opened = (sock: Socket) => new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject));
 const event = { auditID: 'a', stage: 'ResponseComplete', verb: 'get', requestURI: '/api', user: { username: 'u' } };
 
-test('webhook: a client past maxConnectionsPerClient is disconnected as it connects; its other connections are served; a freed slot is usable', async () => {
-  const wh = await startTestWebhook(() => 0, { maxConnectionsPerClient: 2 });
+test('webhook: an unauthenticated client past maxConnectionsPerClient is disconnected after its handshake; its other connections are served; a freed slot is usable', async () => {
+  const wh = await startTestWebhook(() => 0, { maxConnectionsPerClient: 2, requireClientCert: false });
   const port = wh.webhook.port;
+  const tlsClient = async () => {
+    const sock = tlsConnect({ host: '127.0.0.1', port, ca: wh.tls.caPem }); // no client certificate
+    await new Promise((resolve, reject) => sock.once('secureConnect', resolve).once('error', reject));
+    return sock;
+  };
   try {
-    const a = tcpConnect(port, '127.0.0.1');
-    const b = tcpConnect(port, '127.0.0.1');
-    await Promise.all([opened(a), opened(b)]);
+    const a = await tlsClient();
+    const b = await tlsClient();
     const aClosed = closedBy(a, 'first');
-    const third = tcpConnect(port, '127.0.0.1');
-    assert.is(await closedBy(third, 'third'), '', 'closed without a byte (before any TLS)');
-    assert.match(wh.logs.join('\n'), 'webhook: closed a connection from 127.0.0.1: it already has 2 open');
+    const third = await tlsClient();
+    assert.is(await closedBy(third, 'third'), '', 'closed without an HTTP byte');
+    assert.match(wh.logs.join('\n'), 'webhook: closed a connection from 127.0.0.1: it already has 2 open (maxConnectionsPerClient)');
     a.destroy();
     await aClosed;
     // a slot is free again: a verified request over a new connection is answered
@@ -59,10 +64,29 @@ test('webhook: a client past maxConnectionsPerClient is disconnected as it conne
   }
 });
 
+test('webhook: a connection that does not finish its TLS handshake within handshakeTimeoutSeconds is closed, whether it sends nothing or trickles', async () => {
+  const wh = await startTestWebhook(() => 0, { handshakeTimeoutSeconds: 1 });
+  try {
+    const idle = tcpConnect(wh.webhook.port, '127.0.0.1');
+    const trickle = tcpConnect(wh.webhook.port, '127.0.0.1');
+    await Promise.all([opened(idle), opened(trickle)]);
+    const timer = setInterval(() => trickle.writable && trickle.write(Buffer.from([0x16])), 300); // a TLS record type, one byte at a time
+    try {
+      await Promise.all([closedBy(idle, 'idle'), closedBy(trickle, 'trickle')]);
+    } finally {
+      clearInterval(timer);
+    }
+    assert.ok((await metricValue(wh.metrics, 'enginesecurity_engine_webhook_connections_closed_total', { reason: 'handshake' })) >= 2);
+    assert.is((await wh.post(eventList([event]))).status, 200, 'the server keeps serving');
+  } finally {
+    await wh.close();
+  }
+});
+
 test('webhook: a client that does not finish its headers within headersTimeoutSeconds is answered 408 and disconnected', async () => {
   const wh = await startTestWebhook(() => 0, { headersTimeoutSeconds: 1 });
   try {
-    const sock = tlsConnect({ host: '127.0.0.1', port: wh.webhook.port, ca: wh.tls.caPem });
+    const sock = tlsConnect({ host: '127.0.0.1', port: wh.webhook.port, ca: wh.tls.caPem, cert: wh.tls.clientCertPem, key: wh.tls.clientKeyPem });
     await new Promise((resolve) => sock.once('secureConnect', resolve));
     sock.write('POST /orchestrator-audit HTTP/1.1\r\nHost: x\r\n'); // and nothing more
     assert.match(await closedBy(sock, 'slow headers'), /^HTTP\/1\.1 408 /);
@@ -77,7 +101,7 @@ test('webhook: a client that does not finish its body within requestTimeoutSecon
   const wh = await startTestWebhook((events) => (evaluated += events.length), { requestTimeoutSeconds: 2 });
   try {
     const body = JSON.stringify(eventList([event]));
-    const sock = tlsConnect({ host: '127.0.0.1', port: wh.webhook.port, ca: wh.tls.caPem });
+    const sock = tlsConnect({ host: '127.0.0.1', port: wh.webhook.port, ca: wh.tls.caPem, cert: wh.tls.clientCertPem, key: wh.tls.clientKeyPem });
     await new Promise((resolve) => sock.once('secureConnect', resolve));
     sock.write(`POST /orchestrator-audit HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
     assert.match(await closedBy(sock, 'slow body'), /^HTTP\/1\.1 408 /);
@@ -126,6 +150,32 @@ test('forwarder: maxConnectionsPerClient and headersTimeoutSeconds as the webhoo
     assert.is(await ping.body.text(), 'pong\n');
   } finally {
     await fwd.close();
+  }
+});
+
+test('forwarder: a connection that never sends a byte is closed: on HTTP by headersTimeoutSeconds (408), on HTTPS by handshakeTimeoutSeconds', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rae-fwd-idle-'));
+  try {
+    const plain = await forwarder({ headersTimeoutSeconds: 1 });
+    try {
+      const idle = tcpConnect(plain.port, '127.0.0.1');
+      await opened(idle);
+      assert.match(await closedBy(idle, 'idle on HTTP'), /^HTTP\/1\.1 408 /);
+    } finally {
+      await plain.fwd.close();
+    }
+    const made = ensureWebhookTls({ stateDir: dir, webhook: { address: '127.0.0.1', sysPrefix: 'd8', tlsCertFile: '', tlsKeyFile: '', tlsCaFile: '' } });
+    if (!made.ok) throw new Error(made.error);
+    const secure = await forwarder({ handshakeTimeoutSeconds: 1, tlsCertFile: join(made.tls.dir, 'tls.crt'), tlsKeyFile: join(made.tls.dir, 'tls.key') });
+    try {
+      const idle = tcpConnect(secure.port, '127.0.0.1');
+      await opened(idle);
+      assert.is(await closedBy(idle, 'idle on HTTPS'), '');
+    } finally {
+      await secure.fwd.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { auditPoster } from '../../host/generator/index.js';
+import { auditPoster, webhookClient } from '../../host/generator/index.js';
 import { auditEvent } from '../../host/generator/audit-events.js';
 import { RESOURCE_REJECTED_RULE } from '../../host/resources/index.js';
 import { macroBombManifest, macroBombRules, positionOf } from '../helpers/macro-bomb.js';
@@ -26,7 +26,7 @@ function peakRssMb(pid: number): number {
 }
 
 /** Waits for ready, checks the bomb's rejection, and that the canary rule is live. */
-async function upWithBombRejected(rae: RaeRun, bombPath: string, where: string, caPem: () => string): Promise<void> {
+async function upWithBombRejected(rae: RaeRun, bombPath: string, where: string, tlsDir: string): Promise<void> {
   const [, url] = await rae.waitLog(/run: webhook listening on (\S+)/);
   await rae.waitLog(/run: ready/);
   assert.match(rae.stderr(), `${bombPath}:${where}: error RAE_ERR_EXPANSION_LIMIT (Expanded condition exceeds a size or depth limit): condition too large`);
@@ -34,7 +34,7 @@ async function upWithBombRejected(rae: RaeRun, bombPath: string, where: string, 
   await rae.waitAlerts((as) => as.some((a) => a.rule === RESOURCE_REJECTED_RULE && a.output_fields['resource.name'] === 'bomb'), 'the rejection alert');
   const health = await fetch(`${(await rae.waitLog(/run: forwarder listening on (\S+)/))[1]}/healthz`);
   assert.is(health.status, 200);
-  await auditPoster(url!, caPem())([auditEvent({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'rae-canary' })]);
+  await auditPoster(url!, webhookClient(tlsDir))([auditEvent({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'rae-canary' })]);
   await rae.waitAlerts((as) => as.some((a) => a.rule === 'Canary ConfigMap read'), 'the canary alert');
 }
 
@@ -66,12 +66,11 @@ test('rae run: the macro bomb in the resources directory is rejected, the rest g
   const at = positionOf(bomb, 'condition: (m12 and', 'm12', 1);
   const cfg = join(root, 'config.yaml');
   writeFileSync(cfg, 'hostname: n1\nrules:\n  builtIn: [orchestrator-audit]\nforwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  port: 0\n');
-  const caPem = () => readFileSync(join(state, 'webhook-tls', 'ca.crt'), 'utf8');
   const args = ['--config', cfg, '--state-dir', state, '--resources', resources];
 
   const first = startRae(args);
   try {
-    await upWithBombRejected(first, bombPath, `${at.line}:${at.column}`, caPem);
+    await upWithBombRejected(first, bombPath, `${at.line}:${at.column}`, join(state, 'webhook-tls'));
     // The expansion is refused before it is built: the peak stays far below the 1.2 GB that
     // 18 such macros took (4.4 GB and a crash for 24). The report measures it against idle.
     const peak = peakRssMb(first.child.pid!);
@@ -83,7 +82,7 @@ test('rae run: the macro bomb in the resources directory is rejected, the rest g
   // The file is still there: the next start must not crash on it.
   const second = startRae(args);
   try {
-    await upWithBombRejected(second, bombPath, `${at.line}:${at.column}`, caPem);
+    await upWithBombRejected(second, bombPath, `${at.line}:${at.column}`, join(state, 'webhook-tls'));
   } finally {
     assert.is(await second.stop(), 0, second.stderr());
   }

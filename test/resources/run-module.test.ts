@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse } from 'yaml';
-import { auditPoster } from '../../host/generator/index.js';
+import { auditPoster, webhookClient } from '../../host/generator/index.js';
 import { auditEvent } from '../../host/generator/audit-events.js';
 import { RESOURCE_REJECTED_RULE } from '../../host/resources/index.js';
 import { startRae } from '../helpers/rae-run.js';
@@ -46,7 +46,7 @@ test('rae run: module states, hot-loaded EngineAuditRules and rejections through
     mark = rae.stderr().length;
     writeFileSync(join(resources, 'canary.yaml'), canaryRules());
     await rae.waitLog(/EngineAuditRules: canary/, mark);
-    const post = auditPoster(url!, caPem);
+    const post = auditPoster(url!, webhookClient(join(state, 'webhook-tls')));
     await post([auditEvent({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'rae-canary' })]);
     await rae.waitAlerts((as) => as.some((a) => a.rule === 'Canary ConfigMap read'), 'the canary alert');
 

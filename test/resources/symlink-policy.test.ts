@@ -3,12 +3,12 @@
 // and in the internal alert on stdout. Now it is refused unread, reported by the link's name
 // only; the ConfigMap layout (top-level links through `..data`, a timestamped directory
 // swapped atomically) is still followed and its swap goes live.
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { auditPoster } from '../../host/generator/index.js';
+import { auditPoster, webhookClient } from '../../host/generator/index.js';
 import { auditEvent } from '../../host/generator/audit-events.js';
 import { RESOURCE_REJECTED_RULE } from '../../host/resources/index.js';
 import { startRae } from '../helpers/rae-run.js';
@@ -57,7 +57,7 @@ test('rae run: a link out of the resources directory is refused without its cont
     assert.is(rejection.output_fields['resource.error'], `${leak}:1:1: not read: it is a link to a file outside the resources directory (links may only point inside it)`);
     assert.match(rae.stderr(), `${leak}:1:1: error LOAD_ERR_FILE_READ (File read error): not read: it is a link to a file outside the resources directory`);
 
-    const post = auditPoster(url!, readFileSync(join(state, 'webhook-tls', 'ca.crt'), 'utf8'));
+    const post = auditPoster(url!, webhookClient(join(state, 'webhook-tls')));
     const read = () => post([auditEvent({ verb: 'get', resource: 'configmaps', namespace: 'default', name: 'rae-canary' })]);
     await read();
     await rae.waitAlerts((as) => as.some((a) => a.rule === 'Canary v1'), 'the v1 canary alert');

@@ -3,7 +3,11 @@
 // <stateDir>/webhook-tls/ as Deckhouse's hook makes it (reference/module-and-forwarder.md §5):
 // a self-signed CA and a server certificate, ECDSA P-256, CN and IP SAN 127.0.0.1, ten years,
 // renewed when less than six months remain (or not valid yet) or the SANs differ (a valid CA is kept, so API
-// servers configured with it keep working). Also writes the Secret manifest
+// servers configured with it keep working). The same CA issues the API server's client
+// certificate (client.crt/client.key, CN kube-apiserver, extended key usage clientAuth, renewed
+// as the server's) that `rae webhook-config` puts in its kubeconfig and the webhook verifies;
+// the CA and client certificate are generated even when the server certificate is configured,
+// as the client CA is always the engine's own. Also writes the Secret manifest
 // `runtime-audit-engine-webhook-tls` (namespace `<sysPrefix>-runtime-audit-engine`) holding
 // ca.crt, tls.crt and tls.key. Consumes Config.webhook + stateDir; produces PEM text or an error.
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
@@ -19,12 +23,19 @@ const VALIDITY_MS = 87600 * 3600 * 1000;
 /** Renew when less than this remains (Deckhouse: six months). */
 const RENEW_BEFORE_MS = 182 * 24 * 3600 * 1000;
 const CA_NAME: DistinguishedName = { commonName: 'runtime-audit-engine webhook CA', organization: 'runtime-audit-engine' };
+/** The subject of the API server's client certificate. */
+const CLIENT_NAME: DistinguishedName = { commonName: 'kube-apiserver', organization: 'runtime-audit-engine' };
 
 /** The webhook's TLS material. */
 export interface WebhookTls {
   caPem: string;
   certPem: string;
   keyPem: string;
+  /** The engine's own CA (<dir>/ca.crt), which verifies client certificates; caPem when the material is generated. */
+  clientCaPem: string;
+  /** The API server's client certificate and key, issued by clientCaPem. */
+  clientCertPem: string;
+  clientKeyPem: string;
   /** Where generated material lives (also for configured files: the Secret manifest is there). */
   dir: string;
   /** Path of the Secret manifest. */
@@ -56,7 +67,10 @@ function certAltNames(cert: X509Certificate): string[] {
     .map((s) => s.replace(/^(IP Address|DNS):/, ''));
 }
 
-function readPair(certPath: string, keyPath: string): { cert: X509Certificate; certPem: string; key: KeyObject; keyPem: string } | undefined {
+/** A certificate with its key, parsed and as PEM. */
+type Pair = { cert: X509Certificate; certPem: string; key: KeyObject; keyPem: string };
+
+function readPair(certPath: string, keyPath: string): Pair | undefined {
   try {
     const certPem = readFileSync(certPath, 'utf8');
     const keyPem = readFileSync(keyPath, 'utf8');
@@ -99,7 +113,7 @@ function checkSysPrefix(prefix: string): string | undefined {
   return undefined;
 }
 
-function configured(opts: TlsOptions): { ok: true; tls: Omit<WebhookTls, 'dir' | 'secretPath'> } | { ok: false; error: string } {
+function configured(opts: TlsOptions, dir: string): { ok: true; tls: Omit<WebhookTls, 'dir' | 'secretPath'> } | { ok: false; error: string } {
   const w = opts.webhook;
   if (w.tlsCertFile === '' || w.tlsKeyFile === '') return { ok: false, error: 'webhook.tlsCertFile and webhook.tlsKeyFile must be set together' };
   const pair = readPair(w.tlsCertFile, w.tlsKeyFile);
@@ -113,48 +127,66 @@ function configured(opts: TlsOptions): { ok: true; tls: Omit<WebhookTls, 'dir' |
       return { ok: false, error: `cannot read webhook.tlsCaFile ${w.tlsCaFile}: ${(err as Error).message}` };
     }
   }
-  return { ok: true, tls: { caPem, certPem: pair.certPem, keyPem: pair.keyPem, generated: 'none' } };
+  const v = validity(opts);
+  return { ok: true, tls: { caPem, certPem: pair.certPem, keyPem: pair.keyPem, ...clientMaterial(dir, ensureCa(dir, v), v), generated: 'none' } };
+}
+
+type Validity = { now: Date; notBefore: Date; notAfter: Date };
+
+function validity(opts: TlsOptions): Validity {
+  const now = opts.now ?? new Date();
+  const notBefore = new Date(now.getTime() - 5 * 60 * 1000); // tolerate a little clock skew
+  return { now, notBefore, notAfter: new Date(notBefore.getTime() + VALIDITY_MS) };
+}
+
+/** The CA in `dir`, kept while valid, else made anew (`fresh`). */
+function ensureCa(dir: string, v: Validity): { ca: Pair; fresh: boolean } {
+  const kept = readPair(join(dir, 'ca.crt'), join(dir, 'ca.key'));
+  if (kept?.cert.ca && !needsRenewal(kept.cert, v.now)) return { ca: kept, fresh: false };
+  const keys = newEcKeyPair();
+  const certPem = buildCertificate({ subject: CA_NAME, issuer: CA_NAME, publicKey: keys.publicKey, issuerKey: keys.privateKey, issuerPublicKey: keys.publicKey, notBefore: v.notBefore, notAfter: v.notAfter, purpose: 'ca' });
+  const keyPem = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  writeAtomic(join(dir, 'ca.key'), keyPem, 0o600);
+  writeAtomic(join(dir, 'ca.crt'), certPem, 0o644);
+  return { ca: { cert: new X509Certificate(certPem), certPem, key: keys.privateKey, keyPem }, fresh: true };
+}
+
+/**
+ * The leaf certificate `<name>.crt`/`<name>.key` in `dir` issued by `ca`: kept unless the CA is
+ * fresh, it is not the CA's, it needs renewal, or `matches` says its names are not the wanted ones.
+ */
+function ensureLeaf(
+  dir: string,
+  name: string,
+  ca: { ca: Pair; fresh: boolean },
+  v: Validity,
+  spec: { subject: DistinguishedName; purpose: 'server' | 'client'; altNames?: string[] },
+  matches: (cert: X509Certificate) => boolean,
+): { leaf: Pair; made: boolean } {
+  const kept = readPair(join(dir, `${name}.crt`), join(dir, `${name}.key`));
+  if (!ca.fresh && kept && kept.cert.verify(ca.ca.cert.publicKey) && !needsRenewal(kept.cert, v.now) && matches(kept.cert)) return { leaf: kept, made: false };
+  const keys = newEcKeyPair();
+  const certPem = buildCertificate({ ...spec, issuer: CA_NAME, publicKey: keys.publicKey, issuerKey: ca.ca.key, issuerPublicKey: ca.ca.cert.publicKey, notBefore: v.notBefore, notAfter: v.notAfter });
+  const keyPem = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  writeAtomic(join(dir, `${name}.key`), keyPem, 0o600);
+  writeAtomic(join(dir, `${name}.crt`), certPem, 0o644);
+  return { leaf: { cert: new X509Certificate(certPem), certPem, key: keys.privateKey, keyPem }, made: true };
+}
+
+/** The API server's client certificate, issued by the engine's CA. */
+function clientMaterial(dir: string, ca: { ca: Pair; fresh: boolean }, v: Validity): Pick<WebhookTls, 'clientCaPem' | 'clientCertPem' | 'clientKeyPem'> {
+  const { leaf } = ensureLeaf(dir, 'client', ca, v, { subject: CLIENT_NAME, purpose: 'client' }, (c) => c.subject === `O=${CLIENT_NAME.organization}\nCN=${CLIENT_NAME.commonName}`);
+  return { clientCaPem: ca.ca.certPem, clientCertPem: leaf.certPem, clientKeyPem: leaf.keyPem };
 }
 
 function generated(opts: TlsOptions, dir: string): Omit<WebhookTls, 'dir' | 'secretPath'> {
-  const now = opts.now ?? new Date();
-  const notBefore = new Date(now.getTime() - 5 * 60 * 1000); // tolerate a little clock skew
-  const notAfter = new Date(notBefore.getTime() + VALIDITY_MS);
+  const v = validity(opts);
   const altNames = serverAltNames(opts.webhook.address);
-  let generatedWhat: WebhookTls['generated'] = 'none';
-
-  let ca = readPair(join(dir, 'ca.crt'), join(dir, 'ca.key'));
-  if (!ca?.cert.ca || needsRenewal(ca.cert, now)) {
-    const keys = newEcKeyPair();
-    const certPem = buildCertificate({ subject: CA_NAME, issuer: CA_NAME, publicKey: keys.publicKey, issuerKey: keys.privateKey, issuerPublicKey: keys.publicKey, notBefore, notAfter, ca: true });
-    const keyPem = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    writeAtomic(join(dir, 'ca.key'), keyPem, 0o600);
-    writeAtomic(join(dir, 'ca.crt'), certPem, 0o644);
-    ca = { cert: new X509Certificate(certPem), certPem, key: keys.privateKey, keyPem };
-    generatedWhat = 'ca+server';
-  }
-  let server = readPair(join(dir, 'tls.crt'), join(dir, 'tls.key'));
+  const ca = ensureCa(dir, v);
   const sameNames = (c: X509Certificate) => certAltNames(c).sort().join(',') === [...altNames].sort().join(',');
-  if (generatedWhat !== 'none' || !server || !server.cert.verify(ca.cert.publicKey) || needsRenewal(server.cert, now) || !sameNames(server.cert)) {
-    const keys = newEcKeyPair();
-    const certPem = buildCertificate({
-      subject: { commonName: '127.0.0.1' },
-      issuer: CA_NAME,
-      publicKey: keys.publicKey,
-      issuerKey: ca.key,
-      issuerPublicKey: ca.cert.publicKey,
-      notBefore,
-      notAfter,
-      ca: false,
-      altNames,
-    });
-    const keyPem = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    writeAtomic(join(dir, 'tls.key'), keyPem, 0o600);
-    writeAtomic(join(dir, 'tls.crt'), certPem, 0o644);
-    server = { cert: new X509Certificate(certPem), certPem, key: keys.privateKey, keyPem };
-    if (generatedWhat === 'none') generatedWhat = 'server';
-  }
-  return { caPem: ca.certPem, certPem: server.certPem, keyPem: server.keyPem, generated: generatedWhat };
+  const server = ensureLeaf(dir, 'tls', ca, v, { subject: { commonName: '127.0.0.1' }, purpose: 'server', altNames }, sameNames);
+  const generatedWhat: WebhookTls['generated'] = ca.fresh ? 'ca+server' : server.made ? 'server' : 'none';
+  return { caPem: ca.ca.certPem, certPem: server.leaf.certPem, keyPem: server.leaf.keyPem, ...clientMaterial(dir, ca, v), generated: generatedWhat };
 }
 
 /**
@@ -170,7 +202,7 @@ export function ensureWebhookTls(opts: TlsOptions): { ok: true; tls: WebhookTls 
     const w = opts.webhook;
     let material: Omit<WebhookTls, 'dir' | 'secretPath'>;
     if (w.tlsCertFile !== '' || w.tlsKeyFile !== '') {
-      const r = configured(opts);
+      const r = configured(opts, dir);
       if (!r.ok) return r;
       material = r.tls;
     } else material = generated(opts, dir);

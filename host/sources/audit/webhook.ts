@@ -8,16 +8,25 @@
 //   429  the queue is full (Retry-After: 1; the API server sends the batch again)
 //   503  the engine is stopping (Retry-After: 1)
 //   408  (Node's) headers or the whole request not sent within headersTimeoutSeconds/requestTimeoutSeconds
-// A connection past maxConnectionsPerClient from one address is closed as it arrives (net/connections.ts).
+// Connections (net/connections.ts): the TLS server asks for a client certificate and verifies it
+// against the engine's CA (tls.clientCaPem); a connection is unauthenticated until its handshake
+// completes with a verified one. Unauthenticated connections are bounded per address
+// (maxConnectionsPerClient) and in total (maxUnauthenticatedConnections), the oldest closed past
+// a bound; verified ones only by maxAuthenticatedConnections, so a client holding the API
+// server's certificate always gets in however many others are open. A handshake not finished
+// within handshakeTimeoutSeconds of the connection is aborted. With requireClientCert (the default) a client
+// without a verified certificate fails the handshake. Every such close is counted in
+// enginesecurity_engine_webhook_connections_closed_total{reason}.
 // Refusals carry {"code","message"}; every answer is counted in
 // enginesecurity_engine_webhook_requests_total{status,reason}. Items over maxEventBytes and items
 // that are not events are skipped, reported in the 200 body and counted as dropped events; events
 // nested past maxEventDepth are evaluated with the deep values cut, reported in `truncated` and
 // counted in enginesecurity_engine_events_truncated_total{reason="too_deep"}.
 // Consumes Config.webhook, TLS PEMs and an evaluate function; produces a listening AuditWebhook.
+import type { TLSSocket } from 'node:tls';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.js';
-import { limitConnectionsPerClient, timeoutOptions } from '../../net/connections.js';
+import { guardConnections, timeoutOptions } from '../../net/connections.js';
 import type { Metrics, WebhookReason } from '../../metrics/index.js';
 import type { SourceEvent } from '../../engine/index.js';
 import { decodeAuditBody } from './batch.js';
@@ -42,8 +51,9 @@ const WEBHOOK_STATUS: Record<WebhookReason, number> = {
 /** What startWebhook needs. */
 export interface WebhookOptions {
   webhook: Pick<Config['webhook'], 'address' | 'port' | 'path' | 'maxBodyBytes' | 'maxEventBytes' | 'maxEventDepth' | 'queueSize' | 'queueBytes'> &
-    Partial<Pick<Config['webhook'], 'maxConnectionsPerClient' | 'headersTimeoutSeconds' | 'requestTimeoutSeconds'>>;
-  tls: { certPem: string; keyPem: string };
+    Partial<Pick<Config['webhook'], 'requireClientCert' | 'maxConnectionsPerClient' | 'maxUnauthenticatedConnections' | 'maxAuthenticatedConnections' | 'handshakeTimeoutSeconds' | 'headersTimeoutSeconds' | 'requestTimeoutSeconds'>>;
+  /** The server's certificate and key; clientCaPem verifies client certificates (without it none is asked for). */
+  tls: { certPem: string; keyPem: string; clientCaPem?: string };
   /** Evaluates one batch (DetectionEngine.evaluate); a returned promise is awaited before the next. */
   evaluate(events: readonly SourceEvent[]): number | Promise<number>;
   metrics: Metrics;
@@ -100,9 +110,18 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
       .send(JSON.stringify({ code: reason, message }));
   }
 
-  const timeouts = timeoutOptions({ maxConnectionsPerClient: 0, headersTimeoutSeconds: w.headersTimeoutSeconds ?? 10, requestTimeoutSeconds: w.requestTimeoutSeconds ?? 30 });
-  const app = Fastify({ logger: false, https: { cert: opts.tls.certPem, key: opts.tls.keyPem, ...timeouts }, bodyLimit: w.maxBodyBytes, requestTimeout: timeouts.requestTimeout, return503OnClosing: false });
-  limitConnectionsPerClient(app.server, w.maxConnectionsPerClient ?? 64, 'webhook', log);
+  const timeouts = timeoutOptions({ maxConnectionsPerClient: 0, handshakeTimeoutSeconds: w.handshakeTimeoutSeconds ?? 5, headersTimeoutSeconds: w.headersTimeoutSeconds ?? 10, requestTimeoutSeconds: w.requestTimeoutSeconds ?? 30 });
+  const { clientCaPem } = opts.tls;
+  const clientAuth = clientCaPem ? { requestCert: true, rejectUnauthorized: w.requireClientCert ?? true, ca: [clientCaPem] } : {};
+  const app = Fastify({ logger: false, https: { cert: opts.tls.certPem, key: opts.tls.keyPem, ...clientAuth, ...timeouts }, bodyLimit: w.maxBodyBytes, requestTimeout: timeouts.requestTimeout, return503OnClosing: false });
+  const bounds = { perClient: w.maxConnectionsPerClient ?? 64, unauthenticated: w.maxUnauthenticatedConnections ?? 256, authenticated: w.maxAuthenticatedConnections ?? 64 };
+  guardConnections(app.server, 'webhook', true, bounds, log, (reason) => metrics.webhookConnectionClosed(reason));
+  // A failed or timed-out handshake (Node closes the socket; a missing certificate under requireClientCert lands here too).
+  // ECONNRESET is a hang-up: the client's own, or the guard's close (counted under its reason),
+  // unless the socket has an authorizationError: Node closes a certificate it cannot verify that way.
+  app.server.on('tlsClientError', (err: Error & { code?: string }, socket: TLSSocket) => {
+    if (err.code !== 'ECONNRESET' || socket.authorizationError) metrics.webhookConnectionClosed('handshake');
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: w.maxBodyBytes }, (_req, body, done) => done(null, body));
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, _req, reply) => {

@@ -1,5 +1,5 @@
-// A minimal X.509 v3 certificate builder (RFC 5280) for the webhook's own CA and server
-// certificate: DER encoding of the few ASN.1 types a certificate needs, ECDSA P-256 keys and
+// A minimal X.509 v3 certificate builder (RFC 5280) for the webhook's own CA, server certificate
+// and the API server's client certificate: DER encoding of the few ASN.1 types a certificate needs, ECDSA P-256 keys and
 // ecdsa-with-SHA256 signatures from node:crypto. Node can parse and verify certificates
 // (X509Certificate) but cannot build them; this file is the builder, so TLS set-up needs neither
 // an npm package nor the openssl binary. Consumes key objects and names; produces PEM text.
@@ -68,6 +68,7 @@ const OID = {
   authorityKeyId: '2.5.29.35',
   extKeyUsage: '2.5.29.37',
   serverAuth: '1.3.6.1.5.5.7.3.1',
+  clientAuth: '1.3.6.1.5.5.7.3.2',
 };
 
 /** Subject or issuer: common name and optional organization. */
@@ -88,8 +89,8 @@ export interface CertificateSpec {
   issuerPublicKey: KeyObject;
   notBefore: Date;
   notAfter: Date;
-  /** A CA certificate (basicConstraints CA, keyCertSign) or a TLS server certificate. */
-  ca: boolean;
+  /** A CA certificate (basicConstraints CA, keyCertSign), a TLS server or a TLS client certificate (extended key usage serverAuth or clientAuth). */
+  purpose: 'ca' | 'server' | 'client';
   /** Subject alternative names of a server certificate: IP addresses or DNS names. */
   altNames?: string[];
 }
@@ -132,14 +133,15 @@ function altName(n: string): Buffer {
 }
 
 function extensions(spec: CertificateSpec): Buffer {
+  const ca = spec.purpose === 'ca';
   const list = [
-    // CA: keyCertSign + cRLSign + digitalSignature (0x86, one unused bit); server: digitalSignature (0x80, seven).
-    extension(OID.keyUsage, true, spec.ca ? bits(Buffer.from([0x86]), 1) : bits(Buffer.from([0x80]), 7)),
-    extension(OID.basicConstraints, true, spec.ca ? seq(bool(true), uint(Buffer.from([0]))) : seq()),
+    // CA: keyCertSign + cRLSign + digitalSignature (0x86, one unused bit); server, client: digitalSignature (0x80, seven).
+    extension(OID.keyUsage, true, ca ? bits(Buffer.from([0x86]), 1) : bits(Buffer.from([0x80]), 7)),
+    extension(OID.basicConstraints, true, ca ? seq(bool(true), uint(Buffer.from([0]))) : seq()),
     extension(OID.subjectKeyId, false, octets(keyId(spec.publicKey))),
   ];
-  if (!spec.ca) {
-    list.push(extension(OID.extKeyUsage, false, seq(oid(OID.serverAuth))));
+  if (!ca) {
+    list.push(extension(OID.extKeyUsage, false, seq(oid(spec.purpose === 'server' ? OID.serverAuth : OID.clientAuth))));
     list.push(extension(OID.authorityKeyId, false, seq(tlv(0x80, keyId(spec.issuerPublicKey)))));
     if (spec.altNames?.length) list.push(extension(OID.subjectAltName, false, seq(...spec.altNames.map(altName))));
   }

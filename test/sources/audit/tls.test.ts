@@ -100,6 +100,30 @@ test('tls: a damaged server certificate is replaced; less than six months left, 
   assert.is(ensure(o).generated, 'ca+server'); // back in the present: the new material is not valid yet
 });
 
+test('tls: the API server gets a client certificate of the CA (CN kube-apiserver, clientAuth), kept on a second start and re-issued with a new CA', () => {
+  const o = opts();
+  const tls = ensure(o);
+  const ca = new X509Certificate(tls.caPem);
+  const client = new X509Certificate(tls.clientCertPem);
+  assert.is(tls.clientCaPem, tls.caPem);
+  assert.is(client.subject, 'O=runtime-audit-engine\nCN=kube-apiserver');
+  assert.not.ok(client.ca);
+  assert.ok(client.checkIssued(ca) && client.verify(ca.publicKey));
+  assert.ok(client.checkPrivateKey(createPrivateKey(tls.clientKeyPem)));
+  assert.is(statSync(join(tls.dir, 'client.key')).mode & 0o777, 0o600);
+  for (const [purpose, ok] of [
+    ['sslclient', true],
+    ['sslserver', false],
+  ] as const) {
+    const r = spawnSync('openssl', ['verify', '-CAfile', join(tls.dir, 'ca.crt'), '-purpose', purpose, join(tls.dir, 'client.crt')], { encoding: 'utf8' });
+    assert.is(r.status === 0, ok, `${purpose}: ${r.stdout}${r.stderr}`);
+  }
+  assert.is(ensure(opts({}, o.stateDir)).clientCertPem, tls.clientCertPem, 'kept');
+  const renewed = ensure(opts({}, o.stateDir, new Date(Date.now() + 10 * YEAR_MS)));
+  assert.not.equal(renewed.clientCertPem, tls.clientCertPem);
+  assert.ok(new X509Certificate(renewed.clientCertPem).checkIssued(new X509Certificate(renewed.caPem)));
+});
+
 test('tls: configured files are used as they are, with the CA from tlsCaFile or the certificate itself', () => {
   const made = ensure(opts());
   const files = mkdtempSync(join(tmpdir(), 'rae-tls-files-'));
@@ -110,7 +134,9 @@ test('tls: configured files are used as they are, with the CA from tlsCaFile or 
   assert.is(used.generated, 'none');
   assert.is(used.certPem, made.certPem);
   assert.is(used.caPem, made.caPem);
-  assert.equal(spawnSync('ls', [used.dir]).stdout.toString().trim().split('\n'), ['secret.yaml']); // nothing generated
+  // no server certificate generated; the client CA and the API server's client certificate are, as they always are the engine's own
+  assert.equal(spawnSync('ls', [used.dir]).stdout.toString().trim().split('\n'), ['ca.crt', 'ca.key', 'client.crt', 'client.key', 'secret.yaml']);
+  assert.ok(new X509Certificate(used.clientCertPem).checkIssued(new X509Certificate(used.clientCaPem)));
   const noCa = ensure(opts({ tlsCertFile: join(files, 'tls.crt'), tlsKeyFile: join(files, 'tls.key') }));
   assert.is(noCa.caPem, made.certPem);
 });

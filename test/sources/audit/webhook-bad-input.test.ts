@@ -199,7 +199,7 @@ test('bad input: while the engine is stopping a new request gets 503 with Retry-
   const head = (b: string, expect: boolean) => `POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(b)}\r\n${expect ? 'Expect: 100-continue\r\n' : ''}\r\n`;
   // One verified TLS connection; the first request's headers ask for 100 Continue, so its answer
   // proves the server has taken the request before close() starts.
-  const sock = connect({ host: u.hostname, port: Number(u.port), ca: q.tls.caPem });
+  const sock = connect({ host: u.hostname, port: Number(u.port), ca: q.tls.caPem, cert: q.tls.clientCertPem, key: q.tls.clientKeyPem });
   let raw = '';
   let wake: (() => void) | undefined;
   sock.on('data', (d: Buffer) => {

@@ -1,6 +1,6 @@
 // Shared set-up for the audit webhook tests: TLS material generated into a temporary state
 // directory, a real HTTPS webhook on 127.0.0.1 port 0 with its own metrics, an undici client that
-// verifies the server with the generated ca.crt, and counter reads from the metrics registry.
+// verifies the server with the generated ca.crt and presents client.crt (as the API server), and counter reads from the metrics registry.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +41,7 @@ export async function startTestWebhook(evaluate: (events: readonly SourceEvent[]
   const metrics = createMetrics({ processMetrics: false });
   const logs: string[] = [];
   const webhook = await startWebhook({ webhook: settings, tls: material.tls, evaluate, metrics, log: (m) => logs.push(m) });
-  const agent = new Agent({ connect: { ca: material.tls.caPem } });
+  const agent = new Agent({ connect: { ca: material.tls.caPem, cert: material.tls.clientCertPem, key: material.tls.clientKeyPem } });
   const base = new URL(webhook.url);
   const send: TestWebhook['send'] = async (o = {}) => {
     const headers: Record<string, string> = { ...o.headers };
