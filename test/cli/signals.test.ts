@@ -88,7 +88,8 @@ function startLoad(rae: RaeRun, url: string, caPem: string, canary: string): Loa
           (e: Error) => e,
         );
         if (err === undefined) for (const n of names) accepted.add(n);
-        else if (/answered 503/.test(err.message)) return; // refused: the engine is stopping
+        else if (/answered 503/.test(err.message))
+          return; // refused: the engine is stopping
         else if (/answered 429/.test(err.message) && running && !ended()) {
           await new Promise((r) => setTimeout(r, 1000)); // Retry-After: 1, then the same batch again
           continue;
