@@ -177,7 +177,7 @@ async function hup(rae: RaeRun, canary: string, rulesFile: string, cfg: string, 
     rae.child.kill('SIGHUP');
     await rae.waitLog(/run: reload done in \d+ ms: the new ruleset is live/, mark);
     // The new rule judges the kernel events once the reload is in force (interpreter, then WASM).
-    await rae.waitAlerts((as) => as.some((a) => a.rule === 'Sig canary v2'), 'the v2 canary alert after SIGHUP', 120_000);
+    await rae.waitAlerts((as) => as.some((a) => a.rule === 'Sig canary v2'), 'the v2 canary alert after SIGHUP');
     await load.more(1000);
   } finally {
     await load.stop();
