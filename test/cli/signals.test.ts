@@ -90,7 +90,8 @@ function startLoad(rae: RaeRun, url: string, caPem: string, canary: string): Loa
         if (err === undefined) for (const n of names) accepted.add(n);
         else if (/answered 503/.test(err.message))
           return; // refused: the engine is stopping
-        else if (/answered 429/.test(err.message) && running && !ended()) {
+        else if (/answered 429/.test(err.message)) {
+          if (!running || ended()) return; // not accepted, and the load is over
           await new Promise((r) => setTimeout(r, 1000)); // Retry-After: 1, then the same batch again
           continue;
         } else if (!/answered \d+/.test(err.message)) {
