@@ -148,7 +148,7 @@ test('cli: rae run reports ready and stops cleanly on SIGTERM', async () => {
   const cfg = join(tmp, 'run.yaml');
   writeFileSync(cfg, 'forwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\n');
   const run = startRae(['--config', cfg, '--state-dir', join(tmp, 'state')]);
-  await run.waitLog(/\bready\b/, 0, 60_000);
+  await run.waitLog(/\bready\b/, 0, 300_000);
   assert.is(await run.stop(), 0);
   assert.match(run.stderr(), 'run: stopped');
 });

@@ -98,7 +98,7 @@ test('fault sequence: every later engine starts on the same ports, and each fail
     // 1. The forwarder's port in use: exit 1 naming the forwarder, its address and EADDRINUSE.
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(ports.forwarder, '127.0.0.1', resolve));
-    const taken = spawnSync(process.execPath, ['bin/rae.js', 'run', '--config', cfg, '--state-dir', join(tmp, 'taken'), '-o', 'api.enabled=false'], { encoding: 'utf8', timeout: 120_000 });
+    const taken = spawnSync(process.execPath, ['bin/rae.js', 'run', '--config', cfg, '--state-dir', join(tmp, 'taken'), '-o', 'api.enabled=false'], { encoding: 'utf8', timeout: 600_000 });
     await new Promise((resolve) => blocker.close(resolve));
     assert.is(taken.status, 1, taken.stderr);
     assert.match(taken.stderr, `run: failed to start: forwarder: cannot listen on 127.0.0.1:${ports.forwarder} (forwarder.address, forwarder.port): listen EADDRINUSE`);

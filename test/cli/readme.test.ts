@@ -1,5 +1,6 @@
 // The README's shell blocks, run as written against a real `rae run` on loopback: every ```sh
-// block of README.md runs in bash (-e, pipefail) from the repository root, bounded by a timeout.
+// block of README.md runs in bash (-e, pipefail) from the repository root, bounded by a deadline
+// with a wide margin (a block compiles rules: minutes on a loaded 2-core machine).
 // Two things differ from a node, and only those are rewritten: the engine this test starts listens
 // on ports 0 (the README's 2801 and 9765 become the ports it reports) and keeps its state in a
 // temporary directory (the README's /var/lib/runtime-audit-engine). The block with `npm start` /
@@ -7,7 +8,7 @@
 // text is checked, so a new command added to it is noticed. And no Markdown file of the repository
 // says a feature is missing ("not implemented yet", "... today") unless the statement is on
 // STILL_TRUE with the code that keeps it true: such sentences went stale when the feature came.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,10 +35,20 @@ test.after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-/** A block with this engine's ports and state directory, run in bash from the repository root. */
-function runBlock(block: string) {
+/**
+ * A block with this engine's ports and state directory, run in bash from the repository root; its
+ * exit status (null when killed at the deadline) and output. Asynchronous, not spawnSync: this
+ * process keeps reading the engine's output while the block runs, so the engine never blocks on
+ * a full pipe.
+ */
+function runBlock(block: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const script = block.replaceAll('127.0.0.1:2801', `127.0.0.1:${ports.forwarder}`).replaceAll('127.0.0.1:9765', `127.0.0.1:${ports.webhook}`).replaceAll('/var/lib/runtime-audit-engine', state);
-  return spawnSync('bash', ['-e', '-o', 'pipefail', '-c', script], { encoding: 'utf8', timeout: 120_000 });
+  const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
 }
 
 test('readme: the quick-start block is npm start and npm test only (not run here)', () => {
@@ -56,7 +67,7 @@ test('readme: every other shell block runs as written and exits 0', async () => 
   const others = blocks.filter((b) => !b.includes('npm start'));
   assert.ok(others.length >= 3, `${others.length} blocks`);
   for (const block of others) {
-    const r = runBlock(block);
+    const r = await runBlock(block);
     assert.is(r.status, 0, `${block}\n--- stdout:\n${r.stdout}\n--- stderr:\n${r.stderr}`);
     assert.ok(r.stdout.trim().length > 0, block);
   }

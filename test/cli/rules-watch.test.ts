@@ -37,10 +37,10 @@ test('rules.watch: in-place rewrite, a file added to a directory and a ..data sw
   try {
     await rae.waitLog(/run: ready/);
     const url = (await rae.waitLog(/run: webhook listening on (\S+)/))[1]!;
-    const post = auditPoster(url, webhookClient(join(state, 'webhook-tls')), 30_000);
+    const post = auditPoster(url, webhookClient(join(state, 'webhook-tls')), 300_000);
     const alerted = async (target: string, rule: string) => {
       await post([auditEvent({ verb: 'get', resource: 'configmaps', namespace: 'default', name: target })]);
-      await rae.waitAlerts((a) => a.some((x) => x.rule === rule && x.output_fields['ka.target.name'] === target), `${rule} on ${target}`, 60_000);
+      await rae.waitAlerts((a) => a.some((x) => x.rule === rule && x.output_fields['ka.target.name'] === target), `${rule} on ${target}`, 300_000);
     };
     await alerted('plain', 'Watch plain v1');
     await alerted('cm', 'Watch cm v1');

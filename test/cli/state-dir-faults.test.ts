@@ -63,7 +63,7 @@ async function runAndPost(stateDir: string, n: number): Promise<{ acknowledged: 
 }
 
 function runExpectingFailure(stateDir: string, cfg: string): { status: number | null; stderr: string } {
-  const r = spawnSync(process.execPath, ['bin/rae.js', 'run', '--config', cfg, '--state-dir', stateDir], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, ['bin/rae.js', 'run', '--config', cfg, '--state-dir', stateDir], { encoding: 'utf8', timeout: 600_000 });
   return { status: r.status, stderr: r.stderr };
 }
 

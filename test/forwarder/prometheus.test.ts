@@ -15,7 +15,7 @@ import { findTool, MANIFESTS, ruleFileFromManifest } from '../metrics/prom-tools
 import { startTestForwarder } from './helpers.js';
 
 const prometheus = findTool('prometheus');
-const WAIT_MS = 30_000;
+const WAIT_MS = 300_000;
 
 async function freePort(): Promise<number> {
   const srv = createServer();

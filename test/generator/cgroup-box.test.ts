@@ -154,7 +154,7 @@ t("--containers cgroup: every container action runs in a box or says why; each p
   assert.ok(performed.length >= 6, JSON.stringify(outcomes));
   const idOf = (action: string) => boxes.get(CONTAINER_ACTIONS.find((x) => x.name === action)!.container!.privileged ? 'privileged' : 'plain')?.id;
   const fromBox = (o: ActionOutcome) => rae.alerts.some((al) => al.rule === o.rule && al.output_fields['container.id'] === idOf(o.action));
-  await rae.waitAlerts(() => performed.every(fromBox), 'cgroup box alerts', 60_000).catch(() => undefined);
+  await rae.waitAlerts(() => performed.every(fromBox), 'cgroup box alerts', 300_000).catch(() => undefined);
   assert.equal(
     performed.filter((o) => !fromBox(o)).map((o) => `${o.rule}: ${JSON.stringify(rae.alerts.filter((al) => al.rule === o.rule).map((al) => al.output_fields['container.id']))}`),
     [],

@@ -21,7 +21,7 @@ let outcomes: ActionOutcome[] = [];
 async function missingRules(source: ActionOutcome['source']): Promise<string[]> {
   const want = outcomes.filter((o) => o.source === source && o.status === 'performed').map((o) => o.rule);
   const missing = () => want.filter((r) => !rae.alerts.some((a) => a.rule === r));
-  await rae.waitAlerts(() => missing().length === 0, `${source} alerts`, 30_000).catch(() => undefined);
+  await rae.waitAlerts(() => missing().length === 0, `${source} alerts`, 300_000).catch(() => undefined);
   return missing();
 }
 

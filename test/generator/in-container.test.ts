@@ -143,7 +143,7 @@ for (const runtime of RUNTIMES) {
     assert.ok(performed.length >= CONTAINER_ACTIONS.length - 1, JSON.stringify(outcomes));
     const fromGenerator = (a: RaeRun['alerts'][number], rule: string) => a.rule === rule && String(a.output_fields['container.name']).startsWith(prefix);
     const missing = () => performed.filter((o) => !rae.alerts.some((a) => fromGenerator(a, o.rule))).map((o) => o.rule);
-    await rae.waitAlerts(() => missing().length === 0, `${runtime} container action alerts`, 60_000).catch(() => undefined);
+    await rae.waitAlerts(() => missing().length === 0, `${runtime} container action alerts`, 300_000).catch(() => undefined);
     const without = missing().map((rule) => `${rule}: ${JSON.stringify(rae.alerts.filter((a) => a.rule === rule).map((a) => [a.output_fields['container.id'], a.output_fields['container.name']]))}`);
     assert.equal(without, [], "rules without an alert from the generator's container (container.id and .name of any alert of the rule given)");
     for (const o of performed) {

@@ -58,11 +58,11 @@ export function startRae(args: string[], wrapper: string[] = []): RaeRun {
     alerts,
     stderr: () => err,
     stdoutLines: () => [...lines],
-    async waitLog(re, from = 0, timeoutMs = 120_000) {
+    async waitLog(re, from = 0, timeoutMs = 600_000) {
       await poll(() => re.test(err.slice(from)), String(re), timeoutMs);
       return err.slice(from).match(re)!;
     },
-    waitAlerts: (pred, what, timeoutMs = 60_000) => poll(() => pred(alerts), what, timeoutMs),
+    waitAlerts: (pred, what, timeoutMs = 600_000) => poll(() => pred(alerts), what, timeoutMs),
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       return exited;

@@ -16,13 +16,13 @@ async function engineRun(): Promise<{ stdout: string[]; stderr: string[]; code: 
   const dir = mkdtempSync(join(tmpdir(), 'rae-logfilter-'));
   writeFileSync(join(dir, 'config.yaml'), 'forwarder:\n  port: 0\n  debugLogging: true\napi:\n  enabled: false\nwebhook:\n  enabled: false\n');
   const run = startRae(['--config', join(dir, 'config.yaml'), '--state-dir', join(dir, 'state')]);
-  const url = (await run.waitLog(/forwarder listening on (\S+)/, 0, 60_000))[1]!;
-  await run.waitLog(/\bready\b/, 0, 60_000);
+  const url = (await run.waitLog(/forwarder listening on (\S+)/, 0, 300_000))[1]!;
+  await run.waitLog(/\bready\b/, 0, 300_000);
   const post = async (path: string, body?: string) => (await fetch(`${url}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } })).status;
   assert.is(await post('/test'), 200);
   assert.is(await post('/', JSON.stringify({ priority: 'Warning', rule: 'Some rule', time: '2024-05-01T10:00:00Z', output: 'x {y}', output_fields: { 'fd.name': '{braces}' } })), 200);
   assert.is(await post('/', '{"rule": "no priority"}'), 400);
-  await run.waitAlerts((alerts) => alerts.length >= 2, 'two alert lines', 10_000);
+  await run.waitAlerts((alerts) => alerts.length >= 2, 'two alert lines', 300_000);
   const code = await run.stop();
   return {
     stdout: run.stdoutLines().filter((l) => l !== ''),

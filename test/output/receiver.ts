@@ -111,7 +111,7 @@ export function makeTestPki(): TestPki {
 }
 
 /** Polls `cond` every 5 ms until true; fails after `ms` (wide: these wait for events, not time). */
-export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
+export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 300_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

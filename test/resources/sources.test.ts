@@ -26,7 +26,7 @@ function flaky(failures: number) {
 function recorder() {
   const states: SourceState[] = [];
   const waitFor = async (pred: (s: SourceState) => boolean, what: string) => {
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 300_000;
     while (!states.some(pred)) {
       if (Date.now() > deadline) throw new Error(`no state ${what}: ${JSON.stringify(states)}`);
       await new Promise((r) => setTimeout(r, 5));

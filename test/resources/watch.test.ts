@@ -23,9 +23,9 @@ async function watched(dir: string, opts: { maxFiles?: number; maxFileBytes?: nu
       wake?.();
     },
   });
-  /** The next snapshot matching `pred` (fails the test after 20 s instead of hanging). */
+  /** The next snapshot matching `pred` (fails the test after 300 s instead of hanging). */
   const next = async (pred: (files: ManifestFile[]) => boolean): Promise<ManifestFile[]> => {
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 300_000;
     for (;;) {
       const hit = snapshots.find(pred);
       if (hit) return hit;

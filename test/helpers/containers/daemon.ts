@@ -13,7 +13,7 @@ export interface Daemon {
 }
 
 /** Generous bound for a daemon to become ready on a loaded 2-core machine. */
-const READY_MS = 60_000;
+const READY_MS = 300_000;
 
 /** Starts `cmd args`; stdout and stderr go to the collected log (last 64 KiB). */
 export function startDaemon(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Daemon {

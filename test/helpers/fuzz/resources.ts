@@ -111,7 +111,7 @@ export async function fuzzResources(bounds: FuzzBounds): Promise<FuzzReport> {
         }
         const name = `canary-${++canary}`;
         writeFileSync(join(dir, 'zz-canary.yaml'), rulesManifest(name, `Canary ${canary}`, 'fd.name = /canary'));
-        const deadline = Date.now() + 30_000;
+        const deadline = Date.now() + 300_000;
         while (!controller.activeRules.includes(name)) {
           if (Date.now() > deadline) throw new Error(`the canary ${name} never became active; active: ${controller.activeRules.join(', ')}; log: ${logs.slice(-5).join(' | ')}`);
           await new Promise((resolve) => setTimeout(resolve, 20));

@@ -78,7 +78,7 @@ test('nats-server stopped mid-stream: failures and drops counted, stdout unaffec
     await waitFor(async () => (await outcomes(fwd, 'nats', 'error')) - errorsBefore >= 5, 'the queued alerts to fail');
     assert.ok((await metric(fwd, 'enginesecurity_enginesidekick_output_dropped_total')).includes('enginesecurity_enginesidekick_output_dropped_total{destination="nats"} 15'));
     // Detection output is not held up by the dead output: every alert reached stdout.
-    const lines = await fwd.waitForLines(21, 30_000);
+    const lines = await fwd.waitForLines(21, 300_000);
     for (let i = 0; i <= 20; i++)
       assert.ok(
         lines.some((l) => JSON.parse(l).rule === `Rule ${i}`),

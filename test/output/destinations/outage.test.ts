@@ -113,7 +113,7 @@ for (const c of CASES) {
       await waitFor(async () => (await outcomes(fwd, c.name, 'ok')) + (await outcomes(fwd, c.name, 'error')) === 6, 'the 5 queued alerts to be tried');
       assert.ok((await outcomes(fwd, c.name, 'error')) >= c.minFailures, `at least ${c.minFailures} failures counted`);
       assert.ok((await metric(fwd, 'enginesecurity_enginesidekick_output_dropped_total')).includes(`enginesecurity_enginesidekick_output_dropped_total{destination="${c.name}"} 15`));
-      const lines = await fwd.waitForLines(21, 30_000);
+      const lines = await fwd.waitForLines(21, 300_000);
       for (let i = 0; i <= 20; i++)
         assert.ok(
           lines.some((l) => JSON.parse(l).rule === `Rule ${i}`),

@@ -78,7 +78,7 @@ interface ServerSpec {
   ready?: (port: number, dir: string) => Promise<boolean>;
 }
 
-const READY_MS = 60_000;
+const READY_MS = 300_000;
 const STOP_MS = 10_000;
 
 async function startServer(spec: ServerSpec): Promise<RealServer> {
@@ -278,7 +278,7 @@ export function readServerFile(server: RealServer, ...path: string[]): string {
 }
 
 /** Resolves once `cond` holds; rejects naming `what` after `ms` (wide: the machine may be loaded). */
-export async function waitFor(cond: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
+export async function waitFor(cond: () => boolean | Promise<boolean>, what: string, ms = 300_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);

@@ -48,7 +48,7 @@ function alert(i: number): Alert {
   return { timeNs: 1_700_000_000_000_000_000n + BigInt(i), rule: `Rule ${i % 3}`, priority: 'Error', source: 'syscall', tags: ['t'], hostname: 'h', message: `event ${i}`, outputFields: { 'proc.pid': i } };
 }
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 300_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

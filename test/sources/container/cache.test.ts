@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ContainerCache, CriSource, EngineSource, type MetadataSource } from '../../../host/sources/container/index.js';
 import { containerRecord } from '../../helpers/container-record.js';
 
-const WAIT_MS = 30_000;
+const WAIT_MS = 300_000;
 
 async function until(what: string, ok: () => boolean): Promise<void> {
   const deadline = Date.now() + WAIT_MS;

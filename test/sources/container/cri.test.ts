@@ -13,7 +13,7 @@ import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, lefto
 
 const ready = runtimesAvailable() && imageToolsPresent() && containerdPresent();
 const t = ready ? test : test.skip;
-const WAIT_MS = 60_000;
+const WAIT_MS = 300_000;
 
 let imagesDir = '';
 let rt: PrivateContainerd;

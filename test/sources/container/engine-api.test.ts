@@ -13,7 +13,7 @@ import { ContainerCache, EngineSource, recordFields } from '../../../host/source
 import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent, runtimesAvailable, startDockerd, startPodman, type PrivateEngine, type TestImages } from '../../helpers/containers/index.js';
 
 const ready = runtimesAvailable() && imageToolsPresent();
-const WAIT_MS = 60_000;
+const WAIT_MS = 300_000;
 const POD_LABELS = {
   app: 'demo',
   'io.kubernetes.pod.name': 'web-7d4b9c',

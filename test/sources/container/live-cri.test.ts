@@ -26,7 +26,7 @@ import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, lefto
 const gate = kernelGate('live-cri.test.ts');
 const ready = gate.run && runtimesAvailable() && imageToolsPresent() && containerdPresent();
 const t = ready ? test : test.skip;
-const WAIT_MS = 60_000;
+const WAIT_MS = 300_000;
 const root = mkdtempSync(join(tmpdir(), 'rae-live-cri-'));
 let rt: PrivateContainerd;
 let rae: RaeRun;

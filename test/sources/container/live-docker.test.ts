@@ -17,7 +17,7 @@ import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, r
 const gate = kernelGate('live-docker.test.ts');
 const ready = gate.run && runtimesAvailable() && imageToolsPresent() && dockerPresent();
 const t = ready ? test : test.skip;
-const WAIT_MS = 60_000;
+const WAIT_MS = 300_000;
 const root = mkdtempSync(join(tmpdir(), 'rae-live-docker-'));
 let d: PrivateEngine;
 let rae: RaeRun;

@@ -43,7 +43,7 @@ export class Collector {
   }
 
   /** Resolves with the records matching `pick` once `done` holds for them; rejects after limitMs. */
-  async waitFor<T extends EventRecord>(pick: (r: EventRecord) => r is T, done: (rs: T[]) => boolean, limitMs = 10_000): Promise<T[]> {
+  async waitFor<T extends EventRecord>(pick: (r: EventRecord) => r is T, done: (rs: T[]) => boolean, limitMs = 300_000): Promise<T[]> {
     const deadline = Date.now() + limitMs;
     for (;;) {
       const got = this.records.filter(pick);

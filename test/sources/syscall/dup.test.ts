@@ -45,7 +45,7 @@ run_('dup: a socket duplicated onto stdout has the socket facts, and the stable 
   let rec: ReturnType<typeof recordKernel>;
   try {
     rec = recordKernel(['dup', 'dup2', 'dup3'], () => {
-      const r = spawnSync('/usr/bin/perl', ['-e', DUP_PL, String(port)], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
+      const r = spawnSync('/usr/bin/perl', ['-e', DUP_PL, String(port)], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 300_000 });
       stderr = r.stderr;
       pid = Number(r.stderr.split('\n')[0]);
     });

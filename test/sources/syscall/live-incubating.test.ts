@@ -55,7 +55,7 @@ run_("live incubating: chmod u+s on a temp file gives 'Set Setuid or Setgid bit'
   writeFileSync(file, '', { mode: 0o644 });
   assert.is(await run('chmod', ['644', file]), 0);
   assert.is(await run('chmod', ['u+s', 'suid-me'], dir), 0);
-  const a = await alertOf('Set Setuid or Setgid bit', { 'evt.arg.filename': file }, 10_000);
+  const a = await alertOf('Set Setuid or Setgid bit', { 'evt.arg.filename': file }, 300_000);
   assert.is(a.source, 'syscall');
   assert.is(a.output_fields['evt.arg.mode'], 'S_IROTH|S_IRGRP|S_IWUSR|S_IRUSR|S_ISUID');
   assert.match(String(a.output_fields['evt.type']), /^(chmod|fchmodat2?)$/);
@@ -69,7 +69,7 @@ run_("live incubating: removing a temp .bash_history gives 'Delete or rename she
   const hist = join(dir, '.bash_history');
   writeFileSync(hist, 'ls\n');
   assert.is(await run('rm', ['.bash_history'], dir), 0);
-  const a = await alertOf('Delete or rename shell history', { 'evt.arg.name': hist }, 10_000);
+  const a = await alertOf('Delete or rename shell history', { 'evt.arg.name': hist }, 300_000);
   assert.is(a.output_fields['evt.type'], 'unlinkat');
   assert.is(a.output_fields['proc.name'], 'rm');
   assert.is(a.output_fields['evt.arg.path'], null);

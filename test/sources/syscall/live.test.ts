@@ -96,7 +96,7 @@ for (const action of SYSCALL_ACTIONS) {
     rmSync(tmp, { recursive: true, force: true });
     const dir = mkdtempSync(`${tmp}-`);
     await action.run({ tmp: dir, postAudit: async () => undefined });
-    const a = await alertOf(action.rule, expect(dir), 10_000);
+    const a = await alertOf(action.rule, expect(dir), 300_000);
     assert.is(a.source, 'syscall');
     assert.is(a.output_fields['user.name'] ?? 'root', 'root');
   });

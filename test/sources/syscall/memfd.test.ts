@@ -80,7 +80,7 @@ run_('memfd: the /proc bootstrap reads a running memfd exec as the probe records
         return '';
       }
     };
-    for (const until = Date.now() + 30_000; !link().startsWith('/memfd:') && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    for (const until = Date.now() + 300_000; !link().startsWith('/memfd:') && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
     assert.is(link(), '/memfd:rae-memfd-sleep (deleted)');
     assert.is(readProcess(pid)?.exepath.toString(), 'memfd:rae-memfd-sleep');
   } finally {
