@@ -3,12 +3,11 @@
 // real Sentry SDK for Node against the API over HTTPS, then over raw HTTP with envelopes.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { seedWorld, startTestApi, type TestApi, type World } from '../helpers/api.js';
+import type { World } from '../helpers/api.js';
 import type { Storage } from '../helpers/storage.js';
-import { makeTestCert, type TestCert } from '../helpers/tls.js';
 import { expectRes } from './access.js';
 import { startIngestionApi, type IngestionCtx } from './ingestion.js';
-import { sdkProgram } from './sentry-sdk.js';
+import { httpsApiSuite, sdkProgram } from './sentry-sdk.js';
 
 type Obj = Record<string, unknown>;
 const NOT_FOUND = { message: '404 Not found' };
@@ -17,22 +16,7 @@ const UPDATED = { result: { updated: true, closed_issue_iid: null, status: 'succ
 
 /** Registers the suite with the Sentry SDK for one storage. */
 function sdkSuite(storage: Storage): void {
-  const s = suite<{ api: TestApi; w: World; tls: TestCert }>(`api error detail with the Sentry SDK [${storage.name}]`);
-  s.before(async (ctx) => {
-    ctx.tls = makeTestCert();
-    ctx.api = await startTestApi(storage, {
-      ca: ctx.tls.cert,
-      configure: (c) => {
-        c.api.tlsCertFile = ctx.tls.certFile;
-        c.api.tlsKeyFile = ctx.tls.keyFile;
-      },
-    });
-    ctx.w = await seedWorld(ctx.api.db);
-  });
-  s.after(async (ctx) => {
-    await ctx.api?.close();
-    ctx.tls?.remove();
-  });
+  const s = httpsApiSuite(`api error detail with the Sentry SDK [${storage.name}]`, storage);
 
   s('an SDK exception: detail and latest event show its frames; a Reporter cannot resolve, a Developer can; a new event reopens it', async ({ api, w, tls }) => {
     const h = w.auth('maintainer');

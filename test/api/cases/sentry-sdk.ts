@@ -33,9 +33,9 @@ export function sdkProgram(dsn: string, caFile: string): { report(message: strin
   };
 }
 
-/** Registers the Sentry SDK suite for one storage. */
-export function sentrySdkSuite(storage: Storage): void {
-  const s = suite<{ api: TestApi; w: World; tls: TestCert }>(`api with the Sentry SDK for Node [${storage.name}]`);
+/** A suite with an HTTPS API on `storage` (a test certificate) and a seeded world, closed after it. */
+export function httpsApiSuite(title: string, storage: Storage) {
+  const s = suite<{ api: TestApi; w: World; tls: TestCert }>(title);
   s.before(async (ctx) => {
     ctx.tls = makeTestCert();
     ctx.api = await startTestApi(storage, {
@@ -51,6 +51,12 @@ export function sentrySdkSuite(storage: Storage): void {
     await ctx.api?.close();
     ctx.tls?.remove();
   });
+  return s;
+}
+
+/** Registers the Sentry SDK suite for one storage. */
+export function sentrySdkSuite(storage: Storage): void {
+  const s = httpsApiSuite(`api with the Sentry SDK for Node [${storage.name}]`, storage);
 
   s('an exception reported with a key DSN is listed; after the key is deleted it is refused', async ({ api, w, tls }) => {
     assert.match(api.url, /^https:\/\/127\.0\.0\.1:\d+$/);
