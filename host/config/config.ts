@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { defaultApiConfig, type ApiConfig } from '../api/config.js';
 import { defaultForwarderServerConfig, type ForwarderServerConfig } from '../forwarder/config.js';
-import { defaultOutputConfig, type OutputConfig } from '../output/config.js';
+import { defaultOutputConfig, resolveAggregation, type OutputConfig } from '../output/config.js';
 import { resolveOutputs } from '../output/destinations/table.js';
 import { DEFAULT_EXPAND_LIMITS, DEFAULT_RULES_BOUNDS, HARD_MAX_DEPTH, REGEX_HARD_LIMITS } from '../engine/index.js';
 import { DEFAULT_MAX_OUTPUT_FIELD_BYTES } from '../output/from-match.js';
@@ -372,7 +372,7 @@ export function loadConfig(file: string | undefined, stateDirOverride?: string, 
   if (result.problems.length === 0) result.problems.push(...applyEnvOverrides(result.config, env), ...applyOverrides(result.config, overrides));
   if (result.problems.length === 0) result.problems.push(...checkRulesLimits(result.config), ...checkDnsConfig(result.config.dns));
   // the destinations (falcosidekick's settings and variables) checked on the final values
-  if (result.problems.length === 0) result.problems.push(...resolveOutputs(result.config.forwarder, env).problems);
+  if (result.problems.length === 0) result.problems.push(...resolveOutputs(result.config.forwarder, env).problems, ...resolveAggregation(result.config.forwarder.aggregation).problems);
   if (stateDirOverride) result.config.stateDir = stateDirOverride;
   return result;
 }
