@@ -1,7 +1,7 @@
 // The analysis behind `rae tune` (tune.ts). Consumes alerts (Falco's JSON layout, parsed) and
 // produces, for the noisiest rules, their alerts per hour, the combinations of output-field values
 // that repeat most, and a Falco rules snippet: per rule an `exceptions:` entry with
-// `override: exceptions: append` (Falco's layout since 0.36, as 0.45 writes it) whose one row of
+// `override: exceptions: append` (selective overrides, Falco 0.37 on: falco#2981; the layout 0.45 documents) whose one row of
 // values is the top combination, so the rule stops matching exactly that combination.
 //
 // Which fields make a combination: the rule's output fields that an exception can compare with
@@ -14,13 +14,13 @@ import { lookupField, SOURCES, type Source } from '../engine/index.js';
 import type { Alert, OutputFieldValue } from '../output/alert.js';
 
 /** One repeating combination of a rule's output-field values. */
-export interface Combination {
+interface Combination {
   values: Array<string | number | boolean>;
   count: number;
 }
 
 /** One rule of the report. */
-export interface RuleNoise {
+interface RuleNoise {
   rule: string;
   source: string;
   alerts: number;

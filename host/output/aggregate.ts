@@ -18,7 +18,7 @@ export interface AggregationClock {
 }
 
 /** performance.now() and unref'd timers: a pending window never keeps the process alive. */
-export const REAL_CLOCK: AggregationClock = {
+const REAL_CLOCK: AggregationClock = {
   now: () => performance.now(),
   schedule(fn, ms) {
     const t = setTimeout(fn, ms);

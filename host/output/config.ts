@@ -45,7 +45,7 @@ export interface AggregationConfig {
 }
 
 /** How one rule's alerts are aggregated. */
-export interface AggregationPolicy {
+interface AggregationPolicy {
   windowMs: number;
   /** Output field names of the key; undefined = every output field but evt.time. */
   key: readonly string[] | undefined;
