@@ -5,7 +5,7 @@
 import { AF, SOCKADDR, SYSCALL } from '../../../abi/records.js';
 import { lookupName } from '../../dns/index.js';
 import { connTuple, endpointText, FD_FROM_ARG0, FD_FROM_RET, l4Type, SERVER_SIDE } from '../fields.js';
-import type { IngestContext } from './context.js';
+import type { Facts, IngestContext } from './context.js';
 import { F } from './ingest-abi.js';
 
 /** The fields of this class. */
@@ -71,21 +71,15 @@ export function fdValue(c: IngestContext, field: number, view: Uint8Array, vd: D
       if (f.name === 'socket') return f.ret >= 0 && (f.flags === AF.INET || f.flags === AF.INET6 ? c.constant('ip', to) : f.flags === AF.UNIX && c.constant('unix', to));
       return f.fam === AF.INET || f.fam === AF.INET6 ? c.constant('ip', to) : f.fam === AF.UNIX && c.constant('unix', to);
     case F.SIP:
-      return ip(c, view, vd, f.server, to);
     case F.CIP:
-      return ip(c, view, vd, f.client, to);
     case F.LIP:
-      return ip(c, view, vd, f.local, to);
     case F.RIP:
-      return ip(c, view, vd, f.peer, to);
+      return ip(c, view, vd, endOf(f, field - F.SIP), to);
     case F.SPORT:
-      return port(c, vd, f.server, to);
     case F.CPORT:
-      return port(c, vd, f.client, to);
     case F.LPORT:
-      return port(c, vd, f.local, to);
     case F.RPORT:
-      return port(c, vd, f.peer, to);
+      return port(c, vd, endOf(f, field - F.SPORT), to);
     case F.IPS:
     case F.PORTS: {
       const at = c.alloc(16);
@@ -105,16 +99,18 @@ export function fdValue(c: IngestContext, field: number, view: Uint8Array, vd: D
     case F.NAME_CHANGED:
       return c.num64(to, (f.name === 'sendto' || f.name === 'sendmsg') && vd.getUint16(off + SYSCALL.peer + SOCKADDR.family, true) !== 0 ? 1 : 0);
     case F.SIP_NAME:
-      return endpointName(c, view, vd, f.server, to);
     case F.CIP_NAME:
-      return endpointName(c, view, vd, f.client, to);
     case F.LIP_NAME:
-      return endpointName(c, view, vd, f.local, to);
     case F.RIP_NAME:
-      return endpointName(c, view, vd, f.peer, to);
+      return endpointName(c, view, vd, endOf(f, field - F.SIP_NAME), to);
     default:
       return false;
   }
+}
+
+/** The socket end of a per-end field by its place in its group (fd.sip, cip, lip, rip; the ports and names alike). */
+function endOf(f: Facts, i: number): number {
+  return i === 0 ? f.server : i === 1 ? f.client : i === 2 ? f.local : f.peer;
 }
 
 /** fd.directory or fd.filename of an opened file: fd.name up to or after its last '/'. */
