@@ -1,7 +1,7 @@
 // The container.* field class of the kernel ingest that the eval record carries: container.duration
 // (the event's time minus the container's start). The other container and k8s fields live in the
 // container entry the process's thread entry points at (../../container/table.ts), not in the
-// record's slots. ingest.c value() is the native twin.
+// record's slots. ingest-proc.c is the native twin.
 import { CTR, CTR_START_BIT, THREAD } from '../../../abi/module.js';
 import { HDR } from '../../../abi/records.js';
 import type { IngestContext } from './context.js';

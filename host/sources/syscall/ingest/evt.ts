@@ -1,7 +1,7 @@
 // The evt.* field class of the kernel ingest (libsinsp sinsp_filtercheck_event), but for the
 // syscall's parameters (evt-arg.ts): the event's number, result, time, direction, source and host,
 // what an open does, and its I/O buffer, written into an eval record's slot from the SYSCALL
-// record and its facts (context.ts). ingest.c value() is the native twin.
+// record and its facts (context.ts). ingest-evt.c is the native twin.
 import { HDR, SYSCALL } from '../../../abi/records.js';
 import { ERRNO, O_ACCMODE, O_CREAT } from '../fields.js';
 import { DATA_ARG, isOpenExec, MODE_ARG, printableData } from '../render.js';
@@ -56,7 +56,7 @@ export function evtValue(c: IngestContext, field: number, view: Uint8Array, vd: 
       return c.constant(c.hostname, to);
     case F.BUFFER:
     case F.ARG_DATA: {
-      // the record's I/O buffer: evt.buffer its bytes, evt.arg.data its printable rendering (render.ts printableData; ingest.c data_value)
+      // the record's I/O buffer: evt.buffer its bytes, evt.arg.data its printable rendering (render.ts printableData; ingest-evt.c data_value)
       const o = vd.getUint16(off + SYSCALL.data, true);
       const l = vd.getUint16(off + SYSCALL.data + 2, true);
       if (!DATA_ARG.has(f.name) || o === 0) return false;

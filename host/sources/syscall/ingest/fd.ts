@@ -1,7 +1,7 @@
 // The fd.* field class of the kernel ingest (libsinsp sinsp_filtercheck_fd): the file descriptor
 // a SYSCALL record names or makes, its path, type and socket ends, written into an eval record's
 // slot from the record and its facts (context.ts). fd.*.name give the domain name the module's
-// DNS table holds for an end's address (../../dns/table.ts). ingest.c value() is the native twin.
+// DNS table holds for an end's address (../../dns/table.ts). ingest-fd.c is the native twin.
 import { AF, SOCKADDR, SYSCALL } from '../../../abi/records.js';
 import { lookupName } from '../../dns/index.js';
 import { connTuple, endpointText, FD_FROM_ARG0, FD_FROM_RET, l4Type, SERVER_SIDE } from '../fields.js';

@@ -1,7 +1,7 @@
 // The proc.* and thread.* field classes of the kernel ingest (libsinsp sinsp_filtercheck_thread)
 // that the eval record carries: proc.duration, proc.env[NAME] and thread.tid. The other process
 // fields the rules read live in the thread entry the record points at (thread-table.ts), not in
-// the record's slots. ingest.c value() is the native twin.
+// the record's slots. ingest-proc.c is the native twin.
 import { THREAD, TP } from '../../../abi/module.js';
 import { HDR } from '../../../abi/records.js';
 import { envValue } from '../env-index.js';
