@@ -2,7 +2,7 @@
 // prints them (render.ts; sinsp_filtercheck_event TYPE_ARGSTR), written into an eval record's slot
 // from the SYSCALL record, its facts (context.ts) and its class bits (syscall-class.ts). evt.arg.uid
 // prints the user's name from the thread table, which the native translator does not have: it
-// leaves setuid records to this file's translator when a rule reads it. ingest.c value() is the
+// leaves setuid records to this file's translator when a rule reads it. ingest-arg.c is the
 // native twin of the rest.
 import { posix } from 'node:path';
 import { SYSCALL } from '../../../abi/records.js';
