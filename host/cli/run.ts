@@ -141,7 +141,8 @@ export const runCommand: Command = {
       ...flagged('syscall.snaplen', values.snaplen === undefined ? undefined : [values.snaplen]),
       ...(values.option ?? []),
     ];
-    const { config, problems } = loadConfig(values.config, values['state-dir'], overrides);
+    const { config, problems, notes } = loadConfig(values.config, values['state-dir'], overrides);
+    for (const note of notes) log(`run: config ${note}`, 'warning');
     if (problems.length > 0) {
       for (const p of problems) log(`run: config ${p.key}: ${p.message}`, 'error');
       return 1;
