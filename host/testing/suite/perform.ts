@@ -119,6 +119,7 @@ export async function performTest(test: SuiteTest, testId: string, timeoutMs = 6
         setpriv: setprivOptions(ids, leaf ? p.capabilities : undefined),
       };
     });
+    for (const r of test.resources) if (r.type === 'clientServer') loopbackAddress(String(r.address ?? ''), undo);
     const resources = test.resources.map((r, i) => {
       if (r.type !== 'process') return r;
       const p = r as ProcessSpec;
@@ -158,6 +159,21 @@ export async function performTest(test: SuiteTest, testId: string, timeoutMs = 6
     }
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A clientServer address that this node does not have is added to the loopback interface for the
+ * test and removed after it, as upstream's resource tunes the network so client and server meet.
+ */
+function loopbackAddress(address: string, undo: Array<() => void>): void {
+  const host = /^\[(.*)\]:\d+$/.exec(address)?.[1] ?? /^(.*):\d+$/.exec(address)?.[1];
+  if (!host || host === '127.0.0.1' || host === '::1' || host === 'localhost') return;
+  const local = spawnSync('ip', ['-o', 'addr', 'show', 'to', host], { encoding: 'utf8' });
+  if (local.status === 0 && local.stdout.trim() !== '') return;
+  const cidr = `${host}/${host.includes(':') ? 128 : 32}`;
+  const add = spawnSync('ip', ['addr', 'add', cidr, 'dev', 'lo'], { encoding: 'utf8' });
+  if (add.status !== 0) throw new Error(`clientServer ${address}: cannot add ${cidr} to lo: ${(add.stderr || add.error?.message || '').trim()}`);
+  undo.push(() => void spawnSync('ip', ['addr', 'del', cidr, 'dev', 'lo']));
 }
 
 function hardLinkOrCopy(from: string, to: string): void {
