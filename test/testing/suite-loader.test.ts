@@ -124,6 +124,7 @@ test('suite runner: accepts suites by their shape, lists the expanded tests with
   ]);
   const text = suiteRunner.explain(file, doc);
   assert.match(text, 'resource f1: fd file {"filePath":"/etc/shadow"}');
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the suite's own binding syntax, not a template
   assert.match(text, 'step r1: read(fd="${f1.fd}", len=16)');
   assert.match(text, `expects: an alert of "Read sensitive file untrusted" from the test's processes with source syscall, priority WARNING`);
 });

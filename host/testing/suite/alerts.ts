@@ -20,7 +20,7 @@ export interface ReceivedAlert {
 const ID = new RegExp(`(?:^|\\s)${TEST_ID_ENV}=([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`);
 
 /** The test id an alert carries in its proc.env output field, if any. */
-export function testIdOf(a: ReceivedAlert): string | undefined {
+function testIdOf(a: ReceivedAlert): string | undefined {
   const env = a.output_fields?.['proc.env'];
   return typeof env === 'string' ? ID.exec(env)?.[1] : undefined;
 }

@@ -14,7 +14,7 @@ import { startSuiteEngine, type SuiteEngine } from './engine.js';
 import { loadSuite, looksLikeSuite, parseSuiteText, type SuiteTest } from './loader.js';
 import { performTest } from './perform.js';
 
-export { parseSuiteText, SuiteError } from './loader.js';
+export { parseSuiteText } from './loader.js';
 
 /** Node's process.arch as upstream names architectures (Go's GOARCH). */
 const ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', ia32: '386', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' };

@@ -12,7 +12,7 @@
 import { isDocument, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 
 /** A description error with its place: `file:line:col: message`. */
-export class SuiteError extends Error {}
+class SuiteError extends Error {}
 
 /** One process of `context.processes` (or a `process` resource). */
 export interface ProcessSpec {
@@ -26,7 +26,7 @@ export interface ProcessSpec {
 }
 
 /** A `runIf` condition on the machine: `{arch: {op: eq|ne, val}}`. */
-export interface RunIf {
+interface RunIf {
   arch?: { op: 'eq' | 'ne'; val: string };
 }
 
