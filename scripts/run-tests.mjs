@@ -28,7 +28,7 @@ const inCI = process.env.CI === 'true' || process.env.CI === '1';
  * Test files that load the kernel probe, read every process, or time the machine, and the
  * deploy/ files, which build the engine image and run pods (minutes of both cores each): run alone.
  */
-const EXCLUSIVE = /^(sources\/syscall|probes|generator|deploy)\//;
+const EXCLUSIVE = /^(sources\/syscall|probes|generator|deploy|testing\/suite-run)/;
 
 function collect(dir) {
   const out = [];
