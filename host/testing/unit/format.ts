@@ -18,7 +18,7 @@ export interface ExpectedAlert {
 }
 
 /** Where a test's events come from. */
-export type EventInput = { kind: 'inline'; format: 'fields' | 'audit'; value: unknown } | { kind: 'file'; format: 'fields' | 'audit'; path: string };
+type EventInput = { kind: 'inline'; format: 'fields' | 'audit'; value: unknown } | { kind: 'file'; format: 'fields' | 'audit'; path: string };
 
 export interface UnitTest {
   name: string;
