@@ -1,7 +1,7 @@
 // `rae describe`: the loaded rules as Falco describes them (host/engine/describe.ts), as JSON.
 import { describeLoad, loadRules, renderDiagnostic } from '../engine/index.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
-import { readRulesFiles } from './rules-files.js';
+import { readRulesFiles } from '../config/rules-files.js';
 
 const HELP = `Usage: rae describe -r FILE [-r FILE ...] [RULE]
 

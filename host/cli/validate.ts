@@ -3,7 +3,7 @@
 import { describeLoad, diagnosticJson, loadRules, renderDiagnostic } from '../engine/index.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 import { configFromFlags, LIST_FLAG_HELP, RULE_FLAG_HELP, RULE_FLAG_OPTIONS, withListValue } from './rule-flags.js';
-import { readRulesFiles } from './rules-files.js';
+import { readRulesFiles } from '../config/rules-files.js';
 import { expandLimitsOf, ruleSelection, SELECTION_FILE } from './run-config.js';
 import { printFields } from './run-info.js';
 
