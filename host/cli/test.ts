@@ -7,11 +7,18 @@ import { join } from 'node:path';
 import { locate, readTestDocuments, TestFileError } from '../testing/documents.js';
 import type { TestFileRunner, TestOutcome, TestRunOptions } from '../testing/outcome.js';
 import { junitXml, resultTable, summaryLine } from '../testing/report.js';
+import { createSuiteRunner } from '../testing/suite/index.js';
 import { unitRunner } from '../testing/unit/index.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 
+/**
+ * The suite runner keeps one engine (and its alert receiver) for every suite file of the run:
+ * starting one compiles every rule. Closed when the run ends.
+ */
+const suites = createSuiteRunner({ shared: true });
+
 /** The runners, in the order they are asked: a document goes to the first that accepts it. */
-const RUNNERS: readonly TestFileRunner[] = [unitRunner];
+const RUNNERS: readonly TestFileRunner[] = [unitRunner, suites];
 
 const HELP = `Usage: rae test [options] FILE|DIR|- ...
        rae test --list [--filter REGEX] FILE|DIR|- ...
@@ -19,7 +26,9 @@ const HELP = `Usage: rae test [options] FILE|DIR|- ...
 
 Runs rule tests and reports each: offline unit tests (recorded events and the alerts expected of
 them, judged by both engines, the compiled evaluator and the reference interpreter, without root
-or a kernel; docs/rule-tests.md). A directory runs every *.yaml/*.yml file directly in it, in
+or a kernel; docs/rule-tests.md), and event-generator suite files as upstream writes them (each
+test performed on this node, as root, against a 'rae run' started here or the one at --url;
+docs/test-suites.md). A directory runs every *.yaml/*.yml file directly in it, in
 name order; '-' reads one file from standard input. Each YAML document of a file is one test
 file of a known kind (${RUNNERS.map((r) => r.kind).join(', ')}).
 
@@ -141,6 +150,7 @@ export const testCommand: Command = {
           process.stderr.write(`${mark(o)}\n`);
         }
       }
+      await suites.close();
       const wall = performance.now() - started;
       if (outcomes.length === 0) throw new TestFileError(`no test to run${filter ? ` (none matches --filter ${values.filter})` : ''}`);
       process.stdout.write(`${resultTable(outcomes)}\n\nrae test: ${summaryLine(outcomes, wall)}\n`);
@@ -153,6 +163,7 @@ export const testCommand: Command = {
       }
       return outcomes.some((o) => o.status === 'failed') ? 1 : 0;
     } catch (err) {
+      await suites.close();
       if (!isLocated(err, current)) throw err;
       process.stderr.write(`rae test: ${(err as Error).message}\n`);
       return 2;
