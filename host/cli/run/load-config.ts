@@ -4,8 +4,9 @@
 // environment, -o). Consumes argv; produces the configuration and what a reload needs to read it
 // again, or the exit code of a run that ends here.
 import { loadConfig, type Config } from '../../config/config.js';
-import { log, parseCommandArgs, setLogLevel, UsageError } from '../command.js';
-import { printEvents, printFields, printVersion } from '../run-info.js';
+import { log, parseCommandArgs, setLogLevel } from '../command.js';
+import { answerList, withListValue } from '../rule-flags.js';
+import { printEvents, printVersion } from '../run-info.js';
 
 /** The flags of `rae run` as parsed. */
 export type RunFlags = ReturnType<typeof parseRunFlags>;
@@ -19,28 +20,24 @@ export interface RunConfig {
 }
 
 function parseRunFlags(argv: string[]) {
-  // Falco's --list takes an optional =SOURCE; parseArgs needs a value, so a bare --list is --list=.
-  const { values } = parseCommandArgs(
-    argv.map((a) => (a === '--list' ? '--list=' : a)),
-    {
-      config: { type: 'string', short: 'c' },
-      'state-dir': { type: 'string' },
-      resources: { type: 'string' },
-      option: { type: 'string', short: 'o', multiple: true },
-      rules: { type: 'string', short: 'r', multiple: true },
-      'disable-tag': { type: 'string', short: 'T', multiple: true },
-      'enable-tag': { type: 'string', short: 't', multiple: true },
-      'disable-rule': { type: 'string', short: 'D', multiple: true },
-      snaplen: { type: 'string', short: 'S' },
-      'dry-run': { type: 'boolean' },
-      version: { type: 'boolean' },
-      list: { type: 'string' },
-      'list-events': { type: 'boolean' },
-      'list-rules': { type: 'boolean', short: 'L' },
-      describe: { type: 'string', short: 'l' },
-      json: { type: 'boolean' },
-    },
-  );
+  const { values } = parseCommandArgs(withListValue(argv), {
+    config: { type: 'string', short: 'c' },
+    'state-dir': { type: 'string' },
+    resources: { type: 'string' },
+    option: { type: 'string', short: 'o', multiple: true },
+    rules: { type: 'string', short: 'r', multiple: true },
+    'disable-tag': { type: 'string', short: 'T', multiple: true },
+    'enable-tag': { type: 'string', short: 't', multiple: true },
+    'disable-rule': { type: 'string', short: 'D', multiple: true },
+    snaplen: { type: 'string', short: 'S' },
+    'dry-run': { type: 'boolean' },
+    version: { type: 'boolean' },
+    list: { type: 'string' },
+    'list-events': { type: 'boolean' },
+    'list-rules': { type: 'boolean', short: 'L' },
+    describe: { type: 'string', short: 'l' },
+    json: { type: 'boolean' },
+  });
   return values;
 }
 
@@ -50,10 +47,7 @@ export function loadRunConfig(argv: string[]): RunConfig | number {
   const json = flags.json ?? false;
   if (flags.version) return (printVersion(json), 0);
   if (flags['list-events']) return (printEvents(), 0);
-  if (flags.list !== undefined) {
-    if (printFields(flags.list, json)) return 0;
-    throw new UsageError(`--list: unknown source '${flags.list}' (known: syscall, k8s_audit)`);
-  }
+  if (answerList(flags)) return 0;
   // The flags are -o options of their keys (given again, a list key appends), before the -o options.
   const flagged = (key: string, list: string[] | undefined) => (list ?? []).map((v) => `${key}=${v}`);
   const overrides = [
