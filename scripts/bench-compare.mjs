@@ -137,8 +137,8 @@ try {
   const figures = keys.map((key) => {
     const o = old.values.get(key);
     const n = now.values.get(key);
-    const om = o ? median(o.values) : undefined;
-    const nm = n ? median(n.values) : undefined;
+    const om = o ? Number(median(o.values).toPrecision(6)) : undefined;
+    const nm = n ? Number(median(n.values).toPrecision(6)) : undefined;
     const ratio = om !== undefined && nm !== undefined && om !== 0 ? Number((nm / om).toPrecision(4)) : null;
     return { figure: key, unit: (o ?? n).unit, old: o && { median: om, values: o.values }, new: n && { median: nm, values: n.values }, ratio };
   });

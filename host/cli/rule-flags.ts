@@ -53,7 +53,7 @@ export function selectionProblem(config: Config): string | undefined {
 }
 
 /** The default configuration with the flags applied (validate, replay: no configuration file, no environment overrides), or the problems as lines. */
-export function configFromFlags(values: RuleFlagValues): { ok: true; config: Config } | { ok: false; problems: string[] } {
+function configFromFlags(values: RuleFlagValues): { ok: true; config: Config } | { ok: false; problems: string[] } {
   const { config, problems } = loadConfig(undefined, undefined, flagOverrides(values), {});
   const lines = problems.map((p) => `config ${p.key}: ${p.message}`);
   const selection = selectionProblem(config);

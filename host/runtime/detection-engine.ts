@@ -51,8 +51,7 @@ import { RuleModule, type CompiledRuleset } from './evaluator.js';
 import { KernelPath } from './kernel-path.js';
 import { RulesetSlot, selectRules } from './ruleset-slot.js';
 
-export type { EvaluatorTier } from '../metrics/names.js';
-export type { DetectionEngineOptions, EngineStats, KernelUnready, LoadOptions, LoadOutcome, TierUp } from './engine-types.js';
+export type { TierUp } from './engine-types.js';
 export { selectRules } from './ruleset-slot.js';
 
 type Prepared = { ok: true; module: RuleModule; compiled: CompiledRuleset; prepareMs: number; from: ModuleFrom } | { ok: false; errors: RuntimeError[] };
