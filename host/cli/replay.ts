@@ -8,10 +8,9 @@ import { alertJson } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
 import { readReplayInput, type ReplayFormat } from '../sources/replay.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
-import { configFromFlags, LIST_FLAG_HELP, RULE_FLAG_HELP, RULE_FLAG_OPTIONS, withListValue } from './rule-flags.js';
+import { LIST_FLAG_HELP, RULE_FLAG_HELP, RULE_FLAG_OPTIONS, rulesCommandStart, withListValue } from './rule-flags.js';
 import { readRulesFiles } from '../config/rules-files.js';
 import { expandLimitsOf, ruleSelection } from './run-config.js';
-import { printFields } from './run-info.js';
 import { compiledJudge, interpreterMatches, type MatchOptions } from '../testing/engines.js';
 
 const HELP = `Usage: rae replay -r FILE [-r FILE ...] --input FILE [options]
@@ -95,18 +94,9 @@ export const replayCommand: Command = {
       hostname: { type: 'string' },
       engine: { type: 'string' },
     });
-    if (values.list !== undefined) {
-      if (printFields(values.list, values.json ?? false)) return 0;
-      throw new UsageError(`--list: unknown source '${values.list}' (known: syscall, k8s_audit)`);
-    }
-    const paths = values.rules ?? [];
-    if (paths.length === 0) throw new UsageError('at least one -r FILE is required');
-    const configured = configFromFlags(values);
-    if (!configured.ok) {
-      for (const p of configured.problems) process.stderr.write(`replay: ${p}\n`);
-      return 1;
-    }
-    const { config } = configured;
+    const start = rulesCommandStart('replay', values);
+    if ('exit' in start) return start.exit;
+    const { paths, config } = start;
     if (!values.input) throw new UsageError('--input FILE is required');
     const format = (values.format ?? 'fields') as ReplayFormat;
     if (format !== 'fields' && format !== 'audit') throw new UsageError(`--format must be fields or audit, not '${values.format}'`);

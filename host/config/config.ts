@@ -12,7 +12,7 @@ import { defaultApiConfig, type ApiConfig } from '../api/config.js';
 import { defaultForwarderServerConfig, type ForwarderServerConfig } from '../forwarder/config.js';
 import { defaultOutputConfig, resolveAggregation, type OutputConfig } from '../output/config.js';
 import { resolveOutputs } from '../output/destinations/table.js';
-import { DEFAULT_EXPAND_LIMITS, DEFAULT_RULES_BOUNDS, HARD_MAX_DEPTH, REGEX_HARD_LIMITS } from '../engine/index.js';
+import { DEFAULT_EXPAND_LIMITS, DEFAULT_RULES_BOUNDS, HARD_MAX_DEPTH, REGEX_HARD_LIMITS, type RulesBounds } from '../engine/index.js';
 import { DEFAULT_MAX_OUTPUT_FIELD_BYTES } from '../output/from-match.js';
 import type { ClientLimits } from '../net/connections.js';
 import type { ConfigProblem } from './problem.js';
@@ -35,7 +35,8 @@ export interface Config {
   hostname?: string;
   /** Least severe engine log line written to stderr: error, warning, info or debug (Falco log_level). */
   logLevel: string;
-  rules: {
+  /** The rules and their bounds; the load bounds (maxRules ... maxRegexNesting) are the engine's RulesBounds (host/engine/rules-bounds.ts, docs/resources.md "Bounds"): past one the load is refused with a located error. */
+  rules: RulesBounds & {
     /** Built-in rule sets from rules/ (names as in builtInRulesList). */
     builtIn: string[];
     /** Extra rule files, loaded after the built-in sets, in order. */
@@ -49,22 +50,6 @@ export interface Config {
     maxExpandedNodes: number;
     /** Most nodes the expanded conditions of all loaded rules may have together. */
     maxExpandedNodesTotal: number;
-    /** Most rules of a load (host/engine/rules-bounds.ts); past it the load is refused with a located error. */
-    maxRules: number;
-    /** Most items of one list, appends included. */
-    maxListItems: number;
-    /** Longest condition of one rule or macro, in bytes. */
-    maxConditionBytes: number;
-    /** Longest output template of one rule, in bytes. */
-    maxOutputBytes: number;
-    /** Deepest nesting of one condition as written (at most 2000, the parser's HARD_MAX_DEPTH). */
-    maxConditionDepth: number;
-    /** Longest glob/iglob/pmatch pattern, in bytes. */
-    maxGlobBytes: number;
-    /** A regex pattern's largest `{n,m}` count, atoms once repetitions are expanded, nested groups (RE2's 1000, 10000, 1000). */
-    maxRegexRepeat: number;
-    maxRegexAtoms: number;
-    maxRegexNesting: number;
     /** Longest field value an alert carries (output_fields and the message), in bytes; a longer one is cut and marked `…(truncated N bytes)`. */
     maxOutputFieldBytes: number;
     /** Deadline of one ruleset compile; past it the compile worker is stopped and the load fails (the running ruleset stays); 0: none. */
