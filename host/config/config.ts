@@ -87,6 +87,9 @@ export interface Config {
    * (requireClientCert, the default: clients without one are refused); connections with a verified
    * certificate are bounded apart (maxAuthenticatedConnections) from the others
    * (maxConnectionsPerClient per address, maxUnauthenticatedConnections in total).
+   * clientCaFile (PEM, '' = the engine's own CA in <stateDir>/webhook-tls) verifies client
+   * certificates, so every node of a cluster can share one; clientCertFile and clientKeyFile are
+   * the API server's pair that CA issued, for `rae webhook-config` and `rae event-generator`.
    */
   webhook: {
     enabled: boolean;
@@ -97,6 +100,9 @@ export interface Config {
     tlsCertFile: string;
     tlsKeyFile: string;
     tlsCaFile: string;
+    clientCaFile: string;
+    clientCertFile: string;
+    clientKeyFile: string;
     queueSize: number;
     queueBytes: number;
     maxBodyBytes: number;
@@ -191,6 +197,9 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tlsCertFile: '',
       tlsKeyFile: '',
       tlsCaFile: '',
+      clientCaFile: '',
+      clientCertFile: '',
+      clientKeyFile: '',
       queueSize: 10000,
       queueBytes: 64 * 1024 * 1024,
       maxBodyBytes: 12 * 1024 * 1024,
