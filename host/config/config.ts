@@ -210,7 +210,10 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConnectionsPerClient: 64,
       maxUnauthenticatedConnections: 256,
       maxAuthenticatedConnections: 64,
-      handshakeTimeoutSeconds: 5,
+      // client-go's TLS handshake timeout: the API server's webhook client waits 10 s itself, so an
+      // honest handshake delayed by a loaded node is not cut before its client gives up; starvation
+      // is prevented by the oldest-first close of handshaking connections, not by this deadline.
+      handshakeTimeoutSeconds: 10,
       headersTimeoutSeconds: 10,
       requestTimeoutSeconds: 30,
     },
