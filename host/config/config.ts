@@ -74,6 +74,9 @@ export interface Config {
    * (requireClientCert, the default: clients without one are refused); connections with a verified
    * certificate are bounded apart (maxAuthenticatedConnections) from the others
    * (maxConnectionsPerClient per address, maxUnauthenticatedConnections in total).
+   * clientCaFile (PEM, '' = the engine's own CA in <stateDir>/webhook-tls) verifies client
+   * certificates, so every node of a cluster can share one; clientCertFile and clientKeyFile are
+   * the API server's pair that CA issued, for `rae webhook-config` and `rae event-generator`.
    */
   webhook: {
     enabled: boolean;
@@ -84,6 +87,9 @@ export interface Config {
     tlsCertFile: string;
     tlsKeyFile: string;
     tlsCaFile: string;
+    clientCaFile: string;
+    clientCertFile: string;
+    clientKeyFile: string;
     queueSize: number;
     queueBytes: number;
     maxBodyBytes: number;
@@ -178,6 +184,9 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tlsCertFile: '',
       tlsKeyFile: '',
       tlsCaFile: '',
+      clientCaFile: '',
+      clientCertFile: '',
+      clientKeyFile: '',
       queueSize: 10000,
       queueBytes: 64 * 1024 * 1024,
       maxBodyBytes: 12 * 1024 * 1024,
@@ -188,7 +197,10 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConnectionsPerClient: 64,
       maxUnauthenticatedConnections: 256,
       maxAuthenticatedConnections: 64,
-      handshakeTimeoutSeconds: 5,
+      // client-go's TLS handshake timeout: the API server's webhook client waits 10 s itself, so an
+      // honest handshake delayed by a loaded node is not cut before its client gives up; starvation
+      // is prevented by the oldest-first close of handshaking connections, not by this deadline.
+      handshakeTimeoutSeconds: 10,
       headersTimeoutSeconds: 10,
       requestTimeoutSeconds: 30,
     },

@@ -11,7 +11,7 @@ import type { Metrics } from '../../metrics/index.js';
 import type { Alert } from '../../output/alert.js';
 import { ModuleSources, publishAuditWebhookConfig, startModule, type ModuleSource } from '../../resources/index.js';
 import type { DetectionEngine } from '../../runtime/index.js';
-import { startAuditWebhook } from '../../sources/audit/index.js';
+import { clientCredentials, startAuditWebhook } from '../../sources/audit/index.js';
 import { syscallModuleSource } from '../../sources/syscall/source.js';
 import type { FaultTracking } from '../../tracking/index.js';
 import { log } from '../command.js';
@@ -68,7 +68,7 @@ function webhookSource(config: Config, engine: DetectionEngine, metrics: Metrics
       const audit = await startAuditWebhook({ config, evaluate: (events) => engine.evaluate(events), metrics, log });
       log(`run: webhook listening on ${audit.webhook.url}`);
       const cpm = config.module.controlPlaneManager
-        ? publishAuditWebhookConfig(config.module.auditWebhookConfigFile || join(config.stateDir, 'audit-webhook-config.yaml'), audit.webhook.url, audit.tls.caPem, { certPem: audit.tls.clientCertPem, keyPem: audit.tls.clientKeyPem }, log)
+        ? publishAuditWebhookConfig(config.module.auditWebhookConfigFile || join(config.stateDir, 'audit-webhook-config.yaml'), audit.webhook.url, audit.tls.caPem, clientCredentials(audit.tls), log)
         : undefined;
       return {
         async stop() {
