@@ -77,7 +77,10 @@ function assign(args: readonly string[]): Array<{ file: string; doc: unknown; ru
     if (docs.length === 0) throw new TestFileError(`${file}: holds no YAML document`);
     return docs.map((doc) => {
       const runner = RUNNERS.find((r) => r.accepts(doc));
-      if (!runner) throw new TestFileError(`${locate(file, doc)}: not a test file of a known kind (${RUNNERS.map((r) => r.kind).join(', ')}): a unit-test file is a map with 'unitTests' (docs/rule-tests.md)`);
+      if (!runner)
+        throw new TestFileError(
+          `${locate(file, doc)}: not a test file of a known kind (${RUNNERS.map((r) => r.kind).join(', ')}): a unit-test file is a map with 'unitTests' (docs/rule-tests.md), an event-generator suite one with 'tests' (docs/test-suites.md)`,
+        );
       return { file, doc, runner };
     });
   });

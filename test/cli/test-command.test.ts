@@ -108,6 +108,19 @@ test('rae test --list and --filter; explain', () => {
   assert.match(e.stdout, 'harmless: replays one inline field event (syscall openat); expects no alert');
 });
 
+test('rae test: an event-generator suite file goes to the suite runner (--list, explain; performing it is test/testing/suite-run)', () => {
+  const suite = 'rules/tests/syscall-suite.yaml';
+  const r = rae(['--list', suite, join(dir, 'pass.yaml')]);
+  assert.is(r.status, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  assert.ok(lines.includes(`suite\t${suite}\tread_sensitive_file_untrusted_testCase#0\tRead sensitive file untrusted`), r.stdout);
+  assert.ok(lines.includes(`unit\t${join(dir, 'pass.yaml')}\tshadow fires\tshadow read`), r.stdout);
+  assert.is(lines.filter((l) => l.startsWith('suite\t')).length, 14);
+  const e = rae(['explain', suite]);
+  assert.is(e.status, 0, e.stderr);
+  assert.match(e.stdout, 'expects: an alert of "Read sensitive file untrusted"');
+});
+
 test('rae test: malformed files are located errors, exit 2, never a stack trace', () => {
   const cases: Array<[string, string]> = [
     ['unitTests:\n  - name: a\n    event: {fields: {evt.type: openat}\n', ':4:1: invalid YAML'],
@@ -115,7 +128,7 @@ test('rae test: malformed files are located errors, exit 2, never a stack trace'
     ['unitTests:\n  - name: a\n    event: {fields: {fd.name: x}}\n    expect: []\n', ":2:5: test 'a': event: rejected: a syscall field event needs 'evt.type'"],
     ['unitTests:\n  - name: a\n    event: {fields: {evt.type: open}}\n    expect:\n      - {rule: r, priority: LOUD}\n', ":5:29: test 'a', expect[0]: unknown priority 'LOUD'"],
     ['unitTests:\n  - name: a\n    file: missing.jsonl\n    expect: []\n', ":2:5: test 'a': cannot read the events file"],
-    ['- rule: r\n  desc: d\n', ':1:1: not a test file of a known kind (unit)'],
+    ['- rule: r\n  desc: d\n', ':1:1: not a test file of a known kind (unit, suite)'],
   ];
   cases.forEach(([text, message], i) => {
     const file = join(dir, `bad${i}.yaml`);
