@@ -4,28 +4,12 @@
 // and only there (a source that cannot run; slow evaluation), and fails when told otherwise.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as stringifyYaml } from 'yaml';
-import { findTool, prometheusRuleGroups, readManifest, type RuleGroup } from './prom-tools.js';
+import { findTool, prometheusRuleGroups, readManifest, type RuleGroup, runPromtool, withTempDir } from './prom-tools.js';
 
 const promtool = findTool('promtool');
-
-function run(args: string[], cwd: string): { code: number | null; out: string } {
-  const r = spawnSync(promtool as string, args, { cwd, encoding: 'utf8' });
-  return { code: r.status, out: `${r.stdout}${r.stderr}` };
-}
-
-function withDir<T>(fn: (dir: string) => T): T {
-  const dir = mkdtempSync(join(tmpdir(), 'rae-promrule-'));
-  try {
-    return fn(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const ruleFile = (groups: RuleGroup[] = prometheusRuleGroups()) => stringifyYaml({ groups });
 const t = promtool ? test : test.skip;
@@ -42,13 +26,13 @@ test('the rules shared with the Deckhouse groups are the same rules, in the grou
 });
 
 t('promtool check rules accepts the PrometheusRule, and rejects a broken expression', () => {
-  withDir((dir) => {
+  withTempDir((dir) => {
     writeFileSync(join(dir, 'rules.yaml'), ruleFile());
-    const ok = run(['check', 'rules', 'rules.yaml'], dir);
+    const ok = runPromtool(['check', 'rules', 'rules.yaml'], dir);
     assert.is(ok.code, 0, ok.out);
     assert.ok(ok.out.includes('SUCCESS: 7 rules found'), ok.out);
     writeFileSync(join(dir, 'rules.yaml'), ruleFile().replace('[5m]))) > 0.1', '[5m]) > 0.1'));
-    const bad = run(['check', 'rules', 'rules.yaml'], dir);
+    const bad = runPromtool(['check', 'rules', 'rules.yaml'], dir);
     assert.is.not(bad.code, 0, bad.out);
   });
 });
@@ -93,20 +77,20 @@ function unitTest(expected: { unavailable: string[]; slow: string[] }) {
 }
 
 t('promtool test rules: a source that cannot run and slow evaluation alert for their node only', () => {
-  withDir((dir) => {
+  withTempDir((dir) => {
     writeFileSync(join(dir, 'rules.yaml'), ruleFile());
     writeFileSync(join(dir, 'test.yaml'), unitTest({ unavailable: ['worker-1'], slow: ['worker-2'] }));
-    const r = run(['test', 'rules', 'test.yaml'], dir);
+    const r = runPromtool(['test', 'rules', 'test.yaml'], dir);
     assert.is(r.code, 0, r.out);
     assert.ok(r.out.includes('SUCCESS'), r.out);
   });
 });
 
 t('promtool test rules fails when the fast node is expected to alert as slow (the unit test can fail)', () => {
-  withDir((dir) => {
+  withTempDir((dir) => {
     writeFileSync(join(dir, 'rules.yaml'), ruleFile());
     writeFileSync(join(dir, 'test.yaml'), unitTest({ unavailable: ['worker-1'], slow: ['worker-1', 'worker-2'] }));
-    const r = run(['test', 'rules', 'test.yaml'], dir);
+    const r = runPromtool(['test', 'rules', 'test.yaml'], dir);
     assert.is.not(r.code, 0, r.out);
     assert.ok(r.out.includes('FAILED'), r.out);
   });
