@@ -20,6 +20,8 @@ const NAMESPACE = `${defaultConfig({}).webhook.sysPrefix}-runtime-audit-engine`;
 const CUSTOM = new Set(['EngineAuditRules', 'ModuleConfig']);
 /** Deckhouse kinds without a published schema here; the observability groups are checked by promtool (test/metrics). */
 const DECKHOUSE_ONLY = new Set(['ClusterLoggingConfig', 'ClusterObservabilityMetricsRulesGroup', 'ObservabilityMetricsRulesGroup']);
+/** Prometheus Operator kinds: the PrometheusRule is checked by promtool (test/metrics), the ServiceMonitor's port below. */
+const PROMETHEUS_OPERATOR_KINDS = new Set(['PrometheusRule', 'ServiceMonitor']);
 const validators = crdValidators(loadCrds());
 
 function parseObjects(text: string, where: string): Obj[] {
@@ -61,7 +63,7 @@ async function problems(o: Obj, where: string): Promise<string[]> {
     const read = readManifests(where, JSON.stringify(o), o.apiVersion.split('/')[0]!);
     return [...out, ...read.diagnostics.map((d) => `${where}: engine: ${d.message}`)];
   }
-  if (DECKHOUSE_ONLY.has(o.kind)) return [];
+  if (DECKHOUSE_ONLY.has(o.kind) || PROMETHEUS_OPERATOR_KINDS.has(o.kind)) return [];
   const Model = (await modelsOf(o.apiVersion).catch(() => ({}) as Record<string, never>))[o.kind];
   if (!Model) return [`${where}: ${o.apiVersion} ${o.kind} has no schema in kubernetes-models`];
   // kustomize wraps a Secret's base64 over lines; the API server decodes it so (Go's base64 skips
@@ -120,6 +122,7 @@ withKubectl('every kustomization renders to valid objects, all in the namespace'
     ['privileged', render(join(DEPLOY, 'privileged'))],
     ['deckhouse', render(join(DEPLOY, 'deckhouse'))],
     ['event-generator', render(join(DEPLOY, 'event-generator'))],
+    ['prometheus-operator', render(join(DEPLOY, 'prometheus-operator'))],
     ['site', site()],
   ];
   const found: string[] = [];
@@ -134,6 +137,22 @@ withKubectl('every kustomization renders to valid objects, all in the namespace'
   const kinds = (objs: Obj[]) => objs.map((o) => o.kind);
   assert.not.ok(kinds(renders[2]![1]).includes('CustomResourceDefinition') && renders[2]![1].some((o) => o.metadata.name === 'moduleconfigs.deckhouse.io'), 'deckhouse/ leaves the ModuleConfig CRD out');
   assert.ok(kinds(renders[2]![1]).includes('ClusterLoggingConfig'));
+});
+
+withKubectl('prometheus-operator: the ServiceMonitor selects the forwarder Service by a port it names', () => {
+  const objs = render(join(DEPLOY, 'prometheus-operator'));
+  const sm = find(objs, 'ServiceMonitor', 'runtime-audit-engine') as Obj & { spec: { selector: { matchLabels: Record<string, string> }; endpoints: Array<{ port: string; path: string }> } };
+  const selected = objs.filter((o) => o.kind === 'Service' && Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => o.metadata.labels?.[k] === v));
+  const [endpoint] = sm.spec.endpoints;
+  const serving = selected.filter((svc) => (serviceSpecOf(svc).ports ?? []).some((p) => p.name === endpoint!.port));
+  assert.equal(
+    serving.map((svc) => svc.metadata.name),
+    ['runtime-audit-engine-forwarder'],
+  );
+  assert.is(endpoint!.path, '/metrics');
+  assert.ok(objs.some((o) => o.kind === 'PrometheusRule'));
+  const dashboard = find(objs, 'ConfigMap', 'runtime-audit-engine-dashboard');
+  assert.is(dashboard.metadata.labels?.grafana_dashboard, '1');
 });
 
 const find = (objs: Obj[], kind: string, name: string): Obj => {
