@@ -2,10 +2,12 @@
 // own prom-client registry (registry.ts). Label values are closed enums or bounded sets:
 // `rule` admits the loaded rules' names plus at most `maxExtraRules` others, `hostname` at most
 // `maxHostnames`, `source` the engine's sources plus at most `maxExtraSources`; past a limit the
-// value is "(other)" and enginesecurity_enginesidekick_label_overflow_total counts it.
+// value is "(other)" and enginesecurity_enginesidekick_label_overflow_total counts it. Falco 0.45's
+// names are served beside them from the same state (falco.ts).
 import type { Registry } from 'prom-client';
 import { priorityNumber, type Priority } from '../engine/priority.js';
 import { BoundedLabel } from './bounded.js';
+import { registerFalcoMetrics, type RuleLabels } from './falco.js';
 import { createRegistry } from './registry.js';
 import {
   SOURCES,
@@ -21,8 +23,8 @@ import {
   type WebhookReason,
 } from './names.js';
 
-export { METRICS } from './names.js';
-export type { Destination, DropReason, RulesetFailureReason, SourceUnavailableReason, WebhookReason } from './names.js';
+export { FALCO_METRICS, METRICS } from './names.js';
+export type { Destination, DropReason, RulesetFailureReason, SourceLabel, SourceUnavailableReason, WebhookReason } from './names.js';
 
 /** What the events counter needs to know about an alert (an Alert fits). */
 interface AlertLabels {
@@ -46,10 +48,10 @@ export interface Metrics {
   readonly registry: Registry;
   /** The Prometheus text exposition and its content type (for GET /metrics). */
   exposition(): Promise<{ contentType: string; body: string }>;
-  /** Rule names that are always valid `rule` label values (call on every ruleset load). */
-  knownRules(names: Iterable<string>): void;
-  /** One alert through the forwarder: enginesecurity_enginesidekick_engine_events_total. */
-  alert(a: AlertLabels): void;
+  /** The running ruleset's rules (call on every load): their names are always valid `rule` label values, and their labels those of falcosecurity_falco_rules_matches_total. */
+  knownRules(rules: Iterable<RuleLabels>): void;
+  /** One alert through the forwarder: enginesecurity_enginesidekick_engine_events_total; `ruleMatch` when the detection engine raised it (a match of a loaded rule also counts in falcosecurity_falco_rules_matches_total). */
+  alert(a: AlertLabels, ruleMatch?: boolean): void;
   /** One request to POST / or POST /test. */
   input(accepted: boolean): void;
   /** One finished delivery; `seconds` from queueing to the outcome, when known. */
@@ -78,6 +80,8 @@ export interface Metrics {
   webhookConnectionClosed(reason: WebhookConnectionCloseReason): void;
   /** Events waiting in a source's queue. */
   sourceQueueLength(source: SourceLabel, length: number): void;
+  /** A source started (true) or stopped: falcosecurity_scap_engine_name_info and falcosecurity_falco_evt_source_info. */
+  sourceUp(source: SourceLabel, up: boolean): void;
   /** An enabled source that cannot run on this host, and why: enginesecurity_engine_source_unavailable. */
   sourceUnavailable(source: SourceLabel, reason: SourceUnavailableReason): void;
   /** Seconds spent evaluating one batch. */
@@ -102,14 +106,19 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const hosts = new BoundedLabel(opts.maxHostnames ?? 64, overflow('hostname'));
   const sources = new BoundedLabel(opts.maxExtraSources ?? 8, overflow('source'));
   sources.allow([...SOURCES, 'syscalls']); // 'syscalls': falcosidekick's value for a payload without source
+  const falco = registerFalcoMetrics(registry, m);
 
   return {
     registry,
     async exposition() {
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
-    knownRules: (names) => rules.allow(names),
-    alert(a) {
+    knownRules(loaded) {
+      const list = [...loaded];
+      rules.allow(list.map((r) => r.name));
+      falco.loadedRules(list);
+    },
+    alert(a, ruleMatch = false) {
       m.alerts.inc({
         hostname: hosts.value(a.hostname || 'unknown'),
         priority: String(priorityNumber(a.priority)),
@@ -117,6 +126,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
         rule: rules.value(a.rule),
         source: sources.value(a.source),
       });
+      if (ruleMatch) falco.ruleMatched(a.rule, a.source);
     },
     input: (accepted) => m.inputs.inc({ source: 'requests', status: accepted ? 'accepted' : 'rejected' }),
     output(destination, ok, seconds) {
@@ -139,6 +149,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     webhookRequest: (status, reason) => m.webhookRequests.inc({ status: String(status), reason }),
     webhookConnectionClosed: (reason) => m.webhookConnectionsClosed.inc({ reason }),
     sourceQueueLength: (source, length) => m.sourceQueue.set({ source }, length),
+    sourceUp: (source, up) => falco.sourceUp(source, up),
     sourceUnavailable: (source, reason) => m.sourceUnavailable.set({ source, reason }, 1),
     evaluationTime: (source, seconds) => m.evaluationSeconds.observe({ source }, seconds),
     rulesLoaded: (source, count) => m.rulesLoaded.set({ source }, count),

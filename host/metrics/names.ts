@@ -254,3 +254,65 @@ export const METRICS = {
 } as const;
 
 export type MetricKey = keyof typeof METRICS;
+
+/**
+ * Falco 0.45's metrics that have a meaning here, under Falco's names and labels
+ * (falcosecurity/falco userspace/falco/falco_metrics.cpp; libs' metrics collectors), so Falco's
+ * Grafana dashboard and alert rules read this engine unchanged. Each one reads the state behind
+ * a metric of the table above (or the process state Falco's libs read), never a count of its
+ * own (falco.ts). docs/metrics.md lists them and the dashboard's names that have no meaning here.
+ */
+export const FALCO_METRICS = {
+  rulesMatches: def({
+    type: 'counter',
+    name: 'falcosecurity_falco_rules_matches_total',
+    help: 'Matches of a loaded rule (Falco\'s rule counters): the detections counted in enginesecurity_enginesidekick_engine_events_total; priority is Falco\'s number (0 Emergency .. 7 Debug), one tag_<tag>="true" label per rule tag. Only rules that matched, and only while loaded.',
+    labelNames: ['rule_name', 'priority', 'source'],
+  }),
+  scapEvents: def({
+    type: 'counter',
+    name: 'falcosecurity_scap_n_evts_total',
+    help: 'Events received from every source: the sum of enginesecurity_engine_events_received_total.',
+    labelNames: [],
+  }),
+  scapDrops: def({
+    type: 'counter',
+    name: 'falcosecurity_scap_n_drops_total',
+    help: 'Kernel records lost because the ring buffer was full: enginesecurity_engine_events_dropped_total{reason="kernel_lost"}.',
+    labelNames: [],
+  }),
+  outputsQueueDrops: def({
+    type: 'counter',
+    name: 'falcosecurity_falco_outputs_queue_num_drops_total',
+    help: 'Alerts an output refused because its queue was full, over every output: the sum of enginesecurity_enginesidekick_output_dropped_total.',
+    labelNames: [],
+  }),
+  cpuUsage: def({
+    type: 'gauge',
+    name: 'falcosecurity_falco_cpu_usage_ratio',
+    help: "CPU time of the engine's process over its lifetime, as a ratio of one CPU (ps's %CPU / 100, as Falco's libs compute it).",
+    labelNames: [],
+  }),
+  memoryRss: def({ type: 'gauge', name: 'falcosecurity_falco_memory_rss_bytes', help: "Resident memory of the engine's process (VmRSS of /proc/self/status).", labelNames: [] }),
+  memoryVsz: def({ type: 'gauge', name: 'falcosecurity_falco_memory_vsz_bytes', help: "Virtual memory of the engine's process (VmSize of /proc/self/status).", labelNames: [] }),
+  versionInfo: def({ type: 'gauge', name: 'falcosecurity_falco_version_info', help: "1, labelled with this engine's version (as enginesecurity_engine_version_info).", labelNames: ['version'] }),
+  engineNameInfo: def({
+    type: 'gauge',
+    name: 'falcosecurity_scap_engine_name_info',
+    help: "1 per running source, labelled with the capture engine Falco would open for it: modern_bpf for the kernel probe (syscall), source_plugin for the audit webhook (k8s_audit, Falco's k8saudit plugin).",
+    labelNames: ['engine_name'],
+  }),
+  evtSourceInfo: def({ type: 'gauge', name: 'falcosecurity_falco_evt_source_info', help: '1 per running event source (syscall, k8s_audit).', labelNames: ['evt_source'] }),
+  rulesFilesInfo: def({
+    type: 'gauge',
+    name: 'falcosecurity_falco_sha256_rules_files_info',
+    help: '1 per loaded rules file of the running ruleset, labelled with its sha256 (as enginesecurity_engine_rules_files_info).',
+    labelNames: ['file_name', 'sha256'],
+  }),
+  kernelReleaseInfo: def({ type: 'gauge', name: 'falcosecurity_falco_kernel_release_info', help: "1, labelled with the host's kernel release (uname -r).", labelNames: ['kernel_release'] }),
+  hostCpus: def({ type: 'gauge', name: 'falcosecurity_falco_host_num_cpus_total', help: "The host's CPUs.", labelNames: [] }),
+  startTimestamp: def({ type: 'gauge', name: 'falcosecurity_falco_start_timestamp_nanoseconds', help: "When the engine's process started, ns since the epoch.", labelNames: [] }),
+  duration: def({ type: 'counter', name: 'falcosecurity_falco_duration_seconds_total', help: "Seconds since the engine's process started.", labelNames: [] }),
+} as const;
+
+export type FalcoMetricKey = keyof typeof FALCO_METRICS;

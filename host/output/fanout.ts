@@ -21,8 +21,8 @@ import { falcoJsonWriter } from './falco-json.js';
 
 /** The running fan-out. */
 export interface Fanout {
-  /** Counts the alert and queues it on every destination (unless aggregation holds it); never waits, drops are counted. */
-  submit(alert: Alert): void;
+  /** Counts the alert and queues it on every destination (unless aggregation holds it); never waits, drops are counted. `ruleMatch`: raised by the detection engine (metrics alert). */
+  submit(alert: Alert, ruleMatch?: boolean): void;
   /** Each destination and its health (undefined = healthy, else its last failure). */
   outputs(): Array<{ destination: Destination; health: string | undefined }>;
   /** Delivers what is queued (bounded wait), reports the last drops, closes the destinations. */
@@ -132,8 +132,8 @@ export async function startFanout(opts: FanoutOptions): Promise<Fanout> {
   );
 
   return {
-    submit(alert) {
-      metrics.alert(alert);
+    submit(alert, ruleMatch) {
+      metrics.alert(alert, ruleMatch);
       if (aggregator.offer(alert)) deliver(alert);
     },
     outputs: () => outputs.map((o) => ({ destination: o.destination, health: o.health() })),

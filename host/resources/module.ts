@@ -147,7 +147,7 @@ export async function startModule(opts: ModuleOptions): Promise<RunningModule> {
     },
     reporter: { log, alert: opts.submit, metrics, hostname: opts.hostname },
     onRulesLoaded: (result) => {
-      metrics.knownRules(result.ruleset.rules.map((r) => r.name));
+      metrics.knownRules(result.ruleset.rules);
       for (const source of ['syscall', 'k8s_audit'] as const) {
         metrics.rulesLoaded(source, result.ruleset.rules.filter((r) => r.source === source && r.enabled).length);
       }

@@ -6,11 +6,15 @@
 // configuration and evaluates the PrometheusRule's groups. Then every panel query of
 // deploy/prometheus-operator/runtime-audit-engine-dashboard.json, its Grafana variables
 // substituted, must run without error, and return data unless the panel is listed in
-// FAULT_ONLY (series that exist only once a fault happened: drops, rejected rulesets...).
+// FAULT_ONLY (series that exist only once a fault happened: drops, rejected rulesets...). In the
+// same run, every panel query of Falco's own dashboard (read from ../shared/dashboards, never
+// copied here) must return data from Falco's names that the engine serves, and return none for
+// the names docs/metrics.md lists as not served, a list that must name exactly the dashboard's
+// names that are not served.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
@@ -21,6 +25,10 @@ import { findTool, freePort, MANIFESTS, PROMETHEUS_OPERATOR, prometheusRuleGroup
 
 const prometheus = findTool('prometheus');
 const WAIT_MS = 600_000;
+/** Falco's Grafana dashboard, upstream data beside the repository (../shared/dashboards/SOURCES.md). */
+const FALCO_DASHBOARD = join(import.meta.dirname, '..', '..', '..', 'shared', 'dashboards', 'falco-dashboard.json');
+/** docs/metrics.md, whose marked table lists the names of Falco's dashboard that are not served. */
+const METRICS_DOC = join(import.meta.dirname, '..', '..', 'docs', 'metrics.md');
 /** Panels of our dashboard whose series exist only after a fault; their queries must still run. */
 const FAULT_ONLY = new Set(['Events dropped by reason', 'Sources unavailable', 'Events judged by the reference interpreter', 'Rulesets rejected in range by reason', 'Retries and refusals by output', 'Label values counted as (other)']);
 
@@ -33,13 +41,46 @@ function panelQueries(file: string): Array<{ title: string; expr: string }> {
   return walk(dashboard.panels);
 }
 
-/** Grafana's variables as this test's Prometheus needs them: every node, windows over the test's span. */
+/** Grafana's variables as this test's Prometheus needs them: every node (pod, source...), windows over the test's span. */
 function substitute(expr: string): string {
   return expr
     .replace(/\$__rate_interval|\$__interval/g, '1m')
     .replace(/\$__range/g, '1h')
-    .replace(/\$\{?node\}?/g, '.*');
+    .replace(/\$\{?(node|namespace|pod|source|priority)\}?/g, '.*');
 }
+
+/** Falco's dashboard's panel queries, or a clear error when the shared upstream data is absent. */
+function falcoPanelQueries(): Array<{ title: string; expr: string }> {
+  if (!existsSync(FALCO_DASHBOARD)) throw new Error(`${FALCO_DASHBOARD} is missing: this test reads Falco's Grafana dashboard from the shared upstream data (../shared/dashboards)`);
+  return panelQueries(FALCO_DASHBOARD);
+}
+
+/** The metric names of Falco's dashboard that docs/metrics.md lists as not served (its marked table). */
+function notServed(): string[] {
+  const text = readFileSync(METRICS_DOC, 'utf8');
+  const at = text.indexOf('<!-- falco-dashboard-not-served');
+  if (at < 0) throw new Error(`${METRICS_DOC}: the falco-dashboard-not-served table is missing`);
+  const rows = text.slice(at).split('\n').slice(3);
+  return rows
+    .slice(
+      0,
+      rows.findIndex((l) => !l.startsWith('|')),
+    )
+    .map((l) => /^\| `([a-z0-9_]+)` \|/.exec(l)?.[1] ?? `unreadable row: ${l}`);
+}
+
+/** The falcosecurity_* metric names a query reads. */
+const falcoNames = (expr: string) => [...new Set(expr.match(/falcosecurity_[a-z0-9_]+/g) ?? [])];
+
+test("Falco's dashboard: its queries are found, the variables substituted, and the names not served are the docs' list exactly", () => {
+  const qs = falcoPanelQueries();
+  assert.is(qs.length, 31);
+  for (const q of qs) assert.not.match(substitute(q.expr), /\$/, q.title);
+  const listed = notServed();
+  assert.equal(listed, [...new Set(listed)], 'a name listed twice');
+  const used = new Set(qs.flatMap((q) => falcoNames(q.expr)));
+  for (const name of listed) assert.ok(used.has(name), `docs/metrics.md lists ${name}, which Falco's dashboard does not query`);
+});
 
 test('panel queries are found, and the variables substituted', () => {
   const qs = panelQueries(join(PROMETHEUS_OPERATOR, 'runtime-audit-engine-dashboard.json'));
@@ -125,7 +166,29 @@ t('every panel query of our dashboard has data from a real engine under load', a
       if (r.status !== 'success') failures.push(`${q.title}: ${r.status} ${r.error}`);
       else if (r.result.length === 0 && !FAULT_ONLY.has(q.title)) failures.push(`${q.title}: no data for ${substitute(q.expr)}`);
     }
+    // Falco's dashboard: data for every query of a served name, none for the names listed as not served.
+    const listed = new Set(notServed());
+    for (const q of falcoPanelQueries()) {
+      const r = await prom.query(substitute(q.expr));
+      const names = falcoNames(q.expr);
+      const served = names.every((n) => !listed.has(n));
+      if (r.status !== 'success') failures.push(`Falco: ${q.title}: ${r.status} ${r.error}`);
+      else if (served && r.result.length === 0) failures.push(`Falco: ${q.title}: no data for ${substitute(q.expr)}`);
+      else if (!served && r.result.length > 0) failures.push(`Falco: ${q.title}: data for ${names.join(', ')}, listed as not served in docs/metrics.md`);
+    }
     assert.equal(failures, []);
+    // Falco's names count what the engine's own names count (same scrape, same state).
+    for (const [falco, ours] of [
+      ['sum(falcosecurity_falco_rules_matches_total)', 'sum(enginesecurity_enginesidekick_engine_events_total{source="k8s_audit"})'],
+      ['sum(falcosecurity_scap_n_evts_total)', 'sum(enginesecurity_engine_events_received_total)'],
+    ]) {
+      const r = await prom.query(`${falco} - ${ours}`);
+      assert.equal(
+        r.result.map((x) => x.value[1]),
+        ['0'],
+        `${falco} - ${ours}`,
+      );
+    }
     // The check can fail: a misspelt metric has no data.
     assert.equal((await prom.query('enginesecurity_engine_events_recieved_total')).result, []);
 

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PRIORITIES } from '../../host/engine/priority.js';
-import { createMetrics, METRICS } from '../../host/metrics/index.js';
+import { createMetrics, FALCO_METRICS, METRICS } from '../../host/metrics/index.js';
 
 function samples(text: string, name: string): string[] {
   return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
@@ -30,7 +30,7 @@ test('priority label: Debug = 1 ... Emergency = 8; an empty hostname counts as "
 
 test('rule, hostname and source labels are bounded; loaded rule names always pass; overflow is counted', async () => {
   const m = createMetrics({ processMetrics: false, maxExtraRules: 2, maxHostnames: 1, maxExtraSources: 0 });
-  m.knownRules(['Loaded rule']);
+  m.knownRules([{ name: 'Loaded rule', priority: 'Notice', source: 'syscall', tags: [] }]);
   const send = (rule: string, hostname = 'h1', source = 'syscall') => m.alert({ hostname, priority: 'Notice', rule, source });
   for (const r of ['x', 'y', 'z', 'w', 'Loaded rule', 'Test rule']) send(r);
   send('x', 'h2');
@@ -90,6 +90,80 @@ test('engine helpers: received, evaluated, dropped by reason, evaluation and com
   ]) {
     assert.ok(body.includes(`${line}\n`), line);
   }
+});
+
+test("Falco's rules_matches_total: the engine's matches of loaded rules, Falco's labels, only matched and loaded rules", async () => {
+  const m = createMetrics({ processMetrics: false });
+  const name = 'falcosecurity_falco_rules_matches_total';
+  m.knownRules([
+    { name: 'Read sensitive file', priority: 'Warning', source: 'syscall', tags: ['T1555', 'maturity_stable', 'mitre-credential.access'] },
+    { name: 'Exec into pod', priority: 'Notice', source: 'k8s_audit', tags: [] },
+    { name: 'Never matched', priority: 'Debug', source: 'syscall', tags: [] },
+  ]);
+  const hit = (rule: string, source: string, ruleMatch = true) => m.alert({ hostname: 'h', priority: 'Warning', rule, source }, ruleMatch);
+  hit('Read sensitive file', 'syscall');
+  hit('Read sensitive file', 'syscall');
+  hit('Exec into pod', 'k8s_audit');
+  hit('Read sensitive file', 'syscall', false); // POST / or /test: the forwarder's, not a rule match
+  hit('Exec into pod', 'syscall'); // not the rule's source
+  hit('Unknown rule', 'syscall');
+  hit('Falco internal: evaluation failed', 'internal');
+  let body = (await m.exposition()).body;
+  assert.ok(body.includes(`# TYPE ${name} counter\n`));
+  assert.equal(samples(body, name).sort(), [
+    `${name}{rule_name="Exec into pod",priority="5",source="k8s_audit"} 1`,
+    `${name}{rule_name="Read sensitive file",priority="4",source="syscall",tag_T1555="true",tag_maturity_stable="true",tag_mitre_credential_access="true"} 2`,
+  ]);
+  // every alert, rule match or not, is in the seed's counter: one call counts both
+  assert.is(
+    samples(body, 'enginesecurity_enginesidekick_engine_events_total').reduce((n, l) => n + Number(l.split(' ').pop()), 0),
+    7,
+  );
+  // a reload keeps the series of rules loaded with the same labels, and drops the others
+  m.knownRules([
+    { name: 'Exec into pod', priority: 'Critical', source: 'k8s_audit', tags: [] },
+    { name: 'Read sensitive file', priority: 'Warning', source: 'syscall', tags: ['T1555', 'maturity_stable', 'mitre-credential.access'] },
+  ]);
+  body = (await m.exposition()).body;
+  assert.equal(samples(body, name), [`${name}{rule_name="Read sensitive file",priority="4",source="syscall",tag_T1555="true",tag_maturity_stable="true",tag_mitre_credential_access="true"} 2`]);
+  hit('Exec into pod', 'k8s_audit');
+  assert.ok((await m.exposition()).body.includes(`${name}{rule_name="Exec into pod",priority="2",source="k8s_audit"} 1\n`));
+});
+
+test("Falco's other names read the seed's state at scrape time", async () => {
+  const m = createMetrics({ processMetrics: false });
+  m.versionInfo('1.2.3', '0.62.0');
+  m.rulesFiles([{ name: 'falco_rules.yaml', sha256: 'ab12' }]);
+  m.eventsReceived('syscall', 10);
+  m.eventsReceived('k8s_audit', 5);
+  m.eventsDropped('syscall', 'kernel_lost', 3);
+  m.eventsDropped('syscall', 'queue_full', 4);
+  m.outputDropped('stdout');
+  m.outputDropped('webhook');
+  m.sourceUp('syscall', true);
+  m.sourceUp('k8s_audit', true);
+  m.sourceUp('syscall', false);
+  const body = (await m.exposition()).body;
+  for (const line of [
+    'falcosecurity_falco_version_info{version="1.2.3"} 1',
+    'falcosecurity_falco_sha256_rules_files_info{file_name="falco_rules.yaml",sha256="ab12"} 1',
+    'falcosecurity_scap_n_evts_total 15',
+    'falcosecurity_scap_n_drops_total 3',
+    'falcosecurity_falco_outputs_queue_num_drops_total 2',
+    'falcosecurity_scap_engine_name_info{engine_name="source_plugin"} 1',
+    'falcosecurity_falco_evt_source_info{evt_source="k8s_audit"} 1',
+  ]) {
+    assert.ok(body.includes(`${line}\n`), line);
+  }
+  assert.not.ok(body.includes('engine_name="modern_bpf"'));
+  for (const d of Object.values(FALCO_METRICS)) {
+    assert.match(d.name, /^falcosecurity_(falco|scap)_[a-z0-9_]+$/);
+    assert.ok(body.includes(`# TYPE ${d.name} ${d.type}\n`), d.name);
+  }
+  const rss = Number(/^falcosecurity_falco_memory_rss_bytes (\S+)$/m.exec(body)?.[1]);
+  assert.ok(rss > 1e6, `rss ${rss}`);
+  const cpu = Number(/^falcosecurity_falco_cpu_usage_ratio (\S+)$/m.exec(body)?.[1]);
+  assert.ok(cpu > 0, `cpu ${cpu}`);
 });
 
 test('two metric sets are independent (own registries), process metrics optional', async () => {

@@ -26,7 +26,8 @@ export interface EngineInputs {
   files: readonly RulesFile[];
   hostname: string;
   metrics: Metrics;
-  submit: (alert: Alert) => void;
+  /** Where alerts go; `ruleMatch` marks the engine's own (its matches, and its internal alerts, which match no loaded rule). */
+  submit: (alert: Alert, ruleMatch?: boolean) => void;
   tracking: FaultTracking;
 }
 
@@ -50,7 +51,7 @@ export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycl
     metrics,
     expandLimits: expandLimitsOf(config),
     maxOutputFieldBytes: config.rules.maxOutputFieldBytes,
-    onAlert: inputs.submit,
+    onAlert: (a) => inputs.submit(a, true),
     onError: (e) => inputs.tracking.engineError(e),
   });
   void engine.precompile([...builtinRulesFiles(config.rules.builtIn).files, ...inputs.files]);

@@ -13,7 +13,7 @@ import type { Lifecycle } from './lifecycle.js';
 
 /** Where alerts go, and the forwarder's entry on the readiness board. */
 export interface Outputs {
-  submit: (alert: Alert) => void;
+  submit: (alert: Alert, ruleMatch?: boolean) => void;
   /** Marks the forwarder up (or off) on the readiness board and logs its address (after the API's early start, which takes the board's place before it). */
   announce(): void;
 }

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import type { Config } from '../../config/config.js';
 import type { LoadResult, RulesFile } from '../../engine/index.js';
-import type { Metrics } from '../../metrics/index.js';
+import type { Metrics, SourceLabel } from '../../metrics/index.js';
 import type { Alert } from '../../output/alert.js';
 import { ModuleSources, publishAuditWebhookConfig, startModule, type ModuleSource } from '../../resources/index.js';
 import type { DetectionEngine } from '../../runtime/index.js';
@@ -31,6 +31,9 @@ export interface SourceInputs {
   onRulesLoaded: (r: LoadResult) => void;
 }
 
+/** The event source each module source feeds (Falco's metrics name the running ones). */
+const SOURCE_OF: Record<string, SourceLabel | undefined> = { syscall: 'syscall', webhook: 'k8s_audit' };
+
 /** The running module of `rae run`. */
 export type RunModule = Awaited<ReturnType<typeof startModule>>;
 
@@ -42,6 +45,8 @@ export async function startSources(config: Config, engine: DetectionEngine, inpu
     onState: (name, s) => {
       board.set(name, s);
       tracking.sourceState(name, s);
+      const source = SOURCE_OF[name];
+      if (source) metrics.sourceUp(source, s.state === 'up');
     },
   });
   if (config.webhook.enabled) await sources.add(webhookSource(config, engine, metrics));
