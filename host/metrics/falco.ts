@@ -52,8 +52,8 @@ function processMemory(): { rss: number; vsz: number } | undefined {
   return { rss: kb('VmRSS'), vsz: kb('VmSize') };
 }
 
-/** Sum of a seed instrument's series, optionally those whose labels pass `keep`. */
-async function sum(metric: Counter<string> | Gauge<string>, keep: (labels: Record<string, string | number | undefined>) => boolean = () => true): Promise<number> {
+/** Sum of a seed counter's series, optionally those whose labels pass `keep`. */
+async function sum(metric: Counter<string>, keep: (labels: Record<string, string | number | undefined>) => boolean = () => true): Promise<number> {
   return (await metric.get()).values.filter((v) => keep(v.labels)).reduce((n, v) => n + v.value, 0);
 }
 
@@ -65,27 +65,18 @@ export function registerFalcoMetrics(registry: Registry, m: Instruments): FalcoM
   };
   const running = new Set<SourceLabel>();
 
-  new Counter({
-    ...common('scapEvents'),
-    async collect() {
-      this.reset();
-      this.inc(await sum(m.eventsReceived));
-    },
-  });
-  new Counter({
-    ...common('scapDrops'),
-    async collect() {
-      this.reset();
-      this.inc(await sum(m.eventsDropped, (l) => l.reason === 'kernel_lost'));
-    },
-  });
-  new Counter({
-    ...common('outputsQueueDrops'),
-    async collect() {
-      this.reset();
-      this.inc(await sum(m.outputDropped));
-    },
-  });
+  // Counters that sum a seed counter's series (those passing `keep`) when scraped.
+  const summed = (key: FalcoMetricKey, source: Counter<string>, keep?: Parameters<typeof sum>[1]) =>
+    new Counter({
+      ...common(key),
+      async collect() {
+        this.reset();
+        this.inc(await sum(source, keep));
+      },
+    });
+  summed('scapEvents', m.eventsReceived);
+  summed('scapDrops', m.eventsDropped, (l) => l.reason === 'kernel_lost');
+  summed('outputsQueueDrops', m.outputDropped);
   new Gauge({
     ...common('cpuUsage'),
     collect() {
