@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { TestOutcome } from '../../host/testing/outcome.js';
-import { createSuiteRunner, parseSuiteText } from '../../host/testing/suite/index.js';
+import { readTestDocuments } from '../../host/testing/documents.js';
+import { createSuiteRunner } from '../../host/testing/suite/index.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const SAMPLES = join(ROOT, '../shared/evtgen-suite/event-generator-samples');
@@ -17,7 +18,7 @@ const logs: string[] = [];
 
 async function run(file: string, text = readFileSync(file, 'utf8')): Promise<TestOutcome[]> {
   const out: TestOutcome[] = [];
-  for await (const o of runner.run(file, parseSuiteText(file, text), { rulesFiles: [], log: (l) => logs.push(l) })) out.push(o);
+  for await (const o of runner.run(file, readTestDocuments(file, text)[0], { rulesFiles: [], log: (l) => logs.push(l) })) out.push(o);
   return out;
 }
 
