@@ -22,7 +22,6 @@ function skipReason(t: SuiteTest): string | undefined {
   const arch = t.runIf?.arch;
   const here = ARCH[process.arch] ?? process.arch;
   if (arch && (arch.op === 'eq' ? here !== arch.val : here === arch.val)) return `runIf: arch ${arch.op} ${arch.val} does not hold on ${here}`;
-  if (t.context?.container) return 'context.container: running the chain inside a container is not supported by this runner yet';
   return undefined;
 }
 
@@ -132,7 +131,7 @@ export function createSuiteRunner(tuning: SuiteRunnerOptions = {}): SuiteRunner 
           }
           const id = randomUUID();
           options.log(`suite: ${t.name}: performing (test id ${id})`);
-          const report = await performTest(t, id);
+          const report = await performTest(t, id, options.log);
           if (!report.ok) {
             yield outcome(t, start, 'failed', `not performed: ${report.error}`);
             continue;
