@@ -17,9 +17,9 @@
 // directories (the mounts go with the namespaces); so does SIGINT/SIGTERM/SIGHUP before exiting.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { cgroup2Mount } from '../sources/syscall/procfs.js';
 import { isRoot, which } from './exec.js';
 import { BUSYBOX, busyboxRootfsDir, busyboxUnavailable } from './image.js';
@@ -37,9 +37,18 @@ const DEVICES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'];
 /** How long the init may take to mount its rootfs. */
 const START_TIMEOUT_MS = 20_000;
 
+/** A node path bound into every box (at `target`, read-only unless writable): files the box's image lacks. */
+export interface BoxBind {
+  source: string;
+  target: string;
+  writable?: boolean;
+}
+
 /** Options of the boxes. */
 export interface BoxOptions {
   log?(line: string): void;
+  /** Node paths bound into each box after its rootfs is mounted (they go with its mount namespace). */
+  binds?: readonly BoxBind[];
 }
 
 /** Why no boxes, or the boxes. */
@@ -116,6 +125,11 @@ export class CgroupBoxes extends ContainerHostBase {
       `mount -t proc proc ${q(`${root}/proc`)}`,
       `mount -t tmpfs -o mode=755,nosuid rae-event-generator-dev ${q(`${root}/dev`)}`,
       ...DEVICES.map((d) => `touch ${q(`${root}/dev/${d}`)} && mount --bind /dev/${d} ${q(`${root}/dev/${d}`)}`),
+      ...(this.opts.binds ?? []).flatMap((b) => {
+        const at = q(join(root, b.target));
+        const make = statSync(b.source).isDirectory() ? `mkdir -p ${at}` : `mkdir -p ${q(dirname(join(root, b.target)))} && touch ${at}`;
+        return [`${make} && mount --bind ${q(b.source)} ${at}`, ...(b.writable ? [] : [`mount -o remount,bind,ro ${at}`])];
+      }),
       `${BUSYBOX} ip link set lo up`,
       'echo ready',
       `exec ${this.confined(privileged, root, ['/bin/sleep', '2147483647']).map(q).join(' ')}`,

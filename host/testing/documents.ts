@@ -1,7 +1,10 @@
-// Test files as `rae test` reads them: YAML text to plain documents (maps, lists, scalars) that
-// remember where each of their maps and lists, and each key's value, stood in the file, so that a
-// runner given only the plain document (outcome.ts) can still name file:line:col in an error.
-// Consumes a file name and its text; produces the documents, or throws a TestFileError.
+// Test files as `rae test` reads them, parsed once for every runner: YAML text to plain documents
+// (maps, lists, scalars) that remember where each of their maps and lists, and each key's value,
+// stood in the file, so that a runner given only the plain document (outcome.ts) can still name
+// file:line:col in an error; a runner that walks YAML nodes (the suite loader) gets the parsed
+// yaml Document of a plain document with its line counter (yamlSourceOf). Files and stdin are read
+// the same way, so both keep their places. Consumes a file name and its text; produces the
+// documents, or throws a TestFileError.
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 
 /** An error in a test file, its message starting with file:line:col. */
@@ -15,6 +18,20 @@ interface Place {
 
 /** Each parsed map or list: its own place, and the place of each key's (index's) value. */
 const PLACES = new WeakMap<object, { self: Place; members: Map<string | number, Place> }>();
+
+/** The parsed yaml Document (and its line counter) of each plain document readTestDocuments gave. */
+const SOURCES = new WeakMap<object, YamlSource>();
+
+/** A plain document's YAML: its nodes, and the line counter that turns their offsets into places. */
+export interface YamlSource {
+  doc: Document;
+  lines: LineCounter;
+}
+
+/** The parsed YAML a plain document (a map or list from readTestDocuments) was read from, or undefined. */
+export function yamlSourceOf(value: unknown): YamlSource | undefined {
+  return typeof value === 'object' && value !== null ? SOURCES.get(value) : undefined;
+}
 
 /**
  * `file:line:col` of `value` (a map or list of a document from readTestDocuments), or of its
@@ -34,7 +51,8 @@ export function testFileError(file: string, value: unknown, key: string | number
 /**
  * The documents of a YAML text (empty documents left out). A syntax error throws, located. A plain
  * scalar starting with `%` (upstream suites' unquoted `runIf: %{ item.runIf }`, which Go's yaml.v3
- * reads as a string) is read as that string, as upstream's runner reads it.
+ * reads as a string) is read as that string, as upstream's runner reads it: the one place where
+ * such templating is treated before a runner sees the document.
  */
 export function readTestDocuments(file: string, text: string): unknown[] {
   const lines = new LineCounter();
@@ -48,7 +66,9 @@ export function readTestDocuments(file: string, text: string): unknown[] {
     }
     if (doc.contents === null) continue;
     const at = (n: Node): Place => lines.linePos(n.range?.[0] ?? 0);
-    out.push(plain(doc, doc.contents, at));
+    const value = plain(doc, doc.contents, at);
+    if (typeof value === 'object' && value !== null) SOURCES.set(value, { doc, lines });
+    out.push(value);
   }
   return out;
 }

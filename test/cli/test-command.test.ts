@@ -142,5 +142,27 @@ test('rae test: malformed files are located errors, exit 2, never a stack trace'
   assert.match(rae([join(dir, 'none.yaml')]).stderr, 'none.yaml: cannot read: no such file or directory');
 });
 
+test('rae test: a malformed suite is located the same from a file and from stdin (one parse), never a stack trace', () => {
+  const cases: Array<[string, string]> = [
+    ['tests:\n  - name: a\n    runner: HostRunner\n    steps:\n      - { type: syscall, name: s, syscall: dup, args: 3 }\n', ':5:9: steps[0]: args: expected a mapping'],
+    ['tests:\n  - name: a\n    runner: HostRunner\n    context: { container: 5 }\n', ':4:27: context.container: expected a mapping or null'],
+    ['tests:\n  - name: a\n    runner: HostRunner\n    runIf: %{ item.runIf }\n', ':2:5: test a: uses %{ item.* } but has no cases'],
+    ['tests:\n  - name: a\n    runner: HostRunner\n    cases:\n      - { strategy: matrix, values: { x: 1 } }\n', ':5:42: case.values.x: a matrix value is a non-empty list'],
+    ['tests:\n  - name: [a\n    runner: HostRunner\n', ':3:5: invalid YAML'],
+  ];
+  cases.forEach(([text, message], i) => {
+    const file = join(dir, `bad-suite${i}.yaml`);
+    writeFileSync(file, text);
+    for (const [where, r] of [
+      [file, rae(['--list', file])],
+      ['-', rae(['--list', '-'], text)],
+    ] as const) {
+      assert.is(r.status, 2, `${where}: ${text}\n${r.stderr}`);
+      assert.match(r.stderr, `rae test: ${where}${message}`);
+      assert.not.match(r.stderr, /\n\s+at .*:\d+:\d+\)/);
+    }
+  });
+});
+
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 test.run();

@@ -6,7 +6,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseSuiteText, suiteRunner } from '../../host/testing/suite/index.js';
+import { readTestDocuments, yamlSourceOf } from '../../host/testing/documents.js';
+import { suiteRunner } from '../../host/testing/suite/index.js';
 import { loadSuite, type SuiteTest } from '../../host/testing/suite/loader.js';
 
 const SHARED = join(import.meta.dirname, '../../../shared/evtgen-suite');
@@ -20,7 +21,14 @@ function upstreamFiles(dir: string): string[] {
     .map((f) => join(d, f));
 }
 
-const load = (file: string, text = readFileSync(file, 'utf8')): SuiteTest[] => loadSuite(file, parseSuiteText(file, text));
+/** The first document of `text`, as `rae test` reads it (one parse: documents.ts). */
+const parse = (file: string, text: string): unknown => readTestDocuments(file, text)[0];
+
+function load(file: string, text = readFileSync(file, 'utf8')): SuiteTest[] {
+  const source = yamlSourceOf(parse(file, text));
+  if (!source) throw new Error(`${file}: no YAML source recorded for the document`);
+  return loadSuite(file, source.doc, source.lines);
+}
 
 /** The error text of loading `text` as file `s.yaml`. */
 function loadError(text: string): string {
@@ -113,8 +121,7 @@ test('suite loader: a malformed description gets an error located file:line:col'
 
 test('suite runner: accepts suites by their shape, lists the expanded tests with their rules, explains them', () => {
   const file = join(SHARED, 'event-generator-samples', 'expected_outcome.yaml');
-  const doc = parseSuiteText(file, readFileSync(file, 'utf8'));
-  assert.ok(suiteRunner.accepts(doc.toJS()));
+  const doc = parse(file, readFileSync(file, 'utf8'));
   assert.ok(suiteRunner.accepts(doc));
   assert.not.ok(suiteRunner.accepts({ tests: [{ name: 'a', events: [] }] }));
   assert.not.ok(suiteRunner.accepts([{ rule: 'x' }]));
@@ -130,7 +137,7 @@ test('suite runner: accepts suites by their shape, lists the expanded tests with
 });
 
 test('suite runner: run() of a malformed description throws the located error before doing anything', async () => {
-  const doc = parseSuiteText('bad.yaml', 'tests:\n  - name: a\n    runner: HostRunner\n    steps:\n      - { type: syscall, name: s, syscall: dup, args: 3 }\n');
+  const doc = parse('bad.yaml', 'tests:\n  - name: a\n    runner: HostRunner\n    steps:\n      - { type: syscall, name: s, syscall: dup, args: 3 }\n');
   const it = suiteRunner.run('bad.yaml', doc, { rulesFiles: [], log: () => undefined })[Symbol.asyncIterator]();
   try {
     await it.next();

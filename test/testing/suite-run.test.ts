@@ -1,23 +1,26 @@
 // The suite runner for real (root: the kernel probe): one private `rae run` with the built-in
 // rules, alerts received over HTTP. The suite written for the built-in stable syscall rules
 // (rules/tests/syscall-suite.yaml) passes; event-generator's samples give upstream's results
-// (../shared/evtgen-suite); a wrong expectation (a wrong priority, an alert that never comes)
+// (../shared/evtgen-suite), the container context's chain in a container (Falco's packet-socket
+// suite passes, its rule firing only in a container); a wrong expectation (a wrong priority, an alert that never comes)
 // fails with a readable diff; nothing the tests made is left on the node.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { TestOutcome } from '../../host/testing/outcome.js';
-import { createSuiteRunner, parseSuiteText } from '../../host/testing/suite/index.js';
+import { readTestDocuments } from '../../host/testing/documents.js';
+import { createSuiteRunner } from '../../host/testing/suite/index.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const SAMPLES = join(ROOT, '../shared/evtgen-suite/event-generator-samples');
+const FALCO = join(ROOT, '../shared/evtgen-suite/falco');
 const runner = createSuiteRunner({ shared: true });
 const logs: string[] = [];
 
 async function run(file: string, text = readFileSync(file, 'utf8')): Promise<TestOutcome[]> {
   const out: TestOutcome[] = [];
-  for await (const o of runner.run(file, parseSuiteText(file, text), { rulesFiles: [], log: (l) => logs.push(l) })) out.push(o);
+  for await (const o of runner.run(file, readTestDocuments(file, text)[0], { rulesFiles: [], log: (l) => logs.push(l) })) out.push(o);
   return out;
 }
 
@@ -40,7 +43,7 @@ test('suite run: rules/tests/syscall-suite.yaml passes on this kernel, every tes
   );
 });
 
-test("suite run: event-generator's samples give upstream's results (all performed; the container one skipped)", async () => {
+test("suite run: event-generator's samples give upstream's results (all performed, the container one in a container)", async () => {
   if (!existsSync(SAMPLES)) throw new Error(`upstream samples missing: ${SAMPLES}`);
   const files = ['context_container', 'context_processes', 'expected_outcome', 'resources_clientserver', 'resources_fd', 'resources_process', 'scripts', 'steps_syscall', 'templates'];
   const outcomes: TestOutcome[] = [];
@@ -48,7 +51,11 @@ test("suite run: event-generator's samples give upstream's results (all performe
   assert.is(outcomes.length, 38);
   assert.equal(
     brief(outcomes).filter((l) => !l.endsWith(': passed')),
-    ['test_context_container: skipped (context.container: running the chain inside a container is not supported by this runner yet)'],
+    [],
+  );
+  assert.ok(
+    logs.some((l) => /^suite: test_context_container: the chain ran in container \S+ \((docker|podman|cgroup), id [0-9a-f]{12}\)$/.test(l)),
+    logs.join('\n'),
   );
   // the two with a rule were judged by their alerts; the rest performed only, as `suite run`
   assert.equal(
@@ -58,6 +65,11 @@ test("suite run: event-generator's samples give upstream's results (all performe
       ['test_expected_outcome_loose', undefined],
     ],
   );
+});
+
+test("suite run: Falco's packet-socket suite passes: its chain runs in a container as the engine sees it (the rule wants container.id != host)", async () => {
+  const outcomes = await run(join(FALCO, 'packet_socket_created_in_container.yaml'));
+  assert.equal(brief(outcomes), ['packet_socket_created_in_container: passed']);
 });
 
 test('suite run: a wrong priority and an alert that never comes fail with a readable diff', async () => {
@@ -94,6 +106,14 @@ test('suite run: nothing the tests made is left behind', () => {
   for (const p of ['/tmp/rae_suite_symlink', '/root/rae_suite_hardlink', '/tmp/rae_suite_clearlog', '/tmp/link', '/tmp/symlink', '/tmp/file', '/tmp/eg_test_dir', '/tmp/eg_test_file']) {
     assert.not.ok(existsSync(p), `${p} left behind`);
   }
+  // the containers' cgroups and overlay mounts (cgroup boxes) are gone with them
+  assert.not.match(readFileSync('/proc/self/mountinfo', 'utf8'), 'rae-event-generator-box');
+  const cgroup2 = readFileSync('/proc/self/mounts', 'utf8').match(/^\S+ (\S+) cgroup2 /m)?.[1];
+  if (cgroup2)
+    assert.equal(
+      readdirSync(cgroup2).filter((d) => d.startsWith(`rae-event-generator-${process.pid}`)),
+      [],
+    );
   const passwd = readFileSync('/etc/passwd', 'utf8');
   for (const u of ['parent_user', 'middle_user']) assert.not.match(passwd, new RegExp(`^${u}:`, 'm'), `user ${u} left behind`);
 });

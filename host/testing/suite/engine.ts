@@ -2,9 +2,11 @@
 // free port, API, audit webhook and resources watch off) whose webhook output posts every alert to
 // the suite's receiver, as upstream configures Falco (`http_output` to the event-generator's
 // server, `append_output` extra field `proc.env`). The engine's append_output works on the
-// rendered alert, so the runner appends ` proc_env=%proc.env` to the output of every syscall rule
-// it loads instead (a rules file of `override: {output: append}` loaded last): the alert's
-// output_fields then carry proc.env, where the test id is found. Consumes the rules files (default:
+// rendered alert, so the runner appends ` proc_env=%proc.env` and the container's fields
+// (container.id, container.name, container.image: a test in a container, host for the others) to
+// the output of every syscall rule it loads instead (a rules file of `override: {output: append}`
+// loaded last): the alert's output_fields then carry proc.env, where the test id is found, and say
+// where the test's process ran. Consumes the rules files (default:
 // the built-in sets) and the receiver's URL; produces a ready engine and its stop().
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -51,9 +53,12 @@ function syscallRules(texts: readonly string[]): string[] {
   return [...names];
 }
 
-/** The rules file that appends proc.env to every syscall rule's output. */
+/** What the runner appends to every syscall rule's output: the test id's carrier, and where the process ran. */
+const APPENDED = ' proc_env=%proc.env container_id=%container.id container_name=%container.name container_image=%container.image';
+
+/** The rules file that appends APPENDED to every syscall rule's output. */
 function procEnvOverrides(names: readonly string[]): string {
-  return names.map((n) => `- rule: ${JSON.stringify(n)}\n  output: " proc_env=%proc.env"\n  override:\n    output: append\n`).join('');
+  return names.map((n) => `- rule: ${JSON.stringify(n)}\n  output: "${APPENDED}"\n  override:\n    output: append\n`).join('');
 }
 
 /** Starts `rae run` for a suite; resolves once it is ready (its syscall source running), or rejects with its stderr. */

@@ -6,15 +6,13 @@
 // matches every key of expectedOutcome; a test whose runIf does not hold here is skipped; a test
 // without a rule is performed only (upstream's `suite run`) and passes when it performs.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { isDocument, type Document } from 'yaml';
+import { Document } from 'yaml';
+import { yamlSourceOf } from '../documents.js';
 import type { TestFileRunner, TestListing, TestOutcome, TestRunOptions } from '../outcome.js';
 import { AlertReceiver, expectationDiff, matchesTest } from './alerts.js';
 import { startSuiteEngine, type SuiteEngine } from './engine.js';
-import { loadSuite, looksLikeSuite, parseSuiteText, type SuiteTest } from './loader.js';
+import { loadSuite, looksLikeSuite, type SuiteTest } from './loader.js';
 import { performTest } from './perform.js';
-
-export { parseSuiteText } from './loader.js';
 
 /** Node's process.arch as upstream names architectures (Go's GOARCH). */
 const ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', ia32: '386', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' };
@@ -24,21 +22,16 @@ function skipReason(t: SuiteTest): string | undefined {
   const arch = t.runIf?.arch;
   const here = ARCH[process.arch] ?? process.arch;
   if (arch && (arch.op === 'eq' ? here !== arch.val : here === arch.val)) return `runIf: arch ${arch.op} ${arch.val} does not hold on ${here}`;
-  if (t.context?.container) return 'context.container: running the chain inside a container is not supported by this runner yet';
   return undefined;
 }
 
-/** The description's tests: a yaml Document is used as given; plain data is re-read from the file for its places (stdin: unplaced). */
+/**
+ * The description's tests, from the YAML the document was read from (readTestDocuments: files and
+ * stdin alike, errors placed file:line:col); a document made in memory is loaded unplaced.
+ */
 function testsOf(file: string, doc: unknown): SuiteTest[] {
-  if (isDocument(doc)) return loadSuite(file, doc as Document);
-  if (file !== '-') {
-    try {
-      return loadSuite(file, parseSuiteText(file, readFileSync(file, 'utf8')));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-  }
-  return loadSuite(file, parseSuiteText(file, JSON.stringify(doc)));
+  const source = yamlSourceOf(doc);
+  return source ? loadSuite(file, source.doc, source.lines) : loadSuite(file, new Document(doc));
 }
 
 /** What one test does, in words (`rae test explain`). */
@@ -138,7 +131,7 @@ export function createSuiteRunner(tuning: SuiteRunnerOptions = {}): SuiteRunner 
           }
           const id = randomUUID();
           options.log(`suite: ${t.name}: performing (test id ${id})`);
-          const report = await performTest(t, id);
+          const report = await performTest(t, id, options.log);
           if (!report.ok) {
             yield outcome(t, start, 'failed', `not performed: ${report.error}`);
             continue;

@@ -9,7 +9,7 @@
 // a map or null included, which is how `runIf: %{ item.runIf }` gets its condition); resource and
 // step names are unique within a test; capabilities only on the leaf; no env key starting with
 // FALCO_EVENT_GENERATOR_ or equal to SUITE.
-import { isDocument, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isMap, isScalar, isSeq, type Document, type LineCounter, type Node } from 'yaml';
 
 /** A description error with its place: `file:line:col: message`. */
 class SuiteError extends Error {}
@@ -52,31 +52,8 @@ const TEST_KEYS = ['name', 'rule', 'description', 'runner', 'runIf', 'context', 
 const PROCESS_KEYS = ['exePath', 'args', 'exe', 'name', 'procName', 'env', 'user', 'capabilities'];
 const OUTCOME_KEYS = ['source', 'hostname', 'priority', 'outputFields'];
 
-/**
- * Strict YAML rejects a plain scalar starting with `%` (`runIf: %{ item.runIf }`), which
- * upstream's parser accepts: such a value is quoted before parsing (same line, so every place
- * before it on the line and every other line keep their position).
- */
-function quoteBarePlaceholders(text: string): string {
-  return text.replace(/^(\s*(?:-\s+)?[\w.-]+:[ \t]+)(%\{[^}\n]*\})[ \t]*$/gm, '$1"$2"');
-}
-
-/** Parses a description's text; syntax errors are located. */
-export function parseSuiteText(file: string, text: string): Document {
-  const lc = new LineCounter();
-  const doc = parseDocument(quoteBarePlaceholders(text), { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
-  const first = doc.errors[0];
-  if (first) {
-    const p = lc.linePos(first.pos[0]);
-    throw new SuiteError(`${file}:${p.line}:${p.col}: ${first.message.split('\n')[0]}`);
-  }
-  (doc as Document & { lineCounter?: LineCounter }).lineCounter = lc;
-  return doc;
-}
-
-/** Whether a parsed document (plain data or a yaml Document) has the shape of a suite: a `tests` list whose entries carry a runner. */
-export function looksLikeSuite(doc: unknown): boolean {
-  const data = isDocument(doc) ? doc.toJS() : doc;
+/** Whether a parsed document (plain data) has the shape of a suite: a `tests` list whose entries carry a runner. */
+export function looksLikeSuite(data: unknown): boolean {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return false;
   const tests = (data as { tests?: unknown }).tests;
   return Array.isArray(tests) && tests.some((t) => typeof t === 'object' && t !== null && 'runner' in t);
@@ -285,9 +262,12 @@ function checkTest(w: Where, node: Node, data: Record<string, unknown>, name: st
   return test;
 }
 
-/** The tests of a description, templates expanded; throws a located SuiteError on any problem. */
-export function loadSuite(file: string, doc: Document): SuiteTest[] {
-  const w = new Where(file, (doc as Document & { lineCounter?: LineCounter }).lineCounter);
+/**
+ * The tests of a description, templates expanded; throws a located SuiteError on any problem
+ * (placed `file:1:1` without `lines`: a document built in memory).
+ */
+export function loadSuite(file: string, doc: Document, lines?: LineCounter): SuiteTest[] {
+  const w = new Where(file, lines);
   const root = doc.contents as Node | null;
   checkKeys(w, root, ['tests'], 'description');
   const tests = Object.fromEntries(entries(w, root, 'description')).tests;

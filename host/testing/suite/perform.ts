@@ -1,6 +1,7 @@
 // Performs one suite test on this node, as upstream's HostRunner does: the process chain of
 // `context.processes` (each process spawned by the previous one, the leaf last), the `before`
 // script, the resources, the steps and the `after` script in the leaf, then everything undone.
+// With `context.container` the chain runs in a container (container.ts), its own process first.
 // Consumes a SuiteTest and the test id; produces the leaf's report (what failed, if anything).
 // The program of every process is leaf.pl (perl), run through a hard link at the process's
 // exePath (default: a fresh directory under the OS temporary directory) and, when the test names
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONSTANTS } from './constants.js';
+import { runInContainer } from './container.js';
 import type { ProcessSpec, SuiteTest } from './loader.js';
 
 /** The environment variable that carries the test id, upstream's name (alerts are matched by it in proc.env). */
@@ -74,13 +76,17 @@ function setprivOptions(ids: { uid?: number; gid?: number }, capabilities: strin
 }
 
 /** A harmless, undone run of one test; never throws for a failure of the test itself (see the report). */
-export async function performTest(test: SuiteTest, testId: string, timeoutMs = 60_000): Promise<PerformReport> {
+export async function performTest(test: SuiteTest, testId: string, log: (line: string) => void = () => undefined, timeoutMs = 60_000): Promise<PerformReport> {
   const dir = mkdtempSync(join(tmpdir(), 'rae-suite-'));
   // the chain's users (any user the test names) run the links below and write the report
   chmodSync(dir, 0o755);
   const undo: Array<() => void> = [];
   try {
-    const specs: ProcessSpec[] = test.context?.processes?.length ? test.context.processes : [{}];
+    const container = test.context?.container ?? undefined;
+    const processes = test.context?.processes ?? [];
+    // in a container, upstream's chain starts with the container's own process (its environment
+    // the container's `env`), which is the leaf when the test names no process
+    const specs: ProcessSpec[] = container ? [{ env: container.env as Record<string, string> | undefined }, ...processes] : processes.length > 0 ? processes : [{}];
     const base = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root', RAE_SUITE_PLAN: join(dir, 'plan.json') };
     const exeFor = (p: ProcessSpec, i: string): { path: string; argv0: string } => {
       const real = p.exePath ?? join(dir, `proc${i}`, `eg-${i}`);
@@ -125,8 +131,11 @@ export async function performTest(test: SuiteTest, testId: string, timeoutMs = 6
       const p = r as ProcessSpec;
       return { ...r, process: { ...exeFor(p, `r${i}`), args: splitArgs(p.args), env: { ...base, ...(p.env ?? {}) } } };
     });
+    // in a container the program is read from the plan directory, the one node directory it sees
+    const script = container ? join(dir, 'leaf.pl') : LEAF;
+    if (container) copyFileSync(LEAF, script);
     const plan = {
-      script: LEAF,
+      script,
       dir,
       report: join(dir, 'report.json'),
       chain,
@@ -139,7 +148,13 @@ export async function performTest(test: SuiteTest, testId: string, timeoutMs = 6
     writeFileSync(base.RAE_SUITE_PLAN, JSON.stringify(plan), { mode: 0o644 });
     writeFileSync(plan.report, '', { mode: 0o666 });
     chmodSync(plan.report, 0o666);
-    const code = await run(chain[0]!, timeoutMs);
+    let code: string;
+    if (container) {
+      const r = await runInContainer(chain[0]!, script, dir, timeoutMs, log);
+      code = r.code;
+      if (!r.container) return { ok: false, error: `context.container: ${r.code}` };
+      log(`suite: ${test.name}: the chain ran in container ${r.container.name} (${r.container.runtime}, id ${r.container.id.slice(0, 12)})`);
+    } else code = await run(chain[0]!, timeoutMs);
     let report: PerformReport;
     try {
       report = JSON.parse(readFileSync(plan.report, 'utf8')) as PerformReport;
