@@ -4,7 +4,9 @@
 // to a loopback HTTP server here. A process of ours is exec'd under a unique name with a marker
 // in its environment: the alert posted carries that environment, pid and exe path in
 // output_fields, extracted from the event as Falco does (before: null / <NA>, the forwarder only
-// had the rendered alert), and the message ends with the extra output.
+// had the rendered alert), and the message ends with the extra output. Its arguments (`-`, an
+// empty one, one with a blank) are in proc.args and proc.cmdline exactly, as libsinsp joins them
+// (the suites' `argv0 - ARGS` comes from their perl leaf, not from the engine).
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -51,7 +53,7 @@ run_('append_output: extra_fields and extra_output fields are extracted from the
       '    append_output:',
       '      - match: { tags: [probe] }',
       '        extra_output: "exe=%proc.exepath"',
-      '        extra_fields: [proc.env, proc.pid, { team: sec }]',
+      '        extra_fields: [proc.env, proc.pid, proc.args, proc.cmdline, { team: sec }]',
       '      - match: { rule: another rule }',
       '        extra_fields: [proc.cwd]',
       '',
@@ -62,7 +64,7 @@ run_('append_output: extra_fields and extra_output fields are extracted from the
   try {
     rae = startRae(['-c', join(dir, 'config.yaml'), '--state-dir', join(dir, 'state'), '-r', join(dir, 'rules.yaml')]);
     await rae.waitLog(/run: ready/, 0, 300_000);
-    execFileSync(join(dir, name), [], { env: { RAE_APPEND_MARKER: marker, PATH: '/usr/bin:/bin' } });
+    execFileSync(join(dir, name), ['-', '', 'a b'], { env: { RAE_APPEND_MARKER: marker, PATH: '/usr/bin:/bin' } });
     const deadline = Date.now() + 60_000;
     while (posted.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.is(posted.length, 1, `one alert posted, got ${posted.length}\n${rae.stderr()}`);
@@ -70,6 +72,8 @@ run_('append_output: extra_fields and extra_output fields are extracted from the
     assert.is(a.rule, 'append output probe');
     assert.is(a.output_fields['proc.env'], `RAE_APPEND_MARKER=${marker} PATH=/usr/bin:/bin`);
     assert.type(a.output_fields['proc.pid'], 'number');
+    assert.is(a.output_fields['proc.args'], '-  a b');
+    assert.is(a.output_fields['proc.cmdline'], `${name} -  a b`);
     // the executable the kernel ran: the symlink resolved
     const exe = realpathSync('/bin/true');
     assert.is(a.output_fields['proc.exepath'], exe);
