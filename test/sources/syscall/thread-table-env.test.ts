@@ -19,19 +19,24 @@ function snapshot(pid: number, env: Buffer): ProcSnapshot {
   return { pid, ppid: 1, vpid: pid, ...zero, comm: Buffer.from(`p${pid}`), exepath: Buffer.from('/usr/bin/p'), args: [Buffer.from('p'), Buffer.from(String(pid))], cwd: Buffer.from('/'), cgroup: Buffer.from('/user.slice'), env };
 }
 
-test('thread table: distinct 4 KB environments of 3,000 live processes never cost another field; past the heap share proc.env is missing', () => {
+/** A thread table bound to a fresh memory, and a function applying the EXEC record of process `pid` with environment `env`. */
+function tableWithExec(): { memory: WebAssembly.Memory; table: ThreadTable; exec: (pid: number, env: string) => void } {
   const memory = new WebAssembly.Memory({ initial: MEM.pages, maximum: MEM.pages });
   const table = new ThreadTable();
   table.bind(memory);
   const buf = new Uint8Array(16384);
-  const n = 3000;
-  for (let i = 0; i < n; i++) {
-    const pid = 10_000 + i;
-    const env = Buffer.from(`RAE_I=${i}\0X=${'x'.repeat(MAX_ENV - 40)}`);
-    encodeProcRecord(snapshot(pid, env), buf, 0, 1n);
+  const exec = (pid: number, env: string) => {
+    encodeProcRecord(snapshot(pid, Buffer.from(env)), buf, 0, 1n);
     new DataView(buf.buffer).setUint16(HDR.kind, KIND.EXEC, true);
     table.apply(buf, 0);
-  }
+  };
+  return { memory, table, exec };
+}
+
+test('thread table: distinct 4 KB environments of 3,000 live processes never cost another field; past the heap share proc.env is missing', () => {
+  const { memory, table, exec } = tableWithExec();
+  const n = 3000;
+  for (let i = 0; i < n; i++) exec(10_000 + i, `RAE_I=${i}\0X=${'x'.repeat(MAX_ENV - 40)}`);
   let withEnv = 0;
   for (let i = 0; i < n; i++) {
     const f = processFields(memory, table.entryOfPid(10_000 + i));
@@ -48,19 +53,13 @@ test('thread table: distinct 4 KB environments of 3,000 live processes never cos
 });
 
 test('thread table: 6,000 short-lived processes with distinct 4 KB environments (24 MB of churn through the heap) each keep proc.env', () => {
-  const memory = new WebAssembly.Memory({ initial: MEM.pages, maximum: MEM.pages });
-  const table = new ThreadTable();
-  table.bind(memory);
-  const buf = new Uint8Array(16384);
+  const { memory, table, exec } = tableWithExec();
   const exit = new Uint8Array(SIZES.exit);
   const n = 6000;
   const missing: number[] = [];
   for (let i = 0; i < n; i++) {
     const pid = 20_000 + i;
-    const env = Buffer.from(`FALCO_EVENT_GENERATOR_TEST_ID=${i}\0X=${'x'.repeat(MAX_ENV - 60)}`);
-    encodeProcRecord(snapshot(pid, env), buf, 0, 1n);
-    new DataView(buf.buffer).setUint16(HDR.kind, KIND.EXEC, true);
-    table.apply(buf, 0);
+    exec(pid, `FALCO_EVENT_GENERATOR_TEST_ID=${i}\0X=${'x'.repeat(MAX_ENV - 60)}`);
     const f = processFields(memory, table.entryOfPid(pid));
     if (!String(f['proc.env']).startsWith(`FALCO_EVENT_GENERATOR_TEST_ID=${i} X=xxx`)) missing.push(i);
     const x = new DataView(exit.buffer);
