@@ -9,7 +9,8 @@
 //                                                 evt.time in output_fields
 //   append_output                 (default [])    per match (source, tags, rule): extra_output
 //                                                 appended to the message and extra_fields added
-//                                                 to output_fields (see appendOutput for the subset)
+//                                                 to output_fields (see appendOutput; the engine
+//                                                 extracts their fields from the event, from-match.ts)
 // With the defaults the line is alertJson's, byte for byte.
 import { alertJson, alertText, type Alert, type OutputFieldValue } from './alert.js';
 import { compareCodePoints, jsonString, writeJson, type JsonOut } from './json-write.js';
@@ -17,7 +18,7 @@ import { rfc3339Nano } from './time.js';
 import type { ConfigProblem } from '../config/problem.js';
 
 /** One append_output entry. */
-interface AppendOutput {
+export interface AppendOutput {
   match: { source?: string; tags?: string[]; rule?: string };
   extra_output?: string;
   /** Field names (value from output_fields) or {name: text} pairs. */
@@ -60,7 +61,8 @@ export function checkAppendOutput(list: unknown, problems: ConfigProblem[]): voi
   });
 }
 
-function matches(m: AppendOutput['match'], a: Alert): boolean {
+/** Whether an append_output entry's match selects the alerts of a rule (its source, name and tags). */
+export function appendMatches(m: AppendOutput['match'], a: Pick<Alert, 'source' | 'rule' | 'tags'>): boolean {
   if (m.source !== undefined && m.source !== a.source) return false;
   if (m.rule !== undefined && m.rule !== a.rule) return false;
   if (m.tags !== undefined && !m.tags.every((t) => a.tags.includes(t))) return false;
@@ -69,14 +71,15 @@ function matches(m: AppendOutput['match'], a: Alert): boolean {
 
 /**
  * append_output applied to an alert that is already rendered: `%field` in extra_output and a
- * plain extra field name take their value from the alert's output fields (`<NA>` / null when
- * the rule's output did not have it — the forwarder has no event to extract more from);
- * `{name: text}` extra fields are added as that text.
+ * plain extra field name take their value from the alert's output fields, where the engine put
+ * them from the event (from-match.ts appendedFields: `rae run` passes append_output to it); an
+ * alert from elsewhere (the forwarder's HTTP input) without them gets `<NA>` / null, as there is
+ * no event to extract them from; `{name: text}` extra fields are added as that text.
  */
 function appendOutput(entries: readonly AppendOutput[], a: Alert): Alert {
   let out = a;
   for (const e of entries) {
-    if (!matches(e.match ?? {}, out)) continue;
+    if (!appendMatches(e.match ?? {}, out)) continue;
     const fields = { ...out.outputFields };
     const set = (k: string, v: OutputFieldValue) => Object.defineProperty(fields, k, { value: v, enumerable: true, writable: true, configurable: true });
     let message = out.message;

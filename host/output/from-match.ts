@@ -1,9 +1,11 @@
 // A matched rule and its event to an Alert: the rule output rendered with `<NA>` for missing
 // values and `%N` widths, and output_fields typed as Falco's rawval_to_json does
 // (reference/falco-language.md D.1, D.4): integers as numbers, booleans, strings, lists as
-// arrays, missing as null.
-import { type FieldRef, type LoadedRule, type OutputToken, type RawScalar, type RawValue, type SourceEvent, typeClass } from '../engine/index.js';
+// arrays, missing as null. Falco's append_output adds fields to a matching rule's output_fields,
+// extracted from the event as the rule's own (appendedFields).
+import { type FieldRef, type LoadedRule, type OutputToken, parseOutput, type RawScalar, type RawValue, type SourceEvent, typeClass } from '../engine/index.js';
 import type { Alert, OutputFieldValue } from './alert.js';
+import { type AppendOutput, appendMatches } from './falco-json.js';
 
 type FieldToken = Extract<OutputToken, { kind: 'field' }>;
 
@@ -82,10 +84,34 @@ function renderTokens(tokens: readonly OutputToken[], ev: SourceEvent, maxFieldB
   return out;
 }
 
-/** The alert for a rule that matched an event; each field value it carries is at most `maxFieldBytes` (rules.maxOutputFieldBytes). */
-export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string, maxFieldBytes = DEFAULT_MAX_OUTPUT_FIELD_BYTES): Alert {
+/**
+ * The fields append_output entries (forwarder.falco.append_output) add to the alerts of `rule`:
+ * the `%field`s of each matching entry's extra_output and its extra_fields names, as Falco
+ * formats them from the event. A name that is no field of the rule's source is left out (the
+ * forwarder then sets it null, as before).
+ */
+export function appendedFields(entries: readonly AppendOutput[], rule: LoadedRule): FieldToken[] {
+  const out: FieldToken[] = [];
+  const add = (text: string, whole: boolean) => {
+    const p = parseOutput(rule.source, text);
+    if (!p.ok) return;
+    for (const t of p.tokens) if (t.kind === 'field' && (!whole || `%${t.canonical}` === text)) out.push(t);
+  };
+  for (const e of entries) {
+    if (!appendMatches(e.match ?? {}, { source: rule.source, rule: rule.name, tags: rule.tags })) continue;
+    if (e.extra_output) add(e.extra_output, false);
+    for (const f of e.extra_fields ?? []) if (typeof f === 'string') add(`%${f}`, true);
+  }
+  return out;
+}
+
+/**
+ * The alert for a rule that matched an event; each field value it carries is at most
+ * `maxFieldBytes` (rules.maxOutputFieldBytes). `extra` (appendedFields) go to output_fields only.
+ */
+export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string, maxFieldBytes = DEFAULT_MAX_OUTPUT_FIELD_BYTES, extra: readonly FieldToken[] = []): Alert {
   const outputFields: Alert['outputFields'] = {};
-  for (const t of rule.output) {
+  for (const t of [...rule.output, ...extra]) {
     if (t.kind !== 'field') continue;
     const ref = refOf(t);
     outputFields[t.canonical] = capJson(fieldJson(ev.fields.field(ref), ref), maxFieldBytes);

@@ -6,6 +6,7 @@ import type { Priority } from '../engine/priority.js';
 import type { Metrics } from '../metrics/index.js';
 import type { EvaluatorTier } from '../metrics/names.js';
 import type { Alert } from '../output/alert.js';
+import type { AppendOutput } from '../output/falco-json.js';
 import type { ModuleFrom } from './compiler.js';
 import type { RuntimeError } from './errors.js';
 import type { IsolationBudget } from './isolate.js';
@@ -36,6 +37,8 @@ export interface DetectionEngineOptions {
   expandLimits?: Partial<ExpandLimits & RulesBounds>;
   /** Longest field value an alert carries, UTF-8 bytes (default 64 KiB; `rae run`: rules.maxOutputFieldBytes); longer ones are cut and marked. */
   maxOutputFieldBytes?: number;
+  /** Falco's append_output (`rae run`: forwarder.falco.append_output): the fields it names are extracted from the event into the output_fields of the rules it matches. */
+  appendOutput?: readonly AppendOutput[];
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;
   /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures, events judged by the reference interpreter for the compiled tier, and the tier gauge (from the registry). */

@@ -51,6 +51,7 @@ export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycl
     metrics,
     expandLimits: expandLimitsOf(config),
     maxOutputFieldBytes: config.rules.maxOutputFieldBytes,
+    appendOutput: config.forwarder.falco.append_output,
     onAlert: (a) => inputs.submit(a, true),
     onError: (e) => inputs.tracking.engineError(e),
   });

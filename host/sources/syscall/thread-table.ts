@@ -83,7 +83,7 @@ export class ThreadTable {
   /** heapTop after the last compaction, and the entries released since: whether compacting again can free anything. */
   private compactedTop: number = STATE.heap;
   private releasedSinceCompact = 0;
-  /** Environments not kept (proc.env missing) because the heap was past ENV_HEAP_SHARE of its size. */
+  /** Environments not kept (proc.env missing) because the heap's live strings were past ENV_HEAP_SHARE of its size. */
   envDropped = 0;
   private u8!: Uint8Array;
   private dv!: DataView;
@@ -449,9 +449,15 @@ export class ThreadTable {
     let addr = this.envRefs.get(key);
     if (addr === undefined) {
       // environments (up to MAX_ENV each) never take the room the other strings of new processes
-      // need: past the share, none is kept until a compaction (when the heap is full) frees room
+      // need: past the share of live strings, none is kept. heapTop also counts the garbage of
+      // exited processes until a compaction (on a busy node, most of it: every exec writes a few KB),
+      // so past the share the heap is compacted first (at most once per eighth of it written, so a
+      // heap really full of live environments is not compacted on every exec) and the share judged
+      // again: without it, proc.env was missing for every exec between the share and a full heap
       const bytes = envBytes(raw);
-      if (this.heapTop + bytes > STATE.heap + ENV_HEAP_SHARE * (STATE.dns - STATE.heap)) {
+      const over = () => this.heapTop + bytes > STATE.heap + ENV_HEAP_SHARE * (STATE.dns - STATE.heap);
+      if (over() && this.heapTop - this.compactedTop >= (STATE.dns - STATE.heap) / 8) this.compact();
+      if (over()) {
         this.envDropped++;
         return present & ~TP.ENV;
       }
@@ -566,7 +572,7 @@ export class ThreadTable {
   }
 }
 
-/** The part of the heap environments may fill (counted from its start, garbage included until a compaction). */
+/** The part of the heap environments may fill (counted from its start, after a compaction if an eighth of the heap was written since the last). */
 const ENV_HEAP_SHARE = 0.75;
 
 const FD_PATH = /^\/(?:proc\/(?:self|\d+)\/fd|dev\/fd)\/\d+$/;
