@@ -449,11 +449,9 @@ export class ThreadTable {
     let addr = this.envRefs.get(key);
     if (addr === undefined) {
       // environments (up to MAX_ENV each) never take the room the other strings of new processes
-      // need: past the share of live strings, none is kept. heapTop also counts the garbage of
-      // exited processes until a compaction (on a busy node, most of it: every exec writes a few KB),
-      // so past the share the heap is compacted first (at most once per eighth of it written, so a
-      // heap really full of live environments is not compacted on every exec) and the share judged
-      // again: without it, proc.env was missing for every exec between the share and a full heap
+      // need: past the share of live strings, none is kept. heapTop counts exited processes' garbage
+      // too, so past the share the heap is compacted first (at most once per eighth of it written)
+      // and the share judged again; without it proc.env went missing between the share and full
       const bytes = envBytes(raw);
       const over = () => this.heapTop + bytes > STATE.heap + ENV_HEAP_SHARE * (STATE.dns - STATE.heap);
       if (over() && this.heapTop - this.compactedTop >= (STATE.dns - STATE.heap) / 8) this.compact();
