@@ -3,8 +3,8 @@
 // cluster on loopback, as the API tests start it). Bounded: a fixed number of requests per
 // endpoint with a fixed number of concurrent connections, all to 127.0.0.1.
 import { Pool } from 'undici';
-import { pgliteStorage, postgresStorage, type Storage } from '../test/api/helpers/storage.js';
-import { seedWorld, startTestApi } from '../test/api/helpers/api.js';
+import { pgliteStorage, postgresStorage, type Storage } from '../support/api/storage.js';
+import { seedWorld, startTestApi } from '../support/api/api.js';
 import { figure, progress } from './report.js';
 
 const REQUESTS = 3000;

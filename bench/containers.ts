@@ -2,7 +2,7 @@
 //   cache_bytes_per_container   heap growth of a ContainerCache holding 1,000 records (synthetic,
 //                               shaped like a CRI pod container: 2 mounts, 5 labels, 5 pod labels)
 //   cri_lookups_per_s           CriSource.get (ContainerStatus verbose + PodSandboxStatus) against a
-//                               private containerd (test/helpers/containers), one at a time and
+//                               private containerd (support/containers/), one at a time and
 //                               4 in flight; needs root and containerd, else reported skipped
 //   cache_miss_to_record_ms     ContainerCache.get() of an unlisted id -> record cached (median)
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { ContainerCache, CriSource, type ContainerRecord, type MetadataSource } from '../host/sources/container/index.js';
-import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, runtimesAvailable, startContainerd } from '../test/helpers/containers/index.js';
+import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, runtimesAvailable, startContainerd } from '../support/containers/index.js';
 import { figure, median, progress } from './report.js';
 
 const S = 'containers';

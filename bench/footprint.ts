@@ -14,9 +14,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { figure, median, progress } from './report.js';
-import { containerdPresent } from '../test/helpers/containers/index.js';
-import { engineRssMb, startCluster } from '../test/helpers/engine-pod.js';
-import { imageToolsMissing } from '../test/helpers/image.js';
+import { containerdPresent } from '../support/containers/index.js';
+import { engineRssMb, startCluster } from '../support/engine-pod.js';
+import { imageToolsMissing } from '../support/image.js';
 import { manifest } from './reload.js';
 
 const S = 'footprint';
@@ -137,7 +137,7 @@ function cliCost(label: string, args: string[], env: Record<string, string>, run
 /**
  * The engine image and the engine as deploy/ runs it: image size and build time
  * (scripts/build-image.sh --base-from-host), then the DaemonSet's pod started through CRI in a
- * private containerd (test/helpers/engine-pod.ts): start to ready (/healthz 200, a fresh state
+ * private containerd (support/engine-pod.ts): start to ready (/healthz 200, a fresh state
  * directory: the rules are compiled) and the engine's resident memory in the pod.
  */
 async function inPod(): Promise<void> {

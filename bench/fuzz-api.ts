@@ -3,9 +3,9 @@
 // seed RAE_FUZZ_API_SEED (default: a new one, printed so a failure can be replayed) — against a
 // real server on PGlite. Prints one JSON line: cases tried, failures (each failing request on
 // stderr), answers by status, and whether the server still served at the end.
-import { startIngestionApi } from '../test/api/cases/ingestion.js';
-import { fuzzApi, stillServing } from '../test/api/helpers/fuzz.js';
-import { pgliteStorage } from '../test/api/helpers/storage.js';
+import { startIngestionApi } from '../support/api/ingestion.js';
+import { fuzzApi, stillServing } from '../support/api/fuzz.js';
+import { pgliteStorage } from '../support/api/storage.js';
 import { figure, progress } from './report.js';
 
 export async function run(): Promise<void> {

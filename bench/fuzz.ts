@@ -1,13 +1,13 @@
-// Scenario `fuzz`: the boundary fuzz targets of the tests (test/helpers/fuzz/), each run longer
+// Scenario `fuzz`: the boundary fuzz targets of the tests (support/fuzz/), each run longer
 // than in npm test: a fixed seed per run, a case budget and a time limit per target. Prints one
 // JSON line per target: {"scenario":"fuzz","name":"<target>_failures","value":N,...} with the
 // cases tried, the records/events accepted and the first counterexample when there is one.
 // Other fuzz scenarios (the error-tracking API's) live in their own bench files.
-import { fuzzForwarder } from '../test/helpers/fuzz/forwarder.js';
-import { fuzzKernelDecoder } from '../test/helpers/fuzz/kernel.js';
-import { fuzzResources } from '../test/helpers/fuzz/resources.js';
-import type { FuzzBounds, FuzzReport } from '../test/helpers/fuzz/run.js';
-import { fuzzWebhook } from '../test/helpers/fuzz/webhook.js';
+import { fuzzForwarder } from '../support/fuzz/forwarder.js';
+import { fuzzKernelDecoder } from '../support/fuzz/kernel.js';
+import { fuzzResources } from '../support/fuzz/resources.js';
+import type { FuzzBounds, FuzzReport } from '../support/fuzz/run.js';
+import { fuzzWebhook } from '../support/fuzz/webhook.js';
 import { figure, progress } from './report.js';
 
 /** Seed of this run: RAE_FUZZ_SEED, else the clock (printed, so a failure can be replayed). */

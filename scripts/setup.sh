@@ -58,7 +58,7 @@ if [ "$purpose" = test ]; then
     "rsyslog /usr/sbin/rsyslogd"
     "exim4-daemon-light /usr/sbin/exim4"
     # container runtimes the container-metadata tests start privately (containerd pulls runc);
-    # busybox-static is the offline images' userland (test/helpers/containers/)
+    # busybox-static is the offline images' userland (support/containers/)
     "containerd /usr/bin/containerd"
     "runc /usr/sbin/runc"
     "docker.io /usr/sbin/dockerd"

@@ -6,21 +6,30 @@
 // - no import circle, between any files (type-only imports count: they couple as much);
 // - host/engine/ and host/runtime/ are used through their facades (index.ts) and the few named
 //   entry points of ENTRY_POINTS, never through another of their files.
+// And one rule outside host/: bench/ and support/ import nothing from test/ (what benches share with
+// tests lives in support/, which both import; a test file is no library).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-const HOST = resolve(import.meta.dirname, '../host');
+const ROOT = resolve(import.meta.dirname, '..');
+const HOST = join(ROOT, 'host');
 
-function tsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+/** The .ts and .mjs files below a folder. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : /\.(ts|mjs)$/.test(e.name) ? [join(dir, e.name)] : []));
 }
 
-/** Every relative import of host/ (`from '...'`, `import '...'`, `import('...')`): [importing file, imported file], both relative to host/, `.ts`. */
-const imports = tsFiles(HOST).flatMap((file) =>
-  [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => [relative(HOST, file), relative(HOST, resolve(dirname(file), m[1]!)).replace(/\.js$/, '.ts')] as const),
-);
+/** Every relative import below a folder (`from '...'`, `import '...'`, `import('...')`): [importing file, imported file], both relative to `base`, `.js` read as `.ts`. */
+function importsBelow(dir: string, base: string): (readonly [string, string])[] {
+  return sourceFiles(dir).flatMap((file) =>
+    [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => [relative(base, file), relative(base, resolve(dirname(file), m[1]!)).replace(/\.js$/, '.ts')] as const),
+  );
+}
+
+/** Every relative import of host/, both files relative to host/. */
+const imports = importsBelow(HOST, HOST);
 
 /** The folder of host/ a file belongs to. */
 const folderOf = (file: string): string => file.split('/')[0]!;
@@ -205,6 +214,15 @@ test('circles: no import circle in host/ (but the known ones, which must still e
   );
   assert.equal(
     circles(imports.filter((e) => !known.has(edge(e)))).map((c) => c.join(' -> ')),
+    [],
+  );
+});
+
+test('bench/ and support/ import nothing from test/', () => {
+  const outside = ['bench', 'support'].flatMap((dir) => importsBelow(join(ROOT, dir), ROOT));
+  assert.ok(outside.length > 100, `${outside.length} imports of bench/ and support/ read`);
+  assert.equal(
+    outside.filter(([, to]) => to.startsWith('test/')).map(([from, to]) => `${from} -> ${to}`),
     [],
   );
 });

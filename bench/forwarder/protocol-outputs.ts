@@ -8,7 +8,7 @@ import { defaultConfig } from '../../host/config/config.js';
 import { startFanout } from '../../host/output/fanout.js';
 import { createMetrics, type Metrics } from '../../host/metrics/index.js';
 import type { Alert } from '../../host/output/alert.js';
-import { startAlertmanager, startExim, startMosquitto, startNats, startRedis, startRsyslog, type RealServer } from '../../test/output/destinations/real-servers.js';
+import { startAlertmanager, startExim, startMosquitto, startNats, startRedis, startRsyslog, type RealServer } from '../../support/real-servers.js';
 import { figure, progress } from '../report.js';
 
 const ALERT: Alert = {

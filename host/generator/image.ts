@@ -2,7 +2,7 @@
 // rootfs tar (busybox and its applet links, /etc/passwd, /etc/group, an /etc/shadow to read) and an
 // OCI image-layout archive around it that `docker load`, `podman load` and `ctr images import`
 // accept, and the rootfs as a directory for the cgroup boxes (cgroup-box.ts). Nothing is pulled
-// from a registry. The test helpers (test/helpers/containers/images.ts) build their images with
+// from a registry. The test helpers (support/containers/images.ts) build their images with
 // the same functions.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

@@ -13,9 +13,9 @@ import { request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createKey, openApiDatabase, pgliteDir, upsertSetting } from '../../host/api/db/index.js';
-import { envelope, sentryEvent, startIngestionApi } from './cases/ingestion.js';
-import { seedWorld, startTestApi } from './helpers/api.js';
-import { pgliteStorage } from './helpers/storage.js';
+import { envelope, sentryEvent, startIngestionApi } from '../../support/api/ingestion.js';
+import { seedWorld, startTestApi } from '../../support/api/api.js';
+import { pgliteStorage } from '../../support/api/storage.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/api-process.ts', import.meta.url));
 const storage = pgliteStorage();

@@ -10,9 +10,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BodyError, MalformedBodyError, parseFormBody, parseJsonBody, parseMultipartBody } from '../../host/api/body.js';
 import { parseEnvelope } from '../../host/api/collector/envelope.js';
-import { startIngestionApi } from './cases/ingestion.js';
-import { fuzzApi, stillServing, type FuzzWorld } from './helpers/fuzz.js';
-import { pgliteStorage } from './helpers/storage.js';
+import { startIngestionApi } from '../../support/api/ingestion.js';
+import { fuzzApi, stillServing, type FuzzWorld } from '../../support/api/fuzz.js';
+import { pgliteStorage } from '../../support/api/storage.js';
 
 const SEED = 1818;
 

@@ -6,8 +6,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { apiLimitsOf } from '../../host/api/index.js';
 import { defaultConfig } from '../../host/config/config.js';
-import { envelope, sentryEvent, startIngestionApi, type IngestionCtx } from './cases/ingestion.js';
-import { pgliteStorage } from './helpers/storage.js';
+import { envelope, sentryEvent, startIngestionApi, type IngestionCtx } from '../../support/api/ingestion.js';
+import { pgliteStorage } from '../../support/api/storage.js';
 
 /** Deadline for the server to act on a limit: wide, the event itself is awaited. */
 const DEADLINE_MS = 30_000;

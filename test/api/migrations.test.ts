@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { eventToError } from '../../host/api/collector/event.js';
 import { findErrorDetail, loadMigrations, migrate, openDatabase, recordErrorEvent, type ErrorEventInput } from '../../host/api/db/index.js';
 import { isApiError } from '../../host/api/errors.js';
-import { sentryEvent } from './cases/ingestion.js';
+import { sentryEvent } from '../../support/api/ingestion.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rae-api-migrations-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));

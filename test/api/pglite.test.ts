@@ -8,7 +8,7 @@ import { hardeningSuite } from './cases/hardening.js';
 import { ingestionSuites } from './cases/ingestion.js';
 import { lifecycleSuite } from './cases/lifecycle.js';
 import { sentrySdkSuite } from './cases/sentry-sdk.js';
-import { pgliteStorage } from './helpers/storage.js';
+import { pgliteStorage } from '../../support/api/storage.js';
 
 const storage = pgliteStorage();
 accessSuites(storage);

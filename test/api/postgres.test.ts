@@ -11,7 +11,7 @@ import { lifecycleSuite } from './cases/lifecycle.js';
 import { sentrySdkSuite } from './cases/sentry-sdk.js';
 import { settingsKeysSuites } from './cases/settings-keys.js';
 import { unstorableSuite } from './cases/unstorable.js';
-import { postgresStorage } from './helpers/storage.js';
+import { postgresStorage } from '../../support/api/storage.js';
 
 const storage = postgresStorage();
 if ('unavailable' in storage) {

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { freePort } from '../output/destinations/real-servers.js';
+import { freePort } from '../../support/real-servers.js';
 import { startRae, type RaeRun } from '../helpers/rae-run.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rae-fault-sequence-'));

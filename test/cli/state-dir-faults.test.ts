@@ -14,7 +14,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
 import { webhookClient } from '../../host/generator/post.js';
-import { freePort } from '../output/destinations/real-servers.js';
+import { freePort } from '../../support/real-servers.js';
 import { startRae } from '../helpers/rae-run.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rae-statedir-'));

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Alert } from '../../host/output/alert.js';
-import { startTestForwarder } from '../forwarder/helpers.js';
+import { startTestForwarder } from '../../support/forwarder.js';
 
 const RULES = `- rule: Read below etc
   desc: a file below /etc opened

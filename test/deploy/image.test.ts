@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readManifests } from '../../host/resources/manifests.js';
-import { buildTestImage, imageToolsMissing, type TestImage } from '../helpers/image.js';
+import { buildTestImage, imageToolsMissing, type TestImage } from '../../support/image.js';
 
 const missing = imageToolsMissing();
 if (missing) process.stderr.write(`\n*** SKIPPED: the image tests: ${missing} ***\n`);

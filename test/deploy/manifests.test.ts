@@ -14,7 +14,7 @@ import { parseAllDocuments } from 'yaml';
 import { configFromYaml, defaultConfig } from '../../host/config/config.js';
 import { readManifests } from '../../host/resources/manifests.js';
 import { DEPLOY, crdValidators, loadCrds } from '../helpers/crd.js';
-import { podOf, selectorOf, serviceSpecOf, type K8sObject as Obj } from '../helpers/k8s-objects.js';
+import { podOf, selectorOf, serviceSpecOf, type K8sObject as Obj } from '../../support/k8s-objects.js';
 
 const NAMESPACE = `${defaultConfig({}).webhook.sysPrefix}-runtime-audit-engine`;
 const CUSTOM = new Set(['EngineAuditRules', 'ModuleConfig']);

@@ -1,7 +1,7 @@
 // deploy/ run for real: the engine image, built offline, in a private containerd, started from
 // the rendered DaemonSet's pod template through CRI as a kubelet would (hostPID, the template's
 // capabilities and no privileged, read-only root, hostPath/ConfigMap/Secret mounts, env, args;
-// helpers/kubelet.ts says what this machine adapts). Then: the least-privileged pod loads the
+// support/kubelet.ts says what this machine adapts). Then: the least-privileged pod loads the
 // probe; `cat /etc/shadow` on the host and in another pod is detected (with that pod's name and
 // namespace); the webhook serves the client certificate configure.sh issued into the Secret (the
 // kubeconfig `rae webhook-config` prints from configure.sh's webhook-config.yaml carries it): an
@@ -20,10 +20,10 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { BUSYBOX_IMAGE, containerdPresent } from '../helpers/containers/index.js';
-import { startCluster, type Cluster, type EnginePod } from '../helpers/engine-pod.js';
-import { imageToolsMissing } from '../helpers/image.js';
-import { podOf } from '../helpers/k8s-objects.js';
+import { BUSYBOX_IMAGE, containerdPresent } from '../../support/containers/index.js';
+import { startCluster, type Cluster, type EnginePod } from '../../support/engine-pod.js';
+import { imageToolsMissing } from '../../support/image.js';
+import { podOf } from '../../support/k8s-objects.js';
 import { K8SAUDIT_SAMPLES } from '../../support/corpus.js';
 
 const missing =

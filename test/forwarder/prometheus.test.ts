@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { findTool, MANIFESTS, ruleFileFromManifest } from '../metrics/prom-tools.js';
-import { startTestForwarder } from './helpers.js';
+import { startTestForwarder } from '../../support/forwarder.js';
 
 const prometheus = findTool('prometheus');
 const WAIT_MS = 300_000;

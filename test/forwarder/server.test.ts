@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import { createMetrics } from '../../host/metrics/index.js';
 import { startServer, type Readiness } from '../../host/forwarder/server.js';
-import { metricLines, startTestForwarder } from './helpers.js';
+import { metricLines, startTestForwarder } from '../../support/forwarder.js';
 
 const EVENTS = 'enginesecurity_enginesidekick_engine_events_total';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultConfig } from '../../host/config/config.js';
-import { startForwarderWithFanout } from '../forwarder/helpers.js';
+import { startForwarderWithFanout } from '../../support/forwarder.js';
 import { PassThrough } from 'node:stream';
 import { alertCountsOf, fetchAlertCounts, firedSince, parseDurationMs, renderTable, ruleOrigin, RunTally, runActions, selectActions } from '../../host/generator/index.js';
 import { builtinList } from '../../host/generator/rule-sets.js';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ACTIONS, GENERATOR_IMAGE, GENERATOR_LABEL, NO_CONTAINER, type ActionOutcome } from '../../host/generator/index.js';
-import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent, runtimesAvailable, startDockerd, startPodman, type PrivateEngine } from '../helpers/containers/index.js';
+import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent, runtimesAvailable, startDockerd, startPodman, type PrivateEngine } from '../../support/containers/index.js';
 import { parseOutcomes, startGenerator } from '../helpers/generator.js';
 import { everyRuleSection, startRae, type RaeRun } from '../helpers/rae-run.js';
 import { kernelGate } from '../sources/syscall/collector.js';

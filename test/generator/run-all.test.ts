@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ACTIONS, ruleOrigin, type ActionOutcome } from '../../host/generator/index.js';
-import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startDockerd, type PrivateEngine } from '../helpers/containers/index.js';
+import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startDockerd, type PrivateEngine } from '../../support/containers/index.js';
 import { parseOutcomes, startGenerator } from '../helpers/generator.js';
 import { everyRuleSection, startRae, type RaeRun } from '../helpers/rae-run.js';
 import { kernelGate } from '../sources/syscall/collector.js';

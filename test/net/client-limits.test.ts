@@ -14,10 +14,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'undici';
 import { defaultConfig } from '../../host/config/config.js';
-import { startForwarderWithFanout } from '../forwarder/helpers.js';
+import { startForwarderWithFanout } from '../../support/forwarder.js';
 import { createMetrics } from '../../host/metrics/index.js';
 import { ensureWebhookTls } from '../../host/sources/audit/index.js';
-import { eventList, metricValue, startTestWebhook } from '../sources/audit/webhook-helpers.js';
+import { eventList, metricValue, startTestWebhook } from '../../support/audit-webhook.js';
 
 const DEADLINE_MS = 20_000;
 

@@ -11,7 +11,7 @@ import type { AggregationClock } from '../../host/output/aggregate.js';
 import type { Alert } from '../../host/output/alert.js';
 import { resolveAggregation, type AggregationConfig } from '../../host/output/config.js';
 import { startFanout } from '../../host/output/fanout.js';
-import { metricLines } from '../forwarder/helpers.js';
+import { metricLines } from '../../support/forwarder.js';
 
 const T0 = 1_704_196_800_000_000_000n;
 

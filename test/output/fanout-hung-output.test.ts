@@ -7,7 +7,7 @@ import { createServer, type Socket } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
-import { metricLines, startTestForwarder } from '../forwarder/helpers.js';
+import { metricLines, startTestForwarder } from '../../support/forwarder.js';
 import { startReceiver, until } from './receiver.js';
 
 const ALERT = (n: number) => JSON.stringify({ output: `alert ${n}`, priority: 'Warning', rule: 'R', time: '2024-01-02T12:00:00Z', output_fields: { n }, source: 'syscall' });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Alert } from '../../host/output/alert.js';
 import { OUTPUT_DROP_RULE } from '../../host/output/fanout.js';
-import { metricLines, startTestForwarder } from '../forwarder/helpers.js';
+import { metricLines, startTestForwarder } from '../../support/forwarder.js';
 import { startReceiver, until } from './receiver.js';
 
 const alert = (i: number): Alert => ({ timeNs: 1_704_196_800_000_000_000n + BigInt(i), rule: 'R', priority: 'Error', source: 'syscall', tags: [], hostname: 'h', message: `event ${i}`, outputFields: { n: i } });

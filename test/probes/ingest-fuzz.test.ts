@@ -1,10 +1,10 @@
 // The production kernel record decoder (the C translator of probes/addon/ingest.c, called through
 // the addon) fuzzed with truncated and corrupt records and random plans, fixed seed
-// (test/helpers/fuzz/kernel.ts says what is sent and the property). Skipped, loudly, when the
+// (support/fuzz/kernel.ts says what is sent and the property). Skipped, loudly, when the
 // addon is not built (scripts/build-probe.sh); `npm run bench -- fuzz` runs it for longer.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { fuzzKernelDecoder } from '../helpers/fuzz/kernel.js';
+import { fuzzKernelDecoder } from '../../support/fuzz/kernel.js';
 
 test('kernel decoder fuzz: no stray write or read, exactly the well-formed SYSCALL records translated (seed 18)', async () => {
   const r = await fuzzKernelDecoder({ seed: 18, numRuns: 400 });

@@ -12,7 +12,7 @@ import { createMetrics } from '../../host/metrics/index.js';
 import { MEM } from '../../host/abi/module.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { readReplayInput } from '../../host/sources/replay.js';
-import { eventList, metricValue, startTestWebhook } from '../sources/audit/webhook-helpers.js';
+import { eventList, metricValue, startTestWebhook } from '../../support/audit-webhook.js';
 import { compileAll, compiledMatches, oracle, toEvents } from '../../support/differential.js';
 
 // The upstream rule "Create/Modify Configmap With Private Credentials" (k8s_audit_rules.yaml), cut to one credential.

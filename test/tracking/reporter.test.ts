@@ -6,8 +6,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createKey, upsertSetting } from '../../host/api/db/index.js';
 import { createFaultTracking, parseDsn } from '../../host/tracking/index.js';
-import { seedWorld, startTestApi, type TestApi, type World } from '../api/helpers/api.js';
-import { pgliteStorage } from '../api/helpers/storage.js';
+import { seedWorld, startTestApi, type TestApi, type World } from '../../support/api/api.js';
+import { pgliteStorage } from '../../support/api/storage.js';
 
 const storage = pgliteStorage();
 let api: TestApi;

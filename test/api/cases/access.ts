@@ -4,9 +4,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createKey, recordErrorEvent } from '../../../host/api/db/index.js';
-import { seedWorld, startTestApi, type TestApi, type Who, type World } from '../helpers/api.js';
-import type { Req, Res } from '../helpers/http.js';
-import type { Storage } from '../helpers/storage.js';
+import { seedWorld, startTestApi, type TestApi, type Who, type World } from '../../../support/api/api.js';
+import type { Req, Res } from '../../../support/api/http.js';
+import type { Storage } from '../../../support/api/storage.js';
 
 const B = {
   unauthorized: { message: '401 Unauthorized' },

@@ -3,10 +3,10 @@
 // real Sentry SDK for Node against the API over HTTPS, then over raw HTTP with envelopes.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { World } from '../helpers/api.js';
-import type { Storage } from '../helpers/storage.js';
+import type { World } from '../../../support/api/api.js';
+import type { Storage } from '../../../support/api/storage.js';
 import { expectRes } from './access.js';
-import { startIngestionApi, type IngestionCtx } from './ingestion.js';
+import { startIngestionApi, type IngestionCtx } from '../../../support/api/ingestion.js';
 import { httpsApiSuite, sdkProgram } from './sentry-sdk.js';
 
 type Obj = Record<string, unknown>;

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Storage } from '../helpers/storage.js';
+import type { Storage } from '../../../support/api/storage.js';
 
 /** Registers the clean-up suite; register it after the storage's other suites. */
 export function finalSuite(storage: Storage): void {

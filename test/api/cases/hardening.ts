@@ -7,10 +7,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultExternalHost } from '../../../host/api/index.js';
-import type { Res } from '../helpers/http.js';
-import type { Storage } from '../helpers/storage.js';
+import type { Res } from '../../../support/api/http.js';
+import type { Storage } from '../../../support/api/storage.js';
 import { expectRes } from './access.js';
-import { envelope, sentryEvent, startIngestionApi, type IngestionCtx as Ctx } from './ingestion.js';
+import { envelope, sentryEvent, startIngestionApi, type IngestionCtx as Ctx } from '../../../support/api/ingestion.js';
 
 const EXTERNAL = 'errors.example.com:8443';
 const B = {

@@ -4,8 +4,8 @@ import { gzipSync } from 'node:zlib';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createKey, upsertSetting } from '../../../host/api/db/index.js';
-import { seedWorld, startTestApi, type TestApi, type World } from '../helpers/api.js';
-import type { Storage } from '../helpers/storage.js';
+import { envelope, sentryEvent, startIngestionApi, type IngestionCtx } from '../../../support/api/ingestion.js';
+import type { Storage } from '../../../support/api/storage.js';
 import { expectRes } from './access.js';
 
 const B = {
@@ -15,50 +15,7 @@ const B = {
   unsupported: { message: '400 Bad request - Unsupported sentry payload' },
 };
 
-export type IngestionCtx = { api: TestApi; w: World; key: string; id: number };
 type Ctx = IngestionCtx;
-
-/** A running API with the seeded world, an active integrated setting on its project and a client key. */
-export async function startIngestionApi(storage: Storage, opts: Parameters<typeof startTestApi>[1] = {}): Promise<IngestionCtx> {
-  const api = await startTestApi(storage, opts);
-  const w = await seedWorld(api.db);
-  const id = w.project.id;
-  await upsertSetting(api.db, id, true, true);
-  return { api, w, id, key: (await createKey(api.db, id)).public_key };
-}
-
-/** A Sentry event with one exception thrown in `fn` of `mod`. */
-export function sentryEvent(id: string, type: string, value: string, fn = 'handler', mod = 'app'): Record<string, unknown> {
-  return {
-    event_id: id,
-    timestamp: 1_700_000_000.5,
-    platform: 'node',
-    level: 'error',
-    environment: 'production',
-    exception: {
-      values: [
-        {
-          type,
-          value,
-          stacktrace: {
-            frames: [
-              { function: 'main', module: 'index', lineno: 1 },
-              { function: fn, module: mod, lineno: 9, in_app: true },
-            ],
-          },
-        },
-      ],
-    },
-  };
-}
-
-/** An envelope with an event item; `withLength` writes the item length header. */
-export function envelope(event: Record<string, unknown>, opts: { dsn?: string; withLength?: boolean; extra?: string } = {}): string {
-  const payload = JSON.stringify(event);
-  const header = { event_id: event.event_id, sent_at: '2024-01-01T00:00:00Z', ...(opts.dsn ? { dsn: opts.dsn } : {}) };
-  const item = opts.withLength ? { type: 'event', length: Buffer.byteLength(payload) } : { type: 'event' };
-  return `${JSON.stringify(header)}\n${opts.extra ?? ''}${JSON.stringify(item)}\n${payload}\n`;
-}
 
 /** Registers the ingestion suite for one storage. */
 export function ingestionSuites(storage: Storage): void {

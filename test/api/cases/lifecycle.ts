@@ -10,9 +10,9 @@ import { adminCommand } from '../../../host/cli/admin.js';
 import { UsageError } from '../../../host/cli/command.js';
 import { applyBootstrap } from '../../../host/api/index.js';
 import { loadMigrations } from '../../../host/api/db/index.js';
-import { startTestApi } from '../helpers/api.js';
-import type { Location, Storage } from '../helpers/storage.js';
-import { sentryEvent, envelope } from './ingestion.js';
+import { startTestApi } from '../../../support/api/api.js';
+import type { Location, Storage } from '../../../support/api/storage.js';
+import { sentryEvent, envelope } from '../../../support/api/ingestion.js';
 import { expectRes } from './access.js';
 
 /** Runs `rae admin ARGS` in this process on `loc`; returns exit code, stdout and stderr. */

@@ -6,8 +6,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { seedWorld, startTestApi, type TestApi, type World } from '../helpers/api.js';
-import type { Storage } from '../helpers/storage.js';
+import { seedWorld, startTestApi, type TestApi, type World } from '../../../support/api/api.js';
+import type { Storage } from '../../../support/api/storage.js';
 import { makeTestCert, type TestCert } from '../helpers/tls.js';
 import { expectRes } from './access.js';
 

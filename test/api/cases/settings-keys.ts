@@ -3,8 +3,8 @@
 import { createHash } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { seedWorld, startTestApi, type TestApi, type World } from '../helpers/api.js';
-import type { Storage } from '../helpers/storage.js';
+import { seedWorld, startTestApi, type TestApi, type World } from '../../../support/api/api.js';
+import type { Storage } from '../../../support/api/storage.js';
 import { expectRes } from './access.js';
 
 const KEY_RE = /^glet_[0-9a-f]{32}$/;

@@ -6,10 +6,10 @@
 // astral characters pass.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { World } from '../helpers/api.js';
-import type { Req } from '../helpers/http.js';
-import type { Storage } from '../helpers/storage.js';
-import { envelope, sentryEvent, startIngestionApi, type IngestionCtx as Ctx } from './ingestion.js';
+import type { World } from '../../../support/api/api.js';
+import type { Req } from '../../../support/api/http.js';
+import type { Storage } from '../../../support/api/storage.js';
+import { envelope, sentryEvent, startIngestionApi, type IngestionCtx as Ctx } from '../../../support/api/ingestion.js';
 
 const LONE = '\ud800';
 const envelopeUrl = (id: number | string, kind = 'envelope') => `/errortracking/api/v1/projects/api/${id}/${kind}/`;

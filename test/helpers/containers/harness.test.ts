@@ -24,7 +24,7 @@ import {
   startDockerd,
   startPodman,
   type TestImages,
-} from './index.js';
+} from '../../../support/containers/index.js';
 
 const ready = runtimesAvailable() && imageToolsPresent();
 let imagesDir = '';

@@ -1,6 +1,6 @@
 // Child process of harness.test.ts's signal test: starts a private containerd with a running pod
 // container, prints {dir, cgroups} as one JSON line, and waits for the signal that stops it.
-import { buildImages, BUSYBOX_IMAGE, startContainerd } from './index.js';
+import { buildImages, BUSYBOX_IMAGE, startContainerd } from '../../../support/containers/index.js';
 
 const images = buildImages(process.argv[2]!);
 const c = await startContainerd(images);

@@ -3,7 +3,7 @@
 // API (GET /api/v2/alerts) with falcosidekick's labels, severity and annotations.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startAlertmanager, waitFor, type RealServer } from './real-servers.js';
+import { startAlertmanager, waitFor, type RealServer } from '../../../support/real-servers.js';
 import { SAMPLE, outcomes, sampleOutputPrefix, startWithOutput } from './sample.js';
 
 interface AmAlert {

@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { alertText, type Alert } from '../../../host/output/alert.js';
-import { startTestForwarder } from '../../forwarder/helpers.js';
+import { startTestForwarder } from '../../../support/forwarder.js';
 import { makeTestPki, startReceiver, until, type Receiver } from '../receiver.js';
 
 const ICON = 'https://raw.githubusercontent.com/falcosecurity/falcosidekick/master/imgs/falcosidekick_color.png';

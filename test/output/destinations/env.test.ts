@@ -10,7 +10,7 @@ import { startFanout } from '../../../host/output/fanout.js';
 import { OUTPUTS, resolveOutputs } from '../../../host/output/destinations/table.js';
 import { commonSettings, envName } from '../../../host/output/destinations/settings.js';
 import { createMetrics } from '../../../host/metrics/index.js';
-import { startRedis, waitFor } from './real-servers.js';
+import { startRedis, waitFor } from '../../../support/real-servers.js';
 import { SAMPLE } from './sample.js';
 
 /** Each output's variables as falcosidekick documents them. */

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync, renameSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alertJson, type Alert } from '../../../host/output/alert.js';
-import { startTestForwarder } from '../../forwarder/helpers.js';
+import { startTestForwarder } from '../../../support/forwarder.js';
 import { until } from '../receiver.js';
 
 const alert = (i: number, extra: Partial<Alert> = {}): Alert => ({

@@ -8,9 +8,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { waitFor } from './real-servers.js';
+import { waitFor } from '../../../support/real-servers.js';
 import { SAMPLE, outcomes, startWithOutput } from './sample.js';
-import { startTestForwarder } from '../../forwarder/helpers.js';
+import { startTestForwarder } from '../../../support/forwarder.js';
 import { lokiBody } from '../../../host/output/destinations/loki.js';
 import { alertText } from '../../../host/output/alert.js';
 

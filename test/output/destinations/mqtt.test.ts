@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connectAsync, type IPublishPacket, type MqttClient } from 'mqtt';
-import { startMosquitto, waitFor, type RealServer } from './real-servers.js';
+import { startMosquitto, waitFor, type RealServer } from '../../../support/real-servers.js';
 import { SAMPLE, outcomes, sampleOutputPrefix, startWithOutput } from './sample.js';
 
 async function subscribe(server: RealServer, topic: string): Promise<{ client: MqttClient; got: IPublishPacket[] }> {

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect, type Msg, type NatsConnection } from 'nats';
-import { startNats, waitFor, type RealServer } from './real-servers.js';
+import { startNats, waitFor, type RealServer } from '../../../support/real-servers.js';
 import { SAMPLE, metric, outcomes, sampleOutputPrefix, startWithOutput } from './sample.js';
 import type { Alert } from '../../../host/output/alert.js';
 

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createClient } from 'redis';
 import { connectAsync } from 'mqtt';
-import { readServerFile, startAlertmanager, startExim, startMosquitto, startRedis, startRsyslog, waitFor, type RealServer } from './real-servers.js';
+import { readServerFile, startAlertmanager, startExim, startMosquitto, startRedis, startRsyslog, waitFor, type RealServer } from '../../../support/real-servers.js';
 import { SAMPLE, metric, outcomes, startWithOutput } from './sample.js';
 import type { Alert } from '../../../host/output/alert.js';
 

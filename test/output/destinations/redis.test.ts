@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createClient } from 'redis';
-import { startRedis, waitFor } from './real-servers.js';
+import { startRedis, waitFor } from '../../../support/real-servers.js';
 import { SAMPLE, outcomes, sampleOutputPrefix, startWithOutput } from './sample.js';
 
 test('list (default): RPUSH of the payload JSON onto key falco, in order', async () => {

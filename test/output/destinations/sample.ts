@@ -1,7 +1,7 @@
 // The alert the protocol output tests send, with what falcosidekick would make of it, and a
 // forwarder running one output against a real server.
 import type { Alert } from '../../../host/output/alert.js';
-import { startTestForwarder, metricLines, type TestForwarder } from '../../forwarder/helpers.js';
+import { startTestForwarder, metricLines, type TestForwarder } from '../../../support/forwarder.js';
 
 /** A Critical syscall alert whose text needs escaping in JSON (`<`, `&`, quotes) and in HTML. */
 export const SAMPLE: Alert = {

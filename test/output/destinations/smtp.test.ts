@@ -3,7 +3,7 @@
 // the mail arrives for every recipient with falcosidekick's subject, headers and bodies.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readServerFile, startExim, waitFor, type RealServer } from './real-servers.js';
+import { readServerFile, startExim, waitFor, type RealServer } from '../../../support/real-servers.js';
 import { SAMPLE, outcomes, startWithOutput } from './sample.js';
 import { smtpMessage } from '../../../host/output/destinations/smtp-message.js';
 import { alertText } from '../../../host/output/alert.js';

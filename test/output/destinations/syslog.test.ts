@@ -4,7 +4,7 @@
 // payload and over UDP with the CEF line.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readServerFile, startRsyslog, waitFor } from './real-servers.js';
+import { readServerFile, startRsyslog, waitFor } from '../../../support/real-servers.js';
 import { SAMPLE, outcomes, sampleOutputPrefix, startWithOutput } from './sample.js';
 
 interface Logged {

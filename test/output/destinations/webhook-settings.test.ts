@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { gunzipSync } from 'node:zlib';
 import type { Alert } from '../../../host/output/alert.js';
-import { startTestForwarder } from '../../forwarder/helpers.js';
+import { startTestForwarder } from '../../../support/forwarder.js';
 import { makeTestPki, startReceiver, until } from '../receiver.js';
 
 const ALERT: Alert = { timeNs: 1_700_000_000_000_000_000n, rule: 'R', priority: 'Error', source: 'syscall', tags: [], hostname: 'h', message: 'm', outputFields: { 'k8s.ns.name': 'prod', 'proc.name': 'sh' } };

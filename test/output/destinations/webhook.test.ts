@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startTestForwarder, metricLines } from '../../forwarder/helpers.js';
+import { startTestForwarder, metricLines } from '../../../support/forwarder.js';
 import type { Alert } from '../../../host/output/alert.js';
 import { OUTPUT_DROP_RULE } from '../../../host/output/fanout.js';
 

@@ -10,7 +10,7 @@ import { connect } from 'node:tls';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { SourceEvent } from '../../../host/engine/source-event.js';
-import { eventList, metricValue, startTestWebhook, type Answer, type TestWebhook } from './webhook-helpers.js';
+import { eventList, metricValue, startTestWebhook, type Answer, type TestWebhook } from '../../../support/audit-webhook.js';
 
 const REQUESTS = 'enginesecurity_engine_webhook_requests_total';
 const DROPPED = 'enginesecurity_engine_events_dropped_total';

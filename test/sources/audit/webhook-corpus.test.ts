@@ -14,7 +14,7 @@ import { alertJson } from '../../../host/output/alert.js';
 import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
 import { readReplayInput } from '../../../host/sources/replay.js';
 import { ensureWebhookTls } from '../../../host/sources/audit/index.js';
-import { eventList, metricValue, startTestWebhook, type TestWebhook } from './webhook-helpers.js';
+import { eventList, metricValue, startTestWebhook, type TestWebhook } from '../../../support/audit-webhook.js';
 import { corpusPath, K8SAUDIT_SAMPLES } from '../../../support/corpus.js';
 
 const SAMPLES = K8SAUDIT_SAMPLES;

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import type { Alert } from '../../../host/output/alert.js';
 import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
 import { EVALUATION_FAILED_RULE } from '../../../host/runtime/failure-report.js';
-import { metricValue, startTestWebhook } from './webhook-helpers.js';
+import { metricValue, startTestWebhook } from '../../../support/audit-webhook.js';
 
 const DROPPED = 'enginesecurity_engine_events_dropped_total';
 const TRUNCATED = 'enginesecurity_engine_events_truncated_total';

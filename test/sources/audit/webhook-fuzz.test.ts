@@ -1,9 +1,9 @@
-// The audit webhook fuzzed over its real TLS server with a fixed seed (test/helpers/fuzz/webhook.ts
+// The audit webhook fuzzed over its real TLS server with a fixed seed (support/fuzz/webhook.ts
 // says what is sent and the property): a documented 4xx or a 200 that accounts for every item,
 // never a 500, and every accepted event evaluated. `npm run bench -- fuzz` runs it for longer.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { fuzzWebhook } from '../../helpers/fuzz/webhook.js';
+import { fuzzWebhook } from '../../../support/fuzz/webhook.js';
 
 test('webhook fuzz: documented answers only, every accepted event evaluated (seed 18)', async () => {
   const r = await fuzzWebhook({ seed: 18, numRuns: 150 });

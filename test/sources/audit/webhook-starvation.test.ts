@@ -22,7 +22,7 @@ import { alertJson } from '../../../host/output/alert.js';
 import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
 import { ensureWebhookTls } from '../../../host/sources/audit/index.js';
 import { corpusPath } from '../../../support/corpus.js';
-import { eventList, metricValue, startTestWebhook, type TestWebhook } from './webhook-helpers.js';
+import { eventList, metricValue, startTestWebhook, type TestWebhook } from '../../../support/audit-webhook.js';
 
 const EXEC_EVENT = JSON.parse(readFileSync(new URL('../../fixtures/k8saudit-samples/exec_pod.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 const BATCHES = 12;

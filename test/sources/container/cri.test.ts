@@ -1,4 +1,4 @@
-// Container metadata from a real CRI runtime: a private containerd (test/helpers/containers) runs
+// Container metadata from a real CRI runtime: a private containerd (support/containers/) runs
 // pod shop/web-7d4b9c (label app=web) with a privileged container mounting the host's /etc and
 // /proc and a plain container without mounts; CriSource maps them as Falco's CRI engine does, the
 // cache lists them at start, learns new ones from containerd's events, drops deleted ones, and
@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContainerCache, CriSource, recordFields, type ContainerRecord } from '../../../host/sources/container/index.js';
-import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd, type Pod, type PrivateContainerd } from '../../helpers/containers/index.js';
+import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd, type Pod, type PrivateContainerd } from '../../../support/containers/index.js';
 
 const ready = runtimesAvailable() && imageToolsPresent() && containerdPresent();
 const t = ready ? test : test.skip;

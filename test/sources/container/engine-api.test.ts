@@ -1,5 +1,5 @@
 // Container metadata through the Docker Engine API from a real private dockerd and podman
-// service (test/helpers/containers): a privileged container with /etc and /proc mounted and
+// service (support/containers/): a privileged container with /etc and /proc mounted and
 // io.kubernetes.pod.* labels (as on cri-dockerd nodes) gives container and k8s fields; the cache
 // follows /events; behind a socket proxy that holds every request 2 s, get() still answers at
 // once (nothing yet) and the record arrives later; dockerd stopped and started again is recovered.
@@ -10,7 +10,7 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContainerCache, EngineSource, recordFields } from '../../../host/sources/container/index.js';
-import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent, runtimesAvailable, startDockerd, startPodman, type PrivateEngine, type TestImages } from '../../helpers/containers/index.js';
+import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent, runtimesAvailable, startDockerd, startPodman, type PrivateEngine, type TestImages } from '../../../support/containers/index.js';
 
 const ready = runtimesAvailable() && imageToolsPresent();
 const WAIT_MS = 300_000;

@@ -1,5 +1,5 @@
 // Container and pod fields end to end (root, real kernel, the real `rae run`, a private
-// containerd with CRI from test/helpers/containers): rae run follows the private runtime
+// containerd with CRI from support/containers/): rae run follows the private runtime
 // (containers.cri.sockets), a pod shop/web-7d4b9c (label app=web) runs a privileged container
 // with the host's /etc and /proc mounted and a container without mounts. `cat /etc/shadow` through
 // ExecSync gives 'Read sensitive file untrusted' with the container and pod in its output fields,
@@ -21,7 +21,7 @@ import * as assert from 'uvu/assert';
 import { startRae, type RaeRun } from '../../helpers/rae-run.js';
 import { corpusPath } from '../../../support/corpus.js';
 import { kernelGate } from '../syscall/collector.js';
-import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd, type Pod, type PrivateContainerd } from '../../helpers/containers/index.js';
+import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd, type Pod, type PrivateContainerd } from '../../../support/containers/index.js';
 
 const gate = kernelGate('live-cri.test.ts');
 const ready = gate.run && runtimesAvailable() && imageToolsPresent() && containerdPresent();

@@ -12,7 +12,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startRae, type RaeRun } from '../../helpers/rae-run.js';
 import { kernelGate } from '../syscall/collector.js';
-import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startDockerd, type PrivateEngine } from '../../helpers/containers/index.js';
+import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startDockerd, type PrivateEngine } from '../../../support/containers/index.js';
 
 const gate = kernelGate('live-docker.test.ts');
 const ready = gate.run && runtimesAvailable() && imageToolsPresent() && dockerPresent();

@@ -13,7 +13,7 @@ import type { Alert } from '../../../host/output/alert.js';
 import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
 import { KernelIngest } from '../../../host/sources/syscall/ingest.js';
 import { startSyscallSource } from '../../../host/sources/syscall/source.js';
-import { metricValue } from '../audit/webhook-helpers.js';
+import { metricValue } from '../../../support/audit-webhook.js';
 import { kernelGate } from './collector.js';
 
 const gate = kernelGate('ring-overrun.test.ts');

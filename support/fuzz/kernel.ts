@@ -12,7 +12,7 @@
 // in the string area), keeps the string area within its end, and translates exactly the SYSCALL
 // records of the well-formed prefix, in order (the events it reports agree with a walk in JS).
 import fc from 'fast-check';
-import { loadNative } from '../../../host/sources/syscall/addon.js';
+import { loadNative } from '../../host/sources/syscall/addon.js';
 import { runFuzz, type FuzzBounds, type FuzzReport } from './run.js';
 
 /** A byte that no record, constant or plan string holds: seeing it in the output is a stray read. */

@@ -1,6 +1,6 @@
 // A tiny kubelet for tests: turns a rendered pod template (deploy/) into the CRI calls a kubelet
 // makes (RunPodSandbox, CreateContainer with the container's args, env, capabilities, read-only
-// root, hostPID and mounts) against the private containerd of test/helpers/containers. Volumes
+// root, hostPID and mounts) against the private containerd of support/containers. Volumes
 // are materialised as a kubelet does: configMap and secret keys as files in a directory (that
 // directory is what the test writes to for a volume update), emptyDir as a directory, hostPath
 // as the node's path. What this machine cannot or must not do is adapted and reported:

@@ -1,8 +1,8 @@
 // Starts the real API (startApi, fastify on 127.0.0.1 port 0) on a storage, and seeds the
 // accounts the suites share: one user per role, an admin, an outsider, tokens in every state.
-import { defaultConfig, type Config } from '../../../host/config/config.js';
-import { startApi, type RunningApi } from '../../../host/api/index.js';
-import { addToken, createProject, createUser, generateToken, setMember, type Db, type RoleName } from '../../../host/api/db/index.js';
+import { defaultConfig, type Config } from '../../host/config/config.js';
+import { startApi, type RunningApi } from '../../host/api/index.js';
+import { addToken, createProject, createUser, generateToken, setMember, type Db, type RoleName } from '../../host/api/db/index.js';
 import { client, type Client } from './http.js';
 import type { Location, Storage } from './storage.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stopOnSignal } from './cleanup.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(import.meta.dirname, '..');
 
 /** Why the image cannot be built here, or undefined when it can (root, podman, runc, busybox-static). */
 export function imageToolsMissing(): string | undefined {

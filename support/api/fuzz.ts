@@ -7,8 +7,8 @@
 import { connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { upsertSetting } from '../../../host/api/db/index.js';
-import { envelope, sentryEvent } from '../cases/ingestion.js';
+import { upsertSetting } from '../../host/api/db/index.js';
+import { envelope, sentryEvent } from './ingestion.js';
 import type { TestApi, World } from './api.js';
 
 /** What the generated requests may use: real ids and credentials, so deep paths are reached. */

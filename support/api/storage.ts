@@ -5,7 +5,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { openApiDatabase, pgliteDir } from '../../../host/api/index.js';
+import { openApiDatabase, pgliteDir } from '../../host/api/index.js';
 import { findPgBin, startPgCluster, type PgCluster } from './postgres.js';
 
 /** Where one server keeps its data. */

@@ -8,7 +8,7 @@
 // `accepted`), and no request was counted as status 500.
 import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
-import { eventList, metricValue, startTestWebhook } from '../../sources/audit/webhook-helpers.js';
+import { eventList, metricValue, startTestWebhook } from '../audit-webhook.js';
 import { INVALID_UTF8, runFuzz, type FuzzBounds, type FuzzReport } from './run.js';
 
 const KiB = 1024;

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUSYBOX, busyboxRootfs, tarDir, writeOciArchive } from '../../../host/generator/image.js';
+import { BUSYBOX, busyboxRootfs, tarDir, writeOciArchive } from '../../host/generator/image.js';
 
 /** The busybox image's reference in every runtime. */
 export const BUSYBOX_IMAGE = 'localhost/rae-busybox:1.35';

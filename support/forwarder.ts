@@ -2,11 +2,11 @@
 // into a captured stream and, when forwarder.enabled, the forwarder's server feeding it on
 // 127.0.0.1 port 0, as `rae run` composes them; their own metrics, and captured log lines.
 import { PassThrough } from 'node:stream';
-import { defaultConfig, type Config } from '../../host/config/config.js';
-import { startForwarder, type ForwarderServer } from '../../host/forwarder/index.js';
-import type { Alert } from '../../host/output/alert.js';
-import { startFanout, type Fanout, type FanoutOptions } from '../../host/output/fanout.js';
-import { createMetrics, type Metrics } from '../../host/metrics/index.js';
+import { defaultConfig, type Config } from '../host/config/config.js';
+import { startForwarder, type ForwarderServer } from '../host/forwarder/index.js';
+import type { Alert } from '../host/output/alert.js';
+import { startFanout, type Fanout, type FanoutOptions } from '../host/output/fanout.js';
+import { createMetrics, type Metrics } from '../host/metrics/index.js';
 
 /** The fan-out and, when enabled, the server in front of it. */
 export interface Forwarder {

@@ -8,8 +8,8 @@
 // enginesecurity_enginesidekick_inputs_total{status="accepted"} and the 200s agree).
 import fc from 'fast-check';
 import { request } from 'undici';
-import { BODY_LIMIT_BYTES } from '../../../host/forwarder/server.js';
-import { startTestForwarder } from '../../forwarder/helpers.js';
+import { BODY_LIMIT_BYTES } from '../../host/forwarder/server.js';
+import { startTestForwarder } from '../forwarder.js';
 import { INVALID_UTF8, runFuzz, type FuzzBounds, type FuzzReport } from './run.js';
 
 interface Req {

@@ -13,11 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
-import { createMetrics } from '../../../host/metrics/index.js';
-import { ResourceController } from '../../../host/resources/controller.js';
-import type { Rejection } from '../../../host/resources/report.js';
-import { watchDirectory } from '../../../host/resources/watch.js';
-import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
+import { createMetrics } from '../../host/metrics/index.js';
+import { ResourceController } from '../../host/resources/controller.js';
+import type { Rejection } from '../../host/resources/report.js';
+import { watchDirectory } from '../../host/resources/watch.js';
+import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { runFuzz, type FuzzBounds, type FuzzReport } from './run.js';
 
 const MAX_FILE = 64 * 1024;

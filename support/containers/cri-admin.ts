@@ -8,7 +8,7 @@ import loader from '@grpc/proto-loader';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'undici';
-import { serviceOf } from '../../../host/sources/container/cri.js';
+import { serviceOf } from '../../host/sources/container/cri.js';
 
 const PROTO = fileURLToPath(new URL('./cri-admin.proto', import.meta.url));
 /** Bound on one CRI call (StartContainer took up to 1.9 s at load 18; far more margin here). */

@@ -1,7 +1,7 @@
-// The engine as deploy/ runs it, on this machine: the image built offline (helpers/image.ts),
-// imported into a private containerd with CRI (helpers/containers), the site overlay written by
+// The engine as deploy/ runs it, on this machine: the image built offline (support/image.ts),
+// imported into a private containerd with CRI (support/containers), the site overlay written by
 // deploy/configure.sh and rendered by kubectl, and the DaemonSet's pod template started by the
-// tiny kubelet (helpers/kubelet.ts); the event generator's Pod from site/event-generator the
+// tiny kubelet (support/kubelet.ts); the event generator's Pod from site/event-generator the
 // same way. Used by test/deploy/pod.test.ts and bench footprint.
 // The pods share the node's network (no CNI, no cluster DNS here), so each engine gets free
 // loopback ports through `-o` options appended to the template's args, and the generator's
@@ -13,12 +13,12 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { buildImages, startContainerd, type PrivateContainerd } from './containers/index.js';
-import { freePort } from '../output/destinations/real-servers.js';
+import { freePort } from './real-servers.js';
 import { stopOnSignal } from './cleanup.js';
 import { buildTestImage, type TestImage } from './image.js';
 import { runFromTemplate, type K8sObject, type StartedPod } from './kubelet.js';
 
-const DEPLOY = join(import.meta.dirname, '..', '..', 'deploy');
+const DEPLOY = join(import.meta.dirname, '..', 'deploy');
 
 /** A pod started from a template, with its container's log. */
 interface LoggedPod extends StartedPod {

@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
-import { defaultConfig, type Config } from '../../../host/config/config.js';
-import { createMetrics, type Metrics } from '../../../host/metrics/index.js';
-import { ensureWebhookTls, startWebhook, type AuditWebhook, type WebhookTls } from '../../../host/sources/audit/index.js';
-import type { SourceEvent } from '../../../host/engine/source-event.js';
+import { defaultConfig, type Config } from '../host/config/config.js';
+import { createMetrics, type Metrics } from '../host/metrics/index.js';
+import { ensureWebhookTls, startWebhook, type AuditWebhook, type WebhookTls } from '../host/sources/audit/index.js';
+import type { SourceEvent } from '../host/engine/source-event.js';
 
 /** An HTTP answer. */
 export interface Answer {
