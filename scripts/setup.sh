@@ -7,6 +7,7 @@
 #    integration tests start (PostgreSQL, Prometheus) and their tools. Elsewhere the exact command
 #    is printed and the tests that need them report themselves as skipped (CI=true turns a skip
 #    into a failure).
+# 3. For `test`, the JavaScript build in dist/ when it is missing or stale (below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quiet=0
@@ -100,4 +101,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 bash scripts/build-probe.sh $([ "$quiet" = 1 ] && echo --quiet) || echo "setup: kernel probe build failed; the syscall source will report it" >&2
+
+# --- the JavaScript build (tests) ------------------------------------------------------------
+# Every `rae` process the tests start runs dist/ when it is up to date (bin/rae.js), about half
+# the CPU of running the sources through tsx (1.1 s instead of 2.6 s for `rae run --version`);
+# a source changed after the build makes bin/rae.js run the sources again, so dist/ is only a
+# cache. Built when missing or older than a source (the sources bin/rae.js compares).
+if [ "$purpose" = test ] && [ -z "${RAE_TSX:-}" ]; then
+  if [ ! -f dist/build-info.json ] || [ -n "$(find host assembly rules asconfig.json package.json tsconfig.json tsconfig.build.json -newer dist/build-info.json -print -quit)" ]; then
+    say "building dist/ (npm run build) for the tests' rae processes"
+    node scripts/build.mjs >&2 || echo "setup: npm run build failed; the tests' rae processes run the sources through tsx" >&2
+  fi
+fi
 say "ready"

@@ -1,18 +1,18 @@
 // The `rae` command line as a user meets it: real processes, exit codes, stdout vs stderr.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startRae } from '../helpers/rae-run.js';
 import { corpusPath } from '../../support/corpus.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 function rae(args: string[], input?: string) {
   return spawnSync(process.execPath, ['bin/rae.js', ...args], { encoding: 'utf8', input, env: { ...process.env, TZ: 'UTC' } });
 }
 
-const tmp = mkdtempSync(join(tmpdir(), 'rae-cli-'));
+const tmp = tempDir('rae-cli-');
 
 for (const f of ['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml', 'k8s_audit_rules.yaml']) {
   test(`cli: rae validate ${f} is valid with 0 errors`, () => {

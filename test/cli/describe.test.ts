@@ -4,8 +4,7 @@
 // unit_tests/engine/test_rule_loader.cpp (each case named after its upstream test, expected
 // strings copied from its get_compiled_rule_condition / describe_rule assertions).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,6 +12,7 @@ import { describeLoad } from '../../host/engine/describe.js';
 import { loadRules } from '../../host/engine/index.js';
 import { CORPUS_RULE_FILES, corpusPath } from '../../support/corpus.js';
 import { EXCEPTION_RULE_BASE } from '../engine/helpers.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 function rae(args: string[]) {
   return spawnSync(process.execPath, ['bin/rae.js', ...args], { encoding: 'utf8' });
@@ -36,7 +36,7 @@ for (const f of CORPUS_RULE_FILES) {
   });
 }
 
-const tmp = mkdtempSync(join(tmpdir(), 'rae-describe-'));
+const tmp = tempDir('rae-describe-');
 
 test('rae describe RULE: one rule; an unknown rule or a file with errors exits 1; --help', () => {
   const one = rae(['describe', '-r', corpusPath('falco_rules.yaml'), 'Terminal shell in container']);

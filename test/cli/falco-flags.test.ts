@@ -1,18 +1,18 @@
 // Falco's command-line habits on `rae run`, as a user meets them: real `rae` processes, exit
 // codes, stdout for what was asked, stderr for logs.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ENGINE_VERSION } from '../../host/engine/collector.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 function rae(args: string[], env: Record<string, string> = {}) {
   return spawnSync(process.execPath, ['bin/rae.js', 'run', ...args], { encoding: 'utf8', env: { ...process.env, TZ: 'UTC', ...env } });
 }
 
-const tmp = mkdtempSync(join(tmpdir(), 'rae-falco-flags-'));
+const tmp = tempDir('rae-falco-flags-');
 const rule = (name: string, tags: string[], enabled = true) =>
   `- rule: ${name}\n  desc: the ${name} rule\n  condition: evt.type = openat and fd.name = /etc/${name}\n  output: opened %fd.name\n  priority: WARNING\n  enabled: ${enabled}\n  tags: [${tags.join(', ')}]\n`;
 const dir = join(tmp, 'rules.d');

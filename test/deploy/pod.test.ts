@@ -15,9 +15,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { BUSYBOX_IMAGE, containerdPresent } from '../../support/containers/index.js';
@@ -25,6 +24,7 @@ import { startCluster, type Cluster, type EnginePod } from '../../support/engine
 import { imageToolsMissing } from '../../support/image.js';
 import { podOf } from '../../support/k8s-objects.js';
 import { K8SAUDIT_SAMPLES } from '../../support/corpus.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 const missing =
   imageToolsMissing() ??
@@ -187,7 +187,7 @@ t('POST /test on the forwarder alerts', async () => {
 });
 
 t('an EngineAuditRules written into the mounted resources volume goes live without a restart', async () => {
-  const canary = mkdtempSync(join(tmpdir(), 'rae-canary-'));
+  const canary = tempDir('rae-canary-');
   writeFileSync(join(canary, 'secret.txt'), 'x');
   writeFileSync(
     join(engine!.volumes.get('resources')!, 'canary.yaml'),

@@ -3,16 +3,16 @@
 // that cannot work on this machine are printed with their reason and counted. The audit half goes
 // through the real HTTPS webhook; the syscall half needs rae run's kernel source: while that
 // source is not running, the syscall test fails and says so (it is never skipped).
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ActionOutcome } from '../../host/generator/index.js';
 import { parseOutcomes, startGenerator } from '../helpers/generator.js';
 import { startRae, type RaeRun } from '../helpers/rae-run.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
-const root = mkdtempSync(join(tmpdir(), 'rae-e2e-'));
+const root = tempDir('rae-e2e-');
 const state = join(root, 'state');
 let rae: RaeRun;
 let outcomes: ActionOutcome[] = [];

@@ -2,9 +2,7 @@
 // read from the forwarder's /metrics (a real forwarder on port 0, its counter fed by POST /test),
 // the table itself; and the incubating and sandbox syscall actions leave the machine as they
 // found it (their writes below system directories land in the run's temporary directory).
-import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultConfig } from '../../host/config/config.js';
@@ -13,6 +11,7 @@ import { PassThrough } from 'node:stream';
 import { alertCountsOf, fetchAlertCounts, firedSince, parseDurationMs, renderTable, ruleOrigin, RunTally, runActions, selectActions } from '../../host/generator/index.js';
 import { builtinList } from '../../host/generator/rule-sets.js';
 import { createMetrics } from '../../host/metrics/index.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 test('habits: --sleep takes Go durations and whole milliseconds', () => {
   const cases: Array<[string, number | undefined]> = [
@@ -128,7 +127,7 @@ const WRITTEN = [
 const WATCHED = ['/root/.ssh', '/var/lib/rpm', '/usr/bin/true', '/root/.ssh/authorized_keys', '/root/.ssh/known_hosts'];
 
 test('habits: the incubating and sandbox syscall actions run for real and leave the machine as it was', async () => {
-  const root = mkdtempSync(join(tmpdir(), 'rae-generator-more-'));
+  const root = tempDir('rae-generator-more-');
   const watched = () => WATCHED.map((p) => [p, existsSync(p) ? statSync(p).mtimeMs : null]);
   const before = watched();
   const saved = process.env.TMPDIR;

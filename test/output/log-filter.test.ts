@@ -1,19 +1,19 @@
 // The shipped ClusterLoggingConfig's filter, applied to every stdout and stderr line of a real
 // `rae run` (as log-shipper sees a pod's log), keeps exactly the alert lines; the FAQ's unanchored
 // pattern would also keep stderr lines that contain a `{`.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startRae } from '../helpers/rae-run.js';
 import { readManifest } from '../metrics/prom-tools.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 type Filter = { field: string; operator: string; values: string[] };
 
 /** Runs `rae run` with debug logging, feeds the forwarder, stops it; returns its output lines. */
 async function engineRun(): Promise<{ stdout: string[]; stderr: string[]; code: number | null }> {
-  const dir = mkdtempSync(join(tmpdir(), 'rae-logfilter-'));
+  const dir = tempDir('rae-logfilter-');
   writeFileSync(join(dir, 'config.yaml'), 'forwarder:\n  port: 0\n  debugLogging: true\napi:\n  enabled: false\nwebhook:\n  enabled: false\n');
   const run = startRae(['--config', join(dir, 'config.yaml'), '--state-dir', join(dir, 'state')]);
   const url = (await run.waitLog(/forwarder listening on (\S+)/, 0, 300_000))[1]!;

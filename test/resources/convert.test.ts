@@ -4,8 +4,7 @@
 // a crash on required_plugin_versions) are not repeated; what cannot be converted is a located
 // error and exit 1.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -17,6 +16,7 @@ import { convertRulesFile, resourceNameFromPath } from '../../host/resources/con
 import { readManifests, type EngineAuditRulesResource } from '../../host/resources/manifests.js';
 import { toRulesFile } from '../../host/resources/rules-file.js';
 import { corpusPath } from '../../support/corpus.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 const GROUP = 'deckhouse.io';
 
@@ -198,7 +198,7 @@ test('convert: a file name that gives no resource name needs --name', () => {
   assert.match(c.manifest!, 'name: mine');
 });
 
-const tmp = mkdtempSync(join(tmpdir(), 'rae-convert-'));
+const tmp = tempDir('rae-convert-');
 function rae(args: string[], input?: string) {
   return spawnSync(process.execPath, ['bin/rae.js', ...args], { encoding: 'utf8', input });
 }

@@ -5,8 +5,7 @@
 // comes up ready. `rae validate` on the same rules as a plain rules file exits 1 with the same
 // located diagnostic.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -16,6 +15,7 @@ import { RESOURCE_REJECTED_RULE } from '../../host/resources/index.js';
 import { macroBombManifest, macroBombRules, positionOf } from '../helpers/macro-bomb.js';
 import { startRae, type RaeRun } from '../helpers/rae-run.js';
 import { canaryRules, moduleConfig } from '../helpers/resources.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 const MACROS = 24;
 
@@ -39,7 +39,7 @@ async function upWithBombRejected(rae: RaeRun, bombPath: string, where: string, 
 }
 
 test('rae validate: the macro bomb as a rules file exits 1 with the located diagnostic', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rae-bomb-'));
+  const dir = tempDir('rae-bomb-');
   const file = join(dir, 'bomb.yaml');
   const text = macroBombRules(MACROS);
   writeFileSync(file, text);
@@ -54,7 +54,7 @@ test('rae validate: the macro bomb as a rules file exits 1 with the located diag
 });
 
 test('rae run: the macro bomb in the resources directory is rejected, the rest goes live, and a restart comes up ready', async () => {
-  const root = mkdtempSync(join(tmpdir(), 'rae-bomb-'));
+  const root = tempDir('rae-bomb-');
   const state = join(root, 'state');
   const resources = join(root, 'resources');
   mkdirSync(resources);

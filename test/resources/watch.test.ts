@@ -3,12 +3,12 @@
 // a directory replaced under the same path picked up by the periodic rescan, and what is read:
 // links out of the directory and non-regular files refused, a ConfigMap's ..data links followed.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isManifestName, watchDirectory, type ManifestFile } from '../../host/resources/watch.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 /** A watch whose snapshots can be awaited one by one. */
 async function watched(dir: string, opts: { maxFiles?: number; maxFileBytes?: number; rescanMs?: number } = {}) {
@@ -52,7 +52,7 @@ test('watch: manifest names', () => {
 });
 
 test('watch: the first snapshot is handled before start resolves; new, changed and deleted files follow', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rae-watch-'));
+  const dir = tempDir('rae-watch-');
   writeFileSync(join(dir, 'b.yaml'), 'b: 1\n');
   writeFileSync(join(dir, 'a.yml'), 'a: 1\n');
   writeFileSync(join(dir, '.hidden.yaml'), 'x\n');
@@ -73,7 +73,7 @@ test('watch: the first snapshot is handled before start resolves; new, changed a
 });
 
 test('watch: a burst of writes is coalesced and every snapshot is complete', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rae-watch-'));
+  const dir = tempDir('rae-watch-');
   const { w, snapshots, next } = await watched(dir);
   for (let i = 0; i < 20; i++) writeFileSync(join(dir, `f${String(i).padStart(2, '0')}.yaml`), `i: ${i}\n`);
   await next((s) => s.length === 20);
@@ -83,7 +83,7 @@ test('watch: a burst of writes is coalesced and every snapshot is complete', asy
 });
 
 test('watch: bounded — files over the size limit and past the count limit are reported, not read', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rae-watch-'));
+  const dir = tempDir('rae-watch-');
   writeFileSync(join(dir, 'a.yaml'), 'x'.repeat(100));
   writeFileSync(join(dir, 'b.yaml'), 'small\n');
   writeFileSync(join(dir, 'c.yaml'), 'small\n');
@@ -97,7 +97,7 @@ test('watch: bounded — files over the size limit and past the count limit are 
 });
 
 test('watch: a directory replaced under the same path is picked up by the rescan', async () => {
-  const root = mkdtempSync(join(tmpdir(), 'rae-watch-'));
+  const root = tempDir('rae-watch-');
   const dir = join(root, 'resources');
   mkdirSync(dir);
   writeFileSync(join(dir, 'old.yaml'), 'old: 1\n');
@@ -115,7 +115,7 @@ test('watch: a directory replaced under the same path is picked up by the rescan
 });
 
 test('watch: a missing directory is an empty snapshot, and its files count once it appears', async () => {
-  const root = mkdtempSync(join(tmpdir(), 'rae-watch-'));
+  const root = tempDir('rae-watch-');
   const dir = join(root, 'later');
   const { w, snapshots, next } = await watched(dir, { rescanMs: 200 });
   assert.equal(snapshots[0], []);
@@ -129,7 +129,7 @@ test('watch: a missing directory is an empty snapshot, and its files count once 
 const SHADOW = 'root:$6$secretsalt$Xk9vQ2hP0aL7mN3bR5tY8uW1zC4dE6fG:19700:0:99999:7:::\n';
 
 test('watch: a link to a file outside the directory is refused unread, naming only the link', async () => {
-  const root = mkdtempSync(join(tmpdir(), 'rae-watch-'));
+  const root = tempDir('rae-watch-');
   const dir = join(root, 'resources');
   mkdirSync(dir);
   const secret = join(root, 'shadow');
@@ -151,7 +151,7 @@ test('watch: a link to a file outside the directory is refused unread, naming on
 });
 
 test('watch: non-regular files are refused without being opened (a FIFO would block a read)', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rae-watch-'));
+  const dir = tempDir('rae-watch-');
   execFileSync('mkfifo', [join(dir, 'pipe.yaml')]);
   mkdirSync(join(dir, 'dir.yaml'));
   const { w, snapshots } = await watched(dir);
@@ -163,7 +163,7 @@ test('watch: non-regular files are refused without being opened (a FIFO would bl
 });
 
 test('watch: a ConfigMap volume (links into ..data, swapped atomically) is read and its swap picked up', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rae-watch-'));
+  const dir = tempDir('rae-watch-');
   // The kubelet's layout (atomic_writer.go): ..<timestamp>/ holds the files, ..data links to it,
   // and each key is a top-level link through ..data.
   const version = (stamp: string, text: string) => {

@@ -1,8 +1,7 @@
 // The on-disk module cache: a second engine with the same cache directory takes the module of an
 // unchanged ruleset from disk without starting the compile worker, and judges events the same;
 // a cached file that is damaged, or that fails the sandbox checks, is removed and rebuilt.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -11,6 +10,7 @@ import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { ModuleCache } from '../../host/runtime/module-cache.js';
 import { toEvents } from '../../support/differential.js';
 import { wasmModule } from './wasm-bytes.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 const RULES = [{ name: 'r.yaml', text: `- rule: cat opens\n  desc: d\n  condition: evt.type = openat and proc.name = cat\n  output: cat opened %fd.name\n  priority: WARNING\n` }];
 const events = toEvents(
@@ -20,7 +20,7 @@ const events = toEvents(
   ],
   'syscall',
 );
-const dir = mkdtempSync(join(tmpdir(), 'rae-module-cache-'));
+const dir = tempDir('rae-module-cache-');
 
 async function loadOnce(cacheDir: string): Promise<{ from: string | undefined; worker: boolean; alerts: string[] }> {
   const alerts: string[] = [];
