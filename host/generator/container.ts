@@ -16,6 +16,13 @@ import { ContainerHostBase } from './container-host.js';
 import type { ActionContainer } from './types.js';
 
 /** The generator's image in the runtime (kept after the run: loading it again costs about a second). */
+
+/**
+ * Deadline of the generator's own Engine API calls. The metadata reader keeps its short
+ * `callTimeoutMs` (enrichment must not stall); the generator's writes (create, start, exec, a
+ * forced remove) take seconds on a busy node and only the generator waits on them.
+ */
+const WRITE_TIMEOUT_MS = 60_000;
 export const GENERATOR_IMAGE = 'localhost/rae-event-generator:busybox';
 /** The label on every container the generator makes. */
 export const GENERATOR_LABEL = 'io.rae.event-generator';
@@ -60,7 +67,7 @@ export class ContainerRunner extends ContainerHostBase {
         tried.push(`${name} ${socket}: absent`);
         continue;
       }
-      const engine = new EngineSource(name, socket, { callTimeoutMs: cfg.callTimeoutMs });
+      const engine = new EngineSource(name, socket, { callTimeoutMs: Math.max(cfg.callTimeoutMs, WRITE_TIMEOUT_MS) });
       const ping = await engine.call('GET', '/_ping').catch((e: Error) => ({ status: 0, text: e.message }));
       if (ping.status !== 200) {
         engine.close();
