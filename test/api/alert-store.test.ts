@@ -343,7 +343,7 @@ test('pglite: while the database is not open, stdout gets every alert and the st
   const storage = PGLITE;
   const w = await startWorld(storage);
   const link = createDatabaseLink(); // the API's database still opening, as at a first start
-  const fwd = await startTestForwarder({ stdout: true, outputs: { store: { queuesize: 3, timeoutms: 600_000, retries: 0 } } }, 'node-a', {}, { alertDatabase: link });
+  const fwd = await startTestForwarder({ stdout: true, outputs: { store: { queuesize: 3, retries: 0 } } }, 'node-a', {}, { alertDatabase: link });
   try {
     for (let i = 0; i < 10; i++) await post(fwd, falcoJson({ ...CORPUS[0]!, rule: `r${i}` }));
     const dropped = await storeMetric(fwd, 'enginesecurity_enginesidekick_output_dropped_total');

@@ -37,23 +37,20 @@ export function createDatabaseLink(): DatabaseLink {
     },
   };
   return {
-    async get(ms, signal) {
-      if (!db && gone === undefined) {
-        let timer: NodeJS.Timeout | undefined;
+    async get(signal) {
+      if (!db && gone === undefined && !signal.aborted) {
         let onAbort: (() => void) | undefined;
         await Promise.race([
           settled,
           new Promise<void>((resolve) => {
-            timer = setTimeout(resolve, ms);
-            onAbort = resolve;
+            onAbort = () => resolve();
             signal.addEventListener('abort', onAbort, { once: true });
           }),
         ]);
-        clearTimeout(timer);
         if (onAbort) signal.removeEventListener('abort', onAbort);
       }
       if (gone !== undefined) return gone;
-      return db ? tracked : `the API database is still opening (waited ${ms} ms)`;
+      return db ? tracked : 'the API database did not open before the output closed';
     },
     open(d) {
       if (gone !== undefined) return;

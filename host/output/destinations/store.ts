@@ -78,7 +78,8 @@ export function createStoreSender(s: OutputSettings, ctx: OutputContext): Sender
   return {
     maxBatch: s.number('batchsize'),
     async send(batch, signal) {
-      const db = await link.get(timeoutMs, signal);
+      // Until the API has opened its database (seconds at a first start) the batch waits, and the queue fills behind it.
+      const db = await link.get(signal);
       if (typeof db === 'string') return db;
       // A deadline that passes while the INSERT still runs may store the batch twice on the retry: at least once, not exactly once.
       const why = await withDeadline(

@@ -65,6 +65,6 @@ export interface AlertDatabase {
 
 /** The API's database as the store sees it: not open yet, open, or gone (failed to start, or closed). */
 export interface AlertDatabaseLink {
-  /** The open database, or why there is none; waits up to `ms` (or `signal`) while it is still opening. */
-  get(ms: number, signal: AbortSignal): Promise<AlertDatabase | string>;
+  /** The open database, or why there is none; while it is still opening, waits (until `signal` aborts: the output closes). */
+  get(signal: AbortSignal): Promise<AlertDatabase | string>;
 }
