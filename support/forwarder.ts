@@ -50,8 +50,8 @@ export interface TestForwarder {
   waitForLines(n: number, ms?: number): Promise<string[]>;
 }
 
-/** Starts a forwarder on 127.0.0.1:0 with `patch` applied to the forwarder config; falcosidekick's variables are read from `env` only. */
-export async function startTestForwarder(patch: Partial<Config['forwarder']> = {}, hostname = 'node-test-1', env: NodeJS.ProcessEnv = {}): Promise<TestForwarder> {
+/** Starts a forwarder on 127.0.0.1:0 with `patch` applied to the forwarder config; falcosidekick's variables are read from `env` only; `extra.alertDatabase` runs the store. */
+export async function startTestForwarder(patch: Partial<Config['forwarder']> = {}, hostname = 'node-test-1', env: NodeJS.ProcessEnv = {}, extra: Pick<FanoutOptions, 'alertDatabase'> = {}): Promise<TestForwarder> {
   const config = defaultConfig({});
   config.forwarder = { ...config.forwarder, address: '127.0.0.1', port: 0, ...patch };
   const metrics = createMetrics({ processMetrics: false });
@@ -59,7 +59,7 @@ export async function startTestForwarder(patch: Partial<Config['forwarder']> = {
   const out = new PassThrough();
   let text = '';
   out.on('data', (c: Buffer) => (text += c.toString('utf8')));
-  const fwd = await startForwarderWithFanout({ config: config.forwarder, metrics, log: (m) => logs.push(m), hostname, stdout: out, env });
+  const fwd = await startForwarderWithFanout({ config: config.forwarder, metrics, log: (m) => logs.push(m), hostname, stdout: out, env, ...extra });
   const lines = () => text.split('\n').slice(0, -1);
   return {
     fwd,

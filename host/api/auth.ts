@@ -46,7 +46,7 @@ function tokenFrom(input: Pick<GuardInput, 'headers' | 'query'>): string | undef
 }
 
 /** The user a request authenticates as, or the 401 (or read_api scope 403) to answer. */
-async function authenticate(q: Queryable, input: Pick<GuardInput, 'headers' | 'query' | 'method'>): Promise<User | ApiError> {
+export async function authenticate(q: Queryable, input: Pick<GuardInput, 'headers' | 'query' | 'method'>): Promise<User | ApiError> {
   const token = tokenFrom(input);
   if (!token || token.length > 1024) return apiError('UNAUTHORIZED');
   const row = await findToken(q, token);

@@ -13,6 +13,7 @@ import type { DsnBase } from './entities.js';
 import { apiError, type ApiError } from './errors.js';
 import { answerPreflight, isPreflight, registerResponseHeaders, SECURITY_HEADERS } from './headers.js';
 import { clientErrorHandler, limitConnectionsPerClient, serverOptionsOf, type ApiLimits } from './limits.js';
+import { registerAlertRoutes } from './routes/alerts.js';
 import { registerClientKeyRoutes } from './routes/client-keys.js';
 import { registerCollectorRoutes } from './routes/collector.js';
 import { sendError } from './routes/common.js';
@@ -128,6 +129,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   registerClientKeyRoutes(app, ctx);
   registerErrorListRoutes(app, ctx);
   registerErrorDetailRoutes(app, ctx);
+  registerAlertRoutes(app, ctx);
   await registerCollectorRoutes(app, ctx);
   return app;
 }

@@ -19,6 +19,7 @@ import { Lifecycle } from './run/lifecycle.js';
 import { loadRunConfig } from './run/load-config.js';
 import { inspectRules, onRulesLoaded } from './run/load-rules.js';
 import { handleSignals } from './run/signals.js';
+import { createDatabaseLink } from '../output/destinations/store-link.js';
 import { apiStarts } from './run/start-api.js';
 import { startEngine } from './run/start-engine.js';
 import { startOutputs } from './run/start-outputs.js';
@@ -60,8 +61,10 @@ export const runCommand: Command = {
       const metrics = tracking.tapMetrics(createMetrics({ processMetrics: true }));
       const version = versionInfo();
       metrics.versionInfo(version.version, version.engine_version);
-      const outputs = await startOutputs(config, metrics, hostname, life);
-      const api = apiStarts(config, life, tracking);
+      // the store destination writes into the API's database, once the API has opened it
+      const storeLink = config.api.enabled ? createDatabaseLink() : undefined;
+      const outputs = await startOutputs(config, metrics, hostname, life, storeLink);
+      const api = apiStarts(config, life, tracking, storeLink);
       api.early();
       outputs.announce();
       const submit = outputs.submit;

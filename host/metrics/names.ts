@@ -67,7 +67,7 @@ const SOURCE_UNAVAILABLE_REASONS = ['ENOTLINUX', 'ENOADDON', 'EABI', 'ENOBTF', '
 export type SourceUnavailableReason = (typeof SOURCE_UNAVAILABLE_REASONS)[number];
 
 /** The forwarder's outputs, as `destination` label values. */
-const DESTINATIONS = ['stdout', 'webhook', 'file', 'program', 'slack', 'teams', 'mattermost', 'discord', 'googlechat', 'alertmanager', 'loki', 'nats', 'mqtt', 'redis', 'syslog', 'smtp'] as const;
+const DESTINATIONS = ['stdout', 'webhook', 'file', 'program', 'slack', 'teams', 'mattermost', 'discord', 'googlechat', 'alertmanager', 'loki', 'nats', 'mqtt', 'redis', 'syslog', 'smtp', 'store'] as const;
 export type Destination = (typeof DESTINATIONS)[number];
 
 interface Def<L extends string> {

@@ -16,7 +16,7 @@ import { resolveAggregation, type OutputConfig } from './config.js';
 import { createOutput, fieldAdapter } from './destinations/common.js';
 import { createStdoutOutput } from './destinations/stdout.js';
 import { resolveOutputs } from './destinations/table.js';
-import { Delivery, type Output, type OutputContext } from './destinations/types.js';
+import { Delivery, type AlertDatabaseLink, type Output, type OutputContext } from './destinations/types.js';
 import { falcoJsonWriter } from './falco-json.js';
 
 /** The running fan-out. */
@@ -45,6 +45,8 @@ export interface FanoutOptions {
   dropAlertIntervalMs?: number;
   /** The aggregation windows' clock (unit tests drive it by hand); real time by default. */
   aggregationClock?: AggregationClock;
+  /** The API's database for the store destination (destinations/store-link.ts); without it the store is off. */
+  alertDatabase?: AlertDatabaseLink;
 }
 
 /** How long close() lets queued alerts drain. */
@@ -68,7 +70,7 @@ export async function startFanout(opts: FanoutOptions): Promise<Fanout> {
   const problems = [...resolved.problems, ...aggregation.problems];
   if (problems.length > 0) throw new Error(problems.map((p) => `config ${p.key}: ${p.message}`).join('; '));
   const globalFieldNames = [...Object.keys(resolved.global.customfields), ...Object.keys(resolved.global.templatedfields)];
-  const ctx: OutputContext = { metrics, log, hostname: opts.hostname, globalFieldNames };
+  const ctx: OutputContext = { metrics, log, hostname: opts.hostname, globalFieldNames, alertDatabase: opts.alertDatabase };
   const writeLine = falcoJsonWriter(oc.falco);
 
   // Drops are reported by one rate-limited internal alert, sent to the destinations that are not dropping.
@@ -103,6 +105,7 @@ export async function startFanout(opts: FanoutOptions): Promise<Fanout> {
   }
   try {
     for (const r of resolved.outputs) {
+      if (r.row.name === 'store' && !opts.alertDatabase) continue; // no API database to store in (api.enabled false)
       const sender = await r.row.create(r.settings, ctx);
       outputs.push(createOutput(r.row.name, r.settings, sender, ctx, global, onDrop));
     }

@@ -74,3 +74,37 @@ export function parseRfc3339(text: string): bigint | undefined {
   const frac = BigInt((m[7] ?? '').slice(0, 9).padEnd(9, '0'));
   return BigInt(d.getTime()) * NS_PER_MS + frac - BigInt(offsetMin) * 60n * NS_PER_S;
 }
+
+/** Seconds per unit of a duration (falcosidekick-ui's `since` and TTL: M is 30 days, y 365). */
+const DURATION_UNITS: Record<string, number> = {
+  s: 1,
+  second: 1,
+  seconds: 1,
+  m: 60,
+  min: 60,
+  minute: 60,
+  minutes: 60,
+  h: 3600,
+  hour: 3600,
+  hours: 3600,
+  d: 86_400,
+  day: 86_400,
+  days: 86_400,
+  w: 604_800,
+  week: 604_800,
+  weeks: 604_800,
+  M: 2_592_000,
+  month: 2_592_000,
+  months: 2_592_000,
+  y: 31_536_000,
+  year: 31_536_000,
+  years: 31_536_000,
+};
+
+/** A duration as falcosidekick-ui writes one (`30s`, `5min`, `2d`, `1M`, `2y`, or bare seconds) in seconds; undefined if it is not one. */
+export function parseDuration(text: string): number | undefined {
+  const m = /^(\d{1,9})([A-Za-z]*)$/.exec(text.trim());
+  if (!m) return undefined;
+  const unit = m[2] === '' ? 1 : DURATION_UNITS[m[2]!];
+  return unit === undefined ? undefined : Number(m[1]) * unit;
+}

@@ -17,6 +17,9 @@ export interface PgCluster {
   port: number;
   /** The temp directory holding the data directory and the socket. */
   dir: string;
+  /** Stops the server, keeping its data (an outage); `startServer` starts it again on the same port. */
+  stopServer(): Promise<void>;
+  startServer(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -58,11 +61,14 @@ export async function startPgCluster(bin: string): Promise<PgCluster> {
   const port = await freePort();
   // fsync off: a throwaway server need not survive a crash, and the tests run faster.
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-  await pgRun('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
+  const startServer = async () => void (await pgRun('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']));
+  await startServer();
   return {
     adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     dir,
+    stopServer: async () => void (await pgRun('pg_ctl', ['-D', data, '-m', 'immediate', '-w', '-t', '60', 'stop'])),
+    startServer,
     async stop() {
       try {
         await pgRun('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);

@@ -22,6 +22,8 @@ export interface Storage {
   fresh(): Promise<Location>;
   /** Removes everything the storage created (stops the cluster); returns the directories removed. */
   shutdown(): Promise<string[]>;
+  /** PostgreSQL: stops and starts the server, its data kept (an outage of every database of the storage). */
+  outage?: { stop(): Promise<void>; start(): Promise<void> };
 }
 
 /** PGlite storage. */
@@ -74,6 +76,10 @@ export function postgresStorage(): Storage | { unavailable: string } {
         await client.end();
       }
       return { stateDir, databaseUrl: `postgres://postgres@127.0.0.1:${c.port}/${name}` };
+    },
+    outage: {
+      stop: async () => (await cluster!).stopServer(),
+      start: async () => (await cluster!).startServer(),
     },
     async shutdown() {
       rmSync(stateDir, { recursive: true, force: true });

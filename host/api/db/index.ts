@@ -4,6 +4,7 @@ import { migrate } from './migrate.js';
 import { openDatabase, type Db } from './open.js';
 
 export * from './accounts.js';
+export * from './alerts.js';
 export * from './error-details.js';
 export * from './error-groups.js';
 export * from './settings-keys.js';

@@ -5,6 +5,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import pg from 'pg';
 import { writeProblem } from '../../config/write-problem.js';
 
@@ -153,7 +154,8 @@ function templateFor(dir: string, template: string): Uint8Array | undefined {
 
 /** PGlite in `dir`, a new database unpacked from `template` when there is one; a template PGlite refuses (another version) falls back to initdb. */
 async function createPglite(dir: string, template: string, lockFile: string): Promise<PGlite> {
-  const options = { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] };
+  // pg_trgm: the alert store's index for free text over the output (migration 003_alert_store.sql)
+  const options = { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`], extensions: { pg_trgm } };
   const tar = templateFor(dir, template);
   if (tar) {
     try {

@@ -1,12 +1,13 @@
 // Start-up step of `rae run`: the alert's way out. The fan-out (stdout and the configured
 // destinations) runs whether or not the forwarder does; the forwarder's server (falcosidekick's
 // HTTP face, /healthz from the readiness board) feeds it. Consumes the configuration and the
-// metrics; produces `submit`, through which every alert leaves, and registers one component
+// metrics (and the store's link to the API database, when the API runs); produces `submit`, through which every alert leaves, and registers one component
 // whose stop closes the server first (nothing new reaches the fan-out while it drains).
 import type { Config } from '../../config/config.js';
 import { startForwarder, type ForwarderServer } from '../../forwarder/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import type { Alert } from '../../output/alert.js';
+import type { AlertDatabaseLink } from '../../output/destinations/types.js';
 import { startFanout } from '../../output/fanout.js';
 import { log } from '../command.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -19,8 +20,8 @@ export interface Outputs {
 }
 
 /** Starts the fan-out and, if enabled, the forwarder. */
-export async function startOutputs(config: Config, metrics: Metrics, hostname: string, life: Lifecycle): Promise<Outputs> {
-  const fanout = await startFanout({ config: config.forwarder, metrics, log, hostname });
+export async function startOutputs(config: Config, metrics: Metrics, hostname: string, life: Lifecycle, alertDatabase: AlertDatabaseLink | undefined): Promise<Outputs> {
+  const fanout = await startFanout({ config: config.forwarder, metrics, log, hostname, alertDatabase });
   let forwarder: ForwarderServer | undefined;
   const stopForwarder = async () => {
     await forwarder?.close(); // the server first: nothing new reaches the fan-out while it drains

@@ -7,6 +7,7 @@ import type { OutputConfig } from '../config.js';
 import { coerce, commonSettings, resolveRow, type OutputRow, type ResolvedOutput, type SettingSpec } from './settings.js';
 import { parseTemplate } from './template.js';
 import { checkAppendOutput } from '../falco-json.js';
+import { parseDuration } from '../time.js';
 
 const str = (def: string, doc: string, extra: Partial<SettingSpec> = {}): SettingSpec => ({ kind: 'string', default: def, doc, ...extra });
 const bool = (def: boolean, doc: string): SettingSpec => ({ kind: 'boolean', default: def, doc });
@@ -48,6 +49,9 @@ const TLS = {
   mtlsclientkey: str('', 'client key (PEM file)', { env: 'MUTUALTLSCLIENT_KEYFILE' }),
   mtlscacert: str('', 'CA certificate(s) to verify the server with (PEM file)', { env: 'MUTUALTLSCLIENT_CACERTFILE' }),
 };
+
+/** Most rows of one store INSERT: 13 parameters a row (store.ts), PostgreSQL takes at most 65535 a statement. */
+const STORE_MAX_BATCH = 5000;
 
 /** Every output. The order is the order outputs start in. */
 export const OUTPUTS: OutputRow[] = [
@@ -254,6 +258,36 @@ export const OUTPUTS: OutputRow[] = [
       outputformat: str('html', 'html (multipart text + HTML) or text', { check: oneOf('html', 'text') }),
     },
     create: async (s, ctx) => (await import('./smtp.js')).createSmtpSender(s, ctx),
+  },
+  {
+    name: 'store',
+    env: 'STORE',
+    enabledBy: 'enabled',
+    settings: {
+      enabled: bool(true, "store every alert in the API's database (PGlite, or PostgreSQL with DATABASE_URL) for the query API (docs/console.md); off when api.enabled is false"),
+      batchsize: {
+        kind: 'number',
+        default: 500,
+        doc: `most alerts one INSERT writes (1..${STORE_MAX_BATCH})`,
+        check: (v) => (Number.isInteger(v) && (v as number) >= 1 && (v as number) <= STORE_MAX_BATCH ? undefined : `expected a whole number from 1 to ${STORE_MAX_BATCH}`),
+      },
+      maxage: str('30d', 'retention by age: rows whose event time is older are deleted (`12h`, `30d`, `1y`; `0` keeps every age)', {
+        check: (v) => (parseDuration(v as string) === undefined ? 'expected a duration: a number with s, m, h, d, w, M or y (e.g. 30d), or 0' : undefined),
+      }),
+      maxrows: {
+        kind: 'number',
+        default: 1_000_000,
+        doc: 'retention by count: all but the newest this many rows are deleted (0 = no limit)',
+        check: (v) => (Number.isInteger(v) && (v as number) >= 0 ? undefined : 'expected a whole number, 0 or more'),
+      },
+      retentionseconds: {
+        kind: 'number',
+        default: 60,
+        doc: 'least time between two retention passes (each runs after a stored batch)',
+        check: (v) => (Number.isInteger(v) && (v as number) >= 0 ? undefined : 'expected a whole number, 0 or more'),
+      },
+    },
+    create: async (s, ctx) => (await import('./store.js')).createStoreSender(s, ctx),
   },
 ];
 

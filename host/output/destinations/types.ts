@@ -54,4 +54,17 @@ export interface OutputContext {
   hostname: string;
   /** Names of the global customfields and templatedfields (Loki sends them as stream labels). */
   globalFieldNames?: readonly string[];
+  /** The API's database, once open (the store destination's; store.ts). */
+  alertDatabase?: AlertDatabaseLink;
+}
+
+/** What the store writes through: the API's database (host/api/db's Db has this shape). */
+export interface AlertDatabase {
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
+}
+
+/** The API's database as the store sees it: not open yet, open, or gone (failed to start, or closed). */
+export interface AlertDatabaseLink {
+  /** The open database, or why there is none; while it is still opening, waits (until `signal` aborts: the output closes). */
+  get(signal: AbortSignal): Promise<AlertDatabase | string>;
 }

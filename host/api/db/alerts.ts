@@ -1,0 +1,120 @@
+// Reads of the alert store (the `alerts` table, migration 003_alert_store.sql, written by the
+// store destination host/output/destinations/store.ts): search, counts, counts grouped by a
+// field or a time bucket, one alert, and the alerts after an id (the live stream). Consumes an
+// AlertFilter (routes/alert-params.ts checks the request into one); produces rows whose `json`
+// is the alert's Falco JSON line with its store id added first.
+import type { Queryable } from './open.js';
+
+/** What a query selects; every part is optional and they combine with AND (values of one part with OR). */
+export interface AlertFilter {
+  sources?: string[];
+  /** Falco's numeric priorities (0 Emergency .. 7 Debug), any of. */
+  priorities?: number[];
+  /** At least this severe: priority <= this number. */
+  minPriority?: number;
+  rules?: string[];
+  hostnames?: string[];
+  /** Any of these tags. */
+  tags?: string[];
+  containerIds?: string[];
+  containerNames?: string[];
+  containerImages?: string[];
+  pods?: string[];
+  namespaces?: string[];
+  /** Event time bounds, ns since the epoch: since inclusive, until exclusive. */
+  sinceNs?: bigint;
+  untilNs?: bigint;
+  /** A substring of the output, any case. */
+  text?: string;
+}
+
+/** The fields counts group by (falcosidekick-ui's /events/count/:groupby, plus time buckets). */
+export const ALERT_GROUPS = ['priority', 'rule', 'source', 'tags', 'hostname', 'time'] as const;
+export type AlertGroup = (typeof ALERT_GROUPS)[number];
+
+/** A stored alert: its id and its JSON object text (the id first, then Falco's keys). */
+export interface StoredAlert {
+  id: string;
+  json: string;
+}
+
+const LISTS: Array<[keyof AlertFilter, string]> = [
+  ['sources', 'source'],
+  ['priorities', 'priority'],
+  ['rules', 'rule'],
+  ['hostnames', 'hostname'],
+  ['containerIds', 'container_id'],
+  ['containerNames', 'container_name'],
+  ['containerImages', 'container_image'],
+  ['pods', 'k8s_pod'],
+  ['namespaces', 'k8s_ns'],
+];
+
+/** The WHERE clause of `f` (with `extra` conditions) and its parameters, numbered from $1. */
+function whereOf(f: AlertFilter, extra: string[] = [], params: unknown[] = []): { where: string; params: unknown[] } {
+  const cond = [...extra];
+  const p = (v: unknown) => `$${params.push(v)}`;
+  for (const [key, column] of LISTS) {
+    const values = f[key] as Array<string | number> | undefined;
+    if (values && values.length > 0) cond.push(`${column} = ANY(${p(values)})`);
+  }
+  if (f.minPriority !== undefined) cond.push(`priority <= ${p(f.minPriority)}`);
+  if (f.tags && f.tags.length > 0) cond.push(`tags && ${p(f.tags)}::text[]`);
+  if (f.sinceNs !== undefined) cond.push(`time_ns >= ${p(f.sinceNs.toString())}`);
+  if (f.untilNs !== undefined) cond.push(`time_ns < ${p(f.untilNs.toString())}`);
+  if (f.text) cond.push(`output ILIKE ${p(`%${f.text.replace(/[\\%_]/g, '\\$&')}%`)}`);
+  return { where: cond.length > 0 ? `WHERE ${cond.join(' AND ')}` : '', params };
+}
+
+/** The stored JSON with `"id":N` first. */
+const withId = (r: { id: string; json: string }): StoredAlert => ({ id: String(r.id), json: `{"id":${r.id},${r.json.slice(1)}` });
+
+/** The alerts matching `f`, newest first, one page of them, and how many match in all. */
+export async function searchAlerts(q: Queryable, f: AlertFilter, page: { limit: number; offset: number }): Promise<{ rows: StoredAlert[]; total: number }> {
+  const w = whereOf(f);
+  const rows = await q.query<{ id: string; json: string }>(`SELECT id, json FROM alerts ${w.where} ORDER BY time_ns DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset}`, w.params);
+  const total = rows.length < page.limit && (page.offset === 0 || rows.length > 0) ? page.offset + rows.length : await countAlerts(q, f);
+  return { rows: rows.map(withId), total };
+}
+
+/** How many alerts match `f`. */
+export async function countAlerts(q: Queryable, f: AlertFilter): Promise<number> {
+  const w = whereOf(f);
+  const [row] = await q.query<{ n: string }>(`SELECT count(*) AS n FROM alerts ${w.where}`, w.params);
+  return Number(row?.n ?? 0);
+}
+
+/** Most groups one count returns (time buckets: the newest). */
+const MAX_GROUPS = 10_000;
+
+/** Counts of the alerts matching `f` by `by` (priority as its number; time by buckets of `bucketNs`, keyed by their start in ns), largest first (time: newest first). */
+export async function countAlertsBy(q: Queryable, f: AlertFilter, by: AlertGroup, bucketNs = 3_600_000_000_000n): Promise<Array<{ key: string; count: number }>> {
+  const w = whereOf(f);
+  let sql: string;
+  if (by === 'tags') sql = `SELECT t AS key, count(*) AS n FROM alerts, unnest(tags) AS t ${w.where} GROUP BY t ORDER BY n DESC, key LIMIT ${MAX_GROUPS}`;
+  else if (by === 'time') {
+    const b = `$${w.params.push(bucketNs.toString())}::bigint`;
+    sql = `SELECT (div(time_ns, ${b}) * ${b})::text AS key, count(*) AS n FROM alerts ${w.where} GROUP BY 1 ORDER BY div(min(time_ns), ${b}) DESC LIMIT ${MAX_GROUPS}`;
+  } else sql = `SELECT ${by}::text AS key, count(*) AS n FROM alerts ${w.where} GROUP BY ${by} ORDER BY n DESC, key LIMIT ${MAX_GROUPS}`;
+  const rows = await q.query<{ key: string; n: string }>(sql, w.params);
+  return rows.map((r) => ({ key: r.key, count: Number(r.n) }));
+}
+
+/** One alert by its id. */
+export async function alertById(q: Queryable, id: string): Promise<StoredAlert | undefined> {
+  const [row] = await q.query<{ id: string; json: string }>('SELECT id, json FROM alerts WHERE id = $1', [id]);
+  return row && withId(row);
+}
+
+/** The alerts stored after `afterId` that match `f`, oldest first, up to `limit` (the live stream). */
+export async function alertsAfter(q: Queryable, f: AlertFilter, afterId: string, limit: number): Promise<StoredAlert[]> {
+  const w = whereOf(f, ['id > $1'], [afterId]);
+  const rows = await q.query<{ id: string; json: string }>(`SELECT id, json FROM alerts ${w.where} ORDER BY id LIMIT ${limit}`, w.params);
+  return rows.map(withId);
+}
+
+/** The newest id stored, '0' when none (where a live stream without Last-Event-ID starts). */
+export async function lastAlertId(q: Queryable): Promise<string> {
+  const [row] = await q.query<{ id: string | null }>('SELECT max(id)::text AS id FROM alerts');
+  return row?.id ?? '0';
+}
