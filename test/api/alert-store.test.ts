@@ -11,9 +11,9 @@ import { addToken, createUser, generateToken } from '../../host/api/db/index.js'
 import { createDatabaseLink } from '../../host/output/destinations/store-link.js';
 import { OUTPUT_DROP_RULE } from '../../host/output/fanout.js';
 import { rfc3339Nano } from '../../host/output/time.js';
-import { metricLines, startTestForwarder, type TestForwarder } from '../forwarder/helpers.js';
-import { startTestApi, type TestApi } from './helpers/api.js';
-import { pgliteStorage, postgresStorage, type Storage } from './helpers/storage.js';
+import { metricLines, startTestForwarder, type TestForwarder } from '../../support/forwarder.js';
+import { startTestApi, type TestApi } from '../../support/api/api.js';
+import { pgliteStorage, postgresStorage, type Storage } from '../../support/api/storage.js';
 
 const HOUR_NS = 3_600_000_000_000n;
 /** Ten minutes into the hour before the current one: the corpus's first six alerts share one hour bucket. */
