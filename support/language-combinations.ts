@@ -52,7 +52,7 @@ function representatives(source: Source, perShape = 2): FieldDef[] {
  * Values with raw bytes, as kernel paths and command lines carry them (host/engine/raw-text.ts):
  * 0xFF 0xFE, a truncated sequence (E2 82: one U+FFFD for regex), a lead byte alone, and `é`.
  */
-export const RAW_STRINGS = ['/a\udcff', '/a/b\udcff\udcfe', 'a\udce2\udc82', 'a\udce2\udc82b', '\udcc3', 'é', '/aé/b', '8J+YgP8='];
+const RAW_STRINGS = ['/a\udcff', '/a/b\udcff\udcfe', 'a\udce2\udc82', 'a\udce2\udc82b', '\udcc3', 'é', '/aé/b', '8J+YgP8='];
 
 /** Literals by type class, including what modifiers and the string operators need. */
 function literals(def: FieldDef | undefined, op: string): string[] {
