@@ -99,36 +99,14 @@ export function b64(v: u64): u64 {
   return pack(d, n);
 }
 
-/** Bytes of the valid UTF-8 sequence at a[i] (0 when none starts there; RFC 3629's table, host/engine/raw-text.ts). */
-function utf8Seq(a: usize, i: u32, l: u32): u32 {
+/**
+ * The UTF-8 sequence at a[i] (RFC 3629's table, as host/engine/raw-text.ts): its length n when it
+ * is valid, else -m with m the length of its maximal invalid subpart (WHATWG: the lead byte and
+ * the continuation bytes that fit it, at least 1).
+ */
+function utf8Scan(a: usize, i: u32, l: u32): i32 {
   const c = u32(load<u8>(a + i));
   if (c < 0x80) return 1;
-  let n: u32 = 0;
-  let lo: u32 = 0x80;
-  let hi: u32 = 0xbf;
-  if (c - 0xc2 < 30) n = 2;
-  else if (c - 0xe0 < 16) {
-    n = 3;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
-  } else if (c - 0xf0 < 5) {
-    n = 4;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;
-  } else return 0;
-  if (i + n > l) n = l - i; // a truncated sequence: its continuation bytes are checked as far as they go
-  for (let k: u32 = 1; k < n; k++) {
-    const b = u32(load<u8>(a + i + k));
-    if (b < lo || b > hi) return 0;
-    lo = 0x80;
-    hi = 0xbf;
-  }
-  return n == (c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4) ? n : 0;
-}
-
-/** Length of the maximal subpart of an invalid sequence at a[i] (WHATWG: the lead byte and the continuation bytes that fit it). */
-function invalidRun(a: usize, i: u32, l: u32): u32 {
-  const c = u32(load<u8>(a + i));
   let need: u32 = 0;
   let lo: u32 = 0x80;
   let hi: u32 = 0xbf;
@@ -136,12 +114,12 @@ function invalidRun(a: usize, i: u32, l: u32): u32 {
   else if (c - 0xe0 < 16) {
     need = 2;
     if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
+    if (c == 0xed) hi = 0x9f; // ED A0..BF would be a surrogate
   } else if (c - 0xf0 < 5) {
     need = 3;
     if (c == 0xf0) lo = 0x90;
     if (c == 0xf4) hi = 0x8f;
-  }
+  } else return -1;
   let n: u32 = 1;
   while (need > 0 && i + n < l) {
     const b = u32(load<u8>(a + i + n));
@@ -151,7 +129,7 @@ function invalidRun(a: usize, i: u32, l: u32): u32 {
     n++;
     need--;
   }
-  return n;
+  return need == 0 ? i32(n) : -i32(n);
 }
 
 /**
@@ -161,29 +139,26 @@ function invalidRun(a: usize, i: u32, l: u32): u32 {
  */
 export function utf8Sanitized(a: usize, l: u32): u64 {
   let i: u32 = 0;
-  while (i < l) {
-    const n = utf8Seq(a, i, l);
-    if (n == 0) break;
-    i += n;
-  }
+  let n: i32 = 0;
+  while (i < l && (n = utf8Scan(a, i, l)) > 0) i += u32(n);
   if (i == l) return MISSING;
   const d = reserve(u64(l) * 3);
   if (d == 0) return MISSING;
   memory.copy(d, a, i);
   let o = i;
   while (i < l) {
-    const n = utf8Seq(a, i, l);
+    n = utf8Scan(a, i, l);
     if (n > 0) {
-      memory.copy(d + o, a + i, n);
-      o += n;
-      i += n;
+      memory.copy(d + o, a + i, usize(n));
+      o += u32(n);
+      i += u32(n);
       continue;
     }
     store<u8>(d + o, 0xef);
     store<u8>(d + o + 1, 0xbf);
     store<u8>(d + o + 2, 0xbd);
     o += 3;
-    i += invalidRun(a, i, l);
+    i += u32(-n);
   }
   return pack(d, o);
 }
