@@ -3,6 +3,7 @@
 // and `acc`, one accept byte per state. nfaMatch: the bit-parallel position form, u64 rows of
 // `w` words: label[256], first[V], final[V], follow[V * V][n] (V = 2 when flags & 1, the pattern
 // has `\b`/`\B`, else 1); flags & 2: the empty value matches.
+import { MISSING, utf8Sanitized } from './transform';
 
 /** True when the DFA at t accepts the whole string (a, l). */
 export function dfaMatch(t: usize, acc: usize, a: usize, l: u32): bool {
@@ -68,4 +69,22 @@ export function nfaMatch(t: usize, n: u32, w: u32, flags: u32, a: usize, l: u32)
   const fin = final + usize(nw) * row;
   for (let k: usize = 0; k < usize(w); k++) if ((load<u64>(live + (k << 3)) & load<u64>(fin + (k << 3))) != 0) return true;
   return false;
+}
+
+/**
+ * `regex` as Falco 0.45 runs it: on the value with invalid UTF-8 replaced by U+FFFD. The
+ * automata take valid UTF-8 only, so a value they accept needs no replacement; only a value they
+ * refuse is checked, and matched again replaced when it is not valid UTF-8 (utf8Sanitized).
+ */
+export function dfaRegex(t: usize, acc: usize, a: usize, l: u32): bool {
+  if (dfaMatch(t, acc, a, l)) return true;
+  const s = utf8Sanitized(a, l);
+  return s != MISSING && dfaMatch(t, acc, usize(u32(s)), u32(s >>> 32));
+}
+
+/** nfaMatch with dfaRegex's treatment of invalid UTF-8. */
+export function nfaRegex(t: usize, n: u32, w: u32, flags: u32, a: usize, l: u32): bool {
+  if (nfaMatch(t, n, w, flags, a, l)) return true;
+  const s = utf8Sanitized(a, l);
+  return s != MISSING && nfaMatch(t, n, w, flags, usize(u32(s)), u32(s >>> 32));
 }

@@ -73,7 +73,7 @@ export function baseName(v: u64): u64 {
   return -1;
 }
 
-/** Standard base64 decode; the decoded bytes are taken as Latin-1 and re-encoded as UTF-8. */
+/** Standard base64 decode: the decoded bytes, raw (Falco 0.45 compares raw bytes). */
 export function b64(v: u64): u64 {
   if (v == MISSING) return MISSING;
   const a = usize(u32(v));
@@ -83,7 +83,7 @@ export function b64(v: u64): u64 {
   // padding may be left out; when present the length is a multiple of 4
   if (pad > 0 ? l % 4 != 0 : l % 4 == 1) return MISSING;
   for (let i: u32 = 0; i < l - pad; i++) if (b64val(load<u8>(a + i)) < 0) return MISSING;
-  const d = reserve(u64((l + 3) / 4) * 6); // at most (l / 4) * 3 bytes, each at most 2 in UTF-8
+  const d = reserve(u64((l + 3) / 4) * 3); // at most (l / 4) * 3 bytes
   if (d == 0) return MISSING;
   let n: u32 = 0;
   let acc: u32 = 0;
@@ -93,15 +93,74 @@ export function b64(v: u64): u64 {
     bits += 6;
     if (bits >= 8) {
       bits -= 8;
-      const b = (acc >> bits) & 0xff;
-      if (b < 0x80) store<u8>(d + n++, u8(b));
-      else {
-        store<u8>(d + n++, u8(0xc0 | (b >> 6)));
-        store<u8>(d + n++, u8(0x80 | (b & 0x3f)));
-      }
+      store<u8>(d + n++, u8(acc >> bits));
     }
   }
   return pack(d, n);
+}
+
+/**
+ * The UTF-8 sequence at a[i] (RFC 3629's table, as host/engine/raw-text.ts): its length n when it
+ * is valid, else -m with m the length of its maximal invalid subpart (WHATWG: the lead byte and
+ * the continuation bytes that fit it, at least 1).
+ */
+function utf8Scan(a: usize, i: u32, l: u32): i32 {
+  const c = u32(load<u8>(a + i));
+  if (c < 0x80) return 1;
+  let need: u32 = 0;
+  let lo: u32 = 0x80;
+  let hi: u32 = 0xbf;
+  if (c - 0xc2 < 30) need = 1;
+  else if (c - 0xe0 < 16) {
+    need = 2;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f; // ED A0..BF would be a surrogate
+  } else if (c - 0xf0 < 5) {
+    need = 3;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+  } else return -1;
+  let n: u32 = 1;
+  while (need > 0 && i + n < l) {
+    const b = u32(load<u8>(a + i + n));
+    if (b < lo || b > hi) break;
+    lo = 0x80;
+    hi = 0xbf;
+    n++;
+    need--;
+  }
+  return need == 0 ? i32(n) : -i32(n);
+}
+
+/**
+ * The value with each invalid UTF-8 sequence replaced by U+FFFD (one per maximal subpart, as
+ * TextDecoder), in scratch: what `regex` sees (Falco 0.45). MISSING when the value is valid UTF-8
+ * (nothing to replace) or the result does not fit (the event is then handed back).
+ */
+export function utf8Sanitized(a: usize, l: u32): u64 {
+  let i: u32 = 0;
+  let n: i32 = 0;
+  while (i < l && (n = utf8Scan(a, i, l)) > 0) i += u32(n);
+  if (i == l) return MISSING;
+  const d = reserve(u64(l) * 3);
+  if (d == 0) return MISSING;
+  memory.copy(d, a, i);
+  let o = i;
+  while (i < l) {
+    n = utf8Scan(a, i, l);
+    if (n > 0) {
+      memory.copy(d + o, a + i, usize(n));
+      o += u32(n);
+      i += u32(n);
+      continue;
+    }
+    store<u8>(d + o, 0xef);
+    store<u8>(d + o + 1, 0xbf);
+    store<u8>(d + o + 2, 0xbd);
+    o += 3;
+    i += u32(-n);
+  }
+  return pack(d, o);
 }
 
 /** concat of two strings into a new scratch string (both are computed before, so never overwritten). */

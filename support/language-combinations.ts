@@ -48,6 +48,12 @@ function representatives(source: Source, perShape = 2): FieldDef[] {
   return out;
 }
 
+/**
+ * Values with raw bytes, as kernel paths and command lines carry them (host/engine/raw-text.ts):
+ * 0xFF 0xFE, a truncated sequence (E2 82: one U+FFFD for regex), a lead byte alone, and `é`.
+ */
+const RAW_STRINGS = ['/a\udcff', '/a/b\udcff\udcfe', 'a\udce2\udc82', 'a\udce2\udc82b', '\udcc3', 'é', '/aé/b', '8J+YgP8='];
+
 /** Literals by type class, including what modifiers and the string operators need. */
 function literals(def: FieldDef | undefined, op: string): string[] {
   if (def?.name === 'evt.type') return TYPES.slice(0, 2);
@@ -65,7 +71,8 @@ function literals(def: FieldDef | undefined, op: string): string[] {
     case 'ipnet':
       return ['10.0.0.0/8', '192.168.1.0/24'];
     default:
-      return op === 'regex' ? ['a.*', '^/[a-z]+$'] : op === 'glob' || op === 'iglob' ? ['*a*', '/a/?'] : op === 'pmatch' ? ['/a', '/tmp'] : ['a', '/a/b', '-ab', 'aGVsbG8=', ''];
+      // raw bytes (Falco 0.45): `\xff` no UTF-8 holds, `\xc3` a lead byte found inside `é`; `a.` matches `a` and one U+FFFD
+      return op === 'regex' ? ['a.*', '^/[a-z]+$', 'a.'] : op === 'glob' || op === 'iglob' ? ['*a*', '/a/?'] : op === 'pmatch' ? ['/a', '/tmp'] : ['a', '/a/b', '-ab', 'aGVsbG8=', '', '/a\\xff', '\\xc3'];
   }
 }
 
@@ -202,4 +209,4 @@ export function rulesYaml(leaves: readonly Leaf[]): string {
 }
 
 /** Values every string field may take besides its rules' constants: options, base64, paths, case. */
-export const EXTRA_STRINGS = ['-a', '-ab', '-b', '-bv', 'v', '--', 'aGVsbG8=', 'YQ', '/a/b', '/A/B', 'A', 'open', 'x y'];
+export const EXTRA_STRINGS = ['-a', '-ab', '-b', '-bv', 'v', '--', 'aGVsbG8=', 'YQ', '/a/b', '/A/B', 'A', 'open', 'x y', ...RAW_STRINGS];

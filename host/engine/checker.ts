@@ -11,6 +11,7 @@ import type { CheckedExpr, CmpOp, FieldRef, Literal, Operand } from './ir.js';
 import { convertLiteral } from './literals.js';
 import { printValue } from './printer.js';
 import { parseRegex, type RegexLimits } from './regex-syntax.js';
+import { hasRawBytes } from './raw-text.js';
 import { DEFAULT_RULES_BOUNDS } from './rules-bounds.js';
 
 /** Where a condition's spans point, and how to name a macro body's location. */
@@ -294,6 +295,8 @@ class Checker {
 
   /** JavaScript's syntax, then what RE2 refuses (backreferences, lookaround) and the size limits (regex-syntax.ts). */
   private checkRegex(pattern: string, offset: number): void {
+    // RE2 takes UTF-8 patterns only (Falco 0.45 refuses a raw `\xff` here): raw bytes are matched by the byte operators
+    if (hasRawBytes(pattern)) throw new CheckError(`invalid regex pattern: ${printValue(pattern)}: invalid UTF-8 (a raw byte such as \\xff is matched with =, contains, startswith, endswith or glob)`, offset);
     try {
       new RegExp(pattern, 'su');
     } catch (err) {

@@ -1,6 +1,8 @@
 // String literal escaping for the condition language, after libsinsp `filter/escaping.cpp`
 // (reference/falco-language.md A.2 and A.10). Consumes raw quoted tokens (quotes included) and
 // decoded values; produces decoded values (or an error message) and the canonical printed form.
+// A decoded value is a raw byte string (raw-text.ts): `\xHH` is one byte, whatever it encodes.
+import { decodeRaw, encodeRaw, rawByte } from './raw-text.js';
 
 /** The result of decoding a quoted token: the value, or libsinsp's error message. */
 export type UnescapeResult = { ok: true; value: string } | { ok: false; message: string };
@@ -10,7 +12,8 @@ const HEX = /^[0-9a-fA-F]{2}$/;
 /**
  * Decodes a raw quoted token such as `'a\'b'` or `"x\ty"` (delimiters included).
  * `\b \f \n \r \t \\ \/` as in C; `\"` only inside `"…"` and `\'` only inside `'…'`;
- * `\xHH` is one character (exactly two hex digits, libs master); `\ ` (backslash-space) is a
+ * `\xHH` is one byte (exactly two hex digits; Falco 0.45), so `"\xc3\xa9"` is `é` and `"\xff"` the
+ * raw byte 0xFF that no UTF-8 text holds (raw-text.ts); `\ ` (backslash-space) is a
  * single backslash and the space is dropped, a legacy form kept for old rules; anything else
  * is `unsupported string escape sequence: \c`.
  */
@@ -19,6 +22,7 @@ export function unescapeQuoted(raw: string): UnescapeResult {
   const end = raw.length - 1;
   let out = '';
   let runStart = 1;
+  let raw8 = false;
   for (let i = 1; i < end; i++) {
     if (raw.charCodeAt(i) !== 92 /* \ */) continue;
     out += raw.slice(runStart, i);
@@ -58,7 +62,9 @@ export function unescapeQuoted(raw: string): UnescapeResult {
       case 'x': {
         const hex = i + 2 < end ? raw.slice(i + 1, i + 3) : '';
         if (!HEX.test(hex)) return { ok: false, message: 'unsupported string escape sequence: \\x' };
-        out += String.fromCharCode(parseInt(hex, 16));
+        const byte = parseInt(hex, 16);
+        raw8 ||= byte >= 0x80;
+        out += rawByte(byte);
         i += 2;
         break;
       }
@@ -67,7 +73,9 @@ export function unescapeQuoted(raw: string): UnescapeResult {
     }
     runStart = i + 1;
   }
-  return { ok: true, value: out + raw.slice(runStart, end) };
+  const value = out + raw.slice(runStart, end);
+  // bytes written one by one may form UTF-8 characters: the canonical string of those bytes
+  return { ok: true, value: raw8 ? decodeRaw(encodeRaw(value)) : value };
 }
 
 /** True when escapeStr must quote `v` (libsinsp quotes on these characters). */

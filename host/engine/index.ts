@@ -40,6 +40,7 @@ export { RuleMatcher, type RuleMatching } from './matcher.js';
 export { parseOutput, templateText, type OutputToken } from './output-template.js';
 export { HARD_MAX_DEPTH } from './parser.js';
 export { printExpr } from './printer.js';
+export { decodeRaw, encodeRaw, hasRawBytes, utf8Sanitized } from './raw-text.js';
 export { readRulesFile, type RulesItem } from './reader.js';
 export { REGEX_HARD_LIMITS } from './regex-syntax.js';
 export { DEFAULT_RULES_BOUNDS, type RulesBounds } from './rules-bounds.js';

@@ -2,11 +2,14 @@
 // semantics (reference/falco-language.md A.5, A.8). It is the oracle the compiled evaluator is
 // tested against, never the fast path. A missing field makes every comparison false (`!=` too);
 // `not` still inverts. List fields: `in` = every value in the set, `intersects` = any.
+// Strings are raw byte strings (raw-text.ts): comparisons are on bytes, as Falco 0.45's; `regex`
+// sees invalid UTF-8 as U+FFFD.
 import type { Modifier } from './ast.js';
 import { typeClass } from './fields.js';
 import type { CheckedExpr, CmpOp, FieldRef, IpAddr, Literal, Operand } from './ir.js';
 import { parseIp, truncInt } from './literals.js';
 import { asciiLower, asciiUpper, b64decode, basename, globMatch, pmatch } from './operators.js';
+import { decodeRaw, encodeRaw, hasRawBytes, utf8Sanitized } from './raw-text.js';
 import { CodePointRegex } from './regex-match.js';
 
 /** A raw field value as an event source provides it. */
@@ -77,8 +80,8 @@ export class Interpreter {
         return values.some((l) => this.scalar('=', v, l));
       case 'pmatch':
         return pmatch(
-          values.map((l) => l.text),
-          String(v),
+          values.map((l) => byteChars(l.text)),
+          byteChars(String(v)),
         );
       default:
         return this.scalar(op, v, values[0]!);
@@ -104,43 +107,43 @@ export class Interpreter {
       if (lit.bool === undefined) return false;
       return op === '=' ? v === lit.bool : op === '!=' ? v !== lit.bool : false;
     }
-    if (v instanceof Uint8Array) return bytesCmp(op, v, lit.bytes ?? new TextEncoder().encode(lit.text));
+    if (v instanceof Uint8Array) return bytesCmp(op, v, lit.bytes ?? encodeRaw(lit.text));
     if (typeof v === 'object') return ipCmp(op, v, lit);
     return this.strCmp(op, v, lit);
   }
 
   private strCmp(op: CmpOp, v: string, lit: Literal): boolean {
     const r = lit.text;
+    // A needle with raw bytes may match inside a value's character (`"\xc3"` in `é`): compared as bytes.
+    if (hasRawBytes(r) && BYTE_OPS.has(op)) return bytesCmp(op, encodeRaw(v), encodeRaw(r));
     switch (op) {
       case '=':
         return v === r;
       case '!=':
         return v !== r;
       case '<':
-        return v < r;
       case '<=':
-        return v <= r;
       case '>':
-        return v > r;
       case '>=':
-        return v >= r;
+        return numCmp(op, Buffer.compare(encodeRaw(v), encodeRaw(r)), 0); // strcmp: byte order
       case 'contains':
         return v.includes(r);
       case 'icontains':
+        if (hasRawBytes(r)) return bytesCmp('contains', encodeRaw(asciiLower(v)), encodeRaw(asciiLower(r)));
         return asciiLower(v).includes(asciiLower(r));
       case 'startswith':
         return v.startsWith(r);
       case 'endswith':
         return v.endsWith(r);
       case 'glob':
-        return globMatch(r, v);
+        return globMatch(byteChars(r), byteChars(v)); // fnmatch: `?` is one byte
       case 'iglob':
-        return globMatch(r, v, true);
+        return globMatch(byteChars(r), byteChars(v), true);
       case 'regex':
-        return this.regex(r).test(v);
+        return this.regex(r).test(utf8Sanitized(v)); // invalid UTF-8 as U+FFFD (Falco 0.45)
       case 'bcontains':
       case 'bstartswith':
-        return bytesCmp(op, new TextEncoder().encode(v), lit.bytes ?? new Uint8Array());
+        return bytesCmp(op, encodeRaw(v), lit.bytes ?? new Uint8Array());
       default:
         return false;
     }
@@ -184,7 +187,7 @@ export class Interpreter {
         return map(basename);
       case 'len':
         if (Array.isArray(first)) return BigInt(first.length);
-        return BigInt(first instanceof Uint8Array ? first.length : Buffer.byteLength(String(first)));
+        return BigInt(first instanceof Uint8Array ? first.length : encodeRaw(String(first)).length);
       case 'concat':
         return args.map((a) => String(a)).join('');
       case 'list':
@@ -205,7 +208,7 @@ export class Interpreter {
  * key K: the value of the last -K (K itself if it takes no value), missing when there is none.
  */
 function getopt(argv: readonly string[], optstring: string, key: string | undefined): string[] | string | undefined {
-  const opts = Buffer.from(optstring, 'utf8');
+  const opts = encodeRaw(optstring);
   const valid = new Set<number>();
   const withArg = new Set<number>();
   for (let i = opts[0] === 0x3a ? 1 : 0; i < opts.length; i++) {
@@ -217,15 +220,15 @@ function getopt(argv: readonly string[], optstring: string, key: string | undefi
       i++;
     }
   }
-  const sel = key === undefined ? undefined : Buffer.from(key, 'utf8')[0];
+  const sel = key === undefined ? undefined : encodeRaw(key)[0];
   const out: string[] = [];
   let selected: string | undefined;
-  const text = (b: Buffer) => b.toString('utf8');
+  const text = (b: Uint8Array) => decodeRaw(b);
   const emit = (name: string, value?: string) => {
     if (sel !== undefined) selected = value ?? name;
     else out.push(name, ...(value === undefined ? [] : [value]));
   };
-  const args = argv.map((a) => Buffer.from(a, 'utf8'));
+  const args = argv.map(encodeRaw);
   for (let n = 0; n < args.length; n++) {
     const arg = args[n]!;
     if (arg.length === 2 && arg[0] === 0x2d && arg[1] === 0x2d) break;
@@ -286,10 +289,18 @@ function normalize(raw: RawScalar, ref: FieldRef): V {
     case 'ipnet':
       return parseIp(String(raw)) ?? String(raw);
     case 'bytes':
-      return typeof raw === 'string' ? new TextEncoder().encode(raw) : new TextEncoder().encode(String(raw));
+      return encodeRaw(String(raw));
     default:
       return typeof raw === 'string' ? raw : String(raw);
   }
+}
+
+/** Operators that compare a raw needle's bytes when it has some that are no UTF-8. */
+const BYTE_OPS = new Set<CmpOp>(['=', '!=', 'contains', 'startswith', 'endswith']);
+
+/** The bytes of a string one char each (latin1), for matchers that step a byte at a time (glob, pmatch); ASCII is left as it is. */
+function byteChars(s: string): string {
+  return /[^\x00-\x7f]/.test(s) ? Buffer.from(encodeRaw(s)).toString('latin1') : s;
 }
 
 function numCmp(op: CmpOp, a: bigint | number, b: bigint | number): boolean {

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { PtType } from './fields.js';
 import type { IpAddr, IpNet, Literal } from './ir.js';
+import { encodeRaw } from './raw-text.js';
 
 const INT_BITS: Partial<Record<PtType, { bits: number; signed: boolean }>> = {
   PT_INT8: { bits: 8, signed: true },
@@ -139,7 +140,7 @@ export function convertLiteral(text: string, type: PtType, forBytesOp: boolean):
       return net ? { ok: true, lit: { text, net } } : { ok: false, message: `${text} is not a valid IP network` };
     }
     case 'PT_BYTEBUF':
-      return { ok: true, lit: { text, bytes: new TextEncoder().encode(text) } };
+      return { ok: true, lit: { text, bytes: encodeRaw(text) } }; // `"\x90"` is the byte 0x90
     default:
       if (text.includes('\0')) return { ok: false, message: 'filter value cannot contain a NUL byte (\\x00)' };
       return { ok: true, lit: { text } };

@@ -1,6 +1,7 @@
 // String and path matching primitives with libsinsp's semantics (reference/falco-language.md
 // A.5): fnmatch-style glob without FNM_PATHNAME, pmatch path-prefix with glob components,
 // ASCII-only case folding. Used by the reference interpreter.
+import { decodeRaw } from './raw-text.js';
 
 /** ASCII-only lower-casing (libsinsp folds ASCII letters only). */
 export function asciiLower(s: string): string {
@@ -123,7 +124,7 @@ export function pmatch(patterns: readonly string[], value: string): boolean {
 export function b64decode(s: string): string | undefined {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s)) return undefined;
   if (s.endsWith('=') ? s.length % 4 !== 0 : s.length % 4 === 1) return undefined;
-  return Buffer.from(s, 'base64').toString('latin1');
+  return decodeRaw(Buffer.from(s, 'base64')); // the decoded bytes, raw (raw-text.ts)
 }
 
 /** basename as libsinsp's transformer: '/usr/bin/cat' -> 'cat', '/' and '/a/' -> ''. */

@@ -2,8 +2,10 @@
 // values and `%N` widths, and output_fields typed as Falco's rawval_to_json does
 // (reference/falco-language.md D.1, D.4): integers as numbers, booleans, strings, lists as
 // arrays, missing as null. Falco's append_output adds fields to a matching rule's output_fields,
-// extracted from the event as the rule's own (appendedFields).
-import { type FieldRef, type LoadedRule, type OutputToken, parseOutput, type RawScalar, type RawValue, type SourceEvent, typeClass } from '../engine/index.js';
+// extracted from the event as the rule's own (appendedFields). Values compared as raw bytes leave
+// here as text: each invalid UTF-8 sequence becomes U+FFFD (Falco 0.45's output encoding); control
+// characters stay as they are until an encoder escapes them (alertText, alertJson).
+import { type FieldRef, type LoadedRule, type OutputToken, parseOutput, type RawScalar, type RawValue, type SourceEvent, typeClass, utf8Sanitized } from '../engine/index.js';
 import type { Alert, OutputFieldValue } from './alert.js';
 import { type AppendOutput, appendMatches } from './falco-json.js';
 
@@ -24,7 +26,7 @@ function scalarJson(v: RawScalar, ref: FieldRef): string | number | bigint | boo
     if (typeof v === 'boolean') return v;
     if (v === 'true' || v === 'false') return v === 'true';
   }
-  return typeof v === 'string' ? v : String(v);
+  return utf8Sanitized(typeof v === 'string' ? v : String(v));
 }
 
 /** The typed JSON value of a field for output_fields. */
@@ -43,10 +45,10 @@ function fieldText(v: RawValue | undefined, ref: FieldRef): string {
   if (v === undefined) return '<NA>';
   if (Array.isArray(v)) {
     // An un-indexed ancestor field prints its ancestors space-separated; other lists as (a,b).
-    if (ref.def.name.startsWith('proc.a') && ref.arg === undefined) return v.map(String).join(' ');
-    return `(${v.map(String).join(',')})`;
+    if (ref.def.name.startsWith('proc.a') && ref.arg === undefined) return utf8Sanitized(v.map(String).join(' '));
+    return utf8Sanitized(`(${v.map(String).join(',')})`);
   }
-  return String(v);
+  return utf8Sanitized(String(v));
 }
 
 /** Default of rules.maxOutputFieldBytes: the longest field value an alert carries, in UTF-8 bytes. */

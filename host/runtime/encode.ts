@@ -9,7 +9,7 @@
 // interpreter). Known limits: a numeric field given as non-numeric text and an IP field given as
 // text that is not an address are written as missing (the interpreter would compare them as text).
 import { type Slot, type SourceLayout, THREAD_FIELDS, type ThreadField, type ThreadUse, type ValueKind } from '../engine/codegen/index.js';
-import { type FieldRef, lookupField, parseIp, type RawScalar, type RawValue, type SourceEvent, truncInt, typeClass } from '../engine/index.js';
+import { encodeRaw, hasRawBytes, type FieldRef, lookupField, parseIp, type RawScalar, type RawValue, type SourceEvent, truncInt, typeClass } from '../engine/index.js';
 import { CTR, CTR_FLAGS, CTR_STRINGS, type ContainerKey, evtTypeId, LIMITS, MEM, REC, THREAD, writeContainerEntry } from '../abi/module.js';
 
 const ANCESTOR_OF: Record<string, string> = {
@@ -231,6 +231,12 @@ export class BatchEncoder {
       const r = this.enc.encodeInto(s, this.u8.subarray(at, end));
       if (r.read! < n) return -1;
       written = r.written!;
+      // raw bytes (U+DC80..U+DCFF, raw-text.ts) are written as themselves; only non-ASCII text can hold them
+      if (written > n && hasRawBytes(s)) {
+        const raw = encodeRaw(s);
+        this.u8.set(raw, at);
+        written = raw.length;
+      }
     }
     this.heap = align8(at + written);
     v = at + written * SPAN;

@@ -84,6 +84,11 @@ const ESCAPES: Array<[string, string]> = [
   [String.raw`"\x41\x62c"`, 'Abc'],
   [String.raw`"\x00"`, '\0'],
   [String.raw`"\x5C"`, '\\'],
+  // Falco 0.45: `\xHH` is one raw byte; bytes that are no UTF-8 are kept as U+DC00 + byte (host/engine/raw-text.ts)
+  [String.raw`"/tmp/x\xff\xfe"`, '/tmp/x\udcff\udcfe'],
+  [String.raw`"\xc3\xa9t\xC3\xa9"`, 'été'], // two bytes of UTF-8 are the character
+  [String.raw`"\xc3x"`, '\udcc3x'], // a lead byte without its continuation
+  ['"\\xffÿ"', '\udcffÿ'], // the byte 0xFF is not the character U+00FF
   [String.raw`"say \"hi\""`, 'say "hi"'],
   [String.raw`'it\'s'`, "it's"],
   [`"it's"`, "it's"],

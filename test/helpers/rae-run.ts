@@ -33,8 +33,10 @@ export function startRae(args: string[], wrapper: string[] = []): RaeRun {
   child.stderr!.on('data', (c: Buffer) => {
     err += c.toString('utf8');
   });
-  child.stdout!.on('data', (c: Buffer) => {
-    out += c.toString('utf8');
+  // decoded as a stream: a character split between two chunks (U+FFFD in an alert) stays whole
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (c: string) => {
+    out += c;
     let nl: number;
     while ((nl = out.indexOf('\n')) >= 0) {
       const line = out.slice(0, nl);

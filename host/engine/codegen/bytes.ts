@@ -2,6 +2,7 @@
 // ⌈n/8⌉ wide little-endian loads (u64, then u32/u16/u8 for short tails, overlapping the last
 // u64 when n > 8) against immediates, never with a memcmp loop; long or case-folded constants go
 // to static data. Every load stays inside [p, p + n).
+import { encodeRaw } from '../raw-text.js';
 
 /** One load of a chunk plan. */
 export interface Chunk {
@@ -81,11 +82,9 @@ export function staticBytes(bytes: Uint8Array): string {
   return `memory.data<u8>([${Array.from(bytes).join(', ')}])`;
 }
 
-const utf8 = new TextEncoder();
-
-/** UTF-8 bytes of a string. */
+/** UTF-8 bytes of a string, its raw bytes (`\xHH`, raw-text.ts) as themselves. */
 export function utf8Bytes(s: string): Uint8Array {
-  return utf8.encode(s);
+  return encodeRaw(s);
 }
 
 /** A u64 literal from a bigint in [0, 2^64). */

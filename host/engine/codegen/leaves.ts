@@ -298,8 +298,9 @@ export class LeafGen {
       }
       case 'regex': {
         const re = compileRegex(lit.text);
-        if (re.kind === 'dfa') return `dfaMatch(${this.statics.bytes(re.dfa.next)}, ${this.statics.bytes(re.dfa.accept)}, a, l)`;
-        return `nfaMatch(${this.statics.bytes(re.nfa.table)}, ${re.nfa.n}, ${re.nfa.words}, ${re.nfa.flags}, a, l)`;
+        // invalid UTF-8 in the value is matched as U+FFFD (assembly/dfa.ts dfaRegex)
+        if (re.kind === 'dfa') return `dfaRegex(${this.statics.bytes(re.dfa.next)}, ${this.statics.bytes(re.dfa.accept)}, a, l)`;
+        return `nfaRegex(${this.statics.bytes(re.nfa.table)}, ${re.nfa.n}, ${re.nfa.words}, ${re.nfa.flags}, a, l)`;
       }
       default:
         return 'false';

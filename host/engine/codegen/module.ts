@@ -55,7 +55,7 @@ export interface ThreadUse {
 
 const PRELUDE = `import {
   ABI_VERSION, MISSING, ancestor, parentOf, has, eqBytes, cmpBytes, findBytes, ieqBytes, lower,
-  globMatch, pmatch, dfaMatch, nfaMatch, foldCase, baseName, b64, concat2, listAlloc, listAppend, mapList, joinList, decimal, getoptList, listIn, pack, scratchReset,
+  globMatch, pmatch, dfaRegex, nfaRegex, foldCase, baseName, b64, concat2, listAlloc, listAppend, mapList, joinList, decimal, getoptList, listIn, pack, scratchReset,
   scratchFull, MATCH_REFERENCE,
 } from "./index";
 
@@ -97,11 +97,12 @@ function operandsOf(e: CheckedExpr): Operand[] {
   return out;
 }
 
-/** Whether a condition compares two fields case-insensitively (both folded into scratch). */
+/** Whether a condition compares two fields case-insensitively (both folded into scratch) or runs a regex (invalid UTF-8 replaced in scratch). */
 function usesFolding(e: CheckedExpr): boolean {
   let found = false;
   walkChecked(e, (n) => {
     if (n.kind === 'cmpfield' && (n.op === 'icontains' || n.op === 'iglob')) found = true;
+    if (n.kind === 'cmp' && n.op === 'regex') found = true;
   });
   return found;
 }

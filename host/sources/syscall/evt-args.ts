@@ -17,6 +17,7 @@
 // field is missing, and fields.ts reports a rule that prints it as reading a missing field.
 // Consumes the record and the fields fieldsOf already rendered from it; produces a string.
 import { SYSCALL } from '../../abi/records.js';
+import { decodeRaw } from '../../engine/index.js';
 import { DOMAINS } from './render.js';
 
 /** The renderings a parameter can have; each reads the record or the event's rendered fields. */
@@ -103,7 +104,7 @@ export function evtArgs(name: string, view: Uint8Array, vd: DataView, off: numbe
         const ref = off + (p.second ? SYSCALL.path2 : SYSCALL.path);
         const at = vd.getUint16(ref, true);
         if (at === 0) return `${p.name}=<NA>`;
-        const text = Buffer.from(view.subarray(off + at, off + at + vd.getUint16(ref + 2, true))).toString('utf8');
+        const text = decodeRaw(view.subarray(off + at, off + at + vd.getUint16(ref + 2, true)));
         // the resolved path is evt.arg.<name>'s value (it takes the resolved text when there is one)
         const resolved = text === '' || text.startsWith('/') ? '' : String(fields[`evt.arg.${p.name}`] ?? '');
         return `${p.name}=${shown(text, resolved)}`;

@@ -8,7 +8,7 @@ import { sockaddr, ipText } from './sockaddr.js';
 import { AF, SYSCALL } from '../../abi/records.js';
 import { DATA_ARG } from './render.js';
 import { ARGS_SYSCALLS } from './evt-args.js';
-import { type LoadedRule, type Operand, typeClass, walkChecked } from '../../engine/index.js';
+import { decodeRaw, type LoadedRule, type Operand, typeClass, walkChecked } from '../../engine/index.js';
 import type { SourceLayout } from '../../engine/codegen/index.js';
 import { CTR_FLAGS, CTR_KEYED, CTR_STRINGS, REC, TF, THREAD, TP } from '../../abi/module.js';
 
@@ -305,7 +305,7 @@ export function recordFields(u8: Uint8Array, at: number, layout: SourceLayout): 
         case 'str': {
           const from = dv.getUint32(a, true);
           const len = dv.getUint32(a + 4, true);
-          return ip ? ipText(dv, from, len) : Buffer.from(u8.subarray(from, from + len)).toString('utf8');
+          return ip ? ipText(dv, from, len) : decodeRaw(u8.subarray(from, from + len)); // raw bytes kept (raw-text.ts)
         }
         case 'bool':
           return dv.getBigUint64(a, true) !== 0n;
@@ -357,8 +357,7 @@ export function processFields(memory: WebAssembly.Memory, entry: number): Record
   const dv = new DataView(memory.buffer);
   const u8 = new Uint8Array(memory.buffer);
   const out: Record<string, unknown> = {};
-  const str = (t: number, off: number, bit: number) =>
-    (dv.getUint32(t + THREAD.present, true) & bit) !== 0 ? Buffer.from(u8.subarray(dv.getUint32(t + off, true), dv.getUint32(t + off, true) + dv.getUint32(t + off + 4, true))).toString('utf8') : undefined;
+  const str = (t: number, off: number, bit: number) => ((dv.getUint32(t + THREAD.present, true) & bit) !== 0 ? decodeRaw(u8.subarray(dv.getUint32(t + off, true), dv.getUint32(t + off, true) + dv.getUint32(t + off + 4, true))) : undefined);
   const has = (t: number, bit: number) => (dv.getUint32(t + THREAD.present, true) & bit) !== 0;
   if (entry === 0) return out;
   const put = (k: string, v: unknown) => v !== undefined && (out[k] = v);

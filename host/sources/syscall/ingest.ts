@@ -38,6 +38,7 @@
 // the native translator's plan and constants. This file drives batches through either translator.
 import { hostname as osHostname } from 'node:os';
 import { HDR, KIND, SIZES } from '../../abi/records.js';
+import { decodeRaw } from '../../engine/index.js';
 import type { NativeIngest } from './addon.js';
 import { MEM, REC, THREAD } from '../../abi/module.js';
 import { evtArgs } from './evt-args.js';
@@ -271,7 +272,7 @@ export class KernelIngest implements RecordTranslator {
       // keyed process fields the module reads (proc.env[NAME]), from the thread entry as its translator wrote them
       for (const { slot, key } of this.plan(m).slots) {
         const v = key && envRange(c, thread, key);
-        if (v) out[slot.ref.canonical] = Buffer.from(c.mem.subarray(v[0], v[0] + v[1])).toString('utf8');
+        if (v) out[slot.ref.canonical] = decodeRaw(c.mem.subarray(v[0], v[0] + v[1]));
       }
       if (thread !== 0) Object.assign(out, containerFields(m.memory, mem.getUint32(thread + THREAD.ctr, true), m.compiled.generated.containerKeys));
       return out;
