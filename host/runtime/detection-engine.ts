@@ -37,7 +37,7 @@
 // callers compile it first (the resources controller does: `rae run` starts serving on WASM);
 // without one, evaluateKernel throws and the source counts the batch as dropped.
 import type { Gauge } from 'prom-client';
-import { type ExpandLimits, FieldEvent, type LoadedRule, type LoadResult, loadRules, RuleMatcher, type RuleMatching, type RulesBounds, type RulesFile, type SourceEvent } from '../engine/index.js';
+import { type ExpandLimits, FieldEvent, type LoadedRule, type LoadResult, loadRules, RuleMatcher, type RuleFigure, type RuleMatching, RuleStats, type RulesBounds, type RulesFile, type SourceEvent } from '../engine/index.js';
 import { prioritySeverity, type Priority } from '../engine/priority.js';
 import type { Alert } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
@@ -80,6 +80,10 @@ export interface DetectionEngineOptions {
   expandLimits?: Partial<ExpandLimits & RulesBounds>;
   /** Longest field value an alert carries, UTF-8 bytes (default 64 KiB; `rae run`: rules.maxOutputFieldBytes); longer ones are cut and marked. */
   maxOutputFieldBytes?: number;
+  /** Count every rule's evaluations, matches and cost on both tiers (default true; docs/rule-cost.md). */
+  ruleCounters?: boolean;
+  /** With ruleCounters: one compiled evaluate call in this many is timed rule by rule (default 64). */
+  costSampleEvery?: number;
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;
   /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures, events judged by the reference interpreter for the compiled tier, and the tier gauge (from the registry). */
@@ -201,6 +205,8 @@ export class DetectionEngine {
   /** Aborts the compile of the newest load or tier-up target when a newer ruleset comes. */
   private compileAbort: AbortController | undefined;
   private readonly compiler: RuleCompiler;
+  /** Per-rule figures of both tiers, kept across reloads (undefined with ruleCounters false). */
+  private readonly ruleStats: RuleStats | undefined;
   private readonly tierGauge: Gauge<string> | undefined;
   private readonly counters: EngineStats = {
     batches: 0,
@@ -225,7 +231,9 @@ export class DetectionEngine {
   };
 
   constructor(private readonly options: DetectionEngineOptions) {
-    this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir, timeoutMs: options.compileTimeoutMs, maxHeapMb: options.compileWorkerHeapMb });
+    const counters = options.ruleCounters ?? true;
+    this.ruleStats = counters ? new RuleStats() : undefined;
+    this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir, timeoutMs: options.compileTimeoutMs, maxHeapMb: options.compileWorkerHeapMb, counters });
     this.tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
     this.setTier(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
   }
@@ -278,6 +286,7 @@ export class DetectionEngine {
     const prepareMs = performance.now() - p0;
     await created.module.pretouch();
     await created.module.warmUp(warmPlan(compiled.compiled.generated));
+    if (this.ruleStats) created.module.countInto(this.ruleStats, this.options.costSampleEvery);
     return { ok: true, module: created.module, compiled: compiled.compiled, prepareMs, from: compiled.from };
   }
 
@@ -333,6 +342,7 @@ export class DetectionEngine {
   swapCompiled(compiled: CompiledRuleset, result: LoadResult): { ok: true } | { ok: false; error: RuntimeError } {
     const created = RuleModule.create(compiled, this.options.watchdogMs ?? 1000);
     if (!created.ok) return created;
+    if (this.ruleStats) created.module.countInto(this.ruleStats, this.options.costSampleEvery);
     this.install(result, created.module);
     return { ok: true };
   }
@@ -352,7 +362,7 @@ export class DetectionEngine {
   private installInterpreter(result: LoadResult): void {
     const s0 = performance.now();
     this.newRuleset(result);
-    this.matcher = new RuleMatcher(result.ruleset, this.options);
+    this.matcher = new RuleMatcher(result.ruleset, this.options, this.ruleStats);
     this.setTier('interpreter');
     this.counters.lastSwapStallMs = performance.now() - s0;
   }
@@ -395,6 +405,11 @@ export class DetectionEngine {
   /** Events evaluated since start. */
   get eventsEvaluated(): number {
     return this.evaluated;
+  }
+
+  /** Every rule's evaluations, matches and cost so far, on both tiers (a rule removed by a reload keeps its row); empty with ruleCounters false. */
+  get ruleFigures(): RuleFigure[] {
+    return this.ruleStats?.figures() ?? [];
   }
 
   /** Evaluator counters and timings. */

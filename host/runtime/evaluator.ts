@@ -8,11 +8,12 @@
 // transformer results do not fit the scratch area, is judged by the reference interpreter over
 // the same rules (reference.ts) and reported in the result, never skipped.
 import type { GeneratedModule } from '../engine/codegen/index.js';
-import type { LoadedRule, SourceEvent } from '../engine/index.js';
+import type { LoadedRule, RuleStats, SourceEvent } from '../engine/index.js';
 import { MATCH_REFERENCE, MATCH_SIZE, MEM, SRC, STATE, THREAD } from '../abi/module.js';
 import { BatchEncoder, type Encoded } from './encode.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { ReferenceJudge, type Referred } from './reference.js';
+import { ModuleTally } from './rule-tally.js';
 import { checkInstance, checkModule } from './validate.js';
 import { guardedCall, isWatchdogTimeout } from './watchdog.js';
 import { fillSynthetic, type WarmPlan } from './warm.js';
@@ -54,10 +55,11 @@ export class RuleModule {
   private readonly resumeAt: () => number;
   private readonly encoders: { syscall: BatchEncoder; k8s_audit: BatchEncoder };
   private reference: ReferenceJudge | undefined;
+  private tally: ModuleTally | undefined;
 
   private constructor(
     readonly compiled: CompiledRuleset,
-    instance: WebAssembly.Instance,
+    private readonly instance: WebAssembly.Instance,
     readonly watchdogMs: number,
   ) {
     const ex = instance.exports;
@@ -81,6 +83,16 @@ export class RuleModule {
     const badInstance = checkInstance(instance.exports);
     if (badInstance) return { ok: false, error: badInstance };
     return { ok: true, module: new RuleModule(compiled, instance, watchdogMs) };
+  }
+
+  /**
+   * Counts every rule's evaluations, matches and sampled cost into `stats` from now on (call
+   * after warmUp: what was evaluated before is not counted); `sampleEvery`: one evaluate call
+   * in this many is timed rule by rule (rule-tally.ts).
+   */
+  countInto(stats: RuleStats, sampleEvery?: number): void {
+    const ex = this.instance.exports;
+    this.tally = new ModuleTally(this.memory, ex, this.compiled.generated, stats, sampleEvery);
   }
 
   /** The rules, by the ids in match records. */
@@ -230,8 +242,9 @@ export class RuleModule {
     let start = 0;
     while (start < n) {
       let k: number;
+      const rec = MEM.batchBase + (from + start) * stride;
       try {
-        k = this.call(src, MEM.batchBase + (from + start) * stride, n - start, first ? 1 : 0);
+        k = this.call(src, rec, n - start, first ? 1 : 0);
       } catch (err) {
         const e = err as Error & { code?: string };
         if (isWatchdogTimeout(e)) return { ok: false, error: runtimeError('ETIMEOUT', `evaluation stopped by the watchdog after ${this.watchdogMs} ms`) };
@@ -244,6 +257,7 @@ export class RuleModule {
         if (id === MATCH_REFERENCE) handBack.push(base + start + out[2 * m]!);
         else matches.push({ event: base + start + out[2 * m]!, rule: rules[id]! });
       }
+      this.tally?.afterCall(src, rec, n - start, k, first);
       // A module only stops early after at least one event; anything else ends the batch, so a
       // misbehaving module cannot make the host loop.
       const resumed = this.resumeAt();

@@ -3,6 +3,10 @@
 // k8s_audit rules in one group, one `evaluate(src, rec, n, first, out, cap)` export that walks a
 // batch of eval records (probes/src/eval_abi.h) and writes (event, rule) matches. Consumes
 // LoadedRules; produces the source text and the record layouts the host encoder must follow.
+// Rule figures (docs/rule-cost.md): unless `counters: false`, each group counts its calls in the
+// module's `counts()` array (one u32 per group: slot 0 the k8s_audit group, else the evt.type
+// id), so per-rule evaluations cost one increment per event, however many rules the group has;
+// `profile(id, ...)` runs one rule alone over listed records, for sampled per-rule timing.
 import { createHash } from 'node:crypto';
 import type { LoadedRule } from '../ruleset.js';
 import type { CheckedExpr } from '../ir.js';
@@ -38,8 +42,18 @@ export interface GeneratedModule {
   threadUse: ThreadUse;
   /** Keyed container fields of conditions and outputs, in the order of the container entries' keyed refs (host/sources/container/table.ts). */
   containerKeys: ContainerKey[];
+  /** The rule ids of each counted group, in evaluation order, by `counts()` slot (0: k8s_audit, else the evt.type id). */
+  countSlots: ReadonlyArray<{ slot: number; rules: readonly number[] }>;
+  /** Whether the groups count their calls (GenerateOptions.counters). */
+  counters: boolean;
   /** sha256 of the code. */
   hash: string;
+}
+
+/** How to generate a module. */
+export interface GenerateOptions {
+  /** Count each group's calls for the rule figures (default true; off only to measure what counting costs). */
+  counters?: boolean;
 }
 
 /** Which thread-entry fields a module reads, and how deep. */
@@ -75,6 +89,10 @@ export function abiVersion(): i32 { return ABI_VERSION; }
 export function heapBase(): usize { return __heap_base; }
 /** After evaluate() returned early (match buffer full), the index of the first event not evaluated. */
 export function resumeAt(): i32 { return resume; }
+/** Calls of each rule group (u32 by slot: 0 the k8s_audit group, else the evt.type id); the host reads and zeroes them. */
+const COUNTS = memory.data(${(EVT_TYPES.length + 1) * 4});
+export function counts(): usize { return COUNTS; }
+@inline function counted(slot: usize): void { store<u32>(COUNTS + (slot << 2), load<u32>(COUNTS + (slot << 2)) + 1); }
 `;
 
 /** Transformers whose results are new strings in the scratch area (assembly/transform.ts). */
@@ -107,7 +125,8 @@ function usesFolding(e: CheckedExpr): boolean {
 }
 
 /** Generates the module for rules given in evaluation order (ids are positions). */
-export function generateModule(rules: readonly LoadedRule[]): { module?: GeneratedModule; errors: CodegenError[] } {
+export function generateModule(rules: readonly LoadedRule[], options: GenerateOptions = {}): { module?: GeneratedModule; errors: CodegenError[] } {
+  const counters = options.counters ?? true;
   const tables = { syscall: new SlotTable('syscall'), k8s_audit: new SlotTable('k8s_audit') };
   const threadUse: ThreadUse = { bases: [], levels: 0, walk: false };
   for (const r of rules) {
@@ -164,8 +183,9 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
       }
   });
   const groupFns: string[] = [];
-  const groupFn = (name: string, ids: number[]) => {
+  const groupFn = (name: string, ids: number[], slot: number) => {
     groupFns.push(`function ${name}(e: usize, i: i32, out: usize, k: i32, first: bool): i32 {`);
+    if (counters) groupFns.push(`  counted(${slot});`);
     for (const id of ids) {
       groupFns.push(`  if (R${id}(e)) { store<u64>(out + (<usize>k << 3), u64(u32(i)) | (u64(${id}) << 32)); k++; if (first) return k; }`);
     }
@@ -176,6 +196,7 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     groupFn(
       `G${t}`,
       groups.get(t)!.sort((a, b) => a - b),
+      t,
     );
   // AssemblyScript compiles a switch to a chain of compares: the event types that dominate
   // every real workload come first, the rest in id order (deterministic either way).
@@ -184,7 +205,7 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     return i < 0 ? HOT_TYPES.length : i;
   };
   const dispatchOrder = [...tids].sort((a, b) => hot(a) - hot(b) || a - b);
-  groupFn('A', audit);
+  groupFn('A', audit, 0);
   const maxGroup = Math.max(1, audit.length, ...[...groups.values()].map((g) => g.length));
   // A source whose rules write transformer results: an event whose results did not all fit the
   // scratch area gets no verdict of its own; its matches are replaced by one RAE_MATCH_REFERENCE
@@ -217,6 +238,34 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     '  return k;',
     '}',
   ];
+  // Cost sampling: rule `id` alone (id -1: the loop alone, the baseline) over the m records at
+  // rec whose indexes are the u32s at idx. Never on the hot path; one small loop per rule, so no
+  // dispatch inside the timed loop.
+  const liveIds = rules.map((_, id) => id).filter((id) => live[id]);
+  const profileLoop = (name: string, test: string) => [
+    `function ${name}(rec: usize, stride: usize, idx: usize, m: i32): i32 {`,
+    '  let c = 0;',
+    '  for (let j = 0; j < m; j++) {',
+    '    const e = rec + <usize>load<u32>(idx + (<usize>j << 2)) * stride;',
+    '    epoch++;',
+    '    scratchReset();',
+    `    if (${test}) c++;`,
+    '  }',
+    '  return c;',
+    '}',
+  ];
+  const profile = [
+    ...profileLoop('S_', 'e == 0'),
+    ...liveIds.flatMap((id) => profileLoop(`S${id}`, `R${id}(e)`)),
+    '/** Cost sampling: rule id alone (-1: the loop alone) over the m records at rec listed (u32 indexes) at idx; returns its matches. */',
+    'export function profile(id: i32, rec: usize, stride: usize, idx: usize, m: i32): i32 {',
+    '  switch (id) {',
+    ...liveIds.map((id) => `    case ${id}: return S${id}(rec, stride, idx, m);`),
+    '    default: return S_(rec, stride, idx, m);',
+    '  }',
+    '}',
+  ];
+  const countSlots = [...(audit.length > 0 ? [{ slot: 0, rules: audit }] : []), ...tids.map((t) => ({ slot: t, rules: groups.get(t)! }))];
   const code = [
     '// Generated by host/engine/codegen from the rules listed below; do not edit.',
     PRELUDE,
@@ -231,11 +280,12 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     ...ruleFns,
     ...groupFns,
     ...evaluate,
+    ...profile,
     '',
   ].join('\n');
   if (errors.length > 0) return { errors };
   const hash = createHash('sha256').update(code).digest('hex');
-  return { module: { code, rules, layouts, maxGroup, threadUse, containerKeys: tables.syscall.containerKeys, hash }, errors };
+  return { module: { code, rules, layouts, maxGroup, threadUse, containerKeys: tables.syscall.containerKeys, countSlots, counters, hash }, errors };
 }
 
 /**
