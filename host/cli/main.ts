@@ -17,6 +17,7 @@ const COMMANDS: Entry[] = [
   { name: 'validate', summary: 'check rules files and print their diagnostics (like falco -V)', load: async () => (await import('./validate.js')).validateCommand },
   { name: 'describe', summary: 'print loaded rules as Falco describes them (JSON: compiled conditions, event types)', load: async () => (await import('./describe.js')).describeCommand },
   { name: 'replay', summary: 'evaluate recorded events (field events or audit logs) and print alerts', load: async () => (await import('./replay.js')).replayCommand },
+  { name: 'profile', summary: 'rank rules by their evaluation cost, with evaluations and matches (a replay, or a running engine)', load: async () => (await import('./profile.js')).profileCommand },
   { name: 'convert', summary: 'convert a Falco rules file to an EngineAuditRules manifest (stdout)', load: async () => (await import('./convert.js')).convertCommand },
   { name: 'event-generator', summary: 'generate events that trigger the built-in rules (list | run [REGEX])', load: async () => (await import('./event-generator.js')).eventGeneratorCommand },
   { name: 'webhook-config', summary: "print the API server's audit webhook configuration (kubeconfig with this engine's CA)", load: async () => (await import('./webhook-config.js')).webhookConfigCommand },

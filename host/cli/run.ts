@@ -289,6 +289,7 @@ export const runCommand: Command = {
         compilerIdleMs: config.rules.compilerIdleSeconds * 1000,
         compileTimeoutMs: config.rules.compileTimeoutSeconds * 1000,
         compileWorkerHeapMb: config.rules.compileWorkerHeapMb,
+        ruleCounters: config.rules.ruleCounters,
         moduleCacheDir: join(config.stateDir, 'module-cache'),
         hostname,
         kernel: kernelIngest,

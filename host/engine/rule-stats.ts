@@ -24,8 +24,16 @@ export interface RuleFigure {
   costSeconds: number;
 }
 
+/**
+ * Timings of a rule on the interpreter thrown away first: its first evaluations run cold code
+ * (measured: the first one 100 to 1,000 times the rate that follows). The compiled module's
+ * sampler runs each loop once untimed instead (rule-tally.ts).
+ */
+const INTERPRETER_WARMUP = 4;
+
 /** Sampled time and evaluations of one rule on one engine: its rate. */
 class Rate {
+  constructor(public warmup: number) {}
   seconds = 0;
   evaluations = 0;
   /** Evaluations waiting for the first sample to be costed. */
@@ -41,7 +49,7 @@ export class RuleCounter {
   evaluations = 0;
   matches = 0;
   costSeconds = 0;
-  private readonly rates: Record<RuleEngine, Rate> = { wasm: new Rate(), interpreter: new Rate() };
+  private readonly rates: Record<RuleEngine, Rate> = { wasm: new Rate(0), interpreter: new Rate(INTERPRETER_WARMUP) };
 
   constructor(
     readonly rule: string,
@@ -57,7 +65,7 @@ export class RuleCounter {
     else this.costSeconds += n * v;
   }
 
-  /** Whether the rule has fewer than `min` timed evaluations on `engine` (its rate is still rough). */
+  /** Whether the rule has fewer than `min` timed evaluations on `engine` (its rate is still rough); warm-up timings are not counted. */
   undersampled(engine: RuleEngine, min: number): boolean {
     return this.rates[engine].evaluations < min;
   }
@@ -66,6 +74,10 @@ export class RuleCounter {
   sampled(seconds: number, evaluations: number, engine: RuleEngine): void {
     if (evaluations <= 0) return;
     const rate = this.rates[engine];
+    if (rate.warmup > 0) {
+      rate.warmup--;
+      return;
+    }
     rate.seconds += Math.max(0, seconds);
     rate.evaluations += evaluations;
     if (rate.uncosted !== 0) {

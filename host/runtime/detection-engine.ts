@@ -86,8 +86,8 @@ export interface DetectionEngineOptions {
   costSampleEvery?: number;
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;
-  /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures, events judged by the reference interpreter for the compiled tier, and the tier gauge (from the registry). */
-  metrics?: Pick<Metrics, 'compileTime' | 'eventsDropped'> & Partial<Pick<Metrics, 'rulesetFailed' | 'eventsReferenceJudged' | 'registry'>>;
+  /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures, events judged by the reference interpreter for the compiled tier, the tier gauge (from the registry) and the rule figures' source. */
+  metrics?: Pick<Metrics, 'compileTime' | 'eventsDropped'> & Partial<Pick<Metrics, 'rulesetFailed' | 'eventsReferenceJudged' | 'registry' | 'ruleFigures'>>;
 }
 
 /** How `load` installs a valid ruleset. */
@@ -234,6 +234,7 @@ export class DetectionEngine {
     const counters = options.ruleCounters ?? true;
     this.ruleStats = counters ? new RuleStats() : undefined;
     this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir, timeoutMs: options.compileTimeoutMs, maxHeapMb: options.compileWorkerHeapMb, counters });
+    if (this.ruleStats) options.metrics?.ruleFigures?.(() => this.ruleFigures);
     this.tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
     this.setTier(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
   }

@@ -185,7 +185,7 @@ export function generateModule(rules: readonly LoadedRule[], options: GenerateOp
   const groupFns: string[] = [];
   const groupFn = (name: string, ids: number[], slot: number) => {
     groupFns.push(`function ${name}(e: usize, i: i32, out: usize, k: i32, first: bool): i32 {`);
-    if (counters) groupFns.push(`  counted(${slot});`);
+    if (counters && ids.length > 0) groupFns.push(`  counted(${slot});`);
     for (const id of ids) {
       groupFns.push(`  if (R${id}(e)) { store<u64>(out + (<usize>k << 3), u64(u32(i)) | (u64(${id}) << 32)); k++; if (first) return k; }`);
     }
