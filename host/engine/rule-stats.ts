@@ -29,7 +29,7 @@ export interface RuleFigure {
  * (measured: the first one 100 to 1,000 times the rate that follows). The compiled module's
  * sampler runs each loop once untimed instead (rule-tally.ts).
  */
-const INTERPRETER_WARMUP = 4;
+const INTERPRETER_WARMUP = 2;
 
 /** Sampled time and evaluations of one rule on one engine: its rate. */
 class Rate {
