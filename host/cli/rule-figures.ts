@@ -16,7 +16,7 @@ const FIELD_OF: Record<string, 'evaluations' | 'matches' | 'costSeconds'> = {
 const unescapeLabel = (v: string) => v.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
 
 /** The rule figures in a Prometheus text exposition (other samples are ignored). */
-export function figuresFromMetrics(text: string): RuleFigure[] {
+function figuresFromMetrics(text: string): RuleFigure[] {
   const rows = new Map<string, RuleFigure>();
   for (const line of text.split('\n')) {
     const m = /^(\w+)\{(.*)\} (\S+)$/.exec(line);
@@ -48,9 +48,24 @@ export async function fetchFigures(url: string): Promise<{ ok: true; figures: Ru
 }
 
 /** The figures of one rule as describe's JSON shows them. */
-export function figureJson(f: RuleFigure, all: readonly RuleFigure[]): { evaluations: number; matches: number; cost_seconds: number; cost_share: number } {
+function figureJson(f: RuleFigure, all: readonly RuleFigure[]): { evaluations: number; matches: number; cost_seconds: number; cost_share: number } {
   const total = all.reduce((s, x) => s + x.costSeconds, 0);
   return { evaluations: f.evaluations, matches: f.matches, cost_seconds: f.costSeconds, cost_share: total > 0 ? f.costSeconds / total : 0 };
+}
+
+/**
+ * Adds `figures` (figureJson) to each rule of a describe document whose figures the running
+ * engine has (by name and source); rules it never evaluated get none.
+ */
+export function withFigures<D extends { rules?: Array<{ info: { name: string; source: string } }> }>(doc: D, figures: readonly RuleFigure[]): D {
+  const by = new Map(figures.map((f) => [`${f.source}\0${f.rule}`, f]));
+  return {
+    ...doc,
+    rules: doc.rules?.map((r) => {
+      const f = by.get(`${r.info.source}\0${r.info.name}`);
+      return f ? { ...r, figures: figureJson(f, figures) } : r;
+    }),
+  };
 }
 
 /** A table of the figures, most costly first: share of the cost, cost, evaluations, matches, time per evaluation. */

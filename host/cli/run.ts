@@ -9,7 +9,7 @@ import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { pgliteDir, startApi } from '../api/index.js';
 import { loadConfig, type Config } from '../config/config.js';
-import { builtinRulesFiles, type LoadResult, loadRules, renderDiagnostic } from '../engine/index.js';
+import { builtinRulesFiles, type LoadResult, loadRules, renderDiagnostic, type RuleFigure } from '../engine/index.js';
 import { startForwarder, type ForwarderServer } from '../forwarder/index.js';
 import { startFanout } from '../output/fanout.js';
 import { createMetrics, type Metrics } from '../metrics/index.js';
@@ -28,6 +28,7 @@ import { notReady, ReadinessBoard, reportUnavailableSource } from './readiness.j
 import { Reloader } from './reload.js';
 import { checkRun, expandLimitsOf, SELECTION_FILE } from './run-config.js';
 import { watchRulesFiles } from './rules-watch.js';
+import { fetchFigures } from './rule-figures.js';
 import { describeRule, printEvents, printFields, printRules, printVersion, versionInfo } from './run-info.js';
 
 const HELP = `Usage: rae run [-c FILE] [-r FILE|DIR ...] [-o KEY=VALUE ...] [--state-dir DIR] [--resources DIR]
@@ -65,6 +66,8 @@ Options (Falco's where Falco has one):
       --list-events     print the event type names evt.type accepts
   -L, --list-rules      print every loaded rule with its description
   -l, --describe RULE   print one loaded rule: description, condition, output, priority, tags
+      --url URL         with -l: add the rule's evaluations, matches and cost from the running
+                        engine whose forwarder answers there (e.g. http://127.0.0.1:2801)
       --json            print --version, --list, -L and -l as JSON
       --state-dir DIR   state directory (default: $RAE_STATE_DIR, else /var/lib/runtime-audit-engine
                         as root, else ~/.local/state/runtime-audit-engine)
@@ -121,6 +124,7 @@ export const runCommand: Command = {
         'list-events': { type: 'boolean' },
         'list-rules': { type: 'boolean', short: 'L' },
         describe: { type: 'string', short: 'l' },
+        url: { type: 'string' },
         json: { type: 'boolean' },
       },
     );
@@ -147,6 +151,15 @@ export const runCommand: Command = {
       return 1;
     }
     setLogLevel(config.logLevel);
+    if (values.url !== undefined && values.describe === undefined) throw new UsageError('--url goes with -l RULE');
+    if (values.describe !== undefined && values.url !== undefined) {
+      const got = await fetchFigures(values.url);
+      if (!got.ok) {
+        log(`run: --url: ${got.message}`, 'error');
+        return 1;
+      }
+      return inspectRules(config, values.describe, false, json, got.figures);
+    }
     if (values['dry-run'] || values['list-rules'] || values.describe !== undefined) return inspectRules(config, values.describe, values['list-rules'] ?? false, json);
     // Signals are handled from the start: a stop or a reload during start-up is clean too, and no
     // signal ends the process with accepted events still queued (Node's default for SIGHUP).
@@ -366,7 +379,7 @@ export const runCommand: Command = {
 };
 
 /** --dry-run, -L and -l: the configuration and the rules as `rae run` would load them, without starting anything. */
-function inspectRules(config: Config, describe: string | undefined, list: boolean, json: boolean): number {
+function inspectRules(config: Config, describe: string | undefined, list: boolean, json: boolean, figures?: readonly RuleFigure[]): number {
   const checked = checkRun(config);
   if (!checked.ok) {
     for (const p of checked.problems) log(`run: ${p}`, 'error');
@@ -380,7 +393,7 @@ function inspectRules(config: Config, describe: string | undefined, list: boolea
       log(`run: -l: no loaded rule is named '${describe}'`, 'error');
       return 1;
     }
-    describeRule(rule, json, result);
+    describeRule(rule, json, result, figures);
     return 0;
   }
   if (list) {

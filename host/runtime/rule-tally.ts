@@ -19,7 +19,7 @@ type ProfileFn = (id: number, rec: number, stride: number, idx: number, m: numbe
 const MIN_TIMED = 1024;
 
 /** Default: one evaluate call in 64 is timed rule by rule (under 2 % of evaluation time measured, `npm run bench -- rule-cost`). */
-export const DEFAULT_SAMPLE_EVERY = 64;
+const DEFAULT_SAMPLE_EVERY = 64;
 
 /** Counts one module's rule figures into a RuleStats. */
 export class ModuleTally {
