@@ -26,7 +26,7 @@
         "probe_skel",
         "<!(node -p \"require('node-addon-api').targets\"):node_addon_api_except"
       ],
-      "sources": ["addon/addon.cc", "addon/capture.c", "addon/ingest.c"],
+      "sources": ["addon/addon.cc", "addon/capture.c", "addon/ingest.c", "addon/ingest-path.c", "addon/ingest-evt.c", "addon/ingest-arg.c", "addon/ingest-fd.c", "addon/ingest-proc.c"],
       "include_dirs": ["<(SHARED_INTERMEDIATE_DIR)", "addon"],
       "cflags": ["-Wall", "-Wextra", "-Wno-unused-parameter"],
       "cflags_cc": ["-std=c++17", "-Wall", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],

@@ -7,8 +7,9 @@
 //
 // - One line per file when it ends: its result and duration; a failing file's whole output
 //   (stdout and stderr) is printed with it. RAE_TEST_VERBOSE=1 prints every file's output.
-// - A file that runs longer than RAE_TEST_TIMEOUT_S (default 900) is stopped with its process
-//   group (servers it started included) and counts as one failure, with a message saying so.
+// - A file that runs longer than RAE_TEST_TIMEOUT_S (default 900; deploy/ files, which build the
+//   engine image, at least 3600) is stopped with its process group (servers it started included)
+//   and counts as one failure, with a message saying so.
 // - Files run RAE_TEST_JOBS at a time (default 2). Files that use the kernel probe or the
 //   machine's process state (EXCLUSIVE below) run alone, with nothing beside them.
 import { spawn } from 'node:child_process';
@@ -21,6 +22,8 @@ const testDir = join(root, 'test');
 const pattern = new RegExp(process.argv[2] ?? '\\.test\\.ts$', 'i');
 const jobs = Math.max(1, Number(process.env.RAE_TEST_JOBS ?? 2) || 1);
 const timeoutS = Math.max(1, Number(process.env.RAE_TEST_TIMEOUT_S ?? 900) || 900);
+/** deploy/ files build the engine image first (640-840 s of it under a CPU hog; a passing pod.test run took 1040 s): at least 3600 s each. */
+const timeoutOf = (rel) => (/^deploy\//.test(rel) ? Math.max(timeoutS, 3600) : timeoutS);
 const verbose = process.env.RAE_TEST_VERBOSE === '1';
 const inCI = process.env.CI === 'true' || process.env.CI === '1';
 
@@ -28,7 +31,7 @@ const inCI = process.env.CI === 'true' || process.env.CI === '1';
  * Test files that load the kernel probe, read every process, or time the machine, and the
  * deploy/ files, which build the engine image and run pods (minutes of both cores each): run alone.
  */
-const EXCLUSIVE = /^(sources\/syscall|probes|generator|deploy)\//;
+const EXCLUSIVE = /^(sources\/syscall|probes|generator|deploy|testing\/suite-run)/;
 
 function collect(dir) {
   const out = [];
@@ -68,7 +71,7 @@ function runFile(rel) {
       } catch {
         child.kill('SIGKILL');
       }
-    }, timeoutS * 1000);
+    }, timeoutOf(rel) * 1000);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       // a test file may leave children behind in its group if it crashed: stop them
@@ -88,7 +91,7 @@ function runFile(rel) {
       let note = '';
       if (timedOut) {
         failed += 1;
-        note = `stopped after the per-file timeout of ${timeoutS} s (RAE_TEST_TIMEOUT_S)`;
+        note = `stopped after the per-file timeout of ${timeoutOf(rel)} s (RAE_TEST_TIMEOUT_S; deploy/ at least 3600)`;
       } else if ((code !== 0 || signal) && failed === 0) {
         failed = 1; // a crash outside any test still fails the run
         note = `exited with ${signal ?? `code ${code}`} outside any test`;

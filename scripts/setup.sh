@@ -70,6 +70,10 @@ if [ "$purpose" = test ]; then
     # kubectl's built-in kustomize renders deploy/ (test/deploy/manifests.test.ts); machines of this
     # kind have one from the cloud SDK, Debian's kubernetes-client only where none is on PATH
     "kubernetes-client kubectl"
+    # event-generator suites (host/testing/suite/): the test's processes run leaf.pl (perl with
+    # JSON::PP, Debian's perl), a clientServer address the node lacks is added to lo with ip
+    "perl /usr/bin/cpan"
+    "iproute2 ip"
   )
 fi
 missing=()

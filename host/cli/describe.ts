@@ -1,8 +1,8 @@
 // `rae describe`: the loaded rules as Falco describes them (host/engine/describe.ts), as JSON.
 import { describeLoad, loadRules, renderDiagnostic } from '../engine/index.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
+import { readRulesFiles } from '../config/rules-files.js';
 import { fetchFigures, withFigures } from './rule-figures.js';
-import { readRulesFiles } from './rules-files.js';
 
 const HELP = `Usage: rae describe -r FILE [-r FILE ...] [--url URL] [RULE]
 

@@ -74,7 +74,8 @@ Options:
       --ca FILE           CA certificate of the webhook (default: webhook.tlsCaFile, else
                           <state-dir>/webhook-tls/ca.crt as written by rae run)
       --cert FILE, --key FILE  the client certificate and key presented to the webhook
-                          (default: client.crt and client.key beside --ca when given, else in
+                          (default: client.crt and client.key beside --ca when given, else
+                          webhook.clientCertFile and clientKeyFile, else in
                           <state-dir>/webhook-tls/, issued by the engine's CA; without them
                           audit events reach only a webhook with webhook.requireClientCert false)
       --metrics-url URL   the forwarder's /metrics, read to tell which rules fired (default: from
@@ -117,10 +118,12 @@ function audit(values: { 'webhook-url'?: string; ca?: string; cert?: string; key
   if (!existsSync(ca)) return { url, unavailable: `no webhook CA certificate at ${ca} (start rae run with the webhook on, or give --ca)` };
   // The engine's client certificate (the one `rae webhook-config` gives the API server); when the
   // defaults are absent, none is presented and a webhook that requires one refuses the posts.
+  // A configured pair (webhook.clientCertFile, as deploy/ issues one for the whole cluster) is required to be readable.
   const tlsDir = values.ca !== undefined ? dirname(values.ca) : join(config.stateDir, 'webhook-tls');
-  const cert = values.cert ?? join(tlsDir, 'client.crt');
-  const key = values.key ?? join(tlsDir, 'client.key');
-  if (values.cert === undefined && !(existsSync(cert) && existsSync(key))) return { url, poster: auditPoster(url, { caPem: readFileSync(ca, 'utf8') }) };
+  const configuredPair = values.ca === undefined && w.clientCertFile !== '';
+  const cert = values.cert ?? (configuredPair ? w.clientCertFile : join(tlsDir, 'client.crt'));
+  const key = values.key ?? (configuredPair ? w.clientKeyFile : join(tlsDir, 'client.key'));
+  if (values.cert === undefined && !configuredPair && !(existsSync(cert) && existsSync(key))) return { url, poster: auditPoster(url, { caPem: readFileSync(ca, 'utf8') }) };
   try {
     return { url, poster: auditPoster(url, { caPem: readFileSync(ca, 'utf8'), certPem: readFileSync(cert, 'utf8'), keyPem: readFileSync(key, 'utf8') }) };
   } catch (err) {

@@ -9,9 +9,9 @@ import { parsePriority, type Priority } from '../engine/priority.js';
 import { DetectionEngine } from '../runtime/index.js';
 import { readReplayInput, type ReplayFormat } from '../sources/replay.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
-import { configFromFlags, RULE_FLAG_HELP, RULE_FLAG_OPTIONS } from './rule-flags.js';
+import { RULE_FLAG_HELP, RULE_FLAG_OPTIONS, rulesCommandStart } from './rule-flags.js';
 import { fetchFigures, figuresTable } from './rule-figures.js';
-import { readRulesFiles } from './rules-files.js';
+import { readRulesFiles } from '../config/rules-files.js';
 import { expandLimitsOf, ruleSelection } from './run-config.js';
 
 const HELP = `Usage: rae profile -r FILE [-r FILE ...] --input FILE [options]
@@ -104,14 +104,10 @@ export const profileCommand: Command = {
       print(got.figures, json);
       return 0;
     }
-    const paths = values.rules ?? [];
-    if (paths.length === 0 || !values.input) throw new UsageError('-r FILE and --input FILE are required (or --url URL)');
-    const configured = configFromFlags(values);
-    if (!configured.ok) {
-      for (const p of configured.problems) process.stderr.write(`profile: ${p}\n`);
-      return 1;
-    }
-    const { config } = configured;
+    if ((values.rules ?? []).length === 0 || !values.input) throw new UsageError('-r FILE and --input FILE are required (or --url URL)');
+    const start = rulesCommandStart('profile', values);
+    if ('exit' in start) return start.exit;
+    const { paths, config } = start;
     const format = (values.format ?? 'fields') as ReplayFormat;
     if (format !== 'fields' && format !== 'audit') throw new UsageError(`--format must be fields or audit, not '${values.format}'`);
     const ruleMatching = (values['rule-matching'] ?? config.rules.ruleMatching) as RuleMatching;

@@ -82,7 +82,10 @@ export class Reloader {
       log(`run: reload refused after ${ms} ms: the new ruleset is invalid (reported above); the running ruleset stays`);
       return;
     }
-    for (const k of RELOADABLE_RULES_KEYS) (running.rules as Record<string, unknown>)[k] = config.rules[k];
+    const keep = <K extends keyof Config['rules']>(k: K): void => {
+      running.rules[k] = config.rules[k];
+    };
+    for (const k of RELOADABLE_RULES_KEYS) keep(k);
     log(`run: reload done in ${ms} ms: ${outcome === 'replaced' ? 'the new ruleset is live' : 'the ruleset is unchanged'} (sources and queued events kept)`);
   }
 }

@@ -2,17 +2,16 @@
 // prints one Falco JSON alert line per detection on stdout, and a summary on stderr.
 import { readFileSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
-import { type LoadResult, loadRules, renderDiagnostic, RuleMatcher, type RuleMatching, type SourceEvent } from '../engine/index.js';
-import { parsePriority, type Priority } from '../engine/priority.js';
+import { type LoadedRule, type LoadResult, loadRules, renderDiagnostic, type RuleMatching, type SourceEvent } from '../engine/index.js';
+import { parsePriority } from '../engine/priority.js';
 import { alertJson } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
 import { readReplayInput, type ReplayFormat } from '../sources/replay.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
-import { configFromFlags, LIST_FLAG_HELP, RULE_FLAG_HELP, RULE_FLAG_OPTIONS, withListValue } from './rule-flags.js';
-import { readRulesFiles } from './rules-files.js';
+import { LIST_FLAG_HELP, RULE_FLAG_HELP, RULE_FLAG_OPTIONS, rulesCommandStart, withListValue } from './rule-flags.js';
+import { readRulesFiles } from '../config/rules-files.js';
 import { expandLimitsOf, ruleSelection } from './run-config.js';
-import { printFields } from './run-info.js';
-import { RuleCompiler, RuleModule, selectRules } from '../runtime/index.js';
+import { compiledJudge, interpreterMatches, type MatchOptions } from '../testing/engines.js';
 
 const HELP = `Usage: rae replay -r FILE [-r FILE ...] --input FILE [options]
        rae replay --list[=SOURCE] [--json]
@@ -44,51 +43,40 @@ ${LIST_FLAG_HELP}
       --json            with --list: print the fields as JSON
   -h, --help                  show this help
 
-Exit status: 0 replayed (even with rejected lines, which are reported), 1 invalid rules or
-unreadable input, 2 bad usage.`;
+Exit status: 0 every input line replayed; 1 input lines rejected (each reported on stderr; the
+events of the other lines are still replayed and their alerts printed), invalid rules or
+unreadable input; 2 bad usage. So a CI job fails on input it could not read.`;
 
-/** Alert JSON lines for replayed events, with a count per rule. */
-export function replayAlerts(
-  ruleset: LoadResult['ruleset'],
-  events: readonly SourceEvent[],
-  options: { ruleMatching: RuleMatching; minPriority: Priority; hostname: string; maxOutputFieldBytes?: number },
-): { lines: string[]; byRule: Map<string, number> } {
-  const matcher = new RuleMatcher(ruleset, options);
+type ReplayOptions = MatchOptions & { hostname: string; maxOutputFieldBytes?: number };
+
+/** Alert JSON lines for per-event matches, in event order, with a count per rule. */
+function alertLines(matches: readonly LoadedRule[][], events: readonly SourceEvent[], options: ReplayOptions): { lines: string[]; byRule: Map<string, number> } {
   const lines: string[] = [];
   const byRule = new Map<string, number>();
-  for (const ev of events) {
-    for (const rule of matcher.match(ev.source, ev.evtType, ev.fields)) {
-      lines.push(alertJson(alertFor(rule, ev, options.hostname, options.maxOutputFieldBytes)));
+  matches.forEach((rules, i) => {
+    for (const rule of rules) {
+      lines.push(alertJson(alertFor(rule, events[i]!, options.hostname, options.maxOutputFieldBytes)));
       byRule.set(rule.name, (byRule.get(rule.name) ?? 0) + 1);
     }
-  }
+  });
   return { lines, byRule };
+}
+
+/** Alert JSON lines for replayed events (the reference interpreter), with a count per rule. */
+export function replayAlerts(ruleset: LoadResult['ruleset'], events: readonly SourceEvent[], options: ReplayOptions): { lines: string[]; byRule: Map<string, number> } {
+  return alertLines(interpreterMatches(ruleset, events, options), events, options);
 }
 
 /** The same alert lines through the compiled evaluator (compiled in the compile worker); `referred`: events it handed to the reference interpreter. */
 export async function replayAlertsWasm(
   ruleset: LoadResult['ruleset'],
   events: readonly SourceEvent[],
-  options: { ruleMatching: RuleMatching; minPriority: Priority; hostname: string; maxOutputFieldBytes?: number },
+  options: ReplayOptions,
 ): Promise<{ ok: true; lines: string[]; byRule: Map<string, number>; referred: number } | { ok: false; message: string }> {
-  const compiler = new RuleCompiler();
-  try {
-    const compiled = await compiler.compile(selectRules(ruleset.rules, options.minPriority));
-    if (!compiled.ok) return { ok: false, message: compiled.errors.map((e) => `${e.code}: ${e.message}`).join('\n') };
-    const created = RuleModule.create(compiled.compiled);
-    if (!created.ok) return { ok: false, message: `${created.error.code}: ${created.error.message}` };
-    const r = created.module.evaluate(events, options.ruleMatching === 'first');
-    if (!r.ok) return { ok: false, message: `${r.error.code}: ${r.error.message}` };
-    const lines: string[] = [];
-    const byRule = new Map<string, number>();
-    for (const m of r.matches) {
-      lines.push(alertJson(alertFor(m.rule, events[m.event]!, options.hostname, options.maxOutputFieldBytes)));
-      byRule.set(m.rule.name, (byRule.get(m.rule.name) ?? 0) + 1);
-    }
-    return { ok: true, lines, byRule, referred: r.referred?.length ?? 0 };
-  } finally {
-    await compiler.close();
-  }
+  const compiled = await compiledJudge(ruleset, options);
+  if (!compiled.ok) return compiled;
+  const r = compiled.judge(events);
+  return r.ok ? { ok: true, ...alertLines(r.matches, events, options), referred: r.referred } : r;
 }
 
 export const replayCommand: Command = {
@@ -106,18 +94,9 @@ export const replayCommand: Command = {
       hostname: { type: 'string' },
       engine: { type: 'string' },
     });
-    if (values.list !== undefined) {
-      if (printFields(values.list, values.json ?? false)) return 0;
-      throw new UsageError(`--list: unknown source '${values.list}' (known: syscall, k8s_audit)`);
-    }
-    const paths = values.rules ?? [];
-    if (paths.length === 0) throw new UsageError('at least one -r FILE is required');
-    const configured = configFromFlags(values);
-    if (!configured.ok) {
-      for (const p of configured.problems) process.stderr.write(`replay: ${p}\n`);
-      return 1;
-    }
-    const { config } = configured;
+    const start = rulesCommandStart('replay', values);
+    if ('exit' in start) return start.exit;
+    const { paths, config } = start;
     if (!values.input) throw new UsageError('--input FILE is required');
     const format = (values.format ?? 'fields') as ReplayFormat;
     if (format !== 'fields' && format !== 'audit') throw new UsageError(`--format must be fields or audit, not '${values.format}'`);
@@ -163,6 +142,7 @@ export const replayCommand: Command = {
     }
     if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
     process.stderr.write(`replay: ${input.events.length} events, ${input.rejected.length} rejected, ${lines.length} alerts` + (byRule.size > 0 ? ` (${[...byRule].map(([r, n]) => `${r}: ${n}`).join('; ')})` : '') + '\n');
-    return 0;
+    // a rejected line is input the run did not judge: not a success a CI job may pass on
+    return input.rejected.length > 0 ? 1 : 0;
   },
 };

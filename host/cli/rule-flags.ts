@@ -2,6 +2,8 @@
 // replay`: -o KEY=VALUE, -T/-t/-D and --list[=SOURCE], their parseArgs options, their help lines,
 // and the -o overrides they stand for. Consumes parsed argv values; produces config overrides.
 import { loadConfig, type Config } from '../config/config.js';
+import { UsageError } from './command.js';
+import { printFields } from './run-info.js';
 
 /** parseArgs options of the shared flags. */
 export const RULE_FLAG_OPTIONS = {
@@ -51,10 +53,34 @@ export function selectionProblem(config: Config): string | undefined {
 }
 
 /** The default configuration with the flags applied (validate, replay: no configuration file, no environment overrides), or the problems as lines. */
-export function configFromFlags(values: RuleFlagValues): { ok: true; config: Config } | { ok: false; problems: string[] } {
+function configFromFlags(values: RuleFlagValues): { ok: true; config: Config } | { ok: false; problems: string[] } {
   const { config, problems } = loadConfig(undefined, undefined, flagOverrides(values), {});
   const lines = problems.map((p) => `config ${p.key}: ${p.message}`);
   const selection = selectionProblem(config);
   if (selection) lines.push(selection);
   return lines.length > 0 ? { ok: false, problems: lines } : { ok: true, config };
+}
+
+/** Answers --list[=SOURCE] if given: true when it printed the fields (the command ends, 0); an unknown source is a usage error. */
+export function answerList(values: { list?: string; json?: boolean }): boolean {
+  if (values.list === undefined) return false;
+  if (printFields(values.list, values.json ?? false)) return true;
+  throw new UsageError(`--list: unknown source '${values.list}' (known: syscall, k8s_audit)`);
+}
+
+/**
+ * The preamble of `rae validate` and `rae replay`: --list answered, at least one -r FILE, the
+ * configuration from the flags (its problems on stderr, prefixed with the command). An exit code
+ * when the command ends there.
+ */
+export function rulesCommandStart(command: string, values: RuleFlagValues & { list?: string; json?: boolean; rules?: string[] }): { exit: number } | { paths: string[]; config: Config } {
+  if (answerList(values)) return { exit: 0 };
+  const paths = values.rules ?? [];
+  if (paths.length === 0) throw new UsageError('at least one -r FILE is required');
+  const configured = configFromFlags(values);
+  if (!configured.ok) {
+    for (const p of configured.problems) process.stderr.write(`${command}: ${p}\n`);
+    return { exit: 1 };
+  }
+  return { paths, config: configured.config };
 }

@@ -5,7 +5,7 @@ import { BUILTIN_SETS, builtinRulesFiles, type ExpandLimits, loadRules, type Rul
 import { LOG_LEVELS, type Config } from '../config/config.js';
 import { parsePriority, type Priority } from '../engine/priority.js';
 import { selectionProblem } from './rule-flags.js';
-import { readRulesFiles } from './rules-files.js';
+import { readRulesFiles } from '../config/rules-files.js';
 
 /** The checked values `rae run` uses, or the problems (one message per key). */
 function checkRunConfig(config: Config): { ok: true; minPriority: Priority } | { ok: false; problems: string[] } {

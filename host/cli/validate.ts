@@ -1,11 +1,10 @@
 // `rae validate`: loads rules files and prints their diagnostics, like `falco -V`. Exit 0 when
 // every file is valid (warnings allowed), 1 when any is not, 2 for bad usage.
 import { describeLoad, diagnosticJson, loadRules, renderDiagnostic } from '../engine/index.js';
-import { parseCommandArgs, UsageError, type Command } from './command.js';
-import { configFromFlags, LIST_FLAG_HELP, RULE_FLAG_HELP, RULE_FLAG_OPTIONS, withListValue } from './rule-flags.js';
-import { readRulesFiles } from './rules-files.js';
+import { parseCommandArgs, type Command } from './command.js';
+import { LIST_FLAG_HELP, RULE_FLAG_HELP, RULE_FLAG_OPTIONS, rulesCommandStart, withListValue } from './rule-flags.js';
+import { readRulesFiles } from '../config/rules-files.js';
 import { expandLimitsOf, ruleSelection, SELECTION_FILE } from './run-config.js';
-import { printFields } from './run-info.js';
 
 const HELP = `Usage: rae validate -r FILE [-r FILE ...] [-o KEY=VALUE ...] [-T TAG ...|-t TAG ...] [-D SUBSTRING ...] [--json] [--describe]
        rae validate --list[=SOURCE] [--json]
@@ -33,18 +32,9 @@ export const validateCommand: Command = {
   help: HELP,
   async run(argv) {
     const { values } = parseCommandArgs(withListValue(argv), { ...RULE_FLAG_OPTIONS, rules: { type: 'string', short: 'r', multiple: true }, json: { type: 'boolean' }, describe: { type: 'boolean' } });
-    if (values.list !== undefined) {
-      if (printFields(values.list, values.json ?? false)) return 0;
-      throw new UsageError(`--list: unknown source '${values.list}' (known: syscall, k8s_audit)`);
-    }
-    const paths = values.rules ?? [];
-    if (paths.length === 0) throw new UsageError('at least one -r FILE is required');
-    const configured = configFromFlags(values);
-    if (!configured.ok) {
-      for (const p of configured.problems) process.stderr.write(`validate: ${p}\n`);
-      return 1;
-    }
-    const { config } = configured;
+    const start = rulesCommandStart('validate', values);
+    if ('exit' in start) return start.exit;
+    const { paths, config } = start;
     const { files, problems } = readRulesFiles(paths);
     for (const p of problems) process.stderr.write(`${p}\n`);
     // -T/-t/-D as rae run applies them: a generated last file of `enabled` overrides, not reported as a file

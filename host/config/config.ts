@@ -6,15 +6,17 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
+import { isFalcoShape, translateFalco } from './falco-yaml.js';
 import { defaultApiConfig, type ApiConfig } from '../api/config.js';
 import { defaultForwarderServerConfig, type ForwarderServerConfig } from '../forwarder/config.js';
-import { defaultOutputConfig, type OutputConfig } from '../output/config.js';
+import { defaultOutputConfig, resolveAggregation, type OutputConfig } from '../output/config.js';
 import { resolveOutputs } from '../output/destinations/table.js';
-import { DEFAULT_EXPAND_LIMITS, DEFAULT_RULES_BOUNDS, HARD_MAX_DEPTH, REGEX_HARD_LIMITS } from '../engine/index.js';
+import { DEFAULT_EXPAND_LIMITS, DEFAULT_RULES_BOUNDS, HARD_MAX_DEPTH, REGEX_HARD_LIMITS, type RulesBounds } from '../engine/index.js';
 import { DEFAULT_MAX_OUTPUT_FIELD_BYTES } from '../output/from-match.js';
 import type { ClientLimits } from '../net/connections.js';
 import type { ConfigProblem } from './problem.js';
+import { setKey } from './option.js';
 import { DEFAULT_RUNTIMES, type ContainersConfig } from '../sources/container/index.js';
 import { checkDnsConfig, DNS_DEFAULTS, type DnsConfig } from '../sources/dns/resolver.js';
 import { MAX_DATA } from '../abi/records.js';
@@ -33,7 +35,8 @@ export interface Config {
   hostname?: string;
   /** Least severe engine log line written to stderr: error, warning, info or debug (Falco log_level). */
   logLevel: string;
-  rules: {
+  /** The rules and their bounds; the load bounds (maxRules ... maxRegexNesting) are the engine's RulesBounds (host/engine/rules-bounds.ts, docs/resources.md "Bounds"): past one the load is refused with a located error. */
+  rules: RulesBounds & {
     /** Built-in rule sets from rules/ (names as in builtInRulesList). */
     builtIn: string[];
     /** Extra rule files, loaded after the built-in sets, in order. */
@@ -47,22 +50,6 @@ export interface Config {
     maxExpandedNodes: number;
     /** Most nodes the expanded conditions of all loaded rules may have together. */
     maxExpandedNodesTotal: number;
-    /** Most rules of a load (host/engine/rules-bounds.ts); past it the load is refused with a located error. */
-    maxRules: number;
-    /** Most items of one list, appends included. */
-    maxListItems: number;
-    /** Longest condition of one rule or macro, in bytes. */
-    maxConditionBytes: number;
-    /** Longest output template of one rule, in bytes. */
-    maxOutputBytes: number;
-    /** Deepest nesting of one condition as written (at most 2000, the parser's HARD_MAX_DEPTH). */
-    maxConditionDepth: number;
-    /** Longest glob/iglob/pmatch pattern, in bytes. */
-    maxGlobBytes: number;
-    /** A regex pattern's largest `{n,m}` count, atoms once repetitions are expanded, nested groups (RE2's 1000, 10000, 1000). */
-    maxRegexRepeat: number;
-    maxRegexAtoms: number;
-    maxRegexNesting: number;
     /** Longest field value an alert carries (output_fields and the message), in bytes; a longer one is cut and marked `…(truncated N bytes)`. */
     maxOutputFieldBytes: number;
     /** Deadline of one ruleset compile; past it the compile worker is stopped and the load fails (the running ruleset stays); 0: none. */
@@ -89,6 +76,9 @@ export interface Config {
    * (requireClientCert, the default: clients without one are refused); connections with a verified
    * certificate are bounded apart (maxAuthenticatedConnections) from the others
    * (maxConnectionsPerClient per address, maxUnauthenticatedConnections in total).
+   * clientCaFile (PEM, '' = the engine's own CA in <stateDir>/webhook-tls) verifies client
+   * certificates, so every node of a cluster can share one; clientCertFile and clientKeyFile are
+   * the API server's pair that CA issued, for `rae webhook-config` and `rae event-generator`.
    */
   webhook: {
     enabled: boolean;
@@ -99,6 +89,9 @@ export interface Config {
     tlsCertFile: string;
     tlsKeyFile: string;
     tlsCaFile: string;
+    clientCaFile: string;
+    clientCertFile: string;
+    clientKeyFile: string;
     queueSize: number;
     queueBytes: number;
     maxBodyBytes: number;
@@ -194,6 +187,9 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tlsCertFile: '',
       tlsKeyFile: '',
       tlsCaFile: '',
+      clientCaFile: '',
+      clientCertFile: '',
+      clientKeyFile: '',
       queueSize: 10000,
       queueBytes: 64 * 1024 * 1024,
       maxBodyBytes: 12 * 1024 * 1024,
@@ -204,7 +200,10 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConnectionsPerClient: 64,
       maxUnauthenticatedConnections: 256,
       maxAuthenticatedConnections: 64,
-      handshakeTimeoutSeconds: 5,
+      // client-go's TLS handshake timeout: the API server's webhook client waits 10 s itself, so an
+      // honest handshake delayed by a loaded node is not cut before its client gives up; starvation
+      // is prevented by the oldest-first close of handshaking connections, not by this deadline.
+      handshakeTimeoutSeconds: 10,
       headersTimeoutSeconds: 10,
       requestTimeoutSeconds: 30,
     },
@@ -226,6 +225,9 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 export type { ConfigProblem } from './problem.js';
+
+/** Root keys that exist although their default is unset. */
+const OPTIONAL_ROOT_KEYS = ['hostname'];
 
 function mergeInto(target: Record<string, unknown>, src: unknown, path: string, problems: ConfigProblem[]): void {
   if (src === null || src === undefined) return;
@@ -252,66 +254,35 @@ function mergeInto(target: Record<string, unknown>, src: unknown, path: string, 
   }
 }
 
-/** Defaults overlaid with a YAML text; problems are returned, never thrown. */
-export function configFromYaml(text: string, env: NodeJS.ProcessEnv = process.env): { config: Config; problems: ConfigProblem[] } {
+/** Defaults overlaid with a YAML text; problems are returned, never thrown. A file of Falco's shape (falco.yaml) is translated first, with a located note for each key not applied. */
+export function configFromYaml(text: string, env: NodeJS.ProcessEnv = process.env, file = '(config)'): { config: Config; problems: ConfigProblem[]; notes: string[] } {
   const config = defaultConfig(env);
   const problems: ConfigProblem[] = [];
+  const notes: string[] = [];
+  const lines = new LineCounter();
   let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch (err) {
-    problems.push({ key: '(file)', message: (err as Error).message });
-    return { config, problems };
+  const document = parseDocument(text, { lineCounter: lines });
+  if (document.errors.length > 0) {
+    problems.push({ key: '(file)', message: document.errors[0]!.message });
+    return { config, problems, notes };
+  }
+  doc = document.toJS();
+  if (isFalcoShape(doc)) {
+    const falco = translateFalco(document, lines, file);
+    notes.push(...falco.notes);
+    problems.push(...falco.problems);
+    doc = falco.overlay;
   }
   const target = config as unknown as Record<string, unknown>;
   if (!('hostname' in target)) target.hostname = undefined;
   mergeInto(target, doc, '', problems);
-  return { config, problems };
-}
-
-/** A value given as text (-o, environment) converted to the type of the key's current value. */
-function typedValue(cur: unknown, text: string): { value: unknown } | { expected: string } {
-  if (Array.isArray(cur)) {
-    const m = text.match(/^\[(.*)\]$/s);
-    return {
-      value: m
-        ? m[1]!
-            .split(',')
-            .map((x) => x.trim())
-            .filter((x) => x !== '')
-        : [text],
-    };
-  }
-  if (typeof cur === 'number') {
-    const n = Number(text);
-    return text.trim() !== '' && Number.isFinite(n) ? { value: n } : { expected: 'a number' };
-  }
-  if (typeof cur === 'boolean') return text === 'true' ? { value: true } : text === 'false' ? { value: false } : { expected: 'true or false' };
-  return { value: text };
-}
-
-/** Sets one dotted key from text; `append` adds to a list instead of replacing it (a repeated -o). */
-function setKey(config: Config, key: string, text: string, append: boolean): ConfigProblem | undefined {
-  const parts = key.split('.');
-  let node = config as unknown as Record<string, unknown>;
-  for (const part of parts.slice(0, -1)) {
-    const next = Object.hasOwn(node, part) ? node[part] : undefined;
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) return { key, message: 'unknown key' };
-    node = next as Record<string, unknown>;
-  }
-  const last = parts.at(-1)!;
-  const known = Object.hasOwn(node, last) || (node === (config as unknown) && last === 'hostname');
-  const cur = node[last];
-  if (!known || (cur !== null && typeof cur === 'object' && !Array.isArray(cur))) return { key, message: cur !== undefined ? 'is a section; set one of its keys' : 'unknown key' };
-  const typed = typedValue(cur, text);
-  if ('expected' in typed) return { key, message: `expected ${typed.expected}, not '${text}'` };
-  node[last] = append && Array.isArray(cur) ? [...cur, ...(typed.value as string[])] : typed.value;
-  return undefined;
+  return { config, problems, notes };
 }
 
 /** Applies RAE_<SECTION>_<KEY> environment variables; variables naming no key are left alone (RAE_STATE_DIR is read by the defaults). */
 function applyEnvOverrides(config: Config, env: NodeJS.ProcessEnv = process.env): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
+  const shape = defaultConfig(env) as unknown as Record<string, unknown>;
   const sections = Object.entries(config).filter(([, v]) => v !== null && typeof v === 'object' && !Array.isArray(v)) as [string, Record<string, unknown>][];
   for (const [name, text] of Object.entries(env)) {
     if (!name.startsWith('RAE_') || text === undefined) continue;
@@ -321,16 +292,17 @@ function applyEnvOverrides(config: Config, env: NodeJS.ProcessEnv = process.env)
       const wanted = name.slice(prefix.length).replaceAll('_', '').toLowerCase();
       const key = Object.keys(keys).find((k) => k.toLowerCase() === wanted);
       if (!key) continue;
-      const p = setKey(config, `${section}.${key}`, text, false);
+      const p = setKey(config as unknown as Record<string, unknown>, `${section}.${key}`, text, { shape, optionalRootKeys: OPTIONAL_ROOT_KEYS });
       if (p) problems.push({ key: `${p.key} (environment ${name})`, message: p.message });
     }
   }
   return problems;
 }
 
-/** Applies `-o key=value` options in order (a list key given again appends). */
-function applyOverrides(config: Config, overrides: readonly string[]): ConfigProblem[] {
+/** Applies `-o key=value` options in order (host/config/option.ts: Falco's key paths; a list key given again appends). */
+function applyOverrides(config: Config, overrides: readonly string[], env: NodeJS.ProcessEnv): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
+  const shape = defaultConfig(env) as unknown as Record<string, unknown>;
   const seen = new Set<string>();
   for (const o of overrides) {
     const eq = o.indexOf('=');
@@ -339,7 +311,7 @@ function applyOverrides(config: Config, overrides: readonly string[]): ConfigPro
       continue;
     }
     const key = o.slice(0, eq).trim();
-    const p = setKey(config, key, o.slice(eq + 1), seen.has(key));
+    const p = setKey(config as unknown as Record<string, unknown>, key, o.slice(eq + 1), { shape, append: seen.has(key), optionalRootKeys: OPTIONAL_ROOT_KEYS });
     seen.add(key);
     if (p) problems.push({ key: `${p.key} (-o)`, message: p.message });
   }
@@ -369,24 +341,24 @@ function checkRulesLimits(config: Config): ConfigProblem[] {
   return problems;
 }
 
-/** Loads `--config FILE` (or the defaults when no file is given), then the environment and `-o` overrides. */
-export function loadConfig(file: string | undefined, stateDirOverride?: string, overrides: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): { config: Config; problems: ConfigProblem[] } {
+/** Loads `--config FILE` (or the defaults when no file is given), then the environment and `-o` overrides; notes are the located lines of a Falco file's keys not applied. */
+export function loadConfig(file: string | undefined, stateDirOverride?: string, overrides: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): { config: Config; problems: ConfigProblem[]; notes: string[] } {
   const result = loadConfigFile(file, env);
-  if (result.problems.length === 0) result.problems.push(...applyEnvOverrides(result.config, env), ...applyOverrides(result.config, overrides));
+  if (result.problems.length === 0) result.problems.push(...applyEnvOverrides(result.config, env), ...applyOverrides(result.config, overrides, env));
   if (result.problems.length === 0) result.problems.push(...checkRulesLimits(result.config), ...checkDnsConfig(result.config.dns));
   // the destinations (falcosidekick's settings and variables) checked on the final values
-  if (result.problems.length === 0) result.problems.push(...resolveOutputs(result.config.forwarder, env).problems);
+  if (result.problems.length === 0) result.problems.push(...resolveOutputs(result.config.forwarder, env).problems, ...resolveAggregation(result.config.forwarder.aggregation).problems);
   if (stateDirOverride) result.config.stateDir = stateDirOverride;
   return result;
 }
 
-function loadConfigFile(file: string | undefined, env: NodeJS.ProcessEnv): { config: Config; problems: ConfigProblem[] } {
-  if (file === undefined) return { config: defaultConfig(env), problems: [] };
+function loadConfigFile(file: string | undefined, env: NodeJS.ProcessEnv): { config: Config; problems: ConfigProblem[]; notes: string[] } {
+  if (file === undefined) return { config: defaultConfig(env), problems: [], notes: [] };
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    return { config: defaultConfig(env), problems: [{ key: '(file)', message: `cannot read ${file}: ${(err as Error).message}` }] };
+    return { config: defaultConfig(env), problems: [{ key: '(file)', message: `cannot read ${file}: ${(err as Error).message}` }], notes: [] };
   }
-  return configFromYaml(text, env);
+  return configFromYaml(text, env, file);
 }

@@ -10,8 +10,8 @@ import { MappedText } from './mapped-text.js';
 import { parsePriority, type Priority } from './priority.js';
 import type { ExceptionItem, ListItem, MacroItem, PluginRequirement, RuleItem, RulesItem } from './reader.js';
 
-/** The engine version rules files are checked against (Falco 0.44 = engine 0.62.0). */
-export const ENGINE_VERSION = '0.62.0';
+/** The engine version rules files are checked against (Falco 0.45.1 = engine 0.63.0). */
+export const ENGINE_VERSION = '0.63.0';
 
 /** Sources this engine evaluates. Rules of other sources are skipped with LOAD_UNKNOWN_SOURCE. */
 const KNOWN_SOURCES: readonly string[] = ['syscall', 'k8s_audit'];

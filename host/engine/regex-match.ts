@@ -3,7 +3,8 @@
 // (no backtracking: time linear in the value for a given pattern). Whole-value match, as
 // `new RegExp('^(?:' + p + ')$', 'u')`. The value is taken as its UTF-8 encoding would decode
 // (a lone surrogate reads as U+FFFD), as the compiled evaluator sees it.
-import { isWordChar, parseRegex, REGEX_HARD_LIMITS, type Assertion, type Ranges, type RegexNode } from './regex-syntax.js';
+import { isWordChar, parseRegex, REGEX_HARD_LIMITS, type Assertion, type Ranges } from './regex-syntax.js';
+import { thompson, type ThompsonTarget } from './regex-thompson.js';
 
 interface State {
   /** Consuming edges: a code point in r moves to `to`. */
@@ -18,7 +19,7 @@ function inRanges(r: Ranges, cp: number): boolean {
 }
 
 /** A compiled pattern. */
-export class CodePointRegex {
+export class CodePointRegex implements ThompsonTarget {
   private readonly states: State[] = [];
   private readonly start: number;
   private readonly end: number;
@@ -27,55 +28,20 @@ export class CodePointRegex {
   constructor(pattern: string) {
     const parsed = parseRegex(pattern, REGEX_HARD_LIMITS);
     if (!parsed.ok) throw new Error(`invalid regex pattern '${pattern}': ${parsed.message}`);
-    [this.start, this.end] = this.build(parsed.node);
+    [this.start, this.end] = thompson(this, parsed.node);
   }
 
-  private state(): number {
+  state(): number {
     return this.states.push({ edges: [], eps: [] }) - 1;
   }
 
-  /** Builds a node between two fresh states. */
-  private build(n: RegexNode): [number, number] {
-    const s = this.state();
-    const e = this.state();
-    const eps = (from: number, to: number, a?: Assertion) => this.states[from]!.eps.push({ to, a });
-    const chain = (from: number, x: RegexNode): number => {
-      const [a, b] = this.build(x);
-      eps(from, a);
-      return b;
-    };
-    switch (n.k) {
-      case 'set':
-        this.states[s]!.edges.push({ r: n.r, to: e });
-        break;
-      case 'assert':
-        eps(s, e, n.a);
-        break;
-      case 'cat':
-        eps(n.xs.reduce(chain, s), e);
-        break;
-      case 'alt':
-        for (const x of n.xs) eps(chain(s, x), e);
-        break;
-      case 'rep': {
-        let cur = s;
-        for (let i = 0; i < n.min; i++) cur = chain(cur, n.x);
-        if (n.max === Infinity) {
-          const [a, b] = this.build(n.x);
-          eps(cur, a);
-          eps(b, a);
-          eps(b, e);
-        } else {
-          for (let i = n.min; i < n.max; i++) {
-            eps(cur, e);
-            cur = chain(cur, n.x);
-          }
-        }
-        eps(cur, e);
-        break;
-      }
-    }
-    return [s, e];
+  /** Consuming edges: a code point of `r` moves `from` to `to`. */
+  consume(from: number, to: number, r: Ranges): void {
+    this.states[from]!.edges.push({ r, to });
+  }
+
+  link(from: number, to: number, a?: Assertion): void {
+    this.states[from]!.eps.push({ to, a });
   }
 
   /** The states reachable from `from` by empty edges whose assertions hold between prev and next. */

@@ -58,6 +58,12 @@ export interface Metrics {
   outputRetry(destination: Destination): void;
   outputDropped(destination: Destination): void;
   outputQueueLength(destination: Destination, length: number): void;
+  /** One alert held by output aggregation (a repeat inside its key's window). */
+  aggregationHeld(rule: string): void;
+  /** One summary alert sent by output aggregation. */
+  aggregationSummary(rule: string): void;
+  /** One alert passed unaggregated because aggregation tracked its maximum of keys. */
+  aggregationOverflow(): void;
   eventsReceived(source: SourceLabel, n?: number): void;
   eventsEvaluated(source: SourceLabel, n?: number): void;
   eventsDropped(source: SourceLabel, reason: DropReason, n?: number): void;
@@ -147,6 +153,9 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     outputRetry: (destination) => m.outputRetries.inc({ destination }),
     outputDropped: (destination) => m.outputDropped.inc({ destination }),
     outputQueueLength: (destination, length) => m.outputQueue.set({ destination }, length),
+    aggregationHeld: (rule) => m.aggregationHeld.inc({ rule: rules.value(rule) }),
+    aggregationSummary: (rule) => m.aggregationSummaries.inc({ rule: rules.value(rule) }),
+    aggregationOverflow: () => m.aggregationOverflow.inc(),
     eventsReceived: (source, n = 1) => m.eventsReceived.inc({ source }, n),
     eventsEvaluated: (source, n = 1) => m.eventsEvaluated.inc({ source }, n),
     eventsDropped: (source, reason, n = 1) => m.eventsDropped.inc({ source, reason }, n),

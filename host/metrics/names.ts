@@ -127,6 +127,24 @@ export const METRICS = {
     labelNames: ['destination', 'status'],
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30],
   }),
+  aggregationHeld: def({
+    type: 'counter',
+    name: 'enginesecurity_enginesidekick_aggregation_held_total',
+    help: "Alerts held by output aggregation (repeats of a key inside its window), by rule; each is counted in engine_events_total too, and reported in its window's summary alert.",
+    labelNames: ['rule'],
+  }),
+  aggregationSummaries: def({
+    type: 'counter',
+    name: 'enginesecurity_enginesidekick_aggregation_summaries_total',
+    help: 'Summary alerts sent by output aggregation at the end of a window that held repeats, by rule.',
+    labelNames: ['rule'],
+  }),
+  aggregationOverflow: def({
+    type: 'counter',
+    name: 'enginesecurity_enginesidekick_aggregation_key_overflow_total',
+    help: 'Alerts passed unaggregated because output aggregation already tracked its maximum of keys (forwarder.aggregation.maxKeys).',
+    labelNames: [],
+  }),
   labelOverflow: def({
     type: 'counter',
     name: 'enginesecurity_enginesidekick_label_overflow_total',

@@ -4,13 +4,15 @@
 // destination's bounded queue: stdout first (JSON lines, on by default), then the destinations
 // of forwarder.outputs in table order (destinations/table.ts). It runs whether or not the
 // forwarder's server does. Alerts a full queue dropped are reported by one rate-limited internal
-// alert. A stage that acts on every alert before the destinations (aggregation, say) belongs in
-// `submit`, between the count and the push; a new destination is a file in destinations/ and a
-// row in destinations/table.ts. Consumes OutputConfig + Metrics; produces a Fanout.
+// alert. A stage that acts on every alert before the destinations belongs in `submit`, between
+// the count and the push, as aggregation does (aggregate.ts: repeats held, their summary pushed
+// at the window's end and by close()); a new destination is a file in destinations/ and a row in
+// destinations/table.ts. Consumes OutputConfig + Metrics; produces a Fanout.
 import type { Writable } from 'node:stream';
 import type { Destination, Metrics } from '../metrics/index.js';
+import { Aggregator, type AggregationClock } from './aggregate.js';
 import { internalAlert, type Alert } from './alert.js';
-import type { OutputConfig } from './config.js';
+import { resolveAggregation, type OutputConfig } from './config.js';
 import { createOutput, fieldAdapter } from './destinations/common.js';
 import { createStdoutOutput } from './destinations/stdout.js';
 import { resolveOutputs } from './destinations/table.js';
@@ -19,7 +21,7 @@ import { falcoJsonWriter } from './falco-json.js';
 
 /** The running fan-out. */
 export interface Fanout {
-  /** Counts the alert and queues it on every destination; never waits, drops are counted. */
+  /** Counts the alert and queues it on every destination (unless aggregation holds it); never waits, drops are counted. */
   submit(alert: Alert): void;
   /** Each destination and its health (undefined = healthy, else its last failure). */
   outputs(): Array<{ destination: Destination; health: string | undefined }>;
@@ -41,6 +43,8 @@ export interface FanoutOptions {
   env?: NodeJS.ProcessEnv;
   /** Least time between two drop alerts; default 10 s. */
   dropAlertIntervalMs?: number;
+  /** The aggregation windows' clock (unit tests drive it by hand); real time by default. */
+  aggregationClock?: AggregationClock;
 }
 
 /** How long close() lets queued alerts drain. */
@@ -60,7 +64,9 @@ function outputDropAlert(drops: ReadonlyMap<Destination, number>, hostname: stri
 export async function startFanout(opts: FanoutOptions): Promise<Fanout> {
   const { config: oc, metrics, log } = opts;
   const resolved = resolveOutputs(oc, opts.env ?? process.env);
-  if (resolved.problems.length > 0) throw new Error(resolved.problems.map((p) => `config ${p.key}: ${p.message}`).join('; '));
+  const aggregation = resolveAggregation(oc.aggregation);
+  const problems = [...resolved.problems, ...aggregation.problems];
+  if (problems.length > 0) throw new Error(problems.map((p) => `config ${p.key}: ${p.message}`).join('; '));
   const globalFieldNames = [...Object.keys(resolved.global.customfields), ...Object.keys(resolved.global.templatedfields)];
   const ctx: OutputContext = { metrics, log, hostname: opts.hostname, globalFieldNames };
   const writeLine = falcoJsonWriter(oc.falco);
@@ -105,16 +111,34 @@ export async function startFanout(opts: FanoutOptions): Promise<Fanout> {
     throw err;
   }
 
+  function deliver(alert: Alert): void {
+    const d = new Delivery(alert, writeLine);
+    // read per alert: a ModuleConfig's debugLogging changes it while running (host/resources/module.ts)
+    if (oc.debugLogging) log(`[DEBUG] : forwarder payload : ${d.json}`);
+    for (const o of outputs) o.push(d);
+  }
+  // summaries are not detections: engine_events_total counted each held alert already
+  const aggregator = new Aggregator(
+    aggregation.plan,
+    {
+      emit(summary) {
+        metrics.aggregationSummary(summary.rule);
+        deliver(summary);
+      },
+      held: (rule) => metrics.aggregationHeld(rule),
+      overflow: () => metrics.aggregationOverflow(),
+    },
+    opts.aggregationClock,
+  );
+
   return {
     submit(alert) {
       metrics.alert(alert);
-      const d = new Delivery(alert, writeLine);
-      // read per alert: a ModuleConfig's debugLogging changes it while running (host/resources/module.ts)
-      if (oc.debugLogging) log(`[DEBUG] : forwarder payload : ${d.json}`);
-      for (const o of outputs) o.push(d);
+      if (aggregator.offer(alert)) deliver(alert);
     },
     outputs: () => outputs.map((o) => ({ destination: o.destination, health: o.health() })),
     async close() {
+      aggregator.flush(); // every pending summary, before the destinations drain and close
       if (dropTimer) {
         clearTimeout(dropTimer);
         reportDrops(); // the drops since the last report, before the destinations close

@@ -15,8 +15,8 @@ export interface PublishedConfig {
   remove(): void;
 }
 
-/** Writes the API server's audit webhook configuration for `url` trusting `caPem`, with its client key (mode 0600, replaced atomically). */
-export function publishAuditWebhookConfig(path: string, url: string, caPem: string, client: ClientCredentials, log: (m: string) => void): PublishedConfig {
+/** Writes the API server's audit webhook configuration for `url` trusting `caPem`, with its client certificate and key when given (mode 0600, replaced atomically). */
+export function publishAuditWebhookConfig(path: string, url: string, caPem: string, client: ClientCredentials | undefined, log: (m: string) => void): PublishedConfig {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp`;
   writeFileSync(tmp, stringify(webhookKubeconfig(url, caPem, client)), { mode: 0o600 });

@@ -28,144 +28,31 @@
 // close() stops a pending compile (its `compiled` promise settles as 'closed'). The interpreter
 // tier runs under the same watchdog deadline as the compiled module (its regexes, like the
 // module's, never backtrack); a stopped batch fails (counted) and the tier-up still comes.
-// The kernel byte path (evaluateKernel) needs a compiled module: while a ruleset is on the
-// interpreter tier, kernel records keep going into the last compiled module (the previous
+// The kernel byte path (evaluateKernel, kernel-path.ts) needs a compiled module: while a ruleset
+// is on the interpreter tier, kernel records keep going into the last compiled module (the previous
 // ruleset) and its state region, which moves to the new module at the tier-up swap; that module
 // judges the rules the two rulesets have in common and the reference interpreter the added and
 // changed syscall rules (kernel-overlay.ts), so the new ruleset is live on the byte path from
 // the first swap too. The first load of an engine has no compiled module to fall back on, so
 // callers compile it first (the resources controller does: `rae run` starts serving on WASM);
-// without one, evaluateKernel throws and the source counts the batch as dropped.
+// without one, evaluateKernel judges nothing and returns why (KernelUnready), a state the source
+// checks: it counts the batch as dropped (no_ruleset).
+// Parts: ruleset-slot.ts (the running ruleset, its tier, the last good module), batch-judge.ts
+// (isolation, failure report), kernel-path.ts (the byte path); this file loads, compiles and
+// tiers up, and composes them.
 import type { Gauge } from 'prom-client';
-import { type ExpandLimits, FieldEvent, type LoadedRule, type LoadResult, loadRules, RuleMatcher, type RuleFigure, type RuleMatching, RuleStats, type RulesBounds, type RulesFile, type SourceEvent } from '../engine/index.js';
-import { prioritySeverity, type Priority } from '../engine/priority.js';
-import type { Alert } from '../output/alert.js';
-import { alertFor } from '../output/from-match.js';
-import type { Metrics } from '../metrics/index.js';
-import { EVALUATOR_TIERS, METRICS, type EvaluatorTier } from '../metrics/names.js';
+import { type LoadResult, loadRules, RuleMatcher, type RuleFigure, RuleStats, type RulesFile, type SourceEvent } from '../engine/index.js';
+import { METRICS } from '../metrics/names.js';
+import { BatchJudge } from './batch-judge.js';
 import { RuleCompiler, warmPlan, type ModuleFrom } from './compiler.js';
+import { type DetectionEngineOptions, type EngineStats, type KernelUnready, type LoadOptions, type LoadOutcome, newEngineStats, type TierUp } from './engine-types.js';
 import { runtimeError, type RuntimeError } from './errors.js';
-import { guardedCall, isWatchdogTimeout } from './watchdog.js';
 import { RuleModule, type CompiledRuleset } from './evaluator.js';
-import { evaluationFailedAlert, failedCounts } from './failure-report.js';
-import { DEFAULT_ISOLATION_BUDGET, judgeIsolated, type IsolationBudget, type Isolated, type Judgment } from './isolate.js';
-import { KernelOverlay } from './kernel-overlay.js';
-import type { Referred } from './reference.js';
-import type { RecordTranslator } from './translator.js';
+import { KernelPath } from './kernel-path.js';
+import { RulesetSlot, selectRules } from './ruleset-slot.js';
 
-export type { EvaluatorTier } from '../metrics/names.js';
-
-export interface DetectionEngineOptions {
-  ruleMatching: RuleMatching;
-  minPriority: Priority;
-  hostname: string;
-  onAlert: (alert: Alert) => void;
-  /** The syscall source's translator (host/sources/syscall/ingest.ts KernelIngest): evaluateKernel throws without one. */
-  kernel?: RecordTranslator;
-  /** 'wasm' (default) or the reference 'interpreter'. */
-  engine?: 'wasm' | 'interpreter';
-  /** Watchdog deadline per evaluate call, ms (default 1000; 0 = off). */
-  watchdogMs?: number;
-  /** Failed calls spent isolating the failing events of one batch (default DEFAULT_ISOLATION_BUDGET: 64, of which 8 watchdog stops). */
-  isolation?: IsolationBudget;
-  /** Stop the compile worker after this many idle ms (default 0: keep it; `rae run` uses rules.compilerIdleSeconds). */
-  compilerIdleMs?: number;
-  /** Deadline of one compile in the worker, ms (default 120 s; 0: none); past it the worker is stopped and the load fails with ECOMPILETIMEOUT. */
-  compileTimeoutMs?: number;
-  /** The compile worker's V8 heap cap, MB (default 2048): a build that needs more fails with EWORKER instead of taking the process down. */
-  compileWorkerHeapMb?: number;
-  /** Keep built modules here and load unchanged rulesets from here (module-cache.ts; `rae run`: <stateDir>/module-cache). */
-  moduleCacheDir?: string;
-  /** Bounds of the expanded rule conditions (default: the engine's DEFAULT_EXPAND_LIMITS). */
-  expandLimits?: Partial<ExpandLimits & RulesBounds>;
-  /** Longest field value an alert carries, UTF-8 bytes (default 64 KiB; `rae run`: rules.maxOutputFieldBytes); longer ones are cut and marked. */
-  maxOutputFieldBytes?: number;
-  /** Count every rule's evaluations, matches and cost on both tiers (default true; docs/rule-cost.md). */
-  ruleCounters?: boolean;
-  /** With ruleCounters: one compiled evaluate call in this many is timed rule by rule (default 64). */
-  costSampleEvery?: number;
-  /** Where failures are reported (default: a line on stderr). */
-  onError?: (error: RuntimeError) => void;
-  /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures, events judged by the reference interpreter for the compiled tier, the tier gauge (from the registry) and the rule figures' source. */
-  metrics?: Pick<Metrics, 'compileTime' | 'eventsDropped'> & Partial<Pick<Metrics, 'rulesetFailed' | 'eventsReferenceJudged' | 'registry' | 'ruleFigures'>>;
-}
-
-/** How `load` installs a valid ruleset. */
-export interface LoadOptions {
-  /** Serve it with the reference interpreter at once and move it to WASM when compiled (default: compile first). */
-  interpreterFirst?: boolean;
-}
-
-/** How the background compile of an interpreter-first ruleset ended. */
-export type TierUp = { state: 'wasm'; changeToCompiledMs: number } | { state: 'superseded' } | { state: 'failed'; errors: RuntimeError[] } | { state: 'closed' };
-
-/** What `load` did. */
-export interface LoadOutcome {
-  /** True when the new ruleset is now running. */
-  swapped: boolean;
-  result: LoadResult;
-  /** Why a valid ruleset could not be compiled (then the old one keeps running). */
-  errors?: RuntimeError[];
-  /** The tier the new ruleset went live on (when swapped). */
-  tier?: EvaluatorTier;
-  /** Compile-first loads: where the module came from (memory, the on-disk module cache, a build). */
-  from?: ModuleFrom;
-  /** Interpreter-first loads: settles when the ruleset runs on WASM, or why it never will. */
-  compiled?: Promise<TierUp>;
-}
-
-/** Counters and last timings of the evaluator, for metrics. */
-export interface EngineStats {
-  batches: number;
-  /** Batches with at least one event that could not be evaluated. */
-  failedBatches: number;
-  /** Events that could not be evaluated (failed on their own, or left when the isolation budget ran out). */
-  failedEvents: number;
-  /** Judging calls that failed, the first call of a batch and those of its isolation. */
-  failedCalls: number;
-  /** Failed batches by cause: a trap or exception only, or at least one watchdog stop. */
-  traps: number;
-  timeouts: number;
-  restores: number;
-  /** Rulesets installed (on either tier); a tier-up of the same ruleset is not counted here. */
-  swaps: number;
-  /** The tier judging decoded events now. */
-  tier: EvaluatorTier;
-  /** Interpreter-tier rulesets moved to their compiled module. */
-  tierUps: number;
-  /** Interpreter-tier rulesets whose compile failed (they stay on the interpreter). */
-  tierFailures: number;
-  /** Background compiles thrown away because a newer ruleset came first. */
-  superseded: number;
-  /** Main-thread time of the last swap itself (state carry-over + switch), ms. */
-  lastSwapStallMs: number;
-  /** Main-thread time spent instantiating and checking the new module before the swap, ms. */
-  lastPrepareMs: number;
-  /** Compile worker time of the last load (codegen + asc + checks), ms. */
-  lastCompileMs: number;
-  lastWarmMs: number;
-  /** Where the last compiled module came from ('' before the first). */
-  lastModuleFrom: ModuleFrom | '';
-  /** load() call to the new ruleset running (on its first tier), ms. */
-  lastChangeToLiveMs: number;
-  /** load() call to the new ruleset running on WASM, ms. */
-  lastChangeToCompiledMs: number;
-}
-
-/** The rules a ruleset evaluates, in order: enabled, at least as severe as the minimum. */
-export function selectRules(rules: readonly LoadedRule[], minPriority: Priority): LoadedRule[] {
-  const min = prioritySeverity(minPriority);
-  return rules.filter((r) => r.enabled && prioritySeverity(r.priority) <= min).sort((a, b) => a.index - b.index);
-}
-
-/** A judgment of one range; an exception of the host (encoding an event, rendering an alert) fails the range as a trap does. */
-function judged(run: () => Judgment<Alert>): Judgment<Alert> {
-  try {
-    return run();
-  } catch (err) {
-    return { ok: false, error: runtimeError('ETRAP', `evaluation failed: ${(err as Error)?.message ?? String(err)}`) };
-  }
-}
+export type { TierUp } from './engine-types.js';
+export { selectRules } from './ruleset-slot.js';
 
 type Prepared = { ok: true; module: RuleModule; compiled: CompiledRuleset; prepareMs: number; from: ModuleFrom } | { ok: false; errors: RuntimeError[] };
 
@@ -185,17 +72,10 @@ interface TierTarget {
 
 /** Evaluates events against the current ruleset; swaps rulesets between batches. */
 export class DetectionEngine {
-  /** Decoded events go to the interpreter while set (interpreter engine or interpreter tier). */
-  private matcher: RuleMatcher | undefined;
-  /** The last compiled module and the ruleset it was compiled from (the kernel path's judge). */
-  private module: RuleModule | undefined;
-  private moduleResult: LoadResult | undefined;
-  private lastGood: { module: RuleModule; result: LoadResult } | undefined;
-  /** The byte path's view of the interpreter-tier ruleset over the last compiled module (built on the first kernel batch). */
-  private overlay: KernelOverlay | undefined;
-  private current: LoadResult | undefined;
-  private evaluated = 0;
-  private generation = 0;
+  private readonly slot: RulesetSlot;
+  private readonly judge: BatchJudge;
+  private readonly kernel: KernelPath;
+  private readonly counters: EngineStats;
   private target: TierTarget | undefined;
   private tiering: Promise<void> | undefined;
   private closed = false;
@@ -207,36 +87,17 @@ export class DetectionEngine {
   private readonly compiler: RuleCompiler;
   /** Per-rule figures of both tiers, kept across reloads (undefined with ruleCounters false). */
   private readonly ruleStats: RuleStats | undefined;
-  private readonly tierGauge: Gauge<string> | undefined;
-  private readonly counters: EngineStats = {
-    batches: 0,
-    failedBatches: 0,
-    failedEvents: 0,
-    failedCalls: 0,
-    traps: 0,
-    timeouts: 0,
-    restores: 0,
-    swaps: 0,
-    tier: 'wasm',
-    tierUps: 0,
-    tierFailures: 0,
-    superseded: 0,
-    lastSwapStallMs: 0,
-    lastPrepareMs: 0,
-    lastCompileMs: 0,
-    lastWarmMs: 0,
-    lastModuleFrom: '',
-    lastChangeToLiveMs: 0,
-    lastChangeToCompiledMs: 0,
-  };
 
   constructor(private readonly options: DetectionEngineOptions) {
     const counters = options.ruleCounters ?? true;
     this.ruleStats = counters ? new RuleStats() : undefined;
     this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir, timeoutMs: options.compileTimeoutMs, maxHeapMb: options.compileWorkerHeapMb, counters });
     if (this.ruleStats) options.metrics?.ruleFigures?.(() => this.ruleFigures);
-    this.tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
-    this.setTier(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
+    const tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
+    this.counters = newEngineStats(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
+    this.slot = new RulesetSlot(this.counters, tierGauge, () => this.supersedeTarget());
+    this.judge = new BatchJudge(options, this.counters, this.slot);
+    this.kernel = new KernelPath(options, this.slot, this.judge);
   }
 
   /**
@@ -263,14 +124,14 @@ export class DetectionEngine {
     if (!result.ok || !signal) return { swapped: false, result };
     if (signal.aborted) return { swapped: false, result, errors: [runtimeError('ECANCELED', 'a newer load superseded this ruleset before it was compiled')] };
     if (this.options.engine === 'interpreter' || opts.interpreterFirst) {
-      this.installInterpreter(result);
+      this.slot.installInterpreter(result, new RuleMatcher(result.ruleset, this.options, this.ruleStats));
       this.counters.lastChangeToLiveMs = performance.now() - t0;
       if (this.options.engine === 'interpreter') return { swapped: true, result, tier: 'interpreter' };
       return { swapped: true, result, tier: 'interpreter', compiled: this.tierUp(result, t0, signal) };
     }
     const prepared = await this.prepare(result, signal);
     if (!prepared.ok) return { swapped: false, result, errors: prepared.errors };
-    this.install(result, prepared.module);
+    this.slot.installCompiled(result, prepared.module);
     const live = performance.now() - t0;
     Object.assign(this.counters, preparedTimes(prepared), { lastChangeToLiveMs: live, lastChangeToCompiledMs: live });
     return { swapped: true, result, tier: 'wasm', from: prepared.from };
@@ -325,11 +186,11 @@ export class DetectionEngine {
         this.counters.tierFailures++;
         this.options.metrics?.rulesetFailed?.('compile');
         const why = prepared.errors.map((e) => `${e.code}: ${e.message}`).join('; ');
-        this.report('tier-up failed', runtimeError(prepared.errors[0]?.code ?? 'ECOMPILE', `the new ruleset stays on the reference interpreter: it does not compile (${why})`));
+        this.judge.report('tier-up failed', runtimeError(prepared.errors[0]?.code ?? 'ECOMPILE', `the new ruleset stays on the reference interpreter: it does not compile (${why})`));
         t.settle({ state: 'failed', errors: prepared.errors });
         continue;
       }
-      this.install(t.result, prepared.module, true);
+      this.slot.installCompiled(t.result, prepared.module, true);
       const ms = performance.now() - t.t0;
       Object.assign(this.counters, preparedTimes(prepared), { lastChangeToCompiledMs: ms });
       t.settle({ state: 'wasm', changeToCompiledMs: ms });
@@ -344,68 +205,31 @@ export class DetectionEngine {
     const created = RuleModule.create(compiled, this.options.watchdogMs ?? 1000);
     if (!created.ok) return created;
     if (this.ruleStats) created.module.countInto(this.ruleStats, this.options.costSampleEvery);
-    this.install(result, created.module);
+    this.slot.installCompiled(result, created.module);
     return { ok: true };
   }
 
   /** A new ruleset goes live: supersedes any compile waiting for an older one. */
-  private newRuleset(result: LoadResult): void {
+  private supersedeTarget(): void {
     if (this.target) {
       this.target.settle({ state: 'superseded' });
       this.target = undefined;
     }
-    this.current = result;
-    this.generation++;
-    this.counters.swaps++;
-  }
-
-  /** The interpreter-tier swap point: decoded events go to the reference interpreter from the next batch. */
-  private installInterpreter(result: LoadResult): void {
-    const s0 = performance.now();
-    this.newRuleset(result);
-    this.matcher = new RuleMatcher(result.ruleset, this.options, this.ruleStats);
-    this.setTier('interpreter');
-    this.counters.lastSwapStallMs = performance.now() - s0;
-  }
-
-  /** The compiled swap point: runs between two evaluate() calls; the state region moves with it. */
-  private install(result: LoadResult, module: RuleModule, tierUp = false): void {
-    const s0 = performance.now();
-    if (this.module) module.adoptState(this.module);
-    this.lastGood = this.module && this.moduleResult ? { module: this.module, result: this.moduleResult } : undefined;
-    this.module = module;
-    this.moduleResult = result;
-    if (tierUp) this.counters.tierUps++;
-    else this.newRuleset(result);
-    this.matcher = undefined;
-    this.overlay = undefined;
-    this.setTier('wasm');
-    this.counters.lastSwapStallMs = performance.now() - s0;
-  }
-
-  private setTier(tier: EvaluatorTier): void {
-    this.counters.tier = tier;
-    for (const t of EVALUATOR_TIERS) this.tierGauge?.set({ tier: t }, t === tier ? 1 : 0);
-  }
-
-  private report(what: string, error: RuntimeError): void {
-    const report = this.options.onError ?? ((e: RuntimeError) => process.stderr.write(`engine: ${what} (${e.code}): ${e.message}\n`));
-    report(error);
   }
 
   /** The running load result, if any. */
   get ruleset(): LoadResult | undefined {
-    return this.current;
+    return this.slot.current;
   }
 
   /** Increases on every new ruleset (and on a restore); not on a tier-up of the same ruleset. */
   get rulesetGeneration(): number {
-    return this.generation;
+    return this.slot.generation;
   }
 
   /** Events evaluated since start. */
   get eventsEvaluated(): number {
-    return this.evaluated;
+    return this.judge.evaluated;
   }
 
   /** Every rule's evaluations, matches and cost so far, on both tiers (a rule removed by a reload keeps its row); empty with ruleCounters false. */
@@ -420,175 +244,27 @@ export class DetectionEngine {
 
   /** The last compiled module (undefined with the interpreter engine or before the first compiled load). */
   get ruleModule(): RuleModule | undefined {
-    return this.module;
+    return this.slot.module;
   }
 
   /** Evaluates one batch synchronously (a batch is never split across two rulesets); returns the alert count. */
   evaluate(events: readonly SourceEvent[]): number {
-    if (this.matcher) return this.evaluateInterpreted(this.matcher, events);
-    const module = this.module;
-    if (!module) return 0;
-    this.counters.batches++;
-    const first = this.options.ruleMatching === 'first';
-    const r = judgeIsolated(events.length, (start, count) => this.judgeDecoded(module, events, start, count, first), this.isolation);
-    this.evaluated += events.length;
-    return this.finish(module, r, events.length, (i) => events[i]!.source);
-  }
-
-  /** Judges events[start, start+count) on the compiled module, alerts rendered; any exception fails the range. */
-  private judgeDecoded(module: RuleModule, events: readonly SourceEvent[], start: number, count: number, first: boolean): Judgment<Alert> {
-    return judged(() => {
-      const range = start === 0 && count === events.length ? events : events.slice(start, start + count);
-      const r = module.evaluate(range, first);
-      if (!r.ok) return r;
-      const out = r.matches.map((m) => alertFor(m.rule, range[m.event]!, this.options.hostname, this.options.maxOutputFieldBytes));
-      this.countReferred(r.referred);
-      return { ok: true, out };
-    });
-  }
-
-  /** Counts events the compiled tier had judged by the reference interpreter (a stopped one is dropped: watchdog). */
-  private countReferred(referred: readonly Referred[] | undefined): void {
-    for (const x of referred ?? []) {
-      this.options.metrics?.eventsReferenceJudged?.(x.source, x.reason);
-      if (x.stopped) this.options.metrics?.eventsDropped(x.source, 'watchdog');
-    }
+    return this.judge.decoded(events);
   }
 
   /**
    * Evaluates a batch of kernel wire records (probes/src/events.h) as the capture addon delivers
-   * them: process records update the thread table in the module's state region, syscall records
-   * become eval records without JS objects; only matched events are decoded, for their alerts.
-   * Record times are CLOCK_BOOTTIME; `bootToEpochNs` turns them into alert times. Returns the
-   * alert count; throws when there is no compiled module (the interpreter engine, or no load yet). On the interpreter
-   * tier, the last compiled module judges the rules it shares with the running ruleset and the
-   * reference interpreter the added and changed ones (kernel-overlay.ts) until the tier-up.
-   * A failed batch is isolated like a decoded one, by ranges of its eval records (written once,
-   * judged again in place; the thread table was updated before the first call).
+   * them (kernel-path.ts); record times are CLOCK_BOOTTIME, `bootToEpochNs` turns them into alert
+   * times. Returns the alert count, or why nothing was judged (KernelUnready: no compiled module
+   * yet, the interpreter engine, no translator), which the caller counts as dropped.
    */
-  evaluateKernel(view: Uint8Array, bytes: number, bootToEpochNs = 0n): number {
-    const module = this.module;
-    // Never a silent 0: the caller counts a thrown batch as dropped (the syscall source does).
-    if (this.options.engine === 'interpreter') throw new Error('kernel records need the compiled engine (this engine is the reference interpreter)');
-    if (!module) throw new Error('no compiled ruleset yet for kernel records');
-    const kernel = this.options.kernel;
-    if (!kernel) throw new Error('kernel records need a translator (DetectionEngineOptions.kernel)');
-    this.counters.batches++;
-    // event i's record is at offsets[i] (the ingest's reused array: read only within this call)
-    const n = kernel.ingestInto(module, view, bytes, bootToEpochNs);
-    const offsets = kernel.offsets;
-    const first = this.options.ruleMatching === 'first';
-    // On the interpreter tier the module judges with rule matching `all`: its matches are merged with the interpreter's.
-    const overlay = this.overlayOf(module);
-    const moduleFirst = first && !overlay;
-    const r0 = module.evaluateRecords('syscall', n, moduleFirst);
-    this.evaluated += n;
-    if (!overlay && r0.ok && r0.matches.length === 0 && !r0.handBack?.length) return 0;
-    const lazy: SourceEvent[] = [];
-    const eventAt = (i: number): SourceEvent => {
-      const fields = kernel.fieldsOf(module, view, offsets[i]!, i);
-      const timeNs = new DataView(view.buffer, view.byteOffset + offsets[i]!).getBigUint64(0, true) + bootToEpochNs;
-      return (lazy[i] ??= { source: 'syscall', timeNs, evtType: fields['evt.type'] as string, fields: new FieldEvent(fields, { source: 'syscall', timeNs, num: BigInt(this.evaluated - n + i + 1) }) });
-    };
-    // The whole batch was judged once already: its result is the first judgment.
-    const judge = (start: number, count: number): Judgment<Alert> =>
-      judged(() => {
-        const r = start === 0 && count === n ? r0 : module.evaluateRecords('syscall', count, moduleFirst, start);
-        if (!r.ok) return r;
-        if (overlay) {
-          const merged = overlay.merge(r.matches, r.handBack ?? [], start, count, (i) => eventAt(start + i), first, this.options.watchdogMs ?? 1000);
-          if (!merged.ok) return merged;
-          return { ok: true, out: merged.out.map((m) => alertFor(m.rule, eventAt(start + m.event), this.options.hostname, this.options.maxOutputFieldBytes)) };
-        }
-        const matches = r.matches;
-        if (r.handBack?.length) {
-          // events whose transformer results did not fit the scratch area: the reference interpreter judges them
-          const referred: Referred[] = [];
-          for (const i of r.handBack) {
-            const rules = module.judgeByReference(eventAt(start + i), first);
-            referred.push({ source: 'syscall', reason: 'scratch', stopped: rules === undefined });
-            for (const rule of rules ?? []) matches.push({ event: i, rule });
-          }
-          matches.sort((x, y) => x.event - y.event);
-          this.countReferred(referred);
-        }
-        return { ok: true, out: matches.map((m) => alertFor(m.rule, eventAt(start + m.event), this.options.hostname, this.options.maxOutputFieldBytes)) };
-      });
-    return this.finish(module, judgeIsolated(n, judge, this.isolation), n, () => 'syscall');
+  evaluateKernel(view: Uint8Array, bytes: number, bootToEpochNs = 0n): number | KernelUnready {
+    return this.kernel.evaluate(view, bytes, bootToEpochNs);
   }
 
-  /** The interpreter-tier ruleset as the byte path serves it over `module`, or undefined when `module` is the running ruleset's. */
-  private overlayOf(module: RuleModule): KernelOverlay | undefined {
-    const current = this.current;
-    if (!this.matcher || !current || current === this.moduleResult) return undefined;
-    if (this.overlay?.module !== module || this.overlay.ruleset !== current) this.overlay = new KernelOverlay(module, current, selectRules(current.ruleset.rules, this.options.minPriority));
-    return this.overlay;
-  }
-
-  private get isolation(): IsolationBudget {
-    return this.options.isolation ?? DEFAULT_ISOLATION_BUDGET;
-  }
-
-  /** Reports the failed events of a judged batch, then hands over its alerts; returns the alert count. */
-  private finish(module: RuleModule | undefined, r: Isolated<Alert>, batchEvents: number, sourceOf: (i: number) => SourceEvent['source']): number {
-    if (r.failed.length > 0) this.settle(module, r, batchEvents, sourceOf);
-    for (const a of r.out) this.options.onAlert(a);
-    return r.out.length;
-  }
-
-  /** Counts and reports the failed events of a batch; after a watchdog stop, goes back to the last good module. */
-  private settle(module: RuleModule | undefined, r: Isolated<Alert>, batchEvents: number, sourceOf: (i: number) => SourceEvent['source']): void {
-    const failedEvents = r.failed.reduce((n, f) => n + f.count, 0);
-    this.counters.failedBatches++;
-    this.counters.failedEvents += failedEvents;
-    this.counters.failedCalls += r.failedCalls;
-    for (const c of failedCounts(r.failed, sourceOf)) this.options.metrics?.eventsDropped(c.source, c.reason, c.n);
-    if (r.timeouts > 0) this.counters.timeouts++;
-    else this.counters.traps++;
-    const first = r.failed[0]!.error;
-    const judgedFine = batchEvents - failedEvents;
-    this.report('batch failed', runtimeError(first.code, `${first.message} (${failedEvents} of ${batchEvents} event(s) could not be evaluated${judgedFine > 0 ? `; the other ${judgedFine} were judged` : ''})`));
-    this.options.onAlert(evaluationFailedAlert(failedEvents, batchEvents, r.failed, this.options.hostname));
-    const good = this.lastGood;
-    if (r.timeouts > 0 && good && module && module === this.module) {
-      good.module.adoptState(module);
-      this.module = good.module;
-      this.moduleResult = good.result;
-      this.lastGood = undefined;
-      // On the interpreter tier the decoded path keeps its ruleset; only the kernel path's module goes back.
-      if (!this.matcher) {
-        this.current = good.result;
-        this.generation++;
-      }
-      this.counters.restores++;
-    }
-  }
-
-  private evaluateInterpreted(matcher: RuleMatcher, events: readonly SourceEvent[]): number {
-    this.counters.batches++;
-    const ms = this.options.engine === 'interpreter' ? 0 : (this.options.watchdogMs ?? 1000);
-    const judge = (start: number, count: number): Judgment<Alert> => {
-      const alerts: Alert[] = [];
-      const run = (): number => {
-        for (let i = start; i < start + count; i++) {
-          const ev = events[i]!;
-          for (const rule of matcher.match(ev.source, ev.evtType, ev.fields)) alerts.push(alertFor(rule, ev, this.options.hostname, this.options.maxOutputFieldBytes));
-        }
-        return 0;
-      };
-      try {
-        if (ms > 0) guardedCall(run, 0, 0, 0, 0, 0, 0, ms);
-        else run();
-      } catch (err) {
-        // A runaway range (or an exception: a stack overflow on a crafted value) fails that range, as with a compiled module.
-        const e = err as Error & { code?: string };
-        return { ok: false, error: isWatchdogTimeout(e) ? runtimeError('ETIMEOUT', `the reference interpreter was stopped by the watchdog after ${ms} ms`) : runtimeError('ETRAP', `the reference interpreter failed: ${e.message}`) };
-      }
-      return { ok: true, out: alerts };
-    };
-    const r = judgeIsolated(events.length, judge, this.isolation);
-    this.evaluated += events.length;
-    return this.finish(undefined, r, events.length, (i) => events[i]!.source);
+  /** Why kernel records would be judged by nothing now (see evaluateKernel), or undefined when they would be judged. */
+  get kernelUnready(): KernelUnready | undefined {
+    return this.kernel.unready;
   }
 
   /**

@@ -8,3 +8,4 @@ export { RuleCompiler } from './compiler.js';
 export { RuleModule } from './evaluator.js';
 export type { RecordTranslator } from './translator.js';
 export type { RuntimeError } from './errors.js';
+export type { KernelUnready } from './engine-types.js';

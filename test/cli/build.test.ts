@@ -28,7 +28,7 @@ test('build: npm run build writes JavaScript, the runtime sources, rules and mig
   assert.not.ok(existsSync(join(out, 'host/cli/main.ts')));
 });
 
-for (const cmd of ['run', 'validate', 'replay', 'convert', 'event-generator', 'webhook-config', 'admin']) {
+for (const cmd of ['run', 'validate', 'describe', 'replay', 'test', 'tune', 'convert', 'event-generator', 'webhook-config', 'admin']) {
   test(`build: rae ${cmd} --help`, () => {
     const r = rae([cmd, '--help']);
     assert.is(r.status, 0, r.stderr);

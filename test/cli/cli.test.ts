@@ -77,7 +77,8 @@ test('cli: rae replay of field events against the stable rules', () => {
   ];
   const input = events.map((e) => JSON.stringify({ source: 'syscall', ...e })).join('\n') + '\nnot json\n';
   const r = rae(['replay', '-r', corpusPath('falco_rules.yaml'), '--input', '-', '--hostname', 'n1'], input);
-  assert.is(r.status, 0, r.stderr);
+  // the rejected line fails the run (a CI job must not pass on input it could not read); the rest is replayed
+  assert.is(r.status, 1, r.stderr);
   const alerts = r.stdout
     .trim()
     .split('\n')

@@ -34,6 +34,21 @@ test('run --version: the package version and the rules engine version, as text a
   assert.match(text.stdout, `version: ${pkg.version}`);
   assert.match(text.stdout, `Engine:                       ${ENGINE_VERSION}`);
   assert.equal(JSON.parse(rae(['--version', '--json']).stdout), { version: pkg.version, engine_version: ENGINE_VERSION });
+  // Falco 0.45.1's engine version, which its rules files require
+  assert.is(ENGINE_VERSION, '0.63.0');
+});
+
+test('run: a rules file requiring engine 0.63.0 (Falco 0.45) loads; 0.64.0 is refused, located', () => {
+  const file = (version: string) => {
+    const f = join(tmp, `requires-${version}.yaml`);
+    writeFileSync(f, `- required_engine_version: ${version}\n${rule('delta', ['files'])}`);
+    return f;
+  };
+  const ok = rae(['-o', 'rules.builtIn=[]', '-r', file('0.63.0'), '--dry-run']);
+  assert.is(ok.status, 0, ok.stderr);
+  const newer = rae(['-o', 'rules.builtIn=[]', '-r', file('0.64.0'), '--dry-run']);
+  assert.is(newer.status, 1);
+  assert.match(newer.stderr, 'requires-0.64.0.yaml:1:28: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): Rules require engine version 0.64.0, but engine version is 0.63.0');
 });
 
 test('run --list[=SOURCE]: fields with types and descriptions; an unknown source is bad usage', () => {
@@ -125,6 +140,26 @@ test('run -o: an unknown key or a wrong type exits 1 naming the key; -c is --con
   const config = join(tmp, 'config.yaml');
   writeFileSync(config, 'forwarder:\n  prot: 1\n');
   assert.match(rae(['--dry-run', '-c', config]).stderr, 'config forwarder.prot: unknown key');
+});
+
+test('run -o as Falco: nested output settings and custom fields, key[]= appends, errors name the key', () => {
+  const extra = join(tmp, 'extra.yaml');
+  writeFileSync(extra, rule('epsilon', ['files']));
+  const ok = rae([...only, '-o', 'forwarder.outputs.slack.webhookurl=https://hooks.example/services/x', '-o', 'forwarder.customfields.env=prod', '-o', `rules.files[]=${extra}`, '-L', '--json']);
+  assert.is(ok.status, 0, ok.stderr);
+  assert.equal(
+    (JSON.parse(ok.stdout) as Array<{ name: string }>).map((r) => r.name),
+    ['alpha', 'beta', 'gamma', 'epsilon'],
+  );
+  for (const [option, line] of [
+    ['forwarder.outputs.slack.webhookurl=ftp://x', 'config forwarder.outputs.slack.webhookurl: must be http:// or https://, not ftp:'],
+    ['forwarder.port.tls=1', 'config forwarder.port.tls (-o): forwarder.port is a number, not a mapping'],
+    ['rules.files[3]=x.yaml', 'config rules.files[3] (-o): index 3 is past the end of the list'],
+  ] as const) {
+    const bad = rae(['--dry-run', '-o', 'rules.builtIn=[]', '-o', option]);
+    assert.is(bad.status, 1, option);
+    assert.match(bad.stderr, line);
+  }
 });
 
 test('run: RAE_<SECTION>_<KEY> environment overrides are typed and named when wrong', () => {

@@ -140,6 +140,35 @@ test('webhook cli: webhook-config, rae run, curl with the CA, alerts equal rae r
   assert.match(err, 'run: stopped');
 });
 
+test("webhook cli: with a configured client CA, webhook-config prints the configured pair (deploy/configure.sh's webhook-config.yaml); without the pair, or with a bad path, exit 1 naming the key", () => {
+  const conf = spawnSync('bash', ['deploy/configure.sh', 'registry.example/rae:1', '--out', join(tmp, 'site')], { encoding: 'utf8' });
+  assert.is(conf.status, 0, conf.stderr);
+  const tls = join(tmp, 'site', 'tls');
+  const wc = spawnSync(process.execPath, ['bin/rae.js', 'webhook-config', '--config', join(tmp, 'site', 'webhook-config.yaml')], { encoding: 'utf8', env });
+  assert.is(wc.status, 0, wc.stderr);
+  const b64File = (name: string) => readFileSync(join(tls, name)).toString('base64');
+  assert.equal(parseYaml(wc.stdout), {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'webhook', cluster: { server: 'https://runtime-audit-engine-webhook.d8-runtime-audit-engine.svc:9765/orchestrator-audit', 'certificate-authority-data': b64File('ca.crt') } }],
+    users: [{ name: 'webhook', user: { 'client-certificate-data': b64File('client.crt'), 'client-key-data': b64File('client.key') } }],
+    contexts: [{ name: 'webhook', context: { cluster: 'webhook', user: 'webhook' } }],
+    'current-context': 'webhook',
+  });
+  const run = (yaml: string) => {
+    const cfg = join(tmp, 'client-ca.yaml');
+    writeFileSync(cfg, yaml);
+    return spawnSync(process.execPath, ['bin/rae.js', 'webhook-config', '--config', cfg, '--state-dir', join(tmp, 'client-ca-state')], { encoding: 'utf8', env });
+  };
+  const caOnly = run(`webhook:\n  clientCaFile: ${tls}/ca.crt\n`);
+  assert.is(caOnly.status, 1);
+  assert.is(caOnly.stdout, '');
+  assert.match(caOnly.stderr, `webhook-config: webhook.clientCaFile ${tls}/ca.crt is set without webhook.clientCertFile and webhook.clientKeyFile`);
+  const badPath = run(`webhook:\n  clientCaFile: ${tls}/ca.crt\n  clientCertFile: ${tls}/missing.crt\n  clientKeyFile: ${tls}/client.key\n`);
+  assert.is(badPath.status, 1);
+  assert.match(badPath.stderr, `webhook-config: cannot use webhook.clientCertFile with webhook.clientKeyFile: cannot read ${tls}/missing.crt: ENOENT`);
+});
+
 test('webhook cli: a bad sysPrefix is reported, exit 1', () => {
   const cfg = join(tmp, 'bad.yaml');
   writeFileSync(cfg, 'webhook:\n  sysPrefix: "Not_OK"\n');

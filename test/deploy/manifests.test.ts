@@ -7,7 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -20,6 +20,8 @@ const NAMESPACE = `${defaultConfig({}).webhook.sysPrefix}-runtime-audit-engine`;
 const CUSTOM = new Set(['EngineAuditRules', 'ModuleConfig']);
 /** Deckhouse kinds without a published schema here; the observability groups are checked by promtool (test/metrics). */
 const DECKHOUSE_ONLY = new Set(['ClusterLoggingConfig', 'ClusterObservabilityMetricsRulesGroup', 'ObservabilityMetricsRulesGroup']);
+/** Prometheus Operator kinds: the PrometheusRule is checked by promtool (test/metrics), the ServiceMonitor's port below. */
+const PROMETHEUS_OPERATOR_KINDS = new Set(['PrometheusRule', 'ServiceMonitor']);
 const validators = crdValidators(loadCrds());
 
 function parseObjects(text: string, where: string): Obj[] {
@@ -61,7 +63,7 @@ async function problems(o: Obj, where: string): Promise<string[]> {
     const read = readManifests(where, JSON.stringify(o), o.apiVersion.split('/')[0]!);
     return [...out, ...read.diagnostics.map((d) => `${where}: engine: ${d.message}`)];
   }
-  if (DECKHOUSE_ONLY.has(o.kind)) return [];
+  if (DECKHOUSE_ONLY.has(o.kind) || PROMETHEUS_OPERATOR_KINDS.has(o.kind)) return [];
   const Model = (await modelsOf(o.apiVersion).catch(() => ({}) as Record<string, never>))[o.kind];
   if (!Model) return [`${where}: ${o.apiVersion} ${o.kind} has no schema in kubernetes-models`];
   // kustomize wraps a Secret's base64 over lines; the API server decodes it so (Go's base64 skips
@@ -120,6 +122,7 @@ withKubectl('every kustomization renders to valid objects, all in the namespace'
     ['privileged', render(join(DEPLOY, 'privileged'))],
     ['deckhouse', render(join(DEPLOY, 'deckhouse'))],
     ['event-generator', render(join(DEPLOY, 'event-generator'))],
+    ['prometheus-operator', render(join(DEPLOY, 'prometheus-operator'))],
     ['site', site()],
   ];
   const found: string[] = [];
@@ -136,6 +139,22 @@ withKubectl('every kustomization renders to valid objects, all in the namespace'
   assert.ok(kinds(renders[2]![1]).includes('ClusterLoggingConfig'));
 });
 
+withKubectl('prometheus-operator: the ServiceMonitor selects the forwarder Service by a port it names', () => {
+  const objs = render(join(DEPLOY, 'prometheus-operator'));
+  const sm = find(objs, 'ServiceMonitor', 'runtime-audit-engine') as Obj & { spec: { selector: { matchLabels: Record<string, string> }; endpoints: Array<{ port: string; path: string }> } };
+  const selected = objs.filter((o) => o.kind === 'Service' && Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => o.metadata.labels?.[k] === v));
+  const [endpoint] = sm.spec.endpoints;
+  const serving = selected.filter((svc) => (serviceSpecOf(svc).ports ?? []).some((p) => p.name === endpoint!.port));
+  assert.equal(
+    serving.map((svc) => svc.metadata.name),
+    ['runtime-audit-engine-forwarder'],
+  );
+  assert.is(endpoint!.path, '/metrics');
+  assert.ok(objs.some((o) => o.kind === 'PrometheusRule'));
+  const dashboard = find(objs, 'ConfigMap', 'runtime-audit-engine-dashboard');
+  assert.is(dashboard.metadata.labels?.grafana_dashboard, '1');
+});
+
 const find = (objs: Obj[], kind: string, name: string): Obj => {
   const o = objs.find((x) => x.kind === kind && x.metadata.name === name);
   assert.ok(o, `${kind}/${name} is not in the render`);
@@ -145,7 +164,8 @@ const find = (objs: Obj[], kind: string, name: string): Obj => {
 /** Problems of references inside one render: selectors, volumes, config, secrets, ports, accounts. */
 function referenceProblems(objs: Obj[]): string[] {
   const out: string[] = [];
-  const has = (kind: string, name: string | undefined) => objs.some((o) => o.kind === kind && o.metadata.name === name);
+  const objectNamed = (kind: string, name: string | undefined) => objs.find((o) => o.kind === kind && o.metadata.name === name);
+  const has = (kind: string, name: string | undefined) => objectNamed(kind, name) !== undefined;
   const workloads = objs.filter((o) => ['DaemonSet', 'Deployment', 'Job', 'Pod'].includes(o.kind));
   for (const w of workloads) {
     const id = `${w.kind}/${w.metadata.name}`;
@@ -159,6 +179,18 @@ function referenceProblems(objs: Obj[]): string[] {
     }
     for (const c of pod.spec.containers) {
       for (const m of c.volumeMounts ?? []) if (!volumes.has(m.name)) out.push(`${id}: mount ${m.name} has no volume`);
+      /** A file the container is given must be a key its ConfigMap or Secret mount projects there. */
+      const checkFile = (path: string, what: string) => {
+        const mount = (c.volumeMounts ?? []).find((m) => path.startsWith(`${m.mountPath}/`));
+        const v = mount && volumes.get(mount.name);
+        const source = v?.configMap ? objectNamed('ConfigMap', v.configMap.name) : v?.secret ? objectNamed('Secret', v.secret.secretName) : undefined;
+        if (!mount || !v || !source) return; // a hostPath or emptyDir: the node's, not the manifests'
+        const rel = path.slice(mount.mountPath.length + 1);
+        const items = (v.configMap ?? v.secret)?.items;
+        const key = items ? items.find((i) => i.path === rel)?.key : rel;
+        if (key === undefined || !(key in { ...(source.data ?? {}), ...(source.stringData ?? {}) })) out.push(`${id}: ${what} ${path}: not projected by volume ${mount.name}`);
+      };
+      for (const a of c.args ?? []) if (a.startsWith('/')) checkFile(a, 'argument');
       for (const e of c.env ?? []) {
         const ref = e.valueFrom?.secretKeyRef;
         if (ref) {
@@ -180,7 +212,11 @@ function referenceProblems(objs: Obj[]): string[] {
         const cm = configMap && objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name === configMap.name);
         const text = mount && cm ? cm.data?.[path.slice(mount.mountPath.length + 1)] : undefined;
         if (text === undefined) out.push(`${id}: --config ${path} is not in a mounted ConfigMap`);
-        else for (const p of configFromYaml(text, {}).problems) out.push(`${id}: ${path}: ${p.key}: ${p.message}`);
+        else {
+          const loaded = configFromYaml(text, {});
+          for (const p of loaded.problems) out.push(`${id}: ${path}: ${p.key}: ${p.message}`);
+          for (const [k, v] of Object.entries(loaded.config.webhook)) if (k.endsWith('File') && v !== '') checkFile(v as string, `webhook.${k}`);
+        }
       }
     }
   }
@@ -207,7 +243,17 @@ withKubectl('the reference check finds a broken reference', () => {
   const dsPod = podOf(ds).spec;
   dsPod.volumes = dsPod.volumes?.filter((v) => v.name !== 'resources');
   find(objs, 'ConfigMap', 'runtime-audit-engine-config').data!['config.yaml'] += 'logLevl: debug\n';
-  assert.equal(referenceProblems(objs).sort(), ['DaemonSet/runtime-audit-engine: /etc/runtime-audit-engine/config/config.yaml: logLevl: unknown key', 'DaemonSet/runtime-audit-engine: mount resources has no volume']);
+  const tlsVolume = dsPod.volumes?.find((v) => v.name === 'webhook-tls')?.secret;
+  tlsVolume!.items = tlsVolume!.items?.filter((i) => i.key !== 'tls.key');
+  const generator = { ...find(render(join(DEPLOY, 'event-generator')), 'Pod', 'runtime-audit-engine-event-generator'), metadata: { name: 'generator', namespace: NAMESPACE } };
+  const genVolume = podOf(generator).spec.volumes?.[0]?.secret;
+  genVolume!.items = genVolume!.items?.filter((i) => i.key !== 'client.key');
+  assert.equal(referenceProblems([...objs, generator]).sort(), [
+    'DaemonSet/runtime-audit-engine: /etc/runtime-audit-engine/config/config.yaml: logLevl: unknown key',
+    'DaemonSet/runtime-audit-engine: mount resources has no volume',
+    'DaemonSet/runtime-audit-engine: webhook.tlsKeyFile /etc/runtime-audit-engine/webhook-tls/tls.key: not projected by volume webhook-tls',
+    'Pod/generator: argument /etc/runtime-audit-engine/webhook-tls/client.key: not projected by volume webhook-client',
+  ]);
 });
 
 withKubectl('the engine pods: least privilege, host mounts, probes, and what they read', () => {
@@ -231,7 +277,7 @@ withKubectl('the engine pods: least privilege, host mounts, probes, and what the
   for (const f of [config.webhook.tlsCertFile, config.webhook.tlsKeyFile, config.webhook.tlsCaFile]) assert.is(mounts.get(f.slice(0, f.lastIndexOf('/'))), 'webhook-tls', f);
   const secret = find(objs, 'Secret', 'runtime-audit-engine-webhook-tls');
   assert.is(secret.type, 'kubernetes.io/tls');
-  assert.equal(Object.keys(secret.data ?? {}).sort(), ['ca.crt', 'tls.crt', 'tls.key']);
+  assert.equal(Object.keys(secret.data ?? {}).sort(), ['ca.crt', 'client.crt', 'client.key', 'tls.crt', 'tls.key']);
   // Every file of the resources ConfigMap is a manifest the engine accepts.
   const resources = find(objs, 'ConfigMap', 'runtime-audit-engine-resources');
   for (const [file, text] of Object.entries(resources.data ?? {})) assert.equal(readManifests(file, text, config.resources.apiGroup).diagnostics, [], file);
@@ -261,6 +307,40 @@ withKubectl('the event generator runs the image with `event-generator run` again
   const cert = Buffer.from(tls.data?.['tls.crt'] ?? '', 'base64').toString();
   const r = spawnSync('openssl', ['x509', '-noout', '-ext', 'subjectAltName'], { input: cert, encoding: 'utf8' });
   assert.match(r.stdout, new RegExp(`DNS:runtime-audit-engine-webhook\\.${NAMESPACE}\\.svc\\b`));
+});
+
+withKubectl("the cluster's webhook authenticates its clients: one client CA for every node, the client pair in the API server's kubeconfig and the generator's Pod", () => {
+  const objs = site();
+  const config = configFromYaml(find(objs, 'ConfigMap', 'runtime-audit-engine-config').data!['config.yaml']!, {}).config;
+  assert.is(config.webhook.requireClientCert, true, 'clients without the certificate are refused');
+  assert.is(config.webhook.clientCaFile, config.webhook.tlsCaFile, "clients are verified with the Secret's CA, the same on every node");
+  // The engines get the CA and the server's pair, not the API server's client key.
+  const engineTls = podOf(find(objs, 'DaemonSet', 'runtime-audit-engine')).spec.volumes?.find((v) => v.name === 'webhook-tls')?.secret;
+  assert.equal(engineTls?.items?.map((i) => i.key).sort(), ['ca.crt', 'tls.crt', 'tls.key']);
+  // The generator presents the pair (the reference check sees that its files are projected).
+  for (const kind of ['Pod', 'Job']) {
+    const args = podOf(find(render(join(DEPLOY, 'event-generator')), kind, 'runtime-audit-engine-event-generator')).spec.containers[0]!.args ?? [];
+    assert.is(args[args.indexOf('--cert') + 1], '/etc/runtime-audit-engine/webhook-tls/client.crt', kind);
+    assert.is(args[args.indexOf('--key') + 1], '/etc/runtime-audit-engine/webhook-tls/client.key', kind);
+  }
+  // The Secret's client certificate is the CA's, for client authentication only; the server's is not a client's.
+  const secret = find(objs, 'Secret', 'runtime-audit-engine-webhook-tls');
+  const files = mkdtempSync(join(tmpdir(), 'rae-deploy-tls-'));
+  try {
+    for (const k of ['ca.crt', 'client.crt', 'tls.crt']) writeFileSync(join(files, k), Buffer.from(secret.data![k]!.replace(/\n/g, ''), 'base64'));
+    const verify = (purpose: string, file: string) => spawnSync('openssl', ['verify', '-CAfile', join(files, 'ca.crt'), '-purpose', purpose, join(files, file)], { encoding: 'utf8' }).status;
+    assert.is(verify('sslclient', 'client.crt'), 0);
+    assert.is.not(verify('sslserver', 'client.crt'), 0);
+    assert.is.not(verify('sslclient', 'tls.crt'), 0);
+  } finally {
+    rmSync(files, { recursive: true, force: true });
+  }
+  // rae webhook-config's configuration from configure.sh: the same files, loaded without a problem.
+  const wc = configFromYaml(readFileSync(join(siteDir!, 'site', 'webhook-config.yaml'), 'utf8'), {});
+  assert.equal(wc.problems, []);
+  assert.is(readFileSync(wc.config.webhook.clientCertFile).toString('base64'), secret.data!['client.crt']!.replace(/\n/g, ''));
+  assert.is(readFileSync(wc.config.webhook.clientCaFile).toString('base64'), secret.data!['ca.crt']!.replace(/\n/g, ''));
+  assert.is(wc.config.webhook.address, `runtime-audit-engine-webhook.${NAMESPACE}.svc`);
 });
 
 test.run();

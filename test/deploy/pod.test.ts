@@ -3,8 +3,9 @@
 // capabilities and no privileged, read-only root, hostPath/ConfigMap/Secret mounts, env, args;
 // helpers/kubelet.ts says what this machine adapts). Then: the least-privileged pod loads the
 // probe; `cat /etc/shadow` on the host and in another pod is detected (with that pod's name and
-// namespace); the webhook answers TLS
-// with the CA of the Secret configure.sh made; POST /test on the forwarder alerts; an
+// namespace); the webhook serves the client certificate configure.sh issued into the Secret (the
+// kubeconfig `rae webhook-config` prints from configure.sh's webhook-config.yaml carries it): an
+// audit event posted with it is detected, a client without it is refused at the handshake; POST /test on the forwarder alerts; an
 // EngineAuditRules written into the mounted resources volume goes live; deploy/'s event generator
 // Pod (`event-generator run`) in the same cluster has each action it performed detected by the
 // engine pod (syscall actions with the generator's container id, audit actions through the
@@ -18,10 +19,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { BUSYBOX_IMAGE, containerdPresent } from '../helpers/containers/index.js';
 import { startCluster, type Cluster, type EnginePod } from '../helpers/engine-pod.js';
 import { imageToolsMissing } from '../helpers/image.js';
 import { podOf } from '../helpers/k8s-objects.js';
+import { K8SAUDIT_SAMPLES } from '../../support/corpus.js';
 
 const missing =
   imageToolsMissing() ??
@@ -131,20 +134,46 @@ t('cat /etc/shadow on the host and in another pod is detected', async () => {
   await release(pod.id);
 });
 
-t("the webhook answers over TLS with the CA of the Secret, and refuses another CA's trust", async () => {
-  const ca = readFileSync(join(engine!.volumes.get('webhook-tls')!, 'ca.crt'), 'utf8');
-  const post = (trust: string | undefined) =>
+t("the webhook serves the client pair of the Secret (rae webhook-config's kubeconfig): audit events detected; without the pair or the CA, refused", async () => {
+  // The API server's kubeconfig as the docs make it: rae webhook-config with the webhook-config.yaml configure.sh wrote.
+  const wc = spawnSync(process.execPath, ['bin/rae.js', 'webhook-config', '-c', join(cluster!.dir, 'site', 'webhook-config.yaml')], { encoding: 'utf8', timeout: 600_000 });
+  assert.is(wc.status, 0, wc.stderr);
+  const kubeconfig = parseYaml(wc.stdout) as { clusters: Array<{ cluster: Record<string, string> }>; users: Array<{ user: Record<string, string> }> };
+  const fromB64 = (s: string | undefined) => Buffer.from(s ?? '', 'base64').toString();
+  const server = kubeconfig.clusters[0]!.cluster;
+  const user = kubeconfig.users[0]!.user;
+  const namespace = cluster!.objects.find((o) => o.kind === 'DaemonSet')!.metadata.namespace;
+  assert.is(server.server, `https://runtime-audit-engine-webhook.${namespace}.svc:9765/orchestrator-audit`);
+  const ca = fromB64(server['certificate-authority-data']);
+  assert.is(ca, readFileSync(join(engine!.volumes.get('webhook-tls')!, 'ca.crt'), 'utf8'), "the kubeconfig trusts the Secret's CA");
+  const pair = { cert: fromB64(user['client-certificate-data']), key: fromB64(user['client-key-data']) };
+  assert.ok(pair.cert.includes('BEGIN CERTIFICATE') && pair.key.includes('PRIVATE KEY'), 'the kubeconfig carries the client pair');
+  // Its server names the Service (no cluster DNS here): the same request to the engine's loopback port.
+  const post = (items: object[], tls: { ca?: string; cert?: string; key?: string }) =>
     new Promise<number>((resolve, reject) => {
-      const body = JSON.stringify({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items: [] });
-      const req = request({ host: '127.0.0.1', port: engine!.webhookPort, path: '/orchestrator-audit', method: 'POST', ca: trust, headers: { 'content-type': 'application/json' } }, (res) => {
+      const body = JSON.stringify({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', metadata: {}, items });
+      const req = request({ host: '127.0.0.1', port: engine!.webhookPort, path: '/orchestrator-audit', method: 'POST', ...tls, headers: { 'content-type': 'application/json' } }, (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
       });
       req.on('error', reject);
       req.end(body);
     });
-  assert.is(await post(ca), 200);
-  await post(undefined).then(
+  // An exec into a pod named for this run, as the API server would send it.
+  const target = `pod-test-exec-${process.pid}`;
+  const exec = JSON.parse(readFileSync(join(K8SAUDIT_SAMPLES, 'exec_pod.json'), 'utf8')) as { objectRef: { name: string }; requestURI: string };
+  exec.requestURI = exec.requestURI.replace(exec.objectRef.name, target);
+  exec.objectRef.name = target;
+  assert.is(await post([exec], { ca, ...pair }), 200);
+  const a = await waitAlert(engine!, (x) => x.source === 'k8s_audit' && x.output_fields['ka.target.name'] === target);
+  assert.is(a.rule, 'Attach/Exec Pod');
+  // Without the client pair: the handshake is refused (requireClientCert), nothing is evaluated.
+  await post([exec], { ca }).then(
+    (status) => assert.unreachable(`a client without the client certificate was served (${status})`),
+    (err: Error) => assert.match(err.message, /certificate required|socket hang up|ECONNRESET/i),
+  );
+  // Without the CA, the client does not trust the webhook.
+  await post([], pair).then(
     () => assert.unreachable('a client without the CA must not trust the webhook'),
     (err: Error) => assert.match(err.message, /self-signed|unable to verify|certificate/i),
   );

@@ -166,7 +166,7 @@ const cases: Array<[string, string, string]> = [
   [
     'engine version too new',
     '- required_engine_version: 0.99.0\n',
-    `rules.yaml:1:28: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): Rules require engine version 0.99.0, but engine version is 0.62.0
+    `rules.yaml:1:28: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): Rules require engine version 0.99.0, but engine version is 0.63.0
     In rules content: (rules.yaml:1:1)
     required_engine_version: (rules.yaml:1:28)
   1 | - required_engine_version: 0.99.0

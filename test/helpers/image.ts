@@ -50,7 +50,9 @@ export function buildTestImage(extraArgs: string[] = []): TestImage {
   const dir = mkdtempSync(join(tmpdir(), 'rae-image-test-'));
   const tag = `localhost/rae-test:${process.pid}`;
   const flags = ['--runtime', 'runc', '--cgroup-manager', 'cgroupfs', '--events-backend', 'file', '--root', join(dir, 'root'), '--runroot', join(dir, 'run')];
-  const podman = (args: string[], input?: string): Ran => ran(spawnSync('podman', [...flags, ...args], { encoding: 'utf8', input, maxBuffer: 64 << 20, timeout: 600_000 }));
+  // Bounds against a hang only, far past what a loaded machine needs: under a CPU hog beside the
+  // suite (load 25-35) the build took 640-840 s, and 840 s killed one that was tagging its image.
+  const podman = (args: string[], input?: string): Ran => ran(spawnSync('podman', [...flags, ...args], { encoding: 'utf8', input, maxBuffer: 64 << 20, timeout: 1_800_000 }));
   const close = (): void => {
     unregister();
     podman(['rmi', '--all', '--force']);
@@ -58,7 +60,7 @@ export function buildTestImage(extraArgs: string[] = []): TestImage {
   };
   const unregister = stopOnSignal(close);
   const t0 = performance.now();
-  const b = ran(spawnSync('bash', ['scripts/build-image.sh', '--base-from-host', '--podman-root', dir, '--tag', tag, ...extraArgs], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20, timeout: 840_000 }));
+  const b = ran(spawnSync('bash', ['scripts/build-image.sh', '--base-from-host', '--podman-root', dir, '--tag', tag, ...extraArgs], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20, timeout: 2_700_000 }));
   const buildSeconds = (performance.now() - t0) / 1000;
   if (b.code !== 0 || b.stdout.trim() !== tag) {
     close();

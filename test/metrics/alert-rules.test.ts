@@ -4,42 +4,26 @@
 // the 5-minute window has passed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as stringifyYaml } from 'yaml';
-import { findTool, readManifest, ruleFileFromManifest } from './prom-tools.js';
+import { findTool, readManifest, ruleFileFromManifest, runPromtool, withTempDir } from './prom-tools.js';
 
 const promtool = findTool('promtool');
 const CLUSTER = 'cluster-observability-metrics-rules-group.yaml';
 const NAMESPACED = 'observability-metrics-rules-group.yaml';
 const ALERT = 'RuntimeAuditEngineCriticalEventsAreFiring';
 
-function run(args: string[], cwd: string): { code: number | null; out: string } {
-  const r = spawnSync(promtool as string, args, { cwd, encoding: 'utf8' });
-  return { code: r.status, out: `${r.stdout}${r.stderr}` };
-}
-
-function withDir<T>(fn: (dir: string) => T): T {
-  const dir = mkdtempSync(join(tmpdir(), 'rae-promtool-'));
-  try {
-    return fn(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 const t = promtool ? test : test.skip;
 
 t('promtool check rules accepts both shipped rule groups', () => {
-  withDir((dir) => {
+  withTempDir((dir) => {
     for (const [file, count] of [
       [CLUSTER, 1],
       [NAMESPACED, 4],
     ] as const) {
       writeFileSync(join(dir, 'rules.yaml'), ruleFileFromManifest(file));
-      const r = run(['check', 'rules', 'rules.yaml'], dir);
+      const r = runPromtool(['check', 'rules', 'rules.yaml'], dir);
       assert.is(r.code, 0, r.out);
       assert.ok(r.out.includes(`SUCCESS: ${count} rules found`), r.out);
     }
@@ -47,9 +31,9 @@ t('promtool check rules accepts both shipped rule groups', () => {
 });
 
 t('promtool check rules rejects a broken expression (the check can fail)', () => {
-  withDir((dir) => {
+  withTempDir((dir) => {
     writeFileSync(join(dir, 'rules.yaml'), ruleFileFromManifest(CLUSTER).replace('[5m]', '[5m'));
-    const r = run(['check', 'rules', 'rules.yaml'], dir);
+    const r = runPromtool(['check', 'rules', 'rules.yaml'], dir);
     assert.is.not(r.code, 0, r.out);
   });
 });
@@ -90,20 +74,20 @@ function unitTest(expectAt4m: string[]) {
 }
 
 t('promtool test rules: the critical alert fires for the node with a critical detection, and only then', () => {
-  withDir((dir) => {
+  withTempDir((dir) => {
     writeFileSync(join(dir, 'rules.yaml'), ruleFileFromManifest(CLUSTER));
     writeFileSync(join(dir, 'test.yaml'), unitTest(['worker-1']));
-    const r = run(['test', 'rules', 'test.yaml'], dir);
+    const r = runPromtool(['test', 'rules', 'test.yaml'], dir);
     assert.is(r.code, 0, r.out);
     assert.ok(r.out.includes('SUCCESS'), r.out);
   });
 });
 
 t('promtool test rules fails when a debug-only node is expected to alert (the unit test can fail)', () => {
-  withDir((dir) => {
+  withTempDir((dir) => {
     writeFileSync(join(dir, 'rules.yaml'), ruleFileFromManifest(CLUSTER));
     writeFileSync(join(dir, 'test.yaml'), unitTest(['worker-1', 'worker-2']));
-    const r = run(['test', 'rules', 'test.yaml'], dir);
+    const r = runPromtool(['test', 'rules', 'test.yaml'], dir);
     assert.is.not(r.code, 0, r.out);
     assert.ok(r.out.includes('FAILED'), r.out);
   });

@@ -316,7 +316,7 @@ test('manifests: requiredEngineVersion is checked by the engine, located at the 
   const r = loadRules([t.file]);
   assert.equal(
     remapDiagnostics(r.diagnostics, [t]).map((d) => renderDiagnostic(d, () => m.src).split('\n')[0]),
-    ['a.yaml:6:26: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): Rules require engine version 0.999.0, but engine version is 0.62.0'],
+    ['a.yaml:6:26: error LOAD_ERR_VALIDATE (Error validating rule/macro/list/exception objects): Rules require engine version 0.999.0, but engine version is 0.63.0'],
   );
 });
 

@@ -11,7 +11,8 @@
 //     union of the follow rows of the live positions, masked by the byte's label row), time
 //     linear in the value; at most REGEX_BUDGET.positions positions, beyond that CodegenLimit.
 // This is how `(a+)+b|[ab]*a[ab]{8}` (a DFA of more than 512 states) compiles: 15 positions.
-import { MAX_CP, parseRegex, REGEX_HARD_LIMITS, type Assertion, type RegexNode } from '../regex-syntax.js';
+import { MAX_CP, parseRegex, REGEX_HARD_LIMITS, type Assertion, type Ranges } from '../regex-syntax.js';
+import { thompson, type ThompsonTarget } from '../regex-thompson.js';
 import { CodegenLimit } from './strings.js';
 
 /** Most DFA states (u8 state numbers) and most positions of the bit-parallel form (8 words). */
@@ -59,7 +60,7 @@ function utf8Seqs(lo: number, hi: number, out: Array<Array<[number, number]>>): 
 }
 
 /** A Thompson NFA over bytes: per state, byte-range edges and empty edges (some asserted). */
-class ByteNfa {
+class ByteNfa implements ThompsonTarget {
   readonly edges: Array<Array<{ lo: number; hi: number; to: number }>> = [];
   readonly eps: Array<Array<{ to: number; a?: Assertion }>> = [];
   /** Whether some empty edge is `\b` or `\B` (then contexts depend on the bytes around). */
@@ -71,70 +72,31 @@ class ByteNfa {
     return this.edges.length - 1;
   }
 
-  private link(from: number, to: number, a?: Assertion): void {
+  link(from: number, to: number, a?: Assertion): void {
+    if (a === 'word' || a === 'nonword') this.wordAsserts = true;
     this.eps[from]!.push({ to, a });
   }
 
-  /** Builds node n between fresh states; returns [start, end]. */
-  build(n: RegexNode): [number, number] {
-    const s = this.state();
-    const e = this.state();
-    const chain = (from: number, x: RegexNode): number => {
-      const [a, b] = this.build(x);
-      this.link(from, a);
-      return b;
-    };
-    switch (n.k) {
-      case 'set': {
-        const seqs: Array<Array<[number, number]>> = [];
-        for (const [lo, hi] of n.r) utf8Seqs(lo, hi, seqs);
-        // sequences ending alike share their tail states (`.` is 16 positions, not 40)
-        const tails = new Map<string, number>();
-        for (const seq of seqs) {
-          let to = e;
-          for (let j = seq.length - 1; j >= 1; j--) {
-            const key = seq.slice(j).join(' ');
-            let st = tails.get(key);
-            if (st === undefined) {
-              st = this.state();
-              this.edges[st]!.push({ lo: seq[j]![0], hi: seq[j]![1], to });
-              tails.set(key, st);
-            }
-            to = st;
-          }
-          this.edges[s]!.push({ lo: seq[0]![0], hi: seq[0]![1], to });
+  /** The byte sequences of the code points in r, from `from` to `to`. */
+  consume(from: number, to: number, r: Ranges): void {
+    const seqs: Array<Array<[number, number]>> = [];
+    for (const [lo, hi] of r) utf8Seqs(lo, hi, seqs);
+    // sequences ending alike share their tail states (`.` is 16 positions, not 40)
+    const tails = new Map<string, number>();
+    for (const seq of seqs) {
+      let next = to;
+      for (let j = seq.length - 1; j >= 1; j--) {
+        const key = seq.slice(j).join(' ');
+        let st = tails.get(key);
+        if (st === undefined) {
+          st = this.state();
+          this.edges[st]!.push({ lo: seq[j]![0], hi: seq[j]![1], to: next });
+          tails.set(key, st);
         }
-        break;
+        next = st;
       }
-      case 'assert':
-        if (n.a === 'word' || n.a === 'nonword') this.wordAsserts = true;
-        this.link(s, e, n.a);
-        break;
-      case 'cat':
-        this.link(n.xs.reduce(chain, s), e);
-        break;
-      case 'alt':
-        for (const x of n.xs) this.link(chain(s, x), e);
-        break;
-      case 'rep': {
-        let cur = s;
-        for (let i = 0; i < n.min; i++) cur = chain(cur, n.x);
-        if (n.max === Infinity) {
-          const [a, b] = this.build(n.x);
-          this.link(cur, a);
-          this.link(b, a);
-          this.link(b, e);
-        } else {
-          for (let i = n.min; i < n.max; i++) {
-            this.link(cur, e);
-            cur = chain(cur, n.x);
-          }
-        }
-        this.link(cur, e);
-        break;
-      }
+      this.edges[from]!.push({ lo: seq[0]![0], hi: seq[0]![1], to: next });
     }
-    return [s, e];
   }
 }
 
@@ -169,7 +131,7 @@ export function positions(pattern: string): Positions {
   const parsed = parseRegex(pattern, REGEX_HARD_LIMITS);
   if (!parsed.ok) throw new CodegenLimit(`regex '${pattern}': ${parsed.message}`);
   const nfa = new ByteNfa();
-  const [start, end] = nfa.build(parsed.node);
+  const [start, end] = thompson(nfa, parsed.node);
   // edges grouped by (from, to): one position each, labelled with the union of their bytes
   const pos: Array<{ to: number; label: bigint }> = [];
   const out: number[][] = nfa.edges.map(() => []);

@@ -7,7 +7,7 @@ import type { SourceEvent } from '../../engine/index.js';
 import { ensureWebhookTls, type WebhookTls } from './tls.js';
 import { startWebhook, type AuditWebhook } from './webhook.js';
 
-export { ensureWebhookTls, type WebhookTls } from './tls.js';
+export { clientCredentials, ensureWebhookTls, type WebhookTls } from './tls.js';
 export { startWebhook, webhookUrl, type AuditWebhook } from './webhook.js';
 
 /** Ensures the TLS material and starts the webhook; a TLS problem is a rejected promise with the reason. */

@@ -7,9 +7,12 @@
 // certificate (client.crt/client.key, CN kube-apiserver, extended key usage clientAuth, renewed
 // as the server's) that `rae webhook-config` puts in its kubeconfig and the webhook verifies;
 // the CA and client certificate are generated even when the server certificate is configured,
-// as the client CA is always the engine's own. Also writes the Secret manifest
-// `runtime-audit-engine-webhook-tls` (namespace `<sysPrefix>-runtime-audit-engine`) holding
-// ca.crt, tls.crt and tls.key. Consumes Config.webhook + stateDir; produces PEM text or an error.
+// unless a client CA is configured (webhook.clientCaFile, with the API server's pair it issued in
+// clientCertFile/clientKeyFile when this host needs it): then nothing of the client side is
+// generated, so every node of a cluster verifies the one pair its API servers present. Also
+// writes the Secret manifest `runtime-audit-engine-webhook-tls` (namespace
+// `<sysPrefix>-runtime-audit-engine`) holding ca.crt, tls.crt and tls.key. Consumes
+// Config.webhook + stateDir; produces PEM text or an error naming the key and the file.
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,9 +34,9 @@ export interface WebhookTls {
   caPem: string;
   certPem: string;
   keyPem: string;
-  /** The engine's own CA (<dir>/ca.crt), which verifies client certificates; caPem when the material is generated. */
+  /** What verifies client certificates: webhook.clientCaFile, else the engine's own CA (<dir>/ca.crt; caPem when the material is generated). */
   clientCaPem: string;
-  /** The API server's client certificate and key, issued by clientCaPem. */
+  /** The API server's client certificate and key, issued by clientCaPem; '' when a client CA is configured without them. */
   clientCertPem: string;
   clientKeyPem: string;
   /** Where generated material lives (also for configured files: the Secret manifest is there). */
@@ -44,10 +47,15 @@ export interface WebhookTls {
   generated: 'none' | 'server' | 'ca+server';
 }
 
+/** The API server's client certificate and key of `tls`, undefined when this host does not hold them (a client CA configured without its pair). */
+export function clientCredentials(tls: Pick<WebhookTls, 'clientCertPem' | 'clientKeyPem'>): { certPem: string; keyPem: string } | undefined {
+  return tls.clientCertPem === '' ? undefined : { certPem: tls.clientCertPem, keyPem: tls.clientKeyPem };
+}
+
 /** What ensureWebhookTls needs. */
 export interface TlsOptions {
   stateDir: string;
-  webhook: { address: string; sysPrefix: string; tlsCertFile: string; tlsKeyFile: string; tlsCaFile: string };
+  webhook: { address: string; sysPrefix: string; tlsCertFile: string; tlsKeyFile: string; tlsCaFile: string; clientCaFile?: string; clientCertFile?: string; clientKeyFile?: string };
   /** The clock (tests). */
   now?: Date;
 }
@@ -70,16 +78,37 @@ function certAltNames(cert: X509Certificate): string[] {
 /** A certificate with its key, parsed and as PEM. */
 type Pair = { cert: X509Certificate; certPem: string; key: KeyObject; keyPem: string };
 
-function readPair(certPath: string, keyPath: string): Pair | undefined {
+/** A certificate and its key from PEM files, or what is wrong with them. */
+function loadPair(certPath: string, keyPath: string): Pair | { problem: string } {
+  const read = (path: string) => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch (err) {
+      return { problem: `cannot read ${path}: ${(err as Error).message}` };
+    }
+  };
+  const certPem = read(certPath);
+  if (typeof certPem !== 'string') return certPem;
+  const keyPem = read(keyPath);
+  if (typeof keyPem !== 'string') return keyPem;
+  let cert: X509Certificate;
+  let key: KeyObject;
   try {
-    const certPem = readFileSync(certPath, 'utf8');
-    const keyPem = readFileSync(keyPath, 'utf8');
-    const cert = new X509Certificate(certPem);
-    const key = createPrivateKey(keyPem);
-    return cert.checkPrivateKey(key) ? { cert, certPem, key, keyPem } : undefined;
+    cert = new X509Certificate(certPem);
   } catch {
-    return undefined;
+    return { problem: `${certPath} is not a PEM certificate` };
   }
+  try {
+    key = createPrivateKey(keyPem);
+  } catch {
+    return { problem: `${keyPath} is not a PEM private key` };
+  }
+  return cert.checkPrivateKey(key) ? { cert, certPem, key, keyPem } : { problem: `the key ${keyPath} does not match the certificate ${certPath}` };
+}
+
+function readPair(certPath: string, keyPath: string): Pair | undefined {
+  const pair = loadPair(certPath, keyPath);
+  return 'problem' in pair ? undefined : pair;
 }
 
 /** Not valid yet (the clock went back) or less than six months left. */
@@ -113,7 +142,49 @@ function checkSysPrefix(prefix: string): string | undefined {
   return undefined;
 }
 
-function configured(opts: TlsOptions, dir: string): { ok: true; tls: Omit<WebhookTls, 'dir' | 'secretPath'> } | { ok: false; error: string } {
+/** The client side of the material: what verifies client certificates and the API server's pair. */
+type ClientSide = Pick<WebhookTls, 'clientCaPem' | 'clientCertPem' | 'clientKeyPem'>;
+
+/** Extended key usage clientAuth (RFC 5280 §4.2.1.12): a certificate that lists usages must list it to authenticate a TLS client. */
+const CLIENT_AUTH_OID = '1.3.6.1.5.5.7.3.2';
+
+/**
+ * The configured client side: webhook.clientCaFile (one or more PEM CA certificates; several let a
+ * new CA be rolled out beside the old) and, when set, the pair clientCertFile/clientKeyFile, which
+ * one of them must have issued for client authentication. Undefined when no client key is set.
+ */
+function configuredClient(w: TlsOptions['webhook']): { ok: true; client: ClientSide } | { ok: false; error: string } | undefined {
+  const caFile = w.clientCaFile ?? '';
+  const certFile = w.clientCertFile ?? '';
+  const keyFile = w.clientKeyFile ?? '';
+  if (caFile === '' && certFile === '' && keyFile === '') return undefined;
+  if ((certFile === '') !== (keyFile === '')) return { ok: false, error: 'webhook.clientCertFile and webhook.clientKeyFile must be set together' };
+  if (caFile === '') return { ok: false, error: 'webhook.clientCertFile needs webhook.clientCaFile, the CA that issued it (the webhook verifies clients with it)' };
+  let caPem: string;
+  try {
+    caPem = readFileSync(caFile, 'utf8');
+  } catch (err) {
+    return { ok: false, error: `cannot read webhook.clientCaFile ${caFile}: ${(err as Error).message}` };
+  }
+  const blocks = caPem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
+  let cas: X509Certificate[];
+  try {
+    cas = blocks.map((b) => new X509Certificate(b));
+  } catch (err) {
+    return { ok: false, error: `webhook.clientCaFile ${caFile}: a certificate that does not parse: ${(err as Error).message}` };
+  }
+  if (cas.length === 0) return { ok: false, error: `webhook.clientCaFile ${caFile}: no PEM certificate in it` };
+  if (!cas.every((c) => c.ca)) return { ok: false, error: `webhook.clientCaFile ${caFile}: not a CA certificate (basicConstraints CA:FALSE), it cannot verify client certificates` };
+  if (certFile === '') return { ok: true, client: { clientCaPem: caPem, clientCertPem: '', clientKeyPem: '' } };
+  const pair = loadPair(certFile, keyFile);
+  if ('problem' in pair) return { ok: false, error: `cannot use webhook.clientCertFile with webhook.clientKeyFile: ${pair.problem}` };
+  if (!cas.some((ca) => pair.cert.checkIssued(ca) && pair.cert.verify(ca.publicKey))) return { ok: false, error: `webhook.clientCertFile ${certFile} is not issued by webhook.clientCaFile ${caFile}` };
+  const usages = pair.cert.keyUsage;
+  if (usages !== undefined && !usages.includes(CLIENT_AUTH_OID)) return { ok: false, error: `webhook.clientCertFile ${certFile} is not for client authentication (its extended key usage lacks clientAuth)` };
+  return { ok: true, client: { clientCaPem: caPem, clientCertPem: pair.certPem, clientKeyPem: pair.keyPem } };
+}
+
+function configured(opts: TlsOptions, dir: string, client: ClientSide | undefined): { ok: true; tls: Omit<WebhookTls, 'dir' | 'secretPath'> } | { ok: false; error: string } {
   const w = opts.webhook;
   if (w.tlsCertFile === '' || w.tlsKeyFile === '') return { ok: false, error: 'webhook.tlsCertFile and webhook.tlsKeyFile must be set together' };
   const pair = readPair(w.tlsCertFile, w.tlsKeyFile);
@@ -128,7 +199,7 @@ function configured(opts: TlsOptions, dir: string): { ok: true; tls: Omit<Webhoo
     }
   }
   const v = validity(opts);
-  return { ok: true, tls: { caPem, certPem: pair.certPem, keyPem: pair.keyPem, ...clientMaterial(dir, ensureCa(dir, v), v), generated: 'none' } };
+  return { ok: true, tls: { caPem, certPem: pair.certPem, keyPem: pair.keyPem, ...(client ?? clientMaterial(dir, ensureCa(dir, v), v)), generated: 'none' } };
 }
 
 type Validity = { now: Date; notBefore: Date; notAfter: Date };
@@ -174,19 +245,19 @@ function ensureLeaf(
 }
 
 /** The API server's client certificate, issued by the engine's CA. */
-function clientMaterial(dir: string, ca: { ca: Pair; fresh: boolean }, v: Validity): Pick<WebhookTls, 'clientCaPem' | 'clientCertPem' | 'clientKeyPem'> {
+function clientMaterial(dir: string, ca: { ca: Pair; fresh: boolean }, v: Validity): ClientSide {
   const { leaf } = ensureLeaf(dir, 'client', ca, v, { subject: CLIENT_NAME, purpose: 'client' }, (c) => c.subject === `O=${CLIENT_NAME.organization}\nCN=${CLIENT_NAME.commonName}`);
   return { clientCaPem: ca.ca.certPem, clientCertPem: leaf.certPem, clientKeyPem: leaf.keyPem };
 }
 
-function generated(opts: TlsOptions, dir: string): Omit<WebhookTls, 'dir' | 'secretPath'> {
+function generated(opts: TlsOptions, dir: string, client: ClientSide | undefined): Omit<WebhookTls, 'dir' | 'secretPath'> {
   const v = validity(opts);
   const altNames = serverAltNames(opts.webhook.address);
   const ca = ensureCa(dir, v);
   const sameNames = (c: X509Certificate) => certAltNames(c).sort().join(',') === [...altNames].sort().join(',');
   const server = ensureLeaf(dir, 'tls', ca, v, { subject: { commonName: '127.0.0.1' }, purpose: 'server', altNames }, sameNames);
   const generatedWhat: WebhookTls['generated'] = ca.fresh ? 'ca+server' : server.made ? 'server' : 'none';
-  return { caPem: ca.ca.certPem, certPem: server.leaf.certPem, keyPem: server.leaf.keyPem, ...clientMaterial(dir, ca, v), generated: generatedWhat };
+  return { caPem: ca.ca.certPem, certPem: server.leaf.certPem, keyPem: server.leaf.keyPem, ...(client ?? clientMaterial(dir, ca, v)), generated: generatedWhat };
 }
 
 /**
@@ -200,12 +271,14 @@ export function ensureWebhookTls(opts: TlsOptions): { ok: true; tls: WebhookTls 
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const w = opts.webhook;
+    const client = configuredClient(w);
+    if (client && !client.ok) return client;
     let material: Omit<WebhookTls, 'dir' | 'secretPath'>;
     if (w.tlsCertFile !== '' || w.tlsKeyFile !== '') {
-      const r = configured(opts, dir);
+      const r = configured(opts, dir, client?.client);
       if (!r.ok) return r;
       material = r.tls;
-    } else material = generated(opts, dir);
+    } else material = generated(opts, dir, client?.client);
     const secretPath = join(dir, 'secret.yaml');
     const manifest = secretManifest(w.sysPrefix, material);
     if (!existsSync(secretPath) || readFileSync(secretPath, 'utf8') !== manifest) writeAtomic(secretPath, manifest, 0o600);

@@ -11,6 +11,7 @@ import type { Metrics } from '../../metrics/index.js';
 import { internalAlert } from '../../output/alert.js';
 import type { Alert } from '../../output/alert.js';
 import type { LoadResult } from '../../engine/index.js';
+import type { KernelUnready } from '../../runtime/index.js';
 import { dataSyscalls, missingFields, type MissingField } from './fields.js';
 import { HDR, KIND, MAX_RECORD, SIZES } from '../../abi/records.js';
 import { clocks, DEFAULT_SNAPLEN, openCapture, probeSupport, type Capture, type CaptureOptions, type SupportCode } from './addon.js';
@@ -35,8 +36,8 @@ const SLICE_MS = 8;
 
 /** What the source needs from the detection engine. */
 interface EngineLike {
-  /** The evaluator's byte path: wire records straight into its memory (DetectionEngine.evaluateKernel). */
-  evaluateKernel(view: Uint8Array, bytes: number, bootToEpochNs?: bigint): number;
+  /** The evaluator's byte path: wire records straight into its memory (DetectionEngine.evaluateKernel); the alert count, or why nothing was judged. */
+  evaluateKernel(view: Uint8Array, bytes: number, bootToEpochNs?: bigint): number | KernelUnready;
   readonly ruleset: LoadResult | undefined;
   readonly rulesetGeneration: number;
 }
@@ -80,9 +81,17 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   let lastAlert = 0;
   let stopped = false;
   let scheduled = false;
-  /** The byte path's piece of the batch each pid last had a syscall event in (batchBytes). */
-  let pieceOf: Uint16Array | undefined;
-  let piece = 0;
+  const cutter = new ExecCutter();
+  /** Why the engine judged nothing in the last batch (no compiled ruleset yet...), logged once per change. */
+  let unready: KernelUnready | undefined;
+  /** Hands view[0..bytes) to the engine; false when it judged nothing (its state says why). */
+  const judgeBytes = (view: Uint8Array, bytes: number): boolean => {
+    const r = opts.engine.evaluateKernel(view, bytes, toEpoch);
+    if (typeof r === 'number') return true;
+    if (r !== unready) opts.log(`syscall: kernel events are not judged (${r}): counted as dropped (no_ruleset) until the engine can judge them`);
+    unready = r;
+    return false;
+  };
 
   const setInteresting = () => {
     const gen = opts.engine.rulesetGeneration;
@@ -105,71 +114,42 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   let fill = 0;
   for (const p of readProcesses()) {
     if (fill + MAX_RECORD > buf.length) {
-      opts.engine.evaluateKernel(buf, fill, toEpoch);
+      judgeBytes(buf, fill);
       fill = 0;
     }
     fill += Math.max(0, encodeProcRecord(p, buf, fill, bootNs));
   }
-  if (fill > 0) opts.engine.evaluateKernel(buf, fill, toEpoch);
+  if (fill > 0) judgeBytes(buf, fill);
   setInteresting();
 
-  /**
-   * The byte path: the batch as it is, or only its process records while shedding. The batch is
-   * cut before an EXEC (or capset's CAPS) of a process that has events earlier in the same piece:
-   * the engine judges a piece after applying all its process records, and both rewrite the process's entry.
-   */
+  /** The byte path: the batch as it is, or only its process records while shedding (cut around execs: ExecCutter). */
   const batchBytes = (bytes: number, shedding: boolean) => {
-    let n = 0;
-    let syscalls = 0;
-    let keep = 0;
-    const cuts: number[] = [0];
-    pieceOf ??= new Uint16Array(PID_MASK + 1);
-    if (++piece > 0xffff) piece = 1;
-    for (let off = 0; off + SIZES.hdr <= bytes; ) {
-      const len = dv.getUint32(off + HDR.len, true);
-      if (len < SIZES.hdr || len % 8 !== 0 || off + len > bytes) {
-        opts.metrics?.eventsDropped('syscall', 'decode_error', 1);
-        pendingShed++;
-        bytes = off;
-        break;
-      }
-      const kind = dv.getUint16(off + HDR.kind, true);
-      const isSyscall = kind === KIND.SYSCALL;
-      n++;
-      if (isSyscall) syscalls++;
-      if (!shedding && (isSyscall || kind === KIND.EXEC || kind === KIND.CAPS)) {
-        const pid = dv.getUint32(off + HDR.pid, true) & PID_MASK;
-        if (isSyscall) pieceOf[pid] = piece;
-        else if (pieceOf[pid] === piece) {
-          cuts.push(off);
-          if (++piece > 0xffff) piece = 1;
-        }
-      }
-      if (shedding && !isSyscall) {
-        if (keep !== off) buf.copyWithin(keep, off, off + len);
-        keep += len;
-      }
-      off += len;
+    const b = cutter.scan(buf, dv, bytes, shedding);
+    if (b.bad) {
+      opts.metrics?.eventsDropped('syscall', 'decode_error', 1);
+      pendingShed++;
     }
-    records += n;
-    opts.metrics?.eventsReceived('syscall', n);
+    records += b.n;
+    opts.metrics?.eventsReceived('syscall', b.n);
     if (shedding) {
-      shed += syscalls;
-      pendingShed += syscalls;
-      if (syscalls > 0) opts.metrics?.eventsDropped('syscall', 'queue_full', syscalls);
+      shed += b.syscalls;
+      pendingShed += b.syscalls;
+      if (b.syscalls > 0) opts.metrics?.eventsDropped('syscall', 'queue_full', b.syscalls);
     }
     const start = process.hrtime.bigint();
     try {
-      if (shedding) opts.engine.evaluateKernel(buf, keep, toEpoch);
-      cuts.push(bytes);
-      for (let i = 0; !shedding && i + 1 < cuts.length; i++) opts.engine.evaluateKernel(cuts[i] === 0 ? buf : buf.subarray(cuts[i]!), cuts[i + 1]! - cuts[i]!, toEpoch);
-      if (!shedding) {
-        evaluated += syscalls;
-        opts.metrics?.eventsEvaluated('syscall', syscalls);
+      let judgedAll = true;
+      if (shedding) judgedAll = judgeBytes(buf, b.keep);
+      const cuts = b.cuts;
+      for (let i = 0; !shedding && judgedAll && i + 1 < cuts.length; i++) judgedAll = judgeBytes(cuts[i] === 0 ? buf : buf.subarray(cuts[i]!), cuts[i + 1]! - cuts[i]!);
+      if (!judgedAll && !shedding) opts.metrics?.eventsDropped('syscall', 'no_ruleset', b.syscalls);
+      else if (!shedding) {
+        evaluated += b.syscalls;
+        opts.metrics?.eventsEvaluated('syscall', b.syscalls);
       }
     } catch (err) {
-      opts.metrics?.eventsDropped('syscall', 'trap', syscalls);
-      opts.log(`syscall: evaluation of ${syscalls} events failed: ${(err as Error)?.message ?? String(err)}`);
+      opts.metrics?.eventsDropped('syscall', 'trap', b.syscalls);
+      opts.log(`syscall: evaluation of ${b.syscalls} events failed: ${(err as Error)?.message ?? String(err)}`);
     }
     opts.metrics?.evaluationTime('syscall', Number(process.hrtime.bigint() - start) / 1e9);
   };
@@ -232,6 +212,68 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
       cap.close();
     },
   };
+}
+
+/** One drained batch as ExecCutter.scan read it. */
+interface ScannedBatch {
+  /** Records, and syscall records among them, up to the first bad one. */
+  n: number;
+  syscalls: number;
+  /** Offsets of the pieces the engine judges in turn, then the end of the good bytes. */
+  cuts: number[];
+  /** While shedding: the bytes of the process records, moved to the front of the buffer. */
+  keep: number;
+  /** A record with a bad length ended the batch (the rest is dropped). */
+  bad: boolean;
+}
+
+/**
+ * Cuts a batch before an EXEC (or capset's CAPS) of a process that has syscall events earlier in
+ * the same piece: the engine judges a piece after applying all its process records, and both
+ * rewrite the process's entry. While shedding, keeps only the process records (state is still
+ * applied), moved to the front of the buffer.
+ */
+class ExecCutter {
+  /** The piece of the batch each pid last had a syscall event in. */
+  private pieceOf: Uint16Array | undefined;
+  private piece = 0;
+
+  scan(buf: Uint8Array, dv: DataView, bytes: number, shedding: boolean): ScannedBatch {
+    const pieceOf = (this.pieceOf ??= new Uint16Array(PID_MASK + 1));
+    const out: ScannedBatch = { n: 0, syscalls: 0, cuts: [0], keep: 0, bad: false };
+    this.next();
+    for (let off = 0; off + SIZES.hdr <= bytes; ) {
+      const len = dv.getUint32(off + HDR.len, true);
+      if (len < SIZES.hdr || len % 8 !== 0 || off + len > bytes) {
+        out.bad = true;
+        bytes = off;
+        break;
+      }
+      const kind = dv.getUint16(off + HDR.kind, true);
+      const isSyscall = kind === KIND.SYSCALL;
+      out.n++;
+      if (isSyscall) out.syscalls++;
+      if (!shedding && (isSyscall || kind === KIND.EXEC || kind === KIND.CAPS)) {
+        const pid = dv.getUint32(off + HDR.pid, true) & PID_MASK;
+        if (isSyscall) pieceOf[pid] = this.piece;
+        else if (pieceOf[pid] === this.piece) {
+          out.cuts.push(off);
+          this.next();
+        }
+      }
+      if (shedding && !isSyscall) {
+        if (out.keep !== off) buf.copyWithin(out.keep, off, off + len);
+        out.keep += len;
+      }
+      off += len;
+    }
+    out.cuts.push(bytes);
+    return out;
+  }
+
+  private next(): void {
+    if (++this.piece > 0xffff) this.piece = 1;
+  }
 }
 
 /** Rules named per missing field in a warning, at most. */

@@ -58,40 +58,8 @@ function encodeComponent(s: string): string {
   }
 }
 
-function arbitraries(world: FuzzWorld) {
-  const { w, id, key } = world;
-  const token = fc.constantFrom(...Object.values(w.tokens), 'glpat-thisIsNotAValidToken0');
-  const pid = fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom(String(id), encodeURIComponent(w.project.path), String(w.publicProject.id), String(w.otherProject.id)) },
-    { weight: 2, arbitrary: junkString.map(percentEncodeRaw) },
-    { weight: 1, arbitrary: fc.constantFrom('%00', '%FF', 'a%2F%00', '99999999999999', '0', '%2F', 'acme%2Fdocs%00') },
-  );
-  const route = fc
-    .tuple(
-      fc.constantFrom(
-        '/api/v4/projects/{pid}/error_tracking/settings',
-        '/api/v4/projects/{pid}/error_tracking/client_keys',
-        '/api/v4/projects/{pid}/error_tracking/client_keys/{kid}',
-        '/api/v4/projects/{pid}/error_tracking/errors',
-        '/api/v4/projects/{pid}/error_tracking/errors/{kid}',
-        '/api/v4/projects/{pid}/error_tracking/errors/{kid}/events',
-        '/api/v4/projects/{pid}/error_tracking/errors/{kid}/latest_event',
-        '/errortracking/api/v1/projects/api/{pid}/envelope/',
-        '/errortracking/api/v1/projects/api/{pid}/store/',
-        '/errortracking/api/v1/projects/api/{pid}/envelope',
-        '/api/v4/{junk}',
-        '/{junk}',
-      ),
-      pid,
-      fc.oneof(fc.nat({ max: 200 }).map(String), junkString.map(percentEncodeRaw)),
-      junkString.map(percentEncodeRaw),
-    )
-    .map(([t, p, kid, junk]) => t.replace('{pid}', p).replace('{kid}', kid).replace('{junk}', junk));
-  const queryName = fc.oneof(fc.constantFrom('page', 'per_page', 'private_token', 'access_token', 'sentry_key', 'status', 'sort', 'search', 'active', 'integrated', 'sentry_version'), junkString);
-  const queryValue = fc.oneof(token, fc.constant(key), fc.constantFrom('true', 'false', '1', '0', 'yes', 'unresolved', 'last_seen_desc', '100', '-5', '1e9'), junkString);
-  const query = fc
-    .array(fc.tuple(queryName, queryValue, fc.boolean()), { maxLength: 5 })
-    .map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([n, v, raw]) => (raw ? `${percentEncodeRaw(n)}=${percentEncodeRaw(v)}` : `${encodeComponent(n)}=${encodeComponent(v)}`)).join('&')}`));
+/** Header lists: the headers the API reads, with credentials and values it knows, and junk. */
+function headerLists(token: fc.Arbitrary<string>, key: string): fc.Arbitrary<Array<[string, string]>> {
   const headerValue = fc.oneof(
     {
       weight: 3,
@@ -138,7 +106,65 @@ function arbitraries(world: FuzzWorld) {
     },
     { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 20 }) },
   );
-  const headers = fc.array(fc.tuple(headerName, headerValue), { maxLength: 6 });
+  return fc.array(fc.tuple(headerName, headerValue), { maxLength: 6 });
+}
+
+/** Bodies of the content type they declare (JSON, form, multipart), for the well-formed requests. */
+function typedBodies(json: fc.Arbitrary<unknown>) {
+  return fc.oneof(
+    json.map((v) => ['application/json', Buffer.from(JSON.stringify(v) ?? 'null')] as const),
+    fc
+      .record({ active: fc.constantFrom('true', 'false', '1', 'x', ''), integrated: fc.constantFrom('true', 'false', '0', '') }, { requiredKeys: [] })
+      .map((f) => ['application/x-www-form-urlencoded', Buffer.from(new URLSearchParams(f).toString())] as const),
+    fc.record({ active: fc.constantFrom('true', 'false', 'no'), integrated: fc.constantFrom('true', 'false') }, { requiredKeys: [] }).map(
+      (f) =>
+        [
+          'multipart/form-data; boundary=b',
+          Buffer.from(
+            `${Object.entries(f)
+              .map(([n, v]) => `--b\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`)
+              .join('')}--b--\r\n`,
+          ),
+        ] as const,
+    ),
+  );
+}
+
+function arbitraries(world: FuzzWorld) {
+  const { w, id, key } = world;
+  const token = fc.constantFrom(...Object.values(w.tokens), 'glpat-thisIsNotAValidToken0');
+  const pid = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(String(id), encodeURIComponent(w.project.path), String(w.publicProject.id), String(w.otherProject.id)) },
+    { weight: 2, arbitrary: junkString.map(percentEncodeRaw) },
+    { weight: 1, arbitrary: fc.constantFrom('%00', '%FF', 'a%2F%00', '99999999999999', '0', '%2F', 'acme%2Fdocs%00') },
+  );
+  const route = fc
+    .tuple(
+      fc.constantFrom(
+        '/api/v4/projects/{pid}/error_tracking/settings',
+        '/api/v4/projects/{pid}/error_tracking/client_keys',
+        '/api/v4/projects/{pid}/error_tracking/client_keys/{kid}',
+        '/api/v4/projects/{pid}/error_tracking/errors',
+        '/api/v4/projects/{pid}/error_tracking/errors/{kid}',
+        '/api/v4/projects/{pid}/error_tracking/errors/{kid}/events',
+        '/api/v4/projects/{pid}/error_tracking/errors/{kid}/latest_event',
+        '/errortracking/api/v1/projects/api/{pid}/envelope/',
+        '/errortracking/api/v1/projects/api/{pid}/store/',
+        '/errortracking/api/v1/projects/api/{pid}/envelope',
+        '/api/v4/{junk}',
+        '/{junk}',
+      ),
+      pid,
+      fc.oneof(fc.nat({ max: 200 }).map(String), junkString.map(percentEncodeRaw)),
+      junkString.map(percentEncodeRaw),
+    )
+    .map(([t, p, kid, junk]) => t.replace('{pid}', p).replace('{kid}', kid).replace('{junk}', junk));
+  const queryName = fc.oneof(fc.constantFrom('page', 'per_page', 'private_token', 'access_token', 'sentry_key', 'status', 'sort', 'search', 'active', 'integrated', 'sentry_version'), junkString);
+  const queryValue = fc.oneof(token, fc.constant(key), fc.constantFrom('true', 'false', '1', '0', 'yes', 'unresolved', 'last_seen_desc', '100', '-5', '1e9'), junkString);
+  const query = fc
+    .array(fc.tuple(queryName, queryValue, fc.boolean()), { maxLength: 5 })
+    .map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([n, v, raw]) => (raw ? `${percentEncodeRaw(n)}=${percentEncodeRaw(v)}` : `${encodeComponent(n)}=${encodeComponent(v)}`)).join('&')}`));
+  const headers = headerLists(token, key);
   const json = fc.oneof(fc.record({ active: fc.oneof(fc.boolean(), junkString), integrated: fc.oneof(fc.boolean(), junkString, fc.constant(null)) }, { requiredKeys: [] }), fc.jsonValue({ maxDepth: 4 }));
   const event = fc.tuple(fc.string({ maxLength: 8 }), junkString, junkString).map(([eid, type, value]) => sentryEvent(eid, type, value));
   const itemType = fc.constantFrom('event', 'transaction', 'session', 'client_report', 'attachment', 'nonsense', '');
@@ -167,23 +193,7 @@ function arbitraries(world: FuzzWorld) {
   // Well-formed requests with real credentials and a body of the declared type reach the
   // handlers and the database; wild ones test everything before them.
   const goodToken = fc.constantFrom(w.tokens.maintainer, w.tokens.owner, w.tokens.admin, w.tokens.reporter);
-  const typedBody = fc.oneof(
-    json.map((v) => ['application/json', Buffer.from(JSON.stringify(v) ?? 'null')] as const),
-    fc
-      .record({ active: fc.constantFrom('true', 'false', '1', 'x', ''), integrated: fc.constantFrom('true', 'false', '0', '') }, { requiredKeys: [] })
-      .map((f) => ['application/x-www-form-urlencoded', Buffer.from(new URLSearchParams(f).toString())] as const),
-    fc.record({ active: fc.constantFrom('true', 'false', 'no'), integrated: fc.constantFrom('true', 'false') }, { requiredKeys: [] }).map(
-      (f) =>
-        [
-          'multipart/form-data; boundary=b',
-          Buffer.from(
-            `${Object.entries(f)
-              .map(([n, v]) => `--b\r\nContent-Disposition: form-data; name="${n}"\r\n\r\n${v}\r\n`)
-              .join('')}--b--\r\n`,
-          ),
-        ] as const,
-    ),
-  );
+  const typedBody = typedBodies(json);
   const rest = fc
     .record({
       method: fc.constantFrom('GET', 'PUT', 'PATCH', 'POST', 'DELETE'),

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse as parseYaml } from 'yaml';
-import { ensureWebhookTls, type TlsOptions } from '../../../host/sources/audit/tls.js';
+import { clientCredentials, ensureWebhookTls, type TlsOptions } from '../../../host/sources/audit/tls.js';
 
 const dirs: string[] = [];
 function opts(patch: Partial<TlsOptions['webhook']> = {}, stateDir?: string, now?: Date): TlsOptions {
@@ -155,6 +155,57 @@ test('tls: problems are values with the reason', () => {
     const r = ensureWebhookTls(opts(patch));
     assert.not.ok(r.ok, message);
     if (!r.ok) assert.match(r.error, message);
+  }
+});
+
+test("tls: a configured client CA (webhook.clientCaFile) verifies clients; its pair is the API server's; nothing of the client side is generated", () => {
+  const shared = ensure(opts()); // a CA and a client pair made elsewhere (configure.sh for a cluster)
+  const c = { clientCaFile: join(shared.dir, 'ca.crt'), clientCertFile: join(shared.dir, 'client.crt'), clientKeyFile: join(shared.dir, 'client.key') };
+  const node = ensure(opts(c));
+  assert.is(node.clientCaPem, shared.caPem);
+  assert.is(node.clientCertPem, shared.clientCertPem);
+  assert.is(node.clientKeyPem, shared.clientKeyPem);
+  assert.is.not(node.caPem, shared.caPem, "the server's material is still the node's own");
+  // with the server's files configured as well, the state directory holds only the Secret manifest
+  const serverFiles = { tlsCertFile: join(shared.dir, 'tls.crt'), tlsKeyFile: join(shared.dir, 'tls.key'), tlsCaFile: join(shared.dir, 'ca.crt') };
+  const all = ensure(opts({ ...serverFiles, ...c }));
+  assert.equal(spawnSync('ls', [all.dir]).stdout.toString().trim().split('\n'), ['secret.yaml']);
+  // the CA alone (the DaemonSet's engines): clients verified, no pair known here
+  const caOnly = ensure(opts({ ...serverFiles, clientCaFile: c.clientCaFile }));
+  assert.is(caOnly.clientCaPem, shared.caPem);
+  assert.is(caOnly.clientCertPem, '');
+  assert.is(clientCredentials(caOnly), undefined);
+  assert.equal(clientCredentials(node), { certPem: shared.clientCertPem, keyPem: shared.clientKeyPem });
+  // a bundle of two CAs (a new one rolled out beside the old) verifies a pair of either
+  const other = ensure(opts());
+  const bundle = join(other.dir, 'bundle.crt');
+  writeFileSync(bundle, other.caPem + shared.caPem);
+  assert.is(ensure(opts({ ...c, clientCaFile: bundle })).clientCertPem, shared.clientCertPem);
+});
+
+test('tls: problems of the client keys name the key, the file and the reason', () => {
+  const shared = ensure(opts());
+  const other = ensure(opts());
+  const f = (name: string, dir = shared.dir) => join(dir, name);
+  const notPem = f('not-pem.crt');
+  writeFileSync(notPem, 'not a certificate\n');
+  const cases: Array<[Partial<TlsOptions['webhook']>, string]> = [
+    [{ clientCaFile: '/nonexistent/ca.crt' }, "cannot read webhook.clientCaFile /nonexistent/ca.crt: ENOENT: no such file or directory, open '/nonexistent/ca.crt'"],
+    [{ clientCaFile: notPem }, `webhook.clientCaFile ${notPem}: no PEM certificate in it`],
+    [{ clientCaFile: f('client.crt') }, `webhook.clientCaFile ${f('client.crt')}: not a CA certificate (basicConstraints CA:FALSE), it cannot verify client certificates`],
+    [{ clientCertFile: f('client.crt'), clientKeyFile: f('client.key') }, 'webhook.clientCertFile needs webhook.clientCaFile, the CA that issued it (the webhook verifies clients with it)'],
+    [{ clientCaFile: f('ca.crt'), clientCertFile: f('client.crt') }, 'webhook.clientCertFile and webhook.clientKeyFile must be set together'],
+    [
+      { clientCaFile: f('ca.crt'), clientCertFile: '/nonexistent/client.crt', clientKeyFile: f('client.key') },
+      "cannot use webhook.clientCertFile with webhook.clientKeyFile: cannot read /nonexistent/client.crt: ENOENT: no such file or directory, open '/nonexistent/client.crt'",
+    ],
+    [{ clientCaFile: f('ca.crt'), clientCertFile: f('client.crt'), clientKeyFile: f('tls.key') }, `cannot use webhook.clientCertFile with webhook.clientKeyFile: the key ${f('tls.key')} does not match the certificate ${f('client.crt')}`],
+    [{ clientCaFile: f('ca.crt'), clientCertFile: f('client.crt', other.dir), clientKeyFile: f('client.key', other.dir) }, `webhook.clientCertFile ${f('client.crt', other.dir)} is not issued by webhook.clientCaFile ${f('ca.crt')}`],
+    [{ clientCaFile: f('ca.crt'), clientCertFile: f('tls.crt'), clientKeyFile: f('tls.key') }, `webhook.clientCertFile ${f('tls.crt')} is not for client authentication (its extended key usage lacks clientAuth)`],
+  ];
+  for (const [patch, message] of cases) {
+    const r = ensureWebhookTls(opts(patch));
+    assert.is(r.ok ? '(ok)' : r.error, message);
   }
 });
 

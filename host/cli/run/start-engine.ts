@@ -1,0 +1,60 @@
+// Start-up step of `rae run`: the detection engine and the kernel ingest that feeds its byte
+// path, with what enriches that ingest (container metadata, the rules' domain names resolved off
+// the event path). The configured rules start compiling in the worker at once, so the module's
+// first load finds the module built or building. Consumes the configuration, the rules files and
+// where alerts go; produces the engine and its ingest, registered as components.
+import { join } from 'node:path';
+import type { Config } from '../../config/config.js';
+import { builtinRulesFiles, type RulesFile } from '../../engine/index.js';
+import type { Priority } from '../../engine/priority.js';
+import type { Metrics } from '../../metrics/index.js';
+import type { Alert } from '../../output/alert.js';
+import { DetectionEngine } from '../../runtime/index.js';
+import { followContainers } from '../../sources/container/index.js';
+import { followDomainNames } from '../../sources/dns/index.js';
+import { KernelIngest } from '../../sources/syscall/ingest.js';
+import { readProcess } from '../../sources/syscall/procfs.js';
+import type { FaultTracking } from '../../tracking/index.js';
+import { log } from '../command.js';
+import { expandLimitsOf } from '../run-config.js';
+import type { Lifecycle } from './lifecycle.js';
+
+/** What the engine step needs besides the configuration. */
+export interface EngineInputs {
+  minPriority: Priority;
+  /** The configured rules files (after the built-in ones). */
+  files: readonly RulesFile[];
+  hostname: string;
+  metrics: Metrics;
+  submit: (alert: Alert) => void;
+  tracking: FaultTracking;
+}
+
+/** Starts the kernel ingest's helpers and the engine, and its precompile of the configured rules. */
+export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycle): DetectionEngine {
+  const { hostname, metrics } = inputs;
+  // a process first seen in a syscall record is read from /proc, as libsinsp does (unknown-process.ts)
+  const kernelIngest = new KernelIngest({ hostname, unknownProcesses: { read: (pid) => readProcess(pid), onLookup: (r) => metrics.processLookup(r) } });
+  if (config.containers.enabled) life.add(followContainers(config.containers, kernelIngest.containers, log));
+  // the rules' domain names (fd.sip.name ...) resolved off the event path into the module's DNS table
+  if (config.dns.enabled) life.add(followDomainNames(config.dns, kernelIngest.dns, log));
+  const engine = new DetectionEngine({
+    ruleMatching: config.rules.ruleMatching,
+    minPriority: inputs.minPriority,
+    compilerIdleMs: config.rules.compilerIdleSeconds * 1000,
+    compileTimeoutMs: config.rules.compileTimeoutSeconds * 1000,
+    compileWorkerHeapMb: config.rules.compileWorkerHeapMb,
+    ruleCounters: config.rules.ruleCounters,
+    moduleCacheDir: join(config.stateDir, 'module-cache'),
+    hostname,
+    kernel: kernelIngest,
+    metrics,
+    expandLimits: expandLimitsOf(config),
+    maxOutputFieldBytes: config.rules.maxOutputFieldBytes,
+    onAlert: inputs.submit,
+    onError: (e) => inputs.tracking.engineError(e),
+  });
+  void engine.precompile([...builtinRulesFiles(config.rules.builtIn).files, ...inputs.files]);
+  life.add({ name: 'engine', stop: () => engine.close() });
+  return engine;
+}

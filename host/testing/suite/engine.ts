@@ -1,0 +1,120 @@
+// The engine a suite runs against: a private `rae run` (its own state directory, forwarder on a
+// free port, API, audit webhook and resources watch off) whose webhook output posts every alert to
+// the suite's receiver, as upstream configures Falco (`http_output` to the event-generator's
+// server, `append_output` extra field `proc.env`). The engine's append_output works on the
+// rendered alert, so the runner appends ` proc_env=%proc.env` to the output of every syscall rule
+// it loads instead (a rules file of `override: {output: append}` loaded last): the alert's
+// output_fields then carry proc.env, where the test id is found. Consumes the rules files (default:
+// the built-in sets) and the receiver's URL; produces a ready engine and its stop().
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { builtinRulesFiles } from '../../engine/index.js';
+
+/** The sets `rae run` loads by default (config rules.builtIn). */
+const DEFAULT_BUILTIN = ['syscall', 'orchestrator-audit'];
+
+const RAE = fileURLToPath(new URL('../../../bin/rae.js', import.meta.url));
+
+/** A running private engine. */
+export interface SuiteEngine {
+  stop(): Promise<void>;
+}
+
+/** The rules files of a path list: files as given, a directory's *.yaml files sorted. */
+function expand(paths: readonly string[]): string[] {
+  return paths.flatMap((p) =>
+    statSync(p).isDirectory()
+      ? readdirSync(p)
+          .filter((n) => /\.ya?ml$/.test(n))
+          .sort()
+          .map((n) => join(p, n))
+      : [p],
+  );
+}
+
+/** Names of the syscall rules defined in rules texts (a rule without `source` is a syscall rule). */
+function syscallRules(texts: readonly string[]): string[] {
+  const names = new Set<string>();
+  for (const text of texts) {
+    for (const doc of parseAllDocuments(text)) {
+      const items = 'toJS' in doc ? (doc.toJS() as unknown) : undefined;
+      if (!Array.isArray(items)) continue;
+      for (const it of items as Array<Record<string, unknown>>) {
+        if (typeof it?.rule === 'string' && typeof it.condition === 'string' && (it.source === undefined || it.source === 'syscall')) names.add(it.rule);
+      }
+    }
+  }
+  return [...names];
+}
+
+/** The rules file that appends proc.env to every syscall rule's output. */
+function procEnvOverrides(names: readonly string[]): string {
+  return names.map((n) => `- rule: ${JSON.stringify(n)}\n  output: " proc_env=%proc.env"\n  override:\n    output: append\n`).join('');
+}
+
+/** Starts `rae run` for a suite; resolves once it is ready (its syscall source running), or rejects with its stderr. */
+export async function startSuiteEngine(rulesFiles: readonly string[], alertsUrl: string, log: (line: string) => void, readyTimeoutMs = 600_000): Promise<SuiteEngine> {
+  const dir = mkdtempSync(join(tmpdir(), 'rae-suite-engine-'));
+  const files = expand(rulesFiles);
+  const texts = files.length > 0 ? files.map((f) => readFileSync(f, 'utf8')) : builtinRulesFiles(DEFAULT_BUILTIN).files.map((f) => f.text);
+  const overrides = join(dir, 'suite-proc-env.yaml');
+  writeFileSync(overrides, procEnvOverrides(syscallRules(texts)));
+  const config = join(dir, 'config.yaml');
+  const builtIn = files.length > 0 ? '[]' : JSON.stringify(DEFAULT_BUILTIN);
+  writeFileSync(
+    config,
+    [`rules:\n  builtIn: ${builtIn}\n  watch: false`, 'forwarder:\n  port: 0', `  outputs:\n    webhook:\n      address: ${JSON.stringify(alertsUrl)}\n      retries: 5`, 'api:\n  enabled: false', 'webhook:\n  enabled: false', ''].join(
+      '\n',
+    ),
+  );
+  const args = [RAE, 'run', '--config', config, '--state-dir', join(dir, 'state'), ...files.flatMap((f) => ['-r', f]), '-r', overrides];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => {
+    stderr = (stderr + c.toString('utf8')).slice(-20_000);
+  });
+  const stop = async () => {
+    await ended(child);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitReady(child, () => stderr, readyTimeoutMs);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  log(`suite: rae run ready (alerts to ${alertsUrl})`);
+  return { stop };
+}
+
+function waitReady(child: ChildProcess, stderr: () => string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const deadline = setTimeout(() => finish(new Error(`rae run was not ready after ${timeoutMs / 1000} s:\n${stderr()}`)), timeoutMs);
+    const poll = setInterval(() => {
+      if (/run: ready/.test(stderr())) finish();
+      else if (/waiting for syscall/.test(stderr())) finish(new Error(`rae run cannot see syscalls, so no suite can pass (run as root on a kernel the probe loads):\n${stderr()}`));
+    }, 50);
+    const onExit = () => finish(new Error(`rae run exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${stderr()}`));
+    child.once('exit', onExit);
+    const finish = (err?: Error) => {
+      clearTimeout(deadline);
+      clearInterval(poll);
+      child.off('exit', onExit);
+      if (err) reject(err);
+      else resolve();
+    };
+  });
+}
+
+/** SIGTERM, and the exit awaited. */
+function ended(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
