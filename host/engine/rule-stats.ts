@@ -5,10 +5,13 @@
 // describe`. Rows are keyed by rule name and source and outlive reloads (a removed rule keeps its
 // row), so the set is bounded by the rules ever loaded.
 //
-// Cost is sampled per-rule timing (docs/rule-cost.md): a sample times a rule alone over the
-// events that reached it, which gives a rate (seconds per evaluation) per rule and engine; every
-// evaluation is then costed at its engine's current rate. Evaluations counted before a rule's
-// first sample are costed when that sample comes.
+// Cost is sampled timing (docs/rule-cost.md): a sample times a rule alone over the events that
+// reached it, which gives a rate (seconds per evaluation) per rule and engine; every evaluation
+// is then costed at its engine's current rate, times a calibration `scale` the compiled tier
+// measures on whole batches (rule-tally.ts). Evaluations counted before a rule's first sample
+// are costed when that sample comes. A compiled module keeps its counts in its own memory: it
+// registers a flusher here, and figures() runs the flushers first, so counting costs nothing
+// between two reads.
 import type { Source } from './fields.js';
 
 /** Which evaluator did the work (their rates differ by two orders of magnitude). */
@@ -56,13 +59,18 @@ export class RuleCounter {
     readonly source: Source,
   ) {}
 
-  /** `n` more evaluations on `engine` (negative to take back evaluations a count assumed). */
-  evaluated(n: number, engine: RuleEngine): void {
+  /** `n` more evaluations on `engine`, costed at its rate times `scale` (the compiled tier's calibration to whole-batch time). */
+  evaluated(n: number, engine: RuleEngine, scale = 1): void {
     this.evaluations += n;
     const rate = this.rates[engine];
     const v = rate.value;
     if (v === undefined) rate.uncosted += n;
-    else this.costSeconds += n * v;
+    else this.costSeconds += n * v * scale;
+  }
+
+  /** The rule's current rate on `engine`, seconds per evaluation (undefined before its first sample). */
+  rate(engine: RuleEngine): number | undefined {
+    return this.rates[engine].value;
   }
 
   /** Whether the rule has fewer than `min` timed evaluations on `engine` (its rate is still rough); warm-up timings are not counted. */
@@ -70,8 +78,8 @@ export class RuleCounter {
     return this.rates[engine].evaluations < min;
   }
 
-  /** A timing sample: the rule alone took `seconds` over `evaluations` events on `engine`. */
-  sampled(seconds: number, evaluations: number, engine: RuleEngine): void {
+  /** A timing sample: the rule alone took `seconds` over `evaluations` events on `engine`; evaluations waiting for a rate are costed at it times `scale`. */
+  sampled(seconds: number, evaluations: number, engine: RuleEngine, scale = 1): void {
     if (evaluations <= 0) return;
     const rate = this.rates[engine];
     if (rate.warmup > 0) {
@@ -81,7 +89,7 @@ export class RuleCounter {
     rate.seconds += Math.max(0, seconds);
     rate.evaluations += evaluations;
     if (rate.uncosted !== 0) {
-      this.costSeconds += rate.uncosted * rate.value!;
+      this.costSeconds += rate.uncosted * rate.value! * scale;
       rate.uncosted = 0;
     }
   }
@@ -90,6 +98,14 @@ export class RuleCounter {
 /** Every rule's counters, by name and source. */
 export class RuleStats {
   private readonly rows = new Map<string, RuleCounter>();
+  /** Counts held elsewhere (a compiled module's memory) that figures() brings in first. */
+  private readonly flushers = new Set<() => void>();
+
+  /** Registers (or, with `on` false, unregisters) a source of counts that figures() flushes first. */
+  pending(flush: () => void, on = true): void {
+    if (on) this.flushers.add(flush);
+    else this.flushers.delete(flush);
+  }
 
   /** The counter of a rule (created on first use). */
   counter(rule: { name: string; source: Source }): RuleCounter {
@@ -104,6 +120,7 @@ export class RuleStats {
 
   /** The figures of every rule counted so far (costs of rules never sampled read 0). */
   figures(): RuleFigure[] {
+    for (const flush of this.flushers) flush();
     return [...this.rows.values()].map((c) => ({ rule: c.rule, source: c.source, evaluations: c.evaluations, matches: c.matches, costSeconds: c.costSeconds }));
   }
 }

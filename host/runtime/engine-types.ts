@@ -38,7 +38,7 @@ export interface DetectionEngineOptions {
   maxOutputFieldBytes?: number;
   /** Count every rule's evaluations, matches and cost on both tiers (default true; docs/rule-cost.md). */
   ruleCounters?: boolean;
-  /** With ruleCounters: one compiled evaluate call in this many is timed rule by rule (default 64). */
+  /** With ruleCounters: one compiled evaluate call in this many is timed whole to calibrate the cost (default 16; rule-tally.ts). */
   costSampleEvery?: number;
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;

@@ -87,8 +87,9 @@ export class RuleModule {
 
   /**
    * Counts every rule's evaluations, matches and sampled cost into `stats` from now on (call
-   * after warmUp: what was evaluated before is not counted); `sampleEvery`: one evaluate call
-   * in this many is timed rule by rule (rule-tally.ts).
+   * after warmUp: what was evaluated before is not counted); the counts stay in the module's
+   * memory until `stats` is read; `sampleEvery`: one evaluate call in this many is timed whole
+   * (rule-tally.ts).
    */
   countInto(stats: RuleStats, sampleEvery?: number): void {
     const ex = this.instance.exports;
@@ -156,6 +157,8 @@ export class RuleModule {
    * header, the thread entries up to the high-water mark and the string heap up to its top.
    */
   adoptState(previous: RuleModule): void {
+    // the previous module stops evaluating here: its rule counts are read a last time
+    previous.tally?.retire();
     const from = new Uint8Array(previous.memory.buffer);
     const hdr = new DataView(previous.memory.buffer, MEM.stateBase, 16);
     const threads = hdr.getUint32(4, true);
@@ -243,6 +246,9 @@ export class RuleModule {
     while (start < n) {
       let k: number;
       const rec = MEM.batchBase + (from + start) * stride;
+      // rule figures: one call in so many is timed whole (rule-tally.ts); the others cost nothing here
+      const timed = this.tally?.beforeCall(first) ?? false;
+      const t0 = timed ? performance.now() : 0;
       try {
         k = this.call(src, rec, n - start, first ? 1 : 0);
       } catch (err) {
@@ -251,13 +257,14 @@ export class RuleModule {
         if (e instanceof WebAssembly.RuntimeError) return { ok: false, error: runtimeError('ETRAP', `the rule module trapped: ${e.message}`) };
         return { ok: false, error: runtimeError('ETRAP', `evaluation failed: ${e.message}`) };
       }
+      const seconds = timed ? (performance.now() - t0) / 1000 : 0;
       const out = new Uint32Array(this.memory.buffer, MEM.outBase, k * 2);
       for (let m = 0; m < k; m++) {
         const id = out[2 * m + 1]!;
         if (id === MATCH_REFERENCE) handBack.push(base + start + out[2 * m]!);
         else matches.push({ event: base + start + out[2 * m]!, rule: rules[id]! });
       }
-      this.tally?.afterCall(src, rec, n - start, k, first);
+      if (timed) this.tally!.afterSampledCall(src, rec, n - start, seconds);
       // A module only stops early after at least one event; anything else ends the batch, so a
       // misbehaving module cannot make the host loop.
       const resumed = this.resumeAt();

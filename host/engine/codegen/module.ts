@@ -3,10 +3,13 @@
 // k8s_audit rules in one group, one `evaluate(src, rec, n, first, out, cap)` export that walks a
 // batch of eval records (probes/src/eval_abi.h) and writes (event, rule) matches. Consumes
 // LoadedRules; produces the source text and the record layouts the host encoder must follow.
-// Rule figures (docs/rule-cost.md): unless `counters: false`, each group counts its calls in the
-// module's `counts()` array (one u32 per group: slot 0 the k8s_audit group, else the evt.type
-// id), so per-rule evaluations cost one increment per event, however many rules the group has;
-// `profile(id, ...)` runs one rule alone over listed records, for sampled per-rule timing.
+// Rule figures (docs/rule-cost.md): unless `counters: false`, the module keeps cumulative u64
+// counters in its `counts()` area: the calls of each rule group (one increment per event that
+// reaches a group, however many rules it has) and the matches of each (group, rule) pair (one
+// increment per match). The host reads them only when figures are asked for (a scrape, a sampled
+// batch), never per event or per batch; a group's calls minus the `first` matches before a rule
+// give that rule's evaluations exactly. `profile(id, ...)` runs one rule alone over listed
+// records, for the sampled per-rule rates.
 import { createHash } from 'node:crypto';
 import type { LoadedRule } from '../ruleset.js';
 import type { CheckedExpr } from '../ir.js';
@@ -42,8 +45,14 @@ export interface GeneratedModule {
   threadUse: ThreadUse;
   /** Keyed container fields of conditions and outputs, in the order of the container entries' keyed refs (host/sources/container/table.ts). */
   containerKeys: ContainerKey[];
-  /** The rule ids of each counted group, in evaluation order, by `counts()` slot (0: k8s_audit, else the evt.type id). */
-  countSlots: ReadonlyArray<{ slot: number; rules: readonly number[] }>;
+  /**
+   * The counted groups: `slot` is the u64 of the group's calls in `counts()` (0: k8s_audit, else
+   * the evt.type id), `rules` its rule ids in evaluation order, and the matches of `rules[p]` in
+   * that group are the u64 at `hits + p`.
+   */
+  countSlots: ReadonlyArray<{ slot: number; rules: readonly number[]; hits: number }>;
+  /** Number of u64 counters in `counts()`. */
+  countWords: number;
   /** Whether the groups count their calls (GenerateOptions.counters). */
   counters: boolean;
   /** sha256 of the code. */
@@ -89,11 +98,10 @@ export function abiVersion(): i32 { return ABI_VERSION; }
 export function heapBase(): usize { return __heap_base; }
 /** After evaluate() returned early (match buffer full), the index of the first event not evaluated. */
 export function resumeAt(): i32 { return resume; }
-/** Calls of each rule group (u32 by slot: 0 the k8s_audit group, else the evt.type id); the host reads and zeroes them. */
-const COUNTS = memory.data(${(EVT_TYPES.length + 1) * 4});
-export function counts(): usize { return COUNTS; }
-@inline function counted(slot: usize): void { store<u32>(COUNTS + (slot << 2), load<u32>(COUNTS + (slot << 2)) + 1); }
 `;
+
+/** u64 counters before the (group, rule) match counters: one per group slot (0 the k8s_audit group, else the evt.type id). */
+const COUNT_SLOTS = EVT_TYPES.length + 1;
 
 /** Transformers whose results are new strings in the scratch area (assembly/transform.ts). */
 const SCRATCH_TRANSFORMS = new Set(['tolower', 'toupper', 'b64', 'concat', 'join', 'getopt', 'list', 'basename', 'len']);
@@ -183,12 +191,20 @@ export function generateModule(rules: readonly LoadedRule[], options: GenerateOp
       }
   });
   const groupFns: string[] = [];
+  const countSlots: Array<{ slot: number; rules: readonly number[]; hits: number }> = [];
+  let countWords = COUNT_SLOTS;
   const groupFn = (name: string, ids: number[], slot: number) => {
     groupFns.push(`function ${name}(e: usize, i: i32, out: usize, k: i32, first: bool): i32 {`);
-    if (counters && ids.length > 0) groupFns.push(`  counted(${slot});`);
-    for (const id of ids) {
-      groupFns.push(`  if (R${id}(e)) { store<u64>(out + (<usize>k << 3), u64(u32(i)) | (u64(${id}) << 32)); k++; if (first) return k; }`);
+    const hits = countWords;
+    if (ids.length > 0) {
+      countSlots.push({ slot, rules: ids, hits });
+      countWords += ids.length;
     }
+    if (counters && ids.length > 0) groupFns.push(`  bump(${slot});`);
+    ids.forEach((id, p) => {
+      const hit = counters ? ` bump(${hits + p});` : '';
+      groupFns.push(`  if (R${id}(e)) { store<u64>(out + (<usize>k << 3), u64(u32(i)) | (u64(${id}) << 32)); k++;${hit} if (first) return k; }`);
+    });
     groupFns.push('  return k;', '}');
   };
   const tids = [...groups.keys()].sort((a, b) => a - b);
@@ -265,10 +281,16 @@ export function generateModule(rules: readonly LoadedRule[], options: GenerateOp
     '  }',
     '}',
   ];
-  const countSlots = [...(audit.length > 0 ? [{ slot: 0, rules: audit }] : []), ...tids.map((t) => ({ slot: t, rules: groups.get(t)! }))];
+  const countArea = [
+    '/** Rule figures: cumulative u64 counters (group calls by slot, then (group, rule) matches); the host reads them, never writes them. */',
+    `const COUNTS = memory.data(${countWords * 8});`,
+    'export function counts(): usize { return COUNTS; }',
+    '@inline function bump(c: usize): void { const p = COUNTS + (c << 3); store<u64>(p, load<u64>(p) + 1); }',
+  ];
   const code = [
     '// Generated by host/engine/codegen from the rules listed below; do not edit.',
     PRELUDE,
+    ...countArea,
     ...statics.decls,
     ...parts.operands.flatMap((o) => {
       const out: string[] = [];
@@ -285,7 +307,7 @@ export function generateModule(rules: readonly LoadedRule[], options: GenerateOp
   ].join('\n');
   if (errors.length > 0) return { errors };
   const hash = createHash('sha256').update(code).digest('hex');
-  return { module: { code, rules, layouts, maxGroup, threadUse, containerKeys: tables.syscall.containerKeys, countSlots, counters, hash }, errors };
+  return { module: { code, rules, layouts, maxGroup, threadUse, containerKeys: tables.syscall.containerKeys, countSlots, countWords, counters, hash }, errors };
 }
 
 /**
