@@ -5,13 +5,14 @@
 // table (or JSON) on stdout.
 import { readFileSync } from 'node:fs';
 import { rankByCost, renderDiagnostic, type RuleFigure, type RuleMatching } from '../engine/index.js';
-import { parsePriority, type Priority } from '../engine/priority.js';
+import type { Priority } from '../engine/priority.js';
 import { DetectionEngine } from '../runtime/index.js';
 import { readReplayInput, type ReplayFormat } from '../sources/replay.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 import { RULE_FLAG_HELP, RULE_FLAG_OPTIONS, rulesCommandStart } from './rule-flags.js';
 import { fetchFigures, figuresTable } from './rule-figures.js';
 import { readRulesFiles } from '../config/rules-files.js';
+import { replaySettings } from './replay.js';
 import { expandLimitsOf, ruleSelection } from './run-config.js';
 
 const HELP = `Usage: rae profile -r FILE [-r FILE ...] --input FILE [options]
@@ -108,14 +109,7 @@ export const profileCommand: Command = {
     const start = rulesCommandStart('profile', values);
     if ('exit' in start) return start.exit;
     const { paths, config } = start;
-    const format = (values.format ?? 'fields') as ReplayFormat;
-    if (format !== 'fields' && format !== 'audit') throw new UsageError(`--format must be fields or audit, not '${values.format}'`);
-    const ruleMatching = (values['rule-matching'] ?? config.rules.ruleMatching) as RuleMatching;
-    if (ruleMatching !== 'first' && ruleMatching !== 'all') throw new UsageError(`--rule-matching must be first or all, not '${ruleMatching}'`);
-    const engine = values.engine ?? 'wasm';
-    if (engine !== 'wasm' && engine !== 'interpreter') throw new UsageError(`--engine must be wasm or interpreter, not '${engine}'`);
-    const minPriority = parsePriority(values['min-priority'] ?? config.rules.minPriority);
-    if (!minPriority) throw new UsageError(`--min-priority: unknown priority '${values['min-priority'] ?? config.rules.minPriority}'`);
+    const { format, ruleMatching, engine, minPriority } = replaySettings(values, config);
     const { files, problems } = readRulesFiles(paths);
     for (const p of problems) process.stderr.write(`${p}\n`);
     if (problems.length > 0) return 1;
