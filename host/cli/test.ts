@@ -153,7 +153,6 @@ export const testCommand: Command = {
           process.stderr.write(`${mark(o)}\n`);
         }
       }
-      await suites.close();
       const wall = performance.now() - started;
       if (outcomes.length === 0) throw new TestFileError(`no test to run${filter ? ` (none matches --filter ${values.filter})` : ''}`);
       process.stdout.write(`${resultTable(outcomes)}\n\nrae test: ${summaryLine(outcomes, wall)}\n`);
@@ -166,10 +165,12 @@ export const testCommand: Command = {
       }
       return outcomes.some((o) => o.status === 'failed') ? 1 : 0;
     } catch (err) {
-      await suites.close();
       if (!isLocated(err, current)) throw err;
       process.stderr.write(`rae test: ${(err as Error).message}\n`);
       return 2;
+    } finally {
+      // the suites' shared engine (if a suite started one) stops however the run ends
+      await suites.close();
     }
   },
 };

@@ -88,6 +88,7 @@ const STILL_TRUE: Array<{ file: string; text: string; why: string }> = [
   { file: 'docs/forwarder.md', text: "falcosidekick's oauthbearer/external/anonymous are not supported", why: 'host/output/destinations/smtp.ts refuses any mechanism but plain and none' },
   { file: 'docs/forwarder.md', text: 'oauthbearer is not supported', why: 'as above' },
   { file: 'docs/forwarder.md', text: "when the rule's output lacks them", why: 'a field absent from the output, not a feature' },
+  { file: 'docs/rule-tests.md', text: 'except those listed there as not yet covered', why: 'test/rules/builtin-tests.test.ts NOT_YET_COVERED names each rule without a case, exactly: it fails when one gets covered' },
   { file: 'docs/resources.md', text: 'The actions whose rule needs what a box lacks say so', why: 'host/generator/cgroup-box.ts: a box has no runtime (Action.container.runtimeOnly)' },
 ];
 

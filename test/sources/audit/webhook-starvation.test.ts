@@ -127,6 +127,9 @@ test('webhook: 200 idle TCP connections and 200 slowloris clients from 127.0.0.1
       }
       // the slowloris clients were capped (maxConnectionsPerClient) and kept coming back
       assert.ok((await metricValue(wh.metrics, 'enginesecurity_engine_webhook_connections_closed_total', { reason: 'client_limit' })) >= 1);
+      // the attacker process reports its closes every 200 ms and the batches may end first: wait for its report (wide deadline)
+      const deadline = Date.now() + 60_000;
+      while (attack.reopened.slow === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       assert.ok(attack.reopened.slow > 0, JSON.stringify(attack.reopened));
     } finally {
       await attack.stop();
