@@ -29,6 +29,9 @@ const DEFAULT_SAMPLE_EVERY = 16;
 /** One sampled call in this many profiles every rule its events reached (each alone, about twice the call's own time): rates follow a changing workload. */
 const RESAMPLE_EVERY = 64;
 
+/** Sampled calls whose ratios calibrate the rates (their median): about 64 × 16 recent calls. */
+const CALIBRATION_WINDOW = 63;
+
 /** 2^32, to read a u64 counter as two u32 halves (exact below 2^53). */
 const HIGH = 4294967296;
 
@@ -49,9 +52,15 @@ export class ModuleTally {
   private samples = 0;
   private first = true;
   private active = false;
-  /** Calibration: measured rules' time of sampled calls, and the rates' estimate of it. */
-  private measured = 0;
-  private estimated = 0;
+  /**
+   * Calibration: measured rules' time / the rates' estimate of it, one ratio per sampled call
+   * (the last CALIBRATION_WINDOW), and their median. A median, not a sum: a call the machine
+   * preempted reads many times too long (on a loaded machine a 1 ms call can read 50 ms), and
+   * a few such calls would otherwise dominate the scale.
+   */
+  private readonly ratios: number[] = [];
+  private ratioAt = 0;
+  private scale = 1;
   /** Seconds of the per-event work done for all rules (the profile loop alone), from the last profile. */
   private perEvent = 0;
   /** Seconds of an empty profile call (the timer and the call). */
@@ -110,10 +119,7 @@ export class ModuleTally {
     let estimate = 0;
     for (const id of reached) estimate += this.evals[id]! * (this.counters[id]!.rate('wasm') ?? 0);
     const rulesTime = seconds - this.timer - n * this.perEvent;
-    if (estimate > 0 && rulesTime > 0) {
-      this.measured += rulesTime;
-      this.estimated += estimate;
-    }
+    if (estimate > 0) this.calibrate(Math.max(0, rulesTime) / estimate);
     this.apply();
   }
 
@@ -131,9 +137,13 @@ export class ModuleTally {
     this.apply();
   }
 
-  /** The calibration of rates to measured time (1 before the first timed call). */
-  private get scale(): number {
-    return this.estimated > 0 ? this.measured / this.estimated : 1;
+  /** Adds one sampled call's ratio of measured to estimated rules' time; the scale is the median of the window. */
+  private calibrate(ratio: number): void {
+    if (this.ratios.length < CALIBRATION_WINDOW) this.ratios.push(ratio);
+    else this.ratios[this.ratioAt++ % CALIBRATION_WINDOW] = ratio;
+    const s = [...this.ratios].sort((a, b) => a - b);
+    const m = s.length >> 1;
+    this.scale = s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
   }
 
   /** Reads the counters into evals and hits by rule: what changed since the last read. */
