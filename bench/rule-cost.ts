@@ -16,6 +16,7 @@ import { MEM } from '../host/abi/module.js';
 import { RuleCompiler } from '../host/runtime/compiler.js';
 import { selectRules } from '../host/runtime/detection-engine.js';
 import { RuleModule } from '../host/runtime/evaluator.js';
+import type { SourceEvent } from '../host/engine/source-event.js';
 import { corpusText } from '../support/corpus.js';
 import { syntheticEventsForProfile } from './eval.js';
 import { figure, median, progress } from './report.js';
@@ -43,9 +44,8 @@ async function compiled(rules: readonly LoadedRule[], counters: boolean): Promis
   }
 }
 
-/** The events as binary batches (records + strings), encoded once by `module`'s layout. */
-function batchesOf(module: RuleModule): Array<{ bytes: Uint8Array; count: number }> {
-  const events = syntheticEventsForProfile(EVENTS);
+/** The events as binary batches (records + strings) in `module`'s layout: a module without some rules has its own (other fields, other offsets), so each module gets its own encoding. */
+function batchesOf(module: RuleModule, events: readonly SourceEvent[]): Array<{ bytes: Uint8Array; count: number }> {
   const out: Array<{ bytes: Uint8Array; count: number }> = [];
   for (let i = 0; i < events.length; i += BATCH) {
     const enc = module.encode('syscall', events, i, BATCH);
@@ -87,26 +87,30 @@ export async function run(): Promise<void> {
   progress(`${rules.length} enabled rules of falco_rules.yaml, ${EVENTS} events, ${ROUNDS} rounds`);
   const on = await compiled(rules, true);
   const off = await compiled(rules, false);
-  const batches = batchesOf(on);
+  const events = syntheticEventsForProfile(EVENTS);
+  const batches = new Map<RuleModule, Array<{ bytes: Uint8Array; count: number }>>([
+    [on, batchesOf(on, events)],
+    [off, batchesOf(off, events)],
+  ]);
   const stats = new RuleStats();
   on.countInto(stats);
 
   // Ranking: the figures of warm passes of the counting module.
-  for (let w = 0; w < WARM; w++) pass(on, batches);
+  for (let w = 0; w < WARM; w++) pass(on, batches.get(on)!);
   const ranked = rankByCost(stats.figures());
   const tops = TOPS.map((n) => ranked.slice(0, n));
   const reduced: RuleModule[] = [];
   for (const top of tops) {
     const names = new Set(top.map((f) => f.rule));
-    reduced.push(
-      await compiled(
-        rules.filter((r) => !names.has(r.name)),
-        false,
-      ),
+    const m = await compiled(
+      rules.filter((r) => !names.has(r.name)),
+      false,
     );
+    reduced.push(m);
+    batches.set(m, batchesOf(m, events));
   }
   const modules = [on, off, ...reduced];
-  for (let w = 0; w < WARM; w++) for (const m of modules.slice(1)) pass(m, batches);
+  for (let w = 0; w < WARM; w++) for (const m of modules.slice(1)) pass(m, batches.get(m)!);
 
   // Rounds: every module once, in an order reversed every other round so drift in the
   // machine's load falls on all of them alike. The counting module's pass is measured against
@@ -121,7 +125,7 @@ export async function run(): Promise<void> {
     let after = new Map<string, number>();
     for (const m of order) {
       if (m === on) before = costs(stats);
-      times.set(m, pass(m, batches));
+      times.set(m, pass(m, batches.get(m)!));
       if (m === on) after = costs(stats);
     }
     const onT = times.get(on)!;
