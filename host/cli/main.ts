@@ -17,6 +17,7 @@ const COMMANDS: Entry[] = [
   { name: 'validate', summary: 'check rules files and print their diagnostics (like falco -V)', load: async () => (await import('./validate.js')).validateCommand },
   { name: 'describe', summary: 'print loaded rules as Falco describes them (JSON: compiled conditions, event types)', load: async () => (await import('./describe.js')).describeCommand },
   { name: 'replay', summary: 'evaluate recorded events (field events or audit logs) and print alerts', load: async () => (await import('./replay.js')).replayCommand },
+  { name: 'profile', summary: 'rank rules by their evaluation cost, with evaluations and matches (a replay, or a running engine)', load: async () => (await import('./profile.js')).profileCommand },
   { name: 'test', summary: 'run rule tests: offline unit tests of recorded events on both engines; table, --junit', load: async () => (await import('./test.js')).testCommand },
   { name: 'tune', summary: 'the noisiest rules, their repeating output fields, and an exception for each (from alert lines)', load: async () => (await import('./tune.js')).tuneCommand },
   { name: 'convert', summary: 'convert a Falco rules file to an EngineAuditRules manifest (stdout)', load: async () => (await import('./convert.js')).convertCommand },

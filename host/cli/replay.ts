@@ -3,15 +3,32 @@
 import { readFileSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
 import { type LoadedRule, type LoadResult, loadRules, renderDiagnostic, type RuleMatching, type SourceEvent } from '../engine/index.js';
-import { parsePriority } from '../engine/priority.js';
+import { parsePriority, type Priority } from '../engine/priority.js';
 import { alertJson } from '../output/alert.js';
 import { alertFor } from '../output/from-match.js';
 import { readReplayInput, type ReplayFormat } from '../sources/replay.js';
 import { parseCommandArgs, UsageError, type Command } from './command.js';
 import { LIST_FLAG_HELP, RULE_FLAG_HELP, RULE_FLAG_OPTIONS, rulesCommandStart, withListValue } from './rule-flags.js';
+import type { Config } from '../config/config.js';
 import { readRulesFiles } from '../config/rules-files.js';
 import { expandLimitsOf, ruleSelection } from './run-config.js';
 import { compiledJudge, interpreterMatches, type MatchOptions } from '../testing/engines.js';
+
+/** The replay flags of `rae replay` and `rae profile` (--format, --rule-matching, --engine, --min-priority), checked, with the configuration's defaults; a bad value is a usage error. */
+export function replaySettings(
+  values: { format?: string; 'rule-matching'?: string; engine?: string; 'min-priority'?: string },
+  config: Config,
+): { format: ReplayFormat; ruleMatching: RuleMatching; engine: 'wasm' | 'interpreter'; minPriority: Priority } {
+  const format = (values.format ?? 'fields') as ReplayFormat;
+  if (format !== 'fields' && format !== 'audit') throw new UsageError(`--format must be fields or audit, not '${values.format}'`);
+  const ruleMatching = (values['rule-matching'] ?? config.rules.ruleMatching) as RuleMatching;
+  if (ruleMatching !== 'first' && ruleMatching !== 'all') throw new UsageError(`--rule-matching must be first or all, not '${ruleMatching}'`);
+  const engine = values.engine ?? 'wasm';
+  if (engine !== 'wasm' && engine !== 'interpreter') throw new UsageError(`--engine must be wasm or interpreter, not '${engine}'`);
+  const minPriority = parsePriority(values['min-priority'] ?? config.rules.minPriority);
+  if (!minPriority) throw new UsageError(`--min-priority: unknown priority '${values['min-priority'] ?? config.rules.minPriority}'`);
+  return { format, ruleMatching, engine, minPriority };
+}
 
 const HELP = `Usage: rae replay -r FILE [-r FILE ...] --input FILE [options]
        rae replay --list[=SOURCE] [--json]
@@ -98,14 +115,7 @@ export const replayCommand: Command = {
     if ('exit' in start) return start.exit;
     const { paths, config } = start;
     if (!values.input) throw new UsageError('--input FILE is required');
-    const format = (values.format ?? 'fields') as ReplayFormat;
-    if (format !== 'fields' && format !== 'audit') throw new UsageError(`--format must be fields or audit, not '${values.format}'`);
-    const ruleMatching = (values['rule-matching'] ?? config.rules.ruleMatching) as RuleMatching;
-    if (ruleMatching !== 'first' && ruleMatching !== 'all') throw new UsageError(`--rule-matching must be first or all, not '${ruleMatching}'`);
-    const engine = values.engine ?? 'wasm';
-    if (engine !== 'wasm' && engine !== 'interpreter') throw new UsageError(`--engine must be wasm or interpreter, not '${engine}'`);
-    const minPriority = parsePriority(values['min-priority'] ?? config.rules.minPriority);
-    if (!minPriority) throw new UsageError(`--min-priority: unknown priority '${values['min-priority'] ?? config.rules.minPriority}'`);
+    const { format, ruleMatching, engine, minPriority } = replaySettings(values, config);
 
     const { files, problems } = readRulesFiles(paths);
     for (const p of problems) process.stderr.write(`${p}\n`);

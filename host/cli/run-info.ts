@@ -3,8 +3,9 @@
 // (-l RULE). Consumes the field tables, the event names and a loaded ruleset; writes to stdout.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { describeLoad, ENGINE_VERSION, fieldTable, type LoadedRule, type LoadResult, printExpr, type RulesFile, type Source, SOURCES, templateText } from '../engine/index.js';
+import { describeLoad, ENGINE_VERSION, fieldTable, type LoadedRule, type LoadResult, printExpr, type RuleFigure, type RulesFile, type Source, SOURCES, templateText } from '../engine/index.js';
 import { EVENT_NAMES } from '../abi/event-names.js';
+import { withFigures } from './rule-figures.js';
 
 const out = (text: string): void => {
   process.stdout.write(`${text}\n`);
@@ -54,9 +55,18 @@ export function printRules(rules: readonly LoadedRule[], json: boolean): void {
   for (const r of rules) out(`${r.name}${r.enabled ? '' : ' (disabled)'}\n    ${r.desc.trim().replaceAll('\n', '\n    ')}`);
 }
 
-/** -l NAME: one rule in full; with --json in Falco's describe layout, as `rae describe RULE`. */
-export function describeRule(r: LoadedRule, json: boolean, result: LoadResult): void {
-  if (json) return out(JSON.stringify(describeLoad(result, r.name)));
+/** -l NAME: one rule in full; with --json in Falco's describe layout, as `rae describe RULE`; with a running engine's figures, the rule's (when it has any). */
+export function describeRule(r: LoadedRule, json: boolean, result: LoadResult, figures?: readonly RuleFigure[]): void {
+  if (json) {
+    const doc = describeLoad(result, r.name)!;
+    return out(JSON.stringify(figures ? withFigures(doc, figures) : doc));
+  }
   const d = { name: r.name, desc: r.desc.trim(), condition: printExpr(r.expanded), output: templateText(r.output), priority: r.priority, tags: r.tags, source: r.source, enabled: r.enabled };
-  out([`Rule: ${d.name}`, `Description: ${d.desc}`, `Condition (macros expanded): ${d.condition}`, `Output: ${d.output}`, `Priority: ${d.priority}`, `Tags: ${d.tags.join(', ')}`, `Source: ${d.source}`, `Enabled: ${d.enabled}`].join('\n'));
+  const lines = [`Rule: ${d.name}`, `Description: ${d.desc}`, `Condition (macros expanded): ${d.condition}`, `Output: ${d.output}`, `Priority: ${d.priority}`, `Tags: ${d.tags.join(', ')}`, `Source: ${d.source}`, `Enabled: ${d.enabled}`];
+  const f = figures?.find((x) => x.rule === r.name && x.source === r.source);
+  if (f) {
+    const total = figures!.reduce((s, x) => s + x.costSeconds, 0);
+    lines.push(`Evaluations: ${f.evaluations}`, `Matches: ${f.matches}`, `Cost: ${f.costSeconds.toPrecision(3)} s (${total > 0 ? ((f.costSeconds / total) * 100).toFixed(1) : '0.0'}% of the rules' cost)`);
+  }
+  out(lines.join('\n'));
 }

@@ -33,7 +33,7 @@ export const runCommand: Command = {
     const loaded = loadRunConfig(argv);
     if (typeof loaded === 'number') return loaded;
     const { flags, config, overrides } = loaded;
-    if (flags['dry-run'] || flags['list-rules'] || flags.describe !== undefined) return inspectRules(config, flags.describe, flags['list-rules'] ?? false, flags.json ?? false);
+    if (flags['dry-run'] || flags['list-rules'] || flags.describe !== undefined) return inspectRules(config, flags.describe, flags['list-rules'] ?? false, flags.json ?? false, flags.url);
     const life = new Lifecycle();
     const signals = handleSignals(life);
     mkdirSync(config.stateDir, { recursive: true });

@@ -56,6 +56,8 @@ export interface Config {
     compileTimeoutSeconds: number;
     /** The compile worker's heap cap (MB): a compile that needs more fails the load instead of the process. */
     compileWorkerHeapMb: number;
+    /** Count every rule's evaluations, matches and cost (docs/rule-cost.md); false only to measure what counting costs. */
+    ruleCounters: boolean;
     /** Falco's watch_config_files: a change to a file or directory in `files` reloads the rules, as SIGHUP does. */
     watch: boolean;
     /** Falco's -T: rules with any of these tags are disabled. */
@@ -170,6 +172,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxOutputFieldBytes: DEFAULT_MAX_OUTPUT_FIELD_BYTES,
       compileTimeoutSeconds: 120,
       compileWorkerHeapMb: 2048,
+      ruleCounters: true,
       watch: true,
       disableTags: [],
       enableTags: [],

@@ -37,6 +37,7 @@ export { walkChecked, type FieldRef, type Operand } from './ir.js';
 export { parseIp, truncInt } from './literals.js';
 export { MappedText } from './mapped-text.js';
 export { RuleMatcher, type RuleMatching } from './matcher.js';
+export { rankByCost, RuleStats, type RuleFigure } from './rule-stats.js';
 export { parseOutput, templateText, type OutputToken } from './output-template.js';
 export { HARD_MAX_DEPTH } from './parser.js';
 export { printExpr } from './printer.js';

@@ -6,6 +6,7 @@
 // names are served beside them from the same state (falco.ts).
 import type { Registry } from 'prom-client';
 import { priorityNumber, type Priority } from '../engine/priority.js';
+import type { RuleFigure } from '../engine/index.js';
 import { BoundedLabel } from './bounded.js';
 import { registerFalcoMetrics, type RuleLabels } from './falco.js';
 import { createRegistry } from './registry.js';
@@ -95,6 +96,8 @@ export interface Metrics {
   rulesetFailed(reason: RulesetFailureReason): void;
   /** Seconds spent compiling one ruleset. */
   compileTime(seconds: number): void;
+  /** Where the per-rule figures come from (the detection engine's ruleFigures): read at each exposition into the enginesecurity_engine_rule_* counters. */
+  ruleFigures(read: () => readonly RuleFigure[]): void;
 }
 
 /** A new, independent set of metrics in its own registry. */
@@ -108,10 +111,33 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   sources.allow([...SOURCES, 'syscalls']); // 'syscalls': falcosidekick's value for a payload without source
   const falco = registerFalcoMetrics(registry, m);
 
+  // Rule figures are running totals: each exposition adds what grew since the last one. Their
+  // `rule` labels are the loaded rules' names (bounded by the rules ever loaded), not the bounded alert label.
+  let readFigures: (() => readonly RuleFigure[]) | undefined;
+  const exported = new Map<string, RuleFigure>();
+  const syncFigures = () => {
+    for (const f of readFigures?.() ?? []) {
+      const key = `${f.source}\0${f.rule}`;
+      const last = exported.get(key);
+      const labels = { rule: f.rule, source: f.source };
+      const add = (c: typeof m.ruleMatches, now: number, before: number) => {
+        if (now > before || !last) c.inc(labels, Math.max(0, now - before));
+      };
+      add(m.ruleEvaluations, f.evaluations, last?.evaluations ?? 0);
+      add(m.ruleMatches, f.matches, last?.matches ?? 0);
+      add(m.ruleCostSeconds, f.costSeconds, last?.costSeconds ?? 0);
+      exported.set(key, f);
+    }
+  };
+
   return {
     registry,
     async exposition() {
+      syncFigures();
       return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+    ruleFigures: (read) => {
+      readFigures = read;
     },
     knownRules(loaded) {
       const list = [...loaded];

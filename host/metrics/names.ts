@@ -188,6 +188,24 @@ export const METRICS = {
     labelNames: ['source'],
     buckets: [1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1, 0.5, 1],
   }),
+  ruleEvaluations: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_rule_evaluations_total',
+    help: 'Events that reached a rule after the event-type index (under rule_matching first, not stopped by an earlier match), on either evaluator tier; a rule removed by a reload keeps its series.',
+    labelNames: ['rule', 'source'],
+  }),
+  ruleMatches: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_rule_matches_total',
+    help: 'Events a rule matched (before the output path: every detection).',
+    labelNames: ['rule', 'source'],
+  }),
+  ruleCostSeconds: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_rule_cost_seconds_total',
+    help: 'Time spent evaluating a rule: its evaluations times its sampled per-evaluation time (docs/rule-cost.md).',
+    labelNames: ['rule', 'source'],
+  }),
   eventsTruncated: def({
     type: 'counter',
     name: 'enginesecurity_engine_events_truncated_total',

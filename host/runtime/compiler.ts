@@ -100,9 +100,10 @@ export class RuleCompiler {
    * `idleMs`: stop the worker after this long without a request (0 or absent: keep it);
    * `cacheDir`: keep built modules' wasm there and take them from there (module-cache.ts);
    * `timeoutMs`: a worker build's deadline (default 120 s, 0: none); `maxHeapMb`: the worker's
-   * V8 old-generation cap (default 2048).
+   * V8 old-generation cap (default 2048); `counters`: modules count their rule figures (default
+   * true; GenerateOptions.counters).
    */
-  constructor(private readonly opts: { inProcess?: boolean; idleMs?: number; cacheDir?: string; timeoutMs?: number; maxHeapMb?: number } = {}) {
+  constructor(private readonly opts: { inProcess?: boolean; idleMs?: number; cacheDir?: string; timeoutMs?: number; maxHeapMb?: number; counters?: boolean } = {}) {
     this.disk = opts.cacheDir ? new ModuleCache(opts.cacheDir) : undefined;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_COMPILE_TIMEOUT_MS;
   }
@@ -113,7 +114,7 @@ export class RuleCompiler {
    */
   async compile(rules: readonly LoadedRule[], signal?: AbortSignal): Promise<CompileOutcome> {
     const t0 = performance.now();
-    const gen = generateModule(rules);
+    const gen = generateModule(rules, { counters: this.opts.counters });
     const codegenMs = performance.now() - t0;
     if (!gen.module) return { ok: false, errors: gen.errors.map((e) => runtimeError('ECODEGEN', e.message)) };
     const plan = warmPlan(gen.module);

@@ -41,7 +41,7 @@
 // (isolation, failure report), kernel-path.ts (the byte path); this file loads, compiles and
 // tiers up, and composes them.
 import type { Gauge } from 'prom-client';
-import { type LoadResult, loadRules, RuleMatcher, type RulesFile, type SourceEvent } from '../engine/index.js';
+import { type LoadResult, loadRules, RuleMatcher, type RuleFigure, RuleStats, type RulesFile, type SourceEvent } from '../engine/index.js';
 import { METRICS } from '../metrics/names.js';
 import { BatchJudge } from './batch-judge.js';
 import { RuleCompiler, warmPlan, type ModuleFrom } from './compiler.js';
@@ -85,9 +85,14 @@ export class DetectionEngine {
   /** Aborts the compile of the newest load or tier-up target when a newer ruleset comes. */
   private compileAbort: AbortController | undefined;
   private readonly compiler: RuleCompiler;
+  /** Per-rule figures of both tiers, kept across reloads (undefined with ruleCounters false). */
+  private readonly ruleStats: RuleStats | undefined;
 
   constructor(private readonly options: DetectionEngineOptions) {
-    this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir, timeoutMs: options.compileTimeoutMs, maxHeapMb: options.compileWorkerHeapMb });
+    const counters = options.ruleCounters ?? true;
+    this.ruleStats = counters ? new RuleStats() : undefined;
+    this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir, timeoutMs: options.compileTimeoutMs, maxHeapMb: options.compileWorkerHeapMb, counters });
+    if (this.ruleStats) options.metrics?.ruleFigures?.(() => this.ruleFigures);
     const tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
     this.counters = newEngineStats(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
     this.slot = new RulesetSlot(this.counters, tierGauge, () => this.supersedeTarget());
@@ -119,7 +124,7 @@ export class DetectionEngine {
     if (!result.ok || !signal) return { swapped: false, result };
     if (signal.aborted) return { swapped: false, result, errors: [runtimeError('ECANCELED', 'a newer load superseded this ruleset before it was compiled')] };
     if (this.options.engine === 'interpreter' || opts.interpreterFirst) {
-      this.slot.installInterpreter(result, new RuleMatcher(result.ruleset, this.options));
+      this.slot.installInterpreter(result, new RuleMatcher(result.ruleset, this.options, this.ruleStats));
       this.counters.lastChangeToLiveMs = performance.now() - t0;
       if (this.options.engine === 'interpreter') return { swapped: true, result, tier: 'interpreter' };
       return { swapped: true, result, tier: 'interpreter', compiled: this.tierUp(result, t0, signal) };
@@ -143,6 +148,7 @@ export class DetectionEngine {
     const prepareMs = performance.now() - p0;
     await created.module.pretouch();
     await created.module.warmUp(warmPlan(compiled.compiled.generated));
+    if (this.ruleStats) created.module.countInto(this.ruleStats, this.options.costSampleEvery);
     return { ok: true, module: created.module, compiled: compiled.compiled, prepareMs, from: compiled.from };
   }
 
@@ -198,6 +204,7 @@ export class DetectionEngine {
   swapCompiled(compiled: CompiledRuleset, result: LoadResult): { ok: true } | { ok: false; error: RuntimeError } {
     const created = RuleModule.create(compiled, this.options.watchdogMs ?? 1000);
     if (!created.ok) return created;
+    if (this.ruleStats) created.module.countInto(this.ruleStats, this.options.costSampleEvery);
     this.slot.installCompiled(result, created.module);
     return { ok: true };
   }
@@ -223,6 +230,11 @@ export class DetectionEngine {
   /** Events evaluated since start. */
   get eventsEvaluated(): number {
     return this.judge.evaluated;
+  }
+
+  /** Every rule's evaluations, matches and cost so far, on both tiers (a rule removed by a reload keeps its row); empty with ruleCounters false. */
+  get ruleFigures(): RuleFigure[] {
+    return this.ruleStats?.figures() ?? [];
   }
 
   /** Evaluator counters and timings. */

@@ -39,10 +39,14 @@ export interface DetectionEngineOptions {
   maxOutputFieldBytes?: number;
   /** Falco's append_output (`rae run`: forwarder.falco.append_output): the fields it names are extracted from the event into the output_fields of the rules it matches. */
   appendOutput?: readonly AppendOutput[];
+  /** Count every rule's evaluations, matches and cost on both tiers (default true; docs/rule-cost.md). */
+  ruleCounters?: boolean;
+  /** With ruleCounters: one compiled evaluate call in this many is timed whole to calibrate the cost (default 16; rule-tally.ts). */
+  costSampleEvery?: number;
   /** Where failures are reported (default: a line on stderr). */
   onError?: (error: RuntimeError) => void;
-  /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures, events judged by the reference interpreter for the compiled tier, and the tier gauge (from the registry). */
-  metrics?: Pick<Metrics, 'compileTime' | 'eventsDropped'> & Partial<Pick<Metrics, 'rulesetFailed' | 'eventsReferenceJudged' | 'registry'>>;
+  /** Metrics hooks: compile time per ruleset, events of failed batches (trap / watchdog); optionally tier compile failures, events judged by the reference interpreter for the compiled tier, the tier gauge (from the registry) and the rule figures' source. */
+  metrics?: Pick<Metrics, 'compileTime' | 'eventsDropped'> & Partial<Pick<Metrics, 'rulesetFailed' | 'eventsReferenceJudged' | 'registry' | 'ruleFigures'>>;
 }
 
 /** How `load` installs a valid ruleset. */

@@ -8,11 +8,12 @@
 // transformer results do not fit the scratch area, is judged by the reference interpreter over
 // the same rules (reference.ts) and reported in the result, never skipped.
 import type { GeneratedModule } from '../engine/codegen/index.js';
-import type { LoadedRule, SourceEvent } from '../engine/index.js';
+import type { LoadedRule, RuleStats, SourceEvent } from '../engine/index.js';
 import { MATCH_REFERENCE, MATCH_SIZE, MEM, SRC, STATE, THREAD } from '../abi/module.js';
 import { BatchEncoder, type Encoded } from './encode.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { ReferenceJudge, type Referred } from './reference.js';
+import { ModuleTally } from './rule-tally.js';
 import { checkInstance, checkModule } from './validate.js';
 import { guardedCall, isWatchdogTimeout } from './watchdog.js';
 import { fillSynthetic, type WarmPlan } from './warm.js';
@@ -54,10 +55,11 @@ export class RuleModule {
   private readonly resumeAt: () => number;
   private readonly encoders: { syscall: BatchEncoder; k8s_audit: BatchEncoder };
   private reference: ReferenceJudge | undefined;
+  private tally: ModuleTally | undefined;
 
   private constructor(
     readonly compiled: CompiledRuleset,
-    instance: WebAssembly.Instance,
+    private readonly instance: WebAssembly.Instance,
     readonly watchdogMs: number,
   ) {
     const ex = instance.exports;
@@ -81,6 +83,17 @@ export class RuleModule {
     const badInstance = checkInstance(instance.exports);
     if (badInstance) return { ok: false, error: badInstance };
     return { ok: true, module: new RuleModule(compiled, instance, watchdogMs) };
+  }
+
+  /**
+   * Counts every rule's evaluations, matches and sampled cost into `stats` from now on (call
+   * after warmUp: what was evaluated before is not counted); the counts stay in the module's
+   * memory until `stats` is read; `sampleEvery`: one evaluate call in this many is timed whole
+   * (rule-tally.ts).
+   */
+  countInto(stats: RuleStats, sampleEvery?: number): void {
+    const ex = this.instance.exports;
+    this.tally = new ModuleTally(this.memory, ex, this.compiled.generated, stats, sampleEvery);
   }
 
   /** The rules, by the ids in match records. */
@@ -144,6 +157,8 @@ export class RuleModule {
    * header, the thread entries up to the high-water mark and the string heap up to its top.
    */
   adoptState(previous: RuleModule): void {
+    // the previous module stops evaluating here: its rule counts are read a last time
+    previous.tally?.retire();
     const from = new Uint8Array(previous.memory.buffer);
     const hdr = new DataView(previous.memory.buffer, MEM.stateBase, 16);
     const threads = hdr.getUint32(4, true);
@@ -230,20 +245,26 @@ export class RuleModule {
     let start = 0;
     while (start < n) {
       let k: number;
+      const rec = MEM.batchBase + (from + start) * stride;
+      // rule figures: one call in so many is timed whole (rule-tally.ts); the others cost nothing here
+      const timed = this.tally?.beforeCall(first) ?? false;
+      const t0 = timed ? performance.now() : 0;
       try {
-        k = this.call(src, MEM.batchBase + (from + start) * stride, n - start, first ? 1 : 0);
+        k = this.call(src, rec, n - start, first ? 1 : 0);
       } catch (err) {
         const e = err as Error & { code?: string };
         if (isWatchdogTimeout(e)) return { ok: false, error: runtimeError('ETIMEOUT', `evaluation stopped by the watchdog after ${this.watchdogMs} ms`) };
         if (e instanceof WebAssembly.RuntimeError) return { ok: false, error: runtimeError('ETRAP', `the rule module trapped: ${e.message}`) };
         return { ok: false, error: runtimeError('ETRAP', `evaluation failed: ${e.message}`) };
       }
+      const seconds = timed ? (performance.now() - t0) / 1000 : 0;
       const out = new Uint32Array(this.memory.buffer, MEM.outBase, k * 2);
       for (let m = 0; m < k; m++) {
         const id = out[2 * m + 1]!;
         if (id === MATCH_REFERENCE) handBack.push(base + start + out[2 * m]!);
         else matches.push({ event: base + start + out[2 * m]!, rule: rules[id]! });
       }
+      if (timed) this.tally!.afterSampledCall(src, rec, n - start, seconds);
       // A module only stops early after at least one event; anything else ends the batch, so a
       // misbehaving module cannot make the host loop.
       const resumed = this.resumeAt();

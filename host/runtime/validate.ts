@@ -8,9 +8,11 @@ import { runtimeError, type RuntimeError } from './errors.js';
 /** The exports a rule module has, no more and no fewer. */
 const EXPECTED_EXPORTS: ReadonlyArray<readonly [string, string]> = [
   ['abiVersion', 'function'],
+  ['counts', 'function'],
   ['evaluate', 'function'],
   ['heapBase', 'function'],
   ['memory', 'memory'],
+  ['profile', 'function'],
   ['resumeAt', 'function'],
 ];
 

@@ -36,6 +36,8 @@ Options (Falco's where Falco has one):
       --list-events     print the event type names evt.type accepts
   -L, --list-rules      print every loaded rule with its description
   -l, --describe RULE   print one loaded rule: description, condition, output, priority, tags
+      --url URL         with -l: add the rule's evaluations, matches and cost from the running
+                        engine whose forwarder answers there (e.g. http://127.0.0.1:2801)
       --json            print --version, --list, -L and -l as JSON
       --state-dir DIR   state directory (default: $RAE_STATE_DIR, else /var/lib/runtime-audit-engine
                         as root, else ~/.local/state/runtime-audit-engine)

@@ -4,7 +4,7 @@
 // environment, -o). Consumes argv; produces the configuration and what a reload needs to read it
 // again, or the exit code of a run that ends here.
 import { loadConfig, type Config } from '../../config/config.js';
-import { log, parseCommandArgs, setLogLevel } from '../command.js';
+import { log, parseCommandArgs, setLogLevel, UsageError } from '../command.js';
 import { answerList, withListValue } from '../rule-flags.js';
 import { printEvents, printVersion } from '../run-info.js';
 
@@ -36,6 +36,7 @@ function parseRunFlags(argv: string[]) {
     'list-events': { type: 'boolean' },
     'list-rules': { type: 'boolean', short: 'L' },
     describe: { type: 'string', short: 'l' },
+    url: { type: 'string' },
     json: { type: 'boolean' },
   });
   return values;
@@ -48,6 +49,7 @@ export function loadRunConfig(argv: string[]): RunConfig | number {
   if (flags.version) return (printVersion(json), 0);
   if (flags['list-events']) return (printEvents(), 0);
   if (answerList(flags)) return 0;
+  if (flags.url !== undefined && flags.describe === undefined) throw new UsageError('--url goes with -l RULE');
   // The flags are -o options of their keys (given again, a list key appends), before the -o options.
   const flagged = (key: string, list: string[] | undefined) => (list ?? []).map((v) => `${key}=${v}`);
   const overrides = [

@@ -4,10 +4,11 @@
 // produces log lines, printed rules and an exit code.
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config/config.js';
-import { builtinRulesFiles, type LoadResult, loadRules, renderDiagnostic } from '../../engine/index.js';
+import { builtinRulesFiles, type LoadResult, loadRules, renderDiagnostic, type RuleFigure } from '../../engine/index.js';
 import type { Metrics } from '../../metrics/index.js';
 import type { FaultTracking } from '../../tracking/index.js';
 import { log } from '../command.js';
+import { fetchFigures } from '../rule-figures.js';
 import { checkRun, expandLimitsOf, SELECTION_FILE } from '../run-config.js';
 import { describeRule, printRules, versionInfo } from '../run-info.js';
 
@@ -34,8 +35,20 @@ export function onRulesLoaded(metrics: Metrics, tracking: FaultTracking): (r: Lo
   };
 }
 
-/** --dry-run, -L and -l: the configuration and the rules as `rae run` would load them, without starting anything. */
-export function inspectRules(config: Config, describe: string | undefined, list: boolean, json: boolean): number {
+/**
+ * --dry-run, -L and -l: the configuration and the rules as `rae run` would load them, without
+ * starting anything. With `url` (-l RULE --url), the rule's figures from that running engine too.
+ */
+export async function inspectRules(config: Config, describe: string | undefined, list: boolean, json: boolean, url?: string): Promise<number> {
+  let figures: readonly RuleFigure[] | undefined;
+  if (url !== undefined) {
+    const got = await fetchFigures(url);
+    if (!got.ok) {
+      log(`run: --url: ${got.message}`, 'error');
+      return 1;
+    }
+    figures = got.figures;
+  }
   const checked = checkRun(config);
   if (!checked.ok) {
     for (const p of checked.problems) log(`run: ${p}`, 'error');
@@ -49,7 +62,7 @@ export function inspectRules(config: Config, describe: string | undefined, list:
       log(`run: -l: no loaded rule is named '${describe}'`, 'error');
       return 1;
     }
-    describeRule(rule, json, result);
+    describeRule(rule, json, result, figures);
     return 0;
   }
   if (list) {

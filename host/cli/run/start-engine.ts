@@ -45,6 +45,7 @@ export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycl
     compilerIdleMs: config.rules.compilerIdleSeconds * 1000,
     compileTimeoutMs: config.rules.compileTimeoutSeconds * 1000,
     compileWorkerHeapMb: config.rules.compileWorkerHeapMb,
+    ruleCounters: config.rules.ruleCounters,
     moduleCacheDir: join(config.stateDir, 'module-cache'),
     hostname,
     kernel: kernelIngest,

@@ -3,6 +3,13 @@
 // k8s_audit rules in one group, one `evaluate(src, rec, n, first, out, cap)` export that walks a
 // batch of eval records (probes/src/eval_abi.h) and writes (event, rule) matches. Consumes
 // LoadedRules; produces the source text and the record layouts the host encoder must follow.
+// Rule figures (docs/rule-cost.md): unless `counters: false`, the module keeps cumulative u64
+// counters in its `counts()` area: the calls of each rule group (one increment per event that
+// reaches a group, however many rules it has) and the matches of each (group, rule) pair (one
+// increment per match). The host reads them only when figures are asked for (a scrape, a sampled
+// batch), never per event or per batch; a group's calls minus the `first` matches before a rule
+// give that rule's evaluations exactly. `profile(id, ...)` runs one rule alone over listed
+// records, for the sampled per-rule rates.
 import { createHash } from 'node:crypto';
 import type { LoadedRule } from '../ruleset.js';
 import type { CheckedExpr } from '../ir.js';
@@ -38,8 +45,24 @@ export interface GeneratedModule {
   threadUse: ThreadUse;
   /** Keyed container fields of conditions and outputs, in the order of the container entries' keyed refs (host/sources/container/table.ts). */
   containerKeys: ContainerKey[];
+  /**
+   * The counted groups: `slot` is the u64 of the group's calls in `counts()` (0: k8s_audit, else
+   * the evt.type id), `rules` its rule ids in evaluation order, and the matches of `rules[p]` in
+   * that group are the u64 at `hits + p`.
+   */
+  countSlots: ReadonlyArray<{ slot: number; rules: readonly number[]; hits: number }>;
+  /** Number of u64 counters in `counts()`. */
+  countWords: number;
+  /** Whether the groups count their calls (GenerateOptions.counters). */
+  counters: boolean;
   /** sha256 of the code. */
   hash: string;
+}
+
+/** How to generate a module. */
+export interface GenerateOptions {
+  /** Count each group's calls for the rule figures (default true; off only to measure what counting costs). */
+  counters?: boolean;
 }
 
 /** Which thread-entry fields a module reads, and how deep. */
@@ -77,6 +100,9 @@ export function heapBase(): usize { return __heap_base; }
 export function resumeAt(): i32 { return resume; }
 `;
 
+/** u64 counters before the (group, rule) match counters: one per group slot (0 the k8s_audit group, else the evt.type id). */
+const COUNT_SLOTS = EVT_TYPES.length + 1;
+
 /** Transformers whose results are new strings in the scratch area (assembly/transform.ts). */
 const SCRATCH_TRANSFORMS = new Set(['tolower', 'toupper', 'b64', 'concat', 'join', 'getopt', 'list', 'basename', 'len']);
 
@@ -107,8 +133,50 @@ function usesFolding(e: CheckedExpr): boolean {
   return found;
 }
 
+/**
+ * Cost sampling: `profile(id, ...)` runs rule `id` alone (id -1: the loop alone, the baseline)
+ * over the m records at rec whose indexes are the u32s at idx. Never on the hot path; one small
+ * loop per rule, so no dispatch inside the timed loop.
+ */
+function profileExport(liveIds: readonly number[]): string[] {
+  const profileLoop = (name: string, test: string) => [
+    `function ${name}(rec: usize, stride: usize, idx: usize, m: i32): i32 {`,
+    '  let c = 0;',
+    '  for (let j = 0; j < m; j++) {',
+    '    const e = rec + <usize>load<u32>(idx + (<usize>j << 2)) * stride;',
+    '    epoch++;',
+    '    scratchReset();',
+    `    if (${test}) c++;`,
+    '  }',
+    '  return c;',
+    '}',
+  ];
+  return [
+    ...profileLoop('S_', 'e == 0'),
+    ...liveIds.flatMap((id) => profileLoop(`S${id}`, `R${id}(e)`)),
+    '/** Cost sampling: rule id alone (-1: the loop alone) over the m records at rec listed (u32 indexes) at idx; returns its matches. */',
+    'export function profile(id: i32, rec: usize, stride: usize, idx: usize, m: i32): i32 {',
+    '  switch (id) {',
+    ...liveIds.map((id) => `    case ${id}: return S${id}(rec, stride, idx, m);`),
+    '    default: return S_(rec, stride, idx, m);',
+    '  }',
+    '}',
+  ];
+}
+
+/** The rule figures' counters: `words` cumulative u64s (group calls by slot, then (group, rule) matches), `bump(c)` adds one to counter c. */
+function countArea(words: number): string[] {
+  return [
+    '/** Rule figures: cumulative u64 counters (group calls by slot, then (group, rule) matches); the host reads them, never writes them. */',
+    `const COUNTS = memory.data(${words * 8});`,
+    'export function counts(): usize { return COUNTS; }',
+    '@inline function bump(c: usize): void { const p = COUNTS + (c << 3); store<u64>(p, load<u64>(p) + 1); }',
+  ];
+}
+
 /** Generates the module for rules given in evaluation order (ids are positions). */
-export function generateModule(rules: readonly LoadedRule[]): { module?: GeneratedModule; errors: CodegenError[] } {
+export function generateModule(rules: readonly LoadedRule[], options: GenerateOptions = {}): { module?: GeneratedModule; errors: CodegenError[] } {
+  const counters = options.counters ?? true;
   const tables = { syscall: new SlotTable('syscall'), k8s_audit: new SlotTable('k8s_audit') };
   const threadUse: ThreadUse = { bases: [], levels: 0, walk: false };
   for (const r of rules) {
@@ -165,11 +233,20 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
       }
   });
   const groupFns: string[] = [];
-  const groupFn = (name: string, ids: number[]) => {
+  const countSlots: Array<{ slot: number; rules: readonly number[]; hits: number }> = [];
+  let countWords = COUNT_SLOTS;
+  const groupFn = (name: string, ids: number[], slot: number) => {
     groupFns.push(`function ${name}(e: usize, i: i32, out: usize, k: i32, first: bool): i32 {`);
-    for (const id of ids) {
-      groupFns.push(`  if (R${id}(e)) { store<u64>(out + (<usize>k << 3), u64(u32(i)) | (u64(${id}) << 32)); k++; if (first) return k; }`);
+    const hits = countWords;
+    if (ids.length > 0) {
+      countSlots.push({ slot, rules: ids, hits });
+      countWords += ids.length;
     }
+    if (counters && ids.length > 0) groupFns.push(`  bump(${slot});`);
+    ids.forEach((id, p) => {
+      const hit = counters ? ` bump(${hits + p});` : '';
+      groupFns.push(`  if (R${id}(e)) { store<u64>(out + (<usize>k << 3), u64(u32(i)) | (u64(${id}) << 32)); k++;${hit} if (first) return k; }`);
+    });
     groupFns.push('  return k;', '}');
   };
   const tids = [...groups.keys()].sort((a, b) => a - b);
@@ -177,6 +254,7 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     groupFn(
       `G${t}`,
       groups.get(t)!.sort((a, b) => a - b),
+      t,
     );
   // AssemblyScript compiles a switch to a chain of compares: the event types that dominate
   // every real workload come first, the rest in id order (deterministic either way).
@@ -185,7 +263,7 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     return i < 0 ? HOT_TYPES.length : i;
   };
   const dispatchOrder = [...tids].sort((a, b) => hot(a) - hot(b) || a - b);
-  groupFn('A', audit);
+  groupFn('A', audit, 0);
   const maxGroup = Math.max(1, audit.length, ...[...groups.values()].map((g) => g.length));
   // A source whose rules write transformer results: an event whose results did not all fit the
   // scratch area gets no verdict of its own; its matches are replaced by one RAE_MATCH_REFERENCE
@@ -218,9 +296,11 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     '  return k;',
     '}',
   ];
+  const profile = profileExport(rules.map((_, id) => id).filter((id) => live[id]));
   const code = [
     '// Generated by host/engine/codegen from the rules listed below; do not edit.',
     PRELUDE,
+    ...countArea(countWords),
     ...statics.decls,
     ...parts.operands.flatMap((o) => {
       const out: string[] = [];
@@ -232,11 +312,12 @@ export function generateModule(rules: readonly LoadedRule[]): { module?: Generat
     ...ruleFns,
     ...groupFns,
     ...evaluate,
+    ...profile,
     '',
   ].join('\n');
   if (errors.length > 0) return { errors };
   const hash = createHash('sha256').update(code).digest('hex');
-  return { module: { code, rules, layouts, maxGroup, threadUse, containerKeys: tables.syscall.containerKeys, hash }, errors };
+  return { module: { code, rules, layouts, maxGroup, threadUse, containerKeys: tables.syscall.containerKeys, countSlots, countWords, counters, hash }, errors };
 }
 
 /**

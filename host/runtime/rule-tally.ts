@@ -1,0 +1,238 @@
+// The compiled module's side of the rule figures (docs/rule-cost.md). Consumes the module's
+// cumulative counters (`counts()`: u64 calls per rule group, u64 matches per (group, rule) pair),
+// read only when figures are asked for (RuleStats.figures(): a scrape, `rae profile`) and on
+// sampled calls, and the timings of sampled calls; produces per-rule evaluations, matches and
+// cost in a RuleStats. Between two reads counting costs the host nothing: no work per event and,
+// per evaluate call, one decrement (is this call sampled?).
+// - Evaluations: a group's calls are added to each of its rules; under rule matching `first`, a
+//   match at rule j stops its group, so the matches of the rules before a rule in the group are
+//   taken from its calls. Exact for every event the module judged.
+// - Cost: one evaluate call in `sampleEvery` is timed whole (two clock reads). Its time minus
+//   the per-event work done for all rules (the baseline loop) is the rules' time, which
+//   calibrates the per-rule rates: those come from `profile`, each rule run alone over the
+//   events that reached it in a sampled call (only for a rule without a rate yet, and for every
+//   reached rule once in RESAMPLE_EVERY samples), and give the rules' relative weights. A rule's
+//   cost is its evaluations × its rate × (measured rules' time / the rates' estimate of it).
+import { MEM, SRC } from '../abi/module.js';
+import type { GeneratedModule } from '../engine/codegen/index.js';
+import type { RuleStats } from '../engine/index.js';
+
+type RuleCounter = ReturnType<RuleStats['counter']>;
+type ProfileFn = (id: number, rec: number, stride: number, idx: number, m: number) => number;
+
+/** A profile times each rule over at least this many evaluations (its events listed again as needed), so that the timer's resolution and call overhead stay small beside it. */
+const MIN_TIMED = 1024;
+
+/** Default: one evaluate call in 16 is timed whole (two clock reads and a read of the counters). */
+const DEFAULT_SAMPLE_EVERY = 16;
+
+/** One sampled call in this many profiles every rule its events reached (each alone, about twice the call's own time): rates follow a changing workload. */
+const RESAMPLE_EVERY = 64;
+
+/** Sampled calls whose ratios calibrate the rates (their median): about 64 × 16 recent calls. */
+const CALIBRATION_WINDOW = 63;
+
+/** 2^32, to read a u64 counter as two u32 halves (exact below 2^53). */
+const HIGH = 4294967296;
+
+/** Counts one module's rule figures into a RuleStats. */
+export class ModuleTally {
+  private readonly counters: RuleCounter[];
+  /** rule id -> the counts() slots of its groups. */
+  private readonly slotsOf: number[][];
+  /** The counters as last read (u64 values as numbers). */
+  private readonly seen: Float64Array;
+  /** Evaluations and matches by rule id of the last read. */
+  private readonly evals: Float64Array;
+  private readonly hits: Float64Array;
+  private readonly profileFn: ProfileFn;
+  private readonly countsAt: number;
+  private readonly flush = () => this.read();
+  private sampleIn: number;
+  private samples = 0;
+  private first = true;
+  private active = false;
+  /**
+   * Calibration: measured rules' time / the rates' estimate of it, one ratio per sampled call
+   * (the last CALIBRATION_WINDOW), and their median. A median, not a sum: a call the machine
+   * preempted reads many times too long (on a loaded machine a 1 ms call can read 50 ms), and
+   * a few such calls would otherwise dominate the scale.
+   */
+  private readonly ratios: number[] = [];
+  private ratioAt = 0;
+  private scale = 1;
+  /** Seconds of the per-event work done for all rules (the profile loop alone), from the last profile. */
+  private perEvent = 0;
+  /** Seconds of an empty profile call (the timer and the call). */
+  private timer = 0;
+  /** Profile loops called once already: the first call of a wasm function compiles it (lazy compilation), which must not be timed. */
+  private readonly warm = new Set<number>();
+
+  constructor(
+    private readonly memory: WebAssembly.Memory,
+    exports: WebAssembly.Exports,
+    private readonly generated: GeneratedModule,
+    private readonly stats: RuleStats,
+    private readonly sampleEvery = DEFAULT_SAMPLE_EVERY,
+  ) {
+    this.counters = generated.rules.map((r) => stats.counter(r));
+    this.slotsOf = generated.rules.map(() => []);
+    for (const s of generated.countSlots) for (const id of s.rules) this.slotsOf[id]!.push(s.slot);
+    this.seen = new Float64Array(generated.countWords);
+    this.evals = new Float64Array(generated.rules.length);
+    this.hits = new Float64Array(generated.rules.length);
+    this.profileFn = exports.profile as ProfileFn;
+    this.countsAt = (exports.counts as () => number)();
+    // whatever was counted before (warm-up batches) is not the rules' work
+    this.collect();
+    this.sampleIn = 0;
+  }
+
+  /** Before an evaluate call (`first`: rule matching first): whether to time it whole and call afterSampledCall. */
+  beforeCall(first: boolean): boolean {
+    if (!this.active) {
+      // registered once the module evaluates (a module prepared and never installed is never read)
+      this.active = true;
+      this.stats.pending(this.flush);
+    }
+    this.first = first;
+    if (this.sampleIn-- > 0 || !this.generated.counters) return false;
+    this.sampleIn = this.sampleEvery - 1;
+    // what came before this call is costed now, so the next read is this call's alone
+    this.read();
+    return true;
+  }
+
+  /**
+   * After a sampled evaluate call over n records at rec that took `seconds` (its match records
+   * already read: profiling writes over the match area): counts it, profiles rules as needed
+   * and calibrates.
+   */
+  afterSampledCall(src: number, rec: number, n: number, seconds: number): void {
+    this.collect();
+    const reached: number[] = [];
+    for (let id = 0; id < this.evals.length; id++) if (this.evals[id]! > 0) reached.push(id);
+    if (reached.length === 0) return this.apply();
+    const resample = this.samples++ % RESAMPLE_EVERY === 0;
+    const unrated = resample ? reached : reached.filter((id) => this.counters[id]!.rate('wasm') === undefined);
+    if (unrated.length > 0) this.profile(src, rec, n, unrated);
+    let estimate = 0;
+    for (const id of reached) estimate += this.evals[id]! * (this.counters[id]!.rate('wasm') ?? 0);
+    const rulesTime = seconds - this.timer - n * this.perEvent;
+    if (estimate > 0) this.calibrate(Math.max(0, rulesTime) / estimate);
+    this.apply();
+  }
+
+  /** The module is no longer the running one: its counts are read a last time and it leaves the RuleStats (until it runs again). */
+  retire(): void {
+    if (!this.active) return;
+    this.read();
+    this.active = false;
+    this.stats.pending(this.flush, false);
+  }
+
+  /** Reads the counters and costs what changed since the last read. */
+  private read(): void {
+    this.collect();
+    this.apply();
+  }
+
+  /** Adds one sampled call's ratio of measured to estimated rules' time; the scale is the median of the window. */
+  private calibrate(ratio: number): void {
+    if (this.ratios.length < CALIBRATION_WINDOW) this.ratios.push(ratio);
+    else this.ratios[this.ratioAt++ % CALIBRATION_WINDOW] = ratio;
+    const s = [...this.ratios].sort((a, b) => a - b);
+    const m = s.length >> 1;
+    this.scale = s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  }
+
+  /** Reads the counters into evals and hits by rule: what changed since the last read. */
+  private collect(): void {
+    const words = new Uint32Array(this.memory.buffer, this.countsAt, this.seen.length * 2);
+    const seen = this.seen;
+    const delta = (w: number): number => {
+      const v = words[2 * w]! + words[2 * w + 1]! * HIGH;
+      const d = v - seen[w]!;
+      seen[w] = v;
+      return d;
+    };
+    this.evals.fill(0);
+    this.hits.fill(0);
+    for (const g of this.generated.countSlots) {
+      let calls = delta(g.slot);
+      g.rules.forEach((id, p) => {
+        const h = delta(g.hits + p);
+        this.evals[id]! += calls;
+        this.hits[id]! += h;
+        // under `first` a match ends the group: the rules after it were not reached
+        if (this.first) calls -= h;
+      });
+    }
+  }
+
+  /** Adds the last read's evaluations and matches to the rules' counters, costed at the current rates and calibration. */
+  private apply(): void {
+    const scale = this.scale;
+    for (let id = 0; id < this.evals.length; id++) {
+      const e = this.evals[id]!;
+      if (e === 0 && this.hits[id] === 0) continue;
+      const c = this.counters[id]!;
+      c.evaluated(e, 'wasm', scale);
+      c.matches += this.hits[id]!;
+    }
+  }
+
+  /** Times each rule of `ids` alone over the events of its groups in this call, and the loop alone (the per-event baseline). */
+  private profile(src: number, rec: number, n: number, ids: readonly number[]): void {
+    const stride = src === SRC.syscall ? this.generated.layouts.syscall.stride : this.generated.layouts.k8s_audit.stride;
+    const dv = new DataView(this.memory.buffer);
+    const counted = new Set(this.generated.countSlots.map((g) => g.slot));
+    const bySlot = new Map<number, number[]>();
+    for (let i = 0; i < n; i++) {
+      const slot = src === SRC.syscall ? dv.getUint32(rec + i * stride, true) : 0;
+      if (!counted.has(slot)) continue;
+      let l = bySlot.get(slot);
+      if (!l) bySlot.set(slot, (l = []));
+      l.push(i);
+    }
+    const idx = new Uint32Array(this.memory.buffer, MEM.outBase, MEM.outSize / 4);
+    // The least of two runs: a run the machine preempted reads long, never short.
+    const timed = (id: number, m: number): number => {
+      if (!this.warm.has(id)) {
+        this.warm.add(id);
+        this.profileFn(id, rec, stride, MEM.outBase, m);
+      }
+      let best = Infinity;
+      for (let r = 0; r < 2; r++) {
+        const t0 = performance.now();
+        this.profileFn(id, rec, stride, MEM.outBase, m);
+        best = Math.min(best, performance.now() - t0);
+      }
+      return best / 1000;
+    };
+    // Lists are repeated up to MIN_TIMED entries: every entry is one evaluation (a new epoch).
+    const list = (ls: ReadonlyArray<readonly number[] | undefined>): number => {
+      let m = 0;
+      const once = ls.reduce((s, l) => s + (l?.length ?? 0), 0);
+      if (once === 0) return 0;
+      const total = Math.min(idx.length, once * Math.ceil(MIN_TIMED / once));
+      while (m + once <= total)
+        for (const l of ls) {
+          if (!l) continue;
+          idx.set(l, m);
+          m += l.length;
+        }
+      return m;
+    };
+    const all = list([...bySlot.values()]);
+    if (all === 0) return;
+    this.timer = timed(-1, 0);
+    this.perEvent = Math.max(0, timed(-1, all) - this.timer) / all;
+    const scale = this.scale;
+    for (const id of ids) {
+      const m = list(this.slotsOf[id]!.map((slot) => bySlot.get(slot)));
+      if (m === 0) continue;
+      this.counters[id]!.sampled(timed(id, m) - this.timer - m * this.perEvent, m, 'wasm', scale);
+    }
+  }
+}
