@@ -174,7 +174,7 @@ t('SIGTERM during a run removes the containers before the generator exits', asyn
     if (/started privileged container/.test(err) && g.child.exitCode === null && !g.child.killed) g.child.kill('SIGTERM');
   });
   const r = await g.done;
-  assert.match(r.stderr, 'started privileged container');
+  assert.match(r.stderr, 'started privileged container', r.stderr);
   assert.match(r.stderr, /removed container [0-9a-f]{12}/);
   assert.is(r.code, 128 + 15, r.stderr);
   assert.equal(await generatorContainers(engines.docker!), []);
