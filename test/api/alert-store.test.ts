@@ -148,6 +148,7 @@ async function get(w: World, path: string, token: string | null = w.token): Prom
 const count = async (w: World, query = ''): Promise<number> => (await get(w, `/api/v1/events/count${query}`)).body.statistics.all;
 const rulesOf = async (w: World, query: string): Promise<string[]> => (await get(w, `/api/v1/events/search${query}`)).body.results.map((r: { rule: string }) => r.rule);
 
+/** Storing, filters, counts and bad input, on `storage`. */
 function suite(storage: Storage): void {
   const name = storage.name;
 
@@ -264,6 +265,11 @@ function suite(storage: Storage): void {
       await w.api.close();
     }
   });
+}
+
+/** The live stream and retention, on `storage`. */
+function liveSuite(storage: Storage): void {
+  const name = storage.name;
 
   test(`${name}: the live stream sends each new alert matching its filter, once, with its id`, async () => {
     const w = await startWorld(storage);
@@ -379,12 +385,14 @@ test('pglite: while the database is not open, stdout gets every alert and the st
 const PGLITE = pgliteStorage();
 const POSTGRES = postgresStorage();
 suite(PGLITE);
+liveSuite(PGLITE);
 if ('unavailable' in POSTGRES) {
   process.stderr.write(`\n*** SKIPPING the alert store tests on PostgreSQL: ${POSTGRES.unavailable} ***\n\n`);
   test.skip('alert store on PostgreSQL (binaries missing)', () => {});
 } else {
   const pgStorage = POSTGRES;
   suite(pgStorage);
+  liveSuite(pgStorage);
   test('postgres: the server stopped mid-stream: stdout gets every alert, the store counts each it could not write, and writes again once it is back', async () => {
     const w = await startWorld(pgStorage);
     const link = createDatabaseLink();
