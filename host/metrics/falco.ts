@@ -1,6 +1,6 @@
 // Falco 0.45's metric names (names.ts FALCO_METRICS) in the engine's registry, beside the seed's.
 // No second count source: each is a prom-client collector that reads, at scrape time, the seed's
-// instruments (events received, kernel drops, output drops, version, rules files) or the process
+// instruments (events received, kernel drops, thread-table drops, output drops, version, rules files) or the process
 // state Falco's libs read (/proc/self/status, CPU time); the running sources are the state that
 // the readiness board also gets. The one counter updated on the hot path, rules_matches_total,
 // is counted by the same call as the seed's detection counter (index.ts alert), because its
@@ -76,6 +76,7 @@ export function registerFalcoMetrics(registry: Registry, m: Instruments): FalcoM
     });
   summed('scapEvents', m.eventsReceived);
   summed('scapDrops', m.eventsDropped, (l) => l.reason === 'kernel_lost');
+  summed('scapDropsFullThreadtable', m.threadTableDrops, (l) => l.reason === 'full');
   summed('outputsQueueDrops', m.outputDropped);
   new Gauge({
     ...common('cpuUsage'),

@@ -19,6 +19,7 @@ import {
   type RulesetFailureReason,
   type SourceLabel,
   type SourceUnavailableReason,
+  type ThreadTableDropReason,
   type TruncateReason,
   type WebhookConnectionCloseReason,
   type WebhookReason,
@@ -96,6 +97,8 @@ export interface Metrics {
   rulesetFailed(reason: RulesetFailureReason): void;
   /** Seconds spent compiling one ruleset. */
   compileTime(seconds: number): void;
+  /** Where the kernel path's thread-table drops are counted (its running totals, plain numbers: no prom-client call on the hot path): read at each exposition into enginesecurity_engine_thread_table_drops_total. */
+  threadTableDrops(read: () => Readonly<Record<ThreadTableDropReason, number>>): void;
   /** Where the per-rule figures come from (the detection engine's ruleFigures): read at each exposition into the enginesecurity_engine_rule_* counters. */
   ruleFigures(read: () => readonly RuleFigure[]): void;
 }
@@ -130,14 +133,27 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     }
   };
 
+  // Thread-table drops are the table's running totals: each exposition sets the counter to them.
+  let readThreadTableDrops: (() => Readonly<Record<ThreadTableDropReason, number>>) | undefined;
+  const syncThreadTableDrops = () => {
+    const drops = readThreadTableDrops?.();
+    if (!drops) return;
+    m.threadTableDrops.reset();
+    for (const [reason, n] of Object.entries(drops)) m.threadTableDrops.inc({ reason }, n);
+  };
+
   return {
     registry,
     async exposition() {
       syncFigures();
+      syncThreadTableDrops();
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
     ruleFigures: (read) => {
       readFigures = read;
+    },
+    threadTableDrops: (read) => {
+      readThreadTableDrops = read;
     },
     knownRules(loaded) {
       const list = [...loaded];

@@ -58,6 +58,13 @@ const PROCESS_LOOKUP_RESULTS = [
 ] as const;
 export type ProcessLookupResult = (typeof PROCESS_LOOKUP_RESULTS)[number];
 
+/** Why the kernel path's thread table (host/sources/syscall/thread-table.ts) could not keep a process whole. */
+const THREAD_TABLE_DROP_REASONS = [
+  'full', // no free entry: the process goes untracked (libs' n_drops_full_threadtable)
+  'strings_cut', // a process string not kept, the table's string heap full even after compaction: the field reads as missing
+] as const;
+export type ThreadTableDropReason = (typeof THREAD_TABLE_DROP_REASONS)[number];
+
 /** Which evaluator judges decoded events: the compiled module, or the reference interpreter while a new ruleset compiles. */
 export const EVALUATOR_TIERS = ['wasm', 'interpreter'] as const;
 export type EvaluatorTier = (typeof EVALUATOR_TIERS)[number];
@@ -174,6 +181,12 @@ export const METRICS = {
     name: 'enginesecurity_engine_process_lookups_total',
     help: 'Processes first seen in a kernel syscall record (no thread entry: their process records never seen), by how their entry was filled (procfs, gone, deferred).',
     labelNames: ['result'],
+  }),
+  threadTableDrops: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_thread_table_drops_total',
+    help: "Process records of the kernel source the thread table could not keep whole, by reason: full (no free entry, the process goes untracked; Falco: falcosecurity_scap_n_drops_full_threadtable_total), strings_cut (one string of a process not kept because the table's string heap was full even after compaction; the field reads as missing).",
+    labelNames: ['reason'],
   }),
   eventsReferenceJudged: def({
     type: 'counter',
@@ -297,6 +310,12 @@ export const FALCO_METRICS = {
     type: 'counter',
     name: 'falcosecurity_scap_n_drops_total',
     help: 'Kernel records lost because the ring buffer was full: enginesecurity_engine_events_dropped_total{reason="kernel_lost"}.',
+    labelNames: [],
+  }),
+  scapDropsFullThreadtable: def({
+    type: 'counter',
+    name: 'falcosecurity_scap_n_drops_full_threadtable_total',
+    help: 'Processes not tracked because the thread table was full: enginesecurity_engine_thread_table_drops_total{reason="full"}.',
     labelNames: [],
   }),
   outputsQueueDrops: def({

@@ -181,6 +181,7 @@ t('every panel query of our dashboard has data from a real engine under load', a
     for (const [falco, ours] of [
       ['sum(falcosecurity_falco_rules_matches_total)', 'sum(enginesecurity_enginesidekick_engine_events_total{source="k8s_audit"})'],
       ['sum(falcosecurity_scap_n_evts_total)', 'sum(enginesecurity_engine_events_received_total)'],
+      ['sum(falcosecurity_scap_n_drops_full_threadtable_total)', 'sum(enginesecurity_engine_thread_table_drops_total{reason="full"})'],
     ]) {
       const r = await prom.query(`${falco} - ${ours}`);
       assert.equal(

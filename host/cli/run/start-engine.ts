@@ -36,6 +36,8 @@ export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycl
   const { hostname, metrics } = inputs;
   // a process first seen in a syscall record is read from /proc, as libsinsp does (unknown-process.ts)
   const kernelIngest = new KernelIngest({ hostname, unknownProcesses: { read: (pid) => readProcess(pid), onLookup: (r) => metrics.processLookup(r) } });
+  // the thread table counts its drops in plain numbers; the metrics read them when scraped
+  metrics.threadTableDrops(() => kernelIngest.threads.drops);
   if (config.containers.enabled) life.add(followContainers(config.containers, kernelIngest.containers, log));
   // the rules' domain names (fd.sip.name ...) resolved off the event path into the module's DNS table
   if (config.dns.enabled) life.add(followDomainNames(config.dns, kernelIngest.dns, log));

@@ -89,8 +89,8 @@ export class ThreadTable {
   private dv!: DataView;
   /** Container entries (container.* and k8s.* fields) the entries point at; none in tests that do not need them. */
   containers: ContainerTable | undefined;
-  /** Processes whose strings were cut because the heap was full even after compaction. */
-  dropped = 0;
+  /** Running totals (metrics read them at scrape time): full, process records with no free entry (untracked, libs' n_drops_full_threadtable); strings_cut, strings not kept, the heap full even after compaction. */
+  readonly drops = { full: 0, strings_cut: 0 };
   private readonly names = new UserNames();
   private readonly nameCache = new Map<string, Buffer | undefined>();
   private readonly userBytes = (uid: number) => this.nameOf('u', uid, () => this.names.user(uid));
@@ -483,7 +483,7 @@ export class ThreadTable {
 
   private allocEntry(): number {
     if (this.highWater >= STATE.threadSlots) {
-      this.dropped++;
+      this.drops.full++;
       return 0;
     }
     const addr = STATE.threads + this.highWater * THREAD.size;
@@ -513,7 +513,7 @@ export class ThreadTable {
     const end = STATE.dns;
     if (this.heapTop + n > end && this.mayFree()) this.compact();
     if (this.heapTop + n > end) {
-      this.dropped++;
+      this.drops.strings_cut++;
       return 0;
     }
     const at = this.heapTop;
