@@ -1,12 +1,13 @@
 // The engine a suite runs against: a private `rae run` (its own state directory, forwarder on a
 // free port, API, audit webhook and resources watch off) whose webhook output posts every alert to
 // the suite's receiver, as upstream configures Falco (`http_output` to the event-generator's
-// server, `append_output` extra field `proc.env`). The engine's append_output works on the
-// rendered alert, so the runner appends ` proc_env=%proc.env` and the container's fields
-// (container.id, container.name, container.image: a test in a container, host for the others) to
-// the output of every syscall rule it loads instead (a rules file of `override: {output: append}`
-// loaded last): the alert's output_fields then carry proc.env, where the test id is found, and say
-// where the test's process ran. Consumes the rules files (default:
+// server, `append_output` extra field `proc.env`). The runner appends ` proc_env=%proc.env` and
+// the container's fields (container.id, container.name, container.image: a test in a container,
+// host for the others) to the output of every syscall rule it loads (a rules file of
+// `override: {output: append}` loaded last): the alert's output_fields then carry proc.env, where
+// the test id is found, and say where the test's process ran. (The engine's append_output now
+// fills extra_fields from the event too, so upstream's configuration would also work; the runner
+// keeps the override, which puts the fields in the output text as well.) Consumes the rules files (default:
 // the built-in sets) and the receiver's URL; produces a ready engine and its stop().
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
