@@ -69,7 +69,8 @@ const tsxCache = `tsx-${process.getuid?.() ?? 0}`;
 mkdirSync(join(machineTmp, tsxCache), { recursive: true, mode: 0o700 });
 let tmpCount = 0;
 function fileTmp() {
-  const dir = join(runTmp, String(++tmpCount));
+  // short names: paths below a TMPDIR have limits (podman's --runroot: 50 characters; sockets: 108)
+  const dir = join(runTmp, (++tmpCount).toString(36));
   mkdirSync(dir);
   chmodSync(dir, 0o1777);
   symlinkSync(join(machineTmp, tsxCache), join(dir, tsxCache));
@@ -185,7 +186,7 @@ if (files.length === 0) {
   process.stdout.write(`no test file matches ${pattern}\n\n0 passed, 1 failed\n`);
   process.exit(1);
 }
-runTmp = mkdtempSync(join(machineTmp, 'rae-tests-'));
+runTmp = mkdtempSync(join(machineTmp, 'rt-'));
 chmodSync(runTmp, 0o755);
 const shared = longestFirst(files.filter((f) => !EXCLUSIVE.test(f)));
 const alone = longestFirst(files.filter((f) => EXCLUSIVE.test(f)));
