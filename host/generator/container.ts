@@ -74,7 +74,7 @@ export class ContainerRunner extends ContainerHostBase {
         tried.push(`${name} ${socket}: ${ping.status ? `HTTP ${ping.status}` : ping.text}`);
         continue;
       }
-      const why = await loadImage(engine, cfg.callTimeoutMs).catch((e: Error) => e.message);
+      const why = await loadImage(engine).catch((e: Error) => e.message);
       if (why) {
         engine.close();
         return { unavailable: `${name} at ${socket}: ${why}` };
@@ -151,8 +151,8 @@ export class ContainerRunner extends ContainerHostBase {
   }
 }
 
-/** Loads GENERATOR_IMAGE unless the runtime has it; resolves with why it could not, or undefined. */
-async function loadImage(engine: EngineSource, callTimeoutMs: number): Promise<string | undefined> {
+/** Loads GENERATOR_IMAGE unless the runtime has it (within the engine's WRITE_TIMEOUT_MS deadline); resolves with why it could not, or undefined. */
+async function loadImage(engine: EngineSource): Promise<string | undefined> {
   const ref = encodeURIComponent(GENERATOR_IMAGE);
   if ((await engine.call('GET', `/images/${ref}/json`)).status === 200) return undefined;
   const missing = busyboxUnavailable();
@@ -161,7 +161,7 @@ async function loadImage(engine: EngineSource, callTimeoutMs: number): Promise<s
   try {
     const archive = writeOciArchive(busyboxRootfs(dir), GENERATOR_IMAGE, join(dir, 'image.oci.tar'));
     // the load answers with a stream of JSON messages, an error among them when it failed
-    const r = await engine.call('POST', '/images/load?quiet=1', createReadStream(archive), Math.max(callTimeoutMs, 60_000));
+    const r = await engine.call('POST', '/images/load?quiet=1', createReadStream(archive));
     if (r.status !== 200 || /"error/i.test(r.text)) return `loading ${GENERATOR_IMAGE}: HTTP ${r.status} ${r.text.trim().slice(0, 300)}`;
   } finally {
     rmSync(dir, { recursive: true, force: true });
