@@ -14,6 +14,7 @@ interface Entry {
 // user CPU and 149-157 MB max RSS; lazy: see bench `footprint` (cli_help_*).
 const COMMANDS: Entry[] = [
   { name: 'run', summary: 'run the engine (built-in rules, sources, servers) until SIGTERM/SIGINT', load: async () => (await import('./run.js')).runCommand },
+  { name: 'forwarder', summary: 'the forwarder alone, as falcosidekick: engines post alerts to it, one database stores them, the query API serves them', load: async () => (await import('./forwarder.js')).forwarderCommand },
   { name: 'validate', summary: 'check rules files and print their diagnostics (like falco -V)', load: async () => (await import('./validate.js')).validateCommand },
   { name: 'describe', summary: 'print loaded rules as Falco describes them (JSON: compiled conditions, event types)', load: async () => (await import('./describe.js')).describeCommand },
   { name: 'replay', summary: 'evaluate recorded events (field events or audit logs) and print alerts', load: async () => (await import('./replay.js')).replayCommand },

@@ -292,6 +292,38 @@ withKubectl('the engine pods: least privilege, host mounts, probes, and what the
   assert.is(podOf(priv).spec.containers[0]!.securityContext?.privileged, true);
 });
 
+withKubectl("the fleet: every node's engine posts its alerts to the fleet forwarder's Service, whose rae forwarder stores them in the API's database", () => {
+  const objs = site();
+  const configOf = (name: string) => {
+    const loaded = configFromYaml(find(objs, 'ConfigMap', name).data!['config.yaml']!, {});
+    assert.equal(loaded.problems, [], name);
+    return loaded.config;
+  };
+  const engine = configOf('runtime-audit-engine-config');
+  const fleet = configOf('runtime-audit-engine-fleet-forwarder-config');
+  // the engines' webhook output names the Service, on a port whose target is the port rae forwarder listens on
+  const url = new URL((engine.forwarder.outputs.webhook as { address: string }).address);
+  const svc = find(objs, 'Service', 'runtime-audit-engine-fleet-forwarder');
+  assert.is(url.hostname, `${svc.metadata.name}.${NAMESPACE}.svc`);
+  assert.is(url.pathname, '/');
+  const svcPort = serviceSpecOf(svc).ports?.find((p) => p.port === Number(url.port));
+  assert.ok(svcPort, `no port ${url.port} on Service ${svc.metadata.name}`);
+  const container = podOf(find(objs, 'Deployment', 'runtime-audit-engine-fleet-forwarder')).spec.containers[0]!;
+  assert.is(container.args?.[0], 'forwarder');
+  const portNamed = (name: unknown) => container.ports?.find((p) => p.name === name)?.containerPort;
+  assert.is(portNamed(svcPort!.targetPort), fleet.forwarder.port);
+  assert.is(portNamed(serviceSpecOf(svc).ports?.find((p) => p.name === 'api')?.targetPort), fleet.api.port);
+  assert.is(fleet.forwarder.address, '0.0.0.0');
+  assert.is(fleet.api.address, '0.0.0.0');
+  assert.is((fleet.forwarder.outputs.webhook as { address?: string } | undefined)?.address ?? '', '', 'the fleet forwarder does not post to itself');
+  // one database: the API's Secret; the engines keep none (their alerts are stored by the fleet forwarder)
+  const databaseOf = (c: typeof container) => c.env?.find((e) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef;
+  const api = podOf(find(objs, 'Deployment', 'runtime-audit-engine-api')).spec.containers[0]!;
+  assert.ok(databaseOf(container));
+  assert.equal(databaseOf(container), databaseOf(api));
+  assert.is(engine.api.enabled, false);
+});
+
 withKubectl('the event generator runs the image with `event-generator run` against the webhook Service with its CA', () => {
   const objs = render(join(DEPLOY, 'event-generator'));
   const tls = find(site(), 'Secret', 'runtime-audit-engine-webhook-tls');

@@ -22,10 +22,10 @@ export interface RaeRun {
   stop(): Promise<number | null>;
 }
 
-/** Starts `rae run` with the given arguments; `wrapper` (e.g. `setpriv ...`) runs node when given. */
-export function startRae(args: string[], wrapper: string[] = []): RaeRun {
-  const command = [...wrapper, process.execPath, 'bin/rae.js', 'run', ...args];
-  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TZ: 'UTC' } });
+/** Starts `rae run` (or `opts.command`) with the given arguments and `opts.env` added to the environment; `wrapper` (e.g. `setpriv ...`) runs node when given. */
+export function startRae(args: string[], wrapper: string[] = [], opts: { command?: string; env?: NodeJS.ProcessEnv } = {}): RaeRun {
+  const command = [...wrapper, process.execPath, 'bin/rae.js', opts.command ?? 'run', ...args];
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TZ: 'UTC', ...opts.env } });
   let err = '';
   let out = '';
   const lines: string[] = [];
@@ -51,7 +51,7 @@ export function startRae(args: string[], wrapper: string[] = []): RaeRun {
     while (!ok()) {
       // A process ended by a signal has no exit code, only a signal code.
       const ended = child.exitCode !== null || child.signalCode !== null;
-      if (Date.now() > deadline || ended) throw new Error(`rae run: ${ended ? `exited (${child.exitCode ?? child.signalCode})` : 'timed out'} waiting for ${what}\n--- stderr:\n${err}`);
+      if (Date.now() > deadline || ended) throw new Error(`rae ${opts.command ?? 'run'}: ${ended ? `exited (${child.exitCode ?? child.signalCode})` : 'timed out'} waiting for ${what}\n--- stderr:\n${err}`);
       await new Promise((r) => setTimeout(r, 25));
     }
   };

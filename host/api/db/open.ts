@@ -68,7 +68,11 @@ async function openPostgres(url: string): Promise<Db> {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  const client = await pool.connect(); // fail fast on a wrong URL
+  // fail fast on a wrong URL or a server that does not answer, naming it (pg's error names neither the URL nor its variable)
+  const client = await pool.connect().catch(async (err: Error) => {
+    await pool.end().catch(() => {});
+    throw new Error(`cannot connect to PostgreSQL at ${redactUrl(url)} (DATABASE_URL): ${err.message}`, { cause: err });
+  });
   client.release();
   const q = (c: pg.Pool | pg.PoolClient): Queryable => ({
     query: async <R>(sql: string, params?: unknown[]) => (await c.query(sql, params)).rows as R[],

@@ -1,0 +1,293 @@
+// Scenario `store`: the alert store (docs/console.md) on PGlite and on a real PostgreSQL server
+// (a throwaway cluster on loopback, as the API tests start it). For each database: alerts/s
+// through the fan-out into the store; stdout's submit-to-line latency without and with the store
+// in the same run; then the table filled to 1,000,000 alerts by one INSERT ... SELECT over
+// generate_series per 100,000 rows (in the database, not through HTTP), and p50/p99 of a search
+// with one filter through the real query API (GET /api/v1/events/search, a token, undici), each
+// filter with changing values. Last, a real `rae run` (built-in rules, PGlite) with the store off
+// and on: its RSS once ready and after 20,000 alerts posted to its forwarder were stored.
+// Bounded: fixed alert, row and request counts, every wait with a deadline.
+// BENCH_STORE_PARTS (comma-separated pglite, postgres, engine; default all) runs some parts.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { Pool } from 'undici';
+import { addToken, createUser, generateToken, type Db } from '../host/api/db/index.js';
+import { defaultConfig } from '../host/config/config.js';
+import { createMetrics, type Metrics } from '../host/metrics/index.js';
+import type { Alert } from '../host/output/alert.js';
+import { createDatabaseLink } from '../host/output/destinations/store-link.js';
+import { startFanout } from '../host/output/fanout.js';
+import { startTestApi } from '../support/api/api.js';
+import { pgliteStorage, postgresStorage, type Storage } from '../support/api/storage.js';
+import { figure, progress } from './report.js';
+
+const INSERT_ALERTS = 20_000;
+const LATENCY_ALERTS = 2_000;
+const ROWS = 1_000_000;
+const CHUNK = 100_000;
+const SEARCHES = 100;
+const HOSTS = 50;
+const RULES = 100;
+const NOW_NS = BigInt(Date.now()) * 1_000_000n;
+/** The loaded rows' event times: one every 0.6 s back over the last 7 days. */
+const SPAN_NS = 7n * 86_400n * 1_000_000_000n;
+
+function benchAlert(i: number): Alert {
+  return {
+    timeNs: NOW_NS - BigInt(i) * 1_000_000n,
+    rule: `Rule ${i % RULES}`,
+    priority: 'Warning',
+    source: 'syscall',
+    tags: ['filesystem', 'mitre_credential_access'],
+    hostname: `node-${i % HOSTS}`,
+    message: `Sensitive file opened for reading by non-trusted program (file=/etc/shadow pid=${i})`,
+    outputFields: { 'fd.name': '/etc/shadow', 'proc.name': 'cat', 'user.name': 'root', 'proc.pid': i, 'container.id': `c${i % 5000}` },
+  };
+}
+
+function countingSink(onLine: () => void): Writable {
+  return new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const b of chunk) if (b === 10) onLine();
+      cb();
+    },
+  });
+}
+
+async function storedOk(metrics: Metrics): Promise<number> {
+  const m = /enginesecurity_enginesidekick_outputs_total\{destination="store",status="(ok|error)"\} (\d+)/g;
+  let ok = 0;
+  for (const x of (await metrics.exposition()).body.matchAll(m)) {
+    if (x[1] === 'error' && x[2] !== '0') throw new Error(`the store failed ${x[2]} alert(s)`);
+    if (x[1] === 'ok') ok += Number(x[2]);
+  }
+  return ok;
+}
+
+async function waitFor(what: string, ok: () => Promise<boolean>, ms = 600_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A fan-out with stdout into a counting sink and, when `db` is given, the store writing into it. */
+async function fanout(db: Db | undefined, onLine: () => void = () => {}) {
+  const config = defaultConfig({});
+  config.forwarder = { ...config.forwarder, enabled: false, queueSize: INSERT_ALERTS + 100, outputs: { store: { queuesize: INSERT_ALERTS + 100, maxage: '0', maxrows: 0 } } };
+  const metrics = createMetrics({ processMetrics: false });
+  const link = db ? createDatabaseLink() : undefined;
+  if (db) link!.open(db);
+  const f = await startFanout({ config: config.forwarder, metrics, log: (m) => progress(m), hostname: 'bench', stdout: countingSink(onLine), env: {}, alertDatabase: link });
+  return {
+    f,
+    metrics,
+    close: async () => {
+      await f.close();
+      await link?.release();
+    },
+  };
+}
+
+/** stdout's submit-to-line latency of LATENCY_ALERTS alerts, one per turn of the event loop: p50 and p99 in ms. */
+async function stdoutLatency(db: Db | undefined): Promise<{ p50: number; p99: number }> {
+  const pending: number[] = [];
+  const latencies: number[] = [];
+  const s = await fanout(db, () => latencies.push(performance.now() - (pending.shift() ?? Number.NaN)));
+  for (let i = 0; i < LATENCY_ALERTS; i++) {
+    pending.push(performance.now());
+    s.f.submit(benchAlert(i));
+    await new Promise((r) => setImmediate(r));
+  }
+  await waitFor('every stdout line', async () => latencies.length >= LATENCY_ALERTS);
+  if (db) await waitFor('every alert stored', async () => (await storedOk(s.metrics)) >= LATENCY_ALERTS);
+  await s.close();
+  latencies.sort((a, b) => a - b);
+  return { p50: latencies[LATENCY_ALERTS / 2]!, p99: latencies[Math.floor(LATENCY_ALERTS * 0.99)]! };
+}
+
+/** The columns of ROWS alerts, made by the database from generate_series, CHUNK rows a statement. */
+const LOAD_SQL = `
+INSERT INTO alerts (time_ns, priority, rule, source, hostname, tags, output, container_id, container_name, container_image, k8s_pod, k8s_ns, json)
+SELECT t, p, r, s, h, tg, o, cid, cname, cimg, pod, ns,
+  json_build_object('hostname', h, 'output', o, 'output_fields', json_build_object('evt.time', t, 'fd.name', f, 'proc.pid', i, 'container.id', cid, 'k8s.pod.name', pod, 'k8s.ns.name', ns),
+    'priority', (ARRAY['Emergency','Alert','Critical','Error','Warning','Notice','Informational','Debug'])[p + 1], 'rule', r, 'source', s, 'tags', tg, 'time', to_char(to_timestamp(t / 1e9) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"000Z"'))::text
+FROM (
+  SELECT i, t, p, r, s, h, tg, f,
+    format('Sensitive file opened for reading by non-trusted program (file=%s user=u%s pid=%s)', f, i % 1000, i) AS o,
+    cid, 'ctr-' || (i % 5000) AS cname, 'registry.example/app-' || (i % 40) || ':1.0' AS cimg, 'pod-' || (i % 2000) AS pod, 'ns-' || (i % 30) AS ns
+  FROM (
+    SELECT i, $1::bigint - (i::bigint * $2::bigint) AS t, i % 8 AS p, 'Rule ' || (i % ${RULES}) AS r,
+      CASE WHEN i % 10 = 0 THEN 'k8s_audit' ELSE 'syscall' END AS s, 'node-' || (i % ${HOSTS}) AS h,
+      ARRAY['t' || (i % 20), 'mitre_' || (i % 7)] AS tg, '/etc/file-' || (i % 10) AS f, 'c' || lpad((i % 5000)::text, 11, '0') AS cid
+    FROM generate_series($3::int, $4::int) AS i
+  ) AS base
+) AS x`;
+
+/** Empties the table and loads ROWS alerts; returns the seconds it took. */
+async function load(db: Db): Promise<number> {
+  await db.query('TRUNCATE alerts');
+  const t0 = performance.now();
+  for (let from = 1; from <= ROWS; from += CHUNK) {
+    await db.query(LOAD_SQL, [NOW_NS.toString(), (SPAN_NS / BigInt(ROWS)).toString(), from, Math.min(from + CHUNK - 1, ROWS)]);
+    progress(`${db.kind}: ${Math.min(from + CHUNK - 1, ROWS)} rows loaded (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  }
+  // what autovacuum does after a bulk insert on a server (PGlite runs none): statistics and the visibility map
+  await db.exec('VACUUM ANALYZE alerts');
+  return (performance.now() - t0) / 1000;
+}
+
+/** One-filter searches: a name and the query of its i-th request. */
+const FILTERS: Array<[string, (i: number) => string]> = [
+  ['hostname', (i) => `hostname=node-${i % HOSTS}`],
+  ['rule', (i) => `rule=${encodeURIComponent(`Rule ${i % RULES}`)}`],
+  ['priority', (i) => `priority=${['critical', 'error', 'warning', 'notice'][i % 4]}`],
+  ['min_priority', () => 'min_priority=critical'],
+  ['tags', (i) => `tags=t${i % 20}`],
+  ['container_id', (i) => `container_id=c${String((i * 37) % 5000).padStart(11, '0')}`],
+  ['namespace', (i) => `namespace=ns-${i % 30}`],
+  ['since', (i) => `since=${1 + (i % 6)}h`],
+  ['text_rare', (i) => `filter=pid%3D${(i * 9973) % ROWS}%29`],
+  ['text_common', (i) => `filter=file-${i % 10}`],
+];
+
+async function searches(apiUrl: string, token: string, kind: string): Promise<void> {
+  const pool = new Pool(apiUrl, { connections: 1 });
+  try {
+    for (const [name, query] of FILTERS) {
+      const ms: number[] = [];
+      let all = 0;
+      for (let i = -5; i < SEARCHES; i++) {
+        const t0 = performance.now();
+        const res = await pool.request({ method: 'GET', path: `/api/v1/events/search?${query(Math.abs(i))}`, headers: { 'private-token': token } });
+        const text = await res.body.text();
+        if (res.statusCode !== 200) throw new Error(`search ${query(i)}: ${res.statusCode} ${text}`);
+        if (i < 0) continue; // warm-up requests
+        ms.push(performance.now() - t0);
+        all += (JSON.parse(text) as { statistics: { all: number } }).statistics.all;
+      }
+      ms.sort((a, b) => a - b);
+      progress(`${kind} search ${name}: p50 ${ms[SEARCHES / 2]!.toFixed(1)} ms, p99 ${ms[Math.floor(SEARCHES * 0.99)]!.toFixed(1)} ms, ${Math.round(all / SEARCHES)} matches on average`);
+      figure('store', `search_${name}_p50_ms_${kind}`, ms[SEARCHES / 2]!, 'ms', { rows: ROWS, matches_avg: Math.round(all / SEARCHES), requests: SEARCHES });
+      figure('store', `search_${name}_p99_ms_${kind}`, ms[Math.floor(SEARCHES * 0.99)]!, 'ms', { rows: ROWS });
+    }
+  } finally {
+    await pool.close();
+  }
+}
+
+async function bench(storage: Storage): Promise<void> {
+  const api = await startTestApi(storage);
+  const kind = storage.name;
+  try {
+    const user = await createUser(api.db, 'bench');
+    const token = generateToken();
+    await addToken(api.db, user.id, token, { name: 'bench', scope: 'read_api' });
+
+    const s = await fanout(api.db);
+    const t0 = performance.now();
+    for (let i = 0; i < INSERT_ALERTS; i++) s.f.submit(benchAlert(i));
+    await waitFor('the alerts stored', async () => (await storedOk(s.metrics)) >= INSERT_ALERTS);
+    const perS = INSERT_ALERTS / ((performance.now() - t0) / 1000);
+    await s.close();
+    figure('store', `insert_alerts_per_s_${kind}`, perS, 'alerts/s', { alerts: INSERT_ALERTS, batchsize: 500 });
+
+    for (const [label, db] of [
+      ['without_store', undefined],
+      ['with_store', api.db],
+    ] as const) {
+      const r = await stdoutLatency(db);
+      figure('store', `stdout_latency_p50_ms_${label}_${kind}`, r.p50, 'ms', { alerts: LATENCY_ALERTS });
+      figure('store', `stdout_latency_p99_ms_${label}_${kind}`, r.p99, 'ms', { alerts: LATENCY_ALERTS });
+    }
+
+    const seconds = await load(api.db);
+    figure('store', `bulk_load_s_${kind}`, seconds, 's', { rows: ROWS, how: 'INSERT ... SELECT FROM generate_series, 100,000 rows a statement, then VACUUM ANALYZE' });
+    await searches(api.url, token, kind);
+  } finally {
+    await api.close();
+    await storage.shutdown();
+  }
+}
+
+/** VmRSS and VmHWM of a process, in MiB. */
+function memoryOf(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+/** A real `rae run` with the built-in rules and its API on PGlite, the store `on` or off: its RSS once ready and after INSERT_ALERTS posted alerts. */
+async function engineRss(stateDir: string, on: boolean): Promise<void> {
+  const cfg = join(stateDir, '..', 'engine.yaml');
+  writeFileSync(cfg, `forwarder:\n  port: 0\n  outputs:\n    store:\n      enabled: ${on}\napi:\n  port: 0\nwebhook:\n  port: 0\nsyscall:\n  optional: true\n`);
+  const child = spawn(process.execPath, ['bin/rae.js', 'run', '--config', cfg, '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  let lines = 0;
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+  child.stdout.on('data', (c: Buffer) => {
+    for (const b of c) if (b === 10) lines++;
+  });
+  const label = on ? 'store_on' : 'store_off';
+  try {
+    await waitFor(`rae run ready (${label})`, async () => {
+      if (child.exitCode !== null) throw new Error(`rae run exited: ${err}`);
+      return /run: ready/.test(err);
+    });
+    const url = /run: forwarder listening on (\S+)/.exec(err)![1]!;
+    await new Promise((r) => setTimeout(r, 5000)); // the start's garbage collected
+    const ready = memoryOf(child.pid!);
+    const pool = new Pool(url, { connections: 16 });
+    let next = 0;
+    const post = async () => {
+      while (next < INSERT_ALERTS) {
+        const i = next++;
+        const a = benchAlert(i);
+        const body = JSON.stringify({ rule: a.rule, priority: a.priority, source: a.source, hostname: a.hostname, tags: a.tags, time: new Date().toISOString(), output: a.message, output_fields: a.outputFields });
+        const res = await pool.request({ method: 'POST', path: '/', headers: { 'content-type': 'application/json' }, body });
+        await res.body.dump();
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, post));
+    await pool.close();
+    const metricsText = async () => (await (await fetch(`${url}/metrics`)).text()) as string;
+    await waitFor('the posted alerts delivered', async () => {
+      const m = /enginesecurity_enginesidekick_outputs_total\{destination="(stdout|store)",status="ok"\} (\d+)/g;
+      const counts = new Map<string, number>();
+      for (const x of (await metricsText()).matchAll(m)) counts.set(x[1]!, Number(x[2]));
+      return (counts.get('stdout') ?? 0) >= INSERT_ALERTS && (!on || (counts.get('store') ?? 0) >= INSERT_ALERTS);
+    });
+    const after = memoryOf(child.pid!);
+    progress(`rae run ${label}: RSS ${ready.rss.toFixed(0)} MiB ready, ${after.rss.toFixed(0)} MiB after ${INSERT_ALERTS} alerts (peak ${after.hwm.toFixed(0)} MiB); ${lines} stdout lines`);
+    figure('store', `engine_rss_ready_mib_${label}`, ready.rss, 'MiB', { database: 'pglite' });
+    figure('store', `engine_rss_after_alerts_mib_${label}`, after.rss, 'MiB', { alerts: INSERT_ALERTS, database: 'pglite' });
+    figure('store', `engine_rss_peak_mib_${label}`, after.hwm, 'MiB');
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+export async function run(): Promise<void> {
+  // BENCH_STORE_PARTS=pglite,postgres,engine (the default: all three) runs some of them
+  const parts = (process.env.BENCH_STORE_PARTS ?? 'pglite,postgres,engine').split(',');
+  if (parts.includes('pglite')) await bench(pgliteStorage());
+  if (parts.includes('postgres')) {
+    const pg = postgresStorage();
+    if ('unavailable' in pg) progress(`postgres: unavailable (${pg.unavailable}); no postgres figures`);
+    else await bench(pg);
+  }
+  if (!parts.includes('engine')) return;
+  const dir = mkdtempSync(join(tmpdir(), 'rae-bench-store-'));
+  try {
+    // store off first: it creates the database and the module cache, so both runs start alike
+    await engineRss(join(dir, 'state'), false);
+    await engineRss(join(dir, 'state'), true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
