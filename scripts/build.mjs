@@ -7,6 +7,8 @@
 //   OUT/asconfig.json    the options it compiles them with
 //   OUT/rules/           the built-in rule sets
 //   OUT/package.json     the version `rae --version` reports (and "type": "module")
+//   OUT/build/console/   the web console's pages (scripts/build-console.mjs, Vite), as host/console/assets.ts
+//                        finds them from OUT/host/console/
 //   OUT/probes           a link to the repository's probes/ (its build/ holds the native addons)
 //   OUT/node_modules     a link to the repository's, when OUT is outside the repository
 //   OUT/build-info.json  when the build started; bin/rae.js runs the build only while no source
@@ -58,6 +60,10 @@ writeFileSync(process.argv[1], Buffer.from(await tar.arrayBuffer())); await db.c
 const made = spawnSync(process.execPath, ['--input-type=module', '-e', dump, template], { stdio: 'inherit', cwd: root });
 if (made.status !== 0) process.exit(made.status ?? 1);
 link('probes');
+// the console's pages, bundled into the repository's build/console/ (the sources' copy) and copied here
+const consoleBuild = spawnSync(process.execPath, [join(root, 'scripts/build-console.mjs')], { stdio: 'inherit', cwd: root });
+if (consoleBuild.status !== 0) process.exit(consoleBuild.status ?? 1);
+cpSync(join(root, 'build/console'), join(out, 'build/console'), { recursive: true });
 if (relative(root, out).startsWith('..')) link('node_modules');
 
 writeFileSync(join(out, 'build-info.json'), `${JSON.stringify({ startedAt })}\n`);

@@ -40,9 +40,10 @@ const inCI = process.env.CI === 'true' || process.env.CI === '1';
 
 /**
  * Test files that load the kernel probe, read every process, or time the machine, and the
- * deploy/ files, which build the engine image and run pods (minutes of both cores each): run alone.
+ * deploy/ files, which build the engine image and run pods (minutes of both cores each), and the
+ * console's browser test (the kernel probe and a chromium): run alone.
  */
-const EXCLUSIVE = /^(sources\/syscall|probes|generator|deploy|testing\/suite-run)/;
+const EXCLUSIVE = /^(sources\/syscall|probes|generator|deploy|testing\/suite-run|console\/browser)/;
 
 /** Seconds each file took: the previous run's here (test/ only), else the table in the test directory. */
 const durationsCache = process.env.RAE_TEST_DIR ? undefined : join(root, 'node_modules/.cache/run-tests/durations.json');
@@ -125,7 +126,9 @@ function runFile(rel) {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
-      env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', TMPDIR: tmp },
+      // RAE_CONSOLE_PORT=0: every `rae run` a test starts puts its console on a free port, not on
+      // the default 2802 that two files running side by side would both want
+      env: { RAE_CONSOLE_PORT: '0', ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', TMPDIR: tmp },
     });
     const chunks = [];
     let tail = '';

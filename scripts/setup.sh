@@ -8,6 +8,7 @@
 #    is printed and the tests that need them report themselves as skipped (CI=true turns a skip
 #    into a failure).
 # 3. For `test`, the JavaScript build in dist/ when it is missing or stale (below).
+# 4. The web console's pages (Vite) in build/console/ when missing or stale (both purposes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quiet=0
@@ -75,6 +76,9 @@ if [ "$purpose" = test ]; then
     # JSON::PP, Debian's perl), a clientServer address the node lacks is added to lo with ip
     "perl /usr/bin/cpan"
     "iproute2 ip"
+    # the console's browser tests (test/console/) drive Debian's chromium through playwright-core
+    # (headless, no browser download)
+    "chromium /usr/bin/chromium"
   )
 fi
 missing=()
@@ -112,5 +116,13 @@ if [ "$purpose" = test ] && [ -z "${RAE_TSX:-}" ]; then
     say "building dist/ (npm run build) for the tests' rae processes"
     node scripts/build.mjs >&2 || echo "setup: npm run build failed; the tests' rae processes run the sources through tsx" >&2
   fi
+fi
+
+# --- the web console's pages ------------------------------------------------------------------
+# `rae run` serves them from build/console/ (scripts/build-console.mjs; the dist/ build above makes
+# them too): built when missing or older than a source of host/console/web/ or the lockfile.
+if [ ! -f build/console/build-info.json ] || [ -n "$(find host/console/web host/console/shapes.ts package-lock.json -newer build/console/build-info.json -print -quit)" ]; then
+  say "building the console's pages (build/console/)"
+  node scripts/build-console.mjs >&2 || echo "setup: the console's pages did not build; the console answers 503 until they do (npm run build)" >&2
 fi
 say "ready"

@@ -44,7 +44,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['net', 'metrics', 'output'], // connection limits, the metrics registry, the alert and its rendering
   ['runtime'], // rule modules, batches, the state region, watchdog, hot swap, compile worker
   ['config', 'sources', 'forwarder', 'api'], // the configuration and the services it configures
-  ['resources', 'generator', 'tracking', 'testing'], // Kubernetes resources and the control plane; the event generator; the engine's own faults reported; rule tests (suites, unit tests)
+  ['resources', 'generator', 'tracking', 'testing', 'console'], // Kubernetes resources and the control plane; the event generator; the engine's own faults reported; rule tests (suites, unit tests); the web console
   ['cli'], // one file per command: wires everything
 ];
 const layerOf = new Map(LAYERS.flatMap((folders, i) => folders.map((f) => [f, i] as const)));

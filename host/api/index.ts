@@ -12,6 +12,8 @@ import { buildServer } from './server.js';
 export { applyBootstrap } from './bootstrap.js';
 export { openApiDatabase, pgliteDir } from './db/index.js';
 export { apiLimitsOf } from './limits.js';
+export { authenticate } from './auth.js';
+export { registerQueryRoutes } from './query-routes.js';
 
 /** A running API. */
 export interface RunningApi {

@@ -5,7 +5,8 @@
 // component after evaluating the audit events already accepted (bounded, logged).
 // This file only sequences the start-up steps, one file each under run/ (as Falco's
 // app/actions/): load-config, signals, lifecycle (components, stop, readiness), start-outputs,
-// start-api, start-engine, start-sources, start-reload, load-rules (reporting, --dry-run).
+// start-api (and start-console, once the API is up), start-engine, start-sources, start-reload,
+// load-rules (reporting, --dry-run).
 import { mkdirSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
 import { createMetrics } from '../metrics/index.js';
@@ -21,6 +22,8 @@ import { inspectRules, onRulesLoaded } from './run/load-rules.js';
 import { handleSignals } from './run/signals.js';
 import { createDatabaseLink } from '../output/destinations/store-link.js';
 import { apiStarts } from './run/start-api.js';
+import { consoleRules } from './run/start-console.js';
+import type { DetectionEngine } from '../runtime/index.js';
 import { startEngine } from './run/start-engine.js';
 import { startOutputs } from './run/start-outputs.js';
 import { startReload } from './run/start-reload.js';
@@ -64,11 +67,13 @@ export const runCommand: Command = {
       // the store destination writes into the API's database, once the API has opened it
       const storeLink = config.api.enabled ? createDatabaseLink() : undefined;
       const outputs = await startOutputs(config, metrics, hostname, life, storeLink);
-      const api = apiStarts(config, life, tracking, storeLink);
+      // the console's Rules page reads the engine, which starts after the API may have
+      let engine: DetectionEngine | undefined;
+      const api = apiStarts(config, life, tracking, storeLink, () => consoleRules(engine?.ruleset, engine?.ruleFigures ?? []));
       api.early();
       outputs.announce();
       const submit = outputs.submit;
-      const engine = startEngine(config, { minPriority, files, hostname, metrics, submit, tracking }, life);
+      engine = startEngine(config, { minPriority, files, hostname, metrics, submit, tracking }, life);
       const module = await startSources(config, engine, { resourcesDir: flags.resources, files, hostname, metrics, submit, tracking, onRulesLoaded: onRulesLoaded(metrics, tracking) }, life);
       reloader = startReload(config, running, flags, overrides, module, life);
       signals.reloadWith(reloader);

@@ -138,6 +138,11 @@ export interface Config {
    * Sentry-protocol DSN); when it is empty and the API is enabled, to the engine's own project.
    */
   errorTracking: { dsn: string };
+  /**
+   * The web console (docs/console.md): its own server, loopback by default, serving the pages and
+   * the JSON they read from the API's database; off when `enabled` is false or the API is off.
+   */
+  console: { enabled: boolean; address: string; port: number };
 }
 
 /** The default state directory: $RAE_STATE_DIR, else /var/lib/runtime-audit-engine for root, else ~/.local/state. */
@@ -221,6 +226,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dns: { enabled: true, ...DNS_DEFAULTS, servers: [...DNS_DEFAULTS.servers] },
     api: defaultApiConfig(),
     errorTracking: { dsn: '' },
+    console: { enabled: true, address: '127.0.0.1', port: 2802 },
   };
 }
 

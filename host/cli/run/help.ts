@@ -55,4 +55,6 @@ Components (each can be disabled in the configuration):
              /healthz answers 503 while a component is starting or failed
   webhook    orchestrator audit webhook, HTTPS on 127.0.0.1:9765/orchestrator-audit (webhook.*;
              TLS material in <state-dir>/webhook-tls; see rae webhook-config and docs/webhook.md)
-  api        error-tracking REST API on 127.0.0.1:8080 (api.*)`;
+  api        error-tracking REST API on 127.0.0.1:8080 (api.*)
+  console    web console on 127.0.0.1:2802 once the api is up (console.*; docs/console.md): its
+             address is printed on stderr, and on a first start the token to sign in with`;

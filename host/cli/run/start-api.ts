@@ -1,4 +1,4 @@
-// Start-up step of `rae run`: the error-tracking API, never awaited. Until it is up, readiness
+// Start-up step of `rae run`: the error-tracking API, never awaited, and the console once it is up. Until it is up, readiness
 // names it; if it fails, detection goes on and readiness reports the API failed. Creating its
 // database (PGlite's first start) is seconds of this thread's CPU: it starts once the detection
 // path is up, so that comes first (measured under load: started alongside, it put the detection
@@ -14,9 +14,11 @@ import type { DatabaseLink } from '../../output/destinations/store-link.js';
 import type { FaultTracking } from '../../tracking/index.js';
 import { log } from '../command.js';
 import type { Lifecycle } from './lifecycle.js';
+import { startConsoleOf } from './start-console.js';
+import type { ConsoleRule } from '../../console/index.js';
 
 /** Starts the API aside; the run's stop waits for an API still opening its database (Lifecycle.apiStarted). */
-function startApiAside(config: Config, life: Lifecycle, tracking: FaultTracking, storeLink: DatabaseLink | undefined): void {
+function startApiAside(config: Config, life: Lifecycle, tracking: FaultTracking, storeLink: DatabaseLink | undefined, rules: () => ConsoleRule[]): void {
   life.board.set('api', { state: 'starting' });
   const pending = startApi({ config, log, databaseUrl: process.env.DATABASE_URL, signal: life.apiAbort.signal })
     .then(
@@ -38,6 +40,7 @@ function startApiAside(config: Config, life: Lifecycle, tracking: FaultTracking,
         log(`run: api listening on ${api.url}`);
         life.board.set('api', { state: 'up' });
         void tracking.apiStarted(api.db);
+        void startConsoleOf(config, life, api.db, rules);
       },
       (err: unknown) => {
         storeLink?.fail(`the API did not start: ${(err as Error).message}`);
@@ -54,14 +57,14 @@ function startApiAside(config: Config, life: Lifecycle, tracking: FaultTracking,
 }
 
 /** The API's two start points: `early` (a database that only opens) during the start, `late` (one to create) once the detection path is up. */
-export function apiStarts(config: Config, life: Lifecycle, tracking: FaultTracking, storeLink?: DatabaseLink): { early(): void; late(): void } {
+export function apiStarts(config: Config, life: Lifecycle, tracking: FaultTracking, storeLink: DatabaseLink | undefined, rules: () => ConsoleRule[]): { early(): void; late(): void } {
   const early = config.api.enabled && (!!process.env.DATABASE_URL || existsSync(join(pgliteDir(config.stateDir), 'PG_VERSION')));
   return {
     early: () => {
-      if (early) startApiAside(config, life, tracking, storeLink);
+      if (early) startApiAside(config, life, tracking, storeLink, rules);
     },
     late: () => {
-      if (config.api.enabled && !early) startApiAside(config, life, tracking, storeLink);
+      if (config.api.enabled && !early) startApiAside(config, life, tracking, storeLink, rules);
       if (!config.api.enabled) tracking.apiUnavailable('api.enabled is false');
     },
   };

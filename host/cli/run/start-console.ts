@@ -1,0 +1,38 @@
+// Start-up step of `rae run`: the web console on its own port (console.address:console.port,
+// loopback by default), once the API has opened its database, which the console reads. Prints
+// `console: http://127.0.0.1:PORT/` on stderr and, on a first start (a database without users),
+// the token to sign in with, once. A console that cannot start is logged; detection goes on.
+// Consumes the configuration, the lifecycle, the open database and the engine's rules; produces
+// the console component.
+import type { Db } from '../../api/db/index.js';
+import type { Config } from '../../config/config.js';
+import { firstStartToken, startConsole, type ConsoleRule } from '../../console/index.js';
+import type { LoadResult, RuleFigure } from '../../engine/index.js';
+import { log } from '../command.js';
+import type { Lifecycle } from './lifecycle.js';
+
+/** The rules the console's Rules page shows: the running ruleset's, with each rule's figures. */
+export function consoleRules(loaded: LoadResult | undefined, figures: readonly RuleFigure[]): ConsoleRule[] {
+  const by = new Map(figures.map((f) => [`${f.source}\0${f.rule}`, f]));
+  return (loaded?.ruleset.rules ?? []).map((r) => {
+    const f = by.get(`${r.source}\0${r.name}`);
+    return { name: r.name, source: r.source, priority: r.priority, tags: r.tags, enabled: r.enabled, evaluations: f?.evaluations ?? 0, matches: f?.matches ?? 0 };
+  });
+}
+
+/** Starts the console over `db` unless console.enabled is false; never throws. */
+export async function startConsoleOf(config: Config, life: Lifecycle, db: Db, rules: () => ConsoleRule[]): Promise<void> {
+  if (!config.console.enabled || life.stopping) return;
+  try {
+    const running = await startConsole({ db, rules, log, address: config.console.address, port: config.console.port });
+    // a stop that began while it started has passed the components already: close it here
+    if (life.apiAbort.signal.aborted) return void (await running.close());
+    life.add({ name: 'console', stop: () => running.close() });
+    log(`console: ${running.url}`);
+    const token = await firstStartToken(db);
+    // whatever the log level: this line is the only way to the first sign-in
+    if (token) process.stderr.write(`console: first start: sign in with the token ${token} (printed this once; rae admin manages users and tokens)\n`);
+  } catch (err) {
+    log(`run: the console did not start: ${(err as Error).message}; detection goes on without it`, 'error');
+  }
+}
