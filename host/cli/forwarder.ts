@@ -12,6 +12,7 @@
 import { hostname as osHostname } from 'node:os';
 import { startApi, type RunningApi } from '../api/index.js';
 import { loadConfig } from '../config/config.js';
+import { firstStartToken, startConsole } from '../console/index.js';
 import { startForwarder, type ForwarderServer } from '../forwarder/index.js';
 import { createMetrics } from '../metrics/index.js';
 import { createDatabaseLink } from '../output/destinations/store-link.js';
@@ -25,7 +26,8 @@ post their alerts to it (POST /, Falco's http_output payload: point an engine's 
 at it with forwarder.outputs.webhook.address=http://HOST:2801/), it delivers them to stdout and
 the configured outputs (forwarder.outputs, falcosidekick's keys), stores every one in one
 database, and serves the query API (GET /api/v1/events/search, /count, /count/:groupby, /:id,
-/stream) with the API's personal access tokens (rae admin, api.bootstrapFile). Prints
+/stream) with the API's personal access tokens (rae admin, api.bootstrapFile), and the web
+console for the whole fleet on console.address:console.port (default 127.0.0.1:2802). Prints
 'forwarder: ready' on stderr once it listens; SIGTERM or SIGINT stop it after delivering what
 is queued (bounded). Logs go to stderr.
 
@@ -52,6 +54,7 @@ Examples:
 /** What runs once the start is over, closed in reverse order by stop(). */
 interface Running {
   api?: RunningApi;
+  console?: Awaited<ReturnType<typeof startConsole>>;
   link?: ReturnType<typeof createDatabaseLink>;
   fanout?: Fanout;
   server?: ForwarderServer;
@@ -60,6 +63,7 @@ interface Running {
 /** The server first (nothing new arrives), then the fan-out's drain, the store's statements, the database. */
 async function stop(r: Running): Promise<void> {
   await r.server?.close();
+  await r.console?.close();
   await r.fanout?.close();
   await r.link?.release();
   await r.api?.close();
@@ -112,6 +116,8 @@ export const forwarderCommand: Command = {
       } else log('forwarder: api.enabled is false: no database, so no alert store and no query API');
       running.fanout = await startFanout({ config: config.forwarder, metrics, log, hostname, alertDatabase: running.link });
       running.server = await startForwarder({ config: config.forwarder, metrics, submit: running.fanout.submit, log, hostname });
+      // the fleet's console: the same pages as on a node, over the one database; no engine beside it, so no rules
+      if (running.api && config.console.enabled) running.console = await startConsole({ db: running.api.db, log, address: config.console.address, port: config.console.port });
     } catch (err) {
       log(`forwarder: cannot start: ${(err as Error).message}`, 'error');
       await stop(running);
@@ -120,6 +126,12 @@ export const forwarderCommand: Command = {
     const outputs = running.fanout.outputs().map((o) => o.destination);
     log(`forwarder: listening on ${running.server.url} (POST / takes the engines' alerts)`);
     if (running.api) log(`forwarder: query API on ${running.api.url}/api/v1/events (storage ${running.api.db.kind} at ${running.api.db.location})`);
+    if (running.console) {
+      log(`console: ${running.console.url}`);
+      const token = await firstStartToken(running.api!.db);
+      // whatever the log level: this line is the only way to the first sign-in
+      if (token) process.stderr.write(`console: first start: sign in with the token ${token} (printed this once; rae admin manages users and tokens)\n`);
+    }
     log(`forwarder: ready (outputs: ${outputs.join(', ') || 'none'})`);
     const signal = await stopped;
     const t0 = performance.now();

@@ -39,6 +39,8 @@ interface Fleet {
   central: RaeRun;
   forwarderUrl: string;
   apiUrl: string;
+  /** The fleet's web console (its pages and the query API they read), e.g. http://127.0.0.1:PORT/. */
+  consoleUrl: string;
   engines: Array<{ rae: RaeRun; url: string }>;
   get(path: string): Promise<{ statistics: Record<string, number>; results: Record<string, number> & Array<{ hostname: string; rule: string }> }>;
   /** A sample of the forwarder's store destination (0 when absent). */
@@ -62,6 +64,7 @@ async function startFleet(tmp: string, location: Location): Promise<Fleet> {
     const forwarderUrl = (await central.waitLog(/forwarder: listening on (\S+)/))[1]!;
     const apiUrl = (await central.waitLog(/forwarder: query API on (\S+)\/api\/v1\/events/))[1]!;
     await central.waitLog(/forwarder: ready \(outputs: stdout, store\)/);
+    const consoleUrl = (await central.waitLog(/console: (http\S+)/))[1]!;
     const engine = (name: string, viaConfig: boolean) => {
       const cfg = join(tmp, `${name}.yaml`);
       const hostname = viaConfig ? `hostname: ${name}\n` : '';
@@ -84,6 +87,7 @@ async function startFleet(tmp: string, location: Location): Promise<Fleet> {
       central,
       forwarderUrl,
       apiUrl,
+      consoleUrl,
       engines,
       get: async (path) => (await fetch(`${apiUrl}${path}`, { headers: { 'private-token': TOKEN } })).json() as ReturnType<Fleet['get']>,
       async storeMetric(name, label = '') {
@@ -122,6 +126,9 @@ function fleetTest(storage: Storage): void {
         'the 5 alerts of both engines stored',
       );
       assert.equal(byHost.results, { 'node-b': 3, 'node-a': 2 });
+      // the fleet's console answers the same counts on its own port: what its Dashboard's hostname chart reads
+      const viaConsole = (await (await fetch(`${fleet.consoleUrl}api/v1/events/count/hostname`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { results: unknown };
+      assert.equal(viaConsole.results, { 'node-b': 3, 'node-a': 2 });
       const searchA = await fleet.get('/api/v1/events/search?hostname=node-a');
       assert.equal(
         searchA.results.map((r) => [r.hostname, r.rule]),
