@@ -87,4 +87,13 @@ t("a test's container name and image are the container's as the engine reports t
   assert.ok((await docker.cli(['images', '-q', GENERATOR_IMAGE])).trim().length > 0, 'the base image stays for the next run');
 });
 
+t("Falco's redirect suite passes: dup2 and dup3 of a connected socket onto 0, 1 and 2 in a container", async () => {
+  const outcomes = await run(join(FALCO, 'redirect_stdout_stdin_to_network_connection_in_container.yaml'));
+  assert.is(outcomes.length, 12);
+  assert.equal(
+    brief(outcomes).filter((l) => !l.endsWith(': passed')),
+    [],
+  );
+});
+
 test.run();

@@ -48,6 +48,16 @@ sub make_exe {
   return sub { unlink($path) if $path ne $real; unlink($real); rmdir($_) for reverse @dirs; };
 }
 
+# `+cap,+cap...` for every capability of this process's bounding set (perform.ts PARENT_BOUNDING).
+sub bounding_caps {
+  open(my $f, '<', '/proc/self/status') or die "leaf: /proc/self/status: $!";
+  my ($hex) = join('', <$f>) =~ /^CapBnd:\s*([0-9a-f]+)$/m;
+  no warnings 'portable';
+  my $bits = hex($hex // '0');
+  my @names = @{ $plan->{capNames} };
+  return join(',', map { "+$names[$_]" } grep { ($bits >> $_) & 1 } 0 .. $#names);
+}
+
 # Starts chain element $i (a process of the chain or a process resource) as a child; returns its pid.
 sub spawn_process {
   my ($p, $stageEnv) = @_;
@@ -61,7 +71,8 @@ sub spawn_process {
   my @argv = ($p->{argv0}, @{ $p->{args} });
   # setpriv sets the user and capabilities, then perl (TRAMPOLINE) starts the process with its argv[0]
   if ($p->{setpriv}) {
-    exec { '/usr/bin/setpriv' } 'setpriv', @{ $p->{setpriv} }, '--', @{ $plan->{trampoline} }, $p->{path}, @argv;
+    my @opts = map { (my $o = $_) =~ s/\+\@bounding/bounding_caps()/e; $o } @{ $p->{setpriv} };
+    exec { '/usr/bin/setpriv' } 'setpriv', @opts, '--', @{ $plan->{trampoline} }, $p->{path}, @argv;
   }
   exec { $p->{path} } @argv;
   POSIX::_exit(122);

@@ -61,6 +61,13 @@ const CAP_NAMES = (
   'block_suspend audit_read perfmon bpf checkpoint_restore'
 ).split(' ');
 
+/**
+ * In the caps of a process started in a container: `all` as its parent there can give it, the
+ * capabilities of that parent's bounding set, which leaf.pl puts in its place (a privileged
+ * container's bounding set may lack some of the node's: setpriv fails raising those).
+ */
+const PARENT_BOUNDING = '@bounding';
+
 /** `all` as this process can give it: the capabilities of its bounding set (a container's may lack some). */
 function boundingCaps(): string[] {
   const hex = /^CapBnd:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0';
@@ -74,14 +81,14 @@ function boundingCaps(): string[] {
  * the leaf, else upstream's default `all=iep`, kept across exec as ambient capabilities by a
  * process that is not root (so a non-root parent can still start its child as another user).
  */
-function setprivOptions(ids: { uid?: number; gid?: number }, capabilities: string | undefined): string[] | undefined {
+function setprivOptions(ids: { uid?: number; gid?: number }, capabilities: string | undefined, inContainer: boolean): string[] | undefined {
   if (ids.uid === undefined && capabilities === undefined) return undefined;
   const names = (capabilities ?? 'all')
     .replace(/[=+-][eip]*$/i, '')
     .split(',')
     .map((c) => c.trim().toLowerCase().replace(/^cap_/, ''))
     .filter((c) => c !== '');
-  const set = ['-all', ...(names.includes('all') ? boundingCaps() : names).map((n) => `+${n}`)].join(',');
+  const set = ['-all', ...(names.includes('all') ? (inContainer ? [PARENT_BOUNDING] : boundingCaps()) : names).map((n) => `+${n}`)].join(',');
   const user = ids.uid === undefined ? [] : ['--reuid', String(ids.uid), '--regid', String(ids.gid), '--clear-groups'];
   const ambient = (ids.uid ?? 0) !== 0 ? ['--ambient-caps', set] : [];
   return [...user, '--inh-caps', set, ...ambient, '--bounding-set', set];
@@ -152,7 +159,7 @@ export async function performTest(test: SuiteTest, testId: string, using: Perfor
         ...(container && i > 0 ? madeInContainer(p, i) : exeFor(p, String(i))),
         args: splitArgs(p.args),
         env,
-        setpriv: setprivOptions(ids, leaf ? p.capabilities : undefined),
+        setpriv: setprivOptions(ids, leaf ? p.capabilities : undefined, container !== undefined && i > 0),
       };
     });
     for (const r of test.resources) if (r.type === 'clientServer') loopbackAddress(String(r.address ?? ''), undo);
@@ -175,6 +182,7 @@ export async function performTest(test: SuiteTest, testId: string, using: Perfor
       steps: test.steps,
       constants: CONSTANTS,
       trampoline: TRAMPOLINE,
+      capNames: CAP_NAMES,
     };
     writeFileSync(base.RAE_SUITE_PLAN, JSON.stringify(plan), { mode: 0o644 });
     writeFileSync(plan.report, '', { mode: 0o666 });

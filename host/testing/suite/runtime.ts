@@ -5,7 +5,7 @@
 // built offline from the node's busybox-static and loaded when the runtime lacks it
 // (host/generator/container.ts); the node's /usr, /lib, /lib64 and bash are bound read-only into
 // the container for the chain's program, and the test's plan directory writable at its own path.
-// The container has no network (`none`: its own loopback only), as the generator's. Consumes the
+// The container has no network (`none`: its own loopback only, IPv6 on), as the generator's. Consumes the
 // sockets to try (the default ones of `rae run`'s configuration, or the one given); produces
 // started containers, their exit status, and their removal.
 import type { ContainersConfig } from '../../sources/container/index.js';
@@ -120,6 +120,9 @@ export class RuntimeContainers {
         HostConfig: {
           Privileged: true,
           NetworkMode: 'none',
+          // Docker turns IPv6 off in a container's network namespace; suites' clientServer
+          // resources use ::1 as upstream's do on a host with IPv6
+          Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '0', 'net.ipv6.conf.lo.disable_ipv6': '0' },
           Binds: spec.binds.map((b) => `${b.source}:${b.target}:${b.writable ? 'rw' : 'ro'}`),
         },
       });
