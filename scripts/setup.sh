@@ -73,7 +73,8 @@ if [ "$purpose" = test ]; then
     # kind have one from the cloud SDK, Debian's kubernetes-client only where none is on PATH
     "kubernetes-client kubectl"
     # event-generator suites (host/testing/suite/): the test's processes run leaf.pl (perl with
-    # JSON::PP, Debian's perl), a clientServer address the node lacks is added to lo with ip
+    # JSON::PP, Debian's perl) in a program compiled at run time with cc (g++ above brings gcc)
+    # against perl's own libperl and headers; a clientServer address the node lacks is added to lo with ip
     "perl /usr/bin/cpan"
     "iproute2 ip"
     # the console's browser tests (test/console/) drive Debian's chromium through playwright-core

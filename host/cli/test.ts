@@ -40,6 +40,10 @@ Options:
                          built-in rules rae run loads)
       --filter REGEX     only the tests whose name matches
       --url URL          a running engine to test against (suites), instead of one started here
+      --container-runtime-unix-socket PATH
+                         the Docker or Podman socket that suite tests with context.container
+                         make their containers in (default: rae run's default sockets; none
+                         answering: a cgroup box, without runtime metadata)
       --list             list the tests (kind, file, name, rule) without running them
       --junit FILE       also write the results as JUnit XML (for CI systems)
   -h, --help             show this help
@@ -114,6 +118,7 @@ export const testCommand: Command = {
         rules: { type: 'string', short: 'r', multiple: true },
         filter: { type: 'string' },
         url: { type: 'string' },
+        'container-runtime-unix-socket': { type: 'string' },
         list: { type: 'boolean' },
         junit: { type: 'string' },
       },
@@ -143,7 +148,7 @@ export const testCommand: Command = {
         }
         return 0;
       }
-      const options: TestRunOptions = { rulesFiles: values.rules ?? [], url: values.url, filter, log: (line) => process.stderr.write(`test: ${line}\n`) };
+      const options: TestRunOptions = { rulesFiles: values.rules ?? [], url: values.url, containerSocket: values['container-runtime-unix-socket'], filter, log: (line) => process.stderr.write(`test: ${line}\n`) };
       const outcomes: TestOutcome[] = [];
       const started = performance.now();
       for (const w of work) {

@@ -60,30 +60,8 @@ export class ContainerRunner extends ContainerHostBase {
    * loaded; or why there is none. Only the configured sockets are tried.
    */
   static async open(cfg: ContainersConfig & { enabled?: boolean }, opts: RunnerOptions = {}): Promise<RunnerOpening> {
-    const tried: string[] = [];
-    const candidates = cfg.enabled !== false ? ([...(cfg.docker.enabled ? cfg.docker.sockets.map((s) => ['docker', s] as const) : []), ...(cfg.podman.enabled ? cfg.podman.sockets.map((s) => ['podman', s] as const) : [])] as const) : [];
-    for (const [name, socket] of candidates) {
-      if (!existsSync(socket)) {
-        tried.push(`${name} ${socket}: absent`);
-        continue;
-      }
-      const engine = new EngineSource(name, socket, { callTimeoutMs: Math.max(cfg.callTimeoutMs, WRITE_TIMEOUT_MS) });
-      const ping = await engine.call('GET', '/_ping').catch((e: Error) => ({ status: 0, text: e.message }));
-      if (ping.status !== 200) {
-        engine.close();
-        tried.push(`${name} ${socket}: ${ping.status ? `HTTP ${ping.status}` : ping.text}`);
-        continue;
-      }
-      const why = await loadImage(engine).catch((e: Error) => e.message);
-      if (why) {
-        engine.close();
-        return { unavailable: `${name} at ${socket}: ${why}` };
-      }
-      opts.log?.(`event-generator: containers through ${name} at ${socket}, image ${GENERATOR_IMAGE}`);
-      return { runner: new ContainerRunner(engine, opts) };
-    }
-    const where = tried.length > 0 ? tried.join('; ') : 'no docker or podman socket is enabled';
-    return { unavailable: `needs a container runtime with the Docker/Podman Engine API (containers.docker.sockets, containers.podman.sockets): ${where}` };
+    const opened = await openGeneratorRuntime(cfg, opts.log);
+    return opened.engine ? { runner: new ContainerRunner(opened.engine, opts) } : { unavailable: opened.unavailable };
   }
 
   protected async make(privileged: boolean): Promise<ActionContainer> {
@@ -149,6 +127,39 @@ export class ContainerRunner extends ContainerHostBase {
     this.engine.close();
     if (errors.length > 0) throw new Error(errors.join('; '));
   }
+}
+
+/**
+ * The first Docker, then Podman socket of `cfg` that answers the Engine API, with GENERATOR_IMAGE
+ * loaded into it, as a client whose calls have the generator's WRITE_TIMEOUT_MS deadline; or why
+ * there is none. Only the configured sockets are tried. Also the runtime of the suite runner's
+ * containers (host/testing/suite/runtime.ts).
+ */
+export async function openGeneratorRuntime(cfg: ContainersConfig & { enabled?: boolean }, log?: (line: string) => void): Promise<{ engine: EngineSource; unavailable?: undefined } | { engine?: undefined; unavailable: string }> {
+  const tried: string[] = [];
+  const candidates = cfg.enabled !== false ? ([...(cfg.docker.enabled ? cfg.docker.sockets.map((s) => ['docker', s] as const) : []), ...(cfg.podman.enabled ? cfg.podman.sockets.map((s) => ['podman', s] as const) : [])] as const) : [];
+  for (const [name, socket] of candidates) {
+    if (!existsSync(socket)) {
+      tried.push(`${name} ${socket}: absent`);
+      continue;
+    }
+    const engine = new EngineSource(name, socket, { callTimeoutMs: Math.max(cfg.callTimeoutMs, WRITE_TIMEOUT_MS) });
+    const ping = await engine.call('GET', '/_ping').catch((e: Error) => ({ status: 0, text: e.message }));
+    if (ping.status !== 200) {
+      engine.close();
+      tried.push(`${name} ${socket}: ${ping.status ? `HTTP ${ping.status}` : ping.text}`);
+      continue;
+    }
+    const why = await loadImage(engine).catch((e: Error) => e.message);
+    if (why) {
+      engine.close();
+      return { unavailable: `${name} at ${socket}: ${why}` };
+    }
+    log?.(`event-generator: containers through ${name} at ${socket}, image ${GENERATOR_IMAGE}`);
+    return { engine };
+  }
+  const where = tried.length > 0 ? tried.join('; ') : 'no docker or podman socket is enabled';
+  return { unavailable: `needs a container runtime with the Docker/Podman Engine API (containers.docker.sockets, containers.podman.sockets): ${where}` };
 }
 
 /** Loads GENERATOR_IMAGE unless the runtime has it (within the engine's WRITE_TIMEOUT_MS deadline); resolves with why it could not, or undefined. */

@@ -16,8 +16,8 @@ import { MORE_SYSCALL_ACTIONS } from './syscall-actions-more.js';
 import { Unavailable, type Action, type ActionOutcome, type ContainerHost } from './types.js';
 
 export { auditPoster, webhookClient, type AuditPoster } from './post.js';
-export { CgroupBoxes } from './cgroup-box.js';
-export { ContainerRunner, GENERATOR_IMAGE, GENERATOR_LABEL } from './container.js';
+export { CgroupBoxes, type BoxBind } from './cgroup-box.js';
+export { ContainerRunner, GENERATOR_IMAGE, GENERATOR_LABEL, openGeneratorRuntime } from './container.js';
 export { alertCountsOf, fetchAlertCounts, firedSince } from './detect.js';
 export { parseDurationMs } from './duration.js';
 export { renderTable, RunTally, type Detection } from './summary.js';

@@ -31,6 +31,8 @@ export interface TestRunOptions {
   rulesFiles: string[];
   /** a running engine to test against instead of one the runner starts (suites) */
   url?: string;
+  /** the Docker or Podman Engine API socket that suites' containers are made in (default: the engine's default sockets; upstream's --container-runtime-unix-socket) */
+  containerSocket?: string;
   /** only tests whose name matches */
   filter?: RegExp;
   /** progress lines for stderr */

@@ -72,6 +72,40 @@ test("suite run: Falco's packet-socket suite passes: its chain runs in a contain
   assert.equal(brief(outcomes), ['packet_socket_created_in_container: passed']);
 });
 
+test("suite run: a process's argv is exactly the test's (its args, nothing before them): proc.cmdline as the suite says, as a user and in a container too", async () => {
+  const outcomes = await run(
+    'argv.yaml',
+    `tests:
+  - name: exact_argv
+    rule: Search Private Keys or Passwords
+    runner: HostRunner
+    context:
+      processes:
+        - { name: find, exe: /usr/bin/find, args: "-name id_rsa 'a b'" }
+    expectedOutcome:
+      outputFields: { proc.name: find, proc.cmdline: "find -name id_rsa a b" }
+  - name: exact_argv_as_a_user
+    rule: Search Private Keys or Passwords
+    runner: HostRunner
+    context:
+      processes:
+        - { name: find, exe: eg-find, args: "-name id_rsa", user: daemon }
+    expectedOutcome:
+      outputFields: { proc.cmdline: "find -name id_rsa", user.name: daemon }
+  - name: exact_argv_in_a_container
+    rule: Search Private Keys or Passwords
+    runner: HostRunner
+    context:
+      container: {}
+      processes:
+        - { name: find, args: "-name id_ed25519" }
+    expectedOutcome:
+      outputFields: { proc.cmdline: "find -name id_ed25519" }
+`,
+  );
+  assert.equal(brief(outcomes), ['exact_argv: passed', 'exact_argv_as_a_user: passed', 'exact_argv_in_a_container: passed']);
+});
+
 test('suite run: a wrong priority and an alert that never comes fail with a readable diff', async () => {
   const outcomes = await run(
     'wrong.yaml',

@@ -7,8 +7,11 @@
 // `override: {output: append}` loaded last): the alert's output_fields then carry proc.env, where
 // the test id is found, and say where the test's process ran. (The engine's append_output now
 // fills extra_fields from the event too, so upstream's configuration would also work; the runner
-// keeps the override, which puts the fields in the output text as well.) Consumes the rules files (default:
-// the built-in sets) and the receiver's URL; produces a ready engine and its stop().
+// keeps the override, which puts the fields in the output text as well.) It also loads the
+// runner's own rule CONTAINER_KNOWN_RULE, which tells the runner that the engine has a test
+// container's runtime metadata (container.ts), and follows the runtimes the runner makes its
+// containers in. Consumes the rules files (default: the built-in sets), the receiver's URL and the
+// runtimes; produces a ready engine and its stop().
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +19,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { builtinRulesFiles } from '../../engine/index.js';
+import type { ContainersConfig } from '../../sources/container/index.js';
+import { CONTAINER_WAIT_ENV } from './container.js';
 
 /** The sets `rae run` loads by default (config rules.builtIn). */
 const DEFAULT_BUILTIN = ['syscall', 'orchestrator-audit'];
@@ -62,22 +67,51 @@ function procEnvOverrides(names: readonly string[]): string {
   return names.map((n) => `- rule: ${JSON.stringify(n)}\n  output: "${APPENDED}"\n  override:\n    output: append\n`).join('');
 }
 
-/** Starts `rae run` for a suite; resolves once it is ready (its syscall source running), or rejects with its stderr. */
-export async function startSuiteEngine(rulesFiles: readonly string[], alertsUrl: string, log: (line: string) => void, readyTimeoutMs = 600_000): Promise<SuiteEngine> {
+/** The runner's own rule: a waiting process of a test's runtime container, once the engine has that container's runtime metadata. */
+export const CONTAINER_KNOWN_RULE = 'rae suite container known';
+
+/** The rules file of CONTAINER_KNOWN_RULE (its output carries proc.env: the alert is the test's). */
+const CONTAINER_KNOWN = `- rule: ${CONTAINER_KNOWN_RULE}
+  desc: the suite runner's own rule (host/testing/suite/engine.ts), not a detection
+  condition: evt.type in (execve, execveat) and proc.env contains "${CONTAINER_WAIT_ENV}=1" and container.name exists and container.privileged exists
+  output: "suite container known proc_env=%proc.env container_name=%container.name"
+  priority: DEBUG
+`;
+
+/** The configuration's containers section for `c`. */
+function containersSection(c: ContainersConfig): string {
+  const one = (k: 'cri' | 'docker' | 'podman') => `  ${k}:\n    enabled: ${c[k].enabled}\n    sockets: ${JSON.stringify(c[k].sockets)}`;
+  return ['containers:', one('cri'), one('docker'), one('podman')].join('\n');
+}
+
+/**
+ * Starts `rae run` for a suite, following the container runtimes of `containers` (default: the
+ * configuration's defaults); resolves once it is ready (its syscall source running), or rejects
+ * with its stderr.
+ */
+export async function startSuiteEngine(rulesFiles: readonly string[], alertsUrl: string, log: (line: string) => void, containers?: ContainersConfig, readyTimeoutMs = 600_000): Promise<SuiteEngine> {
   const dir = mkdtempSync(join(tmpdir(), 'rae-suite-engine-'));
   const files = expand(rulesFiles);
   const texts = files.length > 0 ? files.map((f) => readFileSync(f, 'utf8')) : builtinRulesFiles(DEFAULT_BUILTIN).files.map((f) => f.text);
   const overrides = join(dir, 'suite-proc-env.yaml');
   writeFileSync(overrides, procEnvOverrides(syscallRules(texts)));
+  const known = join(dir, 'suite-container-known.yaml');
+  writeFileSync(known, CONTAINER_KNOWN);
   const config = join(dir, 'config.yaml');
   const builtIn = files.length > 0 ? '[]' : JSON.stringify(DEFAULT_BUILTIN);
   writeFileSync(
     config,
-    [`rules:\n  builtIn: ${builtIn}\n  watch: false`, 'forwarder:\n  port: 0', `  outputs:\n    webhook:\n      address: ${JSON.stringify(alertsUrl)}\n      retries: 5`, 'api:\n  enabled: false', 'webhook:\n  enabled: false', ''].join(
-      '\n',
-    ),
+    [
+      `rules:\n  builtIn: ${builtIn}\n  watch: false`,
+      'forwarder:\n  port: 0',
+      `  outputs:\n    webhook:\n      address: ${JSON.stringify(alertsUrl)}\n      retries: 5`,
+      'api:\n  enabled: false',
+      'webhook:\n  enabled: false',
+      ...(containers ? [containersSection(containers)] : []),
+      '',
+    ].join('\n'),
   );
-  const args = [RAE, 'run', '--config', config, '--state-dir', join(dir, 'state'), ...files.flatMap((f) => ['-r', f]), '-r', overrides];
+  const args = [RAE, 'run', '--config', config, '--state-dir', join(dir, 'state'), ...files.flatMap((f) => ['-r', f]), '-r', overrides, '-r', known];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => {

@@ -9,10 +9,14 @@ import { randomUUID } from 'node:crypto';
 import { Document } from 'yaml';
 import { yamlSourceOf } from '../documents.js';
 import type { TestFileRunner, TestListing, TestOutcome, TestRunOptions } from '../outcome.js';
+import { DEFAULT_RUNTIMES, type ContainersConfig } from '../../sources/container/index.js';
 import { AlertReceiver, expectationDiff, matchesTest } from './alerts.js';
-import { startSuiteEngine, type SuiteEngine } from './engine.js';
+import { ChainContainers } from './container.js';
+import { CONTAINER_KNOWN_RULE, startSuiteEngine, type SuiteEngine } from './engine.js';
+import { buildLeafProgram, type LeafProgram } from './leaf-program.js';
 import { loadSuite, looksLikeSuite, type SuiteTest } from './loader.js';
 import { performTest } from './perform.js';
+import { containersFor, runtimeAt } from './runtime.js';
 
 /** Node's process.arch as upstream names architectures (Go's GOARCH). */
 const ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', ia32: '386', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' };
@@ -60,6 +64,24 @@ function explainTest(t: SuiteTest): string {
   return lines.join('\n');
 }
 
+/** The runtimes tried for the tests' containers: the one socket given, else the Docker and Podman sockets of `rae run`'s defaults. */
+async function runtimesOf(socket: string | undefined): Promise<{ runtimes: ContainersConfig; given: boolean }> {
+  if (socket) {
+    const at = await runtimeAt(socket);
+    return { runtimes: containersFor(at.runtime, at.socket), given: true };
+  }
+  const d = DEFAULT_RUNTIMES;
+  return { runtimes: { callTimeoutMs: d.callTimeoutMs, cri: { enabled: false, sockets: [] }, docker: { enabled: true, sockets: [...d.docker] }, podman: { enabled: true, sockets: [...d.podman] } }, given: false };
+}
+
+/**
+ * How long a runtime container's chain waits for the engine to have the container's metadata:
+ * the engine this runner started says so with CONTAINER_KNOWN_RULE (within a wide bound, then
+ * the chain starts anyway); an engine at --url cannot, so the chain starts after a pause.
+ */
+const CONTAINER_KNOWN_WAIT_MS = 60_000;
+const URL_ENGINE_SETTLE_MS = 2000;
+
 /** Tuning of a suite runner. */
 interface SuiteRunnerOptions {
   /** How long a test waits for its matching alert after its steps (default 30 s: a busy engine may be late). */
@@ -78,11 +100,13 @@ export type SuiteRunner = TestFileRunner & { close(): Promise<void> };
 export function createSuiteRunner(tuning: SuiteRunnerOptions = {}): SuiteRunner {
   const alertWaitMs = tuning.alertWaitMs ?? 30_000;
   let kept: Promise<{ receiver: AlertReceiver; engine?: SuiteEngine }> | undefined;
-  const startAlerts = async (options: TestRunOptions) => {
+  /** A shared runner's leaf program, built on first use, removed by close(). */
+  let keptProgram: LeafProgram | undefined;
+  const startAlerts = async (options: TestRunOptions, containers: ContainersConfig | undefined) => {
     const at = options.url ? new URL(options.url) : undefined;
     const receiver = await AlertReceiver.start(at ? { host: at.hostname.replace(/^\[|\]$/g, ''), port: Number(at.port || 80) } : undefined);
     try {
-      return { receiver, engine: options.url ? undefined : await startSuiteEngine(options.rulesFiles, receiver.url, options.log) };
+      return { receiver, engine: options.url ? undefined : await startSuiteEngine(options.rulesFiles, receiver.url, options.log, containers) };
     } catch (err) {
       await receiver.close();
       throw err;
@@ -96,6 +120,8 @@ export function createSuiteRunner(tuning: SuiteRunnerOptions = {}): SuiteRunner 
     async close() {
       const k = kept;
       kept = undefined;
+      keptProgram?.dispose();
+      keptProgram = undefined;
       await stopAlerts(await k?.catch(() => undefined));
     },
     kind: 'suite',
@@ -112,16 +138,30 @@ export function createSuiteRunner(tuning: SuiteRunnerOptions = {}): SuiteRunner 
       const runnable = tests.filter((t) => skipReason(t) === undefined);
       let mine: { receiver: AlertReceiver; engine?: SuiteEngine } | undefined;
       let receiver: AlertReceiver | undefined;
+      let ownProgram: LeafProgram | undefined;
+      let containers: ChainContainers | undefined;
       try {
+        const { runtimes, given } = await runtimesOf(options.containerSocket);
         if (runnable.some((t) => t.rule)) {
           if (tuning.shared) {
-            kept ??= startAlerts(options);
+            kept ??= startAlerts(options, given ? runtimes : undefined);
             receiver = (await kept).receiver;
           } else {
-            mine = await startAlerts(options);
+            mine = await startAlerts(options, given ? runtimes : undefined);
             receiver = mine.receiver;
           }
         }
+        const program = runnable.length === 0 ? undefined : tuning.shared ? (keptProgram ??= buildLeafProgram()) : (ownProgram = buildLeafProgram());
+        const r0 = receiver;
+        const ready = !r0
+          ? undefined
+          : options.url
+            ? () => new Promise<void>((res) => setTimeout(res, URL_ENGINE_SETTLE_MS))
+            : async (testId: string) => {
+                const known = await r0.waitFor(testId, (alerts) => alerts.some((a) => a.rule === CONTAINER_KNOWN_RULE), CONTAINER_KNOWN_WAIT_MS);
+                if (!known) options.log(`suite: the engine did not report the runtime metadata of test ${testId}'s container within ${CONTAINER_KNOWN_WAIT_MS / 1000} s; its chain starts anyway`);
+              };
+        containers = new ChainContainers({ runtimes, ready, log: options.log });
         for (const t of tests) {
           const start = Date.now();
           const skip = skipReason(t);
@@ -131,7 +171,7 @@ export function createSuiteRunner(tuning: SuiteRunnerOptions = {}): SuiteRunner 
           }
           const id = randomUUID();
           options.log(`suite: ${t.name}: performing (test id ${id})`);
-          const report = await performTest(t, id, options.log);
+          const report = await performTest(t, id, { program: program!.path, containers, log: options.log });
           if (!report.ok) {
             yield outcome(t, start, 'failed', `not performed: ${report.error}`);
             continue;
@@ -142,9 +182,21 @@ export function createSuiteRunner(tuning: SuiteRunnerOptions = {}): SuiteRunner 
           }
           const r = receiver;
           const matched = await r.waitFor(id, (alerts) => matchesTest(t, alerts), alertWaitMs);
-          yield matched ? outcome(t, start, 'passed') : outcome(t, start, 'failed', expectationDiff(t, r.alerts(id)));
+          yield matched
+            ? outcome(t, start, 'passed')
+            : outcome(
+                t,
+                start,
+                'failed',
+                expectationDiff(
+                  t,
+                  r.alerts(id).filter((a) => a.rule !== CONTAINER_KNOWN_RULE),
+                ),
+              );
         }
       } finally {
+        await containers?.close();
+        ownProgram?.dispose();
         await stopAlerts(mine);
       }
     },

@@ -1,6 +1,7 @@
 # One process of a suite test's process chain (host/testing/suite/perform.ts writes the plan).
-# Read by perl from stdin: the program of every process of the chain is this file, run through a
-# link named as the test's process (exePath, name), so proc.name and proc.exepath are the test's.
+# Read from stdin by the perl embedded in the leaf program (leaf.c), the program of every process
+# of the chain, run through a link named as the test's process (exePath, name), so proc.name and
+# proc.exepath are the test's, and argv exactly the test's.
 # Consumes: the plan file named by RAE_SUITE_PLAN (JSON), this process's index in RAE_SUITE_STAGE.
 # Produces: the next process of the chain (forked, waited for), or, in the leaf, the before
 # script, the resources, the steps and the after script, with a JSON report written to
@@ -29,6 +30,34 @@ sub report {
   close($f);
 }
 
+# Makes a process's executable in a container (the plan's `make`): a hard link of the program at
+# `real`, or a copy where the link cannot be made (another file system: the copy lands in the
+# container's writable layer), and the symlink `path` when the test names the process. Returns
+# the closure that removes them.
+sub make_exe {
+  my ($p) = @_;
+  my ($from, $real, $path) = ($p->{make}{from}, $p->{make}{real}, $p->{path});
+  my @dirs = made_dirs($real);
+  chmod(0755, $_) for @dirs;
+  unless (link($from, $real)) {
+    require File::Copy;
+    File::Copy::copy($from, $real) or die "copy $from to $real: $!\n";
+    chmod(0755, $real) or die "chmod $real: $!\n";
+  }
+  if ($path ne $real) { symlink($real, $path) or die "symlink $path: $!\n"; }
+  return sub { unlink($path) if $path ne $real; unlink($real); rmdir($_) for reverse @dirs; };
+}
+
+# `+cap,+cap...` for every capability of this process's bounding set (perform.ts PARENT_BOUNDING).
+sub bounding_caps {
+  open(my $f, '<', '/proc/self/status') or die "leaf: /proc/self/status: $!";
+  my ($hex) = join('', <$f>) =~ /^CapBnd:\s*([0-9a-f]+)$/m;
+  no warnings 'portable';
+  my $bits = hex($hex // '0');
+  my @names = @{ $plan->{capNames} };
+  return join(',', map { "+$names[$_]" } grep { ($bits >> $_) & 1 } 0 .. $#names);
+}
+
 # Starts chain element $i (a process of the chain or a process resource) as a child; returns its pid.
 sub spawn_process {
   my ($p, $stageEnv) = @_;
@@ -38,10 +67,12 @@ sub spawn_process {
   open(STDIN, '<', $plan->{script}) or POSIX::_exit(120);
   %ENV = %{ $p->{env} };
   $ENV{RAE_SUITE_STAGE} = $stageEnv;
-  # `-`: the program is on stdin; a chain process without arguments has the command line argv0 alone
-  my @argv = ($p->{argv0}, @{ $p->{args} } ? ('-', @{ $p->{args} }) : ());
+  # the program reads leaf.pl from stdin: argv is the test's own, argv[0] then the arguments
+  my @argv = ($p->{argv0}, @{ $p->{args} });
+  # setpriv sets the user and capabilities, then perl (TRAMPOLINE) starts the process with its argv[0]
   if ($p->{setpriv}) {
-    exec { '/usr/bin/setpriv' } 'setpriv', @{ $p->{setpriv} }, '--', $p->{path}, @argv[1 .. $#argv];
+    my @opts = map { (my $o = $_) =~ s/\+\@bounding/bounding_caps()/e; $o } @{ $p->{setpriv} };
+    exec { '/usr/bin/setpriv' } 'setpriv', @opts, '--', @{ $plan->{trampoline} }, $p->{path}, @argv;
   }
   exec { $p->{path} } @argv;
   POSIX::_exit(122);
@@ -54,9 +85,18 @@ if ($stage eq 'resource') {
 }
 
 if ($stage < $#$chain) {
-  my $pid = spawn_process($chain->[$stage + 1], $stage + 1);
+  my $next = $chain->[$stage + 1];
+  my $unmake = $next->{make} ? eval { make_exe($next) } : sub { };
+  unless ($unmake) {
+    chomp(my $why = $@);
+    report({ ok => JSON::PP::false, error => "process $next->{path}: $why" });
+    exit 1;
+  }
+  my $pid = spawn_process($next, $stage + 1);
   waitpid($pid, 0);
-  exit($? >> 8);
+  my $code = $? >> 8;
+  $unmake->();
+  exit($code);
 }
 
 my %bound;    # name.path -> value

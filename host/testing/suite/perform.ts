@@ -2,25 +2,37 @@
 // `context.processes` (each process spawned by the previous one, the leaf last), the `before`
 // script, the resources, the steps and the `after` script in the leaf, then everything undone.
 // With `context.container` the chain runs in a container (container.ts), its own process first.
-// Consumes a SuiteTest and the test id; produces the leaf's report (what failed, if anything).
-// The program of every process is leaf.pl (perl), run through a hard link at the process's
-// exePath (default: a fresh directory under the OS temporary directory) and, when the test names
-// the process, a symlink of that name, so the kernel's comm and exe are the test's. Users the
-// chain names that do not exist are created for the test and deleted after it, as upstream does.
+// Consumes a SuiteTest, the test id and the compiled leaf program (leaf-program.ts); produces the
+// leaf's report (what failed, if anything).
+// The program of every process is the leaf program (perl embedded, running leaf.pl), run through
+// a hard link at the process's exePath (default: a fresh directory under the OS temporary
+// directory) and, when the test names the process, a symlink of that name, so the kernel's comm
+// and exe are the test's, and its argv exactly the test's (argv[0] its `exe`, then its `args`).
+// In a container, the links of the chain's processes are made inside it by their parent, as
+// upstream's runner makes them there (default exePath under the container's /tmp): a copy of the
+// program in the container's writable layer, so proc.is_exe_upper_layer holds as upstream's
+// "Drop and execute new binary in container" test needs. Users the chain names that do not exist
+// are created for the test and deleted after it, as upstream does.
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, closeSync, copyFileSync, linkSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONSTANTS } from './constants.js';
-import { runInContainer } from './container.js';
+import type { ChainContainers, ChainProcess } from './container.js';
 import type { ProcessSpec, SuiteTest } from './loader.js';
 
 /** The environment variable that carries the test id, upstream's name (alerts are matched by it in proc.env). */
 export const TEST_ID_ENV = 'FALCO_EVENT_GENERATOR_TEST_ID';
 
 const LEAF = fileURLToPath(new URL('./leaf.pl', import.meta.url));
-const PERL = '/usr/bin/perl';
+
+/**
+ * What setpriv runs to start a process as a user or with capabilities: setpriv execs its command
+ * with argv[0] the path, so perl, between them, execs the process's link with its own argv[0]
+ * (`TRAMPOLINE path argv0 args...`).
+ */
+const TRAMPOLINE = ['/usr/bin/perl', '-e', 'exec { shift @ARGV } @ARGV; exit 127'];
 
 /** The leaf's report. */
 export interface PerformReport {
@@ -49,6 +61,13 @@ const CAP_NAMES = (
   'block_suspend audit_read perfmon bpf checkpoint_restore'
 ).split(' ');
 
+/**
+ * In the caps of a process started in a container: `all` as its parent there can give it, the
+ * capabilities of that parent's bounding set, which leaf.pl puts in its place (a privileged
+ * container's bounding set may lack some of the node's: setpriv fails raising those).
+ */
+const PARENT_BOUNDING = '@bounding';
+
 /** `all` as this process can give it: the capabilities of its bounding set (a container's may lack some). */
 function boundingCaps(): string[] {
   const hex = /^CapBnd:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0';
@@ -62,21 +81,30 @@ function boundingCaps(): string[] {
  * the leaf, else upstream's default `all=iep`, kept across exec as ambient capabilities by a
  * process that is not root (so a non-root parent can still start its child as another user).
  */
-function setprivOptions(ids: { uid?: number; gid?: number }, capabilities: string | undefined): string[] | undefined {
+function setprivOptions(ids: { uid?: number; gid?: number }, capabilities: string | undefined, inContainer: boolean): string[] | undefined {
   if (ids.uid === undefined && capabilities === undefined) return undefined;
   const names = (capabilities ?? 'all')
     .replace(/[=+-][eip]*$/i, '')
     .split(',')
     .map((c) => c.trim().toLowerCase().replace(/^cap_/, ''))
     .filter((c) => c !== '');
-  const set = ['-all', ...(names.includes('all') ? boundingCaps() : names).map((n) => `+${n}`)].join(',');
+  const set = ['-all', ...(names.includes('all') ? (inContainer ? [PARENT_BOUNDING] : boundingCaps()) : names).map((n) => `+${n}`)].join(',');
   const user = ids.uid === undefined ? [] : ['--reuid', String(ids.uid), '--regid', String(ids.gid), '--clear-groups'];
   const ambient = (ids.uid ?? 0) !== 0 ? ['--ambient-caps', set] : [];
   return [...user, '--inh-caps', set, ...ambient, '--bounding-set', set];
 }
 
+/** What a test is performed with. */
+export interface PerformWith {
+  /** The compiled leaf program (leaf-program.ts). */
+  program: string;
+  /** Where a test with `context.container` runs its chain (container.ts). */
+  containers: ChainContainers;
+  log(line: string): void;
+}
+
 /** A harmless, undone run of one test; never throws for a failure of the test itself (see the report). */
-export async function performTest(test: SuiteTest, testId: string, log: (line: string) => void = () => undefined, timeoutMs = 60_000): Promise<PerformReport> {
+export async function performTest(test: SuiteTest, testId: string, using: PerformWith, timeoutMs = 60_000): Promise<PerformReport> {
   const dir = mkdtempSync(join(tmpdir(), 'rae-suite-'));
   // the chain's users (any user the test names) run the links below and write the report
   chmodSync(dir, 0o755);
@@ -88,10 +116,13 @@ export async function performTest(test: SuiteTest, testId: string, log: (line: s
     // the container's `env`), which is the leaf when the test names no process
     const specs: ProcessSpec[] = container ? [{ env: container.env as Record<string, string> | undefined }, ...processes] : processes.length > 0 ? processes : [{}];
     const base = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root', RAE_SUITE_PLAN: join(dir, 'plan.json') };
+    // in a container the program is read from the plan directory, the one node directory it sees
+    const program = container ? join(dir, 'leaf') : using.program;
+    if (container) copyFileSync(using.program, program);
     const exeFor = (p: ProcessSpec, i: string): { path: string; argv0: string } => {
       const real = p.exePath ?? join(dir, `proc${i}`, `eg-${i}`);
       mkMissingDirs(dirname(real), undo);
-      hardLinkOrCopy(PERL, real);
+      hardLinkOrCopy(program, real);
       undo.push(() => rmSync(real, { force: true }));
       let path = real;
       if (p.name !== undefined) {
@@ -113,16 +144,22 @@ export async function performTest(test: SuiteTest, testId: string, log: (line: s
       }
       return ids;
     };
-    const chain = specs.map((p, i) => {
+    /** A process of the chain in a container: its parent makes its links there (leaf.pl make_exe). */
+    const madeInContainer = (p: ProcessSpec, i: number): { path: string; argv0: string; make: { from: string; real: string } } => {
+      const real = p.exePath ?? join('/tmp', `rae-suite-${testId.slice(0, 8)}-${i}`, `eg-${i}`);
+      const path = p.name !== undefined ? join(dirname(real), p.name) : real;
+      return { path, argv0: p.exe ?? basename(path), make: { from: program, real } };
+    };
+    const chain: ChainProcess[] = specs.map((p, i) => {
       const ids = userOf(p);
       const leaf = i === specs.length - 1;
       // the test id first: a kept environment cut at a size limit still carries it
       const env = { [TEST_ID_ENV]: testId, ...base, ...(p.env ?? {}) };
       return {
-        ...exeFor(p, String(i)),
+        ...(container && i > 0 ? madeInContainer(p, i) : exeFor(p, String(i))),
         args: splitArgs(p.args),
         env,
-        setpriv: setprivOptions(ids, leaf ? p.capabilities : undefined),
+        setpriv: setprivOptions(ids, leaf ? p.capabilities : undefined, container !== undefined && i > 0),
       };
     });
     for (const r of test.resources) if (r.type === 'clientServer') loopbackAddress(String(r.address ?? ''), undo);
@@ -131,7 +168,7 @@ export async function performTest(test: SuiteTest, testId: string, log: (line: s
       const p = r as ProcessSpec;
       return { ...r, process: { ...exeFor(p, `r${i}`), args: splitArgs(p.args), env: { ...base, ...(p.env ?? {}) } } };
     });
-    // in a container the program is read from the plan directory, the one node directory it sees
+    // in a container leaf.pl too is read from the plan directory
     const script = container ? join(dir, 'leaf.pl') : LEAF;
     if (container) copyFileSync(LEAF, script);
     const plan = {
@@ -144,17 +181,19 @@ export async function performTest(test: SuiteTest, testId: string, log: (line: s
       resources,
       steps: test.steps,
       constants: CONSTANTS,
+      trampoline: TRAMPOLINE,
+      capNames: CAP_NAMES,
     };
     writeFileSync(base.RAE_SUITE_PLAN, JSON.stringify(plan), { mode: 0o644 });
     writeFileSync(plan.report, '', { mode: 0o666 });
     chmodSync(plan.report, 0o666);
     let code: string;
     if (container) {
-      const r = await runInContainer(chain[0]!, script, dir, timeoutMs, log);
+      const r = await using.containers.run({ entry: chain[0]!, script, dir, testId, spec: container }, timeoutMs);
       code = r.code;
       if (!r.container) return { ok: false, error: `context.container: ${r.code}` };
-      log(`suite: ${test.name}: the chain ran in container ${r.container.name} (${r.container.runtime}, id ${r.container.id.slice(0, 12)})`);
-    } else code = await run(chain[0]!, timeoutMs);
+      using.log(`suite: ${test.name}: the chain ran in container ${r.container.name} (${r.container.runtime}, id ${r.container.id.slice(0, 12)})`);
+    } else code = await run(chain[0]!, script, timeoutMs);
     let report: PerformReport;
     try {
       report = JSON.parse(readFileSync(plan.report, 'utf8')) as PerformReport;
@@ -212,23 +251,13 @@ function mkMissingDirs(dir: string, undo: Array<() => void>): void {
   });
 }
 
-/** One process of the chain as leaf.pl starts it. */
-interface ChainProcess {
-  path: string;
-  argv0: string;
-  args: string[];
-  env: Record<string, string>;
-  setpriv?: string[];
-}
-
-/** Runs the chain's first process (its program on stdin); resolves with its exit code or signal. */
-function run(p: ChainProcess, timeoutMs: number): Promise<string> {
+/** Runs the chain's first process (leaf.pl, `script`, on its stdin); resolves with its exit code or signal. */
+function run(p: ChainProcess, script: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve) => {
-    const args = p.args.length > 0 ? ['-', ...p.args] : [];
-    const program = openSync(LEAF, 'r');
+    const program = openSync(script, 'r');
     const env = { ...p.env, RAE_SUITE_STAGE: '0' };
     const opts = { env, stdio: [program, 'ignore', 'ignore'] as ['pipe' | number, 'ignore', 'ignore'] };
-    const child = p.setpriv ? spawn('/usr/bin/setpriv', [...p.setpriv, '--', p.path, ...args], opts) : spawn(p.path, args, { ...opts, argv0: p.argv0 });
+    const child = p.setpriv ? spawn('/usr/bin/setpriv', [...p.setpriv, '--', ...TRAMPOLINE, p.path, p.argv0, ...p.args], opts) : spawn(p.path, p.args, { ...opts, argv0: p.argv0 });
     closeSync(program);
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', (err) => {
