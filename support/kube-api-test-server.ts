@@ -69,7 +69,7 @@ export interface StoredObject {
 }
 
 /** The Lease kind (coordination.k8s.io/v1), always served. */
-export const LEASE_KIND: TestKind = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true };
+const LEASE_KIND: TestKind = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true };
 
 interface Change {
   rv: number;
@@ -87,7 +87,7 @@ interface OpenWatch {
 }
 
 /** One request as the server saw it (for tests that check what the client asked). */
-export interface SeenRequest {
+interface SeenRequest {
   method: string;
   path: string;
   query: Record<string, string>;
@@ -159,7 +159,7 @@ function status(code: number, reason: string, message: string) {
 }
 
 /** The first value a printer column's JSONPath selects (`.a.b`, `[?(@.k=="v")]`), undefined when none. */
-export function jsonPathValue(o: unknown, path: string): unknown {
+function jsonPathValue(o: unknown, path: string): unknown {
   let cur: unknown[] = [o];
   for (const [, key, filterKey, filterValue] of path.matchAll(/\.(\w+)|\[\?\(@\.(\w+)=="([^"]*)"\)\]/g)) {
     cur = cur.flatMap((v) => {

@@ -14,7 +14,7 @@ import { type ApiObject, ListWatch, type ListWatchTransport } from './list-watch
 import type { ManifestFile } from './watch.js';
 
 /** The folder of the paths cluster objects are rendered at (their diagnostics name it). */
-export const CLUSTER_PATH = 'cluster';
+const CLUSTER_PATH = 'cluster';
 
 export interface ClusterResourcesOptions {
   /** One transport per kind; each object is rendered under `cluster/<plural>/`. */
@@ -38,7 +38,7 @@ export interface ClusterResources {
 }
 
 /** The manifest of an object: the parts a user applies, in the order they write them. */
-export function renderObject(o: ApiObject): string {
+function renderObject(o: ApiObject): string {
   const { name, namespace } = o.metadata;
   return stringify({ apiVersion: o.apiVersion, kind: o.kind, metadata: namespace ? { name, namespace } : { name }, spec: o.spec ?? null }, { lineWidth: 0 });
 }

@@ -15,7 +15,7 @@
 // current objects and a call to onChange after each change of them.
 
 /** The metadata this module reads of an object. */
-export interface ObjectMeta {
+interface ObjectMeta {
   name: string;
   namespace?: string;
   uid?: string;

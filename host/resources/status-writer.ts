@@ -48,8 +48,8 @@ export interface StatusWriterOptions {
 /** The Lease of the status writer. */
 export const WRITER_LEASE = 'runtime-audit-engine-status';
 /** Label and annotation of the node reports. */
-export const REPORT_LABEL = 'runtime-audit-engine.deckhouse.io/report';
-export const REPORT_ANNOTATION = 'runtime-audit-engine.deckhouse.io/rules';
+const REPORT_LABEL = 'runtime-audit-engine.deckhouse.io/report';
+const REPORT_ANNOTATION = 'runtime-audit-engine.deckhouse.io/rules';
 
 /** A metav1.MicroTime: RFC 3339 with microseconds. */
 function microTime(d: Date): string {

@@ -12,7 +12,7 @@ import type { ApiObject } from './list-watch.js';
 import { headline } from './report.js';
 
 /** One object's outcome on one node. */
-export interface RulesOutcome {
+interface RulesOutcome {
   generation: number;
   loaded: boolean;
   /** Why not (`Invalid`, `NotCompiled`), the first diagnostics; empty when loaded. */
@@ -45,7 +45,7 @@ export function nodeReport(objects: ReadonlyMap<string, ApiObject>, result: Pick
 }
 
 /** A status condition (metav1.Condition). */
-export interface Condition {
+interface Condition {
   type: string;
   status: 'True' | 'False' | 'Unknown';
   reason: string;
