@@ -20,6 +20,7 @@ function checkRunConfig(config: Config): { ok: true; minPriority: Priority } | {
   const selection = selectionProblem(config);
   if (selection) problems.push(selection);
   seconds('webhook.drainTimeoutSeconds', config.webhook.drainTimeoutSeconds, '0 stops without waiting for accepted events');
+  seconds('resources.apiSyncTimeoutSeconds', config.resources.apiSyncTimeoutSeconds, '0 starts without waiting for the API');
   const bounds: Array<[string, number]> = [
     ['rules.maxExpandedNodes', config.rules.maxExpandedNodes],
     ['rules.maxExpandedNodesTotal', config.rules.maxExpandedNodesTotal],

@@ -115,8 +115,13 @@ export interface Config {
    * so a node's engine blind to syscalls is not in service (docs/forwarder.md "Readiness").
    */
   syscall: { snaplen: number; optional: boolean };
-  /** Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources), the apiVersion group, and how many manifest files of what size are read. */
-  resources: { dir: string; apiGroup: string; maxFiles: number; maxFileBytes: number };
+  /**
+   * Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources), the
+   * apiVersion group, and how many manifest files of what size are read; watchApi: also list and
+   * watch the objects of the orchestrator's API, through `kubeconfig` ('' = the pod's service
+   * account), the first ruleset waiting up to apiSyncTimeoutSeconds for their first list.
+   */
+  resources: { dir: string; apiGroup: string; maxFiles: number; maxFileBytes: number; watchApi: boolean; kubeconfig: string; apiSyncTimeoutSeconds: number };
   /** controlPlaneManager: publish the API server's audit webhook configuration while the audit source runs ('' = <stateDir>/audit-webhook-config.yaml). */
   module: { controlPlaneManager: boolean; auditWebhookConfigFile: string };
   /**
@@ -214,7 +219,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     forwarder: { ...defaultForwarderServerConfig(), ...defaultOutputConfig() },
     syscall: { snaplen: DEFAULT_SNAPLEN, optional: false },
-    resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024 },
+    resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024, watchApi: false, kubeconfig: '', apiSyncTimeoutSeconds: 10 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     containers: {
       enabled: true,

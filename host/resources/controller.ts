@@ -2,7 +2,9 @@
 // reconciled into: the module state (disabled until a valid ModuleConfig `runtime-audit-engine`
 // says `enabled: true`; its settings pick the built-in rule sets and debug logging) and the
 // ruleset = the selected built-in sets (+ configured files) + every valid EngineAuditRules, in
-// resource-name order, each translated to a rules file in memory. The ruleset only changes
+// resource-name order, then every valid NamespacedEngineAuditRules (scoped to its namespace,
+// rules-file.ts; one whose rule would replace another is refused, namespaced.ts), each
+// translated to a rules file in memory. The ruleset only changes
 // through `engine.load`, which installs a valid set and refuses an invalid one. The first
 // ruleset is compiled before it goes live; every later one goes live at once on the engine's
 // interpreter tier and moves to WASM when compiled (DetectionEngine, interpreterFirst).
@@ -14,7 +16,8 @@
 // Consumes ManifestFile snapshots; produces engine loads, ModuleState changes and reports.
 import { createHash } from 'node:crypto';
 import { type Diagnostic, diagnostic, type LoadResult, type Location, type RulesFile, type SourceLookup, type SourceText } from '../engine/index.js';
-import { readManifests, type EngineAuditRulesResource, type ModuleConfigResource, type Resource } from './manifests.js';
+import { readManifests, type ModuleConfigResource, type Resource, type RulesResource } from './manifests.js';
+import { namespacedConflicts } from './namespaced.js';
 import { reportRejection, type Rejection, type Reporter } from './report.js';
 import { owners, remapDiagnostics, toRulesFile, type TranslatedRules } from './rules-file.js';
 import type { ManifestFile } from './watch.js';
@@ -79,7 +82,8 @@ function where(ctx: Location[]): string {
 /** Reconciles snapshots, one at a time. */
 export class ResourceController {
   private module: ModuleConfigResource | undefined;
-  private rules = new Map<string, EngineAuditRulesResource>();
+  /** The rules resources in force, by name (a namespaced one's is `<namespace>/<name>`). */
+  private rules = new Map<string, RulesResource>();
   private running: { fingerprint: string; builtIn: string[] } | undefined;
   private state: ModuleState | undefined;
   private reported = new Set<string>();
@@ -98,7 +102,7 @@ export class ResourceController {
     return this.running !== undefined;
   }
 
-  /** Names of the EngineAuditRules in the running ruleset. */
+  /** Names of the EngineAuditRules (and NamespacedEngineAuditRules, `<namespace>/<name>`) in the running ruleset. */
   get activeRules(): string[] {
     return [...this.rules.keys()].sort();
   }
@@ -157,8 +161,8 @@ export class ResourceController {
     const keeps = (prev: Resource) => rejectedKeys.has(key(prev.kind, prev.name)) || protectedFiles.has(prev.file);
     let module = valid.find((r): r is ModuleConfigResource => r.kind === 'ModuleConfig');
     if (!module && this.module && keeps(this.module)) module = this.module;
-    const candidates = new Map<string, EngineAuditRulesResource>();
-    for (const r of valid) if (r.kind === 'EngineAuditRules') candidates.set(r.name, r);
+    const candidates = new Map<string, RulesResource>();
+    for (const r of valid) if (r.kind !== 'ModuleConfig') candidates.set(r.name, r);
     for (const [name, prev] of this.rules) if (!candidates.has(name) && keeps(prev)) candidates.set(name, prev);
 
     const builtIn = [...(module?.builtInRulesList ?? this.opts.defaultBuiltIn)];
@@ -175,10 +179,21 @@ export class ResourceController {
   }
 
   /** Loads base + candidates; on errors in manifests, drops (or reverts) the guilty ones and tries once more. */
-  private async install(builtIn: string[], candidates: Map<string, EngineAuditRulesResource>, rejections: Rejection[], lookups: SourceLookup[]): Promise<boolean> {
+  private async install(builtIn: string[], candidates: Map<string, RulesResource>, rejections: Rejection[], lookups: SourceLookup[]): Promise<boolean> {
+    // The cluster's rules first: a namespaced exception appends to a rule defined before it.
+    const order = (r: RulesResource) => `${r.kind === 'NamespacedEngineAuditRules' ? 1 : 0}${r.name}`;
     for (let attempt = 0; attempt < 2; attempt++) {
-      const translations = [...candidates.keys()].sort().map((n) => toRulesFile(candidates.get(n)!));
-      const files = [...this.opts.baseFiles(builtIn), ...translations.map((t) => t.file)];
+      const base = this.opts.baseFiles(builtIn);
+      const sorted = () => [...candidates.values()].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
+      // Twice: a version in force put back in place of a refused one is checked too.
+      for (let pass = 0; pass < 2; pass++) {
+        for (const [r, ds] of namespacedConflicts(base, sorted())) {
+          rejections.push({ kind: r.kind, name: r.name, where: where(r.ctx), errors: ds });
+          this.revert(candidates, r);
+        }
+      }
+      const translations = sorted().map(toRulesFile);
+      const files = [...base, ...translations.map((t) => t.file)];
       const fp = fingerprint(files);
       if (this.running?.fingerprint === fp) {
         this.rules = candidates;
@@ -219,10 +234,8 @@ export class ResourceController {
       }
       for (const [t, ds] of guilty) {
         const r = t.resource;
-        rejections.push({ kind: 'EngineAuditRules', name: r.name, where: where(r.ctx), errors: remapDiagnostics(ds, translations), reason });
-        const prev = this.rules.get(r.name);
-        if (prev && prev !== r) candidates.set(r.name, prev);
-        else candidates.delete(r.name);
+        rejections.push({ kind: r.kind, name: r.name, where: where(r.ctx), errors: remapDiagnostics(ds, translations), reason });
+        this.revert(candidates, r);
       }
       if (guilty.size === 0 || outside.length > 0) {
         // Errors outside every manifest (the built-in or configured files): nothing to drop.
@@ -234,6 +247,13 @@ export class ResourceController {
       }
     }
     return false;
+  }
+
+  /** Drops a rejected candidate: its version in force stays, if any. */
+  private revert(candidates: Map<string, RulesResource>, r: RulesResource): void {
+    const prev = this.rules.get(r.name);
+    if (prev && prev !== r) candidates.set(r.name, prev);
+    else candidates.delete(r.name);
   }
 
   /** Reports rejections not reported for the previous snapshot (an unchanged bad file is reported once). */

@@ -2,6 +2,8 @@
 // apiVersion `<group>/v1alpha1` (reference/module-and-forwarder.md §1-2):
 //   ModuleConfig `runtime-audit-engine`   spec.enabled, spec.version, spec.settings.{debugLogging, builtInRulesList}
 //   EngineAuditRules <name>                spec.rules: items of exactly one of macro | list | rule
+//   NamespacedEngineAuditRules <ns>/<name>  spec.rules: items of exactly one of rule | exception, scoped
+//                                          to the namespace when translated (rules-file.ts)
 // Consumes a file name and its text; produces typed resources and located diagnostics (rendered
 // like rule diagnostics by renderDiagnostic). A document with any error yields no resource; the
 // other documents of the file are unaffected.
@@ -15,11 +17,14 @@ export const MODULE_NAME = 'runtime-audit-engine';
 /** The resource version of every kind. */
 export const RESOURCE_VERSION = 'v1alpha1';
 /** The kinds this module reads. */
-export const KINDS = ['ModuleConfig', 'EngineAuditRules'] as const;
+export const KINDS = ['ModuleConfig', 'EngineAuditRules', 'NamespacedEngineAuditRules'] as const;
 
 /** Orchestrator object names: a DNS-1123 subdomain. */
 export const RESOURCE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const NAME: Schema = { type: 'string', maxLength: 253, pattern: { re: RESOURCE_NAME, text: 'a lower-case DNS-1123 name (a-z, 0-9, "-" and ".", starting and ending with a letter or digit)' } };
+
+/** Namespace names: a DNS-1123 label. */
+const NAMESPACE: Schema = { type: 'string', maxLength: 63, pattern: { re: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, text: 'a DNS-1123 label (a-z, 0-9 and "-", starting and ending with a letter or digit)' } };
 
 const METADATA: Schema = {
   type: 'object',
@@ -31,7 +36,67 @@ const METADATA: Schema = {
   },
 };
 
+/** The metadata of a namespaced kind: the namespace is required. */
+const NAMESPACED_METADATA: Schema = {
+  type: 'object',
+  required: ['name', 'namespace'],
+  properties: {
+    name: NAME,
+    namespace: NAMESPACE,
+    labels: { type: 'object', properties: {}, additional: { type: 'string' } },
+    annotations: { type: 'object', properties: {}, additional: { type: 'string' } },
+  },
+};
+
 const STRINGS: Schema = { type: 'array', items: { type: 'string' } };
+
+/** A rule item (the FalcoAuditRules CRD schema, reference §2). */
+const RULE: Schema = {
+  type: 'object',
+  label: 'rule',
+  required: ['name', 'condition', 'desc', 'output', 'priority'],
+  properties: {
+    name: { type: 'string' },
+    desc: { type: 'string' },
+    condition: { type: 'string' },
+    output: { type: 'string' },
+    priority: { type: 'string', enum: PRIORITIES },
+    tags: STRINGS,
+    enabled: { type: 'boolean' },
+    source: { type: 'string', enum: ['Syscall', 'K8sAudit'] },
+  },
+};
+
+/** The NamespacedEngineAuditRules spec: new rules, and exceptions added to a rule of the cluster. */
+const NAMESPACED_RULES_SPEC: Schema = {
+  type: 'object',
+  required: ['rules'],
+  properties: {
+    rules: {
+      type: 'array',
+      items: {
+        type: 'object',
+        exactlyOne: ['rule', 'exception'],
+        properties: {
+          rule: RULE,
+          exception: {
+            type: 'object',
+            label: 'exception',
+            required: ['rule', 'name', 'fields', 'values'],
+            properties: {
+              rule: { type: 'string' },
+              name: { type: 'string' },
+              source: { type: 'string', enum: ['Syscall', 'K8sAudit'] },
+              fields: STRINGS,
+              comps: STRINGS,
+              values: { type: 'array', items: { type: 'array', items: { type: 'int-or-string' } } },
+            },
+          },
+        },
+      },
+    },
+  },
+};
 
 /** The EngineAuditRules spec (the FalcoAuditRules CRD schema, reference §2). */
 const RULES_SPEC: Schema = {
@@ -46,21 +111,7 @@ const RULES_SPEC: Schema = {
         type: 'object',
         exactlyOne: ['macro', 'list', 'rule'],
         properties: {
-          rule: {
-            type: 'object',
-            label: 'rule',
-            required: ['name', 'condition', 'desc', 'output', 'priority'],
-            properties: {
-              name: { type: 'string' },
-              desc: { type: 'string' },
-              condition: { type: 'string' },
-              output: { type: 'string' },
-              priority: { type: 'string', enum: PRIORITIES },
-              tags: STRINGS,
-              enabled: { type: 'boolean' },
-              source: { type: 'string', enum: ['Syscall', 'K8sAudit'] },
-            },
-          },
+          rule: RULE,
           macro: { type: 'object', label: 'macro', required: ['name', 'condition'], properties: { name: { type: 'string' }, condition: { type: 'string' } } },
           list: { type: 'object', label: 'list', required: ['name', 'items'], properties: { name: { type: 'string' }, items: { type: 'array', items: { type: 'int-or-string' } } } },
         },
@@ -85,13 +136,20 @@ const MODULE_SPEC: Schema = {
   },
 };
 
-function resourceSchema(spec: Schema): Schema {
+function resourceSchema(spec: Schema, metadata = METADATA): Schema {
   return {
     type: 'object',
     required: ['apiVersion', 'kind', 'metadata', 'spec'],
-    properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: METADATA, spec },
+    properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata, spec },
   };
 }
+
+/** Each kind's schema. */
+const SCHEMAS: Record<(typeof KINDS)[number], Schema> = {
+  ModuleConfig: resourceSchema(MODULE_SPEC),
+  EngineAuditRules: resourceSchema(RULES_SPEC),
+  NamespacedEngineAuditRules: resourceSchema(NAMESPACED_RULES_SPEC, NAMESPACED_METADATA),
+};
 
 /** A string from the manifest with the raw range of its node (for locating errors in it). */
 export interface Spanned {
@@ -116,6 +174,18 @@ export type RulesSpecItem =
       enabled?: boolean;
       tags?: Spanned[];
     };
+
+/** An exception a NamespacedEngineAuditRules adds to a rule (values: one row per list of the manifest). */
+export interface ExceptionSpecItem {
+  kind: 'exception';
+  node: Spanned;
+  rule: Spanned;
+  name: Spanned;
+  source: 'syscall' | 'k8s_audit';
+  fields: Spanned[];
+  comps?: Spanned[];
+  values: Spanned[][];
+}
 
 interface ResourceBase {
   name: string;
@@ -144,7 +214,17 @@ export interface EngineAuditRulesResource extends ResourceBase {
   items: RulesSpecItem[];
 }
 
-export type Resource = ModuleConfigResource | EngineAuditRulesResource;
+/** Rules of one namespace: `name` is `<namespace>/<metadata.name>`. */
+export interface NamespacedEngineAuditRulesResource extends ResourceBase {
+  kind: 'NamespacedEngineAuditRules';
+  namespace: string;
+  items: Array<Extract<RulesSpecItem, { kind: 'rule' }> | ExceptionSpecItem>;
+}
+
+/** The kinds that are turned into rules files. */
+export type RulesResource = EngineAuditRulesResource | NamespacedEngineAuditRulesResource;
+
+export type Resource = ModuleConfigResource | RulesResource;
 
 /** What one manifest file holds. */
 export interface ManifestRead {
@@ -190,17 +270,23 @@ export function readManifests(name: string, text: string, apiGroup: string): Man
       return;
     }
     const base = { name: ident.name!, file: name, doc: index, ctx, src };
-    out.resources.push(ident.kind === 'ModuleConfig' ? moduleConfig(root as YAMLMap<unknown, unknown>, base) : auditRules(root as YAMLMap<unknown, unknown>, base, src));
+    const map = root as YAMLMap<unknown, unknown>;
+    out.resources.push(ident.kind === 'ModuleConfig' ? moduleConfig(map, base) : ident.kind === 'NamespacedEngineAuditRules' ? namespacedRules(map, base, src) : auditRules(map, base, src));
   });
   return out;
 }
 
+/** Kind and name of a document; a namespaced kind's name is `<namespace>/<name>` (unique across namespaces). */
 function identity(root: Node): { kind?: string; name?: string } {
   if (!isMap(root)) return {};
   const pairs = mapPairs(root as YAMLMap<unknown, unknown>);
   const str = (n: unknown) => (isScalar(n) && typeof n.value === 'string' ? n.value : undefined);
   const meta = pairs.get('metadata')?.value;
-  return { kind: str(pairs.get('kind')?.value), name: isMap(meta) ? str(mapPairs(meta as YAMLMap<unknown, unknown>).get('name')?.value) : undefined };
+  const kind = str(pairs.get('kind')?.value);
+  const metaPairs = isMap(meta) ? mapPairs(meta as YAMLMap<unknown, unknown>) : undefined;
+  const name = str(metaPairs?.get('name')?.value);
+  const namespace = str(metaPairs?.get('namespace')?.value);
+  return { kind, name: kind === 'NamespacedEngineAuditRules' && name && namespace ? `${namespace}/${name}` : name };
 }
 
 /** apiVersion, kind and name first (they decide the schema), then the kind's schema. */
@@ -223,7 +309,7 @@ function checkDocument(root: Node, src: SourceText, ctx: Location[], apiGroup: s
   const apiNode = pairs.get('apiVersion')?.value as Node | undefined;
   const want = `${apiGroup}/${RESOURCE_VERSION}`;
   if (isScalar(apiNode) && apiNode.value !== want) fail(`apiVersion must be ${JSON.stringify(want)}, not ${JSON.stringify(apiNode.value)}`, 'apiVersion', apiNode);
-  validateNode(root, resourceSchema(kind === 'ModuleConfig' ? MODULE_SPEC : RULES_SPEC), '', { src, ctx }, out);
+  validateNode(root, SCHEMAS[(kind as (typeof KINDS)[number] | undefined) ?? 'EngineAuditRules'] ?? SCHEMAS.EngineAuditRules, '', { src, ctx }, out);
   const meta = pairs.get('metadata')?.value;
   const nameNode = isMap(meta) ? (mapPairs(meta as YAMLMap<unknown, unknown>).get('name')?.value as Node | undefined) : undefined;
   if (kind === 'ModuleConfig' && isScalar(nameNode) && nameNode.value !== MODULE_NAME) {
@@ -261,6 +347,55 @@ function spanned(src: SourceText, n: Node | undefined): Spanned {
   return { text: typeof v === 'string' ? v : src.text.slice(start, end).trim(), start, end };
 }
 
+/** A rule item's fields (validated). */
+function ruleItem(src: SourceText, body: YAMLMap<unknown, unknown>): Extract<RulesSpecItem, { kind: 'rule' }> {
+  const s = (key: string) => spanned(src, at(body, key));
+  const enabled = at(body, 'enabled');
+  const tags = at(body, 'tags');
+  return {
+    kind: 'rule',
+    node: spanned(src, body),
+    name: s('name'),
+    desc: s('desc'),
+    condition: s('condition'),
+    output: s('output'),
+    priority: s('priority'),
+    source: sourceOf(at(body, 'source')),
+    enabled: isScalar(enabled) ? enabled.value === true : undefined,
+    tags: isSeq(tags) ? (tags.items as Node[]).map((n) => spanned(src, n)) : undefined,
+  };
+}
+
+function sourceOf(n: Node | undefined): 'syscall' | 'k8s_audit' {
+  return isScalar(n) && n.value === 'K8sAudit' ? 'k8s_audit' : 'syscall';
+}
+
+function namespacedRules(root: YAMLMap<unknown, unknown>, base: ResourceBase, src: SourceText): NamespacedEngineAuditRulesResource {
+  const items: NamespacedEngineAuditRulesResource['items'] = [];
+  const rules = at(root, 'spec', 'rules');
+  const seq = (n: Node | undefined) => (isSeq(n) ? (n.items as Node[]) : []);
+  for (const item of seq(rules) as Array<YAMLMap<unknown, unknown>>) {
+    const rule = at(item, 'rule');
+    if (rule) {
+      items.push(ruleItem(src, rule as YAMLMap<unknown, unknown>));
+      continue;
+    }
+    const body = at(item, 'exception') as YAMLMap<unknown, unknown>;
+    const comps = at(body, 'comps');
+    items.push({
+      kind: 'exception',
+      node: spanned(src, body),
+      rule: spanned(src, at(body, 'rule')),
+      name: spanned(src, at(body, 'name')),
+      source: sourceOf(at(body, 'source')),
+      fields: seq(at(body, 'fields')).map((n) => spanned(src, n)),
+      comps: isSeq(comps) ? seq(comps).map((n) => spanned(src, n)) : undefined,
+      values: seq(at(body, 'values')).map((row) => seq(row).map((n) => spanned(src, n))),
+    });
+  }
+  return { ...base, kind: 'NamespacedEngineAuditRules', namespace: base.name.split('/')[0]!, items };
+}
+
 function auditRules(root: YAMLMap<unknown, unknown>, base: ResourceBase, src: SourceText): EngineAuditRulesResource {
   const items: RulesSpecItem[] = [];
   const rules = at(root, 'spec', 'rules');
@@ -275,21 +410,7 @@ function auditRules(root: YAMLMap<unknown, unknown>, base: ResourceBase, src: So
     } else if (kind === 'macro') {
       items.push({ kind, node, name: s('name'), condition: s('condition') });
     } else {
-      const enabled = at(body, 'enabled');
-      const tags = at(body, 'tags');
-      const source = at(body, 'source');
-      items.push({
-        kind,
-        node,
-        name: s('name'),
-        desc: s('desc'),
-        condition: s('condition'),
-        output: s('output'),
-        priority: s('priority'),
-        source: isScalar(source) && source.value === 'K8sAudit' ? 'k8s_audit' : 'syscall',
-        enabled: isScalar(enabled) ? enabled.value === true : undefined,
-        tags: isSeq(tags) ? (tags.items as Node[]).map((n) => spanned(src, n)) : undefined,
-      });
+      items.push(ruleItem(src, body));
     }
   }
   const rev = at(root, 'spec', 'requiredEngineVersion');

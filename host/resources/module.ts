@@ -1,5 +1,7 @@
-// The module as `rae run` starts it. startResources: the watched directory reconciled by the
-// controller (the first snapshot is in force before it resolves). startModule, on top: the
+// The module as `rae run` starts it. startResources: the watched directory, and with `cluster`
+// the orchestrator's API objects too (cluster.ts), reconciled together by one controller: every
+// snapshot it applies is the directory's files followed by the cluster's objects (the first
+// snapshot is in force before it resolves). startModule, on top: the
 // resources directory (created and seeded with an enabled ModuleConfig on first start), the
 // ruleset = built-in sets + configured files + valid EngineAuditRules loaded through the engine,
 // rejections reported through the forwarder, and the module state applied: sources started when
@@ -12,10 +14,15 @@ import { writeProblem } from '../config/write-problem.js';
 import { builtinRulesFiles, type LoadResult, type RulesFile } from '../engine/index.js';
 import type { Metrics } from '../metrics/index.js';
 import type { Alert } from '../output/alert.js';
+import { startClusterResources, type ClusterResources, type ClusterResourcesOptions } from './cluster.js';
 import { ResourceController, type ControllerOptions, type ModuleState, type RulesEngine } from './controller.js';
+import { contextNamespace, loadKubeConfig, moduleKinds, statusApi } from './kube-api.js';
 import { MODULE_NAME, RESOURCE_VERSION } from './manifests.js';
+import type { ApiObject } from './list-watch.js';
 import type { ModuleSources } from './sources.js';
-import { watchDirectory, type DirectoryWatch } from './watch.js';
+import { nodeReport } from './status.js';
+import { StatusWriter, type StatusWriterOptions } from './status-writer.js';
+import { watchDirectory, type DirectoryWatch, type ManifestFile } from './watch.js';
 
 /** The ModuleConfig written into a resources directory that did not exist (first start). */
 function defaultModuleConfig(apiGroup: string): string {
@@ -54,6 +61,13 @@ export interface ResourcesOptions extends ControllerOptions {
   /** Bounds of what is read (watch.ts defaults: 256 files of 1 MiB). */
   maxFiles?: number;
   maxFileBytes?: number;
+  /** The orchestrator's API objects, beside the directory. */
+  cluster?: Pick<ClusterResourcesOptions, 'kinds' | 'retryMs' | 'retryMaxMs'> & {
+    /** How long the first ruleset waits for the first list of every kind before it goes live without them. */
+    syncTimeoutMs: number;
+    /** The EngineAuditRules status: this node's report and, while it holds the Lease, the objects' status. */
+    status?: Omit<StatusWriterOptions, 'objects' | 'log'>;
+  };
 }
 
 /** Running resources. */
@@ -65,9 +79,44 @@ export interface Resources {
   close(): void;
 }
 
-/** Watches `dir` and reconciles every change; resolves after the first snapshot is in force. */
+/**
+ * Watches `dir` (and the cluster's objects with `cluster`) and reconciles every change; resolves
+ * after the first snapshot is in force. The cluster's first lists are waited for (up to
+ * `syncTimeoutMs`), so the first ruleset has the cluster's rules when the API answers.
+ */
 export async function startResources(opts: ResourcesOptions): Promise<Resources> {
   const controller = new ResourceController(opts);
+  let dirFiles: ManifestFile[] = [];
+  let clusterFiles: ManifestFile[] = [];
+  let clusterObjects: ReadonlyMap<string, ApiObject> = new Map();
+  let appliedCluster = clusterFiles;
+  let started = false;
+  let writer: StatusWriter | undefined;
+  // The directory's files first: a resource in both is the directory's (the first by file wins).
+  const apply = async () => {
+    const c = clusterFiles;
+    const objects = clusterObjects;
+    const result = await controller.apply([...dirFiles, ...c]);
+    appliedCluster = c;
+    writer?.setReport(nodeReport(objects, result));
+  };
+  let cluster: ClusterResources | undefined;
+  if (opts.cluster) {
+    const { syncTimeoutMs, status, ...rest } = opts.cluster;
+    cluster = startClusterResources({
+      ...rest,
+      log: opts.reporter.log,
+      onChange: async (files, objects) => {
+        clusterFiles = files;
+        clusterObjects = objects;
+        if (started) await apply();
+      },
+    });
+    const watched = cluster;
+    if (status) writer = new StatusWriter({ ...status, log: opts.reporter.log, objects: () => [...watched.objects().values()].filter((o) => o.kind === 'EngineAuditRules') });
+    if (await cluster.whenSynced(syncTimeoutMs)) await cluster.idle();
+    else opts.reporter.log(`resources: the orchestrator's API did not answer within ${syncTimeoutMs / 1000} s: starting without its objects (they are applied once listed)`);
+  }
   const watch: DirectoryWatch = await watchDirectory({
     dir: opts.dir,
     debounceMs: opts.debounceMs,
@@ -76,16 +125,29 @@ export async function startResources(opts: ResourcesOptions): Promise<Resources>
     maxFileBytes: opts.maxFileBytes,
     log: opts.reporter.log,
     onChange: async (files) => {
-      await controller.apply(files);
+      dirFiles = files;
+      await apply();
     },
   });
+  started = true;
+  // Objects listed while the directory's first snapshot was applied.
+  if (appliedCluster !== clusterFiles) await apply();
+  writer?.start();
   return {
     controller,
     get state() {
       return controller.moduleState;
     },
-    idle: () => watch.idle(),
-    close: () => watch.close(),
+    idle: async () => {
+      await watch.idle();
+      await cluster?.idle();
+      await writer?.idle();
+    },
+    close: () => {
+      watch.close();
+      cluster?.close();
+      writer?.stop();
+    },
   };
 }
 
@@ -125,6 +187,29 @@ function resourcesDir(config: Config, override?: string): string {
   return override || config.resources.dir || join(config.stateDir, 'resources');
 }
 
+/**
+ * The cluster's kinds of this module (with resources.watchApi), read through the configured
+ * kubeconfig or the pod's service account. Outside a pod without a kubeconfig the engine says
+ * so and reads the directory alone (as the pod test's kubelet runs it); a kubeconfig that was
+ * named but cannot be read stops the start.
+ */
+function clusterOption(config: Config, hostname: string, log: (message: string) => void): ResourcesOptions['cluster'] {
+  const { apiGroup, watchApi, kubeconfig, apiSyncTimeoutSeconds } = config.resources;
+  if (!watchApi) return undefined;
+  if (!kubeconfig && !process.env.KUBERNETES_SERVICE_HOST) {
+    log("module: not watching the orchestrator's API: not in a pod (KUBERNETES_SERVICE_HOST is not set) and resources.kubeconfig is empty; the resources directory alone is read");
+    return undefined;
+  }
+  const kc = loadKubeConfig(kubeconfig);
+  const kinds = moduleKinds(kc, apiGroup, RESOURCE_VERSION);
+  const namespace = contextNamespace(kc);
+  log(
+    `module: watching ${kc.getCurrentCluster()!.server} (${kubeconfig || 'the service account'}) for ${apiGroup}/${RESOURCE_VERSION} ModuleConfig, EngineAuditRules and NamespacedEngineAuditRules; status through Leases in namespace ${namespace}`,
+  );
+  const status = { api: statusApi(kc, { group: apiGroup, version: RESOURCE_VERSION, plural: 'engineauditrules', kind: 'EngineAuditRules' }), namespace, node: hostname };
+  return { kinds, syncTimeoutMs: apiSyncTimeoutSeconds * 1000, status };
+}
+
 /** Starts the module; rejects when the first ruleset (built-in sets + configured files) is invalid. */
 export async function startModule(opts: ModuleOptions): Promise<RunningModule> {
   const { config, log, metrics, sources } = opts;
@@ -140,6 +225,7 @@ export async function startModule(opts: ModuleOptions): Promise<RunningModule> {
     apiGroup,
     maxFiles: config.resources.maxFiles,
     maxFileBytes: config.resources.maxFileBytes,
+    cluster: clusterOption(config, opts.hostname, log),
     engine: opts.engine,
     baseFiles: (sel) => [...builtinRulesFiles(sel).files, ...base.extraFiles],
     get defaultBuiltIn() {

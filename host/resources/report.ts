@@ -31,7 +31,8 @@ export interface Rejection {
   reason?: RulesetFailureReason;
 }
 
-function headline(d: Diagnostic): string {
+/** A diagnostic in one line: `file:line:col: message` at its innermost location. */
+export function headline(d: Diagnostic): string {
   const last = d.locations.at(-1)?.position;
   return `${last ? `${last.name}:${last.line}:${last.column}: ` : ''}${d.message}`;
 }

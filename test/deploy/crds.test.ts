@@ -23,6 +23,8 @@ const RULE = (extra = '', drop = '') =>
     .filter((l) => l !== '' && !(drop && l.trimStart().startsWith(`${drop}:`)))
     .join('\n') + '\n';
 const module = (spec: string, name = MODULE_NAME) => `${H}kind: ModuleConfig\nmetadata:\n  name: ${name}\nspec:\n${spec}`;
+const namespaced = (items: string) => `${H}kind: NamespacedEngineAuditRules\nmetadata:\n  name: example\n  namespace: team-a\nspec:\n  rules:\n${items}`;
+const EXCEPTION = (extra = '') => `    - exception:\n        rule: Shadow read\n        name: backups\n        fields: [proc.name, fd.name]\n${extra}`;
 
 /** [case, manifest, valid] */
 const CASES: Array<[string, string, boolean]> = [
@@ -62,6 +64,12 @@ const CASES: Array<[string, string, boolean]> = [
   ['ModuleConfig: enabled as a string', module('  enabled: "true"\n'), false],
   ['ModuleConfig: an unknown setting', module('  settings:\n    debugLoging: true\n'), false],
   ['ModuleConfig: no spec', `${H}kind: ModuleConfig\nmetadata:\n  name: ${MODULE_NAME}\n`, false],
+  ['Namespaced: a rule', namespaced(RULE('        source: K8sAudit')), true],
+  ['Namespaced: an exception', namespaced(EXCEPTION('        comps: [=, startswith]\n        values: [[backup, /srv/], [tar, 0700]]\n')), true],
+  ['Namespaced: an exception without values', namespaced(EXCEPTION()), false],
+  ['Namespaced: an exception with a value that is a mapping', namespaced(EXCEPTION('        values: [[{a: b}, x]]\n')), false],
+  ['Namespaced: a macro (namespaced resources define rules and exceptions only)', namespaced('    - macro:\n        name: m\n        condition: evt.type = open\n'), false],
+  ['Namespaced: a rule and an exception in one item', namespaced(`${RULE()}      exception:\n        rule: r\n        name: n\n        fields: [proc.name]\n        values: [[x]]\n`), false],
 ];
 
 test('the engine and the CRD schema agree on every manifest of the table', () => {
@@ -87,7 +95,7 @@ test('the CRDs are structural and name the group, version and kinds the engine r
     assert.is(crd.apiVersion, 'apiextensions.k8s.io/v1');
     assert.is(crd.spec.group, GROUP);
     assert.is(crd.metadata.name, `${crd.spec.names.plural}.${GROUP}`);
-    assert.is(crd.spec.scope, 'Cluster', kind);
+    assert.is(crd.spec.scope, kind === 'NamespacedEngineAuditRules' ? 'Namespaced' : 'Cluster', kind);
     assert.equal(
       crd.spec.versions.map((v) => [v.name, v.served, v.storage]),
       [[RESOURCE_VERSION, true, true]],
@@ -103,6 +111,7 @@ test("the CRDs carry the engine's enumerations and name rules", () => {
     return s;
   };
   assert.equal(at('EngineAuditRules', 'spec', 'rules', '[]', 'rule', 'priority').enum, [...PRIORITIES]);
+  assert.equal(at('NamespacedEngineAuditRules', 'spec', 'rules', '[]', 'rule'), at('EngineAuditRules', 'spec', 'rules', '[]', 'rule'));
   assert.equal(at('ModuleConfig', 'spec', 'settings', 'builtInRulesList', '[]').enum, [...BUILTIN_SETS]);
   assert.equal(at('ModuleConfig', 'metadata', 'name').enum, [MODULE_NAME]);
   assert.is(at('EngineAuditRules', 'metadata', 'name').pattern, RESOURCE_NAME.source);

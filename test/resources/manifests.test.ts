@@ -26,7 +26,7 @@ const CASES: Array<[string, string, string[]]> = [
     'wrong kind',
     `${H}kind: FalcoAuditRules\nmetadata:\n  name: x\nspec:\n  rules: []\n`,
     [
-      `res.yaml:2:7: ${V}: kind "FalcoAuditRules" is not a resource of this module (known kinds: ModuleConfig, EngineAuditRules)
+      `res.yaml:2:7: ${V}: kind "FalcoAuditRules" is not a resource of this module (known kinds: ModuleConfig, EngineAuditRules, NamespacedEngineAuditRules)
     In rules content 'FalcoAuditRules/x': (res.yaml:1:1)
     value for 'kind': (res.yaml:2:7)
   2 | kind: FalcoAuditRules
