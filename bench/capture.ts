@@ -14,13 +14,15 @@
 // per exec and the exec'ing processes' CPU per exec (RUSAGE_CHILDREN: the probe reads the new
 // image's environment in the exec'ing task), and env_capture_cost_* the differences. Local only.
 // The loadgen and the step are shared with capture-buffer.ts (the cost of I/O buffer capture:
-// `npm run bench -- capture` runs it too).
+// `npm run bench -- capture` runs it too). The ring buffer is `rae run`'s default (syscall.bufSizePreset
+// 4 on this machine's CPUs; ring_bytes on each step).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { builtinRulesFiles } from '../host/engine/builtin.js';
 import { DetectionEngine } from '../host/runtime/detection-engine.js';
+import { DEFAULT_BUF_SIZE_PRESET, ringBytesFor } from '../host/sources/syscall/addon.js';
 import { probeSupport } from '../host/sources/syscall/index.js';
 import { KernelIngest } from '../host/sources/syscall/ingest.js';
 import { startSyscallSource, type SyscallSource } from '../host/sources/syscall/source.js';
@@ -33,6 +35,8 @@ import { figure, progress } from './report.js';
 
 const S = 'capture';
 const STEP_S = 3;
+/** The ring buffer `rae run` takes here by default. */
+const RING_BYTES = ringBytesFor(DEFAULT_BUF_SIZE_PRESET, cpus().length);
 
 const LOADGEN_C = String.raw`
 #define _GNU_SOURCE
@@ -173,6 +177,7 @@ export async function step(src: SyscallSource, bin: string, mode: LoadMode, targ
     shed: s.shed,
     engine_cores: Number(s.cores.toFixed(3)),
     rss_mb: Math.round(s.rssMb),
+    ring_bytes: RING_BYTES,
   });
   return s;
 }
@@ -208,7 +213,7 @@ async function scenario(bin: string, target: string, sets = ['syscall']): Promis
   const out = await engine.load(builtinRulesFiles(sets).files);
   if (!out.swapped) throw new Error(`the built-in rule sets ${sets.join(', ')} did not load`);
   const prefix = sets.length > 1 ? 'all_sets_' : '';
-  const src = startSyscallSource({ engine, log: progress, submit: () => undefined, hostname: 'bench', dropAlertIntervalMs: 1000 });
+  const src = startSyscallSource({ engine, log: progress, submit: () => undefined, hostname: 'bench', dropAlertIntervalMs: 1000, capture: { ringBufferBytes: RING_BYTES } });
   const steps: Step[] = [];
   try {
     await new Promise((r) => setTimeout(r, 300));
@@ -250,7 +255,7 @@ async function envCost(bin: string, target: string): Promise<void> {
     progress(`capture: exec steps with the environment capture ${env ? 'on' : 'off'}`);
     const out = await engine.load(builtinRulesFiles(sets).files);
     if (!out.swapped) throw new Error(`the built-in rule sets ${sets.join(', ')} did not load`);
-    const src = startSyscallSource({ engine, log: progress, submit: () => undefined, hostname: 'bench', dropAlertIntervalMs: 1000, capture: { env } });
+    const src = startSyscallSource({ engine, log: progress, submit: () => undefined, hostname: 'bench', dropAlertIntervalMs: 1000, capture: { env, ringBufferBytes: RING_BYTES } });
     try {
       await new Promise((r) => setTimeout(r, 300));
       for (const rate of [500, 0]) {

@@ -20,7 +20,7 @@ import { setKey } from './option.js';
 import { DEFAULT_RUNTIMES, type ContainersConfig } from '../sources/container/index.js';
 import { checkDnsConfig, DNS_DEFAULTS, type DnsConfig } from '../sources/dns/resolver.js';
 import { MAX_DATA } from '../abi/records.js';
-import { DEFAULT_SNAPLEN } from '../sources/syscall/addon.js';
+import { DEFAULT_BUF_SIZE_PRESET, DEFAULT_SNAPLEN, MAX_BUF_SIZE_PRESET } from '../sources/syscall/addon.js';
 
 type RuleMatching = 'first' | 'all';
 
@@ -113,8 +113,10 @@ export interface Config {
    * recorded, 0..MAX_DATA (4096). optional: whether the engine may be ready while the probe cannot
    * run here (no privilege, no BTF...); false (the default) keeps /healthz and /readyz at 503 then,
    * so a node's engine blind to syscalls is not in service (docs/forwarder.md "Readiness").
+   * bufSizePreset: Falco's engine.modern_ebpf.buf_size_preset, 1..10: the ring buffer takes what
+   * Falco's driver would on this node's CPUs (ringBytesFor: 8 MiB for every 2 CPUs at 4).
    */
-  syscall: { snaplen: number; optional: boolean };
+  syscall: { snaplen: number; optional: boolean; bufSizePreset: number };
   /**
    * Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources), the
    * apiVersion group, and how many manifest files of what size are read; watchApi: also list and
@@ -218,7 +220,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestTimeoutSeconds: 30,
     },
     forwarder: { ...defaultForwarderServerConfig(), ...defaultOutputConfig() },
-    syscall: { snaplen: DEFAULT_SNAPLEN, optional: false },
+    syscall: { snaplen: DEFAULT_SNAPLEN, optional: false, bufSizePreset: DEFAULT_BUF_SIZE_PRESET },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024, watchApi: false, kubeconfig: '', apiSyncTimeoutSeconds: 10 },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     containers: {
@@ -340,11 +342,13 @@ const RULES_LIMIT_CEILINGS = {
   maxOutputFieldBytes: Number.MAX_SAFE_INTEGER,
 } as const;
 
-/** Each bounded rules.* key is a whole number from 1 to its ceiling; syscall.snaplen one from 0 to MAX_DATA. */
+/** Each bounded rules.* key is a whole number from 1 to its ceiling; syscall.snaplen one from 0 to MAX_DATA, syscall.bufSizePreset from 1 to 10. */
 function checkRulesLimits(config: Config): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const snaplen = config.syscall.snaplen;
   if (!Number.isInteger(snaplen) || snaplen < 0 || snaplen > MAX_DATA) problems.push({ key: 'syscall.snaplen', message: `expected a whole number from 0 to ${MAX_DATA}, got ${snaplen}` });
+  const preset = config.syscall.bufSizePreset;
+  if (!Number.isInteger(preset) || preset < 1 || preset > MAX_BUF_SIZE_PRESET) problems.push({ key: 'syscall.bufSizePreset', message: `expected a whole number from 1 to ${MAX_BUF_SIZE_PRESET}, got ${preset}` });
   for (const [name, ceiling] of Object.entries(RULES_LIMIT_CEILINGS) as [keyof typeof RULES_LIMIT_CEILINGS, number][]) {
     const v = config.rules[name];
     if (!Number.isInteger(v) || v < 1 || v > ceiling) problems.push({ key: `rules.${name}`, message: `expected a whole number from 1 to ${ceiling}, got ${v}` });

@@ -132,8 +132,14 @@ const HANDLERS: Record<string, Handler> = {
   watch_config_files: (t, v) => t.set('rules.watch', bool(v)),
   engine: (t, v, key) => {
     const kind = isMapping(v) ? String(v.kind ?? 'modern_ebpf') : 'modern_ebpf';
-    if (kind === 'modern_ebpf') t.note(key, "kind modern_ebpf is this engine's CO-RE probe; its buffer settings (buf_size_preset, cpus_for_each_buffer, drop_failed_exit) are not applied: one ring buffer of a fixed size");
-    else if (kind === 'replay') t.note(key, 'kind replay not applied: `rae replay --input FILE` evaluates recorded events; rae run reads the live kernel');
+    if (kind === 'modern_ebpf') {
+      const preset = isMapping(v) && isMapping(v.modern_ebpf) ? v.modern_ebpf.buf_size_preset : undefined;
+      if (preset !== undefined) t.set('syscall.bufSizePreset', Number(preset));
+      t.note(
+        key,
+        `kind modern_ebpf is this engine's CO-RE probe${preset !== undefined ? '; buf_size_preset onto syscall.bufSizePreset' : ''}; cpus_for_each_buffer and drop_failed_exit are not applied: one ring buffer, of the size Falco's buffers would take together with 2 CPUs each`,
+      );
+    } else if (kind === 'replay') t.note(key, 'kind replay not applied: `rae replay --input FILE` evaluates recorded events; rae run reads the live kernel');
     else t.problem(key, `kind ${kind} is not supported: this engine has one kernel driver, the CO-RE eBPF probe (modern_ebpf)`);
   },
   capture: (t, v, key) => {

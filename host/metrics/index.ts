@@ -142,11 +142,25 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     for (const [reason, n] of Object.entries(drops)) m.threadTableDrops.inc({ reason }, n);
   };
 
+  // The process's memory by area (bench footprint reads it): read at each exposition.
+  const syncMemory = () => {
+    const u = process.memoryUsage();
+    for (const [area, bytes] of [
+      ['rss', u.rss],
+      ['heap_used', u.heapUsed],
+      ['heap_total', u.heapTotal],
+      ['external', u.external],
+      ['array_buffers', u.arrayBuffers],
+    ] as const)
+      m.memoryBytes.set({ area }, bytes);
+  };
+
   return {
     registry,
     async exposition() {
       syncFigures();
       syncThreadTableDrops();
+      syncMemory();
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
     ruleFigures: (read) => {

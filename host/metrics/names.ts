@@ -188,6 +188,12 @@ export const METRICS = {
     help: "Process records of the kernel source the thread table could not keep whole, by reason: full (no free entry, the process goes untracked; Falco: falcosecurity_scap_n_drops_full_threadtable_total), strings_cut (one string of a process not kept because the table's string heap was full even after compaction; the field reads as missing).",
     labelNames: ['reason'],
   }),
+  memoryBytes: def({
+    type: 'gauge',
+    name: 'enginesecurity_engine_memory_bytes',
+    help: "The engine process's memory by area, read when scraped (Node's process.memoryUsage()): rss (resident), heap_used and heap_total (the main thread's V8 heap), external (memory of JS objects held outside the heap: WebAssembly memories, addon buffers), array_buffers (ArrayBuffers and Buffers, part of external). Worker threads' heaps count only in rss.",
+    labelNames: ['area'],
+  }),
   eventsReferenceJudged: def({
     type: 'counter',
     name: 'enginesecurity_engine_events_reference_judged_total',

@@ -58,6 +58,18 @@ test('every metric of the table is exported with HELP and TYPE, under a valid na
   }
 });
 
+test('enginesecurity_engine_memory_bytes: the process memory by area when scraped; a buffer allocated between two scrapes shows in array_buffers', async () => {
+  const m = createMetrics({ processMetrics: false });
+  const read = async () => Object.fromEntries(samples((await m.exposition()).body, 'enginesecurity_engine_memory_bytes').map((l) => [/area="(\w+)"/.exec(l)![1]!, Number(l.split(' ')[1])]));
+  const before = await read();
+  assert.equal(Object.keys(before).sort(), ['array_buffers', 'external', 'heap_total', 'heap_used', 'rss']);
+  assert.ok(before.rss! > 0 && before.heap_used! > 0 && before.heap_used! <= before.heap_total!, JSON.stringify(before));
+  const held = new Uint8Array(64 * 2 ** 20);
+  const after = await read();
+  assert.ok(after.array_buffers! - before.array_buffers! >= held.length, JSON.stringify({ before, after }));
+  assert.ok(after.external! >= after.array_buffers!, JSON.stringify(after));
+});
+
 test('engine helpers: received, evaluated, dropped by reason, evaluation and compile histograms, rules, swaps', async () => {
   const m = createMetrics({ processMetrics: false });
   m.eventsReceived('syscall', 10);

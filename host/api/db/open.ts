@@ -4,9 +4,10 @@
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import pg from 'pg';
+// PGlite and pg load when a database is opened, not with this module: `rae run` with the API off
+// (the DaemonSet) never loads them (bench footprint measures the difference).
+import type { PGlite } from '@electric-sql/pglite';
+import type pg from 'pg';
 import { writeProblem } from '../../config/write-problem.js';
 
 /** Something that runs SQL: the database itself or an open transaction. */
@@ -65,7 +66,8 @@ function redactUrl(url: string): string {
 }
 
 async function openPostgres(url: string): Promise<Db> {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const { default: pgModule } = await import('pg');
+  const pool = new pgModule.Pool({ connectionString: url, max: 10 });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   // fail fast on a wrong URL or a server that does not answer, naming it (pg's error names neither the URL nor its variable)
@@ -158,6 +160,7 @@ function templateFor(dir: string, template: string): Uint8Array | undefined {
 
 /** PGlite in `dir`, a new database unpacked from `template` when there is one; a template PGlite refuses (another version) falls back to initdb. */
 async function createPglite(dir: string, template: string, lockFile: string): Promise<PGlite> {
+  const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
   // pg_trgm: the alert store's index for free text over the output (migration 003_alert_store.sql)
   const options = { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`], extensions: { pg_trgm } };
   const tar = templateFor(dir, template);

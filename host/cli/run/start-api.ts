@@ -8,7 +8,7 @@
 // the database (opened once the API is up); produces the API component once it listens.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { pgliteDir, startApi } from '../../api/index.js';
+import { pgliteDir } from '../../api/db/index.js';
 import type { Config } from '../../config/config.js';
 import type { DatabaseLink } from '../../output/destinations/store-link.js';
 import type { FaultTracking } from '../../tracking/index.js';
@@ -20,7 +20,9 @@ import type { ConsoleRule } from '../../console/index.js';
 /** Starts the API aside; the run's stop waits for an API still opening its database (Lifecycle.apiStarted). */
 function startApiAside(config: Config, life: Lifecycle, tracking: FaultTracking, storeLink: DatabaseLink | undefined, rules: () => ConsoleRule[]): void {
   life.board.set('api', { state: 'starting' });
-  const pending = startApi({ config, log, databaseUrl: process.env.DATABASE_URL, signal: life.apiAbort.signal })
+  // imported here: with api.enabled false (the DaemonSet) its routes and database drivers never load
+  const pending = import('../../api/index.js')
+    .then(({ startApi }) => startApi({ config, log, databaseUrl: process.env.DATABASE_URL, signal: life.apiAbort.signal }))
     .then(
       async (api) => {
         if (life.apiAbort.signal.aborted) {

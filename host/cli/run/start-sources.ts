@@ -4,6 +4,7 @@
 // events already accepted (bounded, logged); the kernel source is left out, after saying why on
 // every channel, where the probe cannot run. Consumes the configuration, the engine and where
 // alerts go; produces the running module (the first rules load happens in it).
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../../config/config.js';
 import type { LoadResult, RulesFile } from '../../engine/index.js';
@@ -12,6 +13,7 @@ import type { Alert } from '../../output/alert.js';
 import { ModuleSources, publishAuditWebhookConfig, startModule, type ModuleSource } from '../../resources/index.js';
 import type { DetectionEngine } from '../../runtime/index.js';
 import { clientCredentials, startAuditWebhook } from '../../sources/audit/index.js';
+import { ringBytesFor } from '../../sources/syscall/addon.js';
 import { syscallModuleSource } from '../../sources/syscall/source.js';
 import type { FaultTracking } from '../../tracking/index.js';
 import { log } from '../command.js';
@@ -50,7 +52,7 @@ export async function startSources(config: Config, engine: DetectionEngine, inpu
     },
   });
   if (config.webhook.enabled) await sources.add(webhookSource(config, engine, metrics));
-  const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit, capture: { snaplen: config.syscall.snaplen } }, (code, reason) => {
+  const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit, capture: { snaplen: config.syscall.snaplen, ringBufferBytes: ringBytesFor(config.syscall.bufSizePreset, cpus().length) } }, (code, reason) => {
     reportUnavailableSource({ board, metrics, submit, hostname, log }, 'syscall', code, reason, config.syscall.optional);
     tracking.probeUnavailable(reason);
   });

@@ -17,7 +17,7 @@ export type Support = { available: true } | { available: false; code: SupportCod
 export interface CaptureOptions {
   /** Records of this process are not produced (default: the current process). 0 keeps all. */
   ignorePid?: number;
-  /** Ring buffer size, a power of two (default 32 MiB). */
+  /** Ring buffer size, a power of two (default 32 MiB; `rae run` sizes it with ringBytesFor). */
   ringBufferBytes?: number;
   /** Queued bytes at which the kernel wakes the consumer (default 256 KiB). */
   wakeupBytes?: number;
@@ -31,6 +31,25 @@ export interface CaptureOptions {
 
 /** Falco's default snaplen (falco_libs.snaplen): bytes of an I/O buffer recorded (the addon's default too). */
 export const DEFAULT_SNAPLEN = 80;
+
+/**
+ * The default buf_size_preset: 6, 32 MiB for each pair of CPUs, the ring this engine always had
+ * on 2 CPUs. Falco's default is 4 (8 MiB): 48 MB less resident, but the capture bench's top step
+ * dropped records with it on a busy machine, so lowering it waits for a same-run comparison.
+ */
+export const DEFAULT_BUF_SIZE_PRESET = 6;
+/** The highest preset (Falco's table ends at 10: 512 MiB a buffer). */
+export const MAX_BUF_SIZE_PRESET = 10;
+
+/**
+ * The ring's size for Falco's buf_size_preset on `cpus` CPUs: what Falco's modern eBPF driver
+ * allocates there (a buffer of 2^(preset-1) MiB for every cpus_for_each_buffer = 2 CPUs), as one
+ * ring, rounded up to a power of two (a BPF ring buffer's size is one).
+ */
+export function ringBytesFor(preset: number, cpus: number): number {
+  const bytes = (1 << 20) * 2 ** (preset - 1) * Math.ceil(Math.max(1, cpus) / 2);
+  return 2 ** Math.ceil(Math.log2(bytes));
+}
 
 /** Kernel counters, summed over CPUs, plus the ring's fill. */
 interface CaptureStats {

@@ -25,10 +25,10 @@ const STATE_SYSCALLS = ['socket'];
 /** Records drained per batch at most (about 20,000 syscall records; the batch region holds more). */
 const BUFFER_BYTES = 4 << 20;
 /**
- * Wake the consumer at 2 MiB queued or after 20 ms: a few dozen batches per second at any rate
- * (the 32 MiB ring still holds over 100 ms at 1 M records/s), alerts well under a second late.
+ * Wake the consumer at 2 MiB queued (a quarter of a smaller ring) or after 20 ms: a few dozen
+ * batches per second at any rate, alerts well under a second late.
  */
-const CAPTURE_DEFAULTS: CaptureOptions = { wakeupBytes: 2 << 20, maxLatencyMs: 20 };
+const CAPTURE_DEFAULTS = { wakeupBytes: 2 << 20, maxLatencyMs: 20 } as const;
 /** pids are below 2^22 (PID_MAX_LIMIT on 64-bit). */
 const PID_MASK = (1 << 22) - 1;
 /** Longest stretch of draining before yielding to the event loop, ms. */
@@ -64,7 +64,8 @@ export interface SyscallSource {
 
 /** Attaches the probe and starts evaluating kernel events; throws a CaptureError when it cannot. */
 export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
-  const cap: Capture = openCapture({ ...CAPTURE_DEFAULTS, ...opts.capture });
+  const ring = opts.capture?.ringBufferBytes;
+  const cap: Capture = openCapture({ ...CAPTURE_DEFAULTS, ...(ring ? { wakeupBytes: Math.min(CAPTURE_DEFAULTS.wakeupBytes, ring / 4) } : {}), ...opts.capture });
   const snaplen = opts.capture?.snaplen ?? DEFAULT_SNAPLEN;
   const buf = new Uint8Array(BUFFER_BYTES);
   const dv = new DataView(buf.buffer);

@@ -1,0 +1,305 @@
+// Scenario `footprint-split` (a part of `footprint`: `npm run bench -- footprint` runs it too, and
+// `npm run bench -- footprint-split` alone): where the resident memory of one `rae run` goes, for
+// two configurations: `daemonset` (deploy/base/config.yaml's settings that apply off a cluster:
+// the API off, the container runtimes' sockets below /host, the kernel source required) and
+// `all_on` (npm start's defaults: API on PGlite, console, every source). Each runs from a fresh
+// build in a temporary directory with ports 0 and compilerIdleSeconds 3 (the deployed 60 s
+// reached sooner), and is measured in phases:
+//   ready          1 s after `run: ready` on a first start (the rules compiled in the worker)
+//   rest           once the compile worker has stopped
+//   restart_rest   after a restart on the same state directory (the module cache is warm: no
+//                  compile worker); then, in that run:
+//   load           during LOAD seconds of the capture bench's top step (two unpaced openat/close
+//                  load generators, bench/capture.ts): the split at the end and the highest RSS
+//                  sampled every second; kernel drops and events evaluated over the phase ride along
+//   reload_peak    the peak while a new syscall rule's manifest is loaded and compiled (VmHWM,
+//                  reset through /proc/PID/clear_refs just before), with the split at the highest
+//                  RSS sampled
+//   after_reload_rest  once the compile worker has stopped again
+// Each phase's split: VmRSS and, from /proc/PID/smaps by mapping, the ring buffer (the BPF map's
+// mappings), each WebAssembly memory (an accessible mapping right below the V8 guard reservation:
+// 32 MiB ones are rule modules, others PGlite's), malloc's heap, file-backed pages (code, the
+// addon, libraries) and the other anonymous pages (the V8 heaps of every thread among them); from
+// the engine's /metrics, the main thread's V8 heap used/total, external and array buffers
+// (enginesecurity_engine_memory_bytes; Node's nodejs_* metrics where an older head lacks it).
+// Environment: RAE_BENCH_LOAD_SECONDS (default 300: the issue's 5 minutes) sets the load phase;
+// RAE_BENCH_OLD=REF measures REF's engine as well, in turn with this one (figures `old_...`):
+// a detached git worktree of REF built with this checkout's node_modules and probe build.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { probeSupport } from '../host/sources/syscall/index.js';
+import { buildLoadgen } from './capture.js';
+import { manifest } from './reload.js';
+import { figure, progress } from './report.js';
+
+const S = 'footprint';
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const MB = 2 ** 20;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The configurations measured (YAML, ports 0; compilerIdleSeconds 3 so the worker's idle stop comes within the bench). */
+const CONFIGS: Record<string, string> = {
+  // deploy/base/config.yaml without what needs the cluster (its TLS Secret, 0.0.0.0, the resources mount)
+  daemonset: [
+    'rules:\n  builtIn: [syscall, orchestrator-audit]\n  compilerIdleSeconds: 3',
+    'webhook:\n  port: 0\nforwarder:\n  port: 0\nsyscall:\n  optional: false',
+    'containers:\n  cri:\n    sockets: [/host/run/containerd/containerd.sock, /host/run/crio/crio.sock]\n  docker:\n    sockets: [/host/var/run/docker.sock]\n  podman:\n    enabled: false',
+    'api:\n  enabled: false\n',
+  ].join('\n'),
+  all_on: 'rules:\n  compilerIdleSeconds: 3\nwebhook:\n  port: 0\nforwarder:\n  port: 0\napi:\n  port: 0\n',
+};
+
+/** Resident memory of one process by component, MB. */
+type Split = Record<string, number>;
+
+/** VmRSS and VmHWM of `pid`, MB. */
+function status(pid: number): { rss: number; hwm: number } {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string) => Number(s.match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm'))?.[1] ?? Number.NaN);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+/**
+ * Rss of `pid`'s mappings by kind, MB. A WebAssembly memory is V8's reservation of several GiB:
+ * the accessible part (the memory's current size) followed by a PROT_NONE guard; a 32 MiB one is
+ * a rule module (MEM.bytes), another size PGlite's.
+ */
+export function smapsSplit(text: string): Split {
+  const maps: { size: number; perms: string; path: string; rss: number }[] = [];
+  for (const line of text.split('\n')) {
+    const head = line.match(/^([0-9a-f]+)-([0-9a-f]+) (\S{4}) \S+ \S+ \S+\s*(.*)$/);
+    if (head) maps.push({ size: Number.parseInt(head[2]!, 16) - Number.parseInt(head[1]!, 16), perms: head[3]!, path: head[4]!, rss: 0 });
+    else if (line.startsWith('Rss:')) maps.at(-1)!.rss = Number(line.match(/(\d+)/)![1]) / 1024;
+  }
+  const out: Split = { ring_buffer_mb: 0, wasm_rules_mb: 0, wasm_rules_count: 0, wasm_other_mb: 0, wasm_other_count: 0, malloc_heap_mb: 0, file_backed_mb: 0, anon_other_mb: 0 };
+  maps.forEach((m, i) => {
+    const next = maps[i + 1];
+    const wasm = m.path === '' && m.perms.startsWith('rw') && next?.path === '' && next.perms === '---p' && next.size >= 4 * 2 ** 30;
+    if (m.path.startsWith('anon_inode:bpf')) out.ring_buffer_mb! += m.rss;
+    else if (wasm && m.size === 32 * MB) {
+      out.wasm_rules_mb! += m.rss;
+      out.wasm_rules_count!++;
+    } else if (wasm) {
+      out.wasm_other_mb! += m.rss;
+      out.wasm_other_count!++;
+    } else if (m.path === '[heap]') out.malloc_heap_mb! += m.rss;
+    else if (m.path.startsWith('/')) out.file_backed_mb! += m.rss;
+    else out.anon_other_mb! += m.rss;
+  });
+  return out;
+}
+
+/** One sample of a metric in an exposition (the first series matching `labels`), or undefined. */
+function sample(body: string, name: string, labels = ''): number | undefined {
+  const m = body.match(new RegExp(`^${name}${labels ? `\\{${labels}\\}` : '(?:\\{[^}]*\\})?'} (\\S+)$`, 'm'));
+  return m ? Number(m[1]) : undefined;
+}
+
+/** A running `rae run` under measurement. */
+class Engine {
+  private err = '';
+  private out = '';
+  readonly child;
+  metricsUrl = '';
+
+  constructor(head: Head, config: string, stateDir: string) {
+    this.child = spawn(process.execPath, [join(head.root, 'bin/rae.js'), 'run', '--config', config, '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'pipe'], cwd: head.root, env: { ...process.env, RAE_BUILD: head.build } });
+    this.child.stderr.on('data', (c: Buffer) => (this.err += c.toString('utf8')));
+    this.child.stdout.on('data', (c: Buffer) => (this.out = (this.out + c.toString('utf8')).slice(-65536)));
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** Waits (at most 300 s) for `re` in stderr after offset `from`. */
+  async waitFor(re: RegExp, from = 0): Promise<RegExpMatchArray> {
+    const deadline = Date.now() + 300_000;
+    for (;;) {
+      const m = this.err.slice(from).match(re);
+      if (m) return m;
+      if (this.child.exitCode !== null || Date.now() > deadline) throw new Error(`footprint: rae run: no ${re}\n${this.err.slice(-4000)}`);
+      await sleep(20);
+    }
+  }
+
+  get logLength(): number {
+    return this.err.length;
+  }
+
+  async ready(): Promise<void> {
+    await this.waitFor(/run: ready \(/);
+    this.metricsUrl = `${(await this.waitFor(/run: forwarder listening on (\S+)/))[1]}/metrics`;
+  }
+
+  async metrics(): Promise<string> {
+    const r = await fetch(this.metricsUrl);
+    return r.text();
+  }
+
+  /** The split of this moment: status, smaps and the engine's memory metrics. */
+  async split(): Promise<Split> {
+    const body = await this.metrics();
+    const area = (a: string, old: string) => (sample(body, 'enginesecurity_engine_memory_bytes', `area="${a}"`) ?? sample(body, old) ?? Number.NaN) / MB;
+    return {
+      rss_mb: status(this.pid).rss,
+      heap_used_mb: area('heap_used', 'nodejs_heap_size_used_bytes'),
+      heap_total_mb: area('heap_total', 'nodejs_heap_size_total_bytes'),
+      external_mb: area('external', 'nodejs_external_memory_bytes'),
+      array_buffers_mb: area('array_buffers', 'no_such_metric'),
+      ...smapsSplit(readFileSync(`/proc/${this.pid}/smaps`, 'utf8')),
+    };
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    this.child.kill('SIGTERM');
+    const exited = new Promise((r) => this.child.once('exit', r));
+    // a stop waits for a compile in progress: bounded here, then killed
+    if (!(await Promise.race([exited.then(() => true), sleep(60_000).then(() => false)]))) {
+      this.child.kill('SIGKILL');
+      await exited;
+    }
+  }
+}
+
+/** Prints a phase's split as one figure (its RSS) with the components alongside. */
+function report(name: string, s: Split, extra: Record<string, unknown> = {}): void {
+  const parts = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Number(v.toFixed(1))]));
+  progress(
+    `${name}: ${s.rss_mb!.toFixed(0)} MB (${Object.entries(parts)
+      .filter(([k]) => k !== 'rss_mb')
+      .map(([k, v]) => `${k.replace(/_mb$/, '')} ${v}`)
+      .join(', ')})`,
+  );
+  figure(S, `${name}_rss_mb`, s.rss_mb!, 'MB', { ...parts, ...extra });
+}
+
+/** The whole sequence of phases for one build and configuration. */
+async function measure(prefix: string, head: Head, config: string, dir: string, loadgen: string | undefined, loadSeconds: number): Promise<void> {
+  const state = join(dir, 'state');
+  rmSync(state, { recursive: true, force: true });
+  const first = new Engine(head, config, state);
+  try {
+    await first.ready();
+    await sleep(1000);
+    report(`${prefix}ready`, await first.split(), { note: 'first start: the rules compiled; the compile worker idles 3 s after its last compile' });
+    await sleep(6000); // compilerIdleSeconds 3: the worker has stopped
+    report(`${prefix}rest`, await first.split(), { note: 'first start, the compile worker stopped' });
+  } finally {
+    await first.stop();
+  }
+  const e = new Engine(head, config, state);
+  try {
+    await e.ready();
+    await sleep(3000);
+    report(`${prefix}restart_rest`, await e.split(), { note: 'restart: the module cache is warm, no compile worker' });
+    if (loadgen) await underLoad(prefix, e, loadgen, dir, loadSeconds);
+    await reload(prefix, e, state, dir);
+    await sleep(7000);
+    report(`${prefix}after_reload_rest`, await e.split(), { note: 'the reload done, the compile worker stopped' });
+  } finally {
+    await e.stop();
+  }
+}
+
+/** The peak while a new syscall rule's manifest is loaded and compiled: VmHWM (reset first), and the split sampled at the highest RSS seen. */
+async function reload(prefix: string, e: Engine, state: string, dir: string): Promise<void> {
+  const files = join(dir, 'canary-files');
+  mkdirSync(files, { recursive: true });
+  writeFileSync(`/proc/${e.pid}/clear_refs`, '5');
+  const mark = e.logLength;
+  writeFileSync(join(state, 'resources', 'canary.yaml'), manifest(Date.now(), files));
+  let top: Split | undefined;
+  const done = e.waitFor(/resources: ruleset compiled, on WASM/, mark).then(() => true);
+  while (!(await Promise.race([done, sleep(250).then(() => false)]))) {
+    const now = await e.split();
+    if (!top || now.rss_mb! > top.rss_mb!) top = now;
+  }
+  const peak = status(e.pid).hwm;
+  report(
+    `${prefix}reload_peak`,
+    { ...(top ?? (await e.split())), rss_mb: peak },
+    { note: 'VmHWM from the manifest write (clear_refs reset it) to the new rules on their compiled module; the parts: the split sampled (every 250 ms) at the highest RSS' },
+  );
+}
+
+/** The load phase: two unpaced openat/close generators for `seconds`; RSS sampled every second. */
+async function underLoad(prefix: string, e: Engine, loadgen: string, dir: string, seconds: number): Promise<void> {
+  const file = join(dir, 'some-file-to-open.txt');
+  writeFileSync(file, 'x');
+  const before = await e.metrics();
+  const gens = [0, 1].map(() => spawn(loadgen, ['open', '0', String(seconds), file], { stdio: 'ignore' }));
+  const done = Promise.all(gens.map((g) => new Promise((r) => g.once('exit', r))));
+  let max = 0;
+  const t0 = Date.now();
+  while (Date.now() - t0 < (seconds - 2) * 1000) {
+    max = Math.max(max, status(e.pid).rss);
+    await sleep(1000);
+  }
+  const last = await e.split();
+  await done;
+  const after = await e.metrics();
+  const delta = (name: string, labels = '') => (sample(after, name, labels) ?? 0) - (sample(before, name, labels) ?? 0);
+  const extra = { seconds, max_rss_mb: Number(Math.max(max, last.rss_mb!).toFixed(1)), kernel_drops: delta('falcosecurity_scap_n_drops_total'), events_evaluated: delta('enginesecurity_engine_events_evaluated_total', 'source="syscall"') };
+  report(`${prefix}load`, last, extra);
+  figure(S, `${prefix}load_max_rss_mb`, extra.max_rss_mb, 'MB', { seconds, kernel_drops: extra.kernel_drops });
+}
+
+/** A checkout and its build (`rae run` starts from the checkout's bin/rae.js with RAE_BUILD). */
+interface Head {
+  root: string;
+  build: string;
+}
+
+/** A build of this checkout, or of git ref `ref` (a detached worktree sharing this checkout's node_modules and probe build), in `dir`. */
+function build(dir: string, ref?: string): Head {
+  let root = ROOT;
+  if (ref) {
+    root = join(dir, 'src');
+    const add = spawnSync('git', ['worktree', 'add', '--detach', root, ref], { cwd: ROOT, encoding: 'utf8' });
+    if (add.status !== 0) throw new Error(`footprint: git worktree add ${ref}: ${add.stderr}`);
+    symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
+    if (existsSync(join(ROOT, 'probes/build'))) symlinkSync(join(ROOT, 'probes/build'), join(root, 'probes/build'));
+  }
+  const out = join(dir, 'dist');
+  const r = spawnSync(process.execPath, [join(root, 'scripts/build.mjs'), '--out', out], { cwd: root, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`footprint: the build of ${ref ?? 'this checkout'} failed\n${r.stdout}${r.stderr}`);
+  return { root, build: out };
+}
+
+/** Runs the scenario. */
+export async function run(): Promise<void> {
+  const loadSeconds = Number(process.env.RAE_BENCH_LOAD_SECONDS ?? 300);
+  if (!(loadSeconds >= 5)) throw new Error(`footprint: RAE_BENCH_LOAD_SECONDS must be at least 5, not ${process.env.RAE_BENCH_LOAD_SECONDS}`);
+  const old = process.env.RAE_BENCH_OLD;
+  const dir = mkdtempSync(join(tmpdir(), 'rae-bench-split-'));
+  const oldDir = join(dir, 'old');
+  try {
+    const support = probeSupport();
+    const loadgen = support.available ? buildLoadgen(dir) : undefined;
+    if (!support.available) progress(`footprint: no kernel probe (${support.code}): the load phase is skipped`);
+    mkdirSync(join(dir, 'new'));
+    const heads = [{ prefix: '', head: build(join(dir, 'new')) }];
+    if (old) {
+      mkdirSync(oldDir);
+      heads.push({ prefix: 'old_', head: build(oldDir, old) });
+    }
+    for (const [name, yaml] of Object.entries(CONFIGS)) {
+      const config = join(dir, `${name}.yaml`);
+      writeFileSync(config, yaml);
+      for (const h of heads) {
+        progress(`footprint: ${h.prefix ? `old (${old})` : 'this checkout'}, ${name}`);
+        const work = join(dir, `${h.prefix}${name}`);
+        mkdirSync(work);
+        await measure(`${h.prefix}${name}_`, h.head, config, work, loadgen, loadSeconds);
+      }
+    }
+  } finally {
+    if (old && existsSync(join(oldDir, 'src'))) spawnSync('git', ['worktree', 'remove', '--force', join(oldDir, 'src')], { cwd: ROOT });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
