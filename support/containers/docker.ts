@@ -26,7 +26,7 @@ export function dockerPresent(): boolean {
 }
 
 /** A container to run: `docker run -d` with these options. */
-export interface DockerRunSpec {
+interface DockerRunSpec {
   name: string;
   image?: string;
   args?: string[];
