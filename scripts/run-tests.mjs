@@ -22,6 +22,9 @@
 //   that left anything in it is named on its line and counted in the summary (a leak to fix).
 //   The TMPDIR holds a link to tsx's transform cache, tsx-<uid> in the machine's temporary
 //   directory, so that cache is shared across files as before (and not counted as a leak).
+// - RAE_TEST_SHARED names one directory of the run that every file sees (beside, not below, the
+//   TMPDIRs; removed at the end of the run): set-up that several files repeat keeps its product
+//   there, keyed by its inputs and built under a lock (support/image.ts: the engine image).
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,7 +131,7 @@ function runFile(rel) {
       detached: true,
       // RAE_CONSOLE_PORT=0: every `rae run` a test starts puts its console on a free port, not on
       // the default 2802 that two files running side by side would both want
-      env: { RAE_CONSOLE_PORT: '0', ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', TMPDIR: tmp },
+      env: { RAE_CONSOLE_PORT: '0', ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', TMPDIR: tmp, RAE_TEST_SHARED: sharedDir },
     });
     const chunks = [];
     let tail = '';
@@ -191,6 +194,8 @@ if (files.length === 0) {
 }
 runTmp = mkdtempSync(join(machineTmp, 'rt-'));
 chmodSync(runTmp, 0o755);
+const sharedDir = join(runTmp, 'shared');
+mkdirSync(sharedDir, { mode: 0o755 });
 const shared = longestFirst(files.filter((f) => !EXCLUSIVE.test(f)));
 const alone = longestFirst(files.filter((f) => EXCLUSIVE.test(f)));
 process.stdout.write(`${files.length} test files: ${shared.length} run ${jobs} at a time, then ${alone.length} alone (per-file timeout ${timeoutS} s)\n`);
@@ -212,6 +217,8 @@ for (const f of alone) {
   report(r);
 }
 
+// the shared products (an image archive: hundreds of MB) go even when a kept TMPDIR keeps the run's directory
+rmSync(sharedDir, { recursive: true, force: true });
 if (keptTmp === 0) rmSync(runTmp, { recursive: true, force: true });
 // This run's durations, for the next run's order (a file that timed out keeps its timeout as its figure).
 if (durationsCache) {

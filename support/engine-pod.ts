@@ -68,9 +68,12 @@ export async function startCluster(): Promise<Cluster> {
     })());
   const unregister = stopOnSignal(async () => void (await close()));
   try {
-    const archive = join(dir, 'engine.tar');
-    const saved = image.podman(['save', '--format', 'docker-archive', '-o', archive, image.tag]);
-    if (saved.code !== 0) throw new Error(`podman save: ${saved.stderr}`);
+    // the run's shared archive when there is one, else a save of the built image
+    const archive = image.archive ?? join(dir, 'engine.tar');
+    if (!image.archive) {
+      const saved = image.podman(['save', '--format', 'docker-archive', '-o', archive, image.tag]);
+      if (saved.code !== 0) throw new Error(`podman save: ${saved.stderr}`);
+    }
     containerd = await startContainerd(buildImages(join(dir, 'images')));
     await containerd.importImage(archive);
     const conf = spawnSync('bash', [join(DEPLOY, 'configure.sh'), image.tag, '--out', join(dir, 'site')], { encoding: 'utf8' });

@@ -49,4 +49,40 @@ test('run-tests: longest first, one TMPDIR per file, leftovers reported and remo
   );
 });
 
+test('run-tests: one shared directory per run, the same for every file, not a leak, removed at the end', () => {
+  const dir = tempDir('rae-run-tests-');
+  const files = join(dir, 'shared-fixture');
+  mkdirSync(files);
+  // each file adds its name to a product in the shared directory (as support/image.ts keeps its archive there)
+  for (const name of ['one', 'two'])
+    writeFileSync(
+      join(files, `${name}.test.ts`),
+      fixture(
+        `require('node:fs').appendFileSync(process.env.RAE_TEST_SHARED + '/product', '${name}\\n'); console.log('shared=' + process.env.RAE_TEST_SHARED + ' ' + require('node:fs').readFileSync(process.env.RAE_TEST_SHARED + '/product', 'utf8').trim().split('\\n').join(','));`,
+      ),
+    );
+  const runTmp = tempDir('rae-run-tests-tmp-');
+  const r = spawnSync(process.execPath, ['scripts/run-tests.mjs', 'shared-fixture/'], {
+    encoding: 'utf8',
+    env: { ...process.env, RAE_TEST_DIR: dir, RAE_TEST_JOBS: '1', RAE_TEST_VERBOSE: '1', TMPDIR: runTmp },
+  });
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  const seen = [...r.stdout.matchAll(/shared=(\S+) (\S+)/g)].map((m) => [m[1]!, m[2]!]);
+  assert.is(seen.length, 2, r.stdout);
+  assert.is(seen[0]![0], seen[1]![0], 'both files saw the same shared directory');
+  assert.ok(seen[0]![0].startsWith(`${runTmp}/`), seen[0]![0]);
+  // the second file found what the first had left there
+  assert.equal(
+    seen.map(([, product]) => product.split(',').length),
+    [1, 2],
+  );
+  assert.not.match(r.stdout, 'left in TMPDIR');
+  assert.not.ok(existsSync(seen[0]![0]), 'the shared directory is left');
+  assert.equal(
+    readdirSync(runTmp).filter((n) => !/^tsx-\d+$/.test(n)),
+    [],
+    'the run directory is left',
+  );
+});
+
 test.run();

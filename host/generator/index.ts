@@ -73,6 +73,11 @@ export async function runActions(actions: readonly Action[], opts: RunOptions = 
   const tmp = mkdtempSync(join(tmpdir(), 'rae-event-generator-'));
   // others may pass through (not list) it: actions that run a program as nobody reach their own dir
   chmodSync(tmp, 0o711);
+  // Removed at process exit too: a signal mid-run ends the process from the container host's
+  // handler (container-host.ts: its containers removed, then process.exit), and the finally
+  // below never runs then.
+  const removeTmp = () => rmSync(tmp, { recursive: true, force: true });
+  process.once('exit', removeTmp);
   const postAudit: AuditPoster = (events) => (opts.poster ? opts.poster(events) : Promise.reject(new Error('no webhook')));
   const outcomes: ActionOutcome[] = [];
   try {
@@ -97,7 +102,8 @@ export async function runActions(actions: readonly Action[], opts: RunOptions = 
       opts.onOutcome?.(outcome);
     }
   } finally {
-    rmSync(tmp, { recursive: true, force: true });
+    process.off('exit', removeTmp);
+    removeTmp();
   }
   return outcomes;
 }

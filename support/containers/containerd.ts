@@ -2,8 +2,8 @@
 // (it runs beside any system containerd), the local pause image as sandbox image, host-network
 // pods (no CNI), and `restrict_oom_score_adj` because this machine's bounding set lacks
 // CAP_SYS_RESOURCE (reference containers.md section 4). stop() removes every pod, task and
-// container, stops the daemon and its shims, unmounts, removes the cgroups it made and the dir,
-// and returns what is still left (reported on stderr). cri.removePod escalates through
+// container, then tears down as every private instance does (instance.ts: the daemon and its
+// shims, mounts, cgroups, the dir) and returns what is still left. cri.removePod escalates through
 // podTeardown when the CRI cannot stop a pod (a shim gone mid-stop: "ttrpc: closed").
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CriAdmin, type Teardown } from './cri-admin.js';
-import { stopOnSignal } from '../cleanup.js';
-import { startDaemon, waitReady, type Daemon } from './daemon.js';
-import { killNaming, leftovers, mountsUnder, processesInCgroup, processesNaming, removeCgroups, removeDir } from './host-state.js';
+import { startDaemon, type Daemon } from './daemon.js';
+import { killNaming, mountsUnder, processesInCgroup, processesNaming } from './host-state.js';
 import { PAUSE_IMAGE, type TestImages } from './images.js';
+import { startInstance } from './instance.js';
 
 const run = promisify(execFile);
 
@@ -75,67 +75,10 @@ export async function startContainerd(images: TestImages): Promise<PrivateContai
   for (const d of ['cni', 'cni-bin', 'logs']) mkdirSync(join(dir, d));
   writeFileSync(join(dir, 'config.toml'), config(dir));
   const socket = join(dir, 'containerd.sock');
-  const launch = () => startDaemon('/usr/bin/containerd', ['--config', join(dir, 'config.toml')]);
-  let daemon = launch();
   const cgroups: string[] = [];
   const podCgroups = new Map<string, string>();
   const ctr = async (ns: string, args: string[]) => (await run('/usr/bin/ctr', ['--address', socket, '-n', ns, ...args], { maxBuffer: 16 << 20 })).stdout;
   const cri = new CriAdmin(socket, join(dir, 'logs'), podTeardown(dir, ctr, podCgroups));
-  let stopped: Promise<string[]> | undefined;
-  const self: PrivateContainerd = {
-    dir,
-    socket,
-    get daemon() {
-      return daemon;
-    },
-    cri,
-    cgroups,
-    ctr,
-    async importImage(archive, ns = 'k8s.io') {
-      await ctr(ns, ['images', 'import', archive]);
-    },
-    async ctrRun(ns, name, image, args) {
-      cgroups.push(`/${ns}/${name}`);
-      await ctr(ns, ['run', '-d', image, name, ...args]);
-    },
-    async restart() {
-      await daemon.stop();
-      daemon = launch();
-      await waitReady(
-        daemon,
-        'containerd',
-        () =>
-          existsSync(socket) &&
-          cri.podIds().then(
-            () => true,
-            () => false,
-          ),
-      );
-    },
-    stop() {
-      stopped ??= (async () => {
-        unregister();
-        const report = (what: string) => (e: unknown) => process.stderr.write(`containerd ${dir}: ${what}: ${e instanceof Error ? e.message : String(e)}\n`);
-        try {
-          if (!daemon.exited()) {
-            await cri.removeAllPods().catch(report('removing the pods'));
-            await removeCtrContainers(ctr).catch(report('removing the ctr containers'));
-          }
-        } finally {
-          cri.close();
-          await daemon.stop();
-          await killNaming(dir); // shims outlive the daemon
-          await removeCgroups(cgroups);
-          removeDir(dir);
-        }
-        const left = leftovers(dir, cgroups, []).filter((l) => !l.startsWith('netns '));
-        if (left.length) process.stderr.write(`*** containerd ${dir}: LEFT BEHIND after stop: ${left.join('; ')} ***\n`);
-        return left;
-      })();
-      return stopped;
-    },
-  };
-  const unregister = stopOnSignal(async () => void (await self.stop()));
   // pods created through runPod register their cgroup parent for removal
   const runPod = cri.runPod.bind(cri);
   cri.runPod = async (spec) => {
@@ -146,24 +89,47 @@ export async function startContainerd(images: TestImages): Promise<PrivateContai
     }
     return pod;
   };
-  try {
-    await waitReady(
-      daemon,
-      'containerd',
-      () =>
+  const importImage = async (archive: string, ns = 'k8s.io') => void (await ctr(ns, ['images', 'import', archive]));
+  const instance = await startInstance(
+    dir,
+    cgroups,
+    {
+      what: 'containerd',
+      launch: () => startDaemon('/usr/bin/containerd', ['--config', join(dir, 'config.toml')]),
+      ready: () =>
         existsSync(socket) &&
         cri.podIds().then(
           () => true,
           () => false,
         ),
-    );
-    await self.importImage(images.pauseOci);
-    await self.importImage(images.busyboxOci);
-  } catch (e) {
-    await self.stop();
-    throw e;
-  }
-  return self;
+      removals: [
+        ['removing the pods', () => cri.removeAllPods()],
+        ['removing the ctr containers', () => removeCtrContainers(ctr)],
+      ],
+      beforeStop: () => cri.close(),
+    },
+    async () => {
+      await importImage(images.pauseOci);
+      await importImage(images.busyboxOci);
+    },
+  );
+  return {
+    dir,
+    socket,
+    get daemon() {
+      return instance.daemon;
+    },
+    cri,
+    cgroups,
+    ctr,
+    importImage,
+    async ctrRun(ns, name, image, args) {
+      cgroups.push(`/${ns}/${name}`);
+      await ctr(ns, ['run', '-d', image, name, ...args]);
+    },
+    restart: instance.restart,
+    stop: instance.stop,
+  };
 }
 
 /** Kills and deletes every task and container `ctr` made, in every namespace. */

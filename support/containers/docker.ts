@@ -2,17 +2,16 @@
 // and pidfile in a temp dir, no iptables or bridge (containers use --network none), and
 // runc-boundcaps.sh as default runtime so --privileged works without CAP_SYS_RESOURCE. It starts
 // its own containerd under the exec root when no system containerd socket exists. stop() removes
-// every container, stops the daemon, unmounts, removes the cgroups it made and the dir.
+// every container, then tears down as every private instance does (instance.ts).
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { stopOnSignal } from '../cleanup.js';
-import { startDaemon, waitReady, type Daemon } from './daemon.js';
-import { killNaming, removeCgroups, removeDir } from './host-state.js';
+import { startDaemon, type Daemon } from './daemon.js';
 import { BUSYBOX_IMAGE, type TestImages } from './images.js';
+import { startInstance, type Instance } from './instance.js';
 
 const run = promisify(execFile);
 const WRAPPER = fileURLToPath(new URL('./runc-boundcaps.sh', import.meta.url));
@@ -27,7 +26,7 @@ export function dockerPresent(): boolean {
 }
 
 /** A container to run: `docker run -d` with these options. */
-export interface DockerRunSpec {
+interface DockerRunSpec {
   name: string;
   image?: string;
   args?: string[];
@@ -55,11 +54,12 @@ export interface PrivateEngine {
   remove(id: string): Promise<void>;
   /** Stops the daemon and starts it again on the same socket and storage. */
   restart(): Promise<void>;
-  stop(): Promise<void>;
+  /** Removes every container and tears down (instance.ts); resolves with what is still left, `[]` when nothing. Runs once. */
+  stop(): Promise<string[]>;
 }
 
-/** The `run -d` arguments for a spec (shared with podman.ts). */
-export function runArgs(spec: DockerRunSpec): string[] {
+/** The `run -d` arguments for a spec. */
+function runArgs(spec: DockerRunSpec): string[] {
   const args = ['run', '-d', '--name', spec.name, '--network', 'none'];
   if (spec.privileged) args.push('--privileged');
   if (spec.hostPid) args.push('--pid', 'host');
@@ -68,6 +68,32 @@ export function runArgs(spec: DockerRunSpec): string[] {
   for (const m of spec.mounts ?? []) args.push('-v', `${m.source}:${m.destination}${m.readonly ? ':ro' : ''}`);
   args.push(spec.image ?? BUSYBOX_IMAGE, ...(spec.args ?? ['sleep', '3600']));
   return args;
+}
+
+/**
+ * The PrivateEngine of a started instance, dockerd's or podman's (the same CLI shape): `cgroupOf`
+ * names a container's cgroup (removed at stop), `rm` is the removal of one container before its id.
+ */
+export function privateEngine(instance: Instance, socket: string, cgroups: string[], cli: PrivateEngine['cli'], cgroupOf: (id: string) => string, rm: string[]): PrivateEngine {
+  return {
+    dir: instance.dir,
+    socket,
+    get daemon() {
+      return instance.daemon;
+    },
+    cgroups,
+    cli,
+    async run(spec) {
+      const id = (await cli(runArgs(spec))).trim();
+      cgroups.push(cgroupOf(id));
+      return id;
+    },
+    async remove(id) {
+      await cli([...rm, id]);
+    },
+    restart: instance.restart,
+    stop: instance.stop,
+  };
 }
 
 /** Starts a private dockerd in a new temp dir and imports the busybox image as BUSYBOX_IMAGE. */
@@ -80,93 +106,55 @@ export async function startDockerd(images: TestImages): Promise<PrivateEngine> {
   writeFileSync(runtime, readFileSync(WRAPPER, 'utf8').replaceAll('@NODE@', process.execPath).replaceAll('@FILTER@', FILTER));
   chmodSync(runtime, 0o755);
   const socket = join(dir, 'docker.sock');
-  const launch = () =>
-    startDaemon('/usr/sbin/dockerd', [
-      '--data-root',
-      join(dir, 'data'),
-      '--exec-root',
-      join(dir, 'exec'),
-      '-H',
-      `unix://${socket}`,
-      '--pidfile',
-      join(dir, 'docker.pid'),
-      '--iptables=false',
-      '--ip-masq=false',
-      '--bridge=none',
-      '--userland-proxy=false',
-      '--storage-driver',
-      'overlay2',
-      '--add-runtime',
-      `rae-runc=${runtime}`,
-      '--default-runtime',
-      'rae-runc',
-    ]);
-  let daemon = launch();
   const env = { ...process.env, DOCKER_CONFIG: join(dir, 'client') };
   const cli = async (args: string[]) => (await run(DOCKER, ['-H', `unix://${socket}`, ...args], { env, maxBuffer: 16 << 20 })).stdout;
   const cgroups: string[] = [];
-  const self: PrivateEngine = {
+  const instance = await startInstance(
     dir,
-    socket,
-    get daemon() {
-      return daemon;
-    },
     cgroups,
-    cli,
-    async run(spec) {
-      const id = (await cli(runArgs(spec))).trim();
-      cgroups.push(`/docker/${id}`);
-      return id;
-    },
-    async remove(id) {
-      await cli(['rm', '-f', id]);
-    },
-    async restart() {
-      await daemon.stop();
-      daemon = launch();
-      await waitReady(
-        daemon,
-        'dockerd',
-        () =>
-          existsSync(socket) &&
-          cli(['version']).then(
-            () => true,
-            () => false,
-          ),
-      );
-    },
-    async stop() {
-      unregister();
-      try {
-        if (!daemon.exited()) {
-          const ids = (await cli(['ps', '-aq']).catch(() => '')).split('\n').filter(Boolean);
-          if (ids.length) await cli(['rm', '-f', ...ids]).catch(() => undefined);
-        }
-      } finally {
-        await daemon.stop();
-        await killNaming(dir);
-        await removeCgroups(cgroups);
-        if (ownKey) rmSync(TRUST_KEY, { force: true });
-        removeDir(dir);
-      }
-    },
-  };
-  const unregister = stopOnSignal(() => self.stop());
-  try {
-    await waitReady(
-      daemon,
-      'dockerd',
-      () =>
+    {
+      what: 'dockerd',
+      launch: () =>
+        startDaemon('/usr/sbin/dockerd', [
+          '--data-root',
+          join(dir, 'data'),
+          '--exec-root',
+          join(dir, 'exec'),
+          '-H',
+          `unix://${socket}`,
+          '--pidfile',
+          join(dir, 'docker.pid'),
+          '--iptables=false',
+          '--ip-masq=false',
+          '--bridge=none',
+          '--userland-proxy=false',
+          '--storage-driver',
+          'overlay2',
+          '--add-runtime',
+          `rae-runc=${runtime}`,
+          '--default-runtime',
+          'rae-runc',
+        ]),
+      ready: () =>
         existsSync(socket) &&
         cli(['version']).then(
           () => true,
           () => false,
         ),
-    );
-    await cli(['import', '--change', 'CMD ["/bin/sh"]', images.busyboxRootfs, BUSYBOX_IMAGE]);
-  } catch (e) {
-    await self.stop();
-    throw e;
-  }
-  return self;
+      removals: [
+        [
+          'removing the containers',
+          async () => {
+            const ids = (await cli(['ps', '-aq'])).split('\n').filter(Boolean);
+            if (ids.length) await cli(['rm', '-f', ...ids]);
+          },
+        ],
+      ],
+      afterStop: () => {
+        if (ownKey) rmSync(TRUST_KEY, { force: true });
+      },
+    },
+    () => cli(['import', '--change', 'CMD ["/bin/sh"]', images.busyboxRootfs, BUSYBOX_IMAGE]),
+  );
+  return privateEngine(instance, socket, cgroups, cli, (id) => `/docker/${id}`, ['rm', '-f']);
 }

@@ -2,17 +2,16 @@
 // tmp dir and API socket in a temp dir, runc (crun refuses this hybrid-cgroup host), ulimits no
 // higher than the host's hard limits (no CAP_SYS_RESOURCE to raise them), no network, file
 // events. The API is `podman system service` on a private socket. stop() removes every pod and
-// container, stops the service, unmounts, removes the cgroups it made and the dir.
+// container, then tears down as every private instance does (instance.ts).
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { runArgs, type PrivateEngine } from './docker.js';
-import { stopOnSignal } from '../cleanup.js';
-import { startDaemon, waitReady } from './daemon.js';
-import { killNaming, removeCgroups, removeDir } from './host-state.js';
+import { privateEngine, type PrivateEngine } from './docker.js';
+import { startDaemon } from './daemon.js';
 import { BUSYBOX_IMAGE, type TestImages } from './images.js';
+import { startInstance } from './instance.js';
 
 const run = promisify(execFile);
 
@@ -41,52 +40,23 @@ export async function startPodman(images: TestImages): Promise<PrivateEngine> {
   const env = { ...process.env, CONTAINERS_CONF: join(dir, 'containers.conf') };
   const global = ['--root', join(dir, 'root'), '--runroot', join(dir, 'runroot'), '--storage-driver', 'overlay'];
   const socket = join(dir, 'podman.sock');
-  const launch = () => startDaemon('/usr/bin/podman', [...global, 'system', 'service', '--time=0', `unix://${socket}`], env);
-  let daemon = launch();
   const cli = async (args: string[]) => (await run('/usr/bin/podman', [...global, ...args], { env, maxBuffer: 16 << 20 })).stdout;
   const cgroups: string[] = ['/libpod_parent/conmon'];
-  const self: PrivateEngine = {
+  const instance = await startInstance(
     dir,
-    socket,
-    get daemon() {
-      return daemon;
-    },
     cgroups,
-    cli,
-    async run(spec) {
-      const id = (await cli(runArgs(spec))).trim();
-      cgroups.push(`/libpod_parent/libpod-${id}`);
-      return id;
+    {
+      what: 'podman service',
+      launch: () => startDaemon('/usr/bin/podman', [...global, 'system', 'service', '--time=0', `unix://${socket}`], env),
+      ready: () => existsSync(socket),
+      beforeRelaunch: () => rmSync(socket, { force: true }),
+      removals: [
+        ['removing the pods', () => cli(['pod', 'rm', '-a', '-f'])],
+        ['removing the containers', () => cli(['rm', '-a', '-f', '-t', '0'])],
+      ],
+      removeWithoutDaemon: true,
     },
-    async remove(id) {
-      await cli(['rm', '-f', '-t', '0', id]);
-    },
-    async restart() {
-      await daemon.stop();
-      rmSync(socket, { force: true });
-      daemon = launch();
-      await waitReady(daemon, 'podman service', () => existsSync(socket));
-    },
-    async stop() {
-      unregister();
-      try {
-        await cli(['pod', 'rm', '-a', '-f']).catch(() => undefined);
-        await cli(['rm', '-a', '-f', '-t', '0']).catch(() => undefined);
-      } finally {
-        await daemon.stop();
-        await killNaming(dir);
-        await removeCgroups(cgroups);
-        removeDir(dir);
-      }
-    },
-  };
-  const unregister = stopOnSignal(() => self.stop());
-  try {
-    await cli(['import', '--change', 'CMD ["/bin/sh"]', images.busyboxRootfs, BUSYBOX_IMAGE]);
-    await waitReady(daemon, 'podman service', () => existsSync(socket));
-  } catch (e) {
-    await self.stop();
-    throw e;
-  }
-  return self;
+    () => cli(['import', '--change', 'CMD ["/bin/sh"]', images.busyboxRootfs, BUSYBOX_IMAGE]),
+  );
+  return privateEngine(instance, socket, cgroups, cli, (id) => `/libpod_parent/libpod-${id}`, ['rm', '-f', '-t', '0']);
 }

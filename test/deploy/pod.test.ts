@@ -45,7 +45,9 @@ test.before(async () => {
     cluster = await startCluster();
     engine = await cluster.startEngine({ name: 'runtime-audit-engine' });
     const s = await cluster.waitReady(engine);
-    process.stderr.write(`image built in ${cluster.image.buildSeconds.toFixed(1)} s; engine pod ready ${s.toFixed(1)} s after its start; capabilities not granted here: ${engine.notGranted.join(', ') || 'none'}\n`);
+    process.stderr.write(
+      `image ${cluster.image.loaded ? "loaded from the run's shared archive" : 'built'} in ${cluster.image.buildSeconds.toFixed(1)} s; engine pod ready ${s.toFixed(1)} s after its start; capabilities not granted here: ${engine.notGranted.join(', ') || 'none'}\n`,
+    );
   } catch (err) {
     process.stderr.write(`\n*** the in-pod tests' set-up failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)} ***\n`);
     throw err;

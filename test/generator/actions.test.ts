@@ -17,6 +17,7 @@ import { createMetrics } from '../../host/metrics/index.js';
 import type { Alert } from '../../host/output/alert.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { ensureWebhookTls, startWebhook } from '../../host/sources/audit/index.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 test('generator: every action names a rule of the built-in sets, once per rule; the stable ones of the default sets, enabled', () => {
   const all = new Map(loadRules(builtinRulesFiles(BUILTIN_SETS).files).ruleset.rules.map((r) => [r.name, r]));
@@ -57,7 +58,7 @@ test('generator: every audit action, POSTed to the real webhook, fires exactly i
   const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', onAlert: (a) => alerts.push(a) });
   const loaded = await engine.load(builtinRulesFiles(DEFAULT_BUILTIN).files);
   assert.ok(loaded.swapped);
-  const stateDir = mkdtempSync(join(tmpdir(), 'rae-generator-'));
+  const stateDir = tempDir('rae-generator-');
   const settings = { ...defaultConfig({}).webhook, port: 0 };
   const material = ensureWebhookTls({ stateDir, webhook: settings });
   if (!material.ok) throw new Error(material.error);
@@ -96,7 +97,7 @@ test('generator: without a webhook the audit actions are unavailable, with the r
 });
 
 test('generator: syscall actions run for real and leave nothing behind', async () => {
-  const root = mkdtempSync(join(tmpdir(), 'rae-generator-tmp-'));
+  const root = tempDir('rae-generator-tmp-');
   const before = readdirSync('/dev/shm').filter((n) => n.startsWith('rae-event-generator-'));
   const saved = process.env.TMPDIR;
   process.env.TMPDIR = root;
@@ -120,13 +121,29 @@ test('generator: syscall actions run for real and leave nothing behind', async (
   );
 });
 
+test('generator: a run its process exits in the middle of (a signal, through the container host) leaves no temporary directory', () => {
+  // container-host.ts answers SIGTERM by removing its containers, then process.exit: runActions'
+  // finally never runs. Here the action itself exits the process, as that handler does mid-action.
+  const root = tempDir('rae-generator-exit-');
+  const generator = JSON.stringify(join(import.meta.dirname, '..', '..', 'host', 'generator', 'index.ts'));
+  const script = `const { runActions } = await import(${generator});
+await runActions([{ name: 'syscall.Exit', source: 'syscall', rule: 'r', description: 'd', run: async ({ tmp }) => { (await import('node:fs')).writeFileSync(tmp + '/file', ''); process.exit(143); } }]);`;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, TMPDIR: root } });
+  assert.is(r.status, 143, r.stderr);
+  // (tsx keeps its cache in the TMPDIR too)
+  assert.equal(
+    readdirSync(root).filter((n) => n.startsWith('rae-event-generator-')),
+    [],
+  );
+});
+
 function rae(args: string[]) {
   return spawnSync(process.execPath, ['bin/rae.js', ...args], { encoding: 'utf8' });
 }
 
 test('generator: rae event-generator list names the rule of each action and its set; --all lists every set', () => {
   const list = (args: string[]) => {
-    const r = rae(['event-generator', 'list', '--json', '--state-dir', mkdtempSync(join(tmpdir(), 'rae-generator-')), ...args]);
+    const r = rae(['event-generator', 'list', '--json', '--state-dir', tempDir('rae-generator-'), ...args]);
     assert.is(r.status, 0, r.stderr);
     return {
       stderr: r.stderr,

@@ -5,8 +5,7 @@
 // rules. A changed ruleset goes live on the reference interpreter at once and moves to WASM when
 // compiled; the new rule fires on both tiers. The times from writing a manifest to its first
 // alert and to the compiled tier are printed (not asserted).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -15,6 +14,7 @@ import type { Alert } from '../../host/output/alert.js';
 import { startResources, RESOURCE_REJECTED_RULE, type ModuleState } from '../../host/resources/index.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { readReplayInput } from '../../host/sources/replay.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 const H = 'apiVersion: deckhouse.io/v1alpha1\n';
 const CANARY = `${H}kind: EngineAuditRules
@@ -59,7 +59,7 @@ const EVENTS = readReplayInput(
 ).events;
 
 test('hot reload: add, reject, keep, delete an EngineAuditRules under a running replay load', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rae-hot-'));
+  const dir = tempDir('rae-hot-');
   writeFileSync(join(dir, 'module.yaml'), `${H}kind: ModuleConfig\nmetadata:\n  name: runtime-audit-engine\nspec:\n  enabled: true\n  version: 1\n`);
   const byRule = new Map<string, number>();
   const count = (rule: string) => byRule.get(rule) ?? 0;
@@ -193,7 +193,7 @@ const BAD_MANIFESTS: Array<[string, string, RegExp]> = [
 ];
 
 test('hot reload: each bad manifest gets a located error while the engine keeps running its rules', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rae-bad-'));
+  const dir = tempDir('rae-bad-');
   writeFileSync(join(dir, 'canary.yaml'), CANARY);
   let canary = 0;
   const internal: Alert[] = [];

@@ -3,8 +3,7 @@
 // server configuration is published); an EngineAuditRules dropped in takes effect without a
 // restart; a bad one is rejected with an internal alert on stdout; removing the ModuleConfig
 // stops the sources and withdraws the published configuration.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -14,9 +13,10 @@ import { auditEvent } from '../../host/generator/audit-events.js';
 import { RESOURCE_REJECTED_RULE } from '../../host/resources/index.js';
 import { startRae } from '../helpers/rae-run.js';
 import { canaryRules, moduleConfig } from '../helpers/resources.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 test('rae run: module states, hot-loaded EngineAuditRules and rejections through the resources directory', async () => {
-  const root = mkdtempSync(join(tmpdir(), 'rae-module-'));
+  const root = tempDir('rae-module-');
   const state = join(root, 'state');
   const resources = join(root, 'resources');
   mkdirSync(resources);

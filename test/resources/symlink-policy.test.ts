@@ -3,8 +3,7 @@
 // and in the internal alert on stdout. Now it is refused unread, reported by the link's name
 // only; the ConfigMap layout (top-level links through `..data`, a timestamped directory
 // swapped atomically) is still followed and its swap goes live.
-import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,6 +12,7 @@ import { auditEvent } from '../../host/generator/audit-events.js';
 import { RESOURCE_REJECTED_RULE } from '../../host/resources/index.js';
 import { startRae } from '../helpers/rae-run.js';
 import { canaryRules, moduleConfig } from '../helpers/resources.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 /** A shadow line, as in the reported case. */
 const SHADOW = 'root:$6$secretsalt$Xk9vQ2hP0aL7mN3bR5tY8uW1zC4dE6fG:19700:0:99999:7:::\n';
@@ -26,7 +26,7 @@ function leaked(text: string): string[] {
 }
 
 test('rae run: a link out of the resources directory is refused without its content; a ConfigMap ..data swap goes live', async () => {
-  const root = mkdtempSync(join(tmpdir(), 'rae-links-'));
+  const root = tempDir('rae-links-');
   const state = join(root, 'state');
   const resources = join(root, 'resources');
   mkdirSync(resources);
