@@ -30,10 +30,10 @@ const MIN_TIMED = 1024;
 /** Default: one evaluate call in 16 is timed whole (two clock reads and a read of the counters). */
 const DEFAULT_SAMPLE_EVERY = 16;
 
-/** One sampled call in this many profiles every group its events reached (each group about 2 × (its rules + 1) times its share of the call): rates follow a changing workload. */
+/** One sampled call in this many profiles every group its events reached (each group about 4 × its rules times its share of the call): rates follow a changing workload. */
 const RESAMPLE_EVERY = 64;
 
-/** Each timing of a profile is the least of this many runs, interleaved (a run the machine preempted reads long, never short). */
+/** Each rule's sample is the fastest of this many (whole, without it) pairs (a run the machine slowed reads long, never short). */
 const PROFILE_RUNS = 2;
 
 /** Sampled calls whose ratios calibrate the rates (their median): about 64 × 16 recent calls. */
@@ -217,8 +217,8 @@ export class ModuleTally {
   /**
    * Times each group of `groups` (countSlots indexes) over its events in this call, whole and
    * without each of its rules, and the loop alone (the per-event baseline). The timings of one
-   * group are interleaved (whole, without rule 0, without rule 1, ..., then again), so a change
-   * of the machine's load or of V8's tier for the loop falls on all of them alike.
+   * group are pairs (whole, without rule 0, whole, without rule 1, ..., then again), so a change
+   * of the machine's load or of V8's tier for the loop spoils one pair, not every rule's.
    */
   private profile(src: number, rec: number, n: number, groups: readonly number[]): void {
     const stride = src === SRC.syscall ? this.generated.layouts.syscall.stride : this.generated.layouts.k8s_audit.stride;
@@ -272,16 +272,22 @@ export class ModuleTally {
       const g = this.generated.countSlots[gi]!;
       const m = list([bySlot.get(g.slot)]);
       if (m === 0) continue;
+      // Each rule's sample is one adjacent pair (whole, then without it), the pair of the run
+      // that took least in all: a step in between (V8 tiering the loop up, measured on the
+      // first profiles: every rule of a group then read the same, the step) spoils one pair.
       let whole = Infinity;
-      const without = g.rules.map(() => Infinity);
-      for (let r = 0; r < PROFILE_RUNS; r++) {
-        whole = Math.min(whole, run(g.slot, -1, m));
-        g.rules.forEach((_, p) => (without[p] = Math.min(without[p]!, run(g.slot, p, m))));
-      }
+      const pairs = g.rules.map(() => ({ sum: Infinity, diff: 0 }));
+      for (let r = 0; r < PROFILE_RUNS; r++)
+        g.rules.forEach((_, p) => {
+          const w = run(g.slot, -1, m);
+          const x = run(g.slot, p, m);
+          whole = Math.min(whole, w);
+          if (w + x < pairs[p]!.sum) pairs[p] = { sum: w + x, diff: w - x };
+        });
       this.groupSeconds[gi]! += Math.max(0, whole - this.timer - m * this.perEvent);
       this.groupCalls[gi]! += m;
       // a difference of two timings: a rule cheaper than their noise may read below 0 this time
-      g.rules.forEach((id, p) => this.counters[id]!.sampled(whole - without[p]!, m, 'wasm', scale));
+      g.rules.forEach((id, p) => this.counters[id]!.sampled(pairs[p]!.diff, m, 'wasm', scale));
     }
   }
 }
