@@ -4,13 +4,14 @@
 // each, rule matching first, watchdog off on every module so only the rules differ). Five
 // modules: counting on (its tally attached: one call in 16 timed whole), counting off, and
 // counting off without the 1, 3, 5 rules the figures of warm passes rank most costly. Each
-// round times one pass of each (REPEAT times the events), the order reversed every other round
-// so the machine's drifting load falls on all; every round's figures are printed, then medians.
-// Times are the process's CPU time: on a loaded machine wall time is mostly waiting for a core.
+// round runs every batch (REPEAT times) through every module, the modules' order rotated from
+// batch to batch, so the machine's drifting load falls on all alike; only the evaluate calls
+// are timed, in the process's CPU time (on a loaded machine wall time is mostly waiting for a
+// core). Every round's figures are printed, then the checks with medians and quartiles:
 // - counting overhead: 1 - CPU(off) / CPU(on), target at most 5 %;
 // - honest cost: predicted drop = the cost the figures gave the top N during that round's
-//   counting pass / that pass's CPU time; measured drop = 1 - CPU(without them) / CPU(off);
-//   relative error |predicted - measured| / measured, target within 20 %.
+//   counting calls / their CPU time; measured drop = 1 - CPU(without them) / CPU(off); relative
+//   error |predicted - measured| / measured, target within 20 %.
 import { loadRules, type LoadedRule, rankByCost, RuleStats } from '../host/engine/index.js';
 import { MEM } from '../host/abi/module.js';
 import { RuleCompiler } from '../host/runtime/compiler.js';
@@ -19,15 +20,15 @@ import { RuleModule } from '../host/runtime/evaluator.js';
 import type { SourceEvent } from '../host/engine/source-event.js';
 import { corpusText } from '../support/corpus.js';
 import { syntheticEventsForProfile } from './eval.js';
-import { figure, median, progress } from './report.js';
+import { figure, progress } from './report.js';
 
 const S = 'rule-cost';
 const EVENTS = 1 << 18;
 const BATCH = 4096;
-const ROUNDS = 9;
-/** Passes over the events per timed pass (about 0.1 s of CPU each). */
+const ROUNDS = Number(process.env.RULE_COST_ROUNDS ?? 15);
+/** Passes over the events per round (about 0.1 s of CPU per module each). */
 const REPEAT = 3;
-/** Untimed passes of each module first (V8 tiers wasm up in the background). */
+/** Untimed rounds of each module first (V8 tiers wasm up in the background). */
 const WARM = 2;
 const TOPS = [1, 3, 5];
 
@@ -44,9 +45,15 @@ async function compiled(rules: readonly LoadedRule[], counters: boolean): Promis
   }
 }
 
+/** A batch of records in one module's layout. */
+interface Batch {
+  bytes: Uint8Array;
+  count: number;
+}
+
 /** The events as binary batches (records + strings) in `module`'s layout: a module without some rules has its own (other fields, other offsets), so each module gets its own encoding. */
-function batchesOf(module: RuleModule, events: readonly SourceEvent[]): Array<{ bytes: Uint8Array; count: number }> {
-  const out: Array<{ bytes: Uint8Array; count: number }> = [];
+function batchesOf(module: RuleModule, events: readonly SourceEvent[]): Batch[] {
+  const out: Batch[] = [];
   for (let i = 0; i < events.length; i += BATCH) {
     const enc = module.encode('syscall', events, i, BATCH);
     out.push({ bytes: new Uint8Array(module.memory.buffer, MEM.batchBase, enc.heapEnd - MEM.batchBase).slice(), count: enc.count });
@@ -54,31 +61,44 @@ function batchesOf(module: RuleModule, events: readonly SourceEvent[]): Array<{ 
   return out;
 }
 
-/** One pass of every batch through a module: wall and CPU milliseconds. */
-interface PassTime {
-  wall: number;
-  cpu: number;
-}
-
-/** Times one pass of every batch through `m` (wall clock, and the process's CPU time, which a preempting machine does not lengthen). */
-function pass(m: RuleModule, batches: ReadonlyArray<{ bytes: Uint8Array; count: number }>): PassTime {
-  const mem = new Uint8Array(m.memory.buffer);
-  const c = process.cpuUsage();
-  const t = performance.now();
+/** One round: every batch REPEAT times through every module, the order rotated per batch; returns each module's CPU milliseconds in its evaluate calls. */
+function round(modules: readonly RuleModule[], batches: ReadonlyMap<RuleModule, Batch[]>, shift: number): number[] {
+  const cpu = modules.map(() => 0);
+  const mems = modules.map((m) => new Uint8Array(m.memory.buffer));
+  const n = batches.get(modules[0]!)!.length;
   for (let r = 0; r < REPEAT; r++)
-    for (const b of batches) {
-      mem.set(b.bytes, MEM.batchBase);
-      const r = m.evaluateRecords('syscall', b.count, true);
-      if (!r.ok) throw new Error(r.error.message);
-    }
-  const wall = performance.now() - t;
-  const used = process.cpuUsage(c);
-  return { wall, cpu: (used.user + used.system) / 1000 };
+    for (let b = 0; b < n; b++)
+      for (let j = 0; j < modules.length; j++) {
+        const i = (j + b + shift) % modules.length;
+        const m = modules[i]!;
+        const batch = batches.get(m)![b]!;
+        mems[i]!.set(batch.bytes, MEM.batchBase);
+        const c = process.cpuUsage();
+        const res = m.evaluateRecords('syscall', batch.count, true);
+        const used = process.cpuUsage(c);
+        if (!res.ok) throw new Error(res.error.message);
+        cpu[i]! += (used.user + used.system) / 1000;
+      }
+  return cpu;
 }
 
 /** Cost the figures gave each rule so far, by name. */
 function costs(stats: RuleStats): Map<string, number> {
   return new Map(stats.figures().map((f) => [f.rule, f.costSeconds]));
+}
+
+/** The q-quantile of xs (linear between neighbours). */
+function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = q * (s.length - 1);
+  const lo = Math.floor(at);
+  return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (at - lo);
+}
+
+/** Median and quartiles of percentages, rounded for print. */
+function spread(xs: readonly number[]): { median: number; q1: number; q3: number; min: number; max: number } {
+  const r = (v: number) => Number((v * 100).toFixed(2));
+  return { median: r(quantile(xs, 0.5)), q1: r(quantile(xs, 0.25)), q3: r(quantile(xs, 0.75)), min: r(Math.min(...xs)), max: r(Math.max(...xs)) };
 }
 
 export async function run(): Promise<void> {
@@ -88,16 +108,21 @@ export async function run(): Promise<void> {
   const on = await compiled(rules, true);
   const off = await compiled(rules, false);
   const events = syntheticEventsForProfile(EVENTS);
-  const batches = new Map<RuleModule, Array<{ bytes: Uint8Array; count: number }>>([
+  const batches = new Map<RuleModule, Batch[]>([
     [on, batchesOf(on, events)],
     [off, batchesOf(off, events)],
   ]);
   const stats = new RuleStats();
   on.countInto(stats);
 
-  // Ranking: the figures of warm passes of the counting module.
-  for (let w = 0; w < WARM; w++) pass(on, batches.get(on)!);
+  // Ranking: the figures of warm rounds of the counting module.
+  for (let w = 0; w < WARM; w++) round([on], batches, 0);
   const ranked = rankByCost(stats.figures());
+  const summed = ranked.reduce((s, f) => s + f.costSeconds, 0);
+  figure(S, 'ranking', ranked.length, 'rules', {
+    note: 'the most costly rules after the warm rounds: evaluations, ns per evaluation (cost / evaluations), share of the summed rule costs',
+    top: ranked.slice(0, 10).map((f) => ({ rule: f.rule, evaluations: f.evaluations, ns_per_evaluation: Number(((f.costSeconds / Math.max(1, f.evaluations)) * 1e9).toFixed(2)), share: Number((f.costSeconds / summed).toFixed(4)) })),
+  });
   const tops = TOPS.map((n) => ranked.slice(0, n));
   const reduced: RuleModule[] = [];
   for (const top of tops) {
@@ -110,69 +135,63 @@ export async function run(): Promise<void> {
     batches.set(m, batchesOf(m, events));
   }
   const modules = [on, off, ...reduced];
-  for (let w = 0; w < WARM; w++) for (const m of modules.slice(1)) pass(m, batches.get(m)!);
+  for (let w = 0; w < WARM; w++) round(modules.slice(1), batches, w);
 
-  // Rounds: every module once, in an order reversed every other round so drift in the
-  // machine's load falls on all of them alike. The counting module's pass is measured against
-  // the figures it produced during that very pass (its cost delta / its wall time).
+  // Rounds: the counting module's calls are measured against the figures it produced during
+  // that very round (their cost delta / its CPU time).
   const overheads: number[] = [];
+  const totals = modules.map(() => 0);
   const predicted = TOPS.map(() => [] as number[]);
   const measured = TOPS.map(() => [] as number[]);
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? modules : [...modules].reverse();
-    const times = new Map<RuleModule, PassTime>();
-    let before = new Map<string, number>();
-    let after = new Map<string, number>();
-    for (const m of order) {
-      if (m === on) before = costs(stats);
-      times.set(m, pass(m, batches.get(m)!));
-      if (m === on) after = costs(stats);
-    }
-    const onT = times.get(on)!;
-    const offT = times.get(off)!;
-    const overhead = 1 - offT.cpu / onT.cpu;
+  const errors = TOPS.map(() => [] as number[]);
+  for (let r = 0; r < ROUNDS; r++) {
+    const before = costs(stats);
+    const cpu = round(modules, batches, r);
+    const after = costs(stats);
+    cpu.forEach((c, i) => (totals[i]! += c));
+    const [onCpu, offCpu] = [cpu[0]!, cpu[1]!];
+    const overhead = 1 - offCpu / onCpu;
     overheads.push(overhead);
     figure(S, 'counting_overhead_round', overhead * 100, '%', {
-      round,
-      on_events_per_s_cpu: Math.round((REPEAT * EVENTS) / (onT.cpu / 1000)),
-      off_events_per_s_cpu: Math.round((REPEAT * EVENTS) / (offT.cpu / 1000)),
-      on_wall_ms: onT.wall,
-      off_wall_ms: offT.wall,
+      round: r,
+      on_cpu_ms: onCpu,
+      off_cpu_ms: offCpu,
+      on_events_per_s_cpu: Math.round((REPEAT * EVENTS) / (onCpu / 1000)),
+      off_events_per_s_cpu: Math.round((REPEAT * EVENTS) / (offCpu / 1000)),
     });
     tops.forEach((top, i) => {
       const cost = top.reduce((s, f) => s + (after.get(f.rule)! - before.get(f.rule)!), 0);
-      const p = cost / (onT.cpu / 1000);
-      const red = times.get(reduced[i]!)!;
-      const d = 1 - red.cpu / offT.cpu;
+      const p = cost / (onCpu / 1000);
+      const d = 1 - cpu[2 + i]! / offCpu;
       predicted[i]!.push(p);
       measured[i]!.push(d);
-      figure(S, `top${top.length}_round`, (Math.abs(p - d) / d) * 100, '%', {
-        round,
-        predicted_drop: p,
-        measured_drop: d,
-        measured_drop_wall: 1 - red.wall / offT.wall,
-        full_cpu_ms: offT.cpu,
-        without_cpu_ms: red.cpu,
-      });
+      errors[i]!.push(Math.abs(p - d) / d);
+      figure(S, `top${top.length}_round`, (Math.abs(p - d) / d) * 100, '%', { round: r, predicted_drop: p, measured_drop: d, full_cpu_ms: offCpu, without_cpu_ms: cpu[2 + i]! });
     });
   }
 
-  const oh = median(overheads);
-  figure(S, 'counting_overhead', oh * 100, '%', {
+  const oh = spread(overheads);
+  figure(S, 'counting_overhead', oh.median, '%', {
+    check: `median ${oh.median} % (quartiles ${oh.q1} to ${oh.q3} %, rounds ${oh.min} to ${oh.max} %); target <= 5 %: ${oh.median <= 5 ? 'met' : 'NOT met'}`,
+    ...oh,
+    all_rounds: Number(((1 - totals[1]! / totals[0]!) * 100).toFixed(2)),
     rounds: overheads.map((o) => Number((o * 100).toFixed(2))),
     target: '<= 5 %',
-    note: 'median over rounds of the share of WASM events/s (process CPU time) that per-rule counting takes (module counters read lazily, 1 call in 16 timed whole, per-rule profiles 1 call in 1,024); same run, passes alternated',
+    note: 'per round, 1 - CPU(counters off) / CPU(counters on) of the same batches, interleaved; all_rounds: the same over the sums of every round (profiles of the tally included wherever they fell)',
   });
   tops.forEach((top, i) => {
-    const p = median(predicted[i]!);
-    const d = median(measured[i]!);
-    figure(S, `top${top.length}_relative_error`, (Math.abs(p - d) / d) * 100, '%', {
+    const p = spread(predicted[i]!);
+    const d = spread(measured[i]!);
+    const e = spread(errors[i]!);
+    const err = (Math.abs(quantile(predicted[i]!, 0.5) - quantile(measured[i]!, 0.5)) / quantile(measured[i]!, 0.5)) * 100;
+    figure(S, `top${top.length}_relative_error`, err, '%', {
+      check: `top ${top.length}: predicted drop ${p.median} % (quartiles ${p.q1} to ${p.q3}), measured ${d.median} % (quartiles ${d.q1} to ${d.q3}); relative error of the medians ${err.toFixed(1)} %, per round median ${e.median} % (quartiles ${e.q1} to ${e.q3}); target <= 20 %: ${err <= 20 ? 'met' : 'NOT met'}`,
       rules: top.map((f) => f.rule),
-      cost_share_of_rules: top.reduce((s, f) => s + f.share, 0),
-      predicted_drop: p,
-      measured_drop: d,
+      predicted_drop_pct: p,
+      measured_drop_pct: d,
+      round_error_pct: e,
       target: '<= 20 %',
-      note: "medians over rounds. predicted: the cost the figures gave these rules during a pass of the counting module, over that pass's CPU time; measured: 1 - CPU time of a pass without them / CPU time of the full ruleset (counters off), same round",
+      note: "predicted: the cost the figures gave these rules during a round's counting calls, over those calls' CPU time; measured: 1 - CPU time of the ruleset without them / CPU time of the full ruleset (counters off), same batches, interleaved",
     });
   });
 }

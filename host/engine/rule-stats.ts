@@ -5,8 +5,9 @@
 // describe`. Rows are keyed by rule name and source and outlive reloads (a removed rule keeps its
 // row), so the set is bounded by the rules ever loaded.
 //
-// Cost is sampled timing (docs/rule-cost.md): a sample times a rule alone over the events that
-// reached it, which gives a rate (seconds per evaluation) per rule and engine; every evaluation
+// Cost is sampled timing (docs/rule-cost.md): a sample times what a rule adds over the events
+// that reached it (the compiled tier: its group with and without it; the interpreter: the rule
+// alone), which gives a rate (seconds per evaluation) per rule and engine; every evaluation
 // is then costed at its engine's current rate, times a calibration `scale` the compiled tier
 // measures on whole batches (rule-tally.ts). Evaluations counted before a rule's first sample
 // are costed when that sample comes. A compiled module keeps its counts in its own memory: it
@@ -42,8 +43,9 @@ class Rate {
   /** Evaluations waiting for the first sample to be costed. */
   uncosted = 0;
 
+  /** Seconds per evaluation, never below 0 (a sample is a difference of two timings and may read below 0; summed, the noise cancels). */
   get value(): number | undefined {
-    return this.evaluations > 0 ? this.seconds / this.evaluations : undefined;
+    return this.evaluations > 0 ? Math.max(0, this.seconds / this.evaluations) : undefined;
   }
 }
 
@@ -68,17 +70,12 @@ export class RuleCounter {
     else this.costSeconds += n * v * scale;
   }
 
-  /** The rule's current rate on `engine`, seconds per evaluation (undefined before its first sample). */
-  rate(engine: RuleEngine): number | undefined {
-    return this.rates[engine].value;
-  }
-
   /** Whether the rule has fewer than `min` timed evaluations on `engine` (its rate is still rough); warm-up timings are not counted. */
   undersampled(engine: RuleEngine, min: number): boolean {
     return this.rates[engine].evaluations < min;
   }
 
-  /** A timing sample: the rule alone took `seconds` over `evaluations` events on `engine`; evaluations waiting for a rate are costed at it times `scale`. */
+  /** A timing sample: the rule took `seconds` over `evaluations` events on `engine` (the compiled tier: what removing it saved, which may read below 0 for a rule cheaper than the timer's noise); evaluations waiting for a rate are costed at it times `scale`. */
   sampled(seconds: number, evaluations: number, engine: RuleEngine, scale = 1): void {
     if (evaluations <= 0) return;
     const rate = this.rates[engine];
@@ -86,7 +83,7 @@ export class RuleCounter {
       rate.warmup--;
       return;
     }
-    rate.seconds += Math.max(0, seconds);
+    rate.seconds += seconds;
     rate.evaluations += evaluations;
     if (rate.uncosted !== 0) {
       this.costSeconds += rate.uncosted * rate.value! * scale;

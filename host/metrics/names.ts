@@ -222,7 +222,7 @@ export const METRICS = {
   ruleCostSeconds: def({
     type: 'counter',
     name: 'enginesecurity_engine_rule_cost_seconds_total',
-    help: 'Time spent evaluating a rule: its evaluations times its sampled per-evaluation time (docs/rule-cost.md).',
+    help: 'Time a rule cost: its evaluations times its sampled per-evaluation time, what removing it saves (docs/rule-cost.md).',
     labelNames: ['rule', 'source'],
   }),
   eventsTruncated: def({

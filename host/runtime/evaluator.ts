@@ -13,7 +13,7 @@ import { MATCH_REFERENCE, MATCH_SIZE, MEM, SRC, STATE, THREAD } from '../abi/mod
 import { BatchEncoder, type Encoded } from './encode.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { ReferenceJudge, type Referred } from './reference.js';
-import { ModuleTally } from './rule-tally.js';
+import { cpuSeconds, ModuleTally } from './rule-tally.js';
 import { checkInstance, checkModule } from './validate.js';
 import { guardedCall, isWatchdogTimeout } from './watchdog.js';
 import { fillSynthetic, type WarmPlan } from './warm.js';
@@ -248,7 +248,7 @@ export class RuleModule {
       const rec = MEM.batchBase + (from + start) * stride;
       // rule figures: one call in so many is timed whole (rule-tally.ts); the others cost nothing here
       const timed = this.tally?.beforeCall(first) ?? false;
-      const t0 = timed ? performance.now() : 0;
+      const t0 = timed ? cpuSeconds() : 0;
       try {
         k = this.call(src, rec, n - start, first ? 1 : 0);
       } catch (err) {
@@ -257,7 +257,7 @@ export class RuleModule {
         if (e instanceof WebAssembly.RuntimeError) return { ok: false, error: runtimeError('ETRAP', `the rule module trapped: ${e.message}`) };
         return { ok: false, error: runtimeError('ETRAP', `evaluation failed: ${e.message}`) };
       }
-      const seconds = timed ? (performance.now() - t0) / 1000 : 0;
+      const seconds = timed ? cpuSeconds() - t0 : 0;
       const out = new Uint32Array(this.memory.buffer, MEM.outBase, k * 2);
       for (let m = 0; m < k; m++) {
         const id = out[2 * m + 1]!;

@@ -7,30 +7,49 @@
 // - Evaluations: a group's calls are added to each of its rules; under rule matching `first`, a
 //   match at rule j stops its group, so the matches of the rules before a rule in the group are
 //   taken from its calls. Exact for every event the module judged.
-// - Cost: one evaluate call in `sampleEvery` is timed whole (two clock reads). Its time minus
+// - Cost: one evaluate call in `sampleEvery` is timed whole (two reads of the CPU clock). Its time minus
 //   the per-event work done for all rules (the baseline loop) is the rules' time, which
-//   calibrates the per-rule rates: those come from `profile`, each rule run alone over the
-//   events that reached it in a sampled call (only for a rule without a rate yet, and for every
-//   reached rule once in RESAMPLE_EVERY samples), and give the rules' relative weights. A rule's
-//   cost is its evaluations × its rate × (measured rules' time / the rates' estimate of it).
+//   calibrates the rates. Those come from `profile`, which runs a group of rules over the
+//   events that reached it in a sampled call, whole and without each of its rules in turn (only
+//   for a group not profiled yet, and for every reached group once in RESAMPLE_EVERY samples):
+//   the whole group's time per call gives the estimate the calibration compares with, and the
+//   group's time minus its time without a rule is that rule's rate, what removing it saves
+//   (operands memoised per event and shared with other rules of the group are not in it). A
+//   rule's cost is its evaluations × its rate × (measured rules' time / the groups' estimate of
+//   it); the costs add up to less than the rules' time by the work the rules share.
 import { MEM, SRC } from '../abi/module.js';
 import type { GeneratedModule } from '../engine/codegen/index.js';
 import type { RuleStats } from '../engine/index.js';
 
 type RuleCounter = ReturnType<RuleStats['counter']>;
-type ProfileFn = (id: number, rec: number, stride: number, idx: number, m: number) => number;
+type ProfileFn = (slot: number, skip: number, first: number, rec: number, stride: number, idx: number, m: number) => number;
 
-/** A profile times each rule over at least this many evaluations (its events listed again as needed), so that the timer's resolution and call overhead stay small beside it. */
+/** A profile times each group over at least this many calls (its events listed again as needed), so that the timer's resolution and call overhead stay small beside it. */
 const MIN_TIMED = 1024;
 
 /** Default: one evaluate call in 16 is timed whole (two clock reads and a read of the counters). */
 const DEFAULT_SAMPLE_EVERY = 16;
 
-/** One sampled call in this many profiles every rule its events reached (each alone, about twice the call's own time): rates follow a changing workload. */
+/** One sampled call in this many profiles every group its events reached (each group about 4 × its rules times its share of the call): rates follow a changing workload. */
 const RESAMPLE_EVERY = 64;
+
+/** Each rule's sample is the fastest of this many (whole, without it) pairs (a run the machine slowed reads long, never short). */
+const PROFILE_RUNS = 2;
 
 /** Sampled calls whose ratios calibrate the rates (their median): about 64 × 16 recent calls. */
 const CALIBRATION_WINDOW = 63;
+
+/**
+ * The process's CPU time, seconds: every timing of the figures is CPU time, which a machine
+ * that takes the core away does not lengthen (on a loaded machine wall time is mostly waiting:
+ * measured, runs of a few milliseconds read 10 to 15 times their CPU time at load 18 on 2
+ * cores). It counts the process's other threads too (a compile worker, the garbage collector),
+ * which the median calibration and the least of two runs keep out of most samples.
+ */
+export function cpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
 
 /** 2^32, to read a u64 counter as two u32 halves (exact below 2^53). */
 const HIGH = 4294967296;
@@ -45,6 +64,11 @@ export class ModuleTally {
   /** Evaluations and matches by rule id of the last read. */
   private readonly evals: Float64Array;
   private readonly hits: Float64Array;
+  /** Calls of each counted group (by countSlots index) of the last read. */
+  private readonly calls: Float64Array;
+  /** Profiled time of each group's rules (by countSlots index), seconds, and the calls it covers: its rate per call. */
+  private readonly groupSeconds: Float64Array;
+  private readonly groupCalls: Float64Array;
   private readonly profileFn: ProfileFn;
   private readonly countsAt: number;
   private readonly flush = () => this.read();
@@ -65,7 +89,7 @@ export class ModuleTally {
   private perEvent = 0;
   /** Seconds of an empty profile call (the timer and the call). */
   private timer = 0;
-  /** Profile loops called once already: the first call of a wasm function compiles it (lazy compilation), which must not be timed. */
+  /** Profile loops (by group slot) called once already: the first call of a wasm function compiles it (lazy compilation), which must not be timed. */
   private readonly warm = new Set<number>();
 
   constructor(
@@ -81,6 +105,9 @@ export class ModuleTally {
     this.seen = new Float64Array(generated.countWords);
     this.evals = new Float64Array(generated.rules.length);
     this.hits = new Float64Array(generated.rules.length);
+    this.calls = new Float64Array(generated.countSlots.length);
+    this.groupSeconds = new Float64Array(generated.countSlots.length);
+    this.groupCalls = new Float64Array(generated.countSlots.length);
     this.profileFn = exports.profile as ProfileFn;
     this.countsAt = (exports.counts as () => number)();
     // whatever was counted before (warm-up batches) is not the rules' work
@@ -111,13 +138,17 @@ export class ModuleTally {
   afterSampledCall(src: number, rec: number, n: number, seconds: number): void {
     this.collect();
     const reached: number[] = [];
-    for (let id = 0; id < this.evals.length; id++) if (this.evals[id]! > 0) reached.push(id);
+    for (let g = 0; g < this.calls.length; g++) if (this.calls[g]! > 0) reached.push(g);
     if (reached.length === 0) return this.apply();
     const resample = this.samples++ % RESAMPLE_EVERY === 0;
-    const unrated = resample ? reached : reached.filter((id) => this.counters[id]!.rate('wasm') === undefined);
+    const unrated = resample ? reached : reached.filter((g) => this.groupCalls[g] === 0);
     if (unrated.length > 0) this.profile(src, rec, n, unrated);
     let estimate = 0;
-    for (const id of reached) estimate += this.evals[id]! * (this.counters[id]!.rate('wasm') ?? 0);
+    for (const g of reached) {
+      // a group without a rate (its events were not in this call's records) leaves the ratio unknown
+      if (this.groupCalls[g] === 0) return this.apply();
+      estimate += (this.calls[g]! * this.groupSeconds[g]!) / this.groupCalls[g]!;
+    }
     const rulesTime = seconds - this.timer - n * this.perEvent;
     if (estimate > 0) this.calibrate(Math.max(0, rulesTime) / estimate);
     this.apply();
@@ -158,8 +189,9 @@ export class ModuleTally {
     };
     this.evals.fill(0);
     this.hits.fill(0);
-    for (const g of this.generated.countSlots) {
+    this.generated.countSlots.forEach((g, gi) => {
       let calls = delta(g.slot);
+      this.calls[gi] = calls;
       g.rules.forEach((id, p) => {
         const h = delta(g.hits + p);
         this.evals[id]! += calls;
@@ -167,7 +199,7 @@ export class ModuleTally {
         // under `first` a match ends the group: the rules after it were not reached
         if (this.first) calls -= h;
       });
-    }
+    });
   }
 
   /** Adds the last read's evaluations and matches to the rules' counters, costed at the current rates and calibration. */
@@ -182,8 +214,13 @@ export class ModuleTally {
     }
   }
 
-  /** Times each rule of `ids` alone over the events of its groups in this call, and the loop alone (the per-event baseline). */
-  private profile(src: number, rec: number, n: number, ids: readonly number[]): void {
+  /**
+   * Times each group of `groups` (countSlots indexes) over its events in this call, whole and
+   * without each of its rules, and the loop alone (the per-event baseline). The timings of one
+   * group are pairs (whole, without rule 0, whole, without rule 1, ..., then again), so a change
+   * of the machine's load or of V8's tier for the loop spoils one pair, not every rule's.
+   */
+  private profile(src: number, rec: number, n: number, groups: readonly number[]): void {
     const stride = src === SRC.syscall ? this.generated.layouts.syscall.stride : this.generated.layouts.k8s_audit.stride;
     const dv = new DataView(this.memory.buffer);
     const counted = new Set(this.generated.countSlots.map((g) => g.slot));
@@ -196,21 +233,17 @@ export class ModuleTally {
       l.push(i);
     }
     const idx = new Uint32Array(this.memory.buffer, MEM.outBase, MEM.outSize / 4);
-    // The least of two runs: a run the machine preempted reads long, never short.
-    const timed = (id: number, m: number): number => {
-      if (!this.warm.has(id)) {
-        this.warm.add(id);
-        this.profileFn(id, rec, stride, MEM.outBase, m);
+    const first = this.first ? 1 : 0;
+    const run = (slot: number, skip: number, m: number): number => {
+      if (!this.warm.has(slot)) {
+        this.warm.add(slot);
+        this.profileFn(slot, skip, first, rec, stride, MEM.outBase, m);
       }
-      let best = Infinity;
-      for (let r = 0; r < 2; r++) {
-        const t0 = performance.now();
-        this.profileFn(id, rec, stride, MEM.outBase, m);
-        best = Math.min(best, performance.now() - t0);
-      }
-      return best / 1000;
+      const t0 = cpuSeconds();
+      this.profileFn(slot, skip, first, rec, stride, MEM.outBase, m);
+      return cpuSeconds() - t0;
     };
-    // Lists are repeated up to MIN_TIMED entries: every entry is one evaluation (a new epoch).
+    // Lists are repeated up to MIN_TIMED entries: every entry is one call of the group (a new epoch).
     const list = (ls: ReadonlyArray<readonly number[] | undefined>): number => {
       let m = 0;
       const once = ls.reduce((s, l) => s + (l?.length ?? 0), 0);
@@ -226,13 +259,35 @@ export class ModuleTally {
     };
     const all = list([...bySlot.values()]);
     if (all === 0) return;
-    this.timer = timed(-1, 0);
-    this.perEvent = Math.max(0, timed(-1, all) - this.timer) / all;
+    let empty = Infinity;
+    let loop = Infinity;
+    for (let r = 0; r < PROFILE_RUNS; r++) {
+      empty = Math.min(empty, run(-1, -1, 0));
+      loop = Math.min(loop, run(-1, -1, all));
+    }
+    this.timer = empty;
+    this.perEvent = Math.max(0, loop - empty) / all;
     const scale = this.scale;
-    for (const id of ids) {
-      const m = list(this.slotsOf[id]!.map((slot) => bySlot.get(slot)));
+    for (const gi of groups) {
+      const g = this.generated.countSlots[gi]!;
+      const m = list([bySlot.get(g.slot)]);
       if (m === 0) continue;
-      this.counters[id]!.sampled(timed(id, m) - this.timer - m * this.perEvent, m, 'wasm', scale);
+      // Each rule's sample is one adjacent pair (whole, then without it), the pair of the run
+      // that took least in all: a step in between (V8 tiering the loop up, measured on the
+      // first profiles: every rule of a group then read the same, the step) spoils one pair.
+      let whole = Infinity;
+      const pairs = g.rules.map(() => ({ sum: Infinity, diff: 0 }));
+      for (let r = 0; r < PROFILE_RUNS; r++)
+        g.rules.forEach((_, p) => {
+          const w = run(g.slot, -1, m);
+          const x = run(g.slot, p, m);
+          whole = Math.min(whole, w);
+          if (w + x < pairs[p]!.sum) pairs[p] = { sum: w + x, diff: w - x };
+        });
+      this.groupSeconds[gi]! += Math.max(0, whole - this.timer - m * this.perEvent);
+      this.groupCalls[gi]! += m;
+      // a difference of two timings: a rule cheaper than their noise may read below 0 this time
+      g.rules.forEach((id, p) => this.counters[id]!.sampled(pairs[p]!.diff, m, 'wasm', scale));
     }
   }
 }

@@ -1,50 +1,94 @@
-// The compiled tier's cost calibration (host/runtime/rule-tally.ts) against a preempted call: one
-// sampled evaluate call that reads far too long (the machine took the core away mid-call) must
-// not inflate every rule's cost. The tally is driven as the evaluator drives it, over a real
-// module and real timings, with one call's time reported 10 s too long.
+// The compiled tier's cost figures (host/runtime/rule-tally.ts), driven as the evaluator drives
+// them, over real modules and real timings:
+// - calibration against a preempted call: one sampled evaluate call that reads far too long (the
+//   machine took the core away mid-call, here reported 10 s too long) must not inflate every
+//   rule's cost;
+// - attribution: a rule's cost is what removing it saves, so a rule whose costly operand another
+//   rule of its group computes anyway (memoised per event) costs little, while a rule with an
+//   equally costly operand of its own costs it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MEM } from '../../host/abi/module.js';
 import { loadRules, RuleStats } from '../../host/engine/index.js';
 import { RuleCompiler } from '../../host/runtime/compiler.js';
 import { BatchEncoder } from '../../host/runtime/encode.js';
-import { ModuleTally } from '../../host/runtime/rule-tally.js';
+import { cpuSeconds, ModuleTally } from '../../host/runtime/rule-tally.js';
 import { readReplayInput } from '../../host/sources/replay.js';
 import { FIGURE_EVENTS, FIGURE_RULES } from './rule-figures-fixture.js';
 
 type EvaluateFn = (src: number, rec: number, n: number, first: number, out: number, cap: number) => number;
 
-test('rule tally: a preempted sampled call does not inflate the costs (calibration by median)', async () => {
+/** Two rules share a costly operand (one pass of the needle search over a long proc.cmdline, memoised per event); a third has one as costly of its own (fd.name). */
+const SHARED_RULES = ['a', 'b']
+  .map((n) => `- rule: Shared ${n}\n  desc: t\n  condition: evt.type = openat and proc.cmdline contains "#${n}"\n  output: o\n  priority: NOTICE\n`)
+  .concat('- rule: Own\n  desc: t\n  condition: evt.type = openat and fd.name contains "#c"\n  output: o\n  priority: NOTICE\n')
+  .join('');
+const LONG = 'x'.repeat(2000);
+const SHARED_EVENTS = Array.from({ length: 16 }, (_, i) => JSON.stringify({ source: 'syscall', fields: { 'evt.type': 'openat', 'proc.cmdline': `${LONG}${i}`, 'fd.name': `/${LONG}${i}` } })).join('\n');
+
+/** The rule-figures fixture and SHARED_RULES in one module (one compile: it is the slow part), instantiated afresh. */
+const compiledRules = (async () => {
   const compiler = new RuleCompiler({ counters: true });
-  let compiled: Awaited<ReturnType<RuleCompiler['compile']>>;
   try {
-    compiled = await compiler.compile(loadRules([{ name: 'figures.yaml', text: FIGURE_RULES }]).ruleset.rules);
+    return await compiler.compile(loadRules([{ name: 'figures.yaml', text: FIGURE_RULES + SHARED_RULES }]).ruleset.rules);
   } finally {
     await compiler.close();
   }
-  assert.ok(compiled.ok);
-  const g = compiled.compiled.generated;
+})();
+
+async function instantiate() {
+  const compiled = await compiledRules;
+  assert.ok(compiled.ok, 'the rules compile');
   const instance = new WebAssembly.Instance(compiled.compiled.module, {});
-  const memory = instance.exports.memory as WebAssembly.Memory;
-  const evaluate = instance.exports.evaluate as EvaluateFn;
+  return { g: compiled.compiled.generated, instance, memory: instance.exports.memory as WebAssembly.Memory, evaluate: instance.exports.evaluate as EvaluateFn };
+}
+
+test('rule tally: a preempted sampled call does not inflate the costs (calibration by median)', async () => {
+  const { g, instance, memory, evaluate } = await instantiate();
   const events = readReplayInput(FIGURE_EVENTS, 'fields').events.filter((e) => e.source === 'syscall');
   const enc = new BatchEncoder(g.layouts.syscall, g.threadUse, g.containerKeys).encode(memory, events, 0, events.length);
   const stats = new RuleStats();
   const tally = new ModuleTally(memory, instance.exports, g, stats, 1);
-  let wall = 0;
+  let spent = 0;
   for (let call = 0; call < 200; call++) {
     assert.ok(tally.beforeCall(true), 'every call is sampled (sampleEvery 1)');
-    const t0 = performance.now();
+    const t0 = cpuSeconds();
     evaluate(0, MEM.batchBase, enc.count, 1, MEM.outBase, MEM.outSize / 8);
-    const seconds = (performance.now() - t0) / 1000;
-    wall += seconds;
+    const seconds = cpuSeconds() - t0;
+    spent += seconds;
     // call 100: the machine preempted it, it reads 10 s too long
     tally.afterSampledCall(0, MEM.batchBase, enc.count, call === 100 ? seconds + 10 : seconds);
   }
   const cost = stats.figures().reduce((s, f) => s + f.costSeconds, 0);
   assert.ok(cost > 0, 'some cost');
   // the rules' cost is part of the calls' real time; a scale summed over the calls would put the 10 s on the rules
-  assert.ok(cost < wall + 5, `rules' cost ${cost} s for ${wall} s of evaluate calls`);
+  assert.ok(cost < spent + 5, `rules' cost ${cost} s for ${spent} s of evaluate calls`);
+});
+
+test('rule tally: a rule costs what removing it saves (an operand its group computes anyway is not its cost)', async () => {
+  const { g, instance, memory, evaluate } = await instantiate();
+  const events = readReplayInput(SHARED_EVENTS, 'fields').events;
+  const enc = new BatchEncoder(g.layouts.syscall, g.threadUse, g.containerKeys).encode(memory, events, 0, events.length);
+  assert.is(enc.count, 16);
+  // Each trial is a fresh tally, whose first sampled call profiles the group; the median over
+  // trials leaves out a trial the machine preempted. Alone, each rule would cost one scan.
+  const ratios: number[] = [];
+  for (let trial = 0; trial < 9; trial++) {
+    const stats = new RuleStats();
+    const tally = new ModuleTally(memory, instance.exports, g, stats, 1);
+    for (let call = 0; call < 4; call++) {
+      tally.beforeCall(true);
+      const t0 = cpuSeconds();
+      assert.is(evaluate(0, MEM.batchBase, enc.count, 1, MEM.outBase, MEM.outSize / 8), 0);
+      tally.afterSampledCall(0, MEM.batchBase, enc.count, cpuSeconds() - t0);
+    }
+    const cost = Object.fromEntries(stats.figures().map((f) => [f.rule, f.costSeconds]));
+    assert.ok(cost.Own! > 0, `Own: cost ${cost.Own}`);
+    ratios.push(Math.max(cost['Shared a']!, cost['Shared b']!) / cost.Own!);
+  }
+  ratios.sort((x, y) => x - y);
+  // removing either shared rule saves its needle test, not the scan (the other rule still does it): far below one scan
+  assert.ok(ratios[4]! < 0.3, `shared rule's cost / own rule's cost, per trial: ${ratios.map((r) => r.toFixed(3)).join(', ')}`);
 });
 
 test.run();
