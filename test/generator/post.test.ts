@@ -18,7 +18,7 @@ type Answer = 'reset' | number;
 /** An HTTPS server answering its requests in turn with `answers` (a status, or a reset socket), then 200; counts the requests. */
 async function scriptedWebhook(answers: Answer[]) {
   const dir = mkdtempSync(join(tmpdir(), 'rae-post-'));
-  const made = ensureWebhookTls({ stateDir: dir, webhook: { ...defaultConfig({}).webhook, port: 0 } });
+  const made = ensureWebhookTls({ stateDir: dir, webhook: defaultConfig({}).webhook });
   if (!made.ok) throw new Error(made.error);
   const tls = made.tls;
   let requests = 0;
