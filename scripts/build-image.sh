@@ -122,6 +122,11 @@ git ls-files -co --exclude-standard -z | grep -zv -e '^node_modules$' -e '^node_
 modules=$(readlink -f node_modules)
 cp -al "$modules" "$ctx/node_modules" 2>/dev/null || cp -a "$modules" "$ctx/node_modules"
 cp "$rel/rae_probe.node" "$rel/rae_watchdog.node" "$ctx/$rel/"
+# the console's pages, built here (Vite's bundler finds no native binding in the image's builder);
+# scripts/build.mjs in the image reuses them, their mtimes kept newer than the sources'
+node scripts/build-console.mjs >&2 || { say "the console's pages did not build (scripts/build-console.mjs)"; exit 1; }
+mkdir -p "$ctx/build"
+cp -a build/console "$ctx/build/console"
 
 args=()
 [ -n "$base" ] && args+=(--build-arg "BASE=$base")

@@ -16,7 +16,7 @@
 //
 //   node scripts/build.mjs [--out DIR]
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -60,10 +60,27 @@ writeFileSync(process.argv[1], Buffer.from(await tar.arrayBuffer())); await db.c
 const made = spawnSync(process.execPath, ['--input-type=module', '-e', dump, template], { stdio: 'inherit', cwd: root });
 if (made.status !== 0) process.exit(made.status ?? 1);
 link('probes');
-// the console's pages, bundled into the repository's build/console/ (the sources' copy) and copied here
-const consoleBuild = spawnSync(process.execPath, [join(root, 'scripts/build-console.mjs')], { stdio: 'inherit', cwd: root });
-if (consoleBuild.status !== 0) process.exit(consoleBuild.status ?? 1);
+// the console's pages, bundled into the repository's build/console/ (the sources' copy) and copied
+// here. A build newer than every source of it is reused: scripts/build-image.sh ships the host's in
+// the image's context, since Vite's bundler (rolldown) finds no native binding in the image's builder.
+if (!consoleFresh()) {
+  const consoleBuild = spawnSync(process.execPath, [join(root, 'scripts/build-console.mjs')], { stdio: 'inherit', cwd: root });
+  if (consoleBuild.status !== 0) process.exit(consoleBuild.status ?? 1);
+}
 cpSync(join(root, 'build/console'), join(out, 'build/console'), { recursive: true });
 if (relative(root, out).startsWith('..')) link('node_modules');
 
 writeFileSync(join(out, 'build-info.json'), `${JSON.stringify({ startedAt })}\n`);
+
+/** Whether build/console/ holds a build newer than host/console/web/, host/console/shapes.ts and the lockfile (as scripts/setup.sh decides). */
+function consoleFresh() {
+  const info = join(root, 'build/console/build-info.json');
+  if (!existsSync(info)) return false;
+  const built = statSync(info).mtimeMs;
+  const newest = (path) => {
+    const st = statSync(path);
+    if (!st.isDirectory()) return st.mtimeMs;
+    return Math.max(st.mtimeMs, ...readdirSync(path).map((name) => newest(join(path, name))));
+  };
+  return [join(root, 'host/console/web'), join(root, 'host/console/shapes.ts'), join(root, 'package-lock.json')].every((p) => newest(p) <= built);
+}

@@ -215,18 +215,34 @@ function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
-/** Starts the server on a free port of 127.0.0.1. */
-export async function startKubeApiTestServer(opts: KubeApiTestServerOptions): Promise<KubeApiTestServer> {
+/** Legacy discovery documents (kubectl reads them before anything else) for `path`, undefined for other paths. */
+function discover(kinds: TestKind[], serverUrl: string, path: string): unknown {
+  const groups = [...new Set(kinds.map(apiVersionOf))].map((gv) => {
+    const [name, version] = gv.split('/') as [string, string];
+    return { name, versions: [{ groupVersion: gv, version }], preferredVersion: { groupVersion: gv, version } };
+  });
+  if (path === '/api') return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: new URL(serverUrl).host }] };
+  if (path === '/api/v1') return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: 'v1', resources: [] };
+  if (path === '/apis') return { kind: 'APIGroupList', apiVersion: 'v1', groups };
+  const gv = /^\/apis\/([^/]+\/[^/]+)$/.exec(path)?.[1];
+  if (!gv || !groups.some((g) => g.versions[0]!.groupVersion === gv)) return undefined;
+  const resources = kinds
+    .filter((k) => apiVersionOf(k) === gv)
+    .flatMap((k) => [
+      { name: k.plural, singularName: k.kind.toLowerCase(), namespaced: k.namespaced, kind: k.kind, verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'], ...(k.shortNames ? { shortNames: k.shortNames } : {}) },
+      ...(k.status ? [{ name: `${k.plural}/status`, singularName: '', namespaced: k.namespaced, kind: k.kind, verbs: ['get', 'patch', 'update'] }] : []),
+    ]);
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: gv, resources };
+}
+
+/** The served objects, their history and the open watches, with the API's operations on them (no HTTP). */
+function kubeState(opts: KubeApiTestServerOptions) {
   const kinds = [...opts.kinds, LEASE_KIND];
-  const tls = tlsMaterial();
-  const token = randomBytes(24).toString('hex');
   const store = new Map<string, StoredObject>();
   const history: Change[] = [];
   let rv = 1;
   let compactedAt = 0;
   const watches = new Set<OpenWatch>();
-  const sockets = new Set<Socket>();
-  const requests: SeenRequest[] = [];
   const bookmarkMs = opts.bookmarkMs ?? 1000;
 
   const keyOf = (k: TestKind, name: string, ns?: string) => `${k.plural}/${ns ?? ''}/${name}`;
@@ -336,25 +352,35 @@ export async function startKubeApiTestServer(opts: KubeApiTestServerOptions): Pr
     }
   }
 
-  /** Legacy discovery documents (kubectl reads them before anything else), undefined for other paths. */
-  function discover(path: string): unknown {
-    const groups = [...new Set(kinds.map(apiVersionOf))].map((gv) => {
-      const [name, version] = gv.split('/') as [string, string];
-      return { name, versions: [{ groupVersion: gv, version }], preferredVersion: { groupVersion: gv, version } };
-    });
-    if (path === '/api') return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: new URL(url).host }] };
-    if (path === '/api/v1') return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: 'v1', resources: [] };
-    if (path === '/apis') return { kind: 'APIGroupList', apiVersion: 'v1', groups };
-    const gv = /^\/apis\/([^/]+\/[^/]+)$/.exec(path)?.[1];
-    if (!gv || !groups.some((g) => g.versions[0]!.groupVersion === gv)) return undefined;
-    const resources = kinds
-      .filter((k) => apiVersionOf(k) === gv)
-      .flatMap((k) => [
-        { name: k.plural, singularName: k.kind.toLowerCase(), namespaced: k.namespaced, kind: k.kind, verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'], ...(k.shortNames ? { shortNames: k.shortNames } : {}) },
-        ...(k.status ? [{ name: `${k.plural}/status`, singularName: '', namespaced: k.namespaced, kind: k.kind, verbs: ['get', 'patch', 'update'] }] : []),
-      ]);
-    return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: gv, resources };
-  }
+  return {
+    kinds,
+    store,
+    watches,
+    keyOf,
+    kindNamed,
+    send,
+    bookmarkObject,
+    put,
+    remove,
+    list,
+    openWatch,
+    rv: () => rv,
+    compact() {
+      compactedAt = rv;
+      history.length = 0;
+    },
+  };
+}
+
+/** Starts the server on a free port of 127.0.0.1. */
+export async function startKubeApiTestServer(opts: KubeApiTestServerOptions): Promise<KubeApiTestServer> {
+  const state = kubeState(opts);
+  const { kinds, store, watches, keyOf, kindNamed, send, bookmarkObject, put, remove, list, openWatch } = state;
+  const tls = tlsMaterial();
+  const token = randomBytes(24).toString('hex');
+  const sockets = new Set<Socket>();
+  const requests: SeenRequest[] = [];
+  let serverUrl = '';
 
   // /apis/<group>/<version>[/namespaces/<ns>]/<plural>[/<name>[/status]]
   const PATH = /^\/apis\/([^/]+)\/([^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+)(\/status)?)?$/;
@@ -368,7 +394,7 @@ export async function startKubeApiTestServer(opts: KubeApiTestServerOptions): Pr
       res.end(JSON.stringify(body));
     };
     if (req.headers.authorization !== `Bearer ${token}`) return reply(401, status(401, 'Unauthorized', 'Unauthorized'));
-    const discovery = discover(url.pathname);
+    const discovery = discover(kinds, serverUrl, url.pathname);
     if (discovery) return reply(200, discovery);
     const m = PATH.exec(url.pathname);
     const k = m && kinds.find((x) => x.group === m[1] && x.version === m[2] && x.plural === m[4]);
@@ -388,8 +414,8 @@ export async function startKubeApiTestServer(opts: KubeApiTestServerOptions): Pr
     const asTable = (req.headers.accept ?? '').includes('as=Table');
     if (name === undefined) {
       if (req.method === 'GET' && (query.watch === 'true' || query.watch === '1')) return openWatch(k, ns, query, res);
-      if (req.method === 'GET' && asTable) return reply(200, table(k, list(k, ns, query.labelSelector), String(rv)));
-      if (req.method === 'GET') return reply(200, { apiVersion: apiVersionOf(k), kind: `${k.kind}List`, metadata: { resourceVersion: String(rv) }, items: list(k, ns, query.labelSelector) });
+      if (req.method === 'GET' && asTable) return reply(200, table(k, list(k, ns, query.labelSelector), String(state.rv())));
+      if (req.method === 'GET') return reply(200, { apiVersion: apiVersionOf(k), kind: `${k.kind}List`, metadata: { resourceVersion: String(state.rv()) }, items: list(k, ns, query.labelSelector) });
       if (req.method === 'POST') {
         const r = put(k, body, ns, 'create');
         return reply(r.code, r.body);
@@ -398,7 +424,7 @@ export async function startKubeApiTestServer(opts: KubeApiTestServerOptions): Pr
     }
     if (sub && !k.status) return reply(404, status(404, 'NotFound', 'the server could not find the requested resource'));
     const current = store.get(keyOf(k, name, ns));
-    if (req.method === 'GET') return current ? reply(200, asTable && !sub ? table(k, [current], String(rv)) : current) : reply(404, status(404, 'NotFound', `${k.plural}.${k.group} "${name}" not found`));
+    if (req.method === 'GET') return current ? reply(200, asTable && !sub ? table(k, [current], String(state.rv())) : current) : reply(404, status(404, 'NotFound', `${k.plural}.${k.group} "${name}" not found`));
     if (req.method === 'DELETE') {
       const r = remove(k, name, ns);
       return reply(r.code, r.body);
@@ -431,6 +457,7 @@ export async function startKubeApiTestServer(opts: KubeApiTestServerOptions): Pr
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const url = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
+  serverUrl = url;
 
   return {
     url,
@@ -463,7 +490,7 @@ export async function startKubeApiTestServer(opts: KubeApiTestServerOptions): Pr
     get(kind, name, namespace) {
       return store.get(keyOf(kindNamed(kind), name, namespace));
     },
-    resourceVersion: () => String(rv),
+    resourceVersion: () => String(state.rv()),
     bookmark() {
       for (const w of watches) if (w.bookmarks) send(w, 'BOOKMARK', bookmarkObject(w.kind));
     },
@@ -474,15 +501,12 @@ export async function startKubeApiTestServer(opts: KubeApiTestServerOptions): Pr
         if (w.timer) clearInterval(w.timer);
         const socket = w.res.socket;
         // The half line is flushed to the client before the cut (the watch gets nothing more meanwhile).
-        if (partial) w.res.write(JSON.stringify({ type: 'MODIFIED', object: { kind: w.kind.kind, metadata: { name: 'cut-short', resourceVersion: String(rv + 1000) } } }).slice(0, 60), () => socket?.destroy());
+        if (partial) w.res.write(JSON.stringify({ type: 'MODIFIED', object: { kind: w.kind.kind, metadata: { name: 'cut-short', resourceVersion: String(state.rv() + 1000) } } }).slice(0, 60), () => socket?.destroy());
         else socket?.destroy();
       }
       return open.length;
     },
-    compact() {
-      compactedAt = rv;
-      history.length = 0;
-    },
+    compact: state.compact,
     async close() {
       for (const w of watches) if (w.timer) clearInterval(w.timer);
       for (const s of sockets) s.destroy();

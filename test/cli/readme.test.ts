@@ -80,11 +80,6 @@ const MISSING_FEATURE = /not implemented|unimplemented|not yet|\byet\b|\btoday\b
 
 /** Statements with those words checked against the code and still true (text as in the file, whitespace collapsed). */
 const STILL_TRUE: Array<{ file: string; text: string; why: string }> = [
-  {
-    file: 'deploy/README.md',
-    text: 'No controller copies cluster objects into the ConfigMap yet',
-    why: 'host/ has no Kubernetes API client: resources come from the mounted directory only (host/resources/watch.ts)',
-  },
   { file: 'docs/forwarder.md', text: "falcosidekick's oauthbearer/external/anonymous are not supported", why: 'host/output/destinations/smtp.ts refuses any mechanism but plain and none' },
   { file: 'docs/forwarder.md', text: 'oauthbearer is not supported', why: 'as above' },
   { file: 'docs/resources.md', text: 'The actions whose rule needs what a box lacks say so', why: 'host/generator/cgroup-box.ts: a box has no runtime (Action.container.runtimeOnly)' },

@@ -83,8 +83,8 @@ test('rule tally: a rule costs what removing it saves (an operand its group comp
       tally.afterSampledCall(0, MEM.batchBase, enc.count, cpuSeconds() - t0);
     }
     const cost = Object.fromEntries(stats.figures().map((f) => [f.rule, f.costSeconds]));
-    assert.ok(cost.Own! > 0, `Own: cost ${cost.Own}`);
-    ratios.push(Math.max(cost['Shared a']!, cost['Shared b']!) / cost.Own!);
+    // a trial whose own rule read 0 (a timing below the clock's resolution) counts as a failed one
+    ratios.push(cost.Own! > 0 ? Math.max(cost['Shared a']!, cost['Shared b']!) / cost.Own! : Number.POSITIVE_INFINITY);
   }
   ratios.sort((x, y) => x - y);
   // removing either shared rule saves its needle test, not the scan (the other rule still does it): far below one scan

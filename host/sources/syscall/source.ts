@@ -62,10 +62,15 @@ export interface SyscallSource {
   stop(): Promise<void>;
 }
 
+/** The capture's options: the defaults, a wake-up at a quarter of a ring smaller than 8 MiB, then what the caller set. */
+function captureOptions(given: CaptureOptions | undefined): CaptureOptions {
+  const ring = given?.ringBufferBytes;
+  return { ...CAPTURE_DEFAULTS, ...(ring ? { wakeupBytes: Math.min(CAPTURE_DEFAULTS.wakeupBytes, ring / 4) } : {}), ...given };
+}
+
 /** Attaches the probe and starts evaluating kernel events; throws a CaptureError when it cannot. */
 export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
-  const ring = opts.capture?.ringBufferBytes;
-  const cap: Capture = openCapture({ ...CAPTURE_DEFAULTS, ...(ring ? { wakeupBytes: Math.min(CAPTURE_DEFAULTS.wakeupBytes, ring / 4) } : {}), ...opts.capture });
+  const cap: Capture = openCapture(captureOptions(opts.capture));
   const snaplen = opts.capture?.snaplen ?? DEFAULT_SNAPLEN;
   const buf = new Uint8Array(BUFFER_BYTES);
   const dv = new DataView(buf.buffer);
