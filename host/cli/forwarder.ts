@@ -12,12 +12,13 @@
 import { hostname as osHostname } from 'node:os';
 import { startApi, type RunningApi } from '../api/index.js';
 import { loadConfig } from '../config/config.js';
-import { firstStartToken, startConsole } from '../console/index.js';
+import { startConsole } from '../console/index.js';
 import { startForwarder, type ForwarderServer } from '../forwarder/index.js';
 import { createMetrics } from '../metrics/index.js';
 import { createDatabaseLink } from '../output/destinations/store-link.js';
 import { startFanout, type Fanout } from '../output/fanout.js';
 import { log, onStdoutClosed, parseCommandArgs, setLogLevel, type Command } from './command.js';
+import { announceConsole } from './run/start-console.js';
 
 const HELP = `Usage: rae forwarder [-c FILE] [-o KEY=VALUE ...] [--state-dir DIR]
 
@@ -126,12 +127,7 @@ export const forwarderCommand: Command = {
     const outputs = running.fanout.outputs().map((o) => o.destination);
     log(`forwarder: listening on ${running.server.url} (POST / takes the engines' alerts)`);
     if (running.api) log(`forwarder: query API on ${running.api.url}/api/v1/events (storage ${running.api.db.kind} at ${running.api.db.location})`);
-    if (running.console) {
-      log(`console: ${running.console.url}`);
-      const token = await firstStartToken(running.api!.db);
-      // whatever the log level: this line is the only way to the first sign-in
-      if (token) process.stderr.write(`console: first start: sign in with the token ${token} (printed this once; rae admin manages users and tokens)\n`);
-    }
+    if (running.console && running.api) await announceConsole(running.console.url, running.api.db);
     log(`forwarder: ready (outputs: ${outputs.join(', ') || 'none'})`);
     const signal = await stopped;
     const t0 = performance.now();

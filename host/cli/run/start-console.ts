@@ -28,11 +28,16 @@ export async function startConsoleOf(config: Config, life: Lifecycle, db: Db, ru
     // a stop that began while it started has passed the components already: close it here
     if (life.apiAbort.signal.aborted) return void (await running.close());
     life.add({ name: 'console', stop: () => running.close() });
-    log(`console: ${running.url}`);
-    const token = await firstStartToken(db);
-    // whatever the log level: this line is the only way to the first sign-in
-    if (token) process.stderr.write(`console: first start: sign in with the token ${token} (printed this once; rae admin manages users and tokens)\n`);
+    await announceConsole(running.url, db);
   } catch (err) {
     log(`run: the console did not start: ${(err as Error).message}; detection goes on without it`, 'error');
   }
+}
+
+/** Logs where the console is and, on a first start (a database without users), prints the token to sign in with, once (`rae run` and `rae forwarder`). */
+export async function announceConsole(url: string, db: Db): Promise<void> {
+  log(`console: ${url}`);
+  const token = await firstStartToken(db);
+  // whatever the log level: this line is the only way to the first sign-in
+  if (token) process.stderr.write(`console: first start: sign in with the token ${token} (printed this once; rae admin manages users and tokens)\n`);
 }
