@@ -78,7 +78,9 @@ host_bases() {
   if [ ! -f "$base_tar" ] || [ ! -f "$builder_tar" ]; then
     say "making the bases from this machine into $cache"
     mkdir -p "$cache"
-    rm -f "$cache"/base-*.tar "$cache"/builder-*.tar # made from files this machine no longer has
+    # bases of other keys are other checkouts' (each builds its own probe addon, so the keys
+    # differ): deleting them would fail a build beside this one; only bases unused for a week go
+    find "$cache" -maxdepth 1 \( -name 'base-*.tar' -o -name 'builder-*.tar' \) -mtime +7 -delete
     local r=$work/rootfs
     mkdir -p "$r"/{bin,etc,root,tmp,var/tmp,usr/bin,usr/lib,proc,sys,dev,run}
     chmod 1777 "$r/tmp" "$r/var/tmp"
@@ -94,15 +96,16 @@ host_bases() {
     if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
       mkdir -p "$r/etc/ssl/certs" && cp /etc/ssl/certs/ca-certificates.crt "$r/etc/ssl/certs/"
     fi
-    tar -C "$r" -cf "$base_tar.tmp" . && mv "$base_tar.tmp" "$base_tar"
+    tar -C "$r" -cf "$base_tar.tmp.$$" . && mv "$base_tar.tmp.$$" "$base_tar"
     # The builder: npm and the libraries the probe addon links (the build stage copies them).
     mkdir -p "$r/usr/lib/node_modules"
     cp -a "$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")" "$r/usr/lib/node_modules/npm"
     ln -s ../lib/node_modules/npm/bin/npm-cli.js "$r/usr/bin/npm"
     copy_libs "$r" "$rel/rae_probe.node"
-    tar -C "$r" -cf "$builder_tar.tmp" . && mv "$builder_tar.tmp" "$builder_tar"
+    tar -C "$r" -cf "$builder_tar.tmp.$$" . && mv "$builder_tar.tmp.$$" "$builder_tar"
     rm -rf "$r"
   fi
+  touch "$base_tar" "$builder_tar" # in use: the week's pruning above counts from here
   local env='ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
   base=localhost/rae-host-base:$key
   builder=localhost/rae-host-builder:$key
