@@ -47,6 +47,13 @@ const inCI = process.env.CI === 'true' || process.env.CI === '1';
  * console's browser test (the kernel probe and a chromium): run alone.
  */
 const EXCLUSIVE = /^(sources\/syscall|probes|generator|deploy|testing\/suite-run|console\/browser)/;
+/**
+ * Files under those directories that use neither the kernel probe nor the machine's processes nor
+ * an image: pure functions, the addon's decoders on synthetic records, a stand-in for /proc,
+ * manifests rendered without a cluster, an HTTPS server on loopback. They run in the shared group.
+ */
+const NOT_EXCLUSIVE = /^(deploy\/(manifests|crds)|generator\/post|probes\/(layout|ingest-fuzz)|sources\/syscall\/(container-id|decode|env-index|fields|thread-table-drops|thread-table-env|unknown-process-fake))\.test\.ts$/;
+const runsAlone = (rel) => EXCLUSIVE.test(rel) && !NOT_EXCLUSIVE.test(rel);
 
 /** Seconds each file took: the previous run's here (test/ only), else the table in the test directory. */
 const durationsCache = process.env.RAE_TEST_DIR ? undefined : join(root, 'node_modules/.cache/run-tests/durations.json');
@@ -196,8 +203,8 @@ runTmp = mkdtempSync(join(machineTmp, 'rt-'));
 chmodSync(runTmp, 0o755);
 const sharedDir = join(runTmp, 'shared');
 mkdirSync(sharedDir, { mode: 0o755 });
-const shared = longestFirst(files.filter((f) => !EXCLUSIVE.test(f)));
-const alone = longestFirst(files.filter((f) => EXCLUSIVE.test(f)));
+const shared = longestFirst(files.filter((f) => !runsAlone(f)));
+const alone = longestFirst(files.filter(runsAlone));
 process.stdout.write(`${files.length} test files: ${shared.length} run ${jobs} at a time, then ${alone.length} alone (per-file timeout ${timeoutS} s)\n`);
 
 const t0 = performance.now();

@@ -9,25 +9,14 @@
 // load-rules (reporting, --dry-run).
 import { mkdirSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
-import { createMetrics } from '../metrics/index.js';
-import { createFaultTracking } from '../tracking/index.js';
 import { log, type Command } from './command.js';
 import type { Reloader } from './reload.js';
 import { checkRun } from './run-config.js';
 import { versionInfo } from './run-info.js';
 import { HELP } from './run/help.js';
-import { Lifecycle } from './run/lifecycle.js';
 import { loadRunConfig } from './run/load-config.js';
 import { inspectRules, onRulesLoaded } from './run/load-rules.js';
-import { handleSignals } from './run/signals.js';
-import { createDatabaseLink } from '../output/destinations/store-link.js';
-import { apiStarts } from './run/start-api.js';
-import { consoleRules } from './run/start-console.js';
 import type { DetectionEngine } from '../runtime/index.js';
-import { startEngine } from './run/start-engine.js';
-import { startOutputs } from './run/start-outputs.js';
-import { startReload } from './run/start-reload.js';
-import { startSources } from './run/start-sources.js';
 
 export const runCommand: Command = {
   name: 'run',
@@ -37,6 +26,8 @@ export const runCommand: Command = {
     if (typeof loaded === 'number') return loaded;
     const { flags, config, overrides } = loaded;
     if (flags['dry-run'] || flags['list-rules'] || flags.describe !== undefined) return inspectRules(config, flags.describe, flags['list-rules'] ?? false, flags.json ?? false, flags.url);
+    // a start's modules load only now (run/starting.ts): the answers above need none of them
+    const { apiStarts, consoleRules, createDatabaseLink, createFaultTracking, createMetrics, handleSignals, Lifecycle, startEngine, startOutputs, startReload, startSources } = await import('./run/starting.js');
     const life = new Lifecycle();
     const signals = handleSignals(life);
     mkdirSync(config.stateDir, { recursive: true });
