@@ -1,12 +1,13 @@
 // The suite runner's container context through a real runtime (root, the kernel probe): a
-// private dockerd, named to the runner as `rae test --container-runtime-unix-socket` names it,
-// never a system one. A test with context.container runs its chain in a privileged container the
-// runner creates there (named and imaged as the test says, the base image built offline), and
-// the engine the runner starts follows that runtime, so the alerts carry container.name, .image
-// and .privileged: Falco's "Debugfs Launched in Privileged Container" and "Drop and execute new
-// binary in container" suites pass (in the cgroup box, without runtime metadata and with the
-// chain's program bound from the node, both failed). Nothing is left in the runtime: no
-// container, no image tag.
+// private dockerd and a private podman side by side, each named to the runner as
+// `rae test --container-runtime-unix-socket` names it, never a system one; the one engine the
+// runner starts follows both. A test with context.container runs its chain in a privileged
+// container the runner creates there (named and imaged as the test says, the base image built
+// offline), so the alerts carry container.name, .image and .privileged: Falco's "Debugfs
+// Launched in Privileged Container" and "Drop and execute new binary in container" suites pass
+// (in the cgroup box, without runtime metadata and with the chain's program bound from the node,
+// both failed), as do its redirect, netcat and release_agent suites, and the debugfs one through
+// podman. Nothing is left in the runtimes: no container, no image tag.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,24 +16,27 @@ import * as assert from 'uvu/assert';
 import { GENERATOR_IMAGE } from '../../host/generator/index.js';
 import { readTestDocuments } from '../../host/testing/documents.js';
 import type { TestOutcome } from '../../host/testing/outcome.js';
-import { createSuiteRunner } from '../../host/testing/suite/index.js';
-import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startDockerd, type PrivateEngine } from '../../support/containers/index.js';
+import { createSuiteRunner, type SuiteRunner } from '../../host/testing/suite/index.js';
+import { buildImages, dockerPresent, imageToolsPresent, leftovers, netnsNames, podmanPresent, runtimesAvailable, startDockerd, startPodman, type PrivateEngine } from '../../support/containers/index.js';
 import { kernelGate } from '../sources/syscall/collector.js';
 
 const gate = kernelGate('suite-container.test.ts');
-const ready = gate.run && runtimesAvailable() && imageToolsPresent() && dockerPresent();
+const ready = gate.run && runtimesAvailable() && imageToolsPresent() && dockerPresent() && podmanPresent();
 const t = ready ? test : test.skip;
 const ROOT = join(import.meta.dirname, '../..');
 const FALCO = join(ROOT, '../shared/evtgen-suite/falco');
 const root = mkdtempSync(join(tmpdir(), 'rae-suite-ctr-'));
-const runner = createSuiteRunner({ shared: true });
 const logs: string[] = [];
+let runner: SuiteRunner | undefined;
 let docker: PrivateEngine;
+let podman: PrivateEngine;
 let netns: string[] = [];
 
-async function run(file: string, text = readFileSync(file, 'utf8')): Promise<TestOutcome[]> {
+/** Runs a suite file with its containers made in `via` (default: the private dockerd). */
+async function run(file: string, text = readFileSync(file, 'utf8'), via = docker): Promise<TestOutcome[]> {
+  if (!runner) throw new Error('no runner: the private runtimes did not start');
   const out: TestOutcome[] = [];
-  const options = { rulesFiles: [], containerSocket: `unix://${docker.socket}`, log: (l: string) => logs.push(l) };
+  const options = { rulesFiles: [], containerSocket: `unix://${via.socket}`, log: (l: string) => logs.push(l) };
   for await (const o of runner.run(file, readTestDocuments(file, text)[0], options)) out.push(o);
   return out;
 }
@@ -42,14 +46,20 @@ const brief = (os: TestOutcome[]) => os.map((o) => `${o.name}: ${o.status}${o.st
 test.before(async () => {
   if (!ready) return;
   netns = netnsNames();
-  docker = await startDockerd(buildImages(join(root, 'images')));
+  const images = buildImages(join(root, 'images'));
+  docker = await startDockerd(images);
+  podman = await startPodman(images);
+  // one engine for every run, following both runtimes
+  const off = { enabled: false, sockets: [] };
+  runner = createSuiteRunner({ shared: true, follow: { callTimeoutMs: 5000, cri: off, docker: { enabled: true, sockets: [docker.socket] }, podman: { enabled: true, sockets: [podman.socket] } } });
 });
 
 test.after(async () => {
-  await runner.close();
-  if (docker) {
-    await docker.stop();
-    assert.equal(leftovers(docker.dir, docker.cgroups, netns), []);
+  await runner?.close();
+  for (const e of [docker, podman]) {
+    if (!e) continue;
+    await e.stop();
+    assert.equal(leftovers(e.dir, e.cgroups, netns), []);
   }
   rmSync(root, { recursive: true, force: true });
 });
@@ -94,6 +104,26 @@ t("Falco's redirect suite passes: dup2 and dup3 of a connected socket onto 0, 1 
     brief(outcomes).filter((l) => !l.endsWith(': passed')),
     [],
   );
+});
+
+t("Falco's netcat and release_agent suites pass in containers of the private dockerd: nc/ncat exec flags, and open/openat/openat2 writes of a release_agent as root and as daemon", async () => {
+  const outcomes = [...(await run(join(FALCO, 'netcat_remote_code_execution_in_container.yaml'))), ...(await run(join(FALCO, 'detect_release_agent_file_container_escapes.yaml')))];
+  assert.is(outcomes.length, 7 + 12);
+  assert.equal(
+    brief(outcomes).filter((l) => !l.endsWith(': passed')),
+    [],
+  );
+  assert.is((await docker.cli(['ps', '-aq'])).trim(), '', 'containers left in the runtime');
+});
+
+t("the container context through Podman: Falco's debugfs suite passes in a container of the private podman, which the engine follows", async () => {
+  const outcomes = await run(join(FALCO, 'debugfs_launched_in_privileged_container.yaml'), undefined, podman);
+  assert.equal(brief(outcomes), ['debugfs_launched_in_privileged_container: passed']);
+  assert.ok(
+    logs.some((l) => /^suite: debugfs_launched_in_privileged_container: the chain ran in container event-generator \(podman, id [0-9a-f]{12}\)$/.test(l)),
+    logs.join('\n'),
+  );
+  assert.is((await podman.cli(['ps', '-aq'])).trim(), '', 'containers left in podman');
 });
 
 test.run();

@@ -91,6 +91,12 @@ interface SuiteRunnerOptions {
    * run() apply to all), instead of one engine per file: starting one compiles every rule.
    */
   shared?: boolean;
+  /**
+   * The container runtimes the runner's engine follows (default: the runtime of the first run's
+   * containerSocket, else the configuration's defaults): a shared runner whose runs name different
+   * sockets names them all here, so its one engine has the metadata of every test's container.
+   */
+  follow?: ContainersConfig;
 }
 
 /** A suite runner that can be closed (a shared one stops its engine). */
@@ -106,7 +112,7 @@ export function createSuiteRunner(tuning: SuiteRunnerOptions = {}): SuiteRunner 
     const at = options.url ? new URL(options.url) : undefined;
     const receiver = await AlertReceiver.start(at ? { host: at.hostname.replace(/^\[|\]$/g, ''), port: Number(at.port || 80) } : undefined);
     try {
-      return { receiver, engine: options.url ? undefined : await startSuiteEngine(options.rulesFiles, receiver.url, options.log, containers) };
+      return { receiver, engine: options.url ? undefined : await startSuiteEngine(options.rulesFiles, receiver.url, options.log, tuning.follow ?? containers) };
     } catch (err) {
       await receiver.close();
       throw err;

@@ -45,13 +45,20 @@ export function containersFor(runtime: 'docker' | 'podman', socket: string): Con
 }
 
 /**
+ * Deadline of the probe of a named socket: only the runner waits on it, and a busy node's Podman
+ * answers its first GET /version in seconds (it asks conmon and the OCI runtime for their
+ * versions); the metadata reader's 5 s deadline made a loaded Podman look absent.
+ */
+const PROBE_TIMEOUT_MS = 60_000;
+
+/**
  * Which runtime answers on `socket` (a path or unix:// URL, as upstream's
  * --container-runtime-unix-socket): Podman names itself "Podman Engine" among the components of
  * GET /version; anything else that answers is taken as Docker. Rejects when nothing answers.
  */
 export async function runtimeAt(socket: string): Promise<{ runtime: 'docker' | 'podman'; socket: string }> {
   const path = socket.replace(/^unix:\/\//, '');
-  const probe = new EngineSource('docker', path);
+  const probe = new EngineSource('docker', path, { callTimeoutMs: PROBE_TIMEOUT_MS });
   try {
     const v = await probe.call<{ Components?: Array<{ Name?: string }> }>('GET', '/version');
     if (v.status !== 200) throw new Error(`HTTP ${v.status} ${v.text.trim().slice(0, 200)}`);
