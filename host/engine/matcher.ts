@@ -75,11 +75,11 @@ export class RuleMatcher {
     if (sampled) this.sampleIn = SAMPLE_EVERY - 1;
     for (const r of rules) {
       const c = this.counters.get(r)!;
-      c.evaluated(1, 'interpreter');
-      const timed = sampled || c.undersampled('interpreter', MIN_TIMED);
+      c.evaluated(1);
+      const timed = sampled || c.undersampled(MIN_TIMED);
       const t0 = timed ? performance.now() : 0;
       const hit = this.interpreter.evaluate(r.condition, ev);
-      if (timed) c.sampled((performance.now() - t0) / 1000, 1, 'interpreter');
+      if (timed) c.sampled((performance.now() - t0) / 1000, 1);
       if (hit) {
         c.matches++;
         out.push(r);

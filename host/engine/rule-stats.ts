@@ -5,18 +5,14 @@
 // describe`. Rows are keyed by rule name and source and outlive reloads (a removed rule keeps its
 // row), so the set is bounded by the rules ever loaded.
 //
-// Cost is sampled timing (docs/rule-cost.md): a sample times what a rule adds over the events
-// that reached it (the compiled tier: its group with and without it; the interpreter: the rule
-// alone), which gives a rate (seconds per evaluation) per rule and engine; every evaluation
-// is then costed at its engine's current rate, times a calibration `scale` the compiled tier
-// measures on whole batches (rule-tally.ts). Evaluations counted before a rule's first sample
-// are costed when that sample comes. A compiled module keeps its counts in its own memory: it
+// Cost is sampled timing (docs/rule-cost.md): the compiled tier costs its evaluations itself
+// (rule-tally.ts: per group, what removing the rule saves, calibrated on whole batches) and adds
+// them with costed(); the interpreter times the rule alone, which gives a rate (seconds per
+// evaluation) that every evaluation is costed at. Evaluations counted before a rule's first
+// sample are costed when that sample comes. A compiled module keeps its counts in its own memory: it
 // registers a flusher here, and figures() runs the flushers first, so counting costs nothing
 // between two reads.
 import type { Source } from './fields.js';
-
-/** Which evaluator did the work (their rates differ by two orders of magnitude). */
-export type RuleEngine = 'wasm' | 'interpreter';
 
 /** One rule's figures. */
 export interface RuleFigure {
@@ -31,21 +27,21 @@ export interface RuleFigure {
 /**
  * Timings of a rule on the interpreter thrown away first: its first evaluations run cold code
  * (measured: the first one 100 to 1,000 times the rate that follows). The compiled module's
- * sampler runs each loop once untimed instead (rule-tally.ts).
+ * sampler profiles a group again instead (rule-tally.ts).
  */
 const INTERPRETER_WARMUP = 2;
 
-/** Sampled time and evaluations of one rule on one engine: its rate. */
+/** Sampled time and evaluations of one rule on the interpreter: its rate. */
 class Rate {
-  constructor(public warmup: number) {}
+  warmup = INTERPRETER_WARMUP;
   seconds = 0;
   evaluations = 0;
   /** Evaluations waiting for the first sample to be costed. */
   uncosted = 0;
 
-  /** Seconds per evaluation, never below 0 (a sample is a difference of two timings and may read below 0; summed, the noise cancels). */
+  /** Seconds per evaluation. */
   get value(): number | undefined {
-    return this.evaluations > 0 ? Math.max(0, this.seconds / this.evaluations) : undefined;
+    return this.evaluations > 0 ? this.seconds / this.evaluations : undefined;
   }
 }
 
@@ -54,31 +50,36 @@ export class RuleCounter {
   evaluations = 0;
   matches = 0;
   costSeconds = 0;
-  private readonly rates: Record<RuleEngine, Rate> = { wasm: new Rate(0), interpreter: new Rate(INTERPRETER_WARMUP) };
+  private readonly rate = new Rate();
 
   constructor(
     readonly rule: string,
     readonly source: Source,
   ) {}
 
-  /** `n` more evaluations on `engine`, costed at its rate times `scale` (the compiled tier's calibration to whole-batch time). */
-  evaluated(n: number, engine: RuleEngine, scale = 1): void {
+  /** `n` more evaluations on the compiled tier that cost `seconds` (rule-tally.ts costs them). */
+  costed(n: number, seconds: number): void {
     this.evaluations += n;
-    const rate = this.rates[engine];
-    const v = rate.value;
-    if (v === undefined) rate.uncosted += n;
-    else this.costSeconds += n * v * scale;
+    this.costSeconds += seconds;
   }
 
-  /** Whether the rule has fewer than `min` timed evaluations on `engine` (its rate is still rough); warm-up timings are not counted. */
-  undersampled(engine: RuleEngine, min: number): boolean {
-    return this.rates[engine].evaluations < min;
+  /** `n` more evaluations on the interpreter, costed at the rule's sampled rate. */
+  evaluated(n: number): void {
+    this.evaluations += n;
+    const v = this.rate.value;
+    if (v === undefined) this.rate.uncosted += n;
+    else this.costSeconds += n * v;
   }
 
-  /** A timing sample: the rule took `seconds` over `evaluations` events on `engine` (the compiled tier: what removing it saved, which may read below 0 for a rule cheaper than the timer's noise); evaluations waiting for a rate are costed at it times `scale`. */
-  sampled(seconds: number, evaluations: number, engine: RuleEngine, scale = 1): void {
+  /** Whether the rule has fewer than `min` timed evaluations on the interpreter (its rate is still rough); warm-up timings are not counted. */
+  undersampled(min: number): boolean {
+    return this.rate.evaluations < min;
+  }
+
+  /** A timing sample on the interpreter: the rule took `seconds` over `evaluations` events; evaluations waiting for a rate are costed at it. */
+  sampled(seconds: number, evaluations: number): void {
     if (evaluations <= 0) return;
-    const rate = this.rates[engine];
+    const rate = this.rate;
     if (rate.warmup > 0) {
       rate.warmup--;
       return;
@@ -86,7 +87,7 @@ export class RuleCounter {
     rate.seconds += seconds;
     rate.evaluations += evaluations;
     if (rate.uncosted !== 0) {
-      this.costSeconds += rate.uncosted * rate.value! * scale;
+      this.costSeconds += rate.uncosted * rate.value!;
       rate.uncosted = 0;
     }
   }

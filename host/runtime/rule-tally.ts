@@ -10,13 +10,15 @@
 // - Cost: one evaluate call in `sampleEvery` is timed whole (two reads of the CPU clock). Its time minus
 //   the per-event work done for all rules (the baseline loop) is the rules' time, which
 //   calibrates the rates. Those come from `profile`, which runs a group of rules over the
-//   events that reached it in a sampled call, whole and without each of its rules in turn (only
-//   for a group not profiled yet, and for every reached group once in RESAMPLE_EVERY samples):
-//   the whole group's time per call gives the estimate the calibration compares with, and the
-//   group's time minus its time without a rule is that rule's rate, what removing it saves
-//   (operands memoised per event and shared with other rules of the group are not in it). A
-//   rule's cost is its evaluations × its rate × (measured rules' time / the groups' estimate of
-//   it); the costs add up to less than the rules' time by the work the rules share.
+//   events that reached it in a sampled call, whole and without each of its rules in turn (for
+//   a group not profiled yet, again SETTLE samples later to replace that cold first profile, and
+//   for every reached group once in RESAMPLE_EVERY samples): the whole group's time per call
+//   gives the estimate the calibration compares with, and the group's time minus its time
+//   without a rule is that rule's rate in that group, what removing it saves (operands memoised
+//   per event and shared with other rules of the group are not in it). Rates are medians of the
+//   group's last RATE_WINDOW profiles. A rule's cost is, over its groups, its evaluations in the
+//   group × its rate there × (measured rules' time / the groups' estimate of it); the costs add
+//   up to less than the rules' time by the work the rules share.
 import { MEM, SRC } from '../abi/module.js';
 import type { GeneratedModule } from '../engine/codegen/index.js';
 import type { RuleStats } from '../engine/index.js';
@@ -39,6 +41,18 @@ const PROFILE_RUNS = 2;
 /** Sampled calls whose ratios calibrate the rates (their median): about 64 × 16 recent calls. */
 const CALIBRATION_WINDOW = 63;
 
+/** A group's rates are the median of its last this many profiles: one profile the machine or cold code spoiled is outvoted. */
+const RATE_WINDOW = 5;
+
+/**
+ * A group's first profile runs code V8 has not optimised yet (the profile loops run for the
+ * first time; V8 runs a wasm function in its baseline tier first and compiles the optimised one
+ * on a background thread, whose CPU time is the process's): measured, its leave-one-out samples
+ * read -370 to +1,650 ns per evaluation for a rule that saves 20 to 30. So the group is profiled
+ * again this many sampled calls later, and that profile replaces the first.
+ */
+const SETTLE = 2;
+
 /**
  * The process's CPU time, seconds: every timing of the figures is CPU time, which a machine
  * that takes the core away does not lengthen (on a loaded machine wall time is mostly waiting:
@@ -54,21 +68,52 @@ export function cpuSeconds(): number {
 /** 2^32, to read a u64 counter as two u32 halves (exact below 2^53). */
 const HIGH = 4294967296;
 
+/** The last `size` values of a series, and their median (undefined while empty). */
+class Recent {
+  private readonly xs: number[] = [];
+  private at = 0;
+  constructor(private readonly size: number) {}
+
+  add(x: number): void {
+    if (this.xs.length < this.size) this.xs.push(x);
+    else this.xs[this.at++ % this.size] = x;
+  }
+
+  clear(): void {
+    this.xs.length = 0;
+    this.at = 0;
+  }
+
+  get median(): number | undefined {
+    if (this.xs.length === 0) return undefined;
+    const s = [...this.xs].sort((a, b) => a - b);
+    const m = s.length >> 1;
+    return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  }
+}
+
 /** Counts one module's rule figures into a RuleStats. */
 export class ModuleTally {
   private readonly counters: RuleCounter[];
-  /** rule id -> the counts() slots of its groups. */
-  private readonly slotsOf: number[][];
+  /** The (group, rule) pairs, flat: the pairs of countSlots[gi] start at pairBase[gi]; pairRule holds their rule ids. */
+  private readonly pairBase: number[] = [];
+  private readonly pairRule: number[] = [];
   /** The counters as last read (u64 values as numbers). */
   private readonly seen: Float64Array;
-  /** Evaluations and matches by rule id of the last read. */
-  private readonly evals: Float64Array;
+  /** Evaluations by pair and matches by rule id of the last read. */
+  private readonly pairEvals: Float64Array;
   private readonly hits: Float64Array;
+  /** Each pair's leave-one-out samples (seconds per evaluation): what removing the rule saves in that group. */
+  private readonly pairRates: Recent[];
+  /** Evaluations of each pair waiting for its group's first profile to be costed. */
+  private readonly uncosted: Float64Array;
   /** Calls of each counted group (by countSlots index) of the last read. */
   private readonly calls: Float64Array;
-  /** Profiled time of each group's rules (by countSlots index), seconds, and the calls it covers: its rate per call. */
-  private readonly groupSeconds: Float64Array;
-  private readonly groupCalls: Float64Array;
+  /** Each group's profiled rules' time per call, seconds (the estimate the calibration compares with). */
+  private readonly groupRates: Recent[];
+  /** Profiles of each group so far, and the sampled call of its first. */
+  private readonly profiles: Uint32Array;
+  private readonly firstProfile: Float64Array;
   private readonly profileFn: ProfileFn;
   private readonly countsAt: number;
   private readonly flush = () => this.read();
@@ -82,8 +127,7 @@ export class ModuleTally {
    * preempted reads many times too long (on a loaded machine a 1 ms call can read 50 ms), and
    * a few such calls would otherwise dominate the scale.
    */
-  private readonly ratios: number[] = [];
-  private ratioAt = 0;
+  private readonly ratios = new Recent(CALIBRATION_WINDOW);
   private scale = 1;
   /** Seconds of the per-event work done for all rules (the profile loop alone), from the last profile. */
   private perEvent = 0;
@@ -100,14 +144,19 @@ export class ModuleTally {
     private readonly sampleEvery = DEFAULT_SAMPLE_EVERY,
   ) {
     this.counters = generated.rules.map((r) => stats.counter(r));
-    this.slotsOf = generated.rules.map(() => []);
-    for (const s of generated.countSlots) for (const id of s.rules) this.slotsOf[id]!.push(s.slot);
+    for (const g of generated.countSlots) {
+      this.pairBase.push(this.pairRule.length);
+      this.pairRule.push(...g.rules);
+    }
     this.seen = new Float64Array(generated.countWords);
-    this.evals = new Float64Array(generated.rules.length);
+    this.pairEvals = new Float64Array(this.pairRule.length);
     this.hits = new Float64Array(generated.rules.length);
+    this.pairRates = this.pairRule.map(() => new Recent(RATE_WINDOW));
+    this.uncosted = new Float64Array(this.pairRule.length);
     this.calls = new Float64Array(generated.countSlots.length);
-    this.groupSeconds = new Float64Array(generated.countSlots.length);
-    this.groupCalls = new Float64Array(generated.countSlots.length);
+    this.groupRates = generated.countSlots.map(() => new Recent(RATE_WINDOW));
+    this.profiles = new Uint32Array(generated.countSlots.length);
+    this.firstProfile = new Float64Array(generated.countSlots.length);
     this.profileFn = exports.profile as ProfileFn;
     this.countsAt = (exports.counts as () => number)();
     // whatever was counted before (warm-up batches) is not the rules' work
@@ -140,17 +189,24 @@ export class ModuleTally {
     const reached: number[] = [];
     for (let g = 0; g < this.calls.length; g++) if (this.calls[g]! > 0) reached.push(g);
     if (reached.length === 0) return this.apply();
-    const resample = this.samples++ % RESAMPLE_EVERY === 0;
-    const unrated = resample ? reached : reached.filter((g) => this.groupCalls[g] === 0);
-    if (unrated.length > 0) this.profile(src, rec, n, unrated);
+    const sample = this.samples++;
+    const resample = sample % RESAMPLE_EVERY === 0;
+    // a group not profiled yet, or profiled once (cold code) SETTLE sampled calls ago
+    const due = (g: number) => this.profiles[g] === 0 || (this.profiles[g] === 1 && sample - this.firstProfile[g]! >= SETTLE);
+    const groups = resample ? reached : reached.filter(due);
+    if (groups.length > 0) this.profile(src, rec, n, groups, sample);
     let estimate = 0;
     for (const g of reached) {
       // a group without a rate (its events were not in this call's records) leaves the ratio unknown
-      if (this.groupCalls[g] === 0) return this.apply();
-      estimate += (this.calls[g]! * this.groupSeconds[g]!) / this.groupCalls[g]!;
+      const rate = this.groupRates[g]!.median;
+      if (rate === undefined) return this.apply();
+      estimate += this.calls[g]! * rate;
     }
     const rulesTime = seconds - this.timer - n * this.perEvent;
-    if (estimate > 0) this.calibrate(Math.max(0, rulesTime) / estimate);
+    if (estimate > 0) {
+      this.ratios.add(Math.max(0, rulesTime) / estimate);
+      this.scale = this.ratios.median!;
+    }
     this.apply();
   }
 
@@ -168,16 +224,7 @@ export class ModuleTally {
     this.apply();
   }
 
-  /** Adds one sampled call's ratio of measured to estimated rules' time; the scale is the median of the window. */
-  private calibrate(ratio: number): void {
-    if (this.ratios.length < CALIBRATION_WINDOW) this.ratios.push(ratio);
-    else this.ratios[this.ratioAt++ % CALIBRATION_WINDOW] = ratio;
-    const s = [...this.ratios].sort((a, b) => a - b);
-    const m = s.length >> 1;
-    this.scale = s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-  }
-
-  /** Reads the counters into evals and hits by rule: what changed since the last read. */
+  /** Reads the counters into pairEvals and hits: what changed since the last read. */
   private collect(): void {
     const words = new Uint32Array(this.memory.buffer, this.countsAt, this.seen.length * 2);
     const seen = this.seen;
@@ -187,14 +234,13 @@ export class ModuleTally {
       seen[w] = v;
       return d;
     };
-    this.evals.fill(0);
     this.hits.fill(0);
     this.generated.countSlots.forEach((g, gi) => {
       let calls = delta(g.slot);
       this.calls[gi] = calls;
       g.rules.forEach((id, p) => {
         const h = delta(g.hits + p);
-        this.evals[id]! += calls;
+        this.pairEvals[this.pairBase[gi]! + p] = calls;
         this.hits[id]! += h;
         // under `first` a match ends the group: the rules after it were not reached
         if (this.first) calls -= h;
@@ -202,16 +248,17 @@ export class ModuleTally {
     });
   }
 
-  /** Adds the last read's evaluations and matches to the rules' counters, costed at the current rates and calibration. */
+  /** Adds the last read's evaluations and matches to the rules' counters, each pair's evaluations costed at its current rate and the calibration. */
   private apply(): void {
-    const scale = this.scale;
-    for (let id = 0; id < this.evals.length; id++) {
-      const e = this.evals[id]!;
-      if (e === 0 && this.hits[id] === 0) continue;
-      const c = this.counters[id]!;
-      c.evaluated(e, 'wasm', scale);
-      c.matches += this.hits[id]!;
-    }
+    this.pairEvals.forEach((e, k) => {
+      if (e === 0) return;
+      const rate = this.pairRates[k]!.median;
+      if (rate === undefined) this.uncosted[k]! += e;
+      this.counters[this.pairRule[k]!]!.costed(e, rate === undefined ? 0 : e * Math.max(0, rate) * this.scale);
+    });
+    this.hits.forEach((h, id) => {
+      if (h !== 0) this.counters[id]!.matches += h;
+    });
   }
 
   /**
@@ -220,7 +267,7 @@ export class ModuleTally {
    * group are pairs (whole, without rule 0, whole, without rule 1, ..., then again), so a change
    * of the machine's load or of V8's tier for the loop spoils one pair, not every rule's.
    */
-  private profile(src: number, rec: number, n: number, groups: readonly number[]): void {
+  private profile(src: number, rec: number, n: number, groups: readonly number[], sample: number): void {
     const stride = src === SRC.syscall ? this.generated.layouts.syscall.stride : this.generated.layouts.k8s_audit.stride;
     const dv = new DataView(this.memory.buffer);
     const counted = new Set(this.generated.countSlots.map((g) => g.slot));
@@ -284,10 +331,18 @@ export class ModuleTally {
           whole = Math.min(whole, w);
           if (w + x < pairs[p]!.sum) pairs[p] = { sum: w + x, diff: w - x };
         });
-      this.groupSeconds[gi]! += Math.max(0, whole - this.timer - m * this.perEvent);
-      this.groupCalls[gi]! += m;
-      // a difference of two timings: a rule cheaper than their noise may read below 0 this time
-      g.rules.forEach((id, p) => this.counters[id]!.sampled(pairs[p]!.diff, m, 'wasm', scale));
+      // the group's second profile replaces its first (cold code: SETTLE)
+      if (this.profiles[gi]++ === 1) for (const r of [this.groupRates[gi]!, ...g.rules.map((_, p) => this.pairRates[this.pairBase[gi]! + p]!)]) r.clear();
+      else if (this.profiles[gi] === 1) this.firstProfile[gi] = sample;
+      this.groupRates[gi]!.add(Math.max(0, whole - this.timer - m * this.perEvent) / m);
+      g.rules.forEach((id, p) => {
+        const k = this.pairBase[gi]! + p;
+        // a difference of two timings: a rule cheaper than their noise may read below 0 this time
+        this.pairRates[k]!.add(pairs[p]!.diff / m);
+        if (this.uncosted[k] === 0) return;
+        this.counters[id]!.costed(0, this.uncosted[k]! * Math.max(0, this.pairRates[k]!.median!) * scale);
+        this.uncosted[k] = 0;
+      });
     }
   }
 }
