@@ -16,7 +16,7 @@ import { clientErrorHandler, limitConnectionsPerClient, serverOptionsOf, type Ap
 import { registerAlertRoutes } from './routes/alerts.js';
 import { registerClientKeyRoutes } from './routes/client-keys.js';
 import { registerCollectorRoutes } from './routes/collector.js';
-import { sendError } from './routes/common.js';
+import { sendError, storageGoneAnswer } from './routes/common.js';
 import { registerErrorDetailRoutes } from './routes/error-detail.js';
 import { registerErrorListRoutes } from './routes/error-list.js';
 import { registerSettingsRoutes } from './routes/settings.js';
@@ -92,7 +92,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
   registerResponseHeaders(app);
 
-  let storageGoneLogged = false;
+  const storageGone = storageGoneAnswer(opts.db, opts.log, 'api');
   // Hooks of the root scope: they run for every route (the collector's too) and the 404 handler.
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url.split('?', 1)[0]!;
@@ -103,12 +103,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       // a malformed escape: the router's BAD_URL, or a path no route takes
     }
     if (request.url.length > limits.maxUrlBytes) return sendError(reply, apiError('URI_TOO_LONG'));
-    const gone = opts.db.unavailable();
-    if (gone) {
-      if (!storageGoneLogged) opts.log(`api: ${gone}: every request is answered 503 until a restart (which starts an empty database)`);
-      storageGoneLogged = true;
-      return sendError(reply.header('retry-after', '60'), apiError('STORAGE_UNAVAILABLE'));
-    }
+    const gone = storageGone(reply);
+    if (gone) return gone;
     if (unstorableText(decoded) || unstorableValue(request.query) || malformedQuery(request.url)) return sendError(reply, apiError('BAD_REQUEST'));
   });
   app.addHook('preValidation', async (request, reply) => {

@@ -6,7 +6,7 @@
 // its caller prints once (firstStartToken). Consumes the open database, a rules provider and a
 // log; produces the routes, or a listening server.
 import Fastify, { type FastifyInstance } from 'fastify';
-import { registerQueryRoutes } from '../api/index.js';
+import { registerQueryRoutes, storageGoneAnswer } from '../api/index.js';
 import type { Db } from '../api/db/index.js';
 import { registerAssets } from './assets.js';
 import { registerConsoleRoutes } from './routes.js';
@@ -35,8 +35,14 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
       return reply.code(status).send({ message: status === 500 ? '500 Internal Server Error' : err.message });
     });
     registerAssets(scope, opts.assetsDir);
-    registerConsoleRoutes(scope, opts);
-    registerQueryRoutes(scope, opts);
+    // the JSON routes in a scope of their own: while the database is gone they answer the API's
+    // 503 (the pages still load and show it), not a 500 of each failed query
+    await scope.register(async (json) => {
+      const storageGone = storageGoneAnswer(opts.db, opts.log, 'console');
+      json.addHook('onRequest', async (_request, reply) => storageGone(reply));
+      registerConsoleRoutes(json, opts);
+      registerQueryRoutes(json, opts);
+    });
   });
 }
 

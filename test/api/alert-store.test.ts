@@ -1,13 +1,14 @@
 // The alert store and its query API, on real PGlite and on a real PostgreSQL server: a real
 // forwarder (POST / and POST /test over HTTP) feeds the fan-out, whose store destination writes
 // into the real API's database through the link `rae run` uses; the API's /api/v1/events routes
-// then answer every filter, count and group with exact numbers, one alert by id, a live stream
-// of new alerts, and a 400 naming the problem for bad input. Retention by age and row count;
-// the database unavailable (PGlite still opening, PostgreSQL stopped): stdout gets every alert,
-// the store counts each alert it did not write, and writing resumes.
+// then answer every filter, count and group with exact numbers (a search's count up to its cap),
+// one alert by id, a live stream of new alerts, and a 400 naming the problem for bad input.
+// Retention by age and row count; the database unavailable (PGlite still opening, PostgreSQL
+// stopped): stdout gets every alert, the store counts each alert it did not write, and writing
+// resumes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { addToken, createUser, generateToken } from '../../host/api/db/index.js';
+import { addToken, createUser, generateToken, SEARCH_COUNT_CAP } from '../../host/api/db/index.js';
 import { createDatabaseLink } from '../../host/output/destinations/store-link.js';
 import { OUTPUT_DROP_RULE } from '../../host/output/fanout.js';
 import { rfc3339Nano } from '../../host/output/time.js';
@@ -131,7 +132,7 @@ async function startWorld(storage: Storage): Promise<World> {
 }
 
 /** The answers' shapes, loosely: the search's results, the counts' results, one alert's keys. */
-type Body = { statistics: Record<string, number>; results: Array<{ id: number; rule: string }> & Record<string, number>; time: string; tags: string[] };
+type Body = { statistics: Record<string, number | boolean>; results: Array<{ id: number; rule: string }> & Record<string, number>; time: string; tags: string[] };
 
 async function get(w: World, path: string, token: string | null = w.token): Promise<{ status: number; text: string; body: Body }> {
   const res = await fetch(`${w.api.url}${path}`, { headers: token ? { 'private-token': token } : {} });
@@ -145,7 +146,7 @@ async function get(w: World, path: string, token: string | null = w.token): Prom
   return { status: res.status, text, body: body as Body };
 }
 
-const count = async (w: World, query = ''): Promise<number> => (await get(w, `/api/v1/events/count${query}`)).body.statistics.all;
+const count = async (w: World, query = ''): Promise<number> => (await get(w, `/api/v1/events/count${query}`)).body.statistics.all as number;
 const rulesOf = async (w: World, query: string): Promise<string[]> => (await get(w, `/api/v1/events/search${query}`)).body.results.map((r: { rule: string }) => r.rule);
 
 /** Storing, filters, counts and bad input, on `storage`. */
@@ -199,18 +200,18 @@ function suite(storage: Storage): void {
       }
 
       const page1 = await get(w, '/api/v1/events/search?limit=3');
-      assert.equal(page1.body.statistics, { returned: 3, all: 8 });
+      assert.equal(page1.body.statistics, { returned: 3, all: 8, all_capped: false });
       assert.equal(
         page1.body.results.map((r: { rule: string }) => r.rule),
         ['Test rule', 'Custom rule', 'Drop and execute new binary in container'],
       );
       const page3 = await get(w, '/api/v1/events/search?limit=3&page=3');
-      assert.equal(page3.body.statistics, { returned: 2, all: 8 });
+      assert.equal(page3.body.statistics, { returned: 2, all: 8, all_capped: false });
       assert.equal(
         page3.body.results.map((r: { rule: string }) => r.rule),
         ['Read sensitive file untrusted', 'Old rule'],
       );
-      assert.equal((await get(w, '/api/v1/events/search?limit=3&page=4')).body.statistics, { returned: 0, all: 8 });
+      assert.equal((await get(w, '/api/v1/events/search?limit=3&page=4')).body.statistics, { returned: 0, all: 8, all_capped: false });
 
       // one alert by id: its Falco JSON as stored, evt.time to the nanosecond
       const old = (await get(w, '/api/v1/events/search?rule=Old%20rule')).body.results[0];
@@ -234,6 +235,35 @@ function suite(storage: Storage): void {
     } finally {
       await fwd.fwd.close();
       await link.release();
+      await w.api.close();
+    }
+  });
+
+  test(`${name}: a search counts its matches exactly up to SEARCH_COUNT_CAP past its page's start, then says the count is capped`, async () => {
+    const w = await startWorld(storage);
+    try {
+      const rows = SEARCH_COUNT_CAP + 50;
+      // the rows straight into the table (the store's path is the test above): 30 of node-few, the rest of node-many
+      await w.api.db.query(
+        `INSERT INTO alerts (time_ns, priority, rule, source, hostname, tags, output, json)
+         SELECT $1::bigint + i, 4, 'Many', 'syscall', CASE WHEN i <= 30 THEN 'node-few' ELSE 'node-many' END, ARRAY['many'], 'many ' || i, '{"rule":"Many"}'
+         FROM generate_series(1, $2::int) AS i`,
+        [T0.toString(), rows],
+      );
+      const stats = async (query: string) => (await get(w, `/api/v1/events/search${query}`)).body.statistics;
+      const cases: Array<[string, Record<string, number | boolean>]> = [
+        ['?rule=Many&limit=100', { returned: 100, all: SEARCH_COUNT_CAP, all_capped: true }],
+        ['?hostname=node-many&limit=1000', { returned: 1000, all: SEARCH_COUNT_CAP, all_capped: true }],
+        ['?hostname=node-few&limit=10', { returned: 10, all: 30, all_capped: false }],
+        // from page 2 the cap is 100 + SEARCH_COUNT_CAP: every row counted
+        ['?rule=Many&limit=100&page=2', { returned: 100, all: rows, all_capped: false }],
+        // the last, partial page: counted from its rows
+        [`?rule=Many&limit=1000&page=${Math.ceil(rows / 1000)}`, { returned: rows % 1000, all: rows, all_capped: false }],
+      ];
+      for (const [query, want] of cases) assert.equal(await stats(query), want, query);
+      // /count is the count asked for: exact
+      assert.is(await count(w, '?rule=Many'), rows);
+    } finally {
       await w.api.close();
     }
   });

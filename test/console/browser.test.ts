@@ -7,26 +7,22 @@
 // command line) appear in the dashboard's counts; a filter narrows the events table; live mode
 // shows a new alert without a reload; the Rules page counts the detection's rule; the Errors page
 // lists an error posted to the API's Sentry ingestion and resolves it. Each page is also
-// photographed into build/console-screenshots/ (gitignored: docs/console.md says how to make
-// them); a failing step saves a screenshot there too, named after it.
+// photographed into build/console-screenshots/ (gitignored), or $RAE_SCREENSHOTS_DIR
+// (docs/console.md: how to refresh its pictures); a failing step saves
+// build/console-screenshots/failed-<step>.png.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { chromiumPresent, openBrowser, shoot as shootPage, step as stepOf, WAIT_MS } from '../helpers/browser.js';
 import { startRae, type RaeRun } from '../helpers/rae-run.js';
 import { kernelGate } from '../sources/syscall/collector.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = resolve('build/console-screenshots');
-/** Wide margins: rules compile and the dashboard refreshes every 5 s on a busy 2-core machine. */
-const WAIT_MS = 300_000;
-
 const gate = kernelGate('console/browser.test.ts');
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) process.stderr.write(`\n!!! console/browser.test.ts: SKIPPING: no ${CHROMIUM} (scripts/setup.sh --for test installs Debian's chromium)\n\n`);
+const hasChromium = chromiumPresent('console/browser.test.ts');
 const run_ = gate.run && hasChromium ? test : test.skip;
 
 const tmp = mkdtempSync(join(tmpdir(), 'rae-console-'));
@@ -38,23 +34,10 @@ let page: Page;
 const urls = { console: '', forwarder: '', api: '' };
 let token = '';
 
-/** Runs `body`; on failure saves the page as build/console-screenshots/failed-<name>.png and says where. */
-async function step(name: string, body: () => Promise<void>): Promise<void> {
-  try {
-    await body();
-  } catch (err) {
-    mkdirSync(SHOTS, { recursive: true });
-    const file = join(SHOTS, `failed-${name}.png`);
-    await page?.screenshot({ path: file, fullPage: true }).catch(() => {});
-    throw new Error(`${(err as Error).message}\n(screenshot of the page: ${file})`);
-  }
-}
-
-/** A screenshot for docs/console.md. */
-async function shoot(name: string, p: Page = page): Promise<void> {
-  mkdirSync(SHOTS, { recursive: true });
-  await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-}
+/** Runs `body`; on failure saves the page as build/console-screenshots/failed-<name>.png. */
+const step = (name: string, body: () => Promise<void>) => stepOf(page, name, body);
+/** A screenshot of the page for docs/console.md. */
+const shoot = (name: string) => shootPage(page, name);
 
 /** Runs a command and resolves with its exit code. */
 function run(cmd: string, args: string[]): Promise<number | null> {
@@ -75,14 +58,7 @@ test.before(async () => {
   urls.api = (await rae.waitLog(/run: api listening on (\S+)/))[1]!;
   token = (await rae.waitLog(/console: first start: sign in with the token (\S+)/))[1]!;
   await rae.waitLog(/run: ready/);
-  context = await chromium.launchPersistentContext(join(tmp, 'chromium-profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    viewport: { width: 1280, height: 900 },
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(WAIT_MS);
+  ({ context, page } = await openBrowser(join(tmp, 'chromium-profile')));
 });
 
 test.after(async () => {

@@ -1,15 +1,15 @@
 // The console's server side, without a browser: mounted on a fastify instance over a real PGlite
 // database (as `rae run` and `rae forwarder` mount it), it serves the built pages with their
 // headers and a 503 that says what to do when they are not built, refuses every JSON route
-// without a valid token, answers them with one, keeps its hooks to its own scope, and makes the
-// first-start token once only. startConsole listens on a port of its own.
+// without a valid token, answers them with one, keeps its hooks to its own scope, answers the
+// API's 503 once its database is gone, and makes the first-start token once only. startConsole listens on a port of its own.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openApiDatabase } from '../../host/api/index.js';
+import { openApiDatabase, pgliteDir } from '../../host/api/index.js';
 import { addToken, createProject, createUser, setMember, type Db } from '../../host/api/db/index.js';
 import { firstStartToken, registerConsole, startConsole } from '../../host/console/index.js';
 
@@ -106,6 +106,28 @@ test('projects: the ones whose errors the user may read (Reporter and above; an 
     assert.equal(await list(token!), ['team/shop', 'team/other']);
   } finally {
     await app.close();
+  }
+});
+
+test('the database gone (PGlite directory removed): the JSON routes answer the API’s 503 and one log line; the pages still load', async () => {
+  const state = join(tmp, 'gone-state');
+  const gone = await openApiDatabase({ stateDir: state, databaseUrl: '' });
+  const logs: string[] = [];
+  const app = Fastify({ logger: false });
+  await registerConsole(app, { db: gone.db, log: (m) => logs.push(m), assetsDir: pages });
+  try {
+    const auth = { authorization: `Bearer ${await firstStartToken(gone.db)}` };
+    assert.is((await app.inject({ url: '/api/v1/events/search', headers: auth })).statusCode, 200, 'before');
+    rmSync(pgliteDir(state), { recursive: true, force: true });
+    for (const url of ['/console/api/whoami', '/console/api/projects', '/api/v1/events/search', '/api/v1/events/count/rule', '/api/v4/projects/1/error_tracking/errors']) {
+      const res = await app.inject({ url, headers: auth });
+      assert.equal([res.statusCode, res.body, res.headers['retry-after']], [503, '{"message":"503 Service Unavailable"}', '60'], url);
+    }
+    assert.is((await app.inject({ url: '/' })).statusCode, 200, 'the pages');
+    assert.equal(logs, [`console: the PGlite directory ${pgliteDir(state)} is gone (removed while the API ran): every request is answered 503 until a restart (which starts an empty database)`]);
+  } finally {
+    await app.close();
+    await gone.db.close().catch(() => {});
   }
 });
 

@@ -1,6 +1,6 @@
 // The alert store's query API (docs/console.md), on falcosidekick-ui's paths and shapes where it
 // has them (its internal/api/api.go, v2.3): GET /api/v1/events/search (results newest first,
-// `statistics.returned` and `.all`), /api/v1/events/count (`statistics.all`),
+// `statistics.returned` and `.all`, counted up to a cap, and ours: `.all_capped`), /api/v1/events/count (`statistics.all`),
 // /api/v1/events/count/:groupby (priority, rule, source, tags, hostname; ours: time, by
 // `interval`), plus ours: GET /api/v1/events/:id (one alert) and /api/v1/events/stream (new
 // alerts as Server-Sent Events). Authentication is the API's (a personal access token, any
@@ -46,8 +46,8 @@ export function registerAlertRoutes(app: FastifyInstance, ctx: RouteContext): vo
   app.get('/api/v1/events/search', { onRequest }, async (request, reply) => {
     const q = alertQueryOf(request.query, ['page', 'limit']);
     if (isApiError(q)) return sendError(reply, q);
-    const { rows, total } = await searchAlerts(ctx.db, q.filter, { limit: q.limit, offset: (q.page - 1) * q.limit });
-    return sendJson(reply, `{"results":[${rows.map((r) => r.json).join(',')}],"statistics":{"returned":${rows.length},"all":${total}}}`);
+    const { rows, total, capped } = await searchAlerts(ctx.db, q.filter, { limit: q.limit, offset: (q.page - 1) * q.limit });
+    return sendJson(reply, `{"results":[${rows.map((r) => r.json).join(',')}],"statistics":{"returned":${rows.length},"all":${total},"all_capped":${capped}}}`);
   });
 
   app.get('/api/v1/events/count', { onRequest }, async (request, reply) => {

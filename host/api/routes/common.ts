@@ -1,13 +1,13 @@
 // Helpers shared by the REST routes: the guard as an onRequest hook (so 401/404/403 come before
-// body parsing and parameter validation, GitLab's order), sending ApiError values, and GitLab's
-// offset pagination headers.
+// body parsing and parameter validation, GitLab's order), sending ApiError values, the 503 of a
+// database that is gone, and GitLab's offset pagination headers.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { guard, type Caller } from '../auth.js';
 import type { Db } from '../db/index.js';
 import type { DsnBase } from '../entities.js';
 import type { ApiLimits } from '../limits.js';
 import { mergeParams, validateParams, type ParamSpec, type ParamValue } from '../params.js';
-import type { ApiError } from '../errors.js';
+import { apiError, type ApiError } from '../errors.js';
 
 /** What every route needs. */
 export interface RouteContext {
@@ -30,6 +30,22 @@ declare module 'fastify' {
 export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   if (typeof err.body === 'string') return reply.code(err.status).type('text/plain; charset=utf-8').send(err.body);
   return reply.code(err.status).type('application/json; charset=utf-8').send(err.body);
+}
+
+/**
+ * What answers every request while the database is gone (`db.unavailable()`: PGlite's directory
+ * removed under the process): 503 with Retry-After, and one log line naming why, prefixed by
+ * `who` (`api`, `console`). Returns the reply it answered, or undefined while the database is there.
+ */
+export function storageGoneAnswer(db: Db, log: (msg: string) => void, who: string): (reply: FastifyReply) => FastifyReply | undefined {
+  let logged = false;
+  return (reply) => {
+    const gone = db.unavailable();
+    if (!gone) return undefined;
+    if (!logged) log(`${who}: ${gone}: every request is answered 503 until a restart (which starts an empty database)`);
+    logged = true;
+    return sendError(reply.header('retry-after', '60'), apiError('STORAGE_UNAVAILABLE'));
+  };
 }
 
 /** onRequest hook: authenticate, find the project, check the role; answers the error itself. */

@@ -96,18 +96,26 @@ export function eventsPage(main: HTMLElement, params: URLSearchParams): () => vo
   });
 
   let total = 0;
+  // the search counts up to a cap (docs/console.md, "Bounded counts"): past it, "10,000+" and pages without a last one
+  let capped = false;
+  const showCount = () => {
+    count.textContent = `${formatCount(total)}${capped ? '+' : ''} alerts match`;
+    count.dataset.total = String(total);
+    count.dataset.capped = String(capped);
+  };
   let newest: number | undefined;
   const load = async () => {
-    const found = await getJson<{ results: Alert[]; statistics: { all: number } }>('/api/v1/events/search', { ...filters, page: String(page), limit: String(PAGE_SIZE) });
+    const found = await getJson<{ results: Alert[]; statistics: { all: number; all_capped: boolean } }>('/api/v1/events/search', { ...filters, page: String(page), limit: String(PAGE_SIZE) });
     total = found.statistics.all;
+    capped = found.statistics.all_capped;
     newest = found.results[0]?.id;
     body.replaceChildren(...found.results.map((a) => row(a)));
     if (found.results.length === 0) body.replaceChildren(h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No alerts match.')));
-    count.textContent = `${formatCount(total)} alerts match`;
-    count.dataset.total = String(total);
+    showCount();
     const last = Math.max(1, Math.ceil(total / PAGE_SIZE));
     const to = (p: number) => `#/events${queryOf({ ...filters, page: String(p) })}`;
-    pager.replaceChildren(page > 1 ? h('a', { href: to(page - 1) }, 'Newer') : '', h('span', {}, ` Page ${page} of ${last} `), page < last ? h('a', { href: to(page + 1) }, 'Older') : '');
+    const of = capped ? ` Page ${page} of more than ${formatCount(last)} ` : ` Page ${page} of ${last} `;
+    pager.replaceChildren(page > 1 ? h('a', { href: to(page - 1) }, 'Newer') : '', h('span', {}, of), capped || page < last ? h('a', { href: to(page + 1) }, 'Older') : '');
   };
   load().catch((err: Error) => (count.textContent = `Could not search: ${err.message}`));
   fillDatalists(datalists, filters.since).catch(() => {});
@@ -128,8 +136,8 @@ export function eventsPage(main: HTMLElement, params: URLSearchParams): () => vo
               newest = a.id;
               body.querySelector('td[colspan]')?.closest('tr')?.remove();
               body.prepend(row(a, true));
-              count.textContent = `${formatCount(++total)} alerts match`;
-              count.dataset.total = String(total);
+              total++;
+              showCount();
             },
           },
           ctl.signal,
