@@ -16,7 +16,7 @@ import { buildImages, startContainerd, type PrivateContainerd } from './containe
 import { freePort } from './real-servers.js';
 import { stopOnSignal } from './cleanup.js';
 import { buildTestImage, type TestImage } from './image.js';
-import { runFromTemplate, type K8sObject, type StartedPod } from './kubelet.js';
+import { runFromTemplate, type K8sObject, type KubeletOptions, type StartedPod } from './kubelet.js';
 
 const DEPLOY = join(import.meta.dirname, '..', 'deploy');
 
@@ -42,8 +42,8 @@ export interface Cluster {
   containerd: PrivateContainerd;
   objects: K8sObject[];
   dir: string;
-  /** Starts the DaemonSet's pod; `withoutCapabilities` drops some of its capabilities. */
-  startEngine(opts?: { withoutCapabilities?: string[]; name?: string }): Promise<EnginePod>;
+  /** Starts the DaemonSet's pod; `withoutCapabilities` drops some of its capabilities; `apiServer` is the cluster's API for its service account. */
+  startEngine(opts?: { withoutCapabilities?: string[]; name?: string; apiServer?: KubeletOptions['apiServer'] }): Promise<EnginePod>;
   /** Starts deploy/'s event generator Pod (rendered from site/event-generator), its audit events going to `engine`'s webhook. */
   startGenerator(engine: EnginePod): Promise<LoggedPod>;
   /** Waits for /healthz to answer 200; returns the seconds since the start of the pod. */
@@ -98,6 +98,7 @@ export async function startCluster(): Promise<Cluster> {
           hostPathMap: { '/var/lib/runtime-audit-engine': join(dir, 'state'), '/run/containerd/containerd.sock': cd.socket },
           extraArgs: ['-o', 'forwarder.address=127.0.0.1', '-o', `forwarder.port=${forwarderPort}`, '-o', 'webhook.address=127.0.0.1', '-o', `webhook.port=${webhookPort}`],
           withoutCapabilities: opts.withoutCapabilities,
+          apiServer: opts.apiServer,
         });
         return { ...started, startedAt: performance.now(), forwarderPort, webhookPort, log: () => containerLog(started.logFile) };
       },

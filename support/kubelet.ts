@@ -8,7 +8,11 @@
 // CAP_SYS_RESOURCE), hostPaths given in `hostPathMap` go to a test directory or file instead (the
 // node's /var/lib/runtime-audit-engine may belong to another engine; the node's containerd socket
 // is the private containerd's), and a hostPath that does not
-// exist is not mounted (containerd would create it as a directory on the host).
+// exist is not mounted (containerd would create it as a directory on the host). With `apiServer`
+// (an API server for the pods, here the Kubernetes API test server) the container gets what a
+// kubelet gives every pod, KUBERNETES_SERVICE_HOST and _PORT, and, when the pod (or else its
+// service account) automounts the token, the service account volume at
+// /var/run/secrets/kubernetes.io/serviceaccount (token, ca.crt, namespace; read-only).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainerSpec, CriAdmin, Pod } from './containers/index.js';
@@ -57,7 +61,12 @@ export interface KubeletOptions {
   extraArgs?: string[];
   /** Capabilities to drop from the template's add list (a test of a missing capability). */
   withoutCapabilities?: string[];
+  /** The API server of this cluster (without it the pods get no service account and no API address). */
+  apiServer?: { host: string; port: number; token: string; caPem: string };
 }
+
+/** Where a kubelet mounts the service account's token, CA and namespace. */
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** A pod started from a template. */
 export interface StartedPod {
@@ -118,6 +127,22 @@ export async function runFromTemplate(cri: CriAdmin, logDir: string, w: K8sObjec
       env[e.name] = value;
     } else throw new Error(`kubelet: env ${e.name}: unsupported source`);
   }
+  const mounts = (c.volumeMounts ?? []).filter((m) => volumes.has(m.name)).map((m) => ({ containerPath: m.mountPath, hostPath: volumes.get(m.name)!, readonly: m.readOnly === true }));
+  if (opts.apiServer) {
+    env.KUBERNETES_SERVICE_HOST = opts.apiServer.host;
+    env.KUBERNETES_SERVICE_PORT = String(opts.apiServer.port);
+    const account = spec.serviceAccountName ?? 'default';
+    const sa = objects.find((x) => x.kind === 'ServiceAccount' && x.metadata.name === account) as { automountServiceAccountToken?: boolean } | undefined;
+    if (spec.automountServiceAccountToken ?? sa?.automountServiceAccountToken ?? true) {
+      const dir = join(opts.dir, 'volumes', 'kube-api-access');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'token'), opts.apiServer.token, { mode: 0o644 }); // a kubelet's default mode (420)
+      writeFileSync(join(dir, 'ca.crt'), opts.apiServer.caPem, { mode: 0o644 });
+      writeFileSync(join(dir, 'namespace'), namespace, { mode: 0o644 });
+      volumes.set('kube-api-access', dir);
+      mounts.push({ containerPath: SERVICE_ACCOUNT_DIR, hostPath: dir, readonly: true });
+    }
+  }
   if (!c.image) throw new Error(`kubelet: container ${c.name} has no image`);
   const sc = c.securityContext ?? {};
   const wanted = (sc.capabilities?.add ?? []).filter((n) => !(opts.withoutCapabilities ?? []).includes(n));
@@ -132,7 +157,7 @@ export async function runFromTemplate(cri: CriAdmin, logDir: string, w: K8sObjec
     pid: spec.hostPID ? 'NODE' : 'CONTAINER',
     capabilities: { add: wanted.filter((n) => !notGranted.includes(n)), drop: sc.capabilities?.drop ?? [] },
     readonlyRootfs: sc.readOnlyRootFilesystem === true,
-    mounts: (c.volumeMounts ?? []).filter((m) => volumes.has(m.name)).map((m) => ({ containerPath: m.mountPath, hostPath: volumes.get(m.name)!, readonly: m.readOnly === true })),
+    mounts,
     labels: { app: labels.app ?? w.metadata.name },
   };
   if (c.command) container.command = c.command;

@@ -121,9 +121,10 @@ export interface Config {
    * Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources), the
    * apiVersion group, and how many manifest files of what size are read; watchApi: also list and
    * watch the objects of the orchestrator's API, through `kubeconfig` ('' = the pod's service
-   * account), the first ruleset waiting up to apiSyncTimeoutSeconds for their first list.
+   * account), the first ruleset waiting up to apiSyncTimeoutSeconds for their first list;
+   * moduleConfigStatus: write the ModuleConfig's status too (false where another owner writes it: Deckhouse).
    */
-  resources: { dir: string; apiGroup: string; maxFiles: number; maxFileBytes: number; watchApi: boolean; kubeconfig: string; apiSyncTimeoutSeconds: number };
+  resources: { dir: string; apiGroup: string; maxFiles: number; maxFileBytes: number; watchApi: boolean; kubeconfig: string; apiSyncTimeoutSeconds: number; moduleConfigStatus: boolean };
   /** controlPlaneManager: publish the API server's audit webhook configuration while the audit source runs ('' = <stateDir>/audit-webhook-config.yaml). */
   module: { controlPlaneManager: boolean; auditWebhookConfigFile: string };
   /**
@@ -221,7 +222,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     forwarder: { ...defaultForwarderServerConfig(), ...defaultOutputConfig() },
     syscall: { snaplen: DEFAULT_SNAPLEN, optional: false, bufSizePreset: DEFAULT_BUF_SIZE_PRESET },
-    resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024, watchApi: false, kubeconfig: '', apiSyncTimeoutSeconds: 10 },
+    resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024, watchApi: false, kubeconfig: '', apiSyncTimeoutSeconds: 10, moduleConfigStatus: true },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     containers: {
       enabled: true,

@@ -11,7 +11,7 @@ import type { ApiObject, ListWatchTransport } from './list-watch.js';
 import type { Lease, StatusApi } from './status-writer.js';
 
 /** A custom resource kind: its group, version, plural (the URL's) and kind. */
-export interface ResourceKind {
+interface ResourceKind {
   group: string;
   version: string;
   plural: string;
@@ -129,9 +129,10 @@ export function contextNamespace(kc: KubeConfig): string {
 
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' };
 
-/** The status writer's calls: Leases, and the status subresource of `k`. */
-export function statusApi(kc: KubeConfig, k: ResourceKind): StatusApi {
+/** The status writer's calls: Leases, and the status subresource of the module's kinds (group `apiGroup`, `version`). */
+export function statusApi(kc: KubeConfig, apiGroup: string, version: string): StatusApi {
   const api = kc.makeApiClient(CustomObjectsApi);
+  const plurals: Record<string, string> = { EngineAuditRules: 'engineauditrules', NamespacedEngineAuditRules: 'namespacedengineauditrules', ModuleConfig: 'moduleconfigs' };
   return {
     async getLease(namespace, name) {
       try {
@@ -146,6 +147,12 @@ export function statusApi(kc: KubeConfig, k: ResourceKind): StatusApi {
     async listLeases(namespace, labelSelector) {
       return ((await api.listNamespacedCustomObject({ ...LEASES, namespace, labelSelector })) as { items?: Lease[] }).items ?? [];
     },
-    replaceStatus: (o) => api.replaceClusterCustomObjectStatus({ group: k.group, version: k.version, plural: k.plural, name: o.metadata.name, body: o }),
+    replaceStatus(o) {
+      const plural = plurals[o.kind ?? ''];
+      if (!plural) throw new Error(`replaceStatus: ${o.kind ?? 'an object without a kind'} ${o.metadata.name} has no status subresource here`);
+      const at = { group: apiGroup, version, plural, name: o.metadata.name, body: o };
+      const { namespace } = o.metadata;
+      return namespace ? api.replaceNamespacedCustomObjectStatus({ ...at, namespace }) : api.replaceClusterCustomObjectStatus(at);
+    },
   };
 }

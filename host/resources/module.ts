@@ -20,7 +20,7 @@ import { contextNamespace, loadKubeConfig, moduleKinds, statusApi } from './kube
 import { MODULE_NAME, RESOURCE_VERSION } from './manifests.js';
 import type { ApiObject } from './list-watch.js';
 import type { ModuleSources } from './sources.js';
-import { nodeReport } from './status.js';
+import { hasStatus, nodeReport } from './status.js';
 import { StatusWriter, type StatusWriterOptions } from './status-writer.js';
 import { watchDirectory, type DirectoryWatch, type ManifestFile } from './watch.js';
 
@@ -65,8 +65,12 @@ export interface ResourcesOptions extends ControllerOptions {
   cluster?: Pick<ClusterResourcesOptions, 'kinds' | 'retryMs' | 'retryMaxMs'> & {
     /** How long the first ruleset waits for the first list of every kind before it goes live without them. */
     syncTimeoutMs: number;
-    /** The EngineAuditRules status: this node's report and, while it holds the Lease, the objects' status. */
-    status?: Omit<StatusWriterOptions, 'objects' | 'log'>;
+    /**
+     * The objects' status: this node's report and, while it holds the Lease, the status of every
+     * EngineAuditRules and NamespacedEngineAuditRules object, and of the ModuleConfig unless
+     * `moduleConfigStatus` is false (on Deckhouse, Deckhouse writes it).
+     */
+    status?: Omit<StatusWriterOptions, 'objects' | 'log'> & { moduleConfigStatus?: boolean };
   };
 }
 
@@ -113,7 +117,11 @@ export async function startResources(opts: ResourcesOptions): Promise<Resources>
       },
     });
     const watched = cluster;
-    if (status) writer = new StatusWriter({ ...status, log: opts.reporter.log, objects: () => [...watched.objects().values()].filter((o) => o.kind === 'EngineAuditRules') });
+    if (status) {
+      const { moduleConfigStatus = true, ...writerOptions } = status;
+      const written = (o: ApiObject) => hasStatus(o) && (moduleConfigStatus || o.kind !== 'ModuleConfig');
+      writer = new StatusWriter({ ...writerOptions, log: opts.reporter.log, objects: () => [...watched.objects().values()].filter(written) });
+    }
     if (await cluster.whenSynced(syncTimeoutMs)) await cluster.idle();
     else opts.reporter.log(`resources: the orchestrator's API did not answer within ${syncTimeoutMs / 1000} s: starting without its objects (they are applied once listed)`);
   }
@@ -194,7 +202,7 @@ function resourcesDir(config: Config, override?: string): string {
  * named but cannot be read stops the start.
  */
 function clusterOption(config: Config, hostname: string, log: (message: string) => void): ResourcesOptions['cluster'] {
-  const { apiGroup, watchApi, kubeconfig, apiSyncTimeoutSeconds } = config.resources;
+  const { apiGroup, watchApi, kubeconfig, apiSyncTimeoutSeconds, moduleConfigStatus } = config.resources;
   if (!watchApi) return undefined;
   if (!kubeconfig && !process.env.KUBERNETES_SERVICE_HOST) {
     log("module: not watching the orchestrator's API: not in a pod (KUBERNETES_SERVICE_HOST is not set) and resources.kubeconfig is empty; the resources directory alone is read");
@@ -206,7 +214,7 @@ function clusterOption(config: Config, hostname: string, log: (message: string) 
   log(
     `module: watching ${kc.getCurrentCluster()!.server} (${kubeconfig || 'the service account'}) for ${apiGroup}/${RESOURCE_VERSION} ModuleConfig, EngineAuditRules and NamespacedEngineAuditRules; status through Leases in namespace ${namespace}`,
   );
-  const status = { api: statusApi(kc, { group: apiGroup, version: RESOURCE_VERSION, plural: 'engineauditrules', kind: 'EngineAuditRules' }), namespace, node: hostname };
+  const status = { api: statusApi(kc, apiGroup, RESOURCE_VERSION), namespace, node: hostname, moduleConfigStatus };
   return { kinds, syncTimeoutMs: apiSyncTimeoutSeconds * 1000, status };
 }
 

@@ -1,4 +1,5 @@
-// Status of the EngineAuditRules objects, written by one engine at a time. Every engine publishes
+// Status of the module's objects (EngineAuditRules, NamespacedEngineAuditRules, the ModuleConfig),
+// written by one engine at a time. Every engine publishes
 // its node report (status.ts: which generation of each object it runs, or why not) in a Lease of
 // its own, `runtime-audit-engine-node-<node>` (label runtime-audit-engine.deckhouse.io/report=node,
 // the report as JSON in an annotation), renewed every period; a node that stops renewing drops out
@@ -26,7 +27,7 @@ export interface StatusApi {
   createLease(namespace: string, lease: Lease): Promise<unknown>;
   replaceLease(namespace: string, lease: Lease): Promise<unknown>;
   listLeases(namespace: string, labelSelector: string): Promise<Lease[]>;
-  /** Replaces the status of an EngineAuditRules object (its metadata.resourceVersion guards the write). */
+  /** Replaces the status of an object, by its kind (its metadata.resourceVersion guards the write). */
   replaceStatus(object: ApiObject): Promise<unknown>;
 }
 
@@ -36,7 +37,7 @@ export interface StatusWriterOptions {
   namespace: string;
   /** This engine's node name (the holder identity). */
   node: string;
-  /** The EngineAuditRules objects as watched now. */
+  /** The objects that get a status, as watched now. */
   objects(): ApiObject[];
   log(message: string): void;
   /** A round every periodMs (default 10 000). */
@@ -125,7 +126,7 @@ export class StatusWriter {
     await this.publish();
     const leading = await this.lead();
     if (leading !== this.leading)
-      this.opts.log(leading ? `resources: ${this.opts.node} writes the EngineAuditRules status (Lease ${this.opts.namespace}/${WRITER_LEASE})` : `resources: ${this.opts.node} no longer writes the EngineAuditRules status`);
+      this.opts.log(leading ? `resources: ${this.opts.node} writes the status of the module's objects (Lease ${this.opts.namespace}/${WRITER_LEASE})` : `resources: ${this.opts.node} no longer writes the status of the module's objects`);
     this.leading = leading;
     if (leading && !this.stopped) await this.writeStatuses();
   }

@@ -1,7 +1,9 @@
-// What `kubectl get engineauditrules` shows. Two steps:
-//   - nodeReport: on each node, after each snapshot, whether every EngineAuditRules object of the
-//     cluster loaded there, at which generation, and if not the first located diagnostics
-//     (`file:line:col: message`, the file being the object's `cluster/engineauditrules/<name>.yaml`);
+// What `kubectl get engineauditrules` (and `namespacedengineauditrules`, `moduleconfigs`) shows.
+// Two steps:
+//   - nodeReport: on each node, after each snapshot, whether every object of the cluster
+//     (EngineAuditRules, NamespacedEngineAuditRules, the ModuleConfig) was accepted there, at which
+//     generation, and if not the first located diagnostics (`file:line:col: message`, the file
+//     being the object's `cluster/<plural>/[<namespace>/]<name>.yaml`);
 //   - objectStatus: the status one writer (status-writer.ts) puts on an object from the reports of
 //     the nodes alive: a `Ready` condition (True: every node runs this generation; False: a node
 //     rejected it, with the first diagnostic; Unknown: nodes still on an older one), the
@@ -20,28 +22,50 @@ interface RulesOutcome {
   diagnostics?: string[];
 }
 
-/** A node's outcomes, by object name. */
+/** A node's outcomes, by reportKey. */
 export type NodeReport = Record<string, RulesOutcome>;
+
+/** The kinds whose objects get a status. */
+const STATUS_KINDS = new Set(['EngineAuditRules', 'NamespacedEngineAuditRules', 'ModuleConfig']);
+
+/**
+ * An object's key in a node report and the name the controller's rejections give it: an
+ * EngineAuditRules object by its name alone, the others `<kind>/[<namespace>/]<name>`.
+ */
+function reportKey(o: ApiObject): string {
+  const name = controllerName(o);
+  return o.kind === 'EngineAuditRules' ? name : `${o.kind}/${name}`;
+}
+
+/** The resource name the controller uses (manifests.ts: a namespaced kind's is `<namespace>/<name>`). */
+function controllerName(o: ApiObject): string {
+  return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+}
 
 /** The diagnostics kept per object (the status is for reading, the node's stderr has them all). */
 const MAX_DIAGNOSTICS = 5;
 
-/** The outcome of every EngineAuditRules object of a snapshot (`objects` by the path it was rendered at). */
+/** The outcome of every object of a snapshot that gets a status (`objects` by the path it was rendered at). */
 export function nodeReport(objects: ReadonlyMap<string, ApiObject>, result: Pick<ApplyResult, 'rejections'>): NodeReport {
   const out: NodeReport = {};
   for (const [path, o] of objects) {
-    if (o.kind !== 'EngineAuditRules') continue;
-    const name = o.metadata.name;
-    const rejected = result.rejections.filter((r) => r.kind === 'EngineAuditRules' && r.name === name && r.where.startsWith(`${path}:`));
+    if (!o.kind || !STATUS_KINDS.has(o.kind)) continue;
+    const name = controllerName(o);
+    const rejected = result.rejections.filter((r) => r.kind === o.kind && r.name === name && r.where.startsWith(`${path}:`));
     const generation = o.metadata.generation ?? 0;
     if (rejected.length === 0) {
-      out[name] = { generation, loaded: true };
+      out[reportKey(o)] = { generation, loaded: true };
       continue;
     }
     const diagnostics = rejected.flatMap((r) => r.errors.map(headline)).slice(0, MAX_DIAGNOSTICS);
-    out[name] = { generation, loaded: false, reason: rejected.some((r) => r.reason === 'compile') ? 'NotCompiled' : 'Invalid', diagnostics };
+    out[reportKey(o)] = { generation, loaded: false, reason: rejected.some((r) => r.reason === 'compile') ? 'NotCompiled' : 'Invalid', diagnostics };
   }
   return out;
+}
+
+/** True for the objects that get a status. */
+export function hasStatus(o: ApiObject): boolean {
+  return o.kind !== undefined && STATUS_KINDS.has(o.kind);
 }
 
 /** A status condition (metav1.Condition). */
@@ -54,7 +78,7 @@ interface Condition {
   lastTransitionTime: string;
 }
 
-/** The status of an EngineAuditRules object. */
+/** The status of an EngineAuditRules, NamespacedEngineAuditRules or ModuleConfig object. */
 export interface RulesStatus {
   observedGeneration: number;
   /** Nodes whose engine reports. */
@@ -75,7 +99,7 @@ export function objectStatus(o: ApiObject, reports: readonly NodeReport[], now: 
   let rejected = 0;
   let first: RulesOutcome | undefined;
   for (const r of reports) {
-    const x = r[o.metadata.name];
+    const x = r[reportKey(o)];
     if (x?.generation !== generation) continue;
     if (x.loaded) ready++;
     else {
@@ -85,9 +109,11 @@ export function objectStatus(o: ApiObject, reports: readonly NodeReport[], now: 
   }
   const nodes = reports.length;
   const of = `${nodes} node${nodes === 1 ? '' : 's'}`;
+  // A rejected ModuleConfig leaves the settings in force, a rejected rules object the rules.
+  const stay = o.kind === 'ModuleConfig' ? 'whose module settings stay' : 'whose running rules stay';
   const condition: Omit<Condition, 'lastTransitionTime'> =
     rejected > 0
-      ? { type: 'Ready', status: 'False', reason: first!.reason ?? 'Invalid', message: `rejected on ${rejected} of ${of}, whose running rules stay: ${first!.diagnostics?.[0] ?? 'invalid'}`, observedGeneration: generation }
+      ? { type: 'Ready', status: 'False', reason: first!.reason ?? 'Invalid', message: `rejected on ${rejected} of ${of}, ${stay}: ${first!.diagnostics?.[0] ?? 'invalid'}`, observedGeneration: generation }
       : nodes > 0 && ready === nodes
         ? { type: 'Ready', status: 'True', reason: 'Loaded', message: `loaded on ${ready} of ${of}`, observedGeneration: generation }
         : { type: 'Ready', status: 'Unknown', reason: nodes === 0 ? 'NoNodes' : 'Pending', message: nodes === 0 ? 'no engine reports' : `loaded on ${ready} of ${of}; waiting for the others`, observedGeneration: generation };

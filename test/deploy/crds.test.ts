@@ -10,7 +10,7 @@ import { BUILTIN_SETS } from '../../host/engine/builtin.js';
 import { PRIORITIES } from '../../host/engine/priority.js';
 import { KINDS, MODULE_NAME, RESOURCE_NAME, RESOURCE_VERSION, readManifests } from '../../host/resources/manifests.js';
 import { defaultConfig } from '../../host/config/config.js';
-import { crdValidators, loadCrds, structuralProblems, type JsonSchema } from '../helpers/crd.js';
+import { type Crd, crdValidators, loadCrds, structuralProblems, type JsonSchema } from '../helpers/crd.js';
 
 const crds = loadCrds();
 const validators = crdValidators(crds);
@@ -115,6 +115,17 @@ test("the CRDs carry the engine's enumerations and name rules", () => {
   assert.equal(at('ModuleConfig', 'spec', 'settings', 'builtInRulesList', '[]').enum, [...BUILTIN_SETS]);
   assert.equal(at('ModuleConfig', 'metadata', 'name').enum, [MODULE_NAME]);
   assert.is(at('EngineAuditRules', 'metadata', 'name').pattern, RESOURCE_NAME.source);
+});
+
+test('every kind has the status subresource, the same status schema and the same status printer columns', () => {
+  const version = (kind: string) => crds.get(kind)!.spec.versions[0]! as Crd['spec']['versions'][number] & { subresources?: { status?: object }; additionalPrinterColumns?: unknown[] };
+  const statusSchema = (kind: string) => (version(kind).schema.openAPIV3Schema.properties as Record<string, JsonSchema>).status;
+  for (const kind of KINDS) {
+    assert.equal(version(kind).subresources, { status: {} }, kind);
+    assert.ok(statusSchema(kind), kind);
+    assert.equal(statusSchema(kind), statusSchema('EngineAuditRules'), kind);
+    assert.equal(version(kind).additionalPrinterColumns, version('EngineAuditRules').additionalPrinterColumns, kind);
+  }
 });
 
 test('the structural check finds what the API server refuses', () => {

@@ -137,6 +137,13 @@ withKubectl('every kustomization renders to valid objects, all in the namespace'
   const kinds = (objs: Obj[]) => objs.map((o) => o.kind);
   assert.not.ok(kinds(renders[2]![1]).includes('CustomResourceDefinition') && renders[2]![1].some((o) => o.metadata.name === 'moduleconfigs.deckhouse.io'), 'deckhouse/ leaves the ModuleConfig CRD out');
   assert.ok(kinds(renders[2]![1]).includes('ClusterLoggingConfig'));
+  // Deckhouse writes a ModuleConfig's status: there the engines neither do nor may.
+  const engineArgs = (objs: Obj[]) => podOf(find(objs, 'DaemonSet', 'runtime-audit-engine')).spec.containers[0]!.args ?? [];
+  assert.ok(engineArgs(renders[2]![1]).join(' ').endsWith('-o resources.moduleConfigStatus=false'), engineArgs(renders[2]![1]).join(' '));
+  assert.not.ok(engineArgs(renders[0]![1]).join(' ').includes('moduleConfigStatus'));
+  const statusResources = (objs: Obj[]) => (find(objs, 'ClusterRole', 'd8:runtime-audit-engine:engine') as Obj & { rules: Array<{ resources: string[] }> }).rules.flatMap((r) => r.resources).filter((r) => r.endsWith('/status'));
+  assert.equal(statusResources(renders[0]![1]), ['engineauditrules/status', 'namespacedengineauditrules/status', 'moduleconfigs/status']);
+  assert.equal(statusResources(renders[2]![1]), ['engineauditrules/status', 'namespacedengineauditrules/status']);
 });
 
 withKubectl('prometheus-operator: the ServiceMonitor selects the forwarder Service by a port it names', () => {

@@ -6,7 +6,10 @@
 // namespace); the webhook serves the client certificate configure.sh issued into the Secret (the
 // kubeconfig `rae webhook-config` prints from configure.sh's webhook-config.yaml carries it): an
 // audit event posted with it is detected, a client without it is refused at the handshake; POST /test on the forwarder alerts; an
-// EngineAuditRules written into the mounted resources volume goes live; deploy/'s event generator
+// EngineAuditRules written into the mounted resources volume goes live; one applied through the
+// cluster's API (the Kubernetes API test server, reached with the service account the kubelet
+// mounts: KUBERNETES_SERVICE_HOST/PORT, /var/run/secrets/kubernetes.io/serviceaccount) goes live
+// and the engine writes its status back; deploy/'s event generator
 // Pod (`event-generator run`) in the same cluster has each action it performed detected by the
 // engine pod (syscall actions with the generator's container id, audit actions through the
 // webhook); and a pod without CAP_BPF says so in its log and in /readyz, and is not ready. A test
@@ -17,11 +20,14 @@ import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { BUSYBOX_IMAGE, containerdPresent } from '../../support/containers/index.js';
 import { startCluster, type Cluster, type EnginePod } from '../../support/engine-pod.js';
 import { imageToolsMissing } from '../../support/image.js';
+import { moduleTestKinds } from '../../support/kube-api-module-kinds.js';
+import { startKubeApiTestServer, type KubeApiTestServer } from '../../support/kube-api-test-server.js';
 import { podOf } from '../../support/k8s-objects.js';
 import { K8SAUDIT_SAMPLES } from '../../support/corpus.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -36,6 +42,8 @@ const t = missing ? test.skip : test;
 type Alert = { rule: string; source: string; output: string; output_fields: Record<string, unknown> };
 let cluster: Cluster | undefined;
 let engine: EnginePod | undefined;
+/** The cluster's API for the engine pod's service account. */
+let api: KubeApiTestServer | undefined;
 
 // uvu swallows an error thrown by a before hook (its runner returns from a finally block): the
 // file then reports 0 of N passed with no reason, so the error is written out here first.
@@ -43,7 +51,9 @@ test.before(async () => {
   if (missing) return;
   try {
     cluster = await startCluster();
-    engine = await cluster.startEngine({ name: 'runtime-audit-engine' });
+    api = await startKubeApiTestServer({ kinds: moduleTestKinds() });
+    const { port } = new URL(api.url);
+    engine = await cluster.startEngine({ name: 'runtime-audit-engine', apiServer: { host: '127.0.0.1', port: Number(port), token: api.token, caPem: api.caPem } });
     const s = await cluster.waitReady(engine);
     process.stderr.write(
       `image ${cluster.image.loaded ? "loaded from the run's shared archive" : 'built'} in ${cluster.image.buildSeconds.toFixed(1)} s; engine pod ready ${s.toFixed(1)} s after its start; capabilities not granted here: ${engine.notGranted.join(', ') || 'none'}\n`,
@@ -55,6 +65,7 @@ test.before(async () => {
 });
 test.after(async () => {
   await cluster?.close();
+  await api?.close();
 });
 
 /** Pod removals that failed (removePod's message each), judged by the "cleanup" test. */
@@ -221,6 +232,46 @@ t('an EngineAuditRules written into the mounted resources volume goes live witho
     engine!.log().some((l) => /EngineAuditRules: .*pod-canary/.test(l)),
     'the load names the resource',
   );
+});
+
+t("an EngineAuditRules applied through the cluster's API (the pod's service account) goes live; its status is written back", async () => {
+  assert.ok(
+    engine!.log().some((l) => l.includes(`module: watching ${api!.url} (the service account)`)),
+    engine!
+      .log()
+      .filter((l) => l.startsWith('module: '))
+      .join('\n'),
+  );
+  const canary = tempDir('rae-api-canary-');
+  writeFileSync(join(canary, 'secret.txt'), 'x');
+  api!.apply({
+    apiVersion: 'deckhouse.io/v1alpha1',
+    kind: 'EngineAuditRules',
+    metadata: { name: 'api-canary' },
+    spec: {
+      rules: [{ rule: { name: 'API canary opened', desc: 'a file below the canary directory was opened', condition: `open_read and fd.name startswith ${canary}/`, output: 'API canary opened (file=%fd.name)', priority: 'Critical' } }],
+    },
+  });
+  const a = await waitAlert(
+    engine!,
+    (x) => x.rule === 'API canary opened',
+    () => {
+      spawnSync('cat', [join(canary, 'secret.txt')], { stdio: 'ignore' });
+    },
+  );
+  assert.is(a.output_fields['fd.name'], join(canary, 'secret.txt'));
+  // The status, written by this engine (the one node: RAE_HOSTNAME is the node's name) through the
+  // status subresource, holding the writer Lease in the namespace of its service account.
+  type Status = { observedGeneration: number; nodes: number; readyNodes: number; conditions: Array<{ type: string; status: string; reason: string; message: string }> };
+  const status = () => api!.get('EngineAuditRules', 'api-canary')?.status as Status | undefined;
+  const ready = () => status()?.conditions.find((c) => c.type === 'Ready');
+  assert.ok(await waitUntil(() => ready()?.status === 'True', 120_000), `no Ready=True status: ${JSON.stringify(status())}`);
+  assert.equal(
+    { generation: status()!.observedGeneration, nodes: status()!.nodes, readyNodes: status()!.readyNodes, reason: ready()!.reason, message: ready()!.message },
+    { generation: 1, nodes: 1, readyNodes: 1, reason: 'Loaded', message: 'loaded on 1 of 1 node' },
+  );
+  const namespace = cluster!.objects.find((o) => o.kind === 'DaemonSet')!.metadata.namespace;
+  assert.is((api!.get('Lease', 'runtime-audit-engine-status', namespace)?.spec as { holderIdentity?: string } | undefined)?.holderIdentity, hostname());
 });
 
 t("deploy/'s event generator Pod (event-generator run): the engine pod detects each action it performed", async () => {

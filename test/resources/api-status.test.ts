@@ -1,18 +1,19 @@
-// The EngineAuditRules status through the API: two engines ("nodes", each startResources with its
-// own engine and status writer, as two DaemonSet pods) against the test server
-// (support/kube-api-test-server.ts). Each publishes its node report in a Lease; one of them holds
-// the writer Lease and writes the status subresource: Ready=True with the node count when both run
-// the object's generation, Ready=False with the located diagnostic when they reject it (and the
-// running rules stay), and when the writer stops, the other takes the Lease over (one transition)
-// and the stopped node drops out of the count. The CRD's printer columns read that status.
+// The status of the module's objects through the API: two engines ("nodes", each startResources
+// with its own engine and status writer, as two DaemonSet pods) against the test server
+// (support/kube-api-test-server.ts, serving the kinds of deploy/base/crds). Each publishes its node
+// report in a Lease; one of them holds the writer Lease and writes the status subresource:
+// Ready=True with the node count when both run the object's generation, Ready=False with the
+// located diagnostic when they reject it (and the running rules stay), and when the writer stops,
+// the other takes the Lease over (one transition) and the stopped node drops out of the count.
+// A NamespacedEngineAuditRules object and the ModuleConfig get the same status. The CRDs' printer
+// columns read that status.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parse } from 'yaml';
 import type { RulesFile } from '../../host/engine/index.js';
 import { loadKubeConfig, moduleKinds, statusApi } from '../../host/resources/kube-api.js';
 import { startResources } from '../../host/resources/module.js';
@@ -20,23 +21,15 @@ import type { RulesStatus } from '../../host/resources/status.js';
 import { WRITER_LEASE, type Lease } from '../../host/resources/status-writer.js';
 import { DetectionEngine } from '../../host/runtime/detection-engine.js';
 import { readReplayInput } from '../../host/sources/replay.js';
-import { type KubeApiTestServer, type PrinterColumn, startKubeApiTestServer, type StoredObject, type TestKind } from '../../support/kube-api-test-server.js';
+import { moduleTestKinds } from '../../support/kube-api-module-kinds.js';
+import { type KubeApiTestServer, startKubeApiTestServer, type StoredObject } from '../../support/kube-api-test-server.js';
 import { waitFor } from '../../support/real-servers.js';
 
 const GROUP = 'deckhouse.io';
 const VERSION = 'v1alpha1';
 const NS = 'd8-runtime-audit-engine';
-const EAR = { group: GROUP, version: VERSION, plural: 'engineauditrules', kind: 'EngineAuditRules' };
-/** The CRD as deployed: its status subresource and printer columns are what the server serves. */
-const CRD = parse(readFileSync(resolve(import.meta.dirname, '../../deploy/base/crds/engineauditrules.yaml'), 'utf8')) as {
-  spec: { names: { shortNames: string[] }; versions: Array<{ additionalPrinterColumns: PrinterColumn[]; subresources?: { status?: object } }> };
-};
-const VERSION_SPEC = CRD.spec.versions[0]!;
-const KINDS: TestKind[] = [
-  { group: GROUP, version: VERSION, plural: 'moduleconfigs', kind: 'ModuleConfig', namespaced: false },
-  { ...EAR, namespaced: false, status: VERSION_SPEC.subresources?.status !== undefined, printerColumns: VERSION_SPEC.additionalPrinterColumns, shortNames: CRD.spec.names.shortNames },
-  { group: GROUP, version: VERSION, plural: 'namespacedengineauditrules', kind: 'NamespacedEngineAuditRules', namespaced: true },
-];
+/** The kinds as deployed: their status subresources and printer columns are what the server serves. */
+const KINDS = moduleTestKinds();
 const run = promisify(execFile);
 const DEADLINE = 120_000;
 const BASE: RulesFile = { name: 'rules/syscall/base.yaml', text: '- macro: opened\n  condition: evt.type in (open, openat)\n' };
@@ -67,17 +60,19 @@ async function startNode(api: KubeApiTestServer, root: string, node: string) {
       kinds: moduleKinds(kc, GROUP, VERSION),
       syncTimeoutMs: DEADLINE,
       retryMs: 50,
-      status: { api: statusApi(kc, EAR), namespace: NS, node, periodMs: 100, leaseDurationSeconds: 2 },
+      status: { api: statusApi(kc, GROUP, VERSION), namespace: NS, node, periodMs: 100, leaseDurationSeconds: 2 },
     },
   });
-  const fire = (path: string): string[] => {
+  /** The rules an open of `path` fires (by a process of a pod of namespace `ns`, when given). */
+  const fire = (path: string, ns?: string): string[] => {
     alerts.length = 0;
-    engine.evaluate(readReplayInput(JSON.stringify({ fields: { 'evt.type': 'openat', 'fd.name': path, 'proc.name': 'p' } }), 'fields').events);
+    engine.evaluate(readReplayInput(JSON.stringify({ fields: { 'evt.type': 'openat', 'fd.name': path, 'proc.name': 'p', ...(ns ? { 'k8s.ns.name': ns } : {}) } }), 'fields').events);
     return [...alerts];
   };
   return {
     node,
     fire,
+    state: () => resources.state,
     async stop() {
       resources.close();
       await resources.idle();
@@ -145,6 +140,69 @@ test('status: Ready with the node count, Ready=False with the located diagnostic
     assert.equal({ status: ready()!.status, ready: object().status!.readyNodes }, { status: 'True', ready: 1 });
   } finally {
     for (const n of nodes) await n.stop();
+    await api.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+const moduleConfig = (settings: object) => ({ apiVersion: `${GROUP}/${VERSION}`, kind: 'ModuleConfig', metadata: { name: 'runtime-audit-engine' }, spec: { enabled: true, version: 1, settings } });
+const namespaced = (path: string, priority = 'Warning') => ({
+  apiVersion: `${GROUP}/${VERSION}`,
+  kind: 'NamespacedEngineAuditRules',
+  metadata: { name: 'canary', namespace: 'team-a' },
+  spec: { rules: [{ rule: { name: 'Canary', desc: 'd', condition: `opened and fd.name = ${path}`, output: 'canary %fd.name', priority } }] },
+});
+
+test('status of a NamespacedEngineAuditRules and of the ModuleConfig: Ready with observedGeneration, Ready=False with the located diagnostic while what runs stays', async () => {
+  const api = await startKubeApiTestServer({ kinds: KINDS, bookmarkMs: 100 });
+  const root = mkdtempSync(join(tmpdir(), 'rae-api-status-'));
+  let node: Awaited<ReturnType<typeof startNode>> | undefined;
+  try {
+    api.apply(moduleConfig({ debugLogging: false }));
+    api.apply(namespaced('/srv/n1'));
+    node = await startNode(api, root, 'n1');
+    const status = (kind: string, name: string, ns?: string) => (api.get(kind, name, ns) as (StoredObject & { status?: RulesStatus }) | undefined)?.status;
+    const near = () => status('NamespacedEngineAuditRules', 'canary', 'team-a');
+    const mc = () => status('ModuleConfig', 'runtime-audit-engine');
+    const ready = (s: RulesStatus | undefined) => s?.conditions.find((c) => c.type === 'Ready');
+    const loaded = (s: RulesStatus | undefined) => ({
+      observedGeneration: 1,
+      nodes: 1,
+      readyNodes: 1,
+      diagnostics: [],
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Loaded', message: 'loaded on 1 of 1 node', observedGeneration: 1, lastTransitionTime: ready(s)?.lastTransitionTime }],
+    });
+    await waitFor(() => ready(near())?.status === 'True' && ready(mc())?.status === 'True', 'Ready=True on both objects', DEADLINE);
+    assert.equal(near(), loaded(near()));
+    assert.equal(mc(), loaded(mc()));
+    assert.equal(node.fire('/srv/n1', 'team-a'), ['team-a/Canary']);
+
+    // kubectl shows the namespaced object's status with its CRD's printer columns.
+    const kubeconfig = join(root, 'n1.kubeconfig');
+    const out = (await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(root, 'kube-cache'), 'get', 'near', '-n', 'team-a'], { encoding: 'utf8' })).stdout;
+    const [header, row] = out
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/));
+    assert.equal(header, ['NAME', 'READY', 'REASON', 'NODES', 'OF', 'AGE']);
+    assert.equal(row!.slice(0, 5), ['canary', 'True', 'Loaded', '1', '1']);
+
+    // Generation 2 of each is invalid: both Ready=False with the first diagnostic, located in the
+    // object as rendered; the namespaced rule and the module settings in force stay.
+    api.apply(namespaced('/srv/n2', 'Urgent'));
+    api.apply(moduleConfig({ builtInRulesList: ['Fstec'] }));
+    await waitFor(() => ready(near())?.status === 'False' && near()?.observedGeneration === 2 && ready(mc())?.status === 'False' && mc()?.observedGeneration === 2, 'Ready=False for generation 2 of both', DEADLINE);
+    assert.is(ready(near())!.reason, 'Invalid');
+    assert.match(near()!.diagnostics[0]!, /^cluster\/namespacedengineauditrules\/team-a\/canary\.yaml:\d+:\d+: 'spec\.rules\[0\]\.rule\.priority' must be one of .*, not "Urgent"$/);
+    assert.is(ready(near())!.message, `rejected on 1 of 1 node, whose running rules stay: ${near()!.diagnostics[0]}`);
+    assert.is(ready(mc())!.reason, 'Invalid');
+    assert.match(mc()!.diagnostics[0]!, /^cluster\/moduleconfigs\/runtime-audit-engine\.yaml:\d+:\d+: 'spec\.settings\.builtInRulesList\[0\]' must be one of .*, not "Fstec"$/);
+    assert.is(ready(mc())!.message, `rejected on 1 of 1 node, whose module settings stay: ${mc()!.diagnostics[0]}`);
+    assert.equal({ near: near()!.readyNodes, mc: mc()!.readyNodes }, { near: 0, mc: 0 });
+    assert.equal(node.fire('/srv/n1', 'team-a'), ['team-a/Canary']);
+    assert.equal(node.state(), { enabled: true, debugLogging: false, builtIn: ['syscall'] });
+  } finally {
+    await node?.stop();
     await api.close();
     rmSync(root, { recursive: true, force: true });
   }
