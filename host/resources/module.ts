@@ -16,7 +16,6 @@ import type { Metrics } from '../metrics/index.js';
 import type { Alert } from '../output/alert.js';
 import { startClusterResources, type ClusterResources, type ClusterResourcesOptions } from './cluster.js';
 import { ResourceController, type ControllerOptions, type ModuleState, type RulesEngine } from './controller.js';
-import { contextNamespace, loadKubeConfig, moduleKinds, statusApi } from './kube-api.js';
 import { MODULE_NAME, RESOURCE_VERSION } from './manifests.js';
 import type { ApiObject } from './list-watch.js';
 import type { ModuleSources } from './sources.js';
@@ -199,15 +198,17 @@ function resourcesDir(config: Config, override?: string): string {
  * The cluster's kinds of this module (with resources.watchApi), read through the configured
  * kubeconfig or the pod's service account. Outside a pod without a kubeconfig the engine says
  * so and reads the directory alone (as the pod test's kubelet runs it); a kubeconfig that was
- * named but cannot be read stops the start.
+ * named but cannot be read stops the start. The API client (@kubernetes/client-node, kube-api.ts)
+ * is imported only here, when the API is watched: off a cluster it never loads.
  */
-function clusterOption(config: Config, hostname: string, log: (message: string) => void): ResourcesOptions['cluster'] {
+async function clusterOption(config: Config, hostname: string, log: (message: string) => void): Promise<ResourcesOptions['cluster']> {
   const { apiGroup, watchApi, kubeconfig, apiSyncTimeoutSeconds, moduleConfigStatus } = config.resources;
   if (!watchApi) return undefined;
   if (!kubeconfig && !process.env.KUBERNETES_SERVICE_HOST) {
     log("module: not watching the orchestrator's API: not in a pod (KUBERNETES_SERVICE_HOST is not set) and resources.kubeconfig is empty; the resources directory alone is read");
     return undefined;
   }
+  const { contextNamespace, loadKubeConfig, moduleKinds, statusApi } = await import('./kube-api.js');
   const kc = loadKubeConfig(kubeconfig);
   const kinds = moduleKinds(kc, apiGroup, RESOURCE_VERSION);
   const namespace = contextNamespace(kc);
@@ -233,7 +234,7 @@ export async function startModule(opts: ModuleOptions): Promise<RunningModule> {
     apiGroup,
     maxFiles: config.resources.maxFiles,
     maxFileBytes: config.resources.maxFileBytes,
-    cluster: clusterOption(config, opts.hostname, log),
+    cluster: await clusterOption(config, opts.hostname, log),
     engine: opts.engine,
     baseFiles: (sel) => [...builtinRulesFiles(sel).files, ...base.extraFiles],
     get defaultBuiltIn() {

@@ -26,6 +26,13 @@ import type { WarmPlan } from './warm.js';
 const DEFAULT_COMPILE_TIMEOUT_MS = 120_000;
 /** Default V8 old-generation cap of the compile worker, MB. */
 const DEFAULT_WORKER_HEAP_MB = 2048;
+/**
+ * V8 young generation of the compile worker, MB. The compiler allocates fast and V8 grows its
+ * default young generation (48 MB on 64-bit) all the way during a build: capped at 8 MB, the peak
+ * of a build of the built-in rules was 47 MB lower (357 -> 310 MB, process VmHWM, busy machine) at
+ * no measurable cost in compile time; 4 MB saved less (335 MB).
+ */
+const WORKER_YOUNG_MB = 8;
 
 /**
  * Warm-up budget of a module from the disk cache, ms. It warms on this (the main) thread, before
@@ -172,7 +179,7 @@ export class RuleCompiler {
     const built = import.meta.url.endsWith('.js');
     const entry = JSON.stringify(new URL(built ? './compile-worker.js' : './compile-worker.ts', import.meta.url).href);
     const boot = built ? `import(${url('assemblyscript/asc')}).then(() => import(${entry}));` : `import(${url('assemblyscript/asc')}).then(() => import(${url('tsx/esm/api')})).then((m) => { m.register(); return import(${entry}); });`;
-    const w = new Worker(boot, { eval: true, resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb ?? DEFAULT_WORKER_HEAP_MB } });
+    const w = new Worker(boot, { eval: true, resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb ?? DEFAULT_WORKER_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
     const mine = new Map<number, Request>();
     this.pending.set(w, mine);
     w.on('message', (m: { id: number; ok: boolean } & Partial<Built> & { error?: RuntimeError }) => {

@@ -2,11 +2,13 @@
 // loopback by default), once the API has opened its database, which the console reads. Prints
 // `console: http://127.0.0.1:PORT/` on stderr and, on a first start (a database without users),
 // the token to sign in with, once. A console that cannot start is logged; detection goes on.
+// The console's module (its pages' routes and, through them, the API's query routes) is imported
+// only when the console starts: `rae run` imports this file whether or not the API is enabled.
 // Consumes the configuration, the lifecycle, the open database and the engine's rules; produces
 // the console component.
 import type { Db } from '../../api/db/index.js';
 import type { Config } from '../../config/config.js';
-import { firstStartToken, startConsole, type ConsoleRule } from '../../console/index.js';
+import type { ConsoleRule } from '../../console/index.js';
 import type { LoadResult, RuleFigure } from '../../engine/index.js';
 import { log } from '../command.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -24,6 +26,7 @@ export function consoleRules(loaded: LoadResult | undefined, figures: readonly R
 export async function startConsoleOf(config: Config, life: Lifecycle, db: Db, rules: () => ConsoleRule[]): Promise<void> {
   if (!config.console.enabled || life.stopping) return;
   try {
+    const { startConsole } = await import('../../console/index.js');
     const running = await startConsole({ db, rules, log, address: config.console.address, port: config.console.port });
     // a stop that began while it started has passed the components already: close it here
     if (life.apiAbort.signal.aborted) return void (await running.close());
@@ -37,6 +40,7 @@ export async function startConsoleOf(config: Config, life: Lifecycle, db: Db, ru
 /** Logs where the console is and, on a first start (a database without users), prints the token to sign in with, once (`rae run` and `rae forwarder`). */
 export async function announceConsole(url: string, db: Db): Promise<void> {
   log(`console: ${url}`);
+  const { firstStartToken } = await import('../../console/index.js');
   const token = await firstStartToken(db);
   // whatever the log level: this line is the only way to the first sign-in
   if (token) process.stderr.write(`console: first start: sign in with the token ${token} (printed this once; rae admin manages users and tokens)\n`);
