@@ -14,6 +14,7 @@ import { DetectionEngine } from '../host/runtime/detection-engine.js';
 import { probeSupport } from '../host/sources/syscall/index.js';
 import { KernelIngest } from '../host/sources/syscall/ingest.js';
 import { startSyscallSource } from '../host/sources/syscall/source.js';
+import { enableBpfStats } from '../support/bpf-stats.js';
 import { buildLoadgen, step, type Step } from './capture.js';
 import { figure, progress } from './report.js';
 
@@ -52,6 +53,7 @@ export async function run(): Promise<void> {
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-buffer-'));
+  const restoreBpfStats = enableBpfStats(); // the steps' probe figures (capture.ts)
   try {
     const bin = buildLoadgen(dir);
     const off = (await scenario(bin, false)).at(-1)!;
@@ -73,6 +75,7 @@ export async function run(): Promise<void> {
       drops: off.lost + off.shed + on.lost + on.shed,
     });
   } finally {
+    restoreBpfStats();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -9,7 +9,11 @@
 // max_events_per_s_no_drops (highest captured records/s of a step with no drop) and
 // cores_per_million_events_per_s (engine cores per M records/s at that step) through the byte
 // path `rae run` uses, then the same with every built-in syscall set loaded (stable, incubating,
-// sandbox: all_sets_...). Then the cost of capturing proc.env: the exec steps again with the
+// sandbox: all_sets_...). What the node pays in all: kernel.bpf_stats_enabled is on for the bench
+// (restored after, support/bpf-stats.ts), each step reports the probe's kernel run time as cores
+// and per program (runs/s, ns per run), and node_cores_per_million_syscalls_per_s sums the engine's
+// CPU and the probe's per million generator syscalls/s, with each apart, and probe_ns_per_run_NAME
+// each program's cost per run at that step. Then the cost of capturing proc.env: the exec steps again with the
 // probe's environment capture on and off (capture option env), each reporting the engine's CPU
 // per exec and the exec'ing processes' CPU per exec (RUSAGE_CHILDREN: the probe reads the new
 // image's environment in the exec'ing task), and env_capture_cost_* the differences. Local only.
@@ -31,6 +35,7 @@ import { RuleCompiler } from '../host/runtime/compiler.js';
 import { RuleModule } from '../host/runtime/evaluator.js';
 import { HDR, KIND } from '../host/abi/records.js';
 import { encodeProcRecord, readProcess } from '../host/sources/syscall/procfs.js';
+import { enableBpfStats, programRuns, runsBetween, type ProgramRun } from '../support/bpf-stats.js';
 import { figure, progress } from './report.js';
 
 const S = 'capture';
@@ -58,7 +63,7 @@ int main(int argc, char **argv) {
   memset(payload, 'x', sizeof(payload));
   int wfd = write_mode ? open(path, O_WRONLY) : -1;
   double start = now(), end = start + secs;
-  long ops = 0;
+  long ops = 0, sleeps = 0;
   for (;;) {
     double t = now();
     if (t >= end) break;
@@ -76,17 +81,24 @@ int main(int argc, char **argv) {
       }
       ops++;
     }
-    if (rate > 0) { struct timespec d = {0, 200000}; nanosleep(&d, NULL); }
+    if (rate > 0) { struct timespec d = {0, 200000}; nanosleep(&d, NULL); sleeps++; }
   }
   struct rusage ru, rc; getrusage(RUSAGE_SELF, &ru); getrusage(RUSAGE_CHILDREN, &rc);
-  printf("%ld %.6f %.6f %.6f\n", ops, now() - start, ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
-         rc.ru_utime.tv_sec + rc.ru_stime.tv_sec + (rc.ru_utime.tv_usec + rc.ru_stime.tv_usec) / 1e6);
+  printf("%ld %.6f %.6f %.6f %ld\n", ops, now() - start, ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+         rc.ru_utime.tv_sec + rc.ru_stime.tv_sec + (rc.ru_utime.tv_usec + rc.ru_stime.tv_usec) / 1e6, sleeps);
   return 0;
 }
 `;
 
 /** A load generator mode: openat+close of a file, fork+exec of /bin/true, or write(2) of 256 bytes to a file. */
 export type LoadMode = 'open' | 'exec' | 'write';
+
+/**
+ * The generator's syscalls per op, besides one nanosleep per pacing pause (counted): openat and
+ * close; one write. An exec's are unknown here (fork, execve and wait4, and what /bin/true and its
+ * loader make), so exec steps have no per-syscall figure.
+ */
+const SYSCALLS_PER_OP: Record<LoadMode, number | undefined> = { open: 2, write: 1, exec: undefined };
 
 /** Compiles the load generator into `dir`; returns its path. */
 export function buildLoadgen(dir: string): string {
@@ -102,6 +114,8 @@ export interface Step {
   target: number;
   generators: number;
   opsPerS: number;
+  /** The generator's syscalls per second (SYSCALLS_PER_OP), undefined for exec. */
+  syscallsPerS: number | undefined;
   /** Generator CPU time per wall second, summed over generators (1 = one core busy). */
   generatorCores: number;
   /** CPU time of the generators' waited-for children (the exec'd processes) per wall second. */
@@ -111,27 +125,47 @@ export interface Step {
   lost: number;
   shed: number;
   cores: number;
+  /** The step's wall time, s (the generators' run and the last drain). */
+  wallS: number;
+  /** The probe's run time in the kernel per wall second (BPF statistics; 0 while they are off). */
+  probeCores: number;
+  /** What each of the probe's programs ran during the step. */
+  programs: ProgramRun[];
   rssMb: number;
 }
 
-function loadgen(bin: string, mode: string, rate: number, secs: number, path: string): Promise<{ ops: number; secs: number; cpu: number; childCpu: number }> {
+/** Generator figures of one run: ops, wall seconds, its CPU seconds, its children's, its pacing sleeps. */
+interface LoadgenRun {
+  ops: number;
+  secs: number;
+  cpu: number;
+  childCpu: number;
+  sleeps: number;
+}
+
+function loadgen(bin: string, mode: string, rate: number, secs: number, path: string): Promise<LoadgenRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(bin, [mode, String(rate), String(secs), path], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code) => {
-      const [ops, s, cpu, childCpu] = out.trim().split(' ').map(Number);
+      const [ops, s, cpu, childCpu, sleeps] = out.trim().split(' ').map(Number);
       if (code !== 0 || !ops) reject(new Error(`loadgen ${mode} exited ${code}: ${out}`));
-      else resolve({ ops, secs: s!, cpu: cpu ?? 0, childCpu: childCpu ?? 0 });
+      else resolve({ ops, secs: s!, cpu: cpu ?? 0, childCpu: childCpu ?? 0, sleeps: sleeps ?? 0 });
     });
   });
 }
 
 /** n generators at once; ops summed, the longest wall time. */
-async function loadgens(n: number, bin: string, mode: string, rate: number, secs: number, path: string): Promise<{ ops: number; secs: number; cpu: number; childCpu: number }> {
+async function loadgens(n: number, bin: string, mode: string, rate: number, secs: number, path: string): Promise<LoadgenRun> {
   const all = await Promise.all(Array.from({ length: n }, () => loadgen(bin, mode, rate, secs, path)));
-  const sum = (k: 'ops' | 'cpu' | 'childCpu') => all.reduce((a, g) => a + g[k], 0);
-  return { ops: sum('ops'), secs: Math.max(...all.map((g) => g.secs)), cpu: sum('cpu'), childCpu: sum('childCpu') };
+  const sum = (k: 'ops' | 'cpu' | 'childCpu' | 'sleeps') => all.reduce((a, g) => a + g[k], 0);
+  return { ops: sum('ops'), secs: Math.max(...all.map((g) => g.secs)), cpu: sum('cpu'), childCpu: sum('childCpu'), sleeps: sum('sleeps') };
+}
+
+/** Per probe program (by name): its runs per second over `wall` and its mean run time. */
+function programFigures(programs: readonly ProgramRun[], wall: number): Record<string, { runs_per_s: number; ns_per_run: number }> {
+  return Object.fromEntries(programs.map((p) => [p.name, { runs_per_s: Math.round(p.runCnt / wall), ns_per_run: p.runCnt > 0 ? Math.round(p.runTimeNs / p.runCnt) : 0 }]));
 }
 
 /** Runs `generators` load generators for STEP_S against the running source; prints the step's figure (named `${label}${mode}_step`, with `extra`). */
@@ -142,6 +176,7 @@ export async function step(src: SyscallSource, bin: string, mode: LoadMode, targ
     await new Promise((r) => setTimeout(r, 100));
   }
   const before = src.stats();
+  const runs0 = programRuns(process.pid);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const g = await loadgens(generators, bin, mode, target, STEP_S, file);
@@ -149,11 +184,14 @@ export async function step(src: SyscallSource, bin: string, mode: LoadMode, targ
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const after = src.stats();
+  const programs = runsBetween(runs0, programRuns(process.pid));
+  const perOp = SYSCALLS_PER_OP[mode];
   const s: Step = {
     mode,
     target,
     generators,
     opsPerS: g.ops / g.secs,
+    syscallsPerS: perOp === undefined ? undefined : (g.ops * perOp + g.sleeps) / g.secs,
     generatorCores: g.cpu / g.secs,
     childCores: g.childCpu / g.secs,
     recordsPerS: (after.records - before.records) / wall,
@@ -161,6 +199,9 @@ export async function step(src: SyscallSource, bin: string, mode: LoadMode, targ
     lost: after.lost - before.lost,
     shed: after.shed - before.shed,
     cores: (cpu.user + cpu.system) / 1e6 / wall,
+    wallS: wall,
+    probeCores: programs.reduce((n, p) => n + p.runTimeNs, 0) / 1e9 / wall,
+    programs,
     rssMb: process.memoryUsage().rss / 2 ** 20,
   };
   figure(S, `${label}${mode}_step`, s.recordsPerS, 'records/s', {
@@ -172,10 +213,13 @@ export async function step(src: SyscallSource, bin: string, mode: LoadMode, targ
     child_cores: Number(s.childCores.toFixed(3)),
     generator_ns_per_op: Math.round((s.generatorCores * 1e9) / s.opsPerS),
     ops_per_s: Math.round(s.opsPerS),
+    generator_syscalls_per_s: s.syscallsPerS === undefined ? null : Math.round(s.syscallsPerS),
     events_evaluated_per_s: Math.round(s.eventsPerS),
     lost: s.lost,
     shed: s.shed,
     engine_cores: Number(s.cores.toFixed(3)),
+    probe_kernel_cores: Number(s.probeCores.toFixed(3)),
+    probe_programs: programFigures(s.programs, wall),
     rss_mb: Math.round(s.rssMb),
     ring_bytes: RING_BYTES,
   });
@@ -194,12 +238,15 @@ export async function run(): Promise<void> {
   const bin = buildLoadgen(dir);
   const target = join(dir, 'some-file-to-open.txt');
   writeFileSync(target, 'x');
+  // the probe's run time is counted while kernel.bpf_stats_enabled is on: for this bench only
+  const restoreBpfStats = enableBpfStats();
   try {
     await scenario(bin, target);
     await scenario(bin, target, ['syscall', 'syscall-incubating', 'syscall-sandbox']);
     await envCost(bin, target);
     await envTableCost();
   } finally {
+    restoreBpfStats();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -235,7 +282,35 @@ async function scenario(bin: string, target: string, sets = ['syscall']): Promis
   // CPU per event at the busiest step without drops (a saturated step measures the ceiling).
   const at = best ?? [...steps].sort((a, b) => b.recordsPerS - a.recordsPerS)[0]!;
   figure(S, `${prefix}cores_per_million_events_per_s`, at.cores / (at.recordsPerS / 1e6), 'cores', { path: used, at_records_per_s: Math.round(at.recordsPerS), engine_cores: Number(at.cores.toFixed(3)), mode: at.mode });
+  nodeCost(steps, prefix);
   figure(S, `${prefix}rss_mb_max`, Math.max(...steps.map((s) => s.rssMb)), 'MiB', { path: used });
+}
+
+/**
+ * What a node pays per million generator syscalls per second, at the busiest step without drops
+ * whose generator's syscalls are known (not exec): the engine process's CPU (user and system, every
+ * thread: process.cpuUsage) and the probe's run time in the kernel (BPF statistics: spent in the
+ * syscalling tasks, so not in the former), apart and summed; the probe's programs' run time per
+ * run beside. The probe runs on every task's syscalls, so on a busy machine its time includes the
+ * other tasks' (on_sys_exit's runs per second against the generator's syscalls per second say how much).
+ */
+function nodeCost(steps: readonly Step[], prefix: string): void {
+  const known = steps.filter((s) => s.syscallsPerS !== undefined && s.lost === 0 && s.shed === 0);
+  const at = known.reduce<Step | undefined>((b, s) => (!b || s.syscallsPerS! > b.syscallsPerS! ? s : b), undefined);
+  if (!at) return progress(`capture: no step without drops has a known syscall count: ${prefix}node_cores_per_million_syscalls_per_s not measured`);
+  const perM = (cores: number) => Number((cores / (at.syscallsPerS! / 1e6)).toFixed(4));
+  const detail = { mode: at.mode, generators: at.generators, at_syscalls_per_s: Math.round(at.syscallsPerS!), at_records_per_s: Math.round(at.recordsPerS) };
+  figure(S, `${prefix}node_cores_per_million_syscalls_per_s`, perM(at.cores + at.probeCores), 'cores', {
+    ...detail,
+    engine_cores_per_million: perM(at.cores),
+    probe_kernel_cores_per_million: perM(at.probeCores),
+    engine_cores: Number(at.cores.toFixed(3)),
+    probe_kernel_cores: Number(at.probeCores.toFixed(3)),
+  });
+  const records = at.recordsPerS * at.wallS;
+  for (const p of at.programs) {
+    figure(S, `${prefix}probe_ns_per_run_${p.name}`, p.runCnt > 0 ? p.runTimeNs / p.runCnt : 0, 'ns', { ...detail, runs: p.runCnt, ns_per_record: Math.round(p.runTimeNs / records) });
+  }
 }
 
 /**

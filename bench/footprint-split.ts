@@ -24,7 +24,7 @@
 // (enginesecurity_engine_memory_bytes; Node's nodejs_* metrics where an older head lacks it).
 // Environment: RAE_BENCH_LOAD_SECONDS (default 300: the issue's 5 minutes) sets the load phase;
 // RAE_BENCH_OLD=REF measures REF's engine as well, in turn with this one (figures `old_...`):
-// a detached git worktree of REF built with this checkout's node_modules and probe build.
+// REF's tree (git archive) built with this checkout's node_modules and probe build.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -250,18 +250,25 @@ async function underLoad(prefix: string, e: Engine, loadgen: string, dir: string
 }
 
 /** A checkout and its build (`rae run` starts from the checkout's bin/rae.js with RAE_BUILD). */
-interface Head {
+/** A head to run: its sources and its build (scripts/build.mjs --out). */
+export interface Head {
   root: string;
   build: string;
 }
 
-/** A build of this checkout, or of git ref `ref` (a detached worktree sharing this checkout's node_modules and probe build), in `dir`. */
-function build(dir: string, ref?: string): Head {
+/**
+ * A build of this checkout, or of git ref `ref` (its tree unpacked from `git archive`, which leaves
+ * the repository as it was, sharing this checkout's node_modules and probe build), in `dir`.
+ */
+export function buildHead(dir: string, ref?: string): Head {
   let root = ROOT;
   if (ref) {
     root = join(dir, 'src');
-    const add = spawnSync('git', ['worktree', 'add', '--detach', root, ref], { cwd: ROOT, encoding: 'utf8' });
-    if (add.status !== 0) throw new Error(`footprint: git worktree add ${ref}: ${add.stderr}`);
+    mkdirSync(root);
+    const tree = spawnSync('git', ['archive', '--format=tar', ref], { cwd: ROOT, maxBuffer: 1 << 30 });
+    if (tree.status !== 0) throw new Error(`footprint: git archive ${ref}: ${tree.stderr}`);
+    const untar = spawnSync('tar', ['-x', '-C', root], { input: tree.stdout });
+    if (untar.status !== 0) throw new Error(`footprint: unpacking ${ref}: ${untar.stderr}`);
     symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
     if (existsSync(join(ROOT, 'probes/build'))) symlinkSync(join(ROOT, 'probes/build'), join(root, 'probes/build'));
   }
@@ -283,10 +290,10 @@ export async function run(): Promise<void> {
     const loadgen = support.available ? buildLoadgen(dir) : undefined;
     if (!support.available) progress(`footprint: no kernel probe (${support.code}): the load phase is skipped`);
     mkdirSync(join(dir, 'new'));
-    const heads = [{ prefix: '', head: build(join(dir, 'new')) }];
+    const heads = [{ prefix: '', head: buildHead(join(dir, 'new')) }];
     if (old) {
       mkdirSync(oldDir);
-      heads.push({ prefix: 'old_', head: build(oldDir, old) });
+      heads.push({ prefix: 'old_', head: buildHead(oldDir, old) });
     }
     for (const [name, yaml] of Object.entries(CONFIGS)) {
       const config = join(dir, `${name}.yaml`);
@@ -299,7 +306,6 @@ export async function run(): Promise<void> {
       }
     }
   } finally {
-    if (old && existsSync(join(oldDir, 'src'))) spawnSync('git', ['worktree', 'remove', '--force', join(oldDir, 'src')], { cwd: ROOT });
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -29,42 +29,65 @@ function memory(pid: number): { rss: number; peak: number } {
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
 
-/** Starts rae run (from the build in `build`), waits for ready, samples memory with and without the compile worker, changes a syscall rule (restart), stops it. */
-async function once(stateDir: string, config: string, label: string, build: string): Promise<void> {
+/** A running `rae run`: its stderr and stdout so far, a wait for a stderr line (seconds since its start, the match), its stop. */
+export interface RaeRun {
+  pid: number;
+  err(): string;
+  out(): string;
+  waitFor(re: RegExp, from?: number): Promise<{ s: number; m: RegExpMatchArray }>;
+  /** SIGTERM, then its exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts `rae run` from the build in `build` with `config` and `stateDir`. */
+export function startRae(build: string, config: string, stateDir: string): RaeRun {
   const t0 = performance.now();
   const child = spawn(process.execPath, ['bin/rae.js', 'run', '--config', config, '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RAE_BUILD: build } });
   let err = '';
   let out = '';
   child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
   child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  const waitFor = async (re: RegExp, from = 0) => {
-    const deadline = Date.now() + 300_000;
-    while (!re.test(err.slice(from))) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`footprint: rae run: no ${re}\n${err}`);
-      await sleep(5);
-    }
-    return { s: (performance.now() - t0) / 1000, m: err.slice(from).match(re)! };
+  const exited = new Promise((r) => child.on('exit', r));
+  return {
+    pid: child.pid!,
+    err: () => err,
+    out: () => out,
+    async waitFor(re, from = 0) {
+      const deadline = Date.now() + 300_000;
+      while (!re.test(err.slice(from))) {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`footprint: rae run: no ${re}\n${err}`);
+        await sleep(5);
+      }
+      return { s: (performance.now() - t0) / 1000, m: err.slice(from).match(re)! };
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
   };
+}
+
+/** Starts rae run (from the build in `build`), waits for ready, samples memory with and without the compile worker, changes a syscall rule (restart), stops it. */
+async function once(stateDir: string, config: string, label: string, build: string): Promise<void> {
+  const rae = startRae(build, config, stateDir);
+  const { err, waitFor } = rae;
   // the detection path (engine, sources, forwarder) is up at 'run: started' or 'run: ready', whichever comes first; the API may come later
   const detection = await waitFor(/run: (started|ready) \(/);
   const readyS = (await waitFor(/run: ready \(/)).s;
   figure(S, `${label}_detection_ready_s`, detection.s, 's', { note: 'engine, webhook, syscall source and forwarder up; the API may still be creating its database' });
-  const loaded = err.match(/ruleset loaded in (\d+) ms/)?.[1];
-  const fromCache = /from the module cache/.test(err);
+  const loaded = err().match(/ruleset loaded in (\d+) ms/)?.[1];
+  const fromCache = /from the module cache/.test(err());
   progress(`${label}: ready in ${readyS.toFixed(2)} s (ruleset ${loaded} ms${fromCache ? ', module cache' : ''})`);
   await sleep(1000);
-  const early = memory(child.pid!);
+  const early = memory(rae.pid);
   await sleep(6000); // compilerIdleSeconds 3: the worker, if any, has stopped
-  const idle = memory(child.pid!);
-  if (label === 'restart')
-    await ruleChange(
-      stateDir,
-      () => err,
-      () => out,
-      waitFor,
-    );
-  child.kill('SIGTERM');
-  await new Promise((r) => child.on('exit', r));
+  const idle = memory(rae.pid);
+  if (label === 'restart') {
+    const change = await ruleChange(stateDir, rae);
+    if (change.byteMs !== undefined) figure(S, 'rule_change_to_byte_path_ms', change.byteMs, 'ms', { note: 'manifest written -> the first open the rule alerts on (a real syscall through the probe), 10 ms resolution' });
+    figure(S, 'rule_change_to_compiled_ms', change.compiledMs, 'ms', { engine_load_to_wasm_ms: change.engineMs, note: 'manifest written -> compiled module live; the compile worker restarted (idle-stopped before)' });
+  }
+  await rae.stop();
   const extra = { ruleset_ms: Number(loaded), module_cache: fromCache };
   figure(S, `${label}_ready_s`, readyS, 's', extra);
   figure(S, `${label}_rss_1s_after_ready_mb`, early.rss, 'MB');
@@ -76,18 +99,19 @@ async function once(stateDir: string, config: string, label: string, build: stri
  * A new syscall rule as an EngineAuditRules manifest, written into the resources directory of a
  * running `rae run`: how soon it is live on the kernel byte path, measured by the kernel events
  * themselves. After the write, a new file below the rule's directory is created and read every
- * 10 ms (the read is the open the rule matches); the figure is the time from the write to the
+ * 10 ms (the read is the open the rule matches); `byteMs` is the time from the write to the
  * read of the first file the rule alerts on (stdout), so it includes the resources watch, the
- * load and the probe's delivery, and is at most 10 ms late. Without the syscall source (no
- * probe), only the compiled tier's figure is reported. Also: the write to the ruleset running on
- * its compiled module (the compile worker was idle-stopped before: it starts again).
+ * load and the probe's delivery, and is at most 10 ms late; undefined without the syscall source
+ * (no probe). `compiledMs`: the write to the ruleset running on its compiled module (a compile
+ * worker idle-stopped before starts again); `engineMs`: the engine's own load start to WASM.
  */
-async function ruleChange(stateDir: string, err: () => string, out: () => string, waitFor: (re: RegExp, from?: number) => Promise<{ m: RegExpMatchArray }>): Promise<void> {
+export async function ruleChange(stateDir: string, { err, out, waitFor }: RaeRun): Promise<{ byteMs?: number; compiledMs: number; engineMs: number }> {
   const i = Date.now();
   const dir = join(stateDir, 'canary-files');
   mkdirSync(join(dir, `canary-${i}`), { recursive: true });
   const mark = err().length;
   const kernel = /module: source syscall started/.test(err());
+  let byteMs: number | undefined;
   const t0 = performance.now();
   writeFileSync(join(stateDir, 'resources', 'canary.yaml'), manifest(i, dir));
   if (kernel) {
@@ -104,14 +128,13 @@ async function ruleChange(stateDir: string, err: () => string, out: () => string
       const m = out().match(new RegExp(`canary-${i}/f-(\\d+)`));
       if (m) hit = Number(m[1]);
     }
-    const ms = opened[hit]! - t0;
-    progress(`restart: a new syscall rule live on the kernel byte path ${ms.toFixed(0)} ms after its manifest was written (the first matching open it alerted on)`);
-    figure(S, 'rule_change_to_byte_path_ms', ms, 'ms', { note: 'manifest written -> the first open the rule alerts on (a real syscall through the probe), 10 ms resolution' });
+    byteMs = opened[hit]! - t0;
+    progress(`restart: a new syscall rule live on the kernel byte path ${byteMs.toFixed(0)} ms after its manifest was written (the first matching open it alerted on)`);
   } else progress('restart: the syscall source is not running (no probe): rule_change_to_byte_path_ms not measured');
   const live = await waitFor(/resources: ruleset compiled, on WASM (\d+) ms after the load started/, mark);
   const ms = performance.now() - t0;
   progress(`restart: the new rule on its compiled module ${ms.toFixed(0)} ms after its manifest was written (engine: ${live.m[1]} ms after its load started)`);
-  figure(S, 'rule_change_to_compiled_ms', ms, 'ms', { engine_load_to_wasm_ms: Number(live.m[1]), note: 'manifest written -> compiled module live; the compile worker restarted (idle-stopped before)' });
+  return { byteMs, compiledMs: ms, engineMs: Number(live.m[1]) };
 }
 
 /** CPU seconds (user + system) and max RSS (MB) of `rae ARGS`, median of `runs` runs under /usr/bin/time; `env` picks the build or tsx. */
