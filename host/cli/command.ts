@@ -38,9 +38,12 @@ export function setLogLevel(level: string): void {
   if (LEVELS.includes(level)) threshold = LEVELS.indexOf(level);
 }
 
+/** Set when the reader of stderr has gone (EPIPE): log lines have nowhere to go (endQuietlyOnClosedStdout). */
+let stderrGone = false;
+
 /** Writes a log line to stderr (stdout is reserved for alert JSON lines) unless its level is below logLevel. */
 export function log(msg: string, level: 'error' | 'warning' | 'info' | 'debug' = 'info'): void {
-  if (LEVELS.indexOf(level) <= threshold) process.stderr.write(`${msg}\n`);
+  if (!stderrGone && LEVELS.indexOf(level) <= threshold) process.stderr.write(`${msg}\n`);
 }
 
 /** What a closed stdout does (see endQuietlyOnClosedStdout); `rae run` sets its clean stop. */
@@ -52,13 +55,23 @@ export function onStdoutClosed(stop: () => void): void {
 }
 
 /**
- * Ends `rae` quietly with 0 when the reader of its stdout has gone (EPIPE: `rae run --list |
- * head -1`), as falco does, instead of Node's unhandled 'error' event (a stack trace, exit 1);
- * another stdout error is thrown as before. main() installs it once for every command.
+ * Ends `rae` quietly with 0 when the reader of its stdout or stderr has gone (EPIPE: `rae run
+ * --list | head -1`), as falco does (SIGPIPE), instead of Node's unhandled 'error' event (a
+ * stack trace, exit 1); another error is thrown as before. main() installs it once for every
+ * command.
  */
 export function endQuietlyOnClosedStdout(): void {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') throw err;
+    onClosed();
+  });
+  // A closed stderr stops the command the same way, once. Unhandled, its EPIPE was an uncaught
+  // exception whose report went to stderr again: `rae run` spun on it at a third of a core and
+  // no longer answered SIGTERM. Writes after it fail into this listener, not into a new report.
+  process.stderr.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    if (stderrGone) return;
+    stderrGone = true;
     onClosed();
   });
 }

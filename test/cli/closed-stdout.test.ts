@@ -3,7 +3,7 @@
 // EPIPE (a stack trace on stderr, exit 1). The pipe's read end is closed before rae starts, so
 // its first write fails for certain; one case goes through a real `| head -1` in bash.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -47,6 +47,22 @@ for (const args of COMMANDS) {
     assert.not.match(r.stderr, /EPIPE|Unhandled|\n\s+at /);
   });
 }
+
+test('rae run with a closed stderr: a clean stop, exit 0 (it spun on its own EPIPE reports and ignored SIGTERM)', async () => {
+  const cfg = join(tmp, 'run-stderr.yaml');
+  writeFileSync(cfg, 'rules:\n  builtIn: [orchestrator-audit]\nforwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  port: 0\n');
+  const child = spawn(process.execPath, ['bin/rae.js', 'run', '--config', cfg, '--state-dir', join(tmp, 'stderr-state')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr.destroy(); // its first log line at start fails with EPIPE
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  // a wide deadline against a busy machine: a run that spins never exits, so SIGTERM, then SIGKILL, ends it
+  const deadline = setTimeout(() => {
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+  }, 180_000);
+  const r = await exited;
+  clearTimeout(deadline);
+  assert.equal(r, { code: 0, signal: null }, 'rae run stops cleanly by itself when the reader of its stderr has gone');
+});
 
 test('bash: set -o pipefail; rae run --list=k8s_audit | head -1: the first line, status 0', () => {
   const r = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" bin/rae.js run --list=k8s_audit | head -1`], { encoding: 'utf8' });
