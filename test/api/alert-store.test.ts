@@ -8,6 +8,7 @@
 // resumes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { until } from '../helpers/until.js';
 import { addToken, createUser, generateToken, SEARCH_COUNT_CAP } from '../../host/api/db/index.js';
 import { createDatabaseLink } from '../../host/output/destinations/store-link.js';
 import { OUTPUT_DROP_RULE } from '../../host/output/fanout.js';
@@ -100,17 +101,6 @@ async function post(fwd: TestForwarder, body: string, path = '/'): Promise<void>
   assert.is(res.status, 200, `POST ${path}: ${await res.text()}`);
 }
 
-/** Polls `read` until `ok` holds for its value; fails with the last value after a wide deadline. */
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** A metric sample of the store destination (0 when absent). */
 async function storeMetric(fwd: TestForwarder, name: string, label = ''): Promise<number> {
   const line = metricLines((await fwd.metrics.exposition()).body, name).find((l) => l.includes('destination="store"') && l.includes(label));
@@ -166,6 +156,7 @@ function suite(storage: Storage): void {
         () => count(w),
         (n) => n === 8,
         '8 stored alerts',
+        30_000,
       );
       assert.is(await storeMetric(fwd, 'enginesecurity_enginesidekick_outputs_total', 'status="ok"'), 8);
 
@@ -313,6 +304,7 @@ function liveSuite(storage: Storage): void {
         () => count(w),
         (n) => n === 1,
         'the first alert stored',
+        30_000,
       );
       const res = await fetch(`${w.api.url}/api/v1/events/stream?min_priority=critical`, { headers: { 'private-token': w.token }, signal: abort.signal });
       assert.is(res.status, 200);
@@ -330,6 +322,7 @@ function liveSuite(storage: Storage): void {
         () => count(w),
         (n) => n === 3,
         'three alerts stored',
+        30_000,
       );
       const deadline = Date.now() + 30_000;
       while (!/event: alert\ndata: [^\n]*\n\n/.test(text) && Date.now() < deadline) await read();
@@ -360,11 +353,13 @@ function liveSuite(storage: Storage): void {
         () => storeMetric(fwd, 'enginesecurity_enginesidekick_outputs_total', 'status="ok"'),
         (n) => n === 6,
         '6 alerts stored',
+        30_000,
       );
       await until(
         () => count(w),
         (n) => n === 3,
         'retention down to 3 rows',
+        30_000,
       );
       assert.equal(await rulesOf(w, ''), ['r5', 'r4', 'r3']);
     } finally {
@@ -396,12 +391,14 @@ test('pglite: while the database is not open, stdout gets every alert and the st
       () => count(w),
       (n) => n === 10 - dropped,
       'the queued alerts stored',
+      30_000,
     );
     await post(fwd, falcoJson({ ...CORPUS[0]!, rule: 'after' }));
     await until(
       () => count(w),
       (n) => n === 11 - dropped,
       'a new alert stored',
+      30_000,
     );
     assert.is(await storeMetric(fwd, 'enginesecurity_enginesidekick_outputs_total', 'status="ok"'), 11 - dropped);
     assert.is(await storeMetric(fwd, 'enginesecurity_enginesidekick_outputs_total', 'status="error"'), 0);
@@ -436,6 +433,7 @@ if ('unavailable' in POSTGRES) {
         () => count(w),
         (n) => n === 1,
         'the first alert stored',
+        30_000,
       );
       await pgStorage.outage!.stop();
       stopped = true;
@@ -447,13 +445,13 @@ if ('unavailable' in POSTGRES) {
         error: await storeMetric(fwd, 'enginesecurity_enginesidekick_outputs_total', 'status="error"'),
         dropped: await storeMetric(fwd, 'enginesecurity_enginesidekick_output_dropped_total'),
       });
-      const down = await until(accounted, (a) => a.ok + a.error + a.dropped === 11, 'every alert delivered, failed or dropped');
+      const down = await until(accounted, (a) => a.ok + a.error + a.dropped === 11, 'every alert delivered, failed or dropped', 30_000);
       assert.is(down.ok, 1);
       assert.ok(down.error > 0 && down.dropped > 0, JSON.stringify(down));
       await pgStorage.outage!.start();
       stopped = false;
       await post(fwd, falcoJson({ ...CORPUS[0]!, rule: 'after' }));
-      await until(accounted, (a) => a.ok === 2, 'the alert after the outage stored');
+      await until(accounted, (a) => a.ok === 2, 'the alert after the outage stored', 30_000);
       assert.equal(await rulesOf(w, ''), ['after', 'before']); // the same event time: the newest id first
     } finally {
       if (stopped) await pgStorage.outage!.start();

@@ -14,7 +14,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { countAlerts, openApiDatabase } from '../../host/api/db/index.js';
 import { pgliteStorage, postgresStorage, type Storage } from '../../support/api/storage.js';
-import { postTest, startFleet, TOKEN, until } from '../helpers/fleet.js';
+import { postTest, startFleet, TOKEN } from '../helpers/fleet.js';
+import { until } from '../helpers/until.js';
 
 /** Two engines' alerts in one database, found by hostname; `outage` (PostgreSQL) stops the server mid-stream; SIGTERM drains. */
 function fleetTest(storage: Storage): void {

@@ -13,7 +13,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pgliteStorage } from '../../support/api/storage.js';
 import { chromiumPresent, openBrowser, shoot, step } from '../helpers/browser.js';
-import { postTest, startFleet, TOKEN, until, type Fleet } from '../helpers/fleet.js';
+import { postTest, startFleet, TOKEN, type Fleet } from '../helpers/fleet.js';
+import { until } from '../helpers/until.js';
 
 const run_ = chromiumPresent('console/fleet-browser.test.ts') ? test : test.skip;
 const storage = pgliteStorage();

@@ -14,17 +14,6 @@ import { startRae, type RaeRun } from './rae-run.js';
 /** The `viewer` user's token (scope read_api), made by the forwarder's bootstrap file. */
 export const TOKEN = 'glpat-fleet-forwarder-test-0001';
 
-/** Polls `read` until `ok` holds; fails with the last value after a wide deadline (a loaded 2-core machine). */
-export async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 120_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** POST /test `n` times to an engine's forwarder. */
 export async function postTest(engineUrl: string, n: number): Promise<void> {
   for (let i = 0; i < n; i++) assert.is((await fetch(`${engineUrl}/test`, { method: 'POST' })).status, 200);
