@@ -6,7 +6,8 @@
 // offline), so the alerts carry container.name, .image and .privileged: Falco's "Debugfs
 // Launched in Privileged Container" and "Drop and execute new binary in container" suites pass
 // (in the cgroup box, without runtime metadata and with the chain's program bound from the node,
-// both failed), as do its redirect, netcat and release_agent suites, and the debugfs one through
+// both failed), as do its redirect, netcat and release_agent suites, the repository's own suite
+// for the container rules (rules/tests/syscall-container-suite.yaml), and the debugfs one through
 // podman. Nothing is left in the runtimes: no container, no image tag.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -109,6 +110,16 @@ t("Falco's redirect suite passes: dup2 and dup3 of a connected socket onto 0, 1 
 t("Falco's netcat and release_agent suites pass in containers of the private dockerd: nc/ncat exec flags, and open/openat/openat2 writes of a release_agent as root and as daemon", async () => {
   const outcomes = [...(await run(join(FALCO, 'netcat_remote_code_execution_in_container.yaml'))), ...(await run(join(FALCO, 'detect_release_agent_file_container_escapes.yaml')))];
   assert.is(outcomes.length, 7 + 12);
+  assert.equal(
+    brief(outcomes).filter((l) => !l.endsWith(': passed')),
+    [],
+  );
+  assert.is((await docker.cli(['ps', '-aq'])).trim(), '', 'containers left in the runtime');
+});
+
+t('rules/tests/syscall-container-suite.yaml passes in containers of the private dockerd, every test', async () => {
+  const outcomes = await run(join(ROOT, 'rules/tests/syscall-container-suite.yaml'));
+  assert.is(outcomes.length, 10, brief(outcomes).join('\n'));
   assert.equal(
     brief(outcomes).filter((l) => !l.endsWith(': passed')),
     [],
