@@ -74,6 +74,22 @@ test('shipped: a damaged module under the right key is refused, kept, and the ru
   assert.is(readFileSync(join(shipped, file!)).length, good.length >> 1, 'the shipped file is left as it is (read only)');
 });
 
+// rae run's start: precompile() takes the module as the engine starts, the load of the same rules
+// finds it in the compiler's memory: it still reports where the module came from (the start log's note)
+test('shipped: a precompile then a load of the same rules report the shipped module', async () => {
+  const shipped = await ship(rule('cat'), 'ahead');
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', moduleCacheDir: join(dir, 'state-ahead'), shippedModuleDir: shipped, onAlert: () => undefined });
+  try {
+    await engine.precompile(rule('cat'));
+    const r = await engine.load(rule('cat'));
+    assert.ok(r.swapped, JSON.stringify(r.errors));
+    assert.is(r.from, 'shipped');
+    assert.is(engine.moduleBuilds, 0);
+  } finally {
+    await engine.close();
+  }
+});
+
 // ship-module.ts against a default start's engine (start-engine.ts): the build's module must be the one it asks for
 test('shipModule: a default start takes the module the build step wrote', async () => {
   const shipped = join(dir, 'shipped-default');
