@@ -1,8 +1,9 @@
 // Scenario `startup` (issue #33, start-up): how soon `rae run` serves, from a fresh build
 // (scripts/build.mjs) with npm start's defaults (every component on; ports 0, compilerIdleSeconds
 // 3), in rounds, each figure the median:
-//   first_start_ready_s          a fresh state directory (the API's database created, the rules
-//                                compiled) to `run: ready`
+//   first_start_ready_s          a fresh state directory (the API's database created, the rules'
+//                                module compiled, or taken from the build's shipped module cache:
+//                                host/cli/run/ship-module.ts) to `run: ready`
 //   restart_ready_s              the same state directory started again
 //   rule_change_to_compiled_ms   in that restart, a new syscall rule's manifest written -> its
 //                                ruleset on the compiled module (footprint.ts ruleChange; the

@@ -6,6 +6,7 @@
 //   OUT/assembly/        the AssemblyScript runtime sources the compile worker reads, and
 //   OUT/asconfig.json    the options it compiles them with
 //   OUT/rules/           the built-in rule sets
+//   OUT/module-cache/    the compiled module of a default start's rules (host/runtime/module-cache.ts)
 //   OUT/package.json     the version `rae --version` reports (and "type": "module")
 //   OUT/build/console/   the web console's pages (scripts/build-console.mjs, Vite), as host/console/assets.ts
 //                        finds them from OUT/host/console/
@@ -18,7 +19,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outArg = process.argv.indexOf('--out');
@@ -69,6 +70,11 @@ if (!consoleFresh()) {
 }
 cpSync(join(root, 'build/console'), join(out, 'build/console'), { recursive: true });
 if (relative(root, out).startsWith('..')) link('node_modules');
+// OUT/module-cache/<key>.wasm: the compiled module of a default start's rules (host/cli/run/ship-module.ts),
+// which a first start takes instead of compiling, after the same checks as the state directory's module cache.
+const ship = `const { shipModule } = await import(process.argv[1]); await shipModule(process.argv[2]);`;
+const shipped = spawnSync(process.execPath, ['--input-type=module', '-e', ship, pathToFileURL(join(out, 'host/cli/run/ship-module.js')).href, join(out, 'module-cache')], { stdio: 'inherit', cwd: root });
+if (shipped.status !== 0) process.exit(shipped.status ?? 1);
 
 writeFileSync(join(out, 'build-info.json'), `${JSON.stringify({ startedAt })}\n`);
 

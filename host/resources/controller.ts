@@ -207,7 +207,8 @@ export class ResourceController {
         const s = result.ruleset.stats;
         const names = translations.map((t) => t.resource.name).join(', ') || 'none';
         const summary = `resources: ruleset loaded in ${Math.round(performance.now() - started)} ms: ${s.rules} rules (${s.enabled} enabled); built-in sets: ${builtIn.join(', ') || 'none'}; EngineAuditRules: ${names}`;
-        this.opts.reporter.log(compiled ? `${summary} (reference interpreter until compiled)` : from === 'disk' ? `${summary} (compiled module from the module cache)` : summary);
+        const source = from === 'disk' ? ' (compiled module from the module cache)' : from === 'shipped' ? ' (compiled module shipped with the build)' : '';
+        this.opts.reporter.log(compiled ? `${summary} (reference interpreter until compiled)` : summary + source);
         this.opts.onRulesLoaded?.(result, summary);
         // A compile failure is reported by the engine (the interpreter keeps serving this ruleset).
         void compiled?.then((u) => {

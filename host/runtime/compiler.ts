@@ -70,8 +70,8 @@ function untilAborted<T extends { r: BuildResult }>(p: Promise<T>, signal: Abort
   });
 }
 
-/** Where a compiled module came from: this compiler's memory, the on-disk module cache, or a build. */
-export type ModuleFrom = 'memory' | 'disk' | 'build';
+/** Where a compiled module came from: this compiler's memory, the on-disk module cache, the build's shipped module cache, or a build. */
+export type ModuleFrom = 'memory' | 'disk' | 'shipped' | 'build';
 
 /** Result of compiling a ruleset. */
 export type CompileOutcome = { ok: true; compiled: CompiledRuleset; codegenMs: number; from: ModuleFrom } | { ok: false; errors: RuntimeError[] };
@@ -96,6 +96,8 @@ export class RuleCompiler {
   private idleTimer: NodeJS.Timeout | undefined;
 
   private readonly disk: ModuleCache | undefined;
+  /** The build's shipped modules (module-cache.ts SHIPPED_MODULE_DIR), read only. */
+  private readonly shipped: ModuleCache | undefined;
   private buildCount = 0;
   /** Builds in progress by code hash. */
   private readonly inflight = new Map<string, Promise<{ r: BuildResult; from: ModuleFrom }>>();
@@ -106,12 +108,14 @@ export class RuleCompiler {
   /**
    * `idleMs`: stop the worker after this long without a request (0 or absent: keep it);
    * `cacheDir`: keep built modules' wasm there and take them from there (module-cache.ts);
+   * `shippedDir`: take modules from there too, never writing or removing (a build's shipped cache);
    * `timeoutMs`: a worker build's deadline (default 120 s, 0: none); `maxHeapMb`: the worker's
    * V8 old-generation cap (default 2048); `counters`: modules count their rule figures (default
    * true; GenerateOptions.counters).
    */
-  constructor(private readonly opts: { inProcess?: boolean; idleMs?: number; cacheDir?: string; timeoutMs?: number; maxHeapMb?: number; counters?: boolean } = {}) {
+  constructor(private readonly opts: { inProcess?: boolean; idleMs?: number; cacheDir?: string; shippedDir?: string; timeoutMs?: number; maxHeapMb?: number; counters?: boolean } = {}) {
     this.disk = opts.cacheDir ? new ModuleCache(opts.cacheDir) : undefined;
+    this.shipped = opts.shippedDir ? new ModuleCache(opts.shippedDir) : undefined;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_COMPILE_TIMEOUT_MS;
   }
 
@@ -145,24 +149,26 @@ export class RuleCompiler {
     return { ok: true, codegenMs, from, compiled: { generated: gen.module, module: r.built.module, wasm: r.built.wasm, compileMs: r.built.compileMs + codegenMs, warmMs: r.built.warmMs } };
   }
 
-  /** The module of `code` from the disk cache, else built (and then written to the disk cache). */
+  /** The module of `code` from the disk cache, else the shipped one, else built (and then written to the disk cache). */
   private async obtain(code: string, plan: WarmPlan, signal: AbortSignal | undefined): Promise<{ r: BuildResult; from: ModuleFrom }> {
-    const key = this.disk ? compileKey(code) : undefined;
-    const cached = key !== undefined ? await this.fromDisk(key, plan) : undefined;
+    const key = this.disk || this.shipped ? compileKey(code) : undefined;
+    const cached = key !== undefined && this.disk ? await this.fromCache(this.disk, key, plan) : undefined;
     if (cached) return { r: cached, from: 'disk' };
+    const shipped = key !== undefined && this.shipped ? await this.fromCache(this.shipped, key, plan) : undefined;
+    if (shipped) return { r: shipped, from: 'shipped' };
     this.buildCount++;
     const r = this.opts.inProcess ? await buildModule(code, plan) : await this.inWorker(code, plan, signal);
-    if (r.ok && key !== undefined) this.disk!.put(key, r.built.wasm);
+    if (r.ok && key !== undefined) this.disk?.put(key, r.built.wasm);
     return { r, from: 'build' };
   }
 
-  /** The cached module of `key` checked and warmed, or undefined (none, or it failed: then removed). */
-  private async fromDisk(key: string, plan: WarmPlan): Promise<{ ok: true; built: Built } | undefined> {
-    const wasm = this.disk!.get(key);
+  /** The module of `key` in `cache`, checked and warmed, or undefined (none, or it failed: then removed, unless shipped). */
+  private async fromCache(cache: ModuleCache, key: string, plan: WarmPlan): Promise<{ ok: true; built: Built } | undefined> {
+    const wasm = cache.get(key);
     if (!wasm) return undefined;
     const r = await fromWasm(wasm, plan, undefined, DISK_WARM_BUDGET_MS);
     if (r.ok) return r;
-    this.disk!.remove(key);
+    if (cache !== this.shipped) cache.remove(key);
     return undefined;
   }
 

@@ -54,6 +54,13 @@ import { RulesetSlot, selectRules } from './ruleset-slot.js';
 export type { TierUp } from './engine-types.js';
 export { selectRules } from './ruleset-slot.js';
 
+/** What precompile() loaded, and where its module came from once compiled. */
+interface Precompiled {
+  files: readonly RulesFile[];
+  result: LoadResult;
+  from?: ModuleFrom;
+}
+
 type Prepared = { ok: true; module: RuleModule; compiled: CompiledRuleset; prepareMs: number; from: ModuleFrom } | { ok: false; errors: RuntimeError[] };
 
 /** The stats timings of a prepared module. */
@@ -81,7 +88,7 @@ export class DetectionEngine {
   private closed = false;
   private loading: Promise<unknown> = Promise.resolve();
   /** The rules precompile() loaded, for the load() of the same files that follows it (`rae run`'s start: one loadRules instead of two). */
-  private precompiled: { files: readonly RulesFile[]; result: LoadResult } | undefined;
+  private precompiled: Precompiled | undefined;
   /** Aborts the compile of the newest load or tier-up target when a newer ruleset comes. */
   private compileAbort: AbortController | undefined;
   private readonly compiler: RuleCompiler;
@@ -91,7 +98,7 @@ export class DetectionEngine {
   constructor(private readonly options: DetectionEngineOptions) {
     const counters = options.ruleCounters ?? true;
     this.ruleStats = counters ? new RuleStats() : undefined;
-    this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir, timeoutMs: options.compileTimeoutMs, maxHeapMb: options.compileWorkerHeapMb, counters });
+    this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir, shippedDir: options.shippedModuleDir, timeoutMs: options.compileTimeoutMs, maxHeapMb: options.compileWorkerHeapMb, counters });
     if (this.ruleStats) options.metrics?.ruleFigures?.(() => this.ruleFigures);
     const tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
     this.counters = newEngineStats(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
@@ -108,19 +115,20 @@ export class DetectionEngine {
    */
   load(files: readonly RulesFile[], opts: LoadOptions = {}): Promise<LoadOutcome> {
     const t0 = performance.now();
-    const result = this.takePrecompiled(files) ?? loadRules(files, { limits: this.options.expandLimits });
+    const ahead = this.takePrecompiled(files);
+    const result = ahead?.result ?? loadRules(files, { limits: this.options.expandLimits });
     let signal: AbortSignal | undefined;
     if (result.ok) {
       this.compileAbort?.abort();
       this.compileAbort = new AbortController();
       signal = this.compileAbort.signal;
     }
-    const next = this.loading.then(() => this.loadNow(result, t0, opts, signal));
+    const next = this.loading.then(() => this.loadNow(result, t0, opts, signal, ahead));
     this.loading = next.catch(() => undefined);
     return next;
   }
 
-  private async loadNow(result: LoadResult, t0: number, opts: LoadOptions, signal: AbortSignal | undefined): Promise<LoadOutcome> {
+  private async loadNow(result: LoadResult, t0: number, opts: LoadOptions, signal: AbortSignal | undefined, ahead: Precompiled | undefined): Promise<LoadOutcome> {
     if (!result.ok || !signal) return { swapped: false, result };
     if (signal.aborted) return { swapped: false, result, errors: [runtimeError('ECANCELED', 'a newer load superseded this ruleset before it was compiled')] };
     if (this.options.engine === 'interpreter' || opts.interpreterFirst) {
@@ -134,7 +142,8 @@ export class DetectionEngine {
     this.slot.installCompiled(result, prepared.module);
     const live = performance.now() - t0;
     Object.assign(this.counters, preparedTimes(prepared), { lastChangeToLiveMs: live, lastChangeToCompiledMs: live });
-    return { swapped: true, result, tier: 'wasm', from: prepared.from };
+    // the precompile's module, held in the compiler's memory since: it came from where the precompile took it
+    return { swapped: true, result, tier: 'wasm', from: prepared.from === 'memory' ? (ahead?.from ?? 'memory') : prepared.from };
   }
 
   /** Compiles (worker), instantiates, checks and warms a ruleset's module; nothing is swapped. */
@@ -275,16 +284,20 @@ export class DetectionEngine {
    */
   async precompile(files: readonly RulesFile[]): Promise<void> {
     const result = loadRules(files, { limits: this.options.expandLimits });
-    this.precompiled = { files, result };
-    if (result.ok && this.options.engine !== 'interpreter') await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority)).catch(() => undefined);
+    const ahead: Precompiled = { files, result };
+    this.precompiled = ahead;
+    if (result.ok && this.options.engine !== 'interpreter') {
+      const c = await this.compiler.compile(selectRules(result.ruleset.rules, this.options.minPriority)).catch(() => undefined);
+      if (c?.ok) ahead.from = c.from;
+    }
   }
 
   /** The precompile's load result when `files` are the ones it loaded (once: the first load after it). */
-  private takePrecompiled(files: readonly RulesFile[]): LoadResult | undefined {
+  private takePrecompiled(files: readonly RulesFile[]): Precompiled | undefined {
     const p = this.precompiled;
     this.precompiled = undefined;
     const same = p && p.files.length === files.length && p.files.every((f, i) => f.name === files[i]!.name && f.text === files[i]!.text);
-    return same ? p.result : undefined;
+    return same ? p : undefined;
   }
 
   /** Modules the compiler has built (neither from its memory nor from the module cache). */

@@ -33,6 +33,8 @@ export interface DetectionEngineOptions {
   compileWorkerHeapMb?: number;
   /** Keep built modules here and load unchanged rulesets from here (module-cache.ts; `rae run`: <stateDir>/module-cache). */
   moduleCacheDir?: string;
+  /** Also load unchanged rulesets from this read-only module cache (`rae run`: the build's, module-cache.ts SHIPPED_MODULE_DIR). */
+  shippedModuleDir?: string;
   /** Bounds of the expanded rule conditions (default: the engine's DEFAULT_EXPAND_LIMITS). */
   expandLimits?: Partial<ExpandLimits & RulesBounds>;
   /** Longest field value an alert carries, UTF-8 bytes (default 64 KiB; `rae run`: rules.maxOutputFieldBytes); longer ones are cut and marked. */
@@ -67,7 +69,7 @@ export interface LoadOutcome {
   errors?: RuntimeError[];
   /** The tier the new ruleset went live on (when swapped). */
   tier?: EvaluatorTier;
-  /** Compile-first loads: where the module came from (memory, the on-disk module cache, a build). */
+  /** Compile-first loads: where the module came from (memory, the on-disk module cache, the build's shipped one, a build). */
   from?: ModuleFrom;
   /** Interpreter-first loads: settles when the ruleset runs on WASM, or why it never will. */
   compiled?: Promise<TierUp>;

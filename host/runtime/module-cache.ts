@@ -5,8 +5,16 @@
 // and warm-up as a fresh build (build.ts fromWasm), without starting the compile worker. The cache
 // only saves work: a file that cannot be read or fails the checks is removed and the rules are
 // compiled as usual; a write that fails costs the next start a compile, nothing else.
+// A build (scripts/build.mjs) also ships one such directory, SHIPPED_MODULE_DIR, holding the module
+// of a default start's rules (host/cli/run/ship-module.ts), read only: a first start finds it by
+// the same key, so a module built for other rules, another compiler or another runtime (ABI) is
+// never found, and one that fails the checks is not used.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The module cache a build ships (OUT/module-cache; from the sources, the repository's module-cache/, normally absent). */
+export const SHIPPED_MODULE_DIR = fileURLToPath(new URL('../../module-cache/', import.meta.url));
 
 const KEY = /^[0-9a-f]{64}$/;
 

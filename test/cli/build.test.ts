@@ -3,7 +3,7 @@
 // .ts file without a loader, so any path the build still points at the sources (a worker entry,
 // SQL migrations, the AssemblyScript runtime, the rules) fails the command that takes it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -82,15 +82,37 @@ test('build: rae admin creates the database from the built migrations', () => {
 });
 
 // The API's migrations from the build are the admin test's; here the rest of a start (PGlite's first
-// start under load takes minutes).
-test('build: rae run gets ready (rules compiled in the worker, webhook, syscall source) and stops', async () => {
-  const run = startRae(['--state-dir', join(tmp, 'run-state'), '-o', 'forwarder.port=0', '-o', 'api.enabled=false', '-o', 'webhook.port=0']);
+// start under load takes minutes). The build ships the default rules' compiled module
+// (host/cli/run/ship-module.ts): a first start takes it instead of compiling, and the start log
+// says so; a shipped module that fails the checks is refused and the rules compile in the worker.
+const runArgs = (state: string) => ['--state-dir', join(tmp, state), '-o', 'forwarder.port=0', '-o', 'api.enabled=false', '-o', 'webhook.port=0'];
+const SHIPPED_NOTE = '(compiled module shipped with the build)';
+
+test('build: rae run gets ready on the module shipped with the build (webhook, syscall source) and stops', async () => {
+  assert.equal(readdirSync(join(out, 'module-cache')).filter((n) => n.endsWith('.wasm')).length, 1, 'one shipped module');
+  const run = startRae(runArgs('run-state'));
   try {
     await run.waitLog(/run: ready/, 0, 600_000);
+    assert.match(run.stderr(), /resources: ruleset loaded in \d+ ms: .*\(compiled module shipped with the build\)/);
   } finally {
     assert.is(await run.stop(), 0, run.stderr());
   }
   assert.match(readFileSync(join(out, 'package.json'), 'utf8'), '"type": "module"');
+});
+
+test('build: a damaged shipped module is refused, the rules compile in the worker', async () => {
+  const [file] = readdirSync(join(out, 'module-cache'));
+  const path = join(out, 'module-cache', file!);
+  writeFileSync(path, readFileSync(path).subarray(0, 1000));
+  const run = startRae(runArgs('damaged-state'));
+  try {
+    await run.waitLog(/run: ready/, 0, 600_000);
+    assert.match(run.stderr(), /resources: ruleset loaded in \d+ ms/);
+    assert.not.match(run.stderr(), SHIPPED_NOTE);
+  } finally {
+    assert.is(await run.stop(), 0, run.stderr());
+  }
+  assert.ok(readdirSync(join(tmp, 'damaged-state', 'module-cache')).length > 0, "the compiled module went to the state directory's cache");
 });
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -101,9 +101,15 @@ test('engine: precompile then load of the same rules builds once (the load waits
   assert.is(engine.rulesetGeneration, 1, 'precompile installs nothing');
   engine.evaluate(events);
   assert.equal(alerts, ['cat opens']);
-  await engine.precompile([{ name: 'bad.yaml', text: '- rule: x\n  condition: nope(\n' }]);
-  assert.is(engine.moduleBuilds, 1, 'invalid rules: nothing built, nothing thrown');
   await engine.close();
+  // a restart: the precompile takes the module from the cache, the load from the compiler's memory, and says the cache
+  const again = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', moduleCacheDir: cacheDir, onAlert: () => undefined });
+  await again.precompile(RULES);
+  assert.is((await again.load(RULES)).from, 'disk');
+  assert.is(again.moduleBuilds, 0);
+  await again.precompile([{ name: 'bad.yaml', text: '- rule: x\n  condition: nope(\n' }]);
+  assert.is(again.moduleBuilds, 0, 'invalid rules: nothing built, nothing thrown');
+  await again.close();
 });
 
 test.run();

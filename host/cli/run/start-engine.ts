@@ -9,7 +9,7 @@ import { builtinRulesFiles, type RulesFile } from '../../engine/index.js';
 import type { Priority } from '../../engine/priority.js';
 import type { Metrics } from '../../metrics/index.js';
 import type { Alert } from '../../output/alert.js';
-import { DetectionEngine } from '../../runtime/index.js';
+import { DetectionEngine, SHIPPED_MODULE_DIR } from '../../runtime/index.js';
 import { followContainers } from '../../sources/container/index.js';
 import { followDomainNames } from '../../sources/dns/index.js';
 import { KernelIngest } from '../../sources/syscall/ingest.js';
@@ -49,6 +49,8 @@ export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycl
     compileWorkerHeapMb: config.rules.compileWorkerHeapMb,
     ruleCounters: config.rules.ruleCounters,
     moduleCacheDir: join(config.stateDir, 'module-cache'),
+    // a default first start's module, built with the build (ship-module.ts): no compile for it
+    shippedModuleDir: SHIPPED_MODULE_DIR,
     hostname,
     kernel: kernelIngest,
     metrics,

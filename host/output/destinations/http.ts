@@ -4,7 +4,7 @@
 // reason of a failed attempt. Mutual TLS files are read at start: a missing file stops the start.
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import type { OutputSettings } from './settings.js';
 import type { AttemptResult } from './types.js';
 
@@ -35,6 +35,12 @@ function hasSetting(s: OutputSettings, key: string): boolean {
   }
 }
 
+/**
+ * undici, imported by the first poster made: a start without HTTP outputs never loads it (about
+ * 1.3 s of a start's module loading, profiled under load; issue #33).
+ */
+let undici: Promise<typeof import('undici')> | undefined;
+
 /** A poster to `url` with the output's TLS, timeout, method and headers. */
 export function createHttpPoster(s: OutputSettings, url: string, opts: { method?: string; headers?: Record<string, string>; gzip?: boolean; contentType?: string } = {}): HttpPoster {
   const timeoutMs = s.number('timeoutms');
@@ -50,17 +56,20 @@ export function createHttpPoster(s: OutputSettings, url: string, opts: { method?
         rejectUnauthorized: mutual || s.bool('checkcert'),
       }
     : undefined;
-  const agent = new Agent({ connections: 4, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect });
+  undici ??= import('undici');
+  const lib = undici;
+  const agent: Promise<Agent> = lib.then(({ Agent }) => new Agent({ connections: 4, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect }));
   const headers: Record<string, string> = { 'content-type': opts.contentType ?? 'application/json', 'user-agent': USER_AGENT, ...opts.headers };
   if (opts.gzip) headers['content-encoding'] = 'gzip';
   return {
     async post(body, closing, extraHeaders) {
       try {
+        const { request } = await lib;
         const res = await request(url, {
           method: (opts.method ?? 'POST') as 'POST',
           body: opts.gzip ? gzipSync(body) : body,
           headers: extraHeaders ? { ...headers, ...extraHeaders } : headers,
-          dispatcher: agent,
+          dispatcher: await agent,
           signal: AbortSignal.any([closing, AbortSignal.timeout(timeoutMs)]),
         });
         await res.body.dump();
@@ -71,6 +80,6 @@ export function createHttpPoster(s: OutputSettings, url: string, opts: { method?
         return e.cause?.code ?? e.code ?? e.message;
       }
     },
-    close: () => agent.close(),
+    close: async () => (await agent).close(),
   };
 }

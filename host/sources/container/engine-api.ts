@@ -3,13 +3,19 @@
 // stream, mapped as Falco's docker and podman engines map them; for Podman also the libpod
 // endpoint for ImageName/ImageDigest (https://docs.podman.io/en/latest/_static/api.html).
 import { Readable } from 'node:stream';
-import { Client } from 'undici';
+import type { Client } from 'undici';
 import { keptLabels, podFromLabels, shortId, splitImage, type ContainerMount, type ContainerRecord } from './record.js';
 import type { MetadataSource, RuntimeEvent, Watch } from './source.js';
 
 /** Docker Engine API version both speak (dockerd 20.10, podman 4 compat). */
 const API = '/v1.41';
 const LIBPOD = '/v4.0.0/libpod';
+
+/** A client on `socket`, undici imported only now: a start without Docker or Podman never loads it (about 1.3 s of module loading, profiled under load; issue #33). */
+async function clientOn(socket: string, headersTimeout: number, bodyTimeout: number): Promise<Client> {
+  const { Client } = await import('undici');
+  return new Client('http://localhost', { socketPath: socket, headersTimeout, bodyTimeout });
+}
 
 /** Options of an Engine API source. */
 export interface EngineOptions {
@@ -60,18 +66,22 @@ class HttpError extends Error {
 
 /** Docker (`flavor` docker) or Podman (`podman`) on `socket`. */
 export class EngineSource implements MetadataSource {
-  private readonly client: Client;
+  /** Made on the first call (clientOn). */
+  private client: Promise<Client> | undefined;
 
   constructor(
     readonly name: 'docker' | 'podman',
     readonly socket: string,
     private readonly opts: EngineOptions = { callTimeoutMs: 5000 },
-  ) {
-    this.client = new Client('http://localhost', { socketPath: socket, headersTimeout: opts.callTimeoutMs, bodyTimeout: opts.callTimeoutMs });
+  ) {}
+
+  private connect(): Promise<Client> {
+    this.client ??= clientOn(this.socket, this.opts.callTimeoutMs, this.opts.callTimeoutMs);
+    return this.client;
   }
 
   private async json<T>(path: string): Promise<T | undefined> {
-    const res = await this.client.request({ method: 'GET', path, signal: AbortSignal.timeout(this.opts.callTimeoutMs) });
+    const res = await (await this.connect()).request({ method: 'GET', path, signal: AbortSignal.timeout(this.opts.callTimeoutMs) });
     if (res.statusCode === 404) {
       await res.body.dump();
       return undefined;
@@ -92,7 +102,7 @@ export class EngineSource implements MetadataSource {
    */
   async call<T = EngineAnswer>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: object | Readable, timeoutMs = this.opts.callTimeoutMs): Promise<{ status: number; text: string; json: T }> {
     const stream = body instanceof Readable;
-    const res = await this.client.request({
+    const res = await (await this.connect()).request({
       method,
       path: `${API}${path}`,
       headers: body === undefined ? {} : { 'content-type': stream ? 'application/x-tar' : 'application/json' },
@@ -177,9 +187,9 @@ export class EngineSource implements MetadataSource {
     const filters = encodeURIComponent(JSON.stringify({ type: ['container'] }));
     // its own connection (a Client has one, and the stream never ends); no body timeout: the
     // stream is quiet while nothing happens
-    const stream = new Client('http://localhost', { socketPath: this.socket, headersTimeout: this.opts.callTimeoutMs, bodyTimeout: 0 });
+    const stream = clientOn(this.socket, this.opts.callTimeoutMs, 0);
     stream
-      .request({ method: 'GET', path: `${API}/events?filters=${filters}`, signal: ac.signal, bodyTimeout: 0 })
+      .then((c) => c.request({ method: 'GET', path: `${API}/events?filters=${filters}`, signal: ac.signal, bodyTimeout: 0 }))
       .then(async (res) => {
         if (res.statusCode !== 200) throw new HttpError(res.statusCode, '/events');
         let buf = '';
@@ -196,20 +206,20 @@ export class EngineSource implements MetadataSource {
         throw new Error(`${this.name} event stream ended`);
       })
       .catch((e: Error) => {
-        void stream.destroy().catch(() => undefined);
+        void stream.then((c) => c.destroy()).catch(() => undefined);
         if (!ac.signal.aborted) fail(e);
       });
     return {
       close: () => {
         done = true;
         ac.abort();
-        void stream.destroy().catch(() => undefined);
+        void stream.then((c) => c.destroy()).catch(() => undefined);
       },
     };
   }
 
   close(): void {
-    void this.client.close().catch(() => undefined);
+    void this.client?.then((c) => c.close()).catch(() => undefined);
   }
 }
 
