@@ -12,6 +12,7 @@ import { registerFalcoMetrics, type RuleLabels } from './falco.js';
 import { createRegistry } from './registry.js';
 import {
   SOURCES,
+  type ContainerLookupResult,
   type Destination,
   type DropReason,
   type ProcessLookupResult,
@@ -99,8 +100,18 @@ export interface Metrics {
   compileTime(seconds: number): void;
   /** Where the kernel path's thread-table drops are counted (its running totals, plain numbers: no prom-client call on the hot path): read at each exposition into enginesecurity_engine_thread_table_drops_total. */
   threadTableDrops(read: () => Readonly<Record<ThreadTableDropReason, number>>): void;
+  /** Where the container metadata cache keeps its figures (plain numbers): read at each exposition into enginesecurity_engine_containers and enginesecurity_engine_container_lookups_total. */
+  containerMetadata(read: () => ContainerMetadataFigures): void;
   /** Where the per-rule figures come from (the detection engine's ruleFigures): read at each exposition into the enginesecurity_engine_rule_* counters. */
   ruleFigures(read: () => readonly RuleFigure[]): void;
+}
+
+/** The container metadata cache's running figures. */
+interface ContainerMetadataFigures {
+  /** Containers whose metadata is held now. */
+  containers: number;
+  /** Lookups by how they ended, since start. */
+  lookups: Readonly<Record<ContainerLookupResult, number>>;
 }
 
 /** A new, independent set of metrics in its own registry. */
@@ -142,6 +153,16 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     for (const [reason, n] of Object.entries(drops)) m.threadTableDrops.inc({ reason }, n);
   };
 
+  // The container metadata cache's figures are running totals too: set at each exposition.
+  let readContainers: (() => ContainerMetadataFigures) | undefined;
+  const syncContainers = () => {
+    const f = readContainers?.();
+    if (!f) return;
+    m.containers.set(f.containers);
+    m.containerLookups.reset();
+    for (const [result, n] of Object.entries(f.lookups)) m.containerLookups.inc({ result }, n);
+  };
+
   // The process's memory by area (bench footprint reads it): read at each exposition.
   const syncMemory = () => {
     const u = process.memoryUsage();
@@ -160,6 +181,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     async exposition() {
       syncFigures();
       syncThreadTableDrops();
+      syncContainers();
       syncMemory();
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
@@ -168,6 +190,9 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
     threadTableDrops: (read) => {
       readThreadTableDrops = read;
+    },
+    containerMetadata: (read) => {
+      readContainers = read;
     },
     knownRules(loaded) {
       const list = [...loaded];

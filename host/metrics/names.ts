@@ -65,6 +65,15 @@ const THREAD_TABLE_DROP_REASONS = [
 ] as const;
 export type ThreadTableDropReason = (typeof THREAD_TABLE_DROP_REASONS)[number];
 
+/** How a lookup of a container's runtime metadata ended (host/sources/container/cache.ts). */
+const CONTAINER_LOOKUP_RESULTS = [
+  'found', // a runtime answered with the container: its container.* and k8s.* fields read from then on
+  'not_found', // no connected runtime knew the id after every retry
+  'dropped', // the lookup queue was full: asked again at the container's next unknown event
+  'error', // a runtime call failed or missed its deadline (containers.callTimeoutMs); retried
+] as const;
+export type ContainerLookupResult = (typeof CONTAINER_LOOKUP_RESULTS)[number];
+
 /** Which evaluator judges decoded events: the compiled module, or the reference interpreter while a new ruleset compiles. */
 export const EVALUATOR_TIERS = ['wasm', 'interpreter'] as const;
 export type EvaluatorTier = (typeof EVALUATOR_TIERS)[number];
@@ -187,6 +196,18 @@ export const METRICS = {
     name: 'enginesecurity_engine_thread_table_drops_total',
     help: "Process records of the kernel source the thread table could not keep whole, by reason: full (no free entry, the process goes untracked; Falco: falcosecurity_scap_n_drops_full_threadtable_total), strings_cut (one string of a process not kept because the table's string heap was full even after compaction; the field reads as missing).",
     labelNames: ['reason'],
+  }),
+  containers: def({
+    type: 'gauge',
+    name: 'enginesecurity_engine_containers',
+    help: "Containers whose runtime metadata the engine holds (listed at start, learned from the runtimes' events or looked up), read when scraped: their events read container.* and k8s.* fields; a container's events before its metadata arrives read them as missing.",
+    labelNames: [],
+  }),
+  containerLookups: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_container_lookups_total',
+    help: 'Lookups of a container id in the runtimes (an id first seen in an event, or named by a runtime event), read when scraped, by result: found, not_found (no runtime knew it after every retry), dropped (lookup queue full; asked again later), error (a call failed or missed its deadline; each failed call counts).',
+    labelNames: ['result'],
   }),
   memoryBytes: def({
     type: 'gauge',

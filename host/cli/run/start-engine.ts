@@ -38,7 +38,11 @@ export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycl
   const kernelIngest = new KernelIngest({ hostname, unknownProcesses: { read: (pid) => readProcess(pid), onLookup: (r) => metrics.processLookup(r) } });
   // the thread table counts its drops in plain numbers; the metrics read them when scraped
   metrics.threadTableDrops(() => kernelIngest.threads.drops);
-  if (config.containers.enabled) life.add(followContainers(config.containers, kernelIngest.containers, log));
+  if (config.containers.enabled) {
+    const containers = followContainers(config.containers, kernelIngest.containers, log);
+    metrics.containerMetadata(containers.figures);
+    life.add(containers);
+  }
   // the rules' domain names (fd.sip.name ...) resolved off the event path into the module's DNS table
   if (config.dns.enabled) life.add(followDomainNames(config.dns, kernelIngest.dns, log));
   const engine = new DetectionEngine({

@@ -56,13 +56,19 @@ export interface ContainersConfig {
   podman: { enabled: boolean; sockets: string[] };
 }
 
+/** The cache's figures for metrics (enginesecurity_engine_containers, enginesecurity_engine_container_lookups_total). */
+interface MetadataFigures {
+  containers: number;
+  lookups: { found: number; not_found: number; dropped: number; error: number };
+}
+
 /**
  * rae run's metadata feed: a cache over the enabled runtimes that writes what it learns and
  * forgets into the container table, and is asked about each container id the table sees first.
  * Nothing waits on it: the cache starts in the background (an absent runtime: one log line) and
  * a lookup's answer reaches the table, and the events after it, whenever it comes.
  */
-export function followContainers(cfg: ContainersConfig, table: ContainerTable, log: (line: string) => void): { name: string; stop: () => Promise<void> } {
+export function followContainers(cfg: ContainersConfig, table: ContainerTable, log: (line: string) => void): { name: string; stop: () => Promise<void>; figures: () => MetadataFigures } {
   const runtimes: ContainerRuntimesConfig = {
     cri: cfg.cri.enabled ? cfg.cri.sockets : [],
     docker: cfg.docker.enabled ? cfg.docker.sockets : [],
@@ -76,5 +82,10 @@ export function followContainers(cfg: ContainersConfig, table: ContainerTable, l
     if (r) table.learn(r);
   };
   void cache.start();
-  return { name: 'container metadata', stop: async () => cache.close() };
+  const s = cache.stats;
+  return {
+    name: 'container metadata',
+    stop: async () => cache.close(),
+    figures: () => ({ containers: s.entries, lookups: { found: s.found, not_found: s.notFound, dropped: s.dropped, error: s.errors } }),
+  };
 }

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startRae, type RaeRun } from '../../helpers/rae-run.js';
+import { until } from '../../helpers/until.js';
 import { corpusPath } from '../../../support/corpus.js';
 import { kernelGate } from '../syscall/collector.js';
 import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd, type Pod, type PrivateContainerd } from '../../../support/containers/index.js';
@@ -63,24 +64,36 @@ test.before(async () => {
     `rules:\n  builtIn: [syscall]\n  files: ${JSON.stringify(files)}\n  ruleMatching: all\nforwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\ncontainers:\n  cri:\n    sockets: [${JSON.stringify(rt.socket)}]\n  docker:\n    enabled: false\n  podman:\n    enabled: false\n`,
   );
   rae = startRae(['--config', cfg, '--state-dir', join(root, 'state')]);
+  const forwarder = (await rae.waitLog(/run: forwarder listening on (\S+)/))[1]!;
   await rae.waitLog(/run: ready/);
   await rae.waitLog(/container metadata: cri at .*: \d+ containers/);
-  pod = await rt.cri.runPod({ name: 'web-7d4b9c', namespace: 'shop', uid: '0b8f1c2e-5a51-4c4b-9a57-3f7c7f1e2a10', labels: { app: 'web' } });
-  plain = (await rt.cri.runContainer(pod, { name: 'sidecar', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['3600'] })).slice(0, 12);
+  // a pod uid of its own: the kubelet-style cgroup parent is named by it, and cri.test.ts (which may
+  // run beside this file) has a fixed one; sharing the cgroup, one file's teardown killed the other's containers
+  pod = await rt.cri.runPod({ name: 'web-7d4b9c', namespace: 'shop', labels: { app: 'web' } });
+  // Each container starts once the engine holds its metadata (learned from the runtime's create
+  // event): a start judged before it reads container.* and k8s.* as missing, as in Falco, and
+  // container_started rules would not fire (a race with the runtime's answer on a loaded machine).
+  const known = async () => Number(/^enginesecurity_engine_containers (\d+)/m.exec(await (await fetch(`${forwarder}/metrics`)).text())?.[1] ?? -1);
+  const runKnown = async (spec: Parameters<PrivateContainerd['cri']['createContainer']>[1]) => {
+    const before = await known();
+    const id = await rt.cri.createContainer(pod, spec);
+    await until(known, (n) => n > before, `the engine to learn container ${spec.name}'s metadata (enginesecurity_engine_containers above ${before})`, WAIT_MS);
+    await rt.cri.startContainer(id);
+    return id.slice(0, 12);
+  };
+  plain = await runKnown({ name: 'sidecar', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['3600'] });
   startedAfter = BigInt(Date.now()) * 1_000_000n;
-  privileged = (
-    await rt.cri.runContainer(pod, {
-      name: 'nginx',
-      image: BUSYBOX_IMAGE,
-      command: ['sleep'],
-      args: ['3600'],
-      privileged: true,
-      mounts: [
-        { containerPath: '/host/etc', hostPath: '/etc', readonly: true },
-        { containerPath: '/host/proc', hostPath: '/proc', readonly: true },
-      ],
-    })
-  ).slice(0, 12);
+  privileged = await runKnown({
+    name: 'nginx',
+    image: BUSYBOX_IMAGE,
+    command: ['sleep'],
+    args: ['3600'],
+    privileged: true,
+    mounts: [
+      { containerPath: '/host/etc', hostPath: '/etc', readonly: true },
+      { containerPath: '/host/proc', hostPath: '/proc', readonly: true },
+    ],
+  });
   startedBefore = BigInt(Date.now()) * 1_000_000n;
 });
 
