@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -139,7 +140,15 @@ struct rae_capture *rae_capture_open(const struct rae_capture_opts *o, struct ra
 	if ((err = -bpf_map__set_max_entries(c->skel->maps.ring, (uint32_t)o->ring_bytes)))
 		goto fail;
 	stage = "loading the probe";
-	if ((err = -probe__load(c->skel)))
+	/* Signals are held while the verifier runs: a signal to this thread (V8's SIGPROF sampling
+	 * under --cpu-prof, every millisecond) makes the load fail with EAGAIN, each retry too.
+	 * Held ones are delivered when the mask is restored, a second or so later. */
+	sigset_t all, mask;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &mask);
+	err = -probe__load(c->skel);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	if (err)
 		goto fail;
 	stage = "attaching the probe";
 	if ((err = -probe__attach(c->skel)))

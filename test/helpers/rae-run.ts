@@ -22,9 +22,9 @@ export interface RaeRun {
   stop(): Promise<number | null>;
 }
 
-/** Starts `rae run` (or `opts.command`) with the given arguments and `opts.env` added to the environment; `wrapper` (e.g. `setpriv ...`) runs node when given. */
-export function startRae(args: string[], wrapper: string[] = [], opts: { command?: string; env?: NodeJS.ProcessEnv } = {}): RaeRun {
-  const command = [...wrapper, process.execPath, 'bin/rae.js', opts.command ?? 'run', ...args];
+/** Starts `rae run` (or `opts.command`) with the given arguments and `opts.env` added to the environment; `wrapper` (e.g. `setpriv ...`) runs node when given, `opts.nodeArgs` are node's own options. */
+export function startRae(args: string[], wrapper: string[] = [], opts: { command?: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {}): RaeRun {
+  const command = [...wrapper, process.execPath, ...(opts.nodeArgs ?? []), 'bin/rae.js', opts.command ?? 'run', ...args];
   const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TZ: 'UTC', ...opts.env } });
   let err = '';
   let out = '';
