@@ -10,6 +10,22 @@ import { BUSYBOX, busyboxRootfs, tarDir, writeOciArchive } from '../../host/gene
 
 /** The busybox image's reference in every runtime. */
 export const BUSYBOX_IMAGE = 'localhost/rae-busybox:1.35';
+
+/**
+ * The privileged "nginx" container of the container tests' pod (a busybox sleeping): the host's
+ * /etc and /proc mounted read-only, as a sensitive-mount container would have them.
+ */
+export const PRIVILEGED_SLEEPER = {
+  name: 'nginx',
+  image: BUSYBOX_IMAGE,
+  command: ['sleep'],
+  args: ['3600'],
+  privileged: true,
+  mounts: [
+    { containerPath: '/host/etc', hostPath: '/etc', readonly: true },
+    { containerPath: '/host/proc', hostPath: '/proc', readonly: true },
+  ],
+};
 /** The pause image's reference (the CRI sandbox image). */
 export const PAUSE_IMAGE = 'localhost/rae-pause:3.9';
 

@@ -1,6 +1,6 @@
 // Real container runtimes for tests, each a private instance in a temp dir, with offline images
 // and complete teardown. See README in this folder for the API in one place.
-export { buildImages, BUSYBOX_IMAGE, imageToolsPresent, type TestImages } from './images.js';
+export { buildImages, BUSYBOX_IMAGE, imageToolsPresent, PRIVILEGED_SLEEPER, type TestImages } from './images.js';
 export { startContainerd, containerdPresent, type PrivateContainerd } from './containerd.js';
 export { CriAdmin, type Pod, type ContainerSpec } from './cri-admin.js';
 export { startDockerd, dockerPresent, type PrivateEngine } from './docker.js';

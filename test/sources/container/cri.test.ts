@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContainerCache, CriSource, recordFields, type ContainerRecord } from '../../../host/sources/container/index.js';
-import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd, type Pod, type PrivateContainerd } from '../../../support/containers/index.js';
+import { buildImages, BUSYBOX_IMAGE, PRIVILEGED_SLEEPER, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd, type Pod, type PrivateContainerd } from '../../../support/containers/index.js';
 
 const ready = runtimesAvailable() && imageToolsPresent() && containerdPresent();
 const t = ready ? test : test.skip;
@@ -28,17 +28,7 @@ test.before(async () => {
   imagesDir = mkdtempSync(join(tmpdir(), 'rae-images-'));
   rt = await startContainerd(buildImages(imagesDir));
   pod = await rt.cri.runPod({ name: 'web-7d4b9c', namespace: 'shop', uid: '0b8f1c2e-5a51-4c4b-9a57-3f7c7f1e2a10', labels: { app: 'web', tier: 'frontend' } });
-  privilegedId = await rt.cri.runContainer(pod, {
-    name: 'nginx',
-    image: BUSYBOX_IMAGE,
-    command: ['sleep'],
-    args: ['3600'],
-    privileged: true,
-    mounts: [
-      { containerPath: '/host/etc', hostPath: '/etc', readonly: true },
-      { containerPath: '/host/proc', hostPath: '/proc', readonly: true },
-    ],
-  });
+  privilegedId = await rt.cri.runContainer(pod, PRIVILEGED_SLEEPER);
   plainId = await rt.cri.runContainer(pod, { name: 'sidecar', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['3600'] });
 });
 

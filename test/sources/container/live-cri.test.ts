@@ -22,7 +22,7 @@ import { startRae, type RaeRun } from '../../helpers/rae-run.js';
 import { until } from '../../helpers/until.js';
 import { corpusPath } from '../../../support/corpus.js';
 import { kernelGate } from '../syscall/collector.js';
-import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd, type Pod, type PrivateContainerd } from '../../../support/containers/index.js';
+import { buildImages, BUSYBOX_IMAGE, PRIVILEGED_SLEEPER, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd, type Pod, type PrivateContainerd } from '../../../support/containers/index.js';
 
 const gate = kernelGate('live-cri.test.ts');
 const ready = gate.run && runtimesAvailable() && imageToolsPresent() && containerdPresent();
@@ -83,17 +83,7 @@ test.before(async () => {
   };
   plain = await runKnown({ name: 'sidecar', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['3600'] });
   startedAfter = BigInt(Date.now()) * 1_000_000n;
-  privileged = await runKnown({
-    name: 'nginx',
-    image: BUSYBOX_IMAGE,
-    command: ['sleep'],
-    args: ['3600'],
-    privileged: true,
-    mounts: [
-      { containerPath: '/host/etc', hostPath: '/etc', readonly: true },
-      { containerPath: '/host/proc', hostPath: '/proc', readonly: true },
-    ],
-  });
+  privileged = await runKnown(PRIVILEGED_SLEEPER);
   startedBefore = BigInt(Date.now()) * 1_000_000n;
 });
 
