@@ -366,6 +366,8 @@ export class ThreadTable {
     // the container's entry in the container table (container.name 'host' for a host process)
     const ctrId = Buffer.from(id).toString('latin1');
     dv.setUint32(at + THREAD.ctr, this.containers?.slotFor(ctrId) ?? 0, true);
+    // the container's start, judged again when its metadata comes if it is missing now (table.ts initExec)
+    if (kind === KIND.EXEC && rv.getUint32(PROC.vpid, true) === 1) this.containers?.initExec(p.pid, ctrId);
     // container.start_ts: the start of the process's pid-namespace init (vpid 1 of that namespace)
     const pidns = rv.getUint32(PROC.pidns, true);
     if (rv.getUint32(PROC.vpid, true) === 1) {
