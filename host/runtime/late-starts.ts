@@ -24,7 +24,7 @@ export interface HeldStart {
 }
 
 /** Held starts at most, and how long one waits for its metadata (the runtime's lookup deadline is 5 s by default). */
-export const LATE_START_LIMITS = { count: 256, ageMs: 120_000 } as const;
+const LATE_START_LIMITS = { count: 256, ageMs: 120_000 } as const;
 
 /** The held starts, oldest first. */
 export class LateStarts {
