@@ -16,6 +16,7 @@ import type { ContainerRecord } from '../../host/sources/container/index.js';
 import { KernelIngest } from '../../host/sources/syscall/ingest.js';
 import { encodeProcRecord } from '../../host/sources/syscall/procfs.js';
 import { procInfo, syscallRecord } from '../../support/kernel-records.js';
+import { NGINX } from '../sources/container/record-fixture.js';
 
 const ID = 'e84d7d08813d';
 const CGROUP = `/kubepods/besteffort/pod0b8f1c2e-5a51-4c4b-9a57-3f7c7f1e2a10/${ID}${'a'.repeat(52)}`;
@@ -35,27 +36,7 @@ const RULES = [
 `,
   },
 ];
-const RECORD: ContainerRecord = {
-  id: ID,
-  fullId: `${ID}${'a'.repeat(52)}`,
-  type: 'containerd',
-  name: 'priv',
-  image: 'localhost/rae-busybox:1.35',
-  imageId: '71752bd627c8',
-  imageRepository: 'localhost/rae-busybox',
-  imageTag: '1.35',
-  imageDigest: '',
-  privileged: true,
-  mounts: [],
-  ip: '',
-  hostPid: false,
-  hostNetwork: true,
-  hostIpc: false,
-  labels: {},
-  startTs: 0n,
-  sandbox: false,
-  pod: { name: 'p', namespace: 'late', uid: 'u-1', sandboxId: '765d94c06b07', fullSandboxId: '765d94c06b07ff', labels: {}, ip: '' },
-};
+const RECORD: ContainerRecord = { ...NGINX, id: ID, fullId: `${ID}${'a'.repeat(52)}`, name: 'priv', mounts: [], pod: { ...NGINX.pod!, name: 'p', namespace: 'late' } };
 const EPOCH = 1_000_000_000_000n;
 
 /** An EXEC record of `pid` running `comm` as its pid namespace's init, then its execve (at `ts`); returns the bytes. */
