@@ -38,7 +38,8 @@
 // without one, evaluateKernel judges nothing and returns why (KernelUnready), a state the source
 // checks: it counts the batch as dropped (no_ruleset).
 // Parts: ruleset-slot.ts (the running ruleset, its tier, the last good module), batch-judge.ts
-// (isolation, failure report), kernel-path.ts (the byte path); this file loads, compiles and
+// (isolation, failure report), kernel-path.ts (the byte path, and container starts judged again
+// when their metadata comes late: late-starts.ts); this file loads, compiles and
 // tiers up, and composes them.
 import type { Gauge } from 'prom-client';
 import { type LoadResult, loadRules, RuleMatcher, type RuleFigure, RuleStats, type RulesFile, type SourceEvent } from '../engine/index.js';
@@ -104,7 +105,7 @@ export class DetectionEngine {
     this.counters = newEngineStats(options.engine === 'interpreter' ? 'interpreter' : 'wasm');
     this.slot = new RulesetSlot(this.counters, tierGauge, () => this.supersedeTarget());
     this.judge = new BatchJudge(options, this.counters, this.slot);
-    this.kernel = new KernelPath(options, this.slot, this.judge);
+    this.kernel = new KernelPath(options, this.slot, this.judge, this.counters);
   }
 
   /**
@@ -269,6 +270,14 @@ export class DetectionEngine {
    */
   evaluateKernel(view: Uint8Array, bytes: number, bootToEpochNs = 0n): number | KernelUnready {
     return this.kernel.evaluate(view, bytes, bootToEpochNs);
+  }
+
+  /**
+   * The metadata of container `key` came (rae run: ContainerTable.onLearned): its start, if it was
+   * judged without it, is judged once more (kernel-path.ts judgeLate); returns the alert count.
+   */
+  containerLearned(key: string): number {
+    return this.kernel.judgeLate(key);
   }
 
   /** Why kernel records would be judged by nothing now (see evaluateKernel), or undefined when they would be judged. */

@@ -118,6 +118,10 @@ export interface EngineStats {
   lastChangeToLiveMs: number;
   /** load() call to the new ruleset running on WASM, ms. */
   lastChangeToCompiledMs: number;
+  /** Container starts judged before their container's metadata came: held, judged again when it came, dropped (limits, or no module to judge with) (late-starts.ts). */
+  lateStartsHeld: number;
+  lateStartsJudged: number;
+  lateStartsDropped: number;
 }
 
 /** Fresh counters of an engine that starts on `tier`. */
@@ -142,5 +146,8 @@ export function newEngineStats(tier: EvaluatorTier): EngineStats {
     lastModuleFrom: '',
     lastChangeToLiveMs: 0,
     lastChangeToCompiledMs: 0,
+    lateStartsHeld: 0,
+    lateStartsJudged: 0,
+    lateStartsDropped: 0,
   };
 }

@@ -7,6 +7,6 @@ export { DetectionEngine, selectRules } from './detection-engine.js';
 export { RuleCompiler } from './compiler.js';
 export { RuleModule } from './evaluator.js';
 export { SHIPPED_MODULE_DIR } from './module-cache.js';
-export type { RecordTranslator } from './translator.js';
+export type { LateStart, RecordTranslator } from './translator.js';
 export type { RuntimeError } from './errors.js';
 export type { KernelUnready } from './engine-types.js';

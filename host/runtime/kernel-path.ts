@@ -8,14 +8,20 @@
 // ruleset and the reference interpreter the added and changed ones (kernel-overlay.ts) until the
 // tier-up. A failed batch is isolated like a decoded one, by ranges of its eval records (written
 // once, judged again in place; the thread table was updated before the first call).
-import { FieldEvent, type SourceEvent } from '../engine/index.js';
+// A container's start judged while its container's metadata was missing (the translator's
+// lateStarts) is held with its fields and the rules that fired for it (late-starts.ts) and judged
+// once more by the reference interpreter when the metadata comes (judgeLate): alerts of the rules
+// that did not fire the first time, with the event's own time and the container's fields.
+import { FieldEvent, type LoadedRule, type SourceEvent } from '../engine/index.js';
 import type { Alert } from '../output/alert.js';
 import type { BatchJudge } from './batch-judge.js';
 import { judged } from './batch-judge.js';
-import type { DetectionEngineOptions, KernelUnready } from './engine-types.js';
+import type { DetectionEngineOptions, EngineStats, KernelUnready } from './engine-types.js';
+import { runtimeError } from './errors.js';
 import type { RuleModule } from './evaluator.js';
 import type { Judgment } from './isolate.js';
 import { KernelOverlay } from './kernel-overlay.js';
+import { LateStarts } from './late-starts.js';
 import type { Referred } from './reference.js';
 import { type RulesetSlot, selectRules } from './ruleset-slot.js';
 
@@ -23,12 +29,17 @@ import { type RulesetSlot, selectRules } from './ruleset-slot.js';
 export class KernelPath {
   /** The byte path's view of the interpreter-tier ruleset over the last compiled module (built on the first kernel batch). */
   private overlay: KernelOverlay | undefined;
+  /** Container starts judged before their container's metadata came. */
+  private readonly late: LateStarts;
 
   constructor(
     private readonly options: DetectionEngineOptions,
     private readonly slot: RulesetSlot,
     private readonly judge: BatchJudge,
-  ) {}
+    private readonly stats: EngineStats,
+  ) {
+    this.late = new LateStarts(stats);
+  }
 
   /** Why a kernel batch would be judged by nothing now, or undefined when the path is ready. */
   get unready(): KernelUnready | undefined {
@@ -51,13 +62,22 @@ export class KernelPath {
     const overlay = this.overlayOf(module);
     const moduleFirst = first && !overlay;
     const r0 = module.evaluateRecords('syscall', n, moduleFirst);
-    if (!overlay && r0.ok && r0.matches.length === 0 && !r0.handBack?.length) return this.judge.quiet(n);
+    const late = kernel.lateStarts?.(view, n);
+    if (!overlay && r0.ok && r0.matches.length === 0 && !r0.handBack?.length && !late?.length) return this.judge.quiet(n);
     const base = this.judge.evaluated;
     const lazy: SourceEvent[] = [];
+    const raw: Record<string, unknown>[] = [];
     const eventAt = (i: number): SourceEvent => {
-      const fields = kernel.fieldsOf(module, view, offsets[i]!, i);
+      if (lazy[i]) return lazy[i];
+      const fields = (raw[i] = kernel.fieldsOf(module, view, offsets[i]!, i));
       const timeNs = new DataView(view.buffer, view.byteOffset + offsets[i]!).getBigUint64(0, true) + bootToEpochNs;
-      return (lazy[i] ??= { source: 'syscall', timeNs, evtType: fields['evt.type'] as string, fields: new FieldEvent(fields, { source: 'syscall', timeNs, num: BigInt(base + i + 1) }) });
+      return (lazy[i] = { source: 'syscall', timeNs, evtType: fields['evt.type'] as string, fields: new FieldEvent(fields, { source: 'syscall', timeNs, num: BigInt(base + i + 1) }) });
+    };
+    // the rules that fire for each late start (they do not fire again when it is judged once more)
+    const fired = new Map(late?.map((l) => [l.event, new Set<string>()]));
+    const alertAt = (rule: LoadedRule, i: number): Alert => {
+      fired.get(i)?.add(rule.name);
+      return this.judge.alert(rule, eventAt(i));
     };
     // The whole batch was judged once already: its result is the first judgment.
     const judge = (start: number, count: number): Judgment<Alert> =>
@@ -67,7 +87,7 @@ export class KernelPath {
         if (overlay) {
           const merged = overlay.merge(r.matches, r.handBack ?? [], start, count, (i) => eventAt(start + i), first, this.options.watchdogMs ?? 1000);
           if (!merged.ok) return merged;
-          return { ok: true, out: merged.out.map((m) => this.judge.alert(m.rule, eventAt(start + m.event))) };
+          return { ok: true, out: merged.out.map((m) => alertAt(m.rule, start + m.event)) };
         }
         const matches = r.matches;
         if (r.handBack?.length) {
@@ -81,9 +101,53 @@ export class KernelPath {
           matches.sort((x, y) => x.event - y.event);
           this.judge.countReferred(referred);
         }
-        return { ok: true, out: matches.map((m) => this.judge.alert(m.rule, eventAt(start + m.event))) };
+        return { ok: true, out: matches.map((m) => alertAt(m.rule, start + m.event)) };
       });
-    return this.judge.batch(module, n, judge, () => 'syscall');
+    const count = this.judge.batch(module, n, judge, () => 'syscall');
+    for (const { event, key } of late ?? []) {
+      const ev = eventAt(event);
+      this.late.hold({ key, fields: raw[event]!, evtType: ev.evtType, timeNs: ev.timeNs, num: BigInt(base + event + 1), fired: fired.get(event)! });
+    }
+    return count;
+  }
+
+  /**
+   * The metadata of container `key` came: its held starts are judged once more by the reference
+   * interpreter with the container's fields as the rules read them now; the alerts of the rules
+   * that did not fire the first time go out (with ruleMatching first, only for a start no rule
+   * fired for). Returns the alert count.
+   */
+  judgeLate(key: string): number {
+    const held = this.late.take(key);
+    if (held.length === 0) return 0;
+    const module = this.slot.module;
+    const container = this.options.kernel?.containerFieldsOf?.(key);
+    if (!module || !container) {
+      this.stats.lateStartsDropped += held.length;
+      return 0;
+    }
+    const first = this.options.ruleMatching === 'first';
+    const alerts: Alert[] = [];
+    for (const h of held) {
+      if (first && h.fired.size > 0) continue;
+      const fields = { ...h.fields, ...container };
+      const ev: SourceEvent = { source: 'syscall', timeNs: h.timeNs, evtType: h.evtType, fields: new FieldEvent(fields, { source: 'syscall', timeNs: h.timeNs, num: h.num }) };
+      try {
+        // on the interpreter tier its matcher is the running ruleset; else the module's own rules
+        const rules = this.slot.matcher ? this.slot.matcher.match('syscall', h.evtType, ev.fields) : module.judgeByReference(ev, first);
+        if (rules === undefined) {
+          this.stats.lateStartsDropped++;
+          continue;
+        }
+        this.stats.lateStartsJudged++;
+        for (const rule of rules) if (!h.fired.has(rule.name)) alerts.push(this.judge.alert(rule, ev));
+      } catch (err) {
+        this.stats.lateStartsDropped++;
+        this.judge.report('late container start failed', runtimeError('ETRAP', `judging the start of container ${key} again failed: ${(err as Error)?.message ?? String(err)}`));
+      }
+    }
+    for (const a of alerts) this.options.onAlert(a);
+    return alerts.length;
   }
 
   /** The interpreter-tier ruleset as the byte path serves it over `module`, or undefined when `module` is the running ruleset's. */

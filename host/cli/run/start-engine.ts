@@ -64,6 +64,8 @@ export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycl
     onAlert: (a) => inputs.submit(a, true),
     onError: (e) => inputs.tracking.engineError(e),
   });
+  // a container's start judged before its metadata came is judged again when it comes (late-starts.ts)
+  kernelIngest.containers.onLearned = (id) => engine.containerLearned(id);
   void engine.precompile([...builtinRulesFiles(config.rules.builtIn).files, ...inputs.files]);
   life.add({ name: 'engine', stop: () => engine.close() });
   return engine;

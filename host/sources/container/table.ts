@@ -10,10 +10,16 @@
 // which the thread table reports (started) from the kernel's process records, as libsinsp and the
 // container plugin read it from the thread's pidns_init_start_ts; the entry holds it as epoch ns
 // (container.duration is the event time minus it, ingest.ts).
+// A container's start judged before its metadata came (the init's exec, read as missing) is judged
+// again when learn() brings it (onLearned; runtime/late-starts.ts): the table marks the init execs
+// of containers it does not know yet (initExec, for the ingest to find their events) and gives the
+// fields of an entry as the rules read them (fieldsOf).
 import { CTR, CTR_FLAGS, CTR_START_BIT, CTR_STRINGS, flagBit, STATE, writeContainerEntry, type ContainerKey } from '../../abi/module.js';
 import { keyedValue, recordFields, type ContainerRecord } from './record.js';
 
 const ABSENT = 0xffffffff;
+/** Init execs marked at most (initExecs): a mark whose execve event never comes (no rule reads execve) ages out. */
+const INIT_EXECS = 256;
 
 /** Container entries by id; bind() to the live module's memory (rewrites every entry). */
 export class ContainerTable {
@@ -27,16 +33,25 @@ export class ContainerTable {
   private readonly free: number[] = [];
   private next: number = STATE.containers;
   private keys: readonly ContainerKey[] = [];
+  private memory?: WebAssembly.Memory;
   private u8?: Uint8Array;
   private dv?: DataView;
+  /**
+   * The init execs (vpid 1) of containers without metadata, container id by pid, until the
+   * ingest finds their execve event (at most INIT_EXECS: the oldest goes first).
+   */
+  readonly initExecs = new Map<number, string>();
   /** Ids that got no entry (table full), and values cut because an entry was full. */
   dropped = 0;
   truncated = 0;
   /** Called once for each id the table sees first (rae run asks the metadata cache). */
   onNewId: (id: string) => void = () => undefined;
+  /** Called after learn() wrote a container's metadata (rae run judges its late start again). */
+  onLearned: (id: string) => void = () => undefined;
 
   /** Points the table at a module's memory and key list and writes every entry. */
   bind(memory: WebAssembly.Memory, keys: readonly ContainerKey[]): void {
+    this.memory = memory;
     this.u8 = new Uint8Array(memory.buffer);
     this.dv = new DataView(memory.buffer);
     this.keys = keys.slice(0, CTR.keySlots);
@@ -84,6 +99,25 @@ export class ContainerTable {
     this.records.set(r.id, r);
     const at = this.slots.get(r.id);
     if (at !== undefined) this.write(at, r.id);
+    this.onLearned(r.id);
+  }
+
+  /** Whether the metadata of container `id` has come. */
+  knows(id: string): boolean {
+    return this.records.has(id);
+  }
+
+  /** Process `pid` exec'd as the init (vpid 1) of container `id`: marked while the container's metadata is missing. */
+  initExec(pid: number, id: string): void {
+    if (id === 'host' || this.records.has(id)) return;
+    if (this.initExecs.size >= INIT_EXECS) this.initExecs.delete(this.initExecs.keys().next().value!);
+    this.initExecs.set(pid, id);
+  }
+
+  /** The container fields of container `id` as the compiled rules read them now (containerFields); none when it has no entry. */
+  fieldsOf(id: string): Record<string, unknown> {
+    const at = this.slots.get(id);
+    return at === undefined || !this.memory ? {} : containerFields(this.memory, at, this.keys);
   }
 
   /** The runtime deleted the container: its fields are missing again and its entry is reused. */

@@ -42,13 +42,13 @@ import { decodeRaw } from '../../engine/index.js';
 import type { NativeIngest } from './addon.js';
 import { MEM, REC, THREAD } from '../../abi/module.js';
 import { evtArgs } from './evt-args.js';
-import type { RecordTranslator, RuleModule } from '../../runtime/index.js';
+import type { LateStart, RecordTranslator, RuleModule } from '../../runtime/index.js';
 import { ERRNO, processFields, recordFields } from './fields.js';
 import { ThreadTable } from './thread-table.js';
 import { UnknownProcesses, type UnknownProcessOptions } from './unknown-process.js';
 import { ContainerTable, containerFields } from '../container/table.js';
 import { DnsTable, domainNames } from '../dns/index.js';
-import { NR_SYSCALLS } from './syscalls.js';
+import { NR_SYSCALLS, syscallIds } from './syscalls.js';
 import { IngestContext, type Plan } from './ingest/context.js';
 import { BY_FIELD, BY_KEYED, SCRATCH } from './ingest/field-table.js';
 import { IABI, STOP_HOST_RECORD, STOP_UNKNOWN } from './ingest/ingest-abi.js';
@@ -58,6 +58,10 @@ import { NAMES } from './ingest/syscall-class.js';
 import { translateRecord } from './ingest/translate.js';
 
 export { nativeTranslator };
+
+/** The syscalls of a process's exec (spawned_process): a container's start is the first of its init. */
+const EXEC_NRS = new Set(syscallIds(new Set(['execve', 'execveat'])).ids);
+const NO_LATE_STARTS: readonly LateStart[] = [];
 
 /** Bytes of fieldsOf's memory: the record and its strings (a kernel record is at most 16 KiB; its paths are copied a few times). */
 const SCRATCH_BYTES = 1 << 18;
@@ -219,6 +223,31 @@ export class KernelIngest implements RecordTranslator {
   private applyProcess(view: Uint8Array, off: number): void {
     this.unknown?.beforeFork(view, off);
     this.threads.apply(view, off);
+  }
+
+  /**
+   * The events of the last batch that are a container's start (the successful execve of its init,
+   * vpid 1) judged while the container's metadata is missing (ContainerTable.initExec marks them
+   * when their EXEC record is applied); each mark is used once. Nothing to scan without marks.
+   */
+  lateStarts(view: Uint8Array, n: number): readonly LateStart[] {
+    const marks = this.containers.initExecs;
+    if (marks.size === 0) return NO_LATE_STARTS;
+    const vd = new DataView(view.buffer, view.byteOffset, view.byteLength);
+    const out: LateStart[] = [];
+    for (let i = 0; i < n && marks.size > 0; i++) {
+      const off = this.offs[i]!;
+      const key = marks.get(vd.getUint32(off + HDR.pid, true));
+      if (key === undefined || !EXEC_NRS.has(vd.getUint16(off + HDR.nr, true)) || vd.getBigInt64(off + HDR.ret, true) !== 0n) continue;
+      marks.delete(vd.getUint32(off + HDR.pid, true));
+      if (!this.containers.knows(key)) out.push({ event: i, key });
+    }
+    return out;
+  }
+
+  /** The container fields of container `key` as the rules read them now (its entry in the container table). */
+  containerFieldsOf(key: string): Record<string, unknown> {
+    return this.containers.fieldsOf(key);
   }
 
   /** The native translator's event at `off` written by the JS one (its state in and out); returns the next record's offset. */

@@ -8,7 +8,8 @@
 // proc.sid/vpgid from the record, user.loginname the passwd name of user.loginuid, the start of
 // each pid namespace's init (its vpid-1 process) reported to the container table as the
 // container.start_ts of the containers whose processes run in it, the address of
-// the process's container entry in the container table (container.* and k8s.* fields),
+// the process's container entry in the container table (container.* and k8s.* fields; an init's
+// EXEC in a container without metadata yet is marked there, to judge its start again: initExec),
 // proc.sname the comm of the live process whose pid is the session id, kept current when that
 // leader is written again or has exited;
 // thread.cap_inheritable/permitted/effective as libsinsp's caps_to_string text of the record's
@@ -366,6 +367,8 @@ export class ThreadTable {
     // the container's entry in the container table (container.name 'host' for a host process)
     const ctrId = Buffer.from(id).toString('latin1');
     dv.setUint32(at + THREAD.ctr, this.containers?.slotFor(ctrId) ?? 0, true);
+    // the container's start, judged again when its metadata comes if it is missing now (table.ts initExec)
+    if (kind === KIND.EXEC && rv.getUint32(PROC.vpid, true) === 1) this.containers?.initExec(p.pid, ctrId);
     // container.start_ts: the start of the process's pid-namespace init (vpid 1 of that namespace)
     const pidns = rv.getUint32(PROC.pidns, true);
     if (rv.getUint32(PROC.vpid, true) === 1) {

@@ -7,7 +7,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CTR, MEM, STATE, type ContainerKey } from '../../../host/abi/module.js';
-import { ContainerTable, containerFields, type ContainerRecord } from '../../../host/sources/container/index.js';
+import { ContainerTable, containerFields } from '../../../host/sources/container/index.js';
+import { NGINX } from './record-fixture.js';
 
 const memory = () => new WebAssembly.Memory({ initial: MEM.pages, maximum: MEM.pages });
 const KEYS: ContainerKey[] = [
@@ -15,27 +16,6 @@ const KEYS: ContainerKey[] = [
   { canonical: 'container.mount.dest[/proc*]', name: 'container.mount.dest', arg: '/proc*' },
   { canonical: 'container.label[none]', name: 'container.label', arg: 'none' },
 ];
-const NGINX: ContainerRecord = {
-  id: '7f43ab7d6179',
-  fullId: `7f43ab7d6179${'0'.repeat(52)}`,
-  type: 'containerd',
-  name: 'nginx',
-  image: 'localhost/rae-busybox:1.35',
-  imageId: '71752bd627c8',
-  imageRepository: 'localhost/rae-busybox',
-  imageTag: '1.35',
-  imageDigest: '',
-  privileged: true,
-  mounts: [{ source: '/proc', dest: '/host/proc', mode: '', rdwr: false, propagation: 'private' }],
-  ip: '',
-  hostPid: false,
-  hostNetwork: true,
-  hostIpc: false,
-  labels: {},
-  startTs: 0n,
-  sandbox: false,
-  pod: { name: 'web-7d4b9c', namespace: 'shop', uid: 'u-1', sandboxId: '765d94c06b07', fullSandboxId: '765d94c06b07ff', labels: { app: 'web' }, ip: '' },
-};
 
 test('an entry is missing everything until the record arrives, then carries it; forget empties and frees it', () => {
   const m = memory();
