@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { keptLabels, shortId, splitImage, type ContainerMount, type ContainerRecord, type PodRecord } from './record.js';
 import type { MetadataSource, RuntimeEvent, Watch } from './source.js';
 
+/** grpc-go's default keepalive enforcement MinTime: a client pinging more often is disconnected. */
+const KEEPALIVE_MS = 300_000;
 const CRI_PROTO = fileURLToPath(new URL('./cri.proto', import.meta.url));
 const EVENTS_PROTO = fileURLToPath(new URL('./containerd-events.proto', import.meta.url));
 const LOAD = { longs: String, enums: String, defaults: true, oneofs: true } as const;
@@ -106,7 +108,10 @@ export class CriSource implements MetadataSource {
     const insecure = grpc.credentials.createInsecure();
     // the methods of a loaded service are untyped: these are the ones called here
     this.rt = new RuntimeService(target, insecure) as unknown as grpc.Client & Record<string, Unary>;
-    this.events = new Events(target, insecure, { 'grpc.keepalive_time_ms': 10_000 }) as unknown as EventsClient;
+    // Keepalive pings on the event stream no more often than containerd's gRPC server (grpc-go's
+    // default enforcement) permits: one per 5 minutes; more often, its third ping closed the stream
+    // (RESOURCE_EXHAUSTED "excess pings", after 40 s with 10 s pings), and every reconnect lost events.
+    this.events = new Events(target, insecure, { 'grpc.keepalive_time_ms': KEEPALIVE_MS }) as unknown as EventsClient;
   }
 
   private call<T>(method: string, req: unknown): Promise<T> {

@@ -21,6 +21,8 @@ let pod: Pod;
 let privilegedId = '';
 let plainId = '';
 let netns: string[] = [];
+/** A watch that runs from the start of the file to the keepalive test, and how it ended. */
+let longWatch: { source: CriSource; watch: { close(): void }; since: number; failed?: Error } | undefined;
 
 test.before(async () => {
   if (!ready) return;
@@ -30,10 +32,19 @@ test.before(async () => {
   pod = await rt.cri.runPod({ name: 'web-7d4b9c', namespace: 'shop', uid: '0b8f1c2e-5a51-4c4b-9a57-3f7c7f1e2a10', labels: { app: 'web', tier: 'frontend' } });
   privilegedId = await rt.cri.runContainer(pod, PRIVILEGED_SLEEPER);
   plainId = await rt.cri.runContainer(pod, { name: 'sidecar', image: BUSYBOX_IMAGE, command: ['sleep'], args: ['3600'] });
+  const source = new CriSource(rt.socket);
+  longWatch = { source, since: Date.now(), watch: { close: () => undefined } };
+  const w = longWatch;
+  w.watch = source.watch(
+    () => undefined,
+    (e) => (w.failed = e),
+  );
 });
 
 test.after(async () => {
   if (!ready) return;
+  longWatch?.watch.close();
+  longWatch?.source.close();
   await rt.stop();
   rmSync(imagesDir, { recursive: true, force: true });
   assert.equal(leftovers(rt.dir, rt.cgroups, netns), []);
@@ -128,6 +139,13 @@ t('an unknown id is answered at once with nothing, looked up asynchronously, the
   } finally {
     cache.close();
   }
+});
+
+t("the event stream lasts: the client's keepalive pings respect containerd's policy (grpc-go refuses pings under 5 min apart and closes the connection on the third)", async () => {
+  // with pings every 10 s the stream failed after 40 s (RESOURCE_EXHAUSTED, "excess pings"): watch 50 s
+  const w = longWatch!;
+  while (!w.failed && Date.now() - w.since < 50_000) await new Promise((r) => setTimeout(r, 250));
+  assert.is(w.failed?.message, undefined);
 });
 
 t('containerd stopped and started again: the cache reconnects and follows events again', async () => {
