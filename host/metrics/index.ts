@@ -13,6 +13,7 @@ import { createRegistry } from './registry.js';
 import {
   SOURCES,
   type ContainerLookupResult,
+  type LateStartResult,
   type Destination,
   type DropReason,
   type ProcessLookupResult,
@@ -112,6 +113,8 @@ interface ContainerMetadataFigures {
   containers: number;
   /** Lookups by how they ended, since start. */
   lookups: Readonly<Record<ContainerLookupResult, number>>;
+  /** Container starts judged before their metadata came, by what became of them, since start. */
+  lateStarts: Readonly<Record<LateStartResult, number>>;
 }
 
 /** A new, independent set of metrics in its own registry. */
@@ -161,6 +164,8 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     m.containers.set(f.containers);
     m.containerLookups.reset();
     for (const [result, n] of Object.entries(f.lookups)) m.containerLookups.inc({ result }, n);
+    m.containerLateStarts.reset();
+    for (const [result, n] of Object.entries(f.lateStarts)) m.containerLateStarts.inc({ result }, n);
   };
 
   // The process's memory by area (bench footprint reads it): read at each exposition.

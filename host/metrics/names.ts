@@ -74,6 +74,14 @@ const CONTAINER_LOOKUP_RESULTS = [
 ] as const;
 export type ContainerLookupResult = (typeof CONTAINER_LOOKUP_RESULTS)[number];
 
+/** What became of a container start judged before its metadata came (host/runtime/late-starts.ts). */
+const LATE_START_RESULTS = [
+  'held', // judged without the metadata, kept to be judged again when it comes
+  'judged', // judged again with the metadata (alerts only for rules that had not fired)
+  'dropped', // never judged again: the hold's bound (256) or age (2 min) passed, or the ruleset changed shape
+] as const;
+export type LateStartResult = (typeof LATE_START_RESULTS)[number];
+
 /** Which evaluator judges decoded events: the compiled module, or the reference interpreter while a new ruleset compiles. */
 export const EVALUATOR_TIERS = ['wasm', 'interpreter'] as const;
 export type EvaluatorTier = (typeof EVALUATOR_TIERS)[number];
@@ -207,6 +215,12 @@ export const METRICS = {
     type: 'counter',
     name: 'enginesecurity_engine_container_lookups_total',
     help: 'Lookups of a container id in the runtimes (an id first seen in an event, or named by a runtime event), read when scraped, by result: found, not_found (no runtime knew it after every retry), dropped (lookup queue full; asked again later), error (a call failed or missed its deadline; each failed call counts).',
+    labelNames: ['result'],
+  }),
+  containerLateStarts: def({
+    type: 'counter',
+    name: 'enginesecurity_engine_container_late_starts_total',
+    help: "Container starts (the init's exec) judged before the container's metadata came, read when scraped, by result: held (kept to be judged again), judged (judged again with the metadata; alerts only for rules that had not fired), dropped (never judged again: bound or age passed).",
     labelNames: ['result'],
   }),
   memoryBytes: def({

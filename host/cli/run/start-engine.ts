@@ -38,11 +38,8 @@ export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycl
   const kernelIngest = new KernelIngest({ hostname, unknownProcesses: { read: (pid) => readProcess(pid), onLookup: (r) => metrics.processLookup(r) } });
   // the thread table counts its drops in plain numbers; the metrics read them when scraped
   metrics.threadTableDrops(() => kernelIngest.threads.drops);
-  if (config.containers.enabled) {
-    const containers = followContainers(config.containers, kernelIngest.containers, log);
-    metrics.containerMetadata(containers.figures);
-    life.add(containers);
-  }
+  const containers = config.containers.enabled ? followContainers(config.containers, kernelIngest.containers, log) : undefined;
+  if (containers) life.add(containers);
   // the rules' domain names (fd.sip.name ...) resolved off the event path into the module's DNS table
   if (config.dns.enabled) life.add(followDomainNames(config.dns, kernelIngest.dns, log));
   const engine = new DetectionEngine({
@@ -66,6 +63,12 @@ export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycl
   });
   // a container's start judged before its metadata came is judged again when it comes (late-starts.ts)
   kernelIngest.containers.onLearned = (id) => engine.containerLearned(id);
+  if (containers) {
+    metrics.containerMetadata(() => {
+      const s = engine.stats;
+      return { ...containers.figures(), lateStarts: { held: s.lateStartsHeld, judged: s.lateStartsJudged, dropped: s.lateStartsDropped } };
+    });
+  }
   void engine.precompile([...builtinRulesFiles(config.rules.builtIn).files, ...inputs.files]);
   life.add({ name: 'engine', stop: () => engine.close() });
   return engine;

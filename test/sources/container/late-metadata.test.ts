@@ -26,6 +26,7 @@ const WAIT_MS = 120_000;
 const root = mkdtempSync(join(tmpdir(), 'rae-late-metadata-'));
 let rt: PrivateContainerd;
 let proxy: HeldAnswersProxy;
+let forwarder = '';
 let rae: RaeRun;
 let netns: string[] = [];
 
@@ -90,6 +91,7 @@ test.before(async () => {
     `rules:\n  builtIn: [syscall]\n  files: ${JSON.stringify(files)}\n  ruleMatching: all\nforwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\ncontainers:\n  callTimeoutMs: ${WAIT_MS}\n  cri:\n    sockets: [${JSON.stringify(proxy.socket)}]\n  docker:\n    enabled: false\n  podman:\n    enabled: false\n`,
   );
   rae = startRae(['--config', cfg, '--state-dir', join(root, 'state')]);
+  forwarder = (await rae.waitLog(/run: forwarder listening on (\S+)/))[1]!;
   await rae.waitLog(/run: ready/);
   await rae.waitLog(/container metadata: cri at .*: \d+ containers/);
 });
@@ -137,6 +139,16 @@ t("a privileged container started before the runtime answers: 'Launch Privileged
   assert.is(read.output_fields['container.name'], 'priv');
   assert.is(alertsOf('Launch Privileged Container', id).length, 1);
   assert.is(alertsOf('Init exec in a container', id).length, 1);
+  // and the operator sees it: the start held, then judged again
+  const metrics = await (await fetch(`${forwarder}/metrics`)).text();
+  const late = (result: string) => Number(new RegExp(`^enginesecurity_engine_container_late_starts_total\\{result="${result}"\\} (\\d+)`, 'm').exec(metrics)?.[1]);
+  assert.ok(
+    late('held') >= 1 && late('judged') >= 1,
+    metrics
+      .split('\n')
+      .filter((l) => l.includes('late_starts'))
+      .join('\n'),
+  );
 });
 
 test.run();
