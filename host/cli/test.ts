@@ -44,6 +44,11 @@ Options:
                          the Docker or Podman socket that suite tests with context.container
                          make their containers in (default: rae run's default sockets; none
                          answering: a cgroup box, without runtime metadata)
+      --dns-server HOST:PORT
+                         a DNS server the engine started here resolves the rules' domain
+                         names with (config dns.servers; repeatable; default: the node's
+                         resolver), e.g. one that gives the cluster's API server name a test
+                         address, as rules/tests/syscall-container-suite.yaml needs
       --list             list the tests (kind, file, name, rule) without running them
       --junit FILE       also write the results as JUnit XML (for CI systems)
   -h, --help             show this help
@@ -119,6 +124,7 @@ export const testCommand: Command = {
         filter: { type: 'string' },
         url: { type: 'string' },
         'container-runtime-unix-socket': { type: 'string' },
+        'dns-server': { type: 'string', multiple: true },
         list: { type: 'boolean' },
         junit: { type: 'string' },
       },
@@ -148,7 +154,14 @@ export const testCommand: Command = {
         }
         return 0;
       }
-      const options: TestRunOptions = { rulesFiles: values.rules ?? [], url: values.url, containerSocket: values['container-runtime-unix-socket'], filter, log: (line) => process.stderr.write(`test: ${line}\n`) };
+      const options: TestRunOptions = {
+        rulesFiles: values.rules ?? [],
+        url: values.url,
+        containerSocket: values['container-runtime-unix-socket'],
+        dnsServers: values['dns-server'],
+        filter,
+        log: (line) => process.stderr.write(`test: ${line}\n`),
+      };
       const outcomes: TestOutcome[] = [];
       const started = performance.now();
       for (const w of work) {

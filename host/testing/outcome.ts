@@ -33,6 +33,8 @@ export interface TestRunOptions {
   url?: string;
   /** the Docker or Podman Engine API socket that suites' containers are made in (default: the engine's default sockets; upstream's --container-runtime-unix-socket) */
   containerSocket?: string;
+  /** the DNS servers (`host:port`) the engine a suite runner starts resolves the rules' domain names with (default: the node's resolver; rae test --dns-server) */
+  dnsServers?: string[];
   /** only tests whose name matches */
   filter?: RegExp;
   /** progress lines for stderr */

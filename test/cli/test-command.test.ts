@@ -115,7 +115,7 @@ test('rae test: an event-generator suite file goes to the suite runner (--list, 
   const lines = r.stdout.trim().split('\n');
   assert.ok(lines.includes(`suite\t${suite}\tread_sensitive_file_untrusted_testCase#0\tRead sensitive file untrusted`), r.stdout);
   assert.ok(lines.includes(`unit\t${join(dir, 'pass.yaml')}\tshadow fires\tshadow read`), r.stdout);
-  assert.is(lines.filter((l) => l.startsWith('suite\t')).length, 15);
+  assert.is(lines.filter((l) => l.startsWith('suite\t')).length, 16);
   const e = rae(['explain', suite]);
   assert.is(e.status, 0, e.stderr);
   assert.match(e.stdout, 'expects: an alert of "Read sensitive file untrusted"');

@@ -110,6 +110,13 @@ const MALFORMED: Array<[string, string, string]> = [
   ['bad runIf', 'tests:\n  - name: a\n    runner: HostRunner\n    runIf: { os: linux }\n', 's.yaml:4:12: runIf: expected null or {arch: {op: eq|ne, val: ARCH}}'],
   ['unknown step type', 'tests:\n  - name: a\n    runner: HostRunner\n    steps:\n      - { type: exec, name: e }\n', "s.yaml:5:9: steps[0]: type: expected syscall (the only step type upstream has), not 'exec'"],
   ['unknown outcome key', 'tests:\n  - name: a\n    runner: HostRunner\n    expectedOutcome: { rule: x }\n', "s.yaml:4:24: expectedOutcome: unknown key 'rule'"],
+  // upstream (event-generator PR #313): a fileless process supports exe, args and env only
+  [
+    'fileless process with an exePath',
+    'tests:\n  - name: a\n    runner: HostRunner\n    resources:\n      - { type: process, name: p, fileLess: true, exePath: /tmp/x }\n',
+    "s.yaml:5:51: resources[0] (fileLess): unknown key 'exePath' (expected one of type, name, fileLess, exe, args, env)",
+  ],
+  ['fileLess not a boolean', 'tests:\n  - name: a\n    runner: HostRunner\n    resources:\n      - { type: process, name: p, fileLess: "yes" }\n', 's.yaml:5:9: resources[0]: fileLess: expected true or false, not "yes"'],
 ];
 
 test('suite loader: a malformed description gets an error located file:line:col', () => {

@@ -10,8 +10,9 @@
 // keeps the override, which puts the fields in the output text as well.) It also loads the
 // runner's own rule CONTAINER_KNOWN_RULE, which tells the runner that the engine has a test
 // container's runtime metadata (container.ts), and follows the runtimes the runner makes its
-// containers in. Consumes the rules files (default: the built-in sets), the receiver's URL and the
-// runtimes; produces a ready engine and its stop().
+// containers in. Consumes the rules files (default: the built-in sets), the receiver's URL, the
+// runtimes and the DNS servers to resolve the rules' domain names with; produces a ready engine
+// and its stop().
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -84,12 +85,24 @@ function containersSection(c: ContainersConfig): string {
   return ['containers:', one('cri'), one('docker'), one('podman')].join('\n');
 }
 
+/** What the engine a suite runs against is started with, besides its rules and receiver. */
+export interface SuiteEngineOptions {
+  /** The container runtimes it follows (default: the configuration's defaults). */
+  containers?: ContainersConfig;
+  /**
+   * The DNS servers (`host:port`) it resolves the rules' domain names with (config dns.servers;
+   * default: the node's resolver): a resolver the tester runs can give a rule's name, such as the
+   * cluster's API server name, the address a test connects to, without touching the node.
+   */
+  dnsServers?: readonly string[];
+}
+
 /**
- * Starts `rae run` for a suite, following the container runtimes of `containers` (default: the
- * configuration's defaults); resolves once it is ready (its syscall source running), or rejects
- * with its stderr.
+ * Starts `rae run` for a suite; resolves once it is ready (its syscall source running), or
+ * rejects with its stderr.
  */
-export async function startSuiteEngine(rulesFiles: readonly string[], alertsUrl: string, log: (line: string) => void, containers?: ContainersConfig, readyTimeoutMs = 600_000): Promise<SuiteEngine> {
+export async function startSuiteEngine(rulesFiles: readonly string[], alertsUrl: string, log: (line: string) => void, opts: SuiteEngineOptions = {}, readyTimeoutMs = 600_000): Promise<SuiteEngine> {
+  const { containers, dnsServers = [] } = opts;
   const dir = mkdtempSync(join(tmpdir(), 'rae-suite-engine-'));
   const files = expand(rulesFiles);
   const texts = files.length > 0 ? files.map((f) => readFileSync(f, 'utf8')) : builtinRulesFiles(DEFAULT_BUILTIN).files.map((f) => f.text);
@@ -108,6 +121,7 @@ export async function startSuiteEngine(rulesFiles: readonly string[], alertsUrl:
       'api:\n  enabled: false',
       'webhook:\n  enabled: false',
       ...(containers ? [containersSection(containers)] : []),
+      ...(dnsServers.length > 0 ? [`dns:\n  servers: ${JSON.stringify(dnsServers)}`] : []),
       '',
     ].join('\n'),
   );

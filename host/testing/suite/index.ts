@@ -112,7 +112,7 @@ export function createSuiteRunner(tuning: SuiteRunnerOptions = {}): SuiteRunner 
     const at = options.url ? new URL(options.url) : undefined;
     const receiver = await AlertReceiver.start(at ? { host: at.hostname.replace(/^\[|\]$/g, ''), port: Number(at.port || 80) } : undefined);
     try {
-      return { receiver, engine: options.url ? undefined : await startSuiteEngine(options.rulesFiles, receiver.url, options.log, tuning.follow ?? containers) };
+      return { receiver, engine: options.url ? undefined : await startSuiteEngine(options.rulesFiles, receiver.url, options.log, { containers: tuning.follow ?? containers, dnsServers: options.dnsServers }) };
     } catch (err) {
       await receiver.close();
       throw err;

@@ -58,12 +58,22 @@ sub bounding_caps {
   return join(',', map { "+$names[$_]" } grep { ($bits >> $_) & 1 } 0 .. $#names);
 }
 
-# Starts chain element $i (a process of the chain or a process resource) as a child; returns its pid.
+# Starts chain element $i (a process of the chain or a process resource) as a child; returns its
+# pid once the child has executed its program (or ended), as Go's os.StartProcess returns for
+# upstream's runner: a resource destroyed right after it is made (a test without steps) has run.
 sub spawn_process {
   my ($p, $stageEnv) = @_;
+  # perl makes the pipe close-on-exec: its write end closes when the child executes its program
+  pipe(my $execRd, my $execWr) or die "pipe: $!";
   my $pid = fork();
   die "fork: $!" unless defined $pid;
-  return $pid if $pid;
+  if ($pid) {
+    close($execWr);
+    my $eof = <$execRd>;
+    close($execRd);
+    return $pid;
+  }
+  close($execRd);
   open(STDIN, '<', $plan->{script}) or POSIX::_exit(120);
   %ENV = %{ $p->{env} };
   $ENV{RAE_SUITE_STAGE} = $stageEnv;
@@ -74,8 +84,31 @@ sub spawn_process {
     my @opts = map { (my $o = $_) =~ s/\+\@bounding/bounding_caps()/e; $o } @{ $p->{setpriv} };
     exec { '/usr/bin/setpriv' } 'setpriv', @opts, '--', @{ $plan->{trampoline} }, $p->{path}, @argv;
   }
+  exec_fileless($p->{path}, $p->{memfd}, @argv) if defined $p->{memfd};
   exec { $p->{path} } @argv;
   POSIX::_exit(122);
+}
+
+# A fileless process (a process resource's fileLess, as upstream's runner): the program at $path
+# copied into a memfd named $name (memfd_create, no close-on-exec) and executed from there through
+# /proc/self/fd/N, as glibc's fexecve does where execveat is missing: the kernel runs the memfd's
+# file, whose path is /memfd:NAME (deleted), so proc.exepath is memfd:NAME and
+# proc.is_exe_from_memfd holds. Returns only on a failure (the child then exits 123).
+sub exec_fileless {
+  my ($path, $name, @argv) = @_;
+  my $fd = syscall(&SYS_memfd_create, $name, 0);
+  POSIX::_exit(123) if $fd < 0;
+  open(my $in, '<:raw', $path) or POSIX::_exit(123);
+  my $bin = do { local $/; <$in> };
+  close($in);
+  for (my $off = 0; $off < length($bin);) {
+    my $n = syscall(&SYS_write, $fd, substr($bin, $off), length($bin) - $off);
+    POSIX::_exit(123) if $n <= 0;
+    $off += $n;
+  }
+  no warnings 'exec';
+  exec { "/proc/self/fd/$fd" } @argv;
+  POSIX::_exit(123);
 }
 
 if ($stage eq 'resource') {

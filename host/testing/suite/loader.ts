@@ -51,6 +51,12 @@ export interface SuiteTest {
 const TEST_KEYS = ['name', 'rule', 'description', 'runner', 'runIf', 'context', 'before', 'after', 'resources', 'steps', 'expectedOutcome', 'cases'];
 const PROCESS_KEYS = ['exePath', 'args', 'exe', 'name', 'procName', 'env', 'user', 'capabilities'];
 const OUTCOME_KEYS = ['source', 'hostname', 'priority', 'outputFields'];
+/**
+ * The keys of a fileless process resource: upstream's process resource with `fileLess: true` runs
+ * its program from a memfd, and then supports no field but exe, args and env (event-generator
+ * PR #313), since there is no executable path to name.
+ */
+const FILELESS_KEYS = ['type', 'name', 'fileLess', 'exe', 'args', 'env'];
 
 /** Whether a parsed document (plain data) has the shape of a suite: a `tests` list whose entries carry a runner. */
 export function looksLikeSuite(data: unknown): boolean {
@@ -236,7 +242,8 @@ function checkTest(w: Where, node: Node, data: Record<string, unknown>, name: st
       for (const k of ['type', 'name']) if (typeof v[k] !== 'string') w.fail(item, `${what}: ${k} is required (a string)`);
       if (names.has(v.name as string)) w.fail(item, `${what}: the name '${v.name}' is already used by a resource or step of this test`);
       names.add(v.name as string);
-      if (list === 'resources' && v.type === 'process') checkKeys(w, item, [...PROCESS_KEYS, 'type', 'fileLess'], what);
+      if (list === 'resources' && v.type === 'process') checkKeys(w, item, v.fileLess === true ? FILELESS_KEYS : [...PROCESS_KEYS, 'type', 'fileLess'], v.fileLess === true ? `${what} (fileLess)` : what);
+      if (list === 'resources' && v.type === 'process' && v.fileLess !== undefined && typeof v.fileLess !== 'boolean') w.fail(item, `${what}: fileLess: expected true or false, not ${JSON.stringify(v.fileLess)}`);
       if (list === 'resources' && !['fd', 'process', 'clientServer'].includes(v.type as string)) w.fail(item, `${what}: type: expected fd, process or clientServer, not '${v.type}'`);
       if (list === 'steps') {
         if (v.type !== 'syscall') w.fail(item, `${what}: type: expected syscall (the only step type upstream has), not '${v.type}'`);

@@ -166,7 +166,13 @@ export async function performTest(test: SuiteTest, testId: string, using: Perfor
     const resources = test.resources.map((r, i) => {
       if (r.type !== 'process') return r;
       const p = r as ProcessSpec;
-      return { ...r, process: { ...exeFor(p, `r${i}`), args: splitArgs(p.args), env: { ...base, ...(p.env ?? {}) } } };
+      const args = splitArgs(p.args);
+      // the test id too: an alert a resource's process raises (a fileless exec) is the test's
+      const env = { [TEST_ID_ENV]: testId, ...base, ...(p.env ?? {}) };
+      // fileless (upstream's fileLess): the program copied into a memfd named as the resource and
+      // run from there (leaf.pl spawn_process); no link on any file system
+      if (r.fileLess === true) return { ...r, process: { path: program, argv0: p.exe ?? r.name, args, env, memfd: r.name } };
+      return { ...r, process: { ...exeFor(p, `r${i}`), args, env } };
     });
     // in a container leaf.pl too is read from the plan directory
     const script = container ? join(dir, 'leaf.pl') : LEAF;
@@ -221,7 +227,9 @@ export async function performTest(test: SuiteTest, testId: string, using: Perfor
  */
 function loopbackAddress(address: string, undo: Array<() => void>): void {
   const host = /^\[(.*)\]:\d+$/.exec(address)?.[1] ?? /^(.*):\d+$/.exec(address)?.[1];
-  if (!host || host === '127.0.0.1' || host === '::1' || host === 'localhost') return;
+  // every 127.0.0.0/8 address is local on any loopback that is up (the kernel's local route for
+  // lo), the node's and a container's alike: nothing to add
+  if (!host || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1' || host === 'localhost') return;
   const local = spawnSync('ip', ['-o', 'addr', 'show', 'to', host], { encoding: 'utf8' });
   if (local.status === 0 && local.stdout.trim() !== '') return;
   const cidr = `${host}/${host.includes(':') ? 128 : 32}`;
