@@ -3,24 +3,21 @@
 // copied from the record, never decoded into JS strings; user.name and group.name of the
 // record's effective ids from the host's passwd and group files; proc.is_exe_from_memfd from the
 // exe path, proc.is_exe_upper_layer from the probe's overlayfs check (EXEC; a fork keeps it);
-// proc.exe_ino.ctime/mtime from the record and ctime_duration_proc_start from them and the start
-// time (exeTimes; a fork keeps them);
-// proc.sid/vpgid from the record, user.loginname the passwd name of user.loginuid, the start of
-// each pid namespace's init (its vpid-1 process) reported to the container table as the
-// container.start_ts of the containers whose processes run in it, the address of
-// the process's container entry in the container table (container.* and k8s.* fields; an init's
-// EXEC in a container without metadata yet is marked there, to judge its start again: initExec),
-// proc.sname the comm of the live process whose pid is the session id, kept current when that
-// leader is written again or has exited;
+// proc.exe_ino.ctime/mtime from the record, ctime_duration_proc_start from them and the start
+// time (exeTimes; a fork keeps them); proc.sid/vpgid from the record, user.loginname the passwd
+// name of user.loginuid, the start of each pid namespace's init (its vpid-1 process) reported to
+// the container table as container.start_ts of the containers running in it, the address of the
+// process's container entry there (container.* and k8s.* fields; initExec marks an init's EXEC
+// in a container with no metadata there, to judge its start again), proc.sname the comm of the
+// live process whose pid is the session id, kept current when that leader is written again or has exited;
 // thread.cap_inheritable/permitted/effective as libsinsp's caps_to_string text of the record's
 // sets (FORK: the child's, EXEC/PROC: the new image's, CAPS: capset's; a set*id call's CAPS record
 // rewrites user.* and group.*), one heap copy per distinct set); proc.env as libsinsp's
 // concatenate_all_env text (the EXEC/PROC record's NUL-separated environment joined by blanks, at
 // most MAX_ENV - 1 bytes; a FORK shares its parent's) followed in the heap by the length of each
 // variable (env-index.ts: proc.env[NAME] finds whole variables), one heap copy per distinct
-// environment; linked to the parent's entry, freed
-// when the process has exited and no child points at it any more. The tid -> entry index lives
-// here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
+// environment; linked to the parent's entry, freed when the process has exited and no child
+// points at it any more. The tid -> entry index lives here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
 // the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
 // live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
 import { CAPS, EXIT, HDR, KIND, MAX_ENV, PF, PROC, XF } from '../../abi/records.js';
@@ -367,11 +364,11 @@ export class ThreadTable {
     // the container's entry in the container table (container.name 'host' for a host process)
     const ctrId = Buffer.from(id).toString('latin1');
     dv.setUint32(at + THREAD.ctr, this.containers?.slotFor(ctrId) ?? 0, true);
-    // the container's start, judged again when its metadata comes if it is missing now (table.ts initExec)
-    if (kind === KIND.EXEC && rv.getUint32(PROC.vpid, true) === 1) this.containers?.initExec(p.pid, ctrId);
-    // container.start_ts: the start of the process's pid-namespace init (vpid 1 of that namespace)
+    // container.start_ts: the start of the process's pid-namespace init (vpid 1 of that namespace);
+    // an init's EXEC without the container's metadata is marked, its start judged again (table.ts initExec)
     const pidns = rv.getUint32(PROC.pidns, true);
     if (rv.getUint32(PROC.vpid, true) === 1) {
+      if (kind === KIND.EXEC) this.containers?.initExec(p.pid, ctrId);
       this.pidnsInit.set(pidns, rv.getBigUint64(PROC.start_ns, true));
       p.initOf = pidns;
     }
