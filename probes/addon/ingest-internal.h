@@ -109,6 +109,13 @@ static inline int text(struct ctx *c, const char *s, int n, uint8_t *to)
 	return n > 0 && copy(c, (const uint8_t *)s, (uint32_t)n, to);
 }
 
+/*
+ * The parts are internal to the addon: hidden, so that the link-time optimizer may treat them as
+ * the addon's own and inline each field class's writer into the pass (ingest.c value()); exported,
+ * they could be interposed and stay calls.
+ */
+#pragma GCC visibility push(hidden)
+
 /* ingest-path.c */
 int rae_fd_name(struct ctx *c, struct facts *f, uint8_t *to);
 int rae_raw_path(struct ctx *c, struct facts *f, uint8_t *to);
@@ -127,5 +134,7 @@ int rae_evt_value(struct ctx *c, struct facts *f, int field, uint8_t *to);
 int rae_arg_value(struct ctx *c, struct facts *f, int field, uint8_t *to);
 int rae_fd_value(struct ctx *c, struct facts *f, int field, uint8_t *to);
 int rae_proc_value(struct ctx *c, struct facts *f, int field, uint8_t *to);
+
+#pragma GCC visibility pop
 
 #endif
