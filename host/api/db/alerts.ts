@@ -68,10 +68,9 @@ function whereOf(f: AlertFilter, extra: string[] = [], params: unknown[] = []): 
   if (f.untilNs !== undefined) cond.push(`time_ns < ${p(f.untilNs.toString())}`);
   if (f.text) {
     // the key's LIKE is what the trigram index alerts_output_key answers (it keeps punctuation,
-    // migration 004); the ILIKE, true of fewer rows, is the exact match. The key is computed by
-    // the database's own function, so needle and column are folded alike.
-    const needle = p(f.text);
-    cond.push(`alert_text_key(output) LIKE '%' || alert_text_key(${needle}) || '%'`);
+    // migration 004); the ILIKE, true of fewer rows, is the exact match. The needle's key is
+    // computed by the database's own function, as the column's is, so both are folded alike.
+    cond.push(`output_key LIKE '%' || alert_text_key(${p(f.text)}) || '%'`);
     cond.push(`output ILIKE ${p(`%${f.text.replace(/[\\%_]/g, '\\$&')}%`)}`);
   }
   return { where: cond.length > 0 ? `WHERE ${cond.join(' AND ')}` : '', params };
