@@ -7,9 +7,11 @@
 // every filter with changing values, with the scans the planner chooses for its two statements
 // (EXPLAIN: the page and the capped count; a `Seq Scan` is a filter read without its index).
 // Last, a real `rae run` (built-in rules, PGlite) with the store off and on: its RSS once ready
-// and after 20,000 alerts posted to its forwarder were stored.
+// and after 20,000 alerts posted to its forwarder were stored, both starts after a first one
+// (not measured) that compiled the rules into the module cache and created the database.
 // Bounded: fixed alert, row and request counts, every wait with a deadline.
-// BENCH_STORE_PARTS (comma-separated pglite, postgres, engine; default all) runs some parts.
+// BENCH_STORE_PARTS (comma-separated pglite, postgres, engine; default all) runs some parts;
+// BENCH_STORE_ROWS (default 1,000,000) searches fewer rows, for a quick check of the bench itself.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,12 +28,17 @@ import { createDatabaseLink } from '../host/output/destinations/store-link.js';
 import { startFanout } from '../host/output/fanout.js';
 import { startTestApi } from '../support/api/api.js';
 import { pgliteStorage, postgresStorage, type Storage } from '../support/api/storage.js';
-import { figure, progress } from './report.js';
+import { figure, median, progress } from './report.js';
 
 const INSERT_ALERTS = 20_000;
 const LATENCY_ALERTS = 2_000;
-const ROWS = 1_000_000;
-const CHUNK = 100_000;
+/** Rows searched: 1,000,000 (issue 27's figure), fewer with BENCH_STORE_ROWS for a quick check. */
+const ROWS = Number(process.env.BENCH_STORE_ROWS ?? 1_000_000);
+if (!Number.isInteger(ROWS) || ROWS < 1000) throw new Error(`BENCH_STORE_ROWS: expected a whole number of rows, at least 1000, got ${JSON.stringify(process.env.BENCH_STORE_ROWS)}`);
+const CHUNK = Math.min(100_000, ROWS);
+/** Alerts stored per variant and round of the text index's write cost, and the rounds (variants interleaved). */
+const INDEX_COST_ALERTS = 10_000;
+const INDEX_COST_ROUNDS = 3;
 const SEARCHES = 100;
 const HOSTS = 50;
 const RULES = 100;
@@ -95,6 +102,72 @@ async function fanout(db: Db | undefined, onLine: () => void = () => {}) {
       await link?.release();
     },
   };
+}
+
+/** Alerts per second through the fan-out into the store: `n` alerts submitted at once, until every one is stored. */
+async function insertRate(db: Db, n: number): Promise<number> {
+  const s = await fanout(db);
+  try {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) s.f.submit(benchAlert(i));
+    await waitFor('the alerts stored', async () => (await storedOk(s.metrics)) >= n);
+    return n / ((performance.now() - t0) / 1000);
+  } finally {
+    await s.close();
+  }
+}
+
+/** The free-text index's variants: none, 003's trigrams of the output's words, 004's stored key column with its trigrams (the shipped one, last). */
+const TEXT_INDEXES: Array<[string, string | undefined]> = [
+  ['none', undefined],
+  ['words', 'CREATE INDEX alerts_output ON alerts USING gin (output gin_trgm_ops)'],
+  ['key', 'ALTER TABLE alerts ADD COLUMN output_key text GENERATED ALWAYS AS (alert_text_key(output)) STORED; CREATE INDEX alerts_output_key ON alerts USING gin (output_key gin_trgm_ops)'],
+];
+
+/** Makes `sql` (TEXT_INDEXES statements, or none) the table's only free-text index (004's column goes with its index). */
+async function useTextIndex(db: Db, sql: string | undefined): Promise<void> {
+  await db.exec('DROP INDEX IF EXISTS alerts_output; ALTER TABLE alerts DROP COLUMN IF EXISTS output_key');
+  if (sql) await db.exec(sql);
+}
+
+/**
+ * What the free-text index costs the writes: alerts/s into an emptied table without a text index,
+ * with 003's and with 004's, in interleaved rounds (the medians, and 004's against the others as
+ * ratios); leaves 004's index, as the migrations do.
+ */
+async function textIndexCost(db: Db, kind: string): Promise<void> {
+  const rates = new Map<string, number[]>(TEXT_INDEXES.map(([name]) => [name, []]));
+  for (let round = 0; round < INDEX_COST_ROUNDS; round++) {
+    for (const [name, sql] of TEXT_INDEXES) {
+      await db.exec('TRUNCATE alerts');
+      await useTextIndex(db, sql);
+      const rate = await insertRate(db, INDEX_COST_ALERTS);
+      rates.get(name)!.push(rate);
+      progress(`${kind} text index ${name}, round ${round + 1}: ${rate.toFixed(0)} alerts/s`);
+    }
+  }
+  const med = (name: string) => median(rates.get(name)!);
+  for (const [name] of TEXT_INDEXES) figure('store', `insert_alerts_per_s_text_index_${name}_${kind}`, med(name), 'alerts/s', { alerts: INDEX_COST_ALERTS, rounds: INDEX_COST_ROUNDS, all: rates.get(name)!.map((r) => Math.round(r)) });
+  figure('store', `text_index_write_ratio_key_vs_none_${kind}`, med('key') / med('none'), 'ratio', { note: "004's index: alerts/s with it / without a free-text index" });
+  figure('store', `text_index_write_ratio_key_vs_words_${kind}`, med('key') / med('words'), 'ratio', { note: "alerts/s with 004's index / with 003's" });
+  await db.exec('TRUNCATE alerts');
+}
+
+/**
+ * The free-text indexes' sizes over the loaded table: 004's (in place; its key column is part of
+ * the table) and 003's, built for the comparison and dropped again, with the table's own size.
+ */
+async function textIndexSizes(db: Db, kind: string): Promise<void> {
+  const mib = async (rel: string) => Number((await db.query<{ n: string }>('SELECT pg_relation_size($1::regclass) AS n', [rel]))[0]!.n) / 1048576;
+  const t0 = performance.now();
+  await db.exec(`SET maintenance_work_mem = '128MB'; ${TEXT_INDEXES[1]![1]}`);
+  const wordsS = (performance.now() - t0) / 1000;
+  const [column] = await db.query<{ n: string }>('SELECT sum(pg_column_size(output_key)) AS n FROM alerts');
+  const sizes = { table: await mib('alerts'), key: await mib('alerts_output_key'), column: Number(column!.n) / 1048576, words: await mib('alerts_output') };
+  await db.exec('DROP INDEX alerts_output');
+  progress(`${kind}: table ${sizes.table.toFixed(0)} MiB (the key column ${sizes.column.toFixed(0)} MiB of it), text index 004 (key) ${sizes.key.toFixed(0)} MiB, 003 (words) ${sizes.words.toFixed(0)} MiB (built in ${wordsS.toFixed(1)} s)`);
+  figure('store', `text_index_size_mib_key_${kind}`, sizes.key, 'MiB', { rows: ROWS, table_mib: Number(sizes.table.toFixed(1)), key_column_mib: Number(sizes.column.toFixed(1)) });
+  figure('store', `text_index_size_mib_words_${kind}`, sizes.words, 'MiB', { rows: ROWS, build_s: Number(wordsS.toFixed(2)), note: "003's index, built once for the comparison" });
 }
 
 /** stdout's submit-to-line latency of LATENCY_ALERTS alerts, one per turn of the event loop: p50 and p99 in ms. */
@@ -169,6 +242,8 @@ const FILTERS: Array<[string, (i: number) => string]> = [
   ['namespace', (i) => `namespace=ns-${i % 30}`],
   ['since', (i) => `since=${1 + (i % 6)}h`],
   ['until', (i) => `until=${1 + (i % 6)}d`],
+  // the first, `pid=0)`, is in no row, though its word 0 is in a tenth of them (`/etc/file-0`):
+  // 003's index, of words alone, handed that tenth over to be rechecked (1 s over 1,000,000 rows)
   ['text_rare', (i) => `filter=pid%3D${(i * 9973) % ROWS}%29`],
   ['text_common', (i) => `filter=file-${i % 10}`],
 ];
@@ -237,13 +312,8 @@ async function bench(storage: Storage): Promise<void> {
     const token = generateToken();
     await addToken(api.db, user.id, token, { name: 'bench', scope: 'read_api' });
 
-    const s = await fanout(api.db);
-    const t0 = performance.now();
-    for (let i = 0; i < INSERT_ALERTS; i++) s.f.submit(benchAlert(i));
-    await waitFor('the alerts stored', async () => (await storedOk(s.metrics)) >= INSERT_ALERTS);
-    const perS = INSERT_ALERTS / ((performance.now() - t0) / 1000);
-    await s.close();
-    figure('store', `insert_alerts_per_s_${kind}`, perS, 'alerts/s', { alerts: INSERT_ALERTS, batchsize: 500 });
+    figure('store', `insert_alerts_per_s_${kind}`, await insertRate(api.db, INSERT_ALERTS), 'alerts/s', { alerts: INSERT_ALERTS, batchsize: 500 });
+    await textIndexCost(api.db, kind);
 
     for (const [label, db] of [
       ['without_store', undefined],
@@ -257,6 +327,7 @@ async function bench(storage: Storage): Promise<void> {
     const seconds = await load(api.db);
     figure('store', `bulk_load_s_${kind}`, seconds, 's', { rows: ROWS, how: 'indexes dropped, INSERT ... SELECT FROM generate_series, 100,000 rows a statement, indexes built again, VACUUM ANALYZE' });
     await searches(api.db, api.url, token, kind);
+    await textIndexSizes(api.db, kind);
   } finally {
     await api.close();
     await storage.shutdown();
@@ -270,8 +341,17 @@ function memoryOf(pid: number): { rss: number; hwm: number } {
   return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
 }
 
-/** A real `rae run` with the built-in rules and its API on PGlite, the store `on` or off: its RSS once ready and after INSERT_ALERTS posted alerts. */
-async function engineRss(stateDir: string, on: boolean): Promise<void> {
+/** Where a start's rule module came from, as `rae run` logs it (host/resources/controller.ts): the state directory's module cache, the build's shipped one, or a compile. */
+function moduleSource(stderr: string): string {
+  return /compiled module from the module cache/.test(stderr) ? 'module cache' : /compiled module shipped with the build/.test(stderr) ? 'shipped' : 'compiled';
+}
+
+/**
+ * A real `rae run` with the built-in rules and its API on PGlite, the store `on` or off, started
+ * in `stateDir` and stopped again; with `measure`, its RSS once ready and after INSERT_ALERTS
+ * posted alerts.
+ */
+async function engineRss(stateDir: string, on: boolean, measure = true): Promise<void> {
   const cfg = join(stateDir, '..', 'engine.yaml');
   writeFileSync(cfg, `forwarder:\n  port: 0\n  outputs:\n    store:\n      enabled: ${on}\napi:\n  port: 0\nwebhook:\n  port: 0\nsyscall:\n  optional: true\n`);
   const child = spawn(process.execPath, ['bin/rae.js', 'run', '--config', cfg, '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -281,12 +361,14 @@ async function engineRss(stateDir: string, on: boolean): Promise<void> {
   child.stdout.on('data', (c: Buffer) => {
     for (const b of c) if (b === 10) lines++;
   });
-  const label = on ? 'store_on' : 'store_off';
+  const label = measure ? (on ? 'store_on' : 'store_off') : 'warm-up';
   try {
     await waitFor(`rae run ready (${label})`, async () => {
       if (child.exitCode !== null) throw new Error(`rae run exited: ${err}`);
       return /run: ready/.test(err);
     });
+    const module = moduleSource(err);
+    if (!measure) return progress(`rae run ${label}: ready (rule module: ${module})`);
     const url = /run: forwarder listening on (\S+)/.exec(err)![1]!;
     await new Promise((r) => setTimeout(r, 5000)); // the start's garbage collected
     const ready = memoryOf(child.pid!);
@@ -311,8 +393,8 @@ async function engineRss(stateDir: string, on: boolean): Promise<void> {
       return (counts.get('stdout') ?? 0) >= INSERT_ALERTS && (!on || (counts.get('store') ?? 0) >= INSERT_ALERTS);
     });
     const after = memoryOf(child.pid!);
-    progress(`rae run ${label}: RSS ${ready.rss.toFixed(0)} MiB ready, ${after.rss.toFixed(0)} MiB after ${INSERT_ALERTS} alerts (peak ${after.hwm.toFixed(0)} MiB); ${lines} stdout lines`);
-    figure('store', `engine_rss_ready_mib_${label}`, ready.rss, 'MiB', { database: 'pglite' });
+    progress(`rae run ${label}: RSS ${ready.rss.toFixed(0)} MiB ready, ${after.rss.toFixed(0)} MiB after ${INSERT_ALERTS} alerts (peak ${after.hwm.toFixed(0)} MiB); ${lines} stdout lines; rule module: ${module}`);
+    figure('store', `engine_rss_ready_mib_${label}`, ready.rss, 'MiB', { database: 'pglite', rule_module: module });
     figure('store', `engine_rss_after_alerts_mib_${label}`, after.rss, 'MiB', { alerts: INSERT_ALERTS, database: 'pglite' });
     figure('store', `engine_rss_peak_mib_${label}`, after.hwm, 'MiB');
   } finally {
@@ -333,7 +415,12 @@ export async function run(): Promise<void> {
   if (!parts.includes('engine')) return;
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-store-'));
   try {
-    // store off first: it creates the database and the module cache, so both runs start alike
+    // A first start compiles the rules (unless the build ships their module) and creates the
+    // database: a compile leaves the process hundreds of MiB larger (the store off measured on a
+    // compiling first start: 629 MiB ready, the store on, next: 317). So a start that is not
+    // measured does both, and the two measured starts load the module alike, from the module
+    // cache (their figures say where from).
+    await engineRss(join(dir, 'state'), false, false);
     await engineRss(join(dir, 'state'), false);
     await engineRss(join(dir, 'state'), true);
   } finally {

@@ -41,6 +41,8 @@ const REGISTRY = {
   INTERNAL: [500, { message: '500 Internal Server Error' }],
   // the storage is gone (PGlite's directory removed): nothing can be stored or read until a restart
   STORAGE_UNAVAILABLE: [503, { message: '503 Service Unavailable' }],
+  // PostgreSQL cannot be reached (stopped, restarting): the request may succeed once it is back
+  DATABASE_UNREACHABLE: [503, { message: '503 Service Unavailable - the database cannot be reached, try again later' }],
 } as const satisfies Record<string, readonly [number, Record<string, string> | string]>;
 
 type ApiErrorCode = keyof typeof REGISTRY | 'INVALID_PARAMS' | 'SENTRY_INVALID_FIELD';

@@ -14,7 +14,7 @@ export { openApiDatabase, pgliteDir } from './db/index.js';
 export { apiLimitsOf } from './limits.js';
 export { authenticate } from './auth.js';
 export { registerQueryRoutes } from './query-routes.js';
-export { storageGoneAnswer } from './routes/common.js';
+export { databaseUnreachableAnswer, storageGoneAnswer } from './routes/common.js';
 
 /** A running API. */
 export interface RunningApi {

@@ -1,7 +1,8 @@
 // The API's fastify instance: body parsers (JSON, form, multipart; parsed after the guard so
 // 401/404/403 come first), the REST routes under /api/v4, the Sentry ingestion routes, GitLab's
 // catch-all 404, CORS and security headers (headers.ts), the HTTP limits (limits.ts) and an error
-// handler that turns every failure into a registered ApiError (never a stack). Before anything
+// handler that turns every failure into a registered ApiError (never a stack; PostgreSQL out of
+// reach is a 503 with Retry-After, routes/common.ts). Before anything
 // else, a URL over api.maxUrlBytes is 414, and a path or query parameter holding a string
 // PostgreSQL cannot store (a null byte, a lone surrogate) or an escape that is not UTF-8 is
 // refused with GitLab's 400 "Bad Request", and so is such a string in a parsed REST body
@@ -16,7 +17,7 @@ import { clientErrorHandler, limitConnectionsPerClient, serverOptionsOf, type Ap
 import { registerAlertRoutes } from './routes/alerts.js';
 import { registerClientKeyRoutes } from './routes/client-keys.js';
 import { registerCollectorRoutes } from './routes/collector.js';
-import { sendError, storageGoneAnswer } from './routes/common.js';
+import { databaseUnreachableAnswer, sendError, storageGoneAnswer } from './routes/common.js';
 import { registerErrorDetailRoutes } from './routes/error-detail.js';
 import { registerErrorListRoutes } from './routes/error-list.js';
 import { registerSettingsRoutes } from './routes/settings.js';
@@ -113,9 +114,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   app.options('/api/*', async (request, reply) => (isPreflight(request) ? answerPreflight(request, reply) : sendError(reply, apiError('ROUTE_NOT_FOUND'))));
   app.setNotFoundHandler((_request, reply) => sendError(reply, apiError('ROUTE_NOT_FOUND')));
+  const unreachable = databaseUnreachableAnswer(opts.db, opts.log, 'api');
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, request, reply) => {
     const known = errorFor(err);
     if (known) return sendError(reply, known);
+    const down = unreachable(err, reply);
+    if (down) return down;
     opts.log(`api: ${request.method} ${request.url.split('?')[0]}: ${err.message}`);
     return sendError(reply, apiError('INTERNAL'));
   });

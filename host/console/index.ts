@@ -6,7 +6,7 @@
 // its caller prints once (firstStartToken). Consumes the open database, a rules provider and a
 // log; produces the routes, or a listening server.
 import Fastify, { type FastifyInstance } from 'fastify';
-import { registerQueryRoutes, storageGoneAnswer } from '../api/index.js';
+import { databaseUnreachableAnswer, registerQueryRoutes, storageGoneAnswer } from '../api/index.js';
 import type { Db } from '../api/db/index.js';
 import { registerAssets } from './assets.js';
 import { registerConsoleRoutes } from './routes.js';
@@ -28,8 +28,12 @@ interface ConsoleOptions {
 /** Registers the console (pages, its routes, the API routes it calls) in its own encapsulated scope of `app`: its hooks and headers stay inside. */
 export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions): Promise<void> {
   await app.register(async (scope) => {
-    // a failure is logged and answered without its details (a database error names tables)
+    // a failure is logged and answered without its details (a database error names tables);
+    // PostgreSQL out of reach is the API's 503 with Retry-After
+    const unreachable = databaseUnreachableAnswer(opts.db, opts.log, 'console');
     scope.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
+      const down = unreachable(err, reply);
+      if (down) return down;
       const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
       if (status === 500) opts.log(`console: ${request.method} ${request.url.split('?', 1)[0]}: ${err.message}`);
       return reply.code(status).send({ message: status === 500 ? '500 Internal Server Error' : err.message });

@@ -5,11 +5,13 @@
 // one alert by id, a live stream of new alerts, and a 400 naming the problem for bad input.
 // Retention by age and row count; the database unavailable (PGlite still opening, PostgreSQL
 // stopped): stdout gets every alert, the store counts each alert it did not write, and writing
-// resumes.
+// resumes; while PostgreSQL is stopped the query API (on the API's port and the console's)
+// answers 503 with Retry-After.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { until } from '../helpers/until.js';
 import { addToken, createUser, generateToken, SEARCH_COUNT_CAP } from '../../host/api/db/index.js';
+import { startConsole } from '../../host/console/index.js';
 import { createDatabaseLink } from '../../host/output/destinations/store-link.js';
 import { OUTPUT_DROP_RULE } from '../../host/output/fanout.js';
 import { rfc3339Nano } from '../../host/output/time.js';
@@ -420,13 +422,16 @@ if ('unavailable' in POSTGRES) {
   const pgStorage = POSTGRES;
   suite(pgStorage);
   liveSuite(pgStorage);
-  test('postgres: the server stopped mid-stream: stdout gets every alert, the store counts each it could not write, and writes again once it is back', async () => {
+  test('postgres: the server stopped mid-stream: stdout gets every alert, the store counts each it could not write, the query API answers 503 with Retry-After, and all resumes once it is back', async () => {
     const w = await startWorld(pgStorage);
     const link = createDatabaseLink();
     link.open(w.api.db);
     // two retries (100 + 200 ms of backoff) make each failed batch slower than the posts: the queue fills
     const fwd = await startTestForwarder({ stdout: true, outputs: { store: { queuesize: 3, timeoutms: 2000, retries: 2 } } }, 'node-a', {}, { alertDatabase: link });
     let stopped = false;
+    const logs: string[] = [];
+    const consoleServer = await startConsole({ db: w.api.db, log: (m) => logs.push(m), address: '127.0.0.1', port: 0 });
+    const consoleUrl = consoleServer.url.replace(/\/$/, '');
     try {
       await post(fwd, falcoJson({ ...CORPUS[0]!, rule: 'before' }));
       await until(
@@ -448,13 +453,23 @@ if ('unavailable' in POSTGRES) {
       const down = await until(accounted, (a) => a.ok + a.error + a.dropped === 11, 'every alert delivered, failed or dropped', 30_000);
       assert.is(down.ok, 1);
       assert.ok(down.error > 0 && down.dropped > 0, JSON.stringify(down));
+      // the query API, on the API's port and the console's, says the database is out of reach: 503, not 500
+      for (const base of [w.api.url, consoleUrl]) {
+        for (const path of ['/api/v1/events/search', '/api/v1/events/count/rule', '/api/v1/events/1']) {
+          const res = await fetch(`${base}${path}`, { headers: { 'private-token': w.token } });
+          assert.equal([res.status, res.headers.get('retry-after'), await res.json()], [503, '10', { message: '503 Service Unavailable - the database cannot be reached, try again later' }], `${base}${path}`);
+        }
+      }
+      for (const who of ['api', 'console']) assert.equal(logs.concat(w.api.logs).filter((l) => l.startsWith(`${who}: PostgreSQL at postgres://`) && l.includes('cannot be reached')).length, 1, who);
       await pgStorage.outage!.start();
       stopped = false;
       await post(fwd, falcoJson({ ...CORPUS[0]!, rule: 'after' }));
       await until(accounted, (a) => a.ok === 2, 'the alert after the outage stored', 30_000);
       assert.equal(await rulesOf(w, ''), ['after', 'before']); // the same event time: the newest id first
+      assert.is((await fetch(`${consoleUrl}/api/v1/events/count`, { headers: { 'private-token': w.token } })).status, 200);
     } finally {
       if (stopped) await pgStorage.outage!.start();
+      await consoleServer.close();
       await fwd.fwd.close();
       await link.release();
       await w.api.close();

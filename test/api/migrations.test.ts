@@ -23,7 +23,7 @@ test('002 keeps the groups stored under 001 and makes fingerprints the key', asy
     await db.query(`INSERT INTO projects (path) VALUES ('a/b')`);
     await db.query(`INSERT INTO error_tracking_errors (project_id, name, description, actor, platform, events_count, first_seen_at, last_seen_at) VALUES (1, 'TypeError', 'old', 'handler(app)', 'node', 1, now(), now())`);
     await db.query(`INSERT INTO error_tracking_error_events (error_id, occurred_at, payload) VALUES (1, now(), '{}')`);
-    assert.equal(await migrate(db), ['002_error_fingerprints', '003_alert_store']);
+    assert.equal(await migrate(db), ['002_error_fingerprints', '003_alert_store', '004_alert_text_index']);
     const old = await findErrorDetail(db, 1, 1);
     assert.match(String(old?.fingerprint), /^v1:[0-9a-f]{32}$/);
     assert.equal([old?.events_count, old?.user_count], [1, 0]);

@@ -1,4 +1,4 @@
-// Reads of the alert store (the `alerts` table, migration 003_alert_store.sql, written by the
+// Reads of the alert store (the `alerts` table, migrations 003 and 004, written by the
 // store destination host/output/destinations/store.ts): search, counts, counts grouped by a
 // field or a time bucket, one alert, and the alerts after an id (the live stream). Consumes an
 // AlertFilter (routes/alert-params.ts checks the request into one); produces rows whose `json`
@@ -66,7 +66,13 @@ function whereOf(f: AlertFilter, extra: string[] = [], params: unknown[] = []): 
   if (f.tags && f.tags.length > 0) cond.push(`tags && ${p(f.tags)}::text[]`);
   if (f.sinceNs !== undefined) cond.push(`time_ns >= ${p(f.sinceNs.toString())}`);
   if (f.untilNs !== undefined) cond.push(`time_ns < ${p(f.untilNs.toString())}`);
-  if (f.text) cond.push(`output ILIKE ${p(`%${f.text.replace(/[\\%_]/g, '\\$&')}%`)}`);
+  if (f.text) {
+    // the key's LIKE is what the trigram index alerts_output_key answers (it keeps punctuation,
+    // migration 004); the ILIKE, true of fewer rows, is the exact match. The needle's key is
+    // computed by the database's own function, as the column's is, so both are folded alike.
+    cond.push(`output_key LIKE '%' || alert_text_key(${p(f.text)}) || '%'`);
+    cond.push(`output ILIKE ${p(`%${f.text.replace(/[\\%_]/g, '\\$&')}%`)}`);
+  }
   return { where: cond.length > 0 ? `WHERE ${cond.join(' AND ')}` : '', params };
 }
 

@@ -9,7 +9,7 @@ export * from './error-details.js';
 export * from './error-groups.js';
 export * from './settings-keys.js';
 export { loadMigrations, migrate } from './migrate.js';
-export { openDatabase, type Db, type Queryable } from './open.js';
+export { isDatabaseUnreachable, openDatabase, type Db, type Queryable } from './open.js';
 
 /** The PGlite directory inside a state directory. */
 export function pgliteDir(stateDir: string): string {

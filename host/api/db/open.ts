@@ -34,6 +34,23 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
+/** SQLSTATEs of a server that stopped or is not accepting connections yet (admin_shutdown, crash_shutdown, cannot_connect_now); class 08 is every connection exception. */
+const SERVER_DOWN_STATES = new Set(['57P01', '57P02', '57P03']);
+/** Socket errors of a server out of reach. */
+const SOCKET_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether a query failed because the PostgreSQL server cannot be reached (stopped, restarting,
+ * the network gone), rather than because of the query: pg's errors carry a SQLSTATE or a socket
+ * code, and a connection lost mid-query only its message ("Connection terminated ...").
+ */
+export function isDatabaseUnreachable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (code.startsWith('08') || SERVER_DOWN_STATES.has(code) || SOCKET_DOWN_CODES.has(code))) return true;
+  return /^Connection terminated|is not queryable/.test(err.message);
+}
+
 /** Thrown when another live process holds the PGlite directory. */
 class DatabaseLockedError extends Error {
   readonly code = 'API_DB_LOCKED';

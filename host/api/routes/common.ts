@@ -1,9 +1,9 @@
 // Helpers shared by the REST routes: the guard as an onRequest hook (so 401/404/403 come before
-// body parsing and parameter validation, GitLab's order), sending ApiError values, the 503 of a
-// database that is gone, and GitLab's offset pagination headers.
+// body parsing and parameter validation, GitLab's order), sending ApiError values, the 503s of a
+// database that is gone or out of reach, and GitLab's offset pagination headers.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { guard, type Caller } from '../auth.js';
-import type { Db } from '../db/index.js';
+import { isDatabaseUnreachable, type Db } from '../db/index.js';
 import type { DsnBase } from '../entities.js';
 import type { ApiLimits } from '../limits.js';
 import { mergeParams, validateParams, type ParamSpec, type ParamValue } from '../params.js';
@@ -45,6 +45,29 @@ export function storageGoneAnswer(db: Db, log: (msg: string) => void, who: strin
     if (!logged) log(`${who}: ${gone}: every request is answered 503 until a restart (which starts an empty database)`);
     logged = true;
     return sendError(reply.header('retry-after', '60'), apiError('STORAGE_UNAVAILABLE'));
+  };
+}
+
+/** What a client is told to wait (Retry-After, seconds) while PostgreSQL cannot be reached: a restart takes a few. */
+const UNREACHABLE_RETRY_AFTER_S = 10;
+/** Least time between two log lines saying so. */
+const UNREACHABLE_LOG_EVERY_MS = 60_000;
+
+/**
+ * What answers a request whose query failed because PostgreSQL cannot be reached (stopped,
+ * restarting: isDatabaseUnreachable): 503 with Retry-After and a message saying to try again,
+ * not a 500, and a log line prefixed by `who` at most once a minute. For an error handler:
+ * returns the reply it answered, or undefined for any other error.
+ */
+export function databaseUnreachableAnswer(db: Db, log: (msg: string) => void, who: string): (err: unknown, reply: FastifyReply) => FastifyReply | undefined {
+  let loggedAt = Number.NEGATIVE_INFINITY;
+  return (err, reply) => {
+    if (!isDatabaseUnreachable(err)) return undefined;
+    if (performance.now() - loggedAt >= UNREACHABLE_LOG_EVERY_MS) {
+      loggedAt = performance.now();
+      log(`${who}: PostgreSQL at ${db.location} cannot be reached (${(err as Error).message}): requests that need it are answered 503 until it is back`);
+    }
+    return sendError(reply.header('retry-after', String(UNREACHABLE_RETRY_AFTER_S)), apiError('DATABASE_UNREACHABLE'));
   };
 }
 
