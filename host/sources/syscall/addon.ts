@@ -33,11 +33,12 @@ export interface CaptureOptions {
 export const DEFAULT_SNAPLEN = 80;
 
 /**
- * The default buf_size_preset: 6, 32 MiB for each pair of CPUs, the ring this engine always had
- * on 2 CPUs. Falco's default is 4 (8 MiB): 48 MB less resident, but the capture bench's top step
- * dropped records with it on a busy machine, so lowering it waits for a same-run comparison.
+ * The default buf_size_preset: 4, Falco's, 8 MiB for each pair of CPUs. The ring's pages are
+ * resident twice (the kernel maps them twice for the reader): 16 MB on 2 CPUs, 48 MB less than
+ * 6, this engine's default before. `npm run bench -- capture-ring` (busy 2-CPU machine, 3 rounds
+ * each, interleaved): no kernel drop at the capture bench's hardest steps with preset 3, 4, 5 or 6.
  */
-export const DEFAULT_BUF_SIZE_PRESET = 6;
+export const DEFAULT_BUF_SIZE_PRESET = 4;
 /** The highest preset (Falco's table ends at 10: 512 MiB a buffer). */
 export const MAX_BUF_SIZE_PRESET = 10;
 
