@@ -17,9 +17,9 @@
 // probe's environment capture on and off (capture option env), each reporting the engine's CPU
 // per exec and the exec'ing processes' CPU per exec (RUSAGE_CHILDREN: the probe reads the new
 // image's environment in the exec'ing task), and env_capture_cost_* the differences. Local only.
-// The loadgen and the step are shared with capture-buffer.ts (the cost of I/O buffer capture:
-// `npm run bench -- capture` runs it too). The ring buffer is `rae run`'s default (syscall.bufSizePreset
-// 4 on this machine's CPUs; ring_bytes on each step).
+// The loadgen and the step are shared with capture-buffer.ts (the cost of I/O buffer capture) and
+// capture-ring.ts (drops by ring size): `npm run bench -- capture` runs them too. The ring buffer is
+// `rae run`'s default (syscall.bufSizePreset 4 on this machine's CPUs; ring_bytes on each step).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -221,7 +221,7 @@ export async function step(src: SyscallSource, bin: string, mode: LoadMode, targ
     probe_kernel_cores: Number(s.probeCores.toFixed(3)),
     probe_programs: programFigures(s.programs, wall),
     rss_mb: Math.round(s.rssMb),
-    ring_bytes: RING_BYTES,
+    ring_bytes: extra.ring_bytes ?? RING_BYTES, // a caller's own ring (capture-ring.ts) names its size
   });
   return s;
 }

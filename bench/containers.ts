@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { ContainerCache, CriSource, type ContainerRecord, type MetadataSource } from '../host/sources/container/index.js';
+import { CriSource } from '../host/sources/container/cri.js';
+import { ContainerCache, type ContainerRecord, type MetadataSource } from '../host/sources/container/index.js';
 import { buildImages, BUSYBOX_IMAGE, containerdPresent, imageToolsPresent, runtimesAvailable, startContainerd } from '../support/containers/index.js';
 import { figure, median, progress } from './report.js';
 

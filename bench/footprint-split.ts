@@ -216,8 +216,9 @@ async function reload(prefix: string, e: Engine, state: string, dir: string): Pr
   let top: Split | undefined;
   const done = e.waitFor(/resources: ruleset compiled, on WASM/, mark).then(() => true);
   while (!(await Promise.race([done, sleep(250).then(() => false)]))) {
-    const now = await e.split();
-    if (!top || now.rss_mb! > top.rss_mb!) top = now;
+    // a sample whose scrape fails (a reset connection while the engine is busy compiling) is skipped
+    const now = await e.split().catch(() => undefined);
+    if (now && (!top || now.rss_mb! > top.rss_mb!)) top = now;
   }
   const peak = status(e.pid).hwm;
   report(

@@ -111,9 +111,10 @@ export class RuleCompiler {
    * `shippedDir`: take modules from there too, never writing or removing (a build's shipped cache);
    * `timeoutMs`: a worker build's deadline (default 120 s, 0: none); `maxHeapMb`: the worker's
    * V8 old-generation cap (default 2048); `counters`: modules count their rule figures (default
-   * true; GenerateOptions.counters).
+   * true; GenerateOptions.counters); `onIdleStop`: runs once an idle worker has exited (its memory
+   * is free then, though the C library may still hold it: rae run releases it there).
    */
-  constructor(private readonly opts: { inProcess?: boolean; idleMs?: number; cacheDir?: string; shippedDir?: string; timeoutMs?: number; maxHeapMb?: number; counters?: boolean } = {}) {
+  constructor(private readonly opts: { inProcess?: boolean; idleMs?: number; cacheDir?: string; shippedDir?: string; timeoutMs?: number; maxHeapMb?: number; counters?: boolean; onIdleStop?: () => void } = {}) {
     this.disk = opts.cacheDir ? new ModuleCache(opts.cacheDir) : undefined;
     this.shipped = opts.shippedDir ? new ModuleCache(opts.shippedDir) : undefined;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_COMPILE_TIMEOUT_MS;
@@ -255,7 +256,7 @@ export class RuleCompiler {
     this.idleTimer = setTimeout(() => {
       if (this.worker !== w || (this.pending.get(w)?.size ?? 0) > 0) return;
       this.worker = undefined;
-      void w.terminate();
+      void w.terminate().then(() => this.opts.onIdleStop?.());
     }, idleMs).unref();
   }
 

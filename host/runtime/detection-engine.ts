@@ -99,7 +99,15 @@ export class DetectionEngine {
   constructor(private readonly options: DetectionEngineOptions) {
     const counters = options.ruleCounters ?? true;
     this.ruleStats = counters ? new RuleStats() : undefined;
-    this.compiler = new RuleCompiler({ idleMs: options.compilerIdleMs, cacheDir: options.moduleCacheDir, shippedDir: options.shippedModuleDir, timeoutMs: options.compileTimeoutMs, maxHeapMb: options.compileWorkerHeapMb, counters });
+    this.compiler = new RuleCompiler({
+      idleMs: options.compilerIdleMs,
+      onIdleStop: options.onCompilerIdleStop,
+      cacheDir: options.moduleCacheDir,
+      shippedDir: options.shippedModuleDir,
+      timeoutMs: options.compileTimeoutMs,
+      maxHeapMb: options.compileWorkerHeapMb,
+      counters,
+    });
     if (this.ruleStats) options.metrics?.ruleFigures?.(() => this.ruleFigures);
     const tierGauge = options.metrics?.registry?.getSingleMetric(METRICS.evaluatorTier.name) as Gauge<string> | undefined;
     this.counters = newEngineStats(options.engine === 'interpreter' ? 'interpreter' : 'wasm');

@@ -1,7 +1,9 @@
 // The detection engine's ruleset slot: which ruleset runs, and on which tier. It holds the running
 // load result, the reference interpreter's matcher while a ruleset runs on the interpreter tier,
 // the last compiled module with the ruleset it was compiled from (the kernel path's judge), and
-// the module before it (the last good one, restored after a watchdog stop). Consumes the rulesets
+// the module before it (the last good one, restored after a watchdog stop: kept compiled but not
+// instantiated, so its linear memory, 9 MB resident with the built-in rules, is freed at the swap
+// and a restore instantiates it again). Consumes the rulesets
 // and modules that DetectionEngine's load and tier-up produce; produces what the next batch is
 // judged by. Every change happens between two batches (evaluation is synchronous); a compiled
 // swap carries the state region over to the new module.
@@ -10,7 +12,7 @@ import type { LoadedRule, LoadResult, RuleMatcher } from '../engine/index.js';
 import { prioritySeverity, type Priority } from '../engine/priority.js';
 import { EVALUATOR_TIERS, type EvaluatorTier } from '../metrics/names.js';
 import type { EngineStats } from './engine-types.js';
-import type { RuleModule } from './evaluator.js';
+import { RuleModule, type CompiledRuleset } from './evaluator.js';
 
 /** The rules a ruleset evaluates, in order: enabled, at least as severe as the minimum. */
 export function selectRules(rules: readonly LoadedRule[], minPriority: Priority): LoadedRule[] {
@@ -29,7 +31,8 @@ export class RulesetSlot {
   current: LoadResult | undefined;
   /** Increases on every new ruleset (and on a restore); not on a tier-up of the same ruleset. */
   generation = 0;
-  private lastGood: { module: RuleModule; result: LoadResult } | undefined;
+  /** The module before the running one: its compiled ruleset and watchdog, no instance. */
+  private lastGood: { compiled: CompiledRuleset; watchdogMs: number; result: LoadResult } | undefined;
 
   /** `onNewRuleset` runs when a new ruleset (not a tier-up) goes live: the engine supersedes an older tier-up there. */
   constructor(
@@ -53,7 +56,7 @@ export class RulesetSlot {
   installCompiled(result: LoadResult, module: RuleModule, tierUp = false): void {
     const s0 = performance.now();
     if (this.module) module.adoptState(this.module);
-    this.lastGood = this.module && this.moduleResult ? { module: this.module, result: this.moduleResult } : undefined;
+    this.lastGood = this.module && this.moduleResult ? { compiled: this.module.compiled, watchdogMs: this.module.watchdogMs, result: this.moduleResult } : undefined;
     this.module = module;
     this.moduleResult = result;
     if (tierUp) this.stats.tierUps++;
@@ -63,12 +66,19 @@ export class RulesetSlot {
     this.stats.lastSwapStallMs = performance.now() - s0;
   }
 
-  /** After a watchdog stop of `stopped` (still the running module): goes back to the last good module, if any. */
+  /**
+   * After a watchdog stop of `stopped` (still the running module): goes back to the last good
+   * module, if any, on a new instance that takes over the state region (the rule counts stop
+   * there, as they did on the old instance, whose counts were read at its swap).
+   */
   restoreLastGood(stopped: RuleModule): void {
     const good = this.lastGood;
     if (!good || stopped !== this.module) return;
-    good.module.adoptState(stopped);
-    this.module = good.module;
+    // it was instantiated and checked before: this fails only where memory is exhausted
+    const created = RuleModule.create(good.compiled, good.watchdogMs);
+    if (!created.ok) return;
+    created.module.adoptState(stopped);
+    this.module = created.module;
     this.moduleResult = good.result;
     this.lastGood = undefined;
     // On the interpreter tier the decoded path keeps its ruleset; only the kernel path's module goes back.

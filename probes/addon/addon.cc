@@ -9,13 +9,15 @@
  *
  * Exports: abiVersion, maxRecord, layout(), checkKernel(), clocks(), open(options) -> Capture
  * with watch(fn), poll(view[, meta]), setInterestingSyscalls(ids), stats(), ref(), unref(), close();
- * ingest(...) and ingestAbi: the native kernel-record translator (ingest.c), no probe needed.
+ * ingest(...) and ingestAbi: the native kernel-record translator (ingest.c), no probe needed;
+ * releaseFreeMemory(): the C library's free heap pages back to the kernel, no probe needed.
  */
 #include <napi.h>
 
 #include <atomic>
 #include <cstddef>
 #include <ctime>
+#include <malloc.h>
 #include <memory>
 #include <thread>
 #include <unistd.h>
@@ -320,6 +322,19 @@ Napi::Value Clocks(const Napi::CallbackInfo &info)
 	return o;
 }
 
+// releaseFreeMemory(): glibc's malloc_trim(0), which returns the free pages of every malloc arena
+// (the main heap and each thread's) to the kernel; glibc itself gives back only a free top of a
+// heap, so what a finished compile freed in the middle of the arenas stays resident otherwise.
+// Returns whether any memory was released (false without glibc).
+Napi::Value ReleaseFreeMemory(const Napi::CallbackInfo &info)
+{
+#ifdef __GLIBC__
+	return Napi::Boolean::New(info.Env(), malloc_trim(0) != 0);
+#else
+	return Napi::Boolean::New(info.Env(), false);
+#endif
+}
+
 template <typename T, napi_typedarray_type K>
 T *ArrayArg(const Napi::CallbackInfo &info, size_t i, size_t *len)
 {
@@ -414,6 +429,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports)
 	exports.Set("layout", Napi::Function::New(env, Layout));
 	exports.Set("checkKernel", Napi::Function::New(env, CheckKernel));
 	exports.Set("clocks", Napi::Function::New(env, Clocks));
+	exports.Set("releaseFreeMemory", Napi::Function::New(env, ReleaseFreeMemory));
 	exports.Set("Capture", Capture::Init(env));
 	return exports;
 }

@@ -68,7 +68,8 @@ test('hot swap: 100 swaps under load, no event lost, each batch judged by one ru
 
 test('the compile worker stops after compilerIdleMs without a load and starts again for the next one', async () => {
   const alerts: string[] = [];
-  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', compilerIdleMs: 300, onAlert: (a) => alerts.push(a.rule) });
+  let idleStops = 0;
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', compilerIdleMs: 300, onCompilerIdleStop: () => idleStops++, onAlert: (a) => alerts.push(a.rule) });
   assert.ok((await engine.load(ruleset('C'))).swapped);
   // No assertion that the worker still runs when load() returns: on a loaded machine the 300 ms
   // idle timer may already have fired by then. A build in the worker is what proves it ran.
@@ -76,6 +77,9 @@ test('the compile worker stops after compilerIdleMs without a load and starts ag
   const t0 = Date.now();
   while (engine.compileWorkerRunning && Date.now() - t0 < 300_000) await new Promise((r) => setTimeout(r, 50));
   assert.not.ok(engine.compileWorkerRunning, 'stopped once idle');
+  // the hook runs once the worker has exited (rae run hands the memory the build freed back there)
+  while (idleStops === 0 && Date.now() - t0 < 300_000) await new Promise((r) => setTimeout(r, 50));
+  assert.is(idleStops, 1, 'onCompilerIdleStop ran once');
   engine.evaluate(events);
   assert.is(alerts.length, BATCH / 2, 'the running ruleset is unaffected');
   // A different condition: the same condition under another name generates the same module,

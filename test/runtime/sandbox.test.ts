@@ -2,6 +2,8 @@
 // refused with clear errors; a trapping module fails one batch and the host carries on; the
 // watchdog stops a runaway batch, which is announced by an internal alert, and the engine goes
 // back to the last good module.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generateModule } from '../../host/engine/codegen/index.js';
@@ -83,6 +85,22 @@ test('sandbox: after a runaway batch the engine restores the last good module', 
   const text = (await metrics.exposition()).body;
   assert.match(text, 'enginesecurity_engine_events_dropped_total{source="syscall",reason="watchdog"} 1');
   assert.match(text, 'enginesecurity_engine_ruleset_compile_seconds_count 1');
+  await engine.close();
+});
+
+test('sandbox: the last good module is kept without its instance: the swapped-out memory is freed', async () => {
+  // a full collection on demand (the flag reaches new contexts: gc() is global there)
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', onAlert: () => undefined });
+  const rule = (proc: string) => [{ name: 'r.yaml', text: `- rule: opens\n  desc: d\n  condition: evt.type = openat and proc.name = ${proc}\n  output: o\n  priority: WARNING\n` }];
+  assert.ok((await engine.load(rule('cat'))).swapped);
+  const first = new WeakRef(engine.ruleModule!.memory);
+  assert.ok((await engine.load(rule('dog'))).swapped);
+  // WeakRefs hold their target to the end of the job that made or read them: collect after it
+  await new Promise((r) => setImmediate(r));
+  gc();
+  assert.is(first.deref(), undefined, 'the memory of the module swapped out is still reachable');
   await engine.close();
 });
 

@@ -3,14 +3,14 @@
 // bounded cache that never makes an event wait, feeding the container table (table.ts) that the
 // compiled rules read in their state region (see ContainerRecord in record.ts for what a field reads).
 import { ContainerCache } from './cache.js';
-import { CriSource } from './cri.js';
+import type { CriOptions } from './cri.js';
 import { EngineSource } from './engine-api.js';
-import type { MetadataSource } from './source.js';
+import type { ContainerRecord } from './record.js';
+import type { MetadataSource, RuntimeEvent, Watch } from './source.js';
 
 export { ContainerCache } from './cache.js';
 import type { ContainerTable } from './table.js';
 export { ContainerTable, containerFields } from './table.js';
-export { CriSource } from './cri.js';
 export { EngineSource } from './engine-api.js';
 export type { MetadataSource } from './source.js';
 export {
@@ -41,10 +41,64 @@ export const DEFAULT_RUNTIMES: ContainerRuntimesConfig = {
   callTimeoutMs: 5000,
 };
 
+/**
+ * A CRI runtime (cri.ts CriSource) whose gRPC client is loaded at the first call: grpc-js,
+ * protobufjs and the two protos hold about 17 MB resident, and the cache calls a source only
+ * when its socket exists, so a node without a CRI runtime never loads them.
+ */
+export class LazyCriSource implements MetadataSource {
+  readonly name = 'cri';
+  private loading: Promise<MetadataSource> | undefined;
+  private loaded: MetadataSource | undefined;
+  private closed = false;
+
+  constructor(
+    readonly socket: string,
+    private readonly opts?: CriOptions,
+  ) {}
+
+  private source(): Promise<MetadataSource> {
+    this.loading ??= import('./cri.js').then(({ CriSource }) => {
+      this.loaded = new CriSource(this.socket, this.opts);
+      if (this.closed) this.loaded.close();
+      return this.loaded;
+    });
+    return this.loading;
+  }
+
+  async list(): Promise<ContainerRecord[]> {
+    return (await this.source()).list();
+  }
+
+  async get(id: string): Promise<ContainerRecord | undefined> {
+    return (await this.source()).get(id);
+  }
+
+  /** Follows events once the client is loaded (the cache watches after a list, so it is by then). */
+  watch(onEvent: (e: RuntimeEvent) => void, onError: (err: Error) => void): Watch {
+    let inner: Watch | undefined;
+    let closed = false;
+    this.source().then((s) => {
+      if (!closed) inner = s.watch(onEvent, onError);
+    }, onError);
+    return {
+      close: () => {
+        closed = true;
+        inner?.close();
+      },
+    };
+  }
+
+  close(): void {
+    this.closed = true;
+    this.loaded?.close();
+  }
+}
+
 /** One source per configured socket. */
 function sourcesOf(cfg: ContainerRuntimesConfig): MetadataSource[] {
   const t = { callTimeoutMs: cfg.callTimeoutMs };
-  return [...cfg.cri.map((s) => new CriSource(s, { ...t, namespace: 'k8s.io' })), ...cfg.docker.map((s) => new EngineSource('docker', s, t)), ...cfg.podman.map((s) => new EngineSource('podman', s, t))];
+  return [...cfg.cri.map((s) => new LazyCriSource(s, { ...t, namespace: 'k8s.io' })), ...cfg.docker.map((s) => new EngineSource('docker', s, t)), ...cfg.podman.map((s) => new EngineSource('podman', s, t))];
 }
 
 /** The `containers` section of the configuration (host/config/config.ts). */

@@ -33,11 +33,12 @@ export interface CaptureOptions {
 export const DEFAULT_SNAPLEN = 80;
 
 /**
- * The default buf_size_preset: 6, 32 MiB for each pair of CPUs, the ring this engine always had
- * on 2 CPUs. Falco's default is 4 (8 MiB): 48 MB less resident, but the capture bench's top step
- * dropped records with it on a busy machine, so lowering it waits for a same-run comparison.
+ * The default buf_size_preset: 4, Falco's, 8 MiB for each pair of CPUs. The ring's pages are
+ * resident twice (the kernel maps them twice for the reader): 16 MB on 2 CPUs, 48 MB less than
+ * 6, this engine's default before. `npm run bench -- capture-ring` (busy 2-CPU machine, 3 rounds
+ * each, interleaved): no kernel drop at the capture bench's hardest steps with preset 3, 4, 5 or 6.
  */
-export const DEFAULT_BUF_SIZE_PRESET = 6;
+export const DEFAULT_BUF_SIZE_PRESET = 4;
 /** The highest preset (Falco's table ends at 10: 512 MiB a buffer). */
 export const MAX_BUF_SIZE_PRESET = 10;
 
@@ -103,6 +104,7 @@ interface Native extends NativeIngest {
   layout(): NativeLayout;
   checkKernel(): { ok: true } | { ok: false; code: SupportCode; reason: string };
   clocks(): { boottimeNs: bigint; realtimeNs: bigint };
+  releaseFreeMemory(): boolean;
   Capture: new (opts: CaptureOptions) => Capture;
 }
 
@@ -185,4 +187,14 @@ export function clocks(): { boottimeNs: bigint; realtimeNs: bigint } {
   const loaded = loadNative();
   if ('error' in loaded) throw new Error(loaded.error);
   return loaded.native.clocks();
+}
+
+/**
+ * Hands the C library's free heap pages back to the kernel (glibc's malloc_trim, through the
+ * addon); false when nothing was released or the addon does not load. A finished compile leaves
+ * tens of MB free inside the malloc arenas of the threads that ran it, resident until then.
+ */
+export function releaseFreeMemory(): boolean {
+  const loaded = loadNative();
+  return 'native' in loaded && typeof loaded.native.releaseFreeMemory === 'function' && loaded.native.releaseFreeMemory();
 }

@@ -1,12 +1,13 @@
 // The cache's policy without a runtime: absent sockets are skipped with one line each and make no
-// lookup; a runtime that fails is logged once, retried with backoff and logged once when it
+// lookup (nor load the CRI's gRPC client); a runtime that fails is logged once, retried with backoff and logged once when it
 // recovers (then re-listed); the lookup queue is bounded and drops (counted) instead of waiting.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ContainerCache, CriSource, EngineSource, type MetadataSource } from '../../../host/sources/container/index.js';
+import { createRequire } from 'node:module';
+import { ContainerCache, EngineSource, LazyCriSource, type MetadataSource } from '../../../host/sources/container/index.js';
 import { containerRecord } from '../../helpers/container-record.js';
 
 const WAIT_MS = 300_000;
@@ -47,14 +48,17 @@ function fakeSource(socket: string) {
 const A = 'a'.repeat(64);
 const B = 'b'.repeat(64);
 
-test('absent runtimes: one line each at start, no lookup afterwards', async () => {
+test('absent runtimes: one line each at start, no lookup afterwards, no gRPC client loaded', async () => {
   const logs: string[] = [];
-  const cache = new ContainerCache([new CriSource('/nonexistent/containerd.sock'), new EngineSource('docker', '/nonexistent/docker.sock')], {}, (l) => logs.push(l));
+  const cache = new ContainerCache([new LazyCriSource('/nonexistent/containerd.sock'), new EngineSource('docker', '/nonexistent/docker.sock')], {}, (l) => logs.push(l));
   await cache.start();
   assert.equal(logs, ['container metadata: cri not found at /nonexistent/containerd.sock, skipped', 'container metadata: docker not found at /nonexistent/docker.sock, skipped']);
   assert.is(cache.get(A), undefined);
   assert.is(cache.stats.lookups, 0);
   cache.close();
+  // grpc-js is CommonJS: once imported, it is in the require cache
+  const loaded = Object.keys(createRequire(import.meta.url).cache).filter((f) => f.includes('@grpc'));
+  assert.equal(loaded, [], 'the CRI client is loaded without a CRI socket');
 });
 
 test('a failing runtime: one line, retried with backoff, one line when it recovers, then listed', async () => {

@@ -1,14 +1,15 @@
 // Container metadata from a real CRI runtime: a private containerd (support/containers/) runs
 // pod shop/web-7d4b9c (label app=web) with a privileged container mounting the host's /etc and
 // /proc and a plain container without mounts; CriSource maps them as Falco's CRI engine does, the
-// cache lists them at start, learns new ones from containerd's events, drops deleted ones, and
+// cache (over rae run's LazyCriSource) lists them at start, learns new ones from containerd's events, drops deleted ones, and
 // recovers when containerd is stopped and started again.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ContainerCache, CriSource, recordFields, type ContainerRecord } from '../../../host/sources/container/index.js';
+import { CriSource } from '../../../host/sources/container/cri.js';
+import { ContainerCache, LazyCriSource, recordFields, type ContainerRecord } from '../../../host/sources/container/index.js';
 import { buildImages, BUSYBOX_IMAGE, PRIVILEGED_SLEEPER, containerdPresent, imageToolsPresent, leftovers, netnsNames, runtimesAvailable, startContainerd, type Pod, type PrivateContainerd } from '../../../support/containers/index.js';
 
 const ready = runtimesAvailable() && imageToolsPresent() && containerdPresent();
@@ -101,7 +102,8 @@ t('ContainerStatus + PodSandboxStatus give the pod, image, privileged flag and m
 
 t('the cache lists at start, adds a container from the create event, removes it on delete', async () => {
   const logs: string[] = [];
-  const cache = new ContainerCache([new CriSource(rt.socket)], {}, (l) => logs.push(l));
+  // rae run's source: the gRPC client loaded at its first call
+  const cache = new ContainerCache([new LazyCriSource(rt.socket)], {}, (l) => logs.push(l));
   try {
     await cache.start();
     assert.ok(cache.isUp('cri'));
@@ -150,7 +152,7 @@ t("the event stream lasts: the client's keepalive pings respect containerd's pol
 
 t('containerd stopped and started again: the cache reconnects and follows events again', async () => {
   const logs: string[] = [];
-  const cache = new ContainerCache([new CriSource(rt.socket)], { backoffMs: 200, maxBackoffMs: 1000 }, (l) => logs.push(l));
+  const cache = new ContainerCache([new LazyCriSource(rt.socket)], { backoffMs: 200, maxBackoffMs: 1000 }, (l) => logs.push(l));
   try {
     await cache.start();
     await rt.restart();
