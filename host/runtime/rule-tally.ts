@@ -36,7 +36,7 @@ const DEFAULT_SAMPLE_EVERY = 16;
  * One sampled call in this many profiles every group its events reached (each group about 4 ×
  * its rules times its share of the call), so rates follow a changing workload. A profile of the
  * stable rules took about a third of a round of the rule-cost bench (192 calls of 4,096 events):
- * once in 64 sampled calls (1,024 calls) that alone was about 7 % of the evaluation time (the
+ * once in 64 sampled calls (1,024 calls) that alone was about 6 % of the evaluation time (the
  * bench's "disturbed" rounds, one in 5.3); once in 256 sampled calls (4,096 calls) it is under
  * 2 %. The calibration (the median of the last 63 sampled calls) follows the total meanwhile.
  */

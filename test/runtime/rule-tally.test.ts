@@ -11,7 +11,7 @@
 //   modelled here by a clock that reads the runs of one rule's pairs 10 times too long; the
 //   group's second profile replaces the first, so that rule's cost is not 10 times its own;
 // - profiles' schedule and their CPU time: a group is profiled at its first sampled call, again
-//   SETTLE later, then once in 256 sampled calls (once in 64, they cost about 7 % of the rule-cost
+//   SETTLE later, then once in 256 sampled calls (once in 64, they cost about 6 % of the rule-cost
 //   bench's evaluation time, in bursts), and the tally accounts their CPU time (the bench adds it
 //   to counting's steady cost).
 import { test } from 'uvu';
