@@ -30,7 +30,7 @@ const BATCH = 4096;
 const read = (n: string) => ({ name: n, text: corpusText(n) });
 
 /** A small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed;
   return () => {
     a = (a + 0x6d2b79f5) | 0;

@@ -32,8 +32,15 @@ const MIN_TIMED = 1024;
 /** Default: one evaluate call in 16 is timed whole (two clock reads and a read of the counters). */
 const DEFAULT_SAMPLE_EVERY = 16;
 
-/** One sampled call in this many profiles every group its events reached (each group about 4 × its rules times its share of the call): rates follow a changing workload. */
-const RESAMPLE_EVERY = 64;
+/**
+ * One sampled call in this many profiles every group its events reached (each group about 4 ×
+ * its rules times its share of the call), so rates follow a changing workload. A profile of the
+ * stable rules took about a third of a round of the rule-cost bench (192 calls of 4,096 events):
+ * once in 64 sampled calls (1,024 calls) that alone was about 6 % of the evaluation time (the
+ * bench's "disturbed" rounds, one in 5.3); once in 256 sampled calls (4,096 calls) it is under
+ * 2 %. The calibration (the median of the last 63 sampled calls) follows the total meanwhile.
+ */
+const RESAMPLE_EVERY = 256;
 
 /** Each rule's sample is the fastest of this many (whole, without it) pairs (a run the machine slowed reads long, never short). */
 const PROFILE_RUNS = 2;
@@ -135,6 +142,8 @@ export class ModuleTally {
   private timer = 0;
   /** Profile loops (by group slot) called once already: the first call of a wasm function compiles it (lazy compilation), which must not be timed. */
   private readonly warm = new Set<number>();
+  /** CPU seconds of the profiles' timed runs so far (not the one untimed first call of each group's loop): the part of counting's cost that comes in bursts, once in many calls. */
+  private profiling = 0;
 
   constructor(
     private readonly memory: WebAssembly.Memory,
@@ -208,6 +217,11 @@ export class ModuleTally {
       this.scale = this.ratios.median!;
     }
     this.apply();
+  }
+
+  /** CPU seconds this tally's profiles ran so far (their timed runs, inside sampled evaluate calls' afterSampledCall). */
+  get profileSeconds(): number {
+    return this.profiling;
   }
 
   /** The module is no longer the running one: its counts are read a last time and it leaves the RuleStats (until it runs again). */
@@ -288,7 +302,9 @@ export class ModuleTally {
       }
       const t0 = cpuSeconds();
       this.profileFn(slot, skip, first, rec, stride, MEM.outBase, m);
-      return cpuSeconds() - t0;
+      const t = cpuSeconds() - t0;
+      this.profiling += t;
+      return t;
     };
     // Lists are repeated up to MIN_TIMED entries: every entry is one call of the group (a new epoch).
     const list = (ls: ReadonlyArray<readonly number[] | undefined>): number => {

@@ -9,7 +9,11 @@
 // - cold code: a group's first profile runs code V8 has not optimised yet (measured on the
 //   stable rules: the first rule's samples read -370 to +1,650 ns for a rule saving 20 to 30),
 //   modelled here by a clock that reads the runs of one rule's pairs 10 times too long; the
-//   group's second profile replaces the first, so that rule's cost is not 10 times its own.
+//   group's second profile replaces the first, so that rule's cost is not 10 times its own;
+// - profiles' schedule and their CPU time: a group is profiled at its first sampled call, again
+//   SETTLE later, then once in 256 sampled calls (once in 64, they cost about 6 % of the rule-cost
+//   bench's evaluation time, in bursts), and the tally accounts their CPU time (the bench adds it
+//   to counting's steady cost).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { evtTypeId, MEM } from '../../host/abi/module.js';
@@ -154,6 +158,32 @@ test("rule tally: a rule whose pairs ran cold in its group's first profile is no
   ratios.sort((x, y) => x - y);
   // charged for the cold runs, Own would cost about 10 times its warm cost
   assert.ok(ratios[3]! < 3, `Own's cost with a cold first profile / without, per trial: ${ratios.map((r) => r.toFixed(2)).join(', ')}`);
+});
+
+test('rule tally: a group is profiled at its first sampled call, 2 later, then once in 256, and the profiles count their CPU time', async () => {
+  const { g, instance, memory, evaluate } = await instantiate();
+  const events = readReplayInput(FIGURE_EVENTS, 'fields').events.filter((e) => e.source === 'syscall');
+  const enc = new BatchEncoder(g.layouts.syscall, g.threadUse, g.containerKeys).encode(memory, events, 0, events.length);
+  // a clock that advances 1 µs a read: every timed profile run reads 1 µs, whatever the machine does
+  let ticks = 0;
+  process.cpuUsage = (prev?: NodeJS.CpuUsage) => {
+    ticks++;
+    return { user: ticks - (prev?.user ?? 0), system: 0 };
+  };
+  const profiled: number[] = [];
+  try {
+    const tally = new ModuleTally(memory, instance.exports, g, new RuleStats(), 1);
+    for (let call = 0; call < 600; call++) {
+      tally.beforeCall(true);
+      evaluate(0, MEM.batchBase, enc.count, 1, MEM.outBase, MEM.outSize / 8);
+      const before = tally.profileSeconds;
+      tally.afterSampledCall(0, MEM.batchBase, enc.count, 1e-3);
+      if (tally.profileSeconds > before) profiled.push(call);
+    }
+  } finally {
+    process.cpuUsage = realCpuUsage;
+  }
+  assert.equal(profiled, [0, 2, 256, 512], 'the sampled calls that profiled');
 });
 
 test.run();
