@@ -15,11 +15,11 @@
 //   (the tally's bursts, once in 4,096 calls: they fell in one round of five and made it read
 //   25 to 32 %), their CPU time summed over all rounds / CPU(off) summed;
 // - honest cost: predicted drop = the cost the figures gave the top N during that round's
-//   counting calls / their CPU time less the profiles; measured drop = the sum over the N rules
-//   of 1 - CPU(without that rule) / CPU(off), what the figures claim (a rule's cost is what
-//   removing it alone saves); relative error |predicted - measured| / measured, target within
-//   20 %. Removing the N together is measured too (`joint_drop`): it saves more, the work the N
-//   share (docs/rule-cost.md).
+//   counting calls / their CPU time less the profiles; measured drop = 1 - CPU(without the N) /
+//   CPU(off), the N removed together as the issue asks; relative error |predicted - measured| /
+//   measured, target within 20 %. The sum over the N rules of what removing each alone saves is
+//   printed beside it (`single_removals_summed`, what each rule's figure claims): removing
+//   together saves more, the work the N share (docs/rule-cost.md).
 import { loadRules, type LoadedRule, rankByCost, RuleStats } from '../host/engine/index.js';
 import { MEM } from '../host/abi/module.js';
 import { RuleCompiler } from '../host/runtime/compiler.js';
@@ -241,16 +241,17 @@ export async function run(): Promise<void> {
     const pm = quantile(predicted[i]!, 0.5);
     const err = (Math.abs(pm - quantile(measured, 0.5)) / quantile(measured, 0.5)) * 100;
     const jointErr = (Math.abs(pm - quantile(joint, 0.5)) / quantile(joint, 0.5)) * 100;
-    figure(S, `top${n}_relative_error`, err, '%', {
-      check: `top ${n}: predicted drop ${p.median} % (quartiles ${p.q1} to ${p.q3}), measured ${d.median} % removing each alone, summed (quartiles ${d.q1} to ${d.q3}); relative error of the medians ${err.toFixed(1)} %, per round median ${e.median} % (quartiles ${e.q1} to ${e.q3}); target <= 20 %: ${err <= 20 ? 'met' : 'NOT met'}; removed together they save ${j.median} % (quartiles ${j.q1} to ${j.q3}), ${jointErr.toFixed(1)} % from the prediction`,
+    // the issue's check: the N removed together (what an operator saves dropping them), against their summed shares
+    figure(S, `top${n}_relative_error`, jointErr, '%', {
+      check: `top ${n}: predicted drop ${p.median} % (quartiles ${p.q1} to ${p.q3}), measured removing them together ${j.median} % (quartiles ${j.q1} to ${j.q3}); relative error of the medians ${jointErr.toFixed(1)} %; target <= 20 %: ${jointErr <= 20 ? 'met' : 'NOT met'}; removing each alone, summed: ${d.median} % (quartiles ${d.q1} to ${d.q3}), ${err.toFixed(1)} % from the prediction, per round median ${e.median} % (quartiles ${e.q1} to ${e.q3})`,
       rules: top.slice(0, n).map((f) => f.rule),
       predicted_drop_pct: p,
-      measured_drop_pct: d,
       joint_drop_pct: j,
-      joint_relative_error: Number(jointErr.toFixed(2)),
+      single_removals_summed_pct: d,
+      single_removals_relative_error: Number(err.toFixed(2)),
       round_error_pct: e,
       target: '<= 20 %',
-      note: "predicted: the cost the figures gave these rules during a round's counting calls, over those calls' CPU time less the profiles; measured: the sum over these rules of 1 - CPU time of the ruleset without that rule / CPU time of the full ruleset (counters off), what the figures claim; joint: 1 - CPU time without them all / the full ruleset's, which also saves the work they share; same batches, interleaved",
+      note: "predicted: the cost the figures gave these rules during a round's counting calls, over those calls' CPU time less the profiles; joint (the check): 1 - CPU time without them all / the full ruleset's (counters off), which also saves the work they share; single removals summed: the sum over these rules of 1 - CPU time of the ruleset without that rule / the full ruleset's, what each figure claims; same batches, interleaved",
     });
   });
 }
