@@ -3,6 +3,8 @@
 // requests (PTRACE_ATTACH), socket domains (AF_PACKET) and types.
 // Consumes plain numbers; produces strings. Unknown values are printed as their number.
 
+import { TF } from '../../abi/module.js';
+
 type FlagTable = ReadonlyArray<readonly [number, string]>;
 
 /** x86-64 open(2) flags in libsinsp's order; the access mode is handled separately. */
@@ -127,6 +129,20 @@ export function atFlags(flags: number): string {
   if (flags & 0x400) out.push('AT_SYMLINK_FOLLOW');
   if (flags & 0x1000) out.push('AT_EMPTY_PATH');
   return out.join('|') || String(flags);
+}
+
+/**
+ * execve/execveat's `flags` (PT_FLAGS32, libs execve_flags) from a thread entry's TF bits: the
+ * names of the set ones in libs' order (EXE_WRITABLE, EXE_UPPER_LAYER, EXE_FROM_MEMFD; the
+ * probe does not yet tell EXE_LOWER_LAYER), joined by '|'; none set prints 0, as libsinsp prints a
+ * flags parameter no name matches (its raw number).
+ */
+export function execveFlags(tf: number): string {
+  const out: string[] = [];
+  if (tf & TF.EXE_WRITABLE) out.push('EXE_WRITABLE');
+  if (tf & TF.EXE_UPPER) out.push('EXE_UPPER_LAYER');
+  if (tf & TF.EXE_MEMFD) out.push('EXE_FROM_MEMFD');
+  return out.join('|') || '0';
 }
 
 // ---- evt.arg.* by syscall, as libsinsp names and renders the parameters ----

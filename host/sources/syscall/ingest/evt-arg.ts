@@ -5,9 +5,10 @@
 // leaves setuid records to this file's translator when a rule reads it. ingest-arg.c is the
 // native twin of the rest.
 import { posix } from 'node:path';
+import { THREAD, TP } from '../../../abi/module.js';
 import { SYSCALL } from '../../../abi/records.js';
 import { ERRNO } from '../fields.js';
-import { atFlags, chmodMode, FD_ARG, fdText, hexMode, MODE_ARG, openFlags, openMode, ptraceRequest, resArgText, socketDomain, uidText } from '../render.js';
+import { atFlags, chmodMode, execveFlags, FD_ARG, fdText, hexMode, MODE_ARG, openFlags, openMode, ptraceRequest, resArgText, socketDomain, uidText } from '../render.js';
 import type { IngestContext } from './context.js';
 import { modeArg, needsNormalize } from './facts.js';
 import { F, IABI, NRC } from './ingest-abi.js';
@@ -40,12 +41,25 @@ const errnoName = (e: number): string | undefined => ERRNO[e];
 /** The record's first argument as an int (a file descriptor, a bpf command). */
 const arg0 = (vd: DataView, off: number): number => vd.getInt32(off + SYSCALL.args, true);
 
+/**
+ * evt.arg.flags of a successful execve/execveat: the new image's EXE_* flags, which the EXEC record
+ * set in the thread entry before this exit record (source.ts cuts a batch before an EXEC). A failed
+ * one, or a thread entry without them, gives none (<NA>).
+ */
+function execFlags(c: IngestContext, to: number): boolean {
+  const { thread, ret } = c.f;
+  const md = c.memDv;
+  if (ret !== 0 || thread === 0 || (md.getUint32(thread + THREAD.present, true) & TP.EXE_WRITABLE) === 0) return false;
+  return c.constant(execveFlags(md.getUint32(thread + THREAD.flags, true)), to);
+}
+
 /** Writes the 8 bytes of evt.arg field `field` at `to`; false when the record does not provide it. */
 export function evtArgValue(c: IngestContext, field: number, view: Uint8Array, vd: DataView, off: number, to: number): boolean {
   const f = c.f;
   switch (field) {
     case F.ARG_FLAGS:
       if (f.name === 'unlinkat' || f.name === 'linkat') return c.constant(atFlags(f.flags), to);
+      if (f.name === 'execve' || f.name === 'execveat') return execFlags(c, to);
       return f.file && c.constant(openFlags(f.flags), to);
     case F.ARG_TARGET:
       return f.rawOff !== 0 && c.copyRange(view, f.rawOff, f.rawLen, to);
