@@ -43,18 +43,47 @@ static int open_flags(struct ctx *c, uint32_t flags, uint8_t *to)
 	return ref(to, at, len);
 }
 
+struct bit_name {
+	uint32_t bit;
+	const char *name;
+};
+
+/* The names of the set bits of v among t[0..n), joined by '|' in t's order, else v's number. */
+static int bit_names(struct ctx *c, uint32_t v, const struct bit_name *t, int count, uint8_t *to)
+{
+	char s[64];
+	int n = 0;
+	for (int i = 0; i < count; i++)
+		if (v & t[i].bit)
+			n += snprintf(s + n, sizeof(s) - (size_t)n, "%s%s", n ? "|" : "", t[i].name);
+	if (n == 0)
+		n = snprintf(s, sizeof(s), "%u", v);
+	return text(c, s, n, to);
+}
+
 /* evt.arg.flags of unlinkat/linkat (render.ts atFlags): the AT_* names of the set bits, else the number. */
 static int at_flags(struct ctx *c, uint32_t flags, uint8_t *to)
 {
-	static const struct { uint32_t bit; const char *name; } AT[] = { { 0x200, "AT_REMOVEDIR" }, { 0x400, "AT_SYMLINK_FOLLOW" }, { 0x1000, "AT_EMPTY_PATH" } };
-	char s[64];
-	int n = 0;
-	for (int i = 0; i < 3; i++)
-		if (flags & AT[i].bit)
-			n += snprintf(s + n, sizeof(s) - (size_t)n, "%s%s", n ? "|" : "", AT[i].name);
-	if (n == 0)
-		n = snprintf(s, sizeof(s), "%u", flags);
-	return text(c, s, n, to);
+	static const struct bit_name AT[] = { { 0x200, "AT_REMOVEDIR" }, { 0x400, "AT_SYMLINK_FOLLOW" }, { 0x1000, "AT_EMPTY_PATH" } };
+	return bit_names(c, flags, AT, 3, to);
+}
+
+/*
+ * evt.arg.flags of execve/execveat (evt-arg.ts execFlags, render.ts execveFlags): the thread
+ * entry's EXE_* flags (the new image's after a success, the caller's after a failure, as the drivers
+ * send), in libs' execve_flags order; none set prints 0. An entry without them gives none.
+ */
+static int exec_flags(struct ctx *c, const struct facts *f, uint8_t *to)
+{
+	static const struct bit_name EXE[] = {
+		{ RAE_TF_EXE_WRITABLE, "EXE_WRITABLE" }, { RAE_TF_EXE_UPPER, "EXE_UPPER_LAYER" }, { RAE_TF_EXE_MEMFD, "EXE_FROM_MEMFD" } };
+	if (f->thread < RAE_STATE_THREADS || (f->thread - RAE_STATE_THREADS) % RAE_THREAD_SIZE)
+		return 0;
+	const uint8_t *t = c->io->mem + f->thread;
+	if (!(rd32(t + offsetof(struct rae_thread, present)) & RAE_TP_EXE_WRITABLE))
+		return 0;
+	uint32_t tf = rd32(t + offsetof(struct rae_thread, flags));
+	return bit_names(c, tf & (RAE_TF_EXE_WRITABLE | RAE_TF_EXE_UPPER | RAE_TF_EXE_MEMFD), EXE, 3, to);
 }
 
 /* The mode parameter of class word w (RAE_NRC_MODE_SHIFT: args[w - 1], 7 = openat2's aux[1]). */
@@ -147,6 +176,8 @@ int rae_arg_value(struct ctx *c, struct facts *f, int field, uint8_t *to)
 		uint32_t k = (f->cls >> RAE_NRC_FLAGS_SHIFT) & 0xf;
 		if (k == RAE_NRC_FLAGS_AT2 || k == RAE_NRC_FLAGS_AT4)
 			return at_flags(c, f->flags, to);
+		if (k == RAE_NRC_FLAGS_EXEC)
+			return exec_flags(c, f, to);
 		return (f->cls & RAE_NRC_OPEN) && open_flags(c, f->flags, to);
 	}
 	case RAE_FLD_ARG_TARGET:

@@ -179,7 +179,7 @@ static uint64_t possible(const struct facts *f)
 	if (f->cls & RAE_NRC_SOCKET)
 		can |= BIT(RAE_FLD_ARG_DOMAIN);
 	uint32_t fk = (f->cls >> RAE_NRC_FLAGS_SHIFT) & 0xf;
-	if (fk == RAE_NRC_FLAGS_AT2 || fk == RAE_NRC_FLAGS_AT4)
+	if (fk == RAE_NRC_FLAGS_AT2 || fk == RAE_NRC_FLAGS_AT4 || (fk == RAE_NRC_FLAGS_EXEC && f->thread))
 		can |= BIT(RAE_FLD_ARG_FLAGS);
 	if (f->cls & RAE_NRC_PTRACE)
 		can |= BIT(RAE_FLD_ARG_REQUEST);
@@ -294,6 +294,9 @@ long rae_ingest(const struct rae_ingest_io *io, size_t start)
 				uint64_t same = 0;
 				if (prev && nr == prev_nr && f.ret == prev_ret && f.flags == prev_flags && f.fam == prev_fam)
 					same = STABLE | ((f.cls & RAE_NRC_FD_RET) ? BIT(RAE_FLD_FDNUM) : 0);
+				/* an execve's evt.arg.flags is its thread's, not the record's: never copied */
+				if (((f.cls >> RAE_NRC_FLAGS_SHIFT) & 0xf) == RAE_NRC_FLAGS_EXEC)
+					same &= ~BIT(RAE_FLD_ARG_FLAGS);
 				for (uint32_t j = 0; j < nslots; j++) {
 					uint32_t idx = (uint32_t)slots[3 * j + 2];
 					int field = slots[3 * j] & RAE_SLOT_FIELD_MASK;

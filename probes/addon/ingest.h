@@ -63,7 +63,8 @@ enum {
 #define RAE_NRC_FLAGS_SHIFT 4 /* facts.flags: 0 none, open flags of 1 creat, 2 openat2 aux[0], 3 args[1], 4 args[2], */
 #define RAE_NRC_FLAGS_AT2 5   /* ... AT_* flags (evt.arg.flags) of args[2] (unlinkat), */
 #define RAE_NRC_FLAGS_AT4 6   /* ... of args[4] (linkat), */
-#define RAE_NRC_FLAGS_DOMAIN 7 /* ... socket(2)'s domain args[0] (fd.type of the new socket) */
+#define RAE_NRC_FLAGS_DOMAIN 7 /* ... socket(2)'s domain args[0] (fd.type of the new socket), */
+#define RAE_NRC_FLAGS_EXEC 8  /* ... none: execve/execveat, evt.arg.flags from the thread entry's RAE_TF_EXE_* */
 /* evt.arg.* of the syscall's parameters (libsinsp's names, see host/sources/syscall/render.ts) */
 #define RAE_NRC_PATHARG_SHIFT 12 /* 3 bits: the first path is evt.arg. 1 name, 2 path, 3 filename, 4 oldpath */
 #define RAE_NRC_PATH_RAW 0x8000  /* ... as passed (PT_CHARBUF), never joined with its directory */

@@ -23,7 +23,7 @@ import { fieldRef } from '../../helpers/field-ref.js';
 const gate = kernelGate('memfd.test.ts');
 const run_ = gate.run ? test : test.skip;
 
-const FIELDS = ['evt.type', 'proc.exepath', 'proc.is_exe_from_memfd', 'proc.name'];
+const FIELDS = ['evt.type', 'proc.exepath', 'proc.is_exe_from_memfd', 'proc.name', 'evt.arg.flags'];
 
 /** Perl (perl-base): prints its pid, copies /bin/true into a memfd named ARGV[0] (no close-on-exec) and execs it. */
 const MEMFD_PL = [
@@ -34,7 +34,7 @@ const MEMFD_PL = [
   'exec { "/proc/self/fd/$fd" } "true" or die "exec: $!";',
 ].join(' ');
 
-run_("memfd: an exec from a memfd has proc.exepath memfd:<name>; 'Fileless execution via memfd_create' fires, except for runc's own name", async () => {
+run_("memfd: an exec from a memfd has proc.exepath memfd:<name> and evt.arg.flags EXE_WRITABLE|EXE_FROM_MEMFD; 'Fileless execution via memfd_create' fires, except for runc's own name", async () => {
   const names = ['rae-memfd-test', 'runc_cloned:/proc/self/exe'];
   const pids: number[] = [];
   const rec = recordKernel(['openat', 'execve', 'execveat'], () => {
@@ -59,12 +59,23 @@ run_("memfd: an exec from a memfd has proc.exepath memfd:<name>; 'Fileless execu
     if (pids.includes(pid) && v['evt.type'] === 'execve') execs.set(pid, { off, v }); // the last: perl's own exec comes first
   });
   const matched = bytesPass(rec, m, new KernelIngest({ hostname: 'memfd-test' }), () => {});
+  // a condition on evt.arg.flags puts it in a slot, which the native translator fills (ingest-arg.c exec_flags)
+  const flagsRule = 'exec from a memfd by its flags';
+  const byFlags = loadRules([{ name: 'flags.yaml', text: `- rule: ${flagsRule}\n  desc: t\n  condition: evt.type = execve and evt.arg.flags = "EXE_WRITABLE|EXE_FROM_MEMFD"\n  output: "%evt.arg.flags"\n  priority: WARNING\n` }]);
+  assert.ok(byFlags.ok);
+  const mf = await compileAll(byFlags.ruleset.rules);
+  const flagsPass = translatorsPass(rec, mf, 'memfd-test');
+  assert.equal(flagsPass.native.filter((r, i) => r !== flagsPass.oracle[i]).slice(0, 10), []);
+  const matchedByFlags = bytesPass(rec, mf, new KernelIngest({ hostname: 'memfd-test' }), () => {});
   names.forEach((n, k) => {
     const e = execs.get(pids[k]!);
     assert.ok(e, `the exec of the memfd ${n}`);
     assert.is(e!.v['proc.exepath'], `memfd:${n}`);
     assert.is(e!.v['proc.is_exe_from_memfd'], true);
+    // libsinsp's execve flags (execve_flags): root may write the memfd it made (Falco's suite expects this)
+    assert.is(e!.v['evt.arg.flags'], 'EXE_WRITABLE|EXE_FROM_MEMFD', `evt.arg.flags of the exec of ${n}`);
     assert.equal(matched.get(e!.off) ?? [], k === 0 ? [rule] : [], `${rule} for ${n}`);
+    assert.equal(matchedByFlags.get(e!.off) ?? [], [flagsRule], `${flagsRule} for ${n} (native translator)`);
   });
 });
 

@@ -129,17 +129,24 @@ if (process.env.UPDATE_GOLDEN === '1') writeFileSync(GOLDEN, `{\n${(await render
  * Where kernelEventFields departed from libsinsp, which conditions and outputs now both follow:
  * the value libsinsp gives, from the event's record. evt.arg.flags is the open flags of opens and
  * the AT_* flags of unlinkat/linkat; no other syscall the probe records has a `flags` parameter in
- * libsinsp's event table but execve/execveat (EXE_WRITABLE... of the executable, which the probe
- * does not report: missing here), so the derivation's decimal of an argument (a pointer, socket(2)'s
- * type, fchmodat's mode) is gone. fd.type/fd.typechar of socket(2): libsinsp's add_socket types
+ * libsinsp's event table but execve/execveat (execve_flags: the names of the new image's
+ * EXE_WRITABLE, EXE_UPPER_LAYER, EXE_FROM_MEMFD, as the golden's proc.is_exe_* of the same event
+ * say; "0" for none), so the derivation's decimal of an argument (a pointer, socket(2)'s type,
+ * fchmodat's mode) is gone. fd.type/fd.typechar of socket(2): libsinsp's add_socket types
  * the new socket by its domain (unix, ipv4, ipv6, netlink; any other is SCAP_FD_UNKNOWN: 'o' and
  * "<NA>"), and a failed call makes no socket (the derivation said 'o'/"unknown" for both).
  * proc.env, which the derivation did not give: the recording predates the probe's environment
  * capture (its process records were widened to ABI 6 with no environment), and libsinsp's
  * concatenate_all_env of a process without variables is "".
  */
-const LIBSINSP: Record<string, (type: string, rec: DataView) => unknown> = {
-  'evt.arg.flags': (type) => (['open', 'openat', 'openat2', 'creat', 'unlinkat', 'linkat'].includes(type) ? KEEP : undefined),
+const LIBSINSP: Record<string, (type: string, rec: DataView, want: Record<string, unknown>) => unknown> = {
+  'evt.arg.flags': (type, _rec, want) => {
+    if (type === 'execve') {
+      const set = (['writable', 'upper_layer', 'from_memfd'] as const).filter((k) => want[`proc.is_exe_${k}`] === true);
+      return set.map((k) => `EXE_${k.toUpperCase()}`).join('|') || '0';
+    }
+    return ['open', 'openat', 'openat2', 'creat', 'unlinkat', 'linkat'].includes(type) ? KEEP : undefined;
+  },
   'fd.typechar': (type, rec) => (type !== 'socket' ? KEEP : socketType(rec)?.[0]),
   'fd.type': (type, rec) => (type !== 'socket' ? KEEP : socketType(rec)?.[1]),
   'proc.env': () => '',
@@ -186,7 +193,7 @@ test('output fields: every field of every recorded event renders from the eval r
     for (const k of new Set([...Object.keys(want), ...Object.keys(fields)])) {
       const ref = fieldRef(k);
       const libsinsp = LIBSINSP[k];
-      const rule = server && k in server ? server[k] : libsinsp ? libsinsp(type, rec) : KEEP;
+      const rule = server && k in server ? server[k] : libsinsp ? libsinsp(type, rec, want) : KEEP;
       const expected = rule === KEEP ? w.field(ref) : rule;
       compared++;
       if (text(expected) !== text(g.field(ref))) diffs.push(`${o} ${type} ${k}: ${text(expected)} -> ${text(g.field(ref))}`);

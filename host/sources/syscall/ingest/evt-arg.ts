@@ -42,14 +42,15 @@ const errnoName = (e: number): string | undefined => ERRNO[e];
 const arg0 = (vd: DataView, off: number): number => vd.getInt32(off + SYSCALL.args, true);
 
 /**
- * evt.arg.flags of a successful execve/execveat: the new image's EXE_* flags, which the EXEC record
- * set in the thread entry before this exit record (source.ts cuts a batch before an EXEC). A failed
- * one, or a thread entry without them, gives none (<NA>).
+ * evt.arg.flags of execve/execveat: the thread entry's EXE_* flags, the new image's after a success
+ * (the EXEC record set them before this exit record: source.ts cuts a batch before an EXEC), the
+ * calling image's after a failure, as the drivers send (libs execveX_failure: PPM_EXE_WRITABLE of
+ * the test program). A thread entry without them gives none (<NA>).
  */
 function execFlags(c: IngestContext, to: number): boolean {
-  const { thread, ret } = c.f;
+  const { thread } = c.f;
   const md = c.memDv;
-  if (ret !== 0 || thread === 0 || (md.getUint32(thread + THREAD.present, true) & TP.EXE_WRITABLE) === 0) return false;
+  if (thread === 0 || (md.getUint32(thread + THREAD.present, true) & TP.EXE_WRITABLE) === 0) return false;
   return c.constant(execveFlags(md.getUint32(thread + THREAD.flags, true)), to);
 }
 

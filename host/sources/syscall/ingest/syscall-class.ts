@@ -13,12 +13,26 @@ export const TYPE_IDS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => evtT
 /** Name by syscall number ('' for a number without one). */
 export const NAMES = Array.from({ length: NR_SYSCALLS }, (_, nr) => syscallName(nr));
 
+/**
+ * Where facts.flags comes from by syscall (RAE_NRC_FLAGS_*): open flags, the AT_* flags of
+ * unlinkat/linkat, socket(2)'s domain; execve's kind reads none (its evt.arg.flags is the thread's).
+ */
+const FLAGS_FROM: Readonly<Record<string, number>> = {
+  creat: 1,
+  openat2: 2,
+  open: 3,
+  openat: 4,
+  unlinkat: IABI.NRC_FLAGS_AT2,
+  linkat: IABI.NRC_FLAGS_AT4,
+  socket: IABI.NRC_FLAGS_DOMAIN,
+  execve: IABI.NRC_FLAGS_EXEC,
+  execveat: IABI.NRC_FLAGS_EXEC,
+};
+
 /** Per syscall number: class bits of the native plan (RAE_NRC_*). */
 export const NR_CLASS = Int32Array.from({ length: NR_SYSCALLS }, (_, nr) => {
   const name = NAMES[nr]!;
-  // facts.flags: open flags, the AT_* flags of unlinkat/linkat, socket(2)'s domain (RAE_NRC_FLAGS_*)
-  const flagsFrom =
-    name === 'creat' ? 1 : name === 'openat2' ? 2 : name === 'open' ? 3 : name === 'openat' ? 4 : name === 'unlinkat' ? IABI.NRC_FLAGS_AT2 : name === 'linkat' ? IABI.NRC_FLAGS_AT4 : name === 'socket' ? IABI.NRC_FLAGS_DOMAIN : 0;
+  const flagsFrom = Object.hasOwn(FLAGS_FROM, name) ? FLAGS_FROM[name]! : 0;
   const base =
     (OPENS.has(name) ? IABI.NRC_OPEN : 0) |
     (FD_FROM_RET.has(name) ? IABI.NRC_FD_RET : 0) |
