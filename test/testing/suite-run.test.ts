@@ -72,6 +72,11 @@ test("suite run: Falco's packet-socket suite passes: its chain runs in a contain
   assert.equal(brief(outcomes), ['packet_socket_created_in_container: passed']);
 });
 
+test("suite run: Falco's fileless suite passes: the memfd exec's evt.arg.flags is EXE_WRITABLE|EXE_FROM_MEMFD, its one output field", async () => {
+  const outcomes = await run(join(FALCO, 'fileless_execution_via_memfd_create.yaml'));
+  assert.equal(brief(outcomes), ['fileless_execution_via_memfd_create: passed']);
+});
+
 test("suite run: a process's argv is exactly the test's (its args, nothing before them): proc.cmdline as the suite says, as a user and in a container too", async () => {
   const outcomes = await run(
     'argv.yaml',
