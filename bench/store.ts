@@ -264,12 +264,15 @@ async function plansOf(db: Db, query: string): Promise<{ page: string[]; count: 
   const q = alertQueryOf(Object.fromEntries(new URLSearchParams(query)), ['page', 'limit']);
   if (isApiError(q)) throw new Error(`${query}: ${JSON.stringify(q.body)}`);
   const sql = searchStatements(q.filter, { limit: q.limit, offset: (q.page - 1) * q.limit });
-  const explain = async (statement: string) => {
-    const [row] = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${statement}`, sql.params);
+  const explain = async (statement: string, settings = '') => {
+    const [row] = await db.transaction(async (q) => {
+      if (settings) await q.exec(settings);
+      return q.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${statement}`, sql.params);
+    });
     const plan = row!['QUERY PLAN'];
     return scansOf((typeof plan === 'string' ? JSON.parse(plan) : plan)[0].Plan as PlanNode);
   };
-  return { page: await explain(sql.page), count: await explain(sql.count) };
+  return { page: await explain(sql.page), count: await explain(sql.count, sql.countSettings) };
 }
 
 async function searches(db: Db, apiUrl: string, token: string, kind: string): Promise<void> {
