@@ -90,7 +90,7 @@ export const TP = {
   EXE_MTIME: 0x40000,
   EXE_CTIME_PROC: 0x80000,
   EXE_WRITABLE: 0x100000,
-  EXE_UPPER: 0x200000,
+  EXE_UPPER: 0x200000, // proc.is_exe_upper_layer and proc.is_exe_lower_layer: one overlay check decides both
   EXE_MEMFD: 0x400000,
   PRIVILEGED: 0x800000,
   SID: 0x1000000,
@@ -103,7 +103,7 @@ export const TP = {
 } as const;
 
 /** rae_thread.flags bits (RAE_TF_*). */
-export const TF = { EXE_WRITABLE: 0x1, EXE_UPPER: 0x2, EXE_MEMFD: 0x4, PRIVILEGED: 0x8 } as const;
+export const TF = { EXE_WRITABLE: 0x1, EXE_UPPER: 0x2, EXE_MEMFD: 0x4, PRIVILEGED: 0x8, EXE_LOWER: 0x10 } as const;
 
 /** The persistent state region (RAE_STATE_*), absolute addresses. */
 export const STATE = {

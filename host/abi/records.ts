@@ -29,7 +29,7 @@ export const KIND = { SYSCALL: 1, EXEC: 2, FORK: 3, EXIT: 4, PROC: 5, CAPS: 6 } 
 /** rae_syscall.sflags bits. */
 export const SF = { COMPAT: 0x1, PATH_TRUNC: 0x2, PATH_FAULT: 0x4 } as const;
 /** rae_proc.pflags bits. */
-export const PF = { ARGS_TRUNC: 0x1, PATH_TRUNC: 0x2, THREAD: 0x4, EXE_WRITABLE: 0x8, EXE_UPPER: 0x10, ENV_TRUNC: 0x20 } as const;
+export const PF = { ARGS_TRUNC: 0x1, PATH_TRUNC: 0x2, THREAD: 0x4, EXE_WRITABLE: 0x8, EXE_UPPER: 0x10, ENV_TRUNC: 0x20, EXE_LOWER: 0x40 } as const;
 /** rae_exit.xflags bits. */
 export const XF = { GROUP_DEAD: 0x1 } as const;
 

@@ -112,7 +112,7 @@ struct rae_thread {
 };
 #define RAE_THREAD_SIZE 208
 
-/* rae_thread.present bits, one per field. */
+/* rae_thread.present bits, one per field (RAE_TP_EXE_UPPER: both overlay layer flags, which one check decides). */
 #define RAE_TP_PID 0x1
 #define RAE_TP_VPID 0x2
 #define RAE_TP_LOGINUID 0x4
@@ -134,7 +134,7 @@ struct rae_thread {
 #define RAE_TP_EXE_MTIME 0x40000 /* proc.exe_ino.mtime */
 #define RAE_TP_EXE_CTIME_PROC 0x80000 /* proc.exe_ino.ctime_duration_proc_start */
 #define RAE_TP_EXE_WRITABLE 0x100000
-#define RAE_TP_EXE_UPPER 0x200000
+#define RAE_TP_EXE_UPPER 0x200000 /* proc.is_exe_upper_layer and proc.is_exe_lower_layer */
 #define RAE_TP_EXE_MEMFD 0x400000
 #define RAE_TP_PRIVILEGED 0x800000
 #define RAE_TP_SID 0x1000000
@@ -150,6 +150,7 @@ struct rae_thread {
 #define RAE_TF_EXE_UPPER 0x2
 #define RAE_TF_EXE_MEMFD 0x4
 #define RAE_TF_PRIVILEGED 0x8
+#define RAE_TF_EXE_LOWER 0x10
 
 /*
  * The persistent state region at RAE_EVAL_STATE_BASE: a header, the thread entries (an array;

@@ -62,6 +62,7 @@
 #define RAE_PF_EXE_WRITABLE 0x8   /* the executable file is writable by the process's euid */
 #define RAE_PF_EXE_UPPER 0x10     /* the executable file is in an overlayfs upper layer (EXEC) */
 #define RAE_PF_ENV_TRUNC 0x20     /* the environment was longer than RAE_MAX_ENV - 1 or the room left in the record */
+#define RAE_PF_EXE_LOWER 0x40     /* the executable file is in an overlayfs lower layer only (EXEC; never with EXE_UPPER) */
 
 /* rae_exit.xflags */
 #define RAE_XF_GROUP_DEAD 0x1     /* the last thread of the process exited */

@@ -474,13 +474,15 @@ static __always_inline void exe_times(struct file *exe, struct rae_proc *r)
 }
 
 /*
- * proc.is_exe_upper_layer: the executable is a file of an overlayfs whose inode has an upper
- * dentry (written or copied up in the container's writable layer, not a file of the image's
- * lower layers). The overlay inode wraps the VFS inode (struct ovl_inode.vfs_inode), as
- * libsinsp's probes read it.
+ * proc.is_exe_upper_layer / proc.is_exe_lower_layer (execve's EXE_UPPER_LAYER / EXE_LOWER_LAYER):
+ * the overlayfs layer of the executable, as libs' extract__overlay_layer decides it. Not a file
+ * of an overlayfs: 0. Upper (RAE_PF_EXE_UPPER): its overlay inode has an upper dentry whose inode
+ * has a number, a file written or copied up in the writable layer. Else lower (RAE_PF_EXE_LOWER):
+ * a file only a lower layer (an image's) holds. Never both. The overlay inode wraps the VFS inode
+ * (struct ovl_inode.vfs_inode), as libsinsp's probes read it.
  */
 #define RAE_OVERLAYFS_SUPER_MAGIC 0x794c7630
-static __always_inline int exe_upper_layer(struct file *exe)
+static __always_inline __u32 exe_overlay_layer(struct file *exe)
 {
 	if (!exe)
 		return 0;
@@ -488,7 +490,8 @@ static __always_inline int exe_upper_layer(struct file *exe)
 	if (BPF_CORE_READ(ino, i_sb, s_magic) != RAE_OVERLAYFS_SUPER_MAGIC)
 		return 0;
 	struct ovl_inode *oi = (void *)ino - bpf_core_field_offset(struct ovl_inode, vfs_inode);
-	return BPF_CORE_READ(oi, __upperdentry) != 0;
+	struct dentry *upper = BPF_CORE_READ(oi, __upperdentry);
+	return upper && BPF_CORE_READ(upper, d_inode, i_ino) != 0 ? RAE_PF_EXE_UPPER : RAE_PF_EXE_LOWER;
 }
 
 /*

@@ -405,8 +405,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		       &r->exepath, &r->pflags, RAE_PF_PATH_TRUNC);
 	if (exe_writable(exe, r->hdr.uid, r->hdr.gid))
 		r->pflags |= RAE_PF_EXE_WRITABLE;
-	if (exe_upper_layer(exe))
-		r->pflags |= RAE_PF_EXE_UPPER;
+	r->pflags |= exe_overlay_layer(exe);
 	exe_times(exe, r);
 	pos = put_args(rec, pos, t, &r->args, &r->pflags);
 	pos = put_dir(rec, pos, s->walk, t, AT_FDCWD, &r->cwd, &r->pflags);

@@ -45,6 +45,7 @@ export const THREAD_FIELDS: readonly ThreadField[] = [
   T('container.id', THREAD.container, TP.CONTAINER, 'str'),
   T('proc.is_exe_writable', THREAD.flags, TP.EXE_WRITABLE, 'flag', TF.EXE_WRITABLE),
   T('proc.is_exe_upper_layer', THREAD.flags, TP.EXE_UPPER, 'flag', TF.EXE_UPPER),
+  T('proc.is_exe_lower_layer', THREAD.flags, TP.EXE_UPPER, 'flag', TF.EXE_LOWER),
   T('proc.is_exe_from_memfd', THREAD.flags, TP.EXE_MEMFD, 'flag', TF.EXE_MEMFD),
   T('proc.sid', THREAD.sid, TP.SID, 'u32'),
   T('proc.vpgid', THREAD.vpgid, TP.VPGID, 'u32'),

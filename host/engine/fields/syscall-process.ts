@@ -47,6 +47,7 @@ export const PROCESS_FIELDS: readonly FieldDef[] = [
   f('proc.ppid.ts', 'PT_RELTIME', 'Start of the parent process as an epoch timestamp in nanoseconds.'),
   f('proc.is_exe_writable', 'PT_BOOL', "'true' if the executable file is writable by the user that spawned the process."),
   f('proc.is_exe_upper_layer', 'PT_BOOL', "'true' if the executable file is in the upper layer of an overlayfs."),
+  f('proc.is_exe_lower_layer', 'PT_BOOL', "'true' if the executable file is in a lower layer of an overlayfs (not copied up)."),
   f('proc.is_exe_from_memfd', 'PT_BOOL', "'true' if the executable is an anonymous memfd_create() file executed through its fd."),
   f('proc.is_sid_leader', 'PT_BOOL', "'true' if the process leads its session (proc.sid == proc.vpid)."),
   f('proc.is_vpgid_leader', 'PT_BOOL', "'true' if the process leads its virtual process group (proc.vpgid == proc.vpid)."),

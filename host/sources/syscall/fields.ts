@@ -103,6 +103,7 @@ const THREAD_PROVIDED = [
   'container.id',
   'proc.is_exe_writable',
   'proc.is_exe_upper_layer',
+  'proc.is_exe_lower_layer',
   'proc.is_exe_from_memfd',
   'proc.sid',
   'proc.vpgid',
@@ -386,7 +387,10 @@ export function processFields(memory: WebAssembly.Memory, entry: number): Record
   if (has(entry, TP.GID)) out['group.gid'] = dv.getUint32(entry + THREAD.gid, true);
   if (has(entry, TP.EXE_WRITABLE)) out['proc.is_exe_writable'] = (dv.getUint32(entry + THREAD.flags, true) & TF.EXE_WRITABLE) !== 0;
   if (has(entry, TP.EXE_MEMFD)) out['proc.is_exe_from_memfd'] = (dv.getUint32(entry + THREAD.flags, true) & TF.EXE_MEMFD) !== 0;
-  if (has(entry, TP.EXE_UPPER)) out['proc.is_exe_upper_layer'] = (dv.getUint32(entry + THREAD.flags, true) & TF.EXE_UPPER) !== 0;
+  if (has(entry, TP.EXE_UPPER)) {
+    out['proc.is_exe_upper_layer'] = (dv.getUint32(entry + THREAD.flags, true) & TF.EXE_UPPER) !== 0;
+    out['proc.is_exe_lower_layer'] = (dv.getUint32(entry + THREAD.flags, true) & TF.EXE_LOWER) !== 0;
+  }
   // epoch nanoseconds past 2^53: bigints, printed whole
   if (has(entry, TP.EXE_CTIME)) out['proc.exe_ino.ctime'] = dv.getBigUint64(entry + THREAD.exe_ino_ctime, true);
   if (has(entry, TP.EXE_MTIME)) out['proc.exe_ino.mtime'] = dv.getBigUint64(entry + THREAD.exe_ino_mtime, true);

@@ -133,15 +133,16 @@ export function atFlags(flags: number): string {
 
 /**
  * execve/execveat's `flags` (PT_FLAGS32, libs execve_flags) from a thread entry's TF bits: the
- * names of the set ones in libs' order (EXE_WRITABLE, EXE_UPPER_LAYER, EXE_FROM_MEMFD; the
- * probe does not yet tell EXE_LOWER_LAYER), joined by '|'; none set prints 0, as libsinsp prints a
- * flags parameter no name matches (its raw number).
+ * names of the set ones in libs' order (EXE_WRITABLE 1<<0, EXE_UPPER_LAYER 1<<1, EXE_FROM_MEMFD
+ * 1<<2, EXE_LOWER_LAYER 1<<3), joined by '|'; none set prints 0, as libsinsp prints a flags
+ * parameter no name matches (its raw number).
  */
 export function execveFlags(tf: number): string {
   const out: string[] = [];
   if (tf & TF.EXE_WRITABLE) out.push('EXE_WRITABLE');
   if (tf & TF.EXE_UPPER) out.push('EXE_UPPER_LAYER');
   if (tf & TF.EXE_MEMFD) out.push('EXE_FROM_MEMFD');
+  if (tf & TF.EXE_LOWER) out.push('EXE_LOWER_LAYER');
   return out.join('|') || '0';
 }
 

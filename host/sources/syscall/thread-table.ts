@@ -2,7 +2,8 @@
 // struct rae_thread per process, written once from the kernel's PROC/EXEC/FORK records (bytes
 // copied from the record, never decoded into JS strings; user.name and group.name of the
 // record's effective ids from the host's passwd and group files; proc.is_exe_from_memfd from the
-// exe path, proc.is_exe_upper_layer from the probe's overlayfs check (EXEC; a fork keeps it);
+// exe path, proc.is_exe_upper_layer and proc.is_exe_lower_layer from the probe's overlayfs check
+// (EXEC; a fork keeps them);
 // proc.exe_ino.ctime/mtime from the record, ctime_duration_proc_start from them and the start
 // time (exeTimes; a fork keeps them); proc.sid/vpgid from the record, user.loginname the passwd
 // name of user.loginuid, the start of each pid namespace's init (its vpid-1 process) reported to
@@ -289,10 +290,11 @@ export class ThreadTable {
     dv.setUint32(at + THREAD.sid, rv.getUint32(PROC.sid, true), true);
     dv.setUint32(at + THREAD.vpgid, rv.getUint32(PROC.pgid, true), true);
     dv.setUint32(at + THREAD.tty, rv.getUint32(PROC.tty, true), true);
-    // a fork keeps its parent's executable flags (memfd, upper layer), an exec decides them
-    const inherited = kind === KIND.FORK ? dv.getUint32(at + THREAD.flags, true) & (TF.EXE_MEMFD | TF.EXE_UPPER) : 0;
+    // a fork keeps its parent's executable flags (memfd, overlay layer), an exec decides them
+    const inherited = kind === KIND.FORK ? dv.getUint32(at + THREAD.flags, true) & (TF.EXE_MEMFD | TF.EXE_UPPER | TF.EXE_LOWER) : 0;
     const pflags = rv.getUint32(PROC.pflags, true);
-    dv.setUint32(at + THREAD.flags, inherited | ((pflags & PF.EXE_WRITABLE) !== 0 ? TF.EXE_WRITABLE : 0) | ((pflags & PF.EXE_UPPER) !== 0 ? TF.EXE_UPPER : 0), true);
+    const pf = (bit: number, tf: number) => ((pflags & bit) !== 0 ? tf : 0);
+    dv.setUint32(at + THREAD.flags, inherited | pf(PF.EXE_WRITABLE, TF.EXE_WRITABLE) | pf(PF.EXE_UPPER, TF.EXE_UPPER) | pf(PF.EXE_LOWER, TF.EXE_LOWER), true);
     present |= TP.PID | TP.VPID | TP.LOGINUID | TP.TTY | TP.EXE_WRITABLE | TP.EXE_UPPER | TP.SID | TP.VPGID;
     // user.loginname: the passwd name of the login uid (none when unset)
     const loginName = login === 0xffffffff ? undefined : this.userBytes(login);

@@ -130,19 +130,21 @@ if (process.env.UPDATE_GOLDEN === '1') writeFileSync(GOLDEN, `{\n${(await render
  * the value libsinsp gives, from the event's record. evt.arg.flags is the open flags of opens and
  * the AT_* flags of unlinkat/linkat; no other syscall the probe records has a `flags` parameter in
  * libsinsp's event table but execve/execveat (execve_flags: the names of the new image's
- * EXE_WRITABLE, EXE_UPPER_LAYER, EXE_FROM_MEMFD, as the golden's proc.is_exe_* of the same event
- * say; "0" for none), so the derivation's decimal of an argument (a pointer, socket(2)'s type,
+ * EXE_WRITABLE, EXE_UPPER_LAYER, EXE_FROM_MEMFD, EXE_LOWER_LAYER, as the golden's proc.is_exe_* of
+ * the same event say; "0" for none), so the derivation's decimal of an argument (a pointer, socket(2)'s type,
  * fchmodat's mode) is gone. fd.type/fd.typechar of socket(2): libsinsp's add_socket types
  * the new socket by its domain (unix, ipv4, ipv6, netlink; any other is SCAP_FD_UNKNOWN: 'o' and
  * "<NA>"), and a failed call makes no socket (the derivation said 'o'/"unknown" for both).
  * proc.env, which the derivation did not give: the recording predates the probe's environment
  * capture (its process records were widened to ABI 6 with no environment), and libsinsp's
- * concatenate_all_env of a process without variables is "".
+ * concatenate_all_env of a process without variables is "". proc.is_exe_lower_layer, newer than
+ * the golden: false wherever the golden has proc.is_exe_upper_layer (the same overlay check; no
+ * executable of the recording is on an overlayfs).
  */
 const LIBSINSP: Record<string, (type: string, rec: DataView, want: Record<string, unknown>) => unknown> = {
   'evt.arg.flags': (type, _rec, want) => {
     if (type === 'execve') {
-      const set = (['writable', 'upper_layer', 'from_memfd'] as const).filter((k) => want[`proc.is_exe_${k}`] === true);
+      const set = (['writable', 'upper_layer', 'from_memfd', 'lower_layer'] as const).filter((k) => want[`proc.is_exe_${k}`] === true);
       return set.map((k) => `EXE_${k.toUpperCase()}`).join('|') || '0';
     }
     return ['open', 'openat', 'openat2', 'creat', 'unlinkat', 'linkat'].includes(type) ? KEEP : undefined;
@@ -150,6 +152,7 @@ const LIBSINSP: Record<string, (type: string, rec: DataView, want: Record<string
   'fd.typechar': (type, rec) => (type !== 'socket' ? KEEP : socketType(rec)?.[0]),
   'fd.type': (type, rec) => (type !== 'socket' ? KEEP : socketType(rec)?.[1]),
   'proc.env': () => '',
+  'proc.is_exe_lower_layer': (_type, _rec, want) => (want['proc.is_exe_upper_layer'] === undefined ? undefined : false),
 };
 const KEEP = Symbol('the golden value');
 
