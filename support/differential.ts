@@ -199,7 +199,8 @@ export function oracle(rules: readonly LoadedRule[], events: readonly SourceEven
 
 /** Compiles rules (all of them, in the given order) to a live module. */
 export async function compileAll(rules: readonly LoadedRule[]): Promise<RuleModule> {
-  const compiler = new RuleCompiler();
+  // no build deadline: on a busy machine a deadline races the load, and these builds are small
+  const compiler = new RuleCompiler({ timeoutMs: 0 });
   try {
     const c = await compiler.compile(rules);
     if (!c.ok) throw new Error(c.errors.map((e) => `${e.code}: ${e.message}`).join('\n'));

@@ -78,10 +78,8 @@ static int exec_flags(struct ctx *c, const struct facts *f, uint8_t *to)
 	static const struct bit_name EXE[] = {
 		{ RAE_TF_EXE_WRITABLE, "EXE_WRITABLE" }, { RAE_TF_EXE_UPPER, "EXE_UPPER_LAYER" }, { RAE_TF_EXE_MEMFD, "EXE_FROM_MEMFD" },
 		{ RAE_TF_EXE_LOWER, "EXE_LOWER_LAYER" } };
-	if (f->thread < RAE_STATE_THREADS || (f->thread - RAE_STATE_THREADS) % RAE_THREAD_SIZE)
-		return 0;
-	const uint8_t *t = c->io->mem + f->thread;
-	if (!(rd32(t + offsetof(struct rae_thread, present)) & RAE_TP_EXE_WRITABLE))
+	const uint8_t *t = thread_entry(c, f);
+	if (!t || !(rd32(t + offsetof(struct rae_thread, present)) & RAE_TP_EXE_WRITABLE))
 		return 0;
 	uint32_t tf = rd32(t + offsetof(struct rae_thread, flags));
 	return bit_names(c, tf & (RAE_TF_EXE_WRITABLE | RAE_TF_EXE_UPPER | RAE_TF_EXE_MEMFD | RAE_TF_EXE_LOWER), EXE, 4, to);

@@ -104,6 +104,14 @@ static inline int konst(struct ctx *c, int id, uint8_t *to)
 	return ref(to, (uint32_t)(c->konst + (uint32_t)k[0]), (uint32_t)k[1]);
 }
 
+/* The event's thread entry in the module's memory, or NULL when facts.thread is not an entry's address. */
+static inline const uint8_t *thread_entry(const struct ctx *c, const struct facts *f)
+{
+	if (f->thread < RAE_STATE_THREADS || (f->thread - RAE_STATE_THREADS) % RAE_THREAD_SIZE)
+		return NULL;
+	return c->io->mem + f->thread;
+}
+
 static inline int text(struct ctx *c, const char *s, int n, uint8_t *to)
 {
 	return n > 0 && copy(c, (const uint8_t *)s, (uint32_t)n, to);

@@ -55,7 +55,7 @@ int rae_proc_value(struct ctx *c, struct facts *f, int field, uint8_t *to)
 {
 	switch (field) {
 	case RAE_FLD_DURATION: {
-		if (f->thread < RAE_STATE_THREADS || (f->thread - RAE_STATE_THREADS) % RAE_THREAD_SIZE)
+		if (!thread_entry(c, f))
 			return 0;
 		uint64_t i = (f->thread - RAE_STATE_THREADS) / RAE_THREAD_SIZE;
 		if (i >= c->io->starts_len || c->io->starts[i] == 0)
@@ -64,9 +64,10 @@ int rae_proc_value(struct ctx *c, struct facts *f, int field, uint8_t *to)
 	}
 	case RAE_FLD_CTR_DURATION: {
 		/* the process's container entry (host/sources/container/table.ts) holds start_ts as epoch ns */
-		if (f->thread < RAE_STATE_THREADS || (f->thread - RAE_STATE_THREADS) % RAE_THREAD_SIZE)
+		const uint8_t *t = thread_entry(c, f);
+		if (!t)
 			return 0;
-		uint32_t ctr = rd32(c->io->mem + f->thread + offsetof(struct rae_thread, ctr));
+		uint32_t ctr = rd32(t + offsetof(struct rae_thread, ctr));
 		if (ctr < RAE_STATE_CONTAINERS || (size_t)ctr + RAE_CTR_SIZE > c->io->mem_len || !(rd32(c->io->mem + ctr + RAE_CTR_PRESENT) & RAE_CP_START_TS))
 			return 0;
 		return num(to, (int64_t)(rd64(f->rec + offsetof(struct rae_hdr, ts_ns)) + c->epoch - rd64(c->io->mem + ctr + RAE_CTR_START_TS)));

@@ -12,6 +12,7 @@ import { toEvents } from '../../support/differential.js';
 const ruleset = (name: string) => [{ name: `${name}.yaml`, text: `- rule: ${name}\n  desc: d\n  condition: evt.type = openat and proc.name = cat\n  output: ${name} %proc.name\n  priority: WARNING\n` }];
 const INVALID = [{ name: 'bad.yaml', text: `- rule: bad\n  desc: d\n  condition: evt.type = openat and proc.nme = cat\n  output: x\n  priority: WARNING\n` }];
 const BATCH = 256;
+// compileTimeoutMs 0: no build deadline, which would race a busy machine's load (the bound has its own test, compile-bounds).
 const events = toEvents(
   Array.from({ length: BATCH }, (_, i) => ({ 'evt.type': i % 2 ? 'openat' : 'execve', 'proc.name': 'cat' })),
   'syscall',
@@ -19,7 +20,7 @@ const events = toEvents(
 
 test('hot swap: 100 swaps under load, no event lost, each batch judged by one ruleset', async () => {
   let alerts: string[] = [];
-  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', onAlert: (a) => alerts.push(a.rule) });
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', compileTimeoutMs: 0, onAlert: (a) => alerts.push(a.rule) });
   assert.ok((await engine.load(ruleset('A'))).swapped);
   let fed = 0;
   let batches = 0;
@@ -69,7 +70,7 @@ test('hot swap: 100 swaps under load, no event lost, each batch judged by one ru
 test('the compile worker stops after compilerIdleMs without a load and starts again for the next one', async () => {
   const alerts: string[] = [];
   let idleStops = 0;
-  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', compilerIdleMs: 300, onCompilerIdleStop: () => idleStops++, onAlert: (a) => alerts.push(a.rule) });
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', compileTimeoutMs: 0, compilerIdleMs: 300, onCompilerIdleStop: () => idleStops++, onAlert: (a) => alerts.push(a.rule) });
   assert.ok((await engine.load(ruleset('C'))).swapped);
   // No assertion that the worker still runs when load() returns: on a loaded machine the 300 ms
   // idle timer may already have fired by then. A build in the worker is what proves it ran.
@@ -96,7 +97,7 @@ test('the compile worker stops after compilerIdleMs without a load and starts ag
 
 test('a load right after the idle stop is not failed by the old worker exiting', async () => {
   for (let round = 0; round < 3; round++) {
-    const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', compilerIdleMs: 100, onAlert: () => undefined });
+    const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', compileTimeoutMs: 0, compilerIdleMs: 100, onAlert: () => undefined });
     assert.ok((await engine.load(ruleset(`E${round}`).map((f) => ({ ...f, text: f.text.replace('proc.name = cat', `proc.name = cat${round}`) })))).swapped);
     while (engine.compileWorkerRunning) await new Promise((r) => setTimeout(r, 5));
     // the stopped worker's exit event comes after this load has sent its request to a new worker

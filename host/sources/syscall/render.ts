@@ -122,14 +122,29 @@ export function socketDomain(d: number): string {
   return DOMAINS[d] ?? String(d);
 }
 
+/** The names of the set bits of `v` among `table`, joined by '|' in its order; `none` when no name matches. */
+function bitNames(v: number, table: readonly (readonly [number, string])[], none: string): string {
+  const out = table.filter(([bit]) => v & bit).map(([, name]) => name);
+  return out.join('|') || none;
+}
+
+const AT_FLAGS = [
+  [0x200, 'AT_REMOVEDIR'],
+  [0x400, 'AT_SYMLINK_FOLLOW'],
+  [0x1000, 'AT_EMPTY_PATH'],
+] as const;
+
 /** unlinkat/… AT_* flags. */
 export function atFlags(flags: number): string {
-  const out: string[] = [];
-  if (flags & 0x200) out.push('AT_REMOVEDIR');
-  if (flags & 0x400) out.push('AT_SYMLINK_FOLLOW');
-  if (flags & 0x1000) out.push('AT_EMPTY_PATH');
-  return out.join('|') || String(flags);
+  return bitNames(flags, AT_FLAGS, String(flags));
 }
+
+const EXE_FLAGS = [
+  [TF.EXE_WRITABLE, 'EXE_WRITABLE'],
+  [TF.EXE_UPPER, 'EXE_UPPER_LAYER'],
+  [TF.EXE_MEMFD, 'EXE_FROM_MEMFD'],
+  [TF.EXE_LOWER, 'EXE_LOWER_LAYER'],
+] as const;
 
 /**
  * execve/execveat's `flags` (PT_FLAGS32, libs execve_flags) from a thread entry's TF bits: the
@@ -138,12 +153,7 @@ export function atFlags(flags: number): string {
  * parameter no name matches (its raw number).
  */
 export function execveFlags(tf: number): string {
-  const out: string[] = [];
-  if (tf & TF.EXE_WRITABLE) out.push('EXE_WRITABLE');
-  if (tf & TF.EXE_UPPER) out.push('EXE_UPPER_LAYER');
-  if (tf & TF.EXE_MEMFD) out.push('EXE_FROM_MEMFD');
-  if (tf & TF.EXE_LOWER) out.push('EXE_LOWER_LAYER');
-  return out.join('|') || '0';
+  return bitNames(tf, EXE_FLAGS, '0');
 }
 
 // ---- evt.arg.* by syscall, as libsinsp names and renders the parameters ----
