@@ -50,8 +50,13 @@ const LISTS: Array<[keyof AlertFilter, string]> = [
   ['namespaces', 'k8s_ns'],
 ];
 
-/** The WHERE clause of `f` (with `extra` conditions) and its parameters, numbered from $1. */
-function whereOf(f: AlertFilter, extra: string[] = [], params: unknown[] = []): { where: string; params: unknown[] } {
+/**
+ * The WHERE clause of `f` (with `extra` conditions) and its parameters, numbered from $1. With
+ * `textWindow`, the free text's index condition is the three characters of the needle's key from
+ * that position (textWindow() chooses them) instead of the whole key: a substring of the key, so
+ * every row the whole key finds it finds too, and the ILIKE stays the exact match.
+ */
+function whereOf(f: AlertFilter, extra: string[] = [], params: unknown[] = [], textWindow?: number): { where: string; params: unknown[] } {
   const cond = [...extra];
   const p = (v: unknown) => `$${params.push(v)}`;
   for (const [key, column] of LISTS) {
@@ -70,7 +75,8 @@ function whereOf(f: AlertFilter, extra: string[] = [], params: unknown[] = []): 
     // the key's LIKE is what the trigram index alerts_output_key answers (it keeps punctuation,
     // migration 004); the ILIKE, true of fewer rows, is the exact match. The needle's key is
     // computed by the database's own function, as the column's is, so both are folded alike.
-    cond.push(`output_key LIKE '%' || alert_text_key(${p(f.text)}) || '%'`);
+    const key = `alert_text_key(${p(f.text)})`;
+    cond.push(`output_key LIKE '%' || ${textWindow === undefined ? key : `substr(${key}, ${p(textWindow)}::int, 3)`} || '%'`);
     cond.push(`output ILIKE ${p(`%${f.text.replace(/[\\%_]/g, '\\$&')}%`)}`);
   }
   return { where: cond.length > 0 ? `WHERE ${cond.join(' AND ')}` : '', params };
@@ -93,12 +99,13 @@ export const SEARCH_COUNT_CAP = 10_000;
  * (more match: a page after this one always exists).
  */
 export async function searchAlerts(db: Db, f: AlertFilter, page: { limit: number; offset: number }): Promise<{ rows: StoredAlert[]; total: number; capped: boolean }> {
-  const sql = searchStatements(f, page);
+  const sql = searchStatements(f, page, { kind: db.kind });
   const rows = await db.query<{ id: string; json: string }>(sql.page, sql.params);
   if (rows.length < page.limit && (page.offset === 0 || rows.length > 0)) return { rows: rows.map(withId), total: page.offset + rows.length, capped: false };
   const [row] = await db.transaction(async (q) => {
-    await q.exec(sql.countSettings);
-    return q.query<{ n: string }>(sql.count, sql.params);
+    const count = searchStatements(f, page, { kind: db.kind, textWindow: f.text ? await textWindow(q, f.text) : undefined });
+    await q.exec(count.countSettings);
+    return q.query<{ n: string }>(count.count, count.params);
   });
   const n = Number(row?.n ?? 0);
   return { rows: rows.map(withId), total: Math.min(n, sql.cap), capped: n > sql.cap };
@@ -117,18 +124,67 @@ export async function searchAlerts(db: Db, f: AlertFilter, page: { limit: number
  */
 const COUNT_SETTINGS = 'SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL jit = off';
 
-/** A search's two statements over the same parameters: its page, and the count of its matches up to `cap` + 1, run after `countSettings` in one transaction (also what the store bench EXPLAINs). */
-export function searchStatements(f: AlertFilter, page: { limit: number; offset: number }): { page: string; count: string; countSettings: string; params: unknown[]; cap: number } {
-  const w = whereOf(f);
+/**
+ * PostgreSQL's count also gets the memory to keep its bitmap exact. A bitmap scan's bitmap holds
+ * one entry per heap page, 64 bytes; past work_mem (4 MB by default: 65,536 pages, 512 MiB of
+ * table) it turns pages lossy, and each row of a lossy page is read and matched again: a common
+ * word over 1,000,000 rows (100,000 candidates on as many pages) rechecked 77,000 rows for its
+ * 10,001 matches. 16 MB keeps 262,144 pages (2 GiB of table) exact, for this transaction only.
+ * PGlite keeps its default: its WebAssembly memory grows and never shrinks, and its target is met
+ * (docs/console.md, "Bounded counts").
+ */
+const COUNT_MEMORY = "SET LOCAL work_mem = '16MB'";
+
+/** A search's two statements over the same parameters: its page, and the count of its matches up to `cap` + 1, run after `countSettings` in one transaction (also what the store bench EXPLAINs); `textWindow` as textWindow() chose it for the count. */
+export function searchStatements(f: AlertFilter, page: { limit: number; offset: number }, count: { kind: Db['kind']; textWindow?: number }): { page: string; count: string; countSettings: string; params: unknown[]; cap: number } {
+  const w = whereOf(f, [], [], count.textWindow);
   const cap = page.offset + SEARCH_COUNT_CAP;
   return {
     page: `SELECT id, json FROM alerts ${w.where} ORDER BY time_ns DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset}`,
     // the inner LIMIT stops the scan at cap + 1 rows (read from the filter's index alone where it can)
     count: `SELECT count(*) AS n FROM (SELECT 1 FROM alerts ${w.where} LIMIT ${cap + 1}) AS matching`,
-    countSettings: COUNT_SETTINGS,
+    countSettings: count.kind === 'postgres' ? `${COUNT_SETTINGS}; ${COUNT_MEMORY}` : COUNT_SETTINGS,
     params: w.params,
     cap,
   };
+}
+
+/** Rows textWindow() samples: the newest, read backwards from the time index. */
+const TEXT_SAMPLE_ROWS = 200;
+/** A needle in fewer of the sampled rows than this share keeps its whole key. */
+const TEXT_COMMON_SHARE = 0.02;
+
+/**
+ * Where, in `text`'s key, the three characters start that a capped count's index condition reads
+ * instead of the whole key, or undefined to read the whole key. A trigram index answers a LIKE by
+ * reading the row list of every trigram of the pattern, and words of a rule's output template are
+ * in every row the rule raised: `file-3` is `fileq3` in the key, whose trigrams `fil`, `ile` and
+ * `leq` are in all 1,000,000 rows of the store bench and `eq3` in the 100,000 that match, so the
+ * index read three lists of 1,000,000 rows to find what the fourth holds alone (the count's index
+ * scan took 2 to 2.5 times as long with them). pg_trgm keeps no statistics of its trigrams, so the
+ * newest TEXT_SAMPLE_ROWS rows stand for the table: when the needle is in at least
+ * TEXT_COMMON_SHARE of them (over a large table, more rows than a count reads before its cap),
+ * the window of three letters or digits found in the fewest sampled rows is read instead, if it
+ * is in no more than twice as many as the whole key (the extra rows it hands over are matched by
+ * the ILIKE and dropped). A rarer needle keeps its whole key: all its trigrams narrow the rows a
+ * count that ends below its cap reads. Only the plan depends on the sample; the rows found are
+ * the same. docs/console.md, "Bounded counts".
+ */
+export async function textWindow(q: Queryable, text: string): Promise<number | undefined> {
+  // Positions are in the key as the database computes it; a window must be three ASCII letters or
+  // digits there, which pg_trgm indexes as one trigram under any locale. At most 64 windows.
+  const rows = await q.query<{ at: number; found: number; sampled: number }>(
+    `WITH sample AS (SELECT output_key AS k FROM alerts ORDER BY time_ns DESC LIMIT ${TEXT_SAMPLE_ROWS}), needle AS (SELECT alert_text_key($1) AS key)
+     SELECT at, (SELECT count(*) FROM sample WHERE strpos(k, CASE WHEN at = 0 THEN key ELSE substr(key, at, 3) END) > 0)::int AS found, (SELECT count(*) FROM sample)::int AS sampled
+     FROM needle, generate_series(0, least(length(key) - 2, 64)) AS at
+     WHERE at = 0 OR substr(key, at, 3) ~ '^[a-z0-9]{3}$'`,
+    [text],
+  );
+  const whole = rows.find((r) => r.at === 0);
+  if (!whole || whole.found === 0 || whole.found < whole.sampled * TEXT_COMMON_SHARE) return undefined;
+  let best: { at: number; found: number } | undefined;
+  for (const r of rows) if (r.at > 0 && (!best || r.found < best.found)) best = r;
+  return best && best.found <= 2 * whole.found ? best.at : undefined;
 }
 
 /** How many alerts match `f`. */
