@@ -40,7 +40,7 @@ const ROUNDS = Number(process.env.RULE_COST_ROUNDS ?? 22);
 const REPEAT = 3;
 /** Untimed rounds of each module first (V8 tiers wasm up in the background). */
 const WARM = 2;
-/** Rounds of the counting module alone before the ranking: its tally's warm-up (5 warm profiles of every group by its 31st sampled call, rule-tally.ts) ends in the third. */
+/** Rounds of the counting module alone before the ranking: its tally's warm-up (5 warm profiles of every group by its 16th sampled call, rule-tally.ts) ends in the second. */
 const RANK_WARM = 3;
 const TOPS = [1, 3, 5];
 /** Consecutive batches a module evaluates in its turn: the tally's sampling period (one call in 16 timed whole), so each turn of the counting module holds one sampled call. */

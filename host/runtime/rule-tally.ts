@@ -12,7 +12,7 @@
 //   the rates. Those come from `profile`, which runs a group of rules over the events that
 //   reached it in a sampled call, whole and without each of its rules in turn: at the group's
 //   first sampled call (cold code, discarded), WARM_PROFILES times in the next sampled calls
-//   that reach it (1, 2, 4, ... apart), then once in RESAMPLE_EVERY. The whole group's time per
+//   that reach it (1, 2, 4, 8, 16 after it), then once in RESAMPLE_EVERY. The whole group's time per
 //   call gives the estimate the calibration compares with, and the group's time minus its time
 //   without a rule is that rule's rate in that group, what removing it saves (operands memoised
 //   per event and shared with other rules of the group are not in it). Rates are medians of the
@@ -45,8 +45,8 @@ const DEFAULT_SAMPLE_EVERY = 16;
 const RESAMPLE_EVERY = 256;
 
 /**
- * Warm profiles of a group right after its cold first one, at its next sampled calls 1, 2, 4, 8
- * and 16 apart (about 500 calls at one in 16): its rates are the median of this many from the
+ * Warm profiles of a group right after its cold first one, 1, 2, 4, 8 and 16 sampled calls after
+ * it (256 calls at one in 16): its rates are the median of this many from the
  * start. One profile's leave-one-out samples are noisy (measured on the stable rules' `openat`
  * group, a busy machine: the first rule's sample read 18 to 22 ns in most profiles and 30 to 130
  * in one in three), and with one warm profile, as before, a run's figures were that profile's:
@@ -390,7 +390,7 @@ export class ModuleTally {
       if (m === 0) continue;
       // warm profiles so far (-1: this is the cold first one), then when the group is due again
       const warmed = this.profiles[gi]++ - 1;
-      this.due[gi] = sample + (warmed < WARM_PROFILES ? 2 ** Math.max(0, warmed) : RESAMPLE_EVERY);
+      this.due[gi] = sample + (warmed < WARM_PROFILES - 1 ? 2 ** Math.max(0, warmed) : RESAMPLE_EVERY);
       // The group's first run of a profile reads its records and branches cold: measured on the
       // stable rules' `openat` group, 1.6 to 3 times the next runs (213 to 422 µs against 137),
       // which the first rule's pair carried in every profile.
