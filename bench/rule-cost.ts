@@ -4,9 +4,10 @@
 // each, rule matching first, watchdog off on every module so only the rules differ). Modules:
 // counting on (its tally attached: one call in 16 timed whole), counting off twice (the second
 // one a control: two identical modules differ by the method's noise alone), counting off without
-// each of the 5 rules the figures of warm passes rank most costly (one module each), and without
-// the top 3 and the top 5 together. Each round runs every batch (REPEAT times) through every
-// module, the modules' order shuffled from batch to batch, so the machine's drifting load falls
+// each of the 5 rules the figures rank most costly in a round after the tally's warm-up (one
+// module each), and without the top 3 and the top 5 together. Each round runs every batch (REPEAT
+// times) through every module, 16 consecutive batches a module at a time (as an engine runs one
+// module), the modules' order shuffled from block to block, so the machine's drifting load falls
 // on all alike; only the evaluate calls are timed, in the process's CPU time (on a loaded machine
 // wall time is mostly waiting for a core). Every round's figures are printed, then the checks
 // with medians and quartiles:
@@ -39,10 +40,15 @@ const ROUNDS = Number(process.env.RULE_COST_ROUNDS ?? 22);
 const REPEAT = 3;
 /** Untimed rounds of each module first (V8 tiers wasm up in the background). */
 const WARM = 2;
+/** Rounds of the counting module alone before the ranking: its tally's warm-up (5 warm profiles of every group by its 16th sampled call, rule-tally.ts) ends in the second. */
+const RANK_WARM = 3;
 const TOPS = [1, 3, 5];
+/** Consecutive batches a module evaluates in its turn: the tally's sampling period (one call in 16 timed whole), so each turn of the counting module holds one sampled call. */
+const BLOCK = 16;
 
 async function compiled(rules: readonly LoadedRule[], counters: boolean): Promise<RuleModule> {
-  const compiler = new RuleCompiler({ counters });
+  // no build deadline: on a loaded machine a build of the stable rules can take many minutes
+  const compiler = new RuleCompiler({ counters, timeoutMs: 0 });
   try {
     const c = await compiler.compile(rules);
     if (!c.ok) throw new Error(c.errors.map((e) => e.message).join('\n'));
@@ -71,10 +77,13 @@ function batchesOf(module: RuleModule, events: readonly SourceEvent[]): Batch[] 
 }
 
 /**
- * One round: every batch REPEAT times through every module, in a new random order for each batch
- * (seeded by the round): rotating one order, as before, always ran each module after the same
- * one, whose caches it inherited (two identical modules then read several % apart); returns each
- * module's CPU milliseconds in its evaluate calls.
+ * One round: every batch REPEAT times through every module, BLOCK consecutive batches a module at
+ * a time, the modules in a new random order for each block (seeded by the round), so the
+ * machine's drifting load falls on all alike and no module always follows the same one; returns
+ * each module's CPU milliseconds in its evaluate calls. Blocks, not one batch a module: a running
+ * engine evaluates one module batch after batch, and with ten modules taking turns at every
+ * batch each call began with caches another module had filled (docs/rule-cost.md: the counting
+ * overhead read 9.4 % so against 4.3 % with five modules in turn, the same code).
  */
 function round(modules: readonly RuleModule[], batches: ReadonlyMap<RuleModule, Batch[]>, seed: number): number[] {
   const cpu = modules.map(() => 0);
@@ -83,21 +92,22 @@ function round(modules: readonly RuleModule[], batches: ReadonlyMap<RuleModule, 
   const random = rng(seed + 1);
   const order = modules.map((_, i) => i);
   for (let r = 0; r < REPEAT; r++)
-    for (let b = 0; b < n; b++) {
+    for (let b0 = 0; b0 < n; b0 += BLOCK) {
       for (let j = order.length - 1; j > 0; j--) {
         const k = Math.floor(random() * (j + 1));
         [order[j], order[k]] = [order[k]!, order[j]!];
       }
-      for (const i of order) {
-        const m = modules[i]!;
-        const batch = batches.get(m)![b]!;
-        mems[i]!.set(batch.bytes, MEM.batchBase);
-        const c = process.cpuUsage();
-        const res = m.evaluateRecords('syscall', batch.count, true);
-        const used = process.cpuUsage(c);
-        if (!res.ok) throw new Error(res.error.message);
-        cpu[i]! += (used.user + used.system) / 1000;
-      }
+      for (const i of order)
+        for (let b = b0; b < Math.min(n, b0 + BLOCK); b++) {
+          const m = modules[i]!;
+          const batch = batches.get(m)![b]!;
+          mems[i]!.set(batch.bytes, MEM.batchBase);
+          const c = process.cpuUsage();
+          const res = m.evaluateRecords('syscall', batch.count, true);
+          const used = process.cpuUsage(c);
+          if (!res.ok) throw new Error(res.error.message);
+          cpu[i]! += (used.user + used.system) / 1000;
+        }
     }
   return cpu;
 }
@@ -142,12 +152,15 @@ export async function run(): Promise<void> {
   const stats = new RuleStats();
   on.countInto(stats);
 
-  // Ranking: the figures of warm rounds of the counting module.
-  for (let w = 0; w < WARM; w++) round([on], batches, 0);
-  const ranked = rankByCost(stats.figures());
+  // Ranking: the figures the counting module gave during one round after its tally's warm-up
+  // (cumulative figures would carry the warm-up's, costed before the rates were warm).
+  for (let w = 0; w < RANK_WARM - 1; w++) round([on], batches, 0);
+  const warmed = new Map(stats.figures().map((f) => [f.rule, f]));
+  round([on], batches, 0);
+  const ranked = rankByCost(stats.figures().map((f) => ({ ...f, evaluations: f.evaluations - (warmed.get(f.rule)?.evaluations ?? 0), costSeconds: f.costSeconds - (warmed.get(f.rule)?.costSeconds ?? 0) })));
   const summed = ranked.reduce((s, f) => s + f.costSeconds, 0);
   figure(S, 'ranking', ranked.length, 'rules', {
-    note: 'the most costly rules after the warm rounds: evaluations, ns per evaluation (cost / evaluations), share of the summed rule costs',
+    note: 'the most costly rules in one round after the warm-up: evaluations, ns per evaluation (cost / evaluations), share of the summed rule costs',
     top: ranked.slice(0, 10).map((f) => ({ rule: f.rule, evaluations: f.evaluations, ns_per_evaluation: Number(((f.costSeconds / Math.max(1, f.evaluations)) * 1e9).toFixed(2)), share: Number((f.costSeconds / summed).toFixed(4)) })),
   });
   const top = ranked.slice(0, Math.max(...TOPS));

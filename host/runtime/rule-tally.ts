@@ -7,18 +7,20 @@
 // - Evaluations: a group's calls are added to each of its rules; under rule matching `first`, a
 //   match at rule j stops its group, so the matches of the rules before a rule in the group are
 //   taken from its calls. Exact for every event the module judged.
-// - Cost: one evaluate call in `sampleEvery` is timed whole (two reads of the CPU clock). Its time minus
-//   the per-event work done for all rules (the baseline loop) is the rules' time, which
-//   calibrates the rates. Those come from `profile`, which runs a group of rules over the
-//   events that reached it in a sampled call, whole and without each of its rules in turn (for
-//   a group not profiled yet, again SETTLE samples later to replace that cold first profile, and
-//   for every reached group once in RESAMPLE_EVERY samples): the whole group's time per call
-//   gives the estimate the calibration compares with, and the group's time minus its time
+// - Cost: one evaluate call in `sampleEvery` is timed whole (a Stopwatch). Its time minus the
+//   per-event work done for all rules (the baseline loop) is the rules' time, which calibrates
+//   the rates. Those come from `profile`, which runs a group of rules over the events that
+//   reached it in a sampled call, whole and without each of its rules in turn: at the group's
+//   first sampled call (cold code, discarded), WARM_PROFILES times in the next sampled calls
+//   that reach it (1, 2, 4, 8, 16 after it), then once in RESAMPLE_EVERY. The whole group's time per
+//   call gives the estimate the calibration compares with, and the group's time minus its time
 //   without a rule is that rule's rate in that group, what removing it saves (operands memoised
 //   per event and shared with other rules of the group are not in it). Rates are medians of the
-//   group's last RATE_WINDOW profiles. A rule's cost is, over its groups, its evaluations in the
-//   group × its rate there × (measured rules' time / the groups' estimate of it); the costs add
-//   up to less than the rules' time by the work the rules share.
+//   group's last RATE_WINDOW warm profiles. A rule's cost is, over its groups, its evaluations
+//   in the group × its rate there × (measured rules' time / the groups' estimate of it); the
+//   costs add up to less than the rules' time by the work the rules share. Evaluations wait,
+//   uncosted, until the calibration holds MIN_RATIOS ratios (a read for figures costs them at
+//   what there is), and are then costed at those.
 import { MEM, SRC } from '../abi/module.js';
 import type { GeneratedModule } from '../engine/codegen/index.js';
 import type { RuleStats } from '../engine/index.js';
@@ -33,14 +35,24 @@ const MIN_TIMED = 1024;
 const DEFAULT_SAMPLE_EVERY = 16;
 
 /**
- * One sampled call in this many profiles every group its events reached (each group about 4 ×
- * its rules times its share of the call), so rates follow a changing workload. A profile of the
- * stable rules took about a third of a round of the rule-cost bench (192 calls of 4,096 events):
- * once in 64 sampled calls (1,024 calls) that alone was about 6 % of the evaluation time (the
- * bench's "disturbed" rounds, one in 5.3); once in 256 sampled calls (4,096 calls) it is under
- * 2 %. The calibration (the median of the last 63 sampled calls) follows the total meanwhile.
+ * After its warm-up, a group is profiled again once in this many sampled calls (each profile
+ * about 4 × its rules times its share of the call), so rates follow a changing workload. A
+ * profile of the stable rules took about a third of a round of the rule-cost bench (192 calls of
+ * 4,096 events): once in 64 sampled calls (1,024 calls) that alone was about 6 % of the
+ * evaluation time; once in 256 sampled calls (4,096 calls) it is under 2 %. The calibration (the
+ * median of the last 63 sampled calls) follows the total meanwhile.
  */
 const RESAMPLE_EVERY = 256;
+
+/**
+ * Warm profiles of a group right after its cold first one, 1, 2, 4, 8 and 16 sampled calls after
+ * it (256 calls at one in 16): its rates are the median of this many from the
+ * start. One profile's leave-one-out samples are noisy (measured on the stable rules' `openat`
+ * group, a busy machine: the first rule's sample read 18 to 22 ns in most profiles and 30 to 130
+ * in one in three), and with one warm profile, as before, a run's figures were that profile's:
+ * "Directory traversal monitored file read" read 28 to 84 ns per evaluation from run to run.
+ */
+const WARM_PROFILES = 5;
 
 /** Each rule's sample is the fastest of this many (whole, without it) pairs (a run the machine slowed reads long, never short). */
 const PROFILE_RUNS = 2;
@@ -48,54 +60,80 @@ const PROFILE_RUNS = 2;
 /** Sampled calls whose ratios calibrate the rates (their median): about 64 × 16 recent calls. */
 const CALIBRATION_WINDOW = 63;
 
-/** A group's rates are the median of its last this many profiles: one profile the machine or cold code spoiled is outvoted. */
-const RATE_WINDOW = 5;
+/** A group's rates are the median of its last this many warm profiles: a profile the machine spoiled is outvoted. */
+const RATE_WINDOW = WARM_PROFILES;
 
 /**
- * A group's first profile runs code V8 has not optimised yet (the profile loops run for the
- * first time; V8 runs a wasm function in its baseline tier first and compiles the optimised one
- * on a background thread, whose CPU time is the process's): measured, its leave-one-out samples
- * read -370 to +1,650 ns per evaluation for a rule that saves 20 to 30. So the group is profiled
- * again this many sampled calls later, and that profile replaces the first.
+ * Ratios the calibration needs before anything is costed (but at a read for figures). The first evaluate
+ * calls run code V8 has not optimised yet (compiled at its first call, baseline tier first):
+ * measured on the stable rules, they read 8 to 20 times a warm call, and while the median of so
+ * few ratios was one of them, every rule's cost was charged at that scale (in the rule-cost
+ * bench's warm-up, the costs of the first 64 calls weighed as much as the next 300).
  */
-const SETTLE = 2;
+const MIN_RATIOS = 8;
 
-/**
- * The process's CPU time, seconds: every timing of the figures is CPU time, which a machine
- * that takes the core away does not lengthen (on a loaded machine wall time is mostly waiting:
- * measured, runs of a few milliseconds read 10 to 15 times their CPU time at load 18 on 2
- * cores). It counts the process's other threads too (a compile worker, the garbage collector),
- * which the median calibration and the least of two runs keep out of most samples.
- */
+/** The process's CPU time, seconds (user and system, every thread of the process). */
 export function cpuSeconds(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 }
 
+/**
+ * Times a stretch of this thread's work: the lesser of the process's CPU time and the wall time
+ * over it, both upper bounds of the thread's own time. CPU time leaves out the time the machine
+ * gave the core to others (at load 18 on 2 cores, runs of a few milliseconds read 10 to 15 times
+ * their CPU time in wall time) but counts the process's other threads (V8's compilers, the
+ * garbage collector), whose time the kernel adds when they are next accounted (seen: a 140 µs
+ * run read 185 µs); wall time is the reverse. The CPU clock is read outside the wall clock, so
+ * the object it allocates (and a collection that may cause) falls outside the wall reading.
+ */
+export class Stopwatch {
+  private cpu = 0;
+  private wall = 0;
+
+  start(): void {
+    this.cpu = cpuSeconds();
+    this.wall = performance.now();
+  }
+
+  /** Seconds since start(). */
+  seconds(): number {
+    const wall = (performance.now() - this.wall) / 1000;
+    return Math.min(wall, cpuSeconds() - this.cpu);
+  }
+}
+
 /** 2^32, to read a u64 counter as two u32 halves (exact below 2^53). */
 const HIGH = 4294967296;
 
-/** The last `size` values of a series, and their median (undefined while empty). */
+/** The last `size` values of a series, and their median (undefined while empty; kept from one add to the next: it is read for every pair at every read of the counters). */
 class Recent {
   private readonly xs: number[] = [];
   private at = 0;
+  private mid: number | undefined;
   constructor(private readonly size: number) {}
 
   add(x: number): void {
     if (this.xs.length < this.size) this.xs.push(x);
     else this.xs[this.at++ % this.size] = x;
+    const s = [...this.xs].sort((a, b) => a - b);
+    const m = s.length >> 1;
+    this.mid = s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
   }
 
   clear(): void {
     this.xs.length = 0;
     this.at = 0;
+    this.mid = undefined;
+  }
+
+  /** Values held (at most `size`). */
+  get count(): number {
+    return this.xs.length;
   }
 
   get median(): number | undefined {
-    if (this.xs.length === 0) return undefined;
-    const s = [...this.xs].sort((a, b) => a - b);
-    const m = s.length >> 1;
-    return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+    return this.mid;
   }
 }
 
@@ -118,16 +156,18 @@ export class ModuleTally {
   private readonly calls: Float64Array;
   /** Each group's profiled rules' time per call, seconds (the estimate the calibration compares with). */
   private readonly groupRates: Recent[];
-  /** Profiles of each group so far, and the sampled call of its first. */
+  /** Profiles of each group so far (the first one cold), and the sampled call from which it is due again. */
   private readonly profiles: Uint32Array;
-  private readonly firstProfile: Float64Array;
+  private readonly due: Float64Array;
   private readonly profileFn: ProfileFn;
   private readonly countsAt: number;
-  private readonly flush = () => this.read();
+  /** A read for figures (a scrape, `rae profile`): what waits for the calibration is costed at what there is. */
+  private readonly flush = () => this.read(true);
   private sampleIn: number;
   private samples = 0;
   private first = true;
   private active = false;
+  private readonly watch = new Stopwatch();
   /**
    * Calibration: measured rules' time / the rates' estimate of it, one ratio per sampled call
    * (the last CALIBRATION_WINDOW), and their median. A median, not a sum: a call the machine
@@ -142,7 +182,7 @@ export class ModuleTally {
   private timer = 0;
   /** Profile loops (by group slot) called once already: the first call of a wasm function compiles it (lazy compilation), which must not be timed. */
   private readonly warm = new Set<number>();
-  /** CPU seconds of the profiles' timed runs so far (not the one untimed first call of each group's loop): the part of counting's cost that comes in bursts, once in many calls. */
+  /** Seconds the profiles took so far, untimed runs included: the part of counting's cost that comes in bursts, once in many calls. */
   private profiling = 0;
 
   constructor(
@@ -165,7 +205,7 @@ export class ModuleTally {
     this.calls = new Float64Array(generated.countSlots.length);
     this.groupRates = generated.countSlots.map(() => new Recent(RATE_WINDOW));
     this.profiles = new Uint32Array(generated.countSlots.length);
-    this.firstProfile = new Float64Array(generated.countSlots.length);
+    this.due = new Float64Array(generated.countSlots.length);
     this.profileFn = exports.profile as ProfileFn;
     this.countsAt = (exports.counts as () => number)();
     // whatever was counted before (warm-up batches) is not the rules' work
@@ -199,14 +239,15 @@ export class ModuleTally {
     for (let g = 0; g < this.calls.length; g++) if (this.calls[g]! > 0) reached.push(g);
     if (reached.length === 0) return this.apply();
     const sample = this.samples++;
-    const resample = sample % RESAMPLE_EVERY === 0;
-    // a group not profiled yet, or profiled once (cold code) SETTLE sampled calls ago
-    const due = (g: number) => this.profiles[g] === 0 || (this.profiles[g] === 1 && sample - this.firstProfile[g]! >= SETTLE);
-    const groups = resample ? reached : reached.filter(due);
-    if (groups.length > 0) this.profile(src, rec, n, groups, sample);
+    const groups = reached.filter((g) => sample >= this.due[g]!);
+    if (groups.length > 0) {
+      this.watch.start();
+      this.profile(src, rec, n, groups, sample);
+      this.profiling += this.watch.seconds();
+    }
     let estimate = 0;
     for (const g of reached) {
-      // a group without a rate (its events were not in this call's records) leaves the ratio unknown
+      // a group without a warm rate (cold, or its events were not in a profiled call) leaves the ratio unknown
       const rate = this.groupRates[g]!.median;
       if (rate === undefined) return this.apply();
       estimate += this.calls[g]! * rate;
@@ -219,7 +260,7 @@ export class ModuleTally {
     this.apply();
   }
 
-  /** CPU seconds this tally's profiles ran so far (their timed runs, inside sampled evaluate calls' afterSampledCall). */
+  /** Seconds this tally's profiles took so far (inside sampled evaluate calls' afterSampledCall). */
   get profileSeconds(): number {
     return this.profiling;
   }
@@ -232,10 +273,10 @@ export class ModuleTally {
     this.stats.pending(this.flush, false);
   }
 
-  /** Reads the counters and costs what changed since the last read. */
-  private read(): void {
+  /** Reads the counters and costs what changed since the last read (`force`: see apply). */
+  private read(force = false): void {
     this.collect();
-    this.apply();
+    this.apply(force);
   }
 
   /** Reads the counters into pairEvals and hits: what changed since the last read. */
@@ -262,13 +303,26 @@ export class ModuleTally {
     });
   }
 
-  /** Adds the last read's evaluations and matches to the rules' counters, each pair's evaluations costed at its current rate and the calibration. */
-  private apply(): void {
+  /**
+   * Adds the last read's evaluations and matches to the rules' counters, each pair's evaluations
+   * costed at its current rate and the calibration; before the calibration holds MIN_RATIOS
+   * ratios they wait uncosted, and are costed with the first evaluations after, or at a read for
+   * figures (`force`) at the rates and scale there are (a short replay never has more).
+   */
+  private apply(force = false): void {
+    const calibrated = this.ratios.count >= (force ? 1 : MIN_RATIOS);
     this.pairEvals.forEach((e, k) => {
-      if (e === 0) return;
-      const rate = this.pairRates[k]!.median;
-      if (rate === undefined) this.uncosted[k]! += e;
-      this.counters[this.pairRule[k]!]!.costed(e, rate === undefined ? 0 : e * Math.max(0, rate) * this.scale);
+      const waiting = this.uncosted[k]!;
+      if (e === 0 && waiting === 0) return;
+      const counter = this.counters[this.pairRule[k]!]!;
+      const rate = calibrated ? this.pairRates[k]!.median : undefined;
+      if (rate === undefined) {
+        this.uncosted[k] = waiting + e;
+        counter.costed(e, 0);
+        return;
+      }
+      this.uncosted[k] = 0;
+      counter.costed(e, (e + waiting) * Math.max(0, rate) * this.scale);
     });
     this.hits.forEach((h, id) => {
       if (h !== 0) this.counters[id]!.matches += h;
@@ -277,9 +331,11 @@ export class ModuleTally {
 
   /**
    * Times each group of `groups` (countSlots indexes) over its events in this call, whole and
-   * without each of its rules, and the loop alone (the per-event baseline). The timings of one
-   * group are pairs (whole, without rule 0, whole, without rule 1, ..., then again), so a change
-   * of the machine's load or of V8's tier for the loop spoils one pair, not every rule's.
+   * without each of its rules, and the loop alone (the per-event baseline). A group's timings
+   * follow one untimed run of it, and are pairs (whole, without rule 0, whole, without rule 1,
+   * ..., then again in the reverse order), so a change of the machine's load or of V8's tier for
+   * the loop spoils one pair, not every rule's. A group's first profile (cold code) is replaced by
+   * its first warm one.
    */
   private profile(src: number, rec: number, n: number, groups: readonly number[], sample: number): void {
     const stride = src === SRC.syscall ? this.generated.layouts.syscall.stride : this.generated.layouts.k8s_audit.stride;
@@ -300,11 +356,9 @@ export class ModuleTally {
         this.warm.add(slot);
         this.profileFn(slot, skip, first, rec, stride, MEM.outBase, m);
       }
-      const t0 = cpuSeconds();
+      this.watch.start();
       this.profileFn(slot, skip, first, rec, stride, MEM.outBase, m);
-      const t = cpuSeconds() - t0;
-      this.profiling += t;
-      return t;
+      return this.watch.seconds();
     };
     // Lists are repeated up to MIN_TIMED entries: every entry is one call of the group (a new epoch).
     const list = (ls: ReadonlyArray<readonly number[] | undefined>): number => {
@@ -330,35 +384,36 @@ export class ModuleTally {
     }
     this.timer = empty;
     this.perEvent = Math.max(0, loop - empty) / all;
-    const scale = this.scale;
     for (const gi of groups) {
       const g = this.generated.countSlots[gi]!;
       const m = list([bySlot.get(g.slot)]);
       if (m === 0) continue;
+      // warm profiles so far (-1: this is the cold first one), then when the group is due again
+      const warmed = this.profiles[gi]++ - 1;
+      this.due[gi] = sample + (warmed < WARM_PROFILES - 1 ? 2 ** Math.max(0, warmed) : RESAMPLE_EVERY);
+      // The group's first run of a profile reads its records and branches cold: measured on the
+      // stable rules' `openat` group, 1.6 to 3 times the next runs (213 to 422 µs against 137),
+      // which the first rule's pair carried in every profile.
+      this.profileFn(g.slot, -1, first, rec, stride, MEM.outBase, m);
       // Each rule's sample is one adjacent pair (whole, then without it), the pair of the run
-      // that took least in all: a step in between (V8 tiering the loop up, measured on the
-      // first profiles: every rule of a group then read the same, the step) spoils one pair.
+      // that took least in all: a step in between (V8 tiering the loop up, a run after a rule's
+      // branches were left out) spoils one pair; the second round runs the rules in reverse, so
+      // no rule's pairs always follow the same run.
       let whole = Infinity;
       const pairs = g.rules.map(() => ({ sum: Infinity, diff: 0 }));
       for (let r = 0; r < PROFILE_RUNS; r++)
-        g.rules.forEach((_, p) => {
+        for (let i = 0; i < g.rules.length; i++) {
+          const p = r % 2 === 0 ? i : g.rules.length - 1 - i;
           const w = run(g.slot, -1, m);
           const x = run(g.slot, p, m);
           whole = Math.min(whole, w);
           if (w + x < pairs[p]!.sum) pairs[p] = { sum: w + x, diff: w - x };
-        });
-      // the group's second profile replaces its first (cold code: SETTLE)
-      if (this.profiles[gi]++ === 1) for (const r of [this.groupRates[gi]!, ...g.rules.map((_, p) => this.pairRates[this.pairBase[gi]! + p]!)]) r.clear();
-      else if (this.profiles[gi] === 1) this.firstProfile[gi] = sample;
+        }
+      // the first warm profile replaces the cold one (kept till then: a short replay has no other)
+      if (warmed === 0) for (const r of [this.groupRates[gi]!, ...g.rules.map((_, p) => this.pairRates[this.pairBase[gi]! + p]!)]) r.clear();
       this.groupRates[gi]!.add(Math.max(0, whole - this.timer - m * this.perEvent) / m);
-      g.rules.forEach((id, p) => {
-        const k = this.pairBase[gi]! + p;
-        // a difference of two timings: a rule cheaper than their noise may read below 0 this time
-        this.pairRates[k]!.add(pairs[p]!.diff / m);
-        if (this.uncosted[k] === 0) return;
-        this.counters[id]!.costed(0, this.uncosted[k]! * Math.max(0, this.pairRates[k]!.median!) * scale);
-        this.uncosted[k] = 0;
-      });
+      // a difference of two timings: a rule cheaper than their noise may read below 0 this time
+      g.rules.forEach((_, p) => this.pairRates[this.pairBase[gi]! + p]!.add(pairs[p]!.diff / m));
     }
   }
 }
