@@ -5,6 +5,7 @@ import { openDatabase, type Db } from './open.js';
 
 export * from './accounts.js';
 export * from './alerts.js';
+export { createPgliteAside } from './create-aside.js';
 export * from './error-details.js';
 export * from './error-groups.js';
 export * from './settings-keys.js';

@@ -4,11 +4,13 @@
 // path is up, so that comes first (measured under load: started alongside, it put the detection
 // path 3.6 s later). An existing database (a restart) or a PostgreSQL server only opens:
 // alongside the start (measured under load: the detection path as soon, every component 0.7 s
-// sooner). Consumes the configuration, the lifecycle, the fault tracking and the store's link to
-// the database (opened once the API is up); produces the API component once it listens.
+// sooner). A PGlite database to create is created in a child process first (create-aside.ts:
+// what the creation leaves resident goes with it), then opened here as on a restart. Consumes the
+// configuration, the lifecycle, the fault tracking and the store's link to the database (opened
+// once the API is up); produces the API component once it listens.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { pgliteDir } from '../../api/db/index.js';
+import { createPgliteAside, pgliteDir } from '../../api/db/index.js';
 import type { Config } from '../../config/config.js';
 import type { DatabaseLink } from '../../output/destinations/store-link.js';
 import type { FaultTracking } from '../../tracking/index.js';
@@ -18,10 +20,11 @@ import { startConsoleOf } from './start-console.js';
 import type { ConsoleRule } from '../../console/index.js';
 
 /** Starts the API aside; the run's stop waits for an API still opening its database (Lifecycle.apiStarted). */
-function startApiAside(config: Config, life: Lifecycle, tracking: FaultTracking, storeLink: DatabaseLink | undefined, rules: () => ConsoleRule[]): void {
+function startApiAside(config: Config, life: Lifecycle, tracking: FaultTracking, storeLink: DatabaseLink | undefined, rules: () => ConsoleRule[], create: boolean): void {
   life.board.set('api', { state: 'starting' });
   // imported here: with api.enabled false (the DaemonSet) its routes and database drivers never load
-  const pending = import('../../api/index.js')
+  const pending = (create ? createAside(config.stateDir) : Promise.resolve())
+    .then(() => import('../../api/index.js'))
     .then(({ startApi }) => startApi({ config, log, databaseUrl: process.env.DATABASE_URL, signal: life.apiAbort.signal }))
     .then(
       async (api) => {
@@ -58,15 +61,25 @@ function startApiAside(config: Config, life: Lifecycle, tracking: FaultTracking,
   life.apiStarted = pending;
 }
 
-/** The API's two start points: `early` (a database that only opens) during the start, `late` (one to create) once the detection path is up. */
+/** Creates the PGlite database in a child process; when that fails, says why and leaves the creation to the API's start, in this process. */
+async function createAside(stateDir: string): Promise<void> {
+  try {
+    const { pid, applied } = await createPgliteAside(stateDir);
+    log(`api: created the PGlite database at ${pgliteDir(stateDir)} in process ${pid}, applied migrations ${applied.join(', ')}`);
+  } catch (err) {
+    log(`api: ${(err as Error).message}; creating it in this process`, 'warning');
+  }
+}
+
+/** The API's two start points: `early` (a database that only opens) during the start, `late` (one to create, in a child process) once the detection path is up. */
 export function apiStarts(config: Config, life: Lifecycle, tracking: FaultTracking, storeLink: DatabaseLink | undefined, rules: () => ConsoleRule[]): { early(): void; late(): void } {
   const early = config.api.enabled && (!!process.env.DATABASE_URL || existsSync(join(pgliteDir(config.stateDir), 'PG_VERSION')));
   return {
     early: () => {
-      if (early) startApiAside(config, life, tracking, storeLink, rules);
+      if (early) startApiAside(config, life, tracking, storeLink, rules, false);
     },
     late: () => {
-      if (config.api.enabled && !early) startApiAside(config, life, tracking, storeLink, rules);
+      if (config.api.enabled && !early) startApiAside(config, life, tracking, storeLink, rules, true);
       if (!config.api.enabled) tracking.apiUnavailable('api.enabled is false');
     },
   };
