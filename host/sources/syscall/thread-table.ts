@@ -2,10 +2,9 @@
 // struct rae_thread per process, written once from the kernel's PROC/EXEC/FORK records (bytes
 // copied from the record, never decoded into JS strings; user.name and group.name of the
 // record's effective ids from the host's passwd and group files; proc.is_exe_from_memfd from the
-// exe path, proc.is_exe_upper_layer and proc.is_exe_lower_layer from the probe's overlayfs check
-// (EXEC; a fork keeps them);
-// proc.exe_ino.ctime/mtime from the record, ctime_duration_proc_start from them and the start
-// time (exeTimes; a fork keeps them); proc.sid/vpgid from the record, user.loginname the passwd
+// exe path, proc.is_exe_upper/lower_layer from the probe's overlayfs check (EXEC; a fork keeps
+// them); proc.exe_ino.ctime/mtime from the record, ctime_duration_proc_start from them and the
+// start time (exeTimes; a fork keeps them); proc.sid/vpgid from the record, user.loginname the passwd
 // name of user.loginuid, the start of each pid namespace's init (its vpid-1 process) reported to
 // the container table as container.start_ts of the containers running in it, the address of the
 // process's container entry there (container.* and k8s.* fields; initExec marks an init's EXEC
@@ -18,9 +17,10 @@
 // most MAX_ENV - 1 bytes; a FORK shares its parent's) followed in the heap by the length of each
 // variable (env-index.ts: proc.env[NAME] finds whole variables), one heap copy per distinct
 // environment; linked to the parent's entry, freed when the process has exited and no child
-// points at it any more. The tid -> entry index lives here on the host as two dense arrays (tid -> pid, pid -> entry address; 0 = unknown), which
-// the native translator (probes/addon/ingest.c) reads directly; the entries and their strings
-// live in linear memory and move with a hot swap (RuleModule.adoptState copies the used part).
+// points at it any more. The tid -> entry index lives here on the host as two dense arrays (tid ->
+// pid, pid -> entry address; 0 = unknown), which the native translator (probes/addon/ingest.c)
+// reads directly; the entries and their strings live in linear memory and move with a hot swap
+// (RuleModule.adoptState copies the used part).
 import { CAPS, EXIT, HDR, KIND, MAX_ENV, PF, PROC, XF } from '../../abi/records.js';
 import { envBytes, envSpan, writeEnv } from './env-index.js';
 import { capsText } from './caps.js';
@@ -39,7 +39,6 @@ interface Proc {
   /** The pid namespace (inode) this process is the init of (vpid 1), if it is one. */
   initOf?: number;
 }
-
 /** x86-64 capset(2): its CAPS record carries sets; every other CAPS record (set*id) carries ids. */
 const NR_CAPSET = 126;
 
@@ -292,8 +291,7 @@ export class ThreadTable {
     dv.setUint32(at + THREAD.tty, rv.getUint32(PROC.tty, true), true);
     // a fork keeps its parent's executable flags (memfd, overlay layer), an exec decides them
     const inherited = kind === KIND.FORK ? dv.getUint32(at + THREAD.flags, true) & (TF.EXE_MEMFD | TF.EXE_UPPER | TF.EXE_LOWER) : 0;
-    const pflags = rv.getUint32(PROC.pflags, true);
-    const pf = (bit: number, tf: number) => ((pflags & bit) !== 0 ? tf : 0);
+    const pf = (bit: number, tf: number) => ((rv.getUint32(PROC.pflags, true) & bit) !== 0 ? tf : 0);
     dv.setUint32(at + THREAD.flags, inherited | pf(PF.EXE_WRITABLE, TF.EXE_WRITABLE) | pf(PF.EXE_UPPER, TF.EXE_UPPER) | pf(PF.EXE_LOWER, TF.EXE_LOWER), true);
     present |= TP.PID | TP.VPID | TP.LOGINUID | TP.TTY | TP.EXE_WRITABLE | TP.EXE_UPPER | TP.SID | TP.VPGID;
     // user.loginname: the passwd name of the login uid (none when unset)
