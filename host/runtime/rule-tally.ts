@@ -167,7 +167,10 @@ export class ModuleTally {
   private samples = 0;
   private first = true;
   private active = false;
+  /** Times each run of a profile. */
   private readonly watch = new Stopwatch();
+  /** Times a whole profile: its own, since `watch` restarts at every run inside it. */
+  private readonly profileWatch = new Stopwatch();
   /**
    * Calibration: measured rules' time / the rates' estimate of it, one ratio per sampled call
    * (the last CALIBRATION_WINDOW), and their median. A median, not a sum: a call the machine
@@ -241,9 +244,9 @@ export class ModuleTally {
     const sample = this.samples++;
     const groups = reached.filter((g) => sample >= this.due[g]!);
     if (groups.length > 0) {
-      this.watch.start();
+      this.profileWatch.start();
       this.profile(src, rec, n, groups, sample);
-      this.profiling += this.watch.seconds();
+      this.profiling += this.profileWatch.seconds();
     }
     let estimate = 0;
     for (const g of reached) {
