@@ -57,19 +57,23 @@ export function createHttpPoster(s: OutputSettings, url: string, opts: { method?
       }
     : undefined;
   undici ??= import('undici');
-  const lib = undici;
-  const agent: Promise<Agent> = lib.then(({ Agent }) => new Agent({ connections: 4, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect }));
+  // Once loaded, a post takes the library and the agent as values, without awaiting them.
+  let ready: { request: typeof import('undici').request; agent: Agent } | undefined;
+  const loading = undici.then(({ Agent, request }) => {
+    ready = { request, agent: new Agent({ connections: 4, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect }) };
+    return ready;
+  });
   const headers: Record<string, string> = { 'content-type': opts.contentType ?? 'application/json', 'user-agent': USER_AGENT, ...opts.headers };
   if (opts.gzip) headers['content-encoding'] = 'gzip';
   return {
     async post(body, closing, extraHeaders) {
       try {
-        const { request } = await lib;
+        const { request, agent } = ready ?? (await loading);
         const res = await request(url, {
           method: (opts.method ?? 'POST') as 'POST',
           body: opts.gzip ? gzipSync(body) : body,
           headers: extraHeaders ? { ...headers, ...extraHeaders } : headers,
-          dispatcher: await agent,
+          dispatcher: agent,
           signal: AbortSignal.any([closing, AbortSignal.timeout(timeoutMs)]),
         });
         await res.body.dump();
@@ -80,6 +84,6 @@ export function createHttpPoster(s: OutputSettings, url: string, opts: { method?
         return e.cause?.code ?? e.code ?? e.message;
       }
     },
-    close: async () => (await agent).close(),
+    close: async () => (await loading).agent.close(),
   };
 }
