@@ -105,6 +105,8 @@ export class RuleCompiler {
   /** The split URL the last check found (asc-loader.ts; undefined: none, the worker loads the compiler's package). */
   private split: string | undefined;
   private loadedFrom: 'split' | 'package' | undefined;
+  /** Times close() was called: a request that waited for the split check across one starts no worker. */
+  private closes = 0;
   /** Builds in progress by code hash. */
   private readonly inflight = new Map<string, Promise<{ r: BuildResult; from: ModuleFrom }>>();
 
@@ -302,9 +304,12 @@ export class RuleCompiler {
 
   private async inWorker(code: string, plan: WarmPlan | undefined, signal?: AbortSignal): Promise<BuildResult> {
     // before a worker starts, the compiler split it is to load is checked (hashed, off this thread: 20-50 ms)
+    const closes = this.closes;
     if (!this.worker) await this.checkSplit();
     return new Promise((resolve) => {
       if (signal?.aborted) return resolve({ ok: false, error: canceled() });
+      // closed meanwhile: as if its worker had been stopped under it
+      if (this.closes !== closes) return resolve({ ok: false, error: runtimeError('EWORKER', 'the compile worker stopped: the compiler was closed') });
       const req: Request = { id: 0, code, plan, resolve, signal, onAbort: () => this.drop(req.worker!, req, canceled()) };
       signal?.addEventListener('abort', req.onAbort, { once: true });
       this.send(req);
@@ -339,6 +344,7 @@ export class RuleCompiler {
 
   /** Stops the worker. */
   async close(): Promise<void> {
+    this.closes++;
     clearTimeout(this.idleTimer);
     const w = this.worker;
     this.worker = undefined;
