@@ -7,6 +7,7 @@
 //   OUT/asconfig.json    the options it compiles them with
 //   OUT/rules/           the built-in rule sets
 //   OUT/module-cache/    the compiled module of a default start's rules (host/runtime/module-cache.ts)
+//   OUT/compiler-cache/  the compiler split the compile worker loads the compiler from (host/runtime/asc-loader.ts)
 //   OUT/package.json     the version `rae --version` reports (and "type": "module")
 //   OUT/build/console/   the web console's pages (scripts/build-console.mjs, Vite), as host/console/assets.ts
 //                        finds them from OUT/host/console/
@@ -75,6 +76,11 @@ if (relative(root, out).startsWith('..')) link('node_modules');
 const ship = `const { shipModule } = await import(process.argv[1]); await shipModule(process.argv[2]);`;
 const shipped = spawnSync(process.execPath, ['--input-type=module', '-e', ship, pathToFileURL(join(out, 'host/cli/run/ship-module.js')).href, join(out, 'module-cache')], { stdio: 'inherit', cwd: root });
 if (shipped.status !== 0) process.exit(shipped.status ?? 1);
+// OUT/compiler-cache/<key>/: the AssemblyScript compiler with binaryen's wasm cut out of its
+// JavaScript (host/runtime/asc-loader.ts), which a compile worker loads in a quarter of the time,
+// so a first start's rule change has it. Without it (an unknown binaryen) the worker loads the package.
+const splitJs = `const { splitCompiler } = await import(process.argv[1]); if (!splitCompiler(process.argv[2])) console.error('build: no compiler split (host/runtime/asc-loader.ts): the compile worker loads the compiler from its package');`;
+spawnSync(process.execPath, ['--input-type=module', '-e', splitJs, pathToFileURL(join(out, 'host/runtime/asc-loader.js')).href, join(out, 'compiler-cache')], { stdio: 'inherit', cwd: root });
 
 writeFileSync(join(out, 'build-info.json'), `${JSON.stringify({ startedAt })}\n`);
 

@@ -6,8 +6,9 @@
 // std lib (measured: the next real compile of the 73 built-in rules 1.1 s -> 0.5-0.55 s). Not
 // before the first build: that one would wait behind it (measured under load: an empty compile
 // 4.1 s, then the built-in rules 6.7 s, against 7.3 s for the rules alone): `rae run`'s first start.
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { generateModule } from '../engine/codegen/index.js';
+import { splitCompiler } from './asc-loader.js';
 import { buildModule } from './build.js';
 import { compileAssemblyScript, loadCompiler } from './compile.js';
 import type { WarmPlan } from './warm.js';
@@ -19,8 +20,19 @@ export interface CompileRequest {
   plan: WarmPlan | undefined;
 }
 
+/**
+ * What the host tells a new worker (compiler.ts): the compiler split to load the compiler from
+ * (asc-loader.ts; absent: its package), or, when there was none sound, where to write one.
+ */
+export interface CompileWorkerData {
+  split?: string;
+  splitTo?: string;
+}
+
 const port = parentPort!;
-void loadCompiler();
+const data = (workerData ?? {}) as CompileWorkerData;
+// the host learns where the compiler came from (RuleCompiler.compilerLoadedFrom)
+void loadCompiler(data.split).then((from) => port.postMessage({ compilerFrom: from }));
 
 /** One throw-away compile of an empty ruleset, started after the current macrotask. */
 function warmCompiler(): Promise<unknown> {
@@ -51,5 +63,8 @@ port.on('message', (msg: CompileRequest | { cancel: number }) => {
   if (!warmed) {
     warmed = true;
     idle = idle.then(warmCompiler);
+    // the next worker loads the compiler from the split (1-2 s CPU once, while idle)
+    const to = data.splitTo;
+    if (to) idle = idle.then(() => splitCompiler(to)).catch(() => undefined);
   }
 });

@@ -57,17 +57,28 @@ function ascVersion(): string {
 }
 
 type Asc = typeof import('assemblyscript/asc');
-let ascModule: Promise<Asc> | undefined;
+/** The compiler, and whether it came from a compiler split or its package. */
+let ascModule: Promise<{ asc: Asc; from: 'split' | 'package' }> | undefined;
 
-/** Loads the compiler (a 0.3-0.5 s import; kept for the life of the process or worker). */
-export function loadCompiler(): Promise<Asc> {
-  ascModule ??= import('assemblyscript/asc');
+/**
+ * Loads the compiler (kept for the life of the process or worker): from `split`, the URL of a
+ * compiler split's asc.js (asc-loader.ts: 0.2-0.3 s CPU), else, or if that fails, from its
+ * package (0.6-1.6 s CPU, most of it binaryen's embedded wasm). Resolves to where it came from.
+ */
+export async function loadCompiler(split?: string): Promise<'split' | 'package'> {
+  return (await compiler(split)).from;
+}
+
+function compiler(split?: string): Promise<{ asc: Asc; from: 'split' | 'package' }> {
+  const pkg = () => import('assemblyscript/asc').then((asc) => ({ asc, from: 'package' as const }));
+  ascModule ??= split ? (import(split) as Promise<Asc>).then((asc) => ({ asc, from: 'split' as const }), pkg) : pkg();
   return ascModule;
 }
 
 /** Compiles a generated entry file (named rules.ts, importing "./index") to wasm. */
 export async function compileAssemblyScript(code: string, extraArgs: readonly string[] = []): Promise<AscResult> {
-  const asc = (await loadCompiler()).default ?? (await loadCompiler());
+  const loaded = (await compiler()).asc;
+  const asc = loaded.default ?? loaded;
   const t0 = performance.now();
   const files = runtime();
   let wasm: Uint8Array | undefined;

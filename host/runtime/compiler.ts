@@ -14,9 +14,10 @@ import { Worker } from 'node:worker_threads';
 import { generateModule, type GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
 import { evtTypeId } from '../abi/module.js';
+import { findSplit } from './asc-loader.js';
 import { buildModule, fromWasm, type Built, type BuildResult } from './build.js';
 import { compileKey } from './compile.js';
-import type { CompileRequest } from './compile-worker.js';
+import type { CompileRequest, CompileWorkerData } from './compile-worker.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import type { CompiledRuleset } from './evaluator.js';
 import { ModuleCache } from './module-cache.js';
@@ -99,6 +100,13 @@ export class RuleCompiler {
   /** The build's shipped modules (module-cache.ts SHIPPED_MODULE_DIR), read only. */
   private readonly shipped: ModuleCache | undefined;
   private buildCount = 0;
+  /** The check for a compiler split before a worker starts, shared by the requests that wait for it. */
+  private splitCheck: Promise<string | undefined> | undefined;
+  /** The split URL the last check found (asc-loader.ts; undefined: none, the worker loads the compiler's package). */
+  private split: string | undefined;
+  private loadedFrom: 'split' | 'package' | undefined;
+  /** Times close() was called: a request that waited for the split check across one starts no worker. */
+  private closes = 0;
   /** Builds in progress by code hash. */
   private readonly inflight = new Map<string, Promise<{ r: BuildResult; from: ModuleFrom }>>();
 
@@ -112,9 +120,24 @@ export class RuleCompiler {
    * `timeoutMs`: a worker build's deadline (default 120 s, 0: none); `maxHeapMb`: the worker's
    * V8 old-generation cap (default 2048); `counters`: modules count their rule figures (default
    * true; GenerateOptions.counters); `onIdleStop`: runs once an idle worker has exited (its memory
-   * is free then, though the C library may still hold it: rae run releases it there).
+   * is free then, though the C library may still hold it: rae run releases it there);
+   * `compilerCacheDir`, `shippedCompilerDir`: where the worker finds a compiler split
+   * (asc-loader.ts), the first writable: without one sound, the worker writes one there.
    */
-  constructor(private readonly opts: { inProcess?: boolean; idleMs?: number; cacheDir?: string; shippedDir?: string; timeoutMs?: number; maxHeapMb?: number; counters?: boolean; onIdleStop?: () => void } = {}) {
+  constructor(
+    private readonly opts: {
+      inProcess?: boolean;
+      idleMs?: number;
+      cacheDir?: string;
+      shippedDir?: string;
+      timeoutMs?: number;
+      maxHeapMb?: number;
+      counters?: boolean;
+      onIdleStop?: () => void;
+      compilerCacheDir?: string;
+      shippedCompilerDir?: string;
+    } = {},
+  ) {
     this.disk = opts.cacheDir ? new ModuleCache(opts.cacheDir) : undefined;
     this.shipped = opts.shippedDir ? new ModuleCache(opts.shippedDir) : undefined;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_COMPILE_TIMEOUT_MS;
@@ -182,14 +205,18 @@ export class RuleCompiler {
     // From the build (npm run build) the worker imports its JavaScript entry. From the sources it
     // registers tsx's loader first; the compiler (a 2 MB ES module) is imported before that,
     // outside tsx, which would otherwise transform it on every start (measured: 12.6 s instead of 0.8 s).
+    // A compiler split loads first, and the package if that fails (compile.ts loadCompiler does the same).
     const url = (spec: string) => JSON.stringify(import.meta.resolve(spec));
     const built = import.meta.url.endsWith('.js');
     const entry = JSON.stringify(new URL(built ? './compile-worker.js' : './compile-worker.ts', import.meta.url).href);
-    const boot = built ? `import(${url('assemblyscript/asc')}).then(() => import(${entry}));` : `import(${url('assemblyscript/asc')}).then(() => import(${url('tsx/esm/api')})).then((m) => { m.register(); return import(${entry}); });`;
-    const w = new Worker(boot, { eval: true, resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb ?? DEFAULT_WORKER_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
+    const asc = this.split ? `import(${JSON.stringify(this.split)}).catch(() => import(${url('assemblyscript/asc')}))` : `import(${url('assemblyscript/asc')})`;
+    const boot = built ? `${asc}.then(() => import(${entry}));` : `${asc}.then(() => import(${url('tsx/esm/api')})).then((m) => { m.register(); return import(${entry}); });`;
+    const workerData: CompileWorkerData = { split: this.split, splitTo: this.split ? undefined : this.opts.compilerCacheDir };
+    const w = new Worker(boot, { eval: true, workerData, resourceLimits: { maxOldGenerationSizeMb: this.opts.maxHeapMb ?? DEFAULT_WORKER_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
     const mine = new Map<number, Request>();
     this.pending.set(w, mine);
-    w.on('message', (m: { id: number; ok: boolean } & Partial<Built> & { error?: RuntimeError }) => {
+    w.on('message', (m: { id: number; ok: boolean; compilerFrom?: 'split' | 'package' } & Partial<Built> & { error?: RuntimeError }) => {
+      if (m.compilerFrom) this.loadedFrom = m.compilerFrom;
       const req = mine.get(m.id);
       if (!req) return;
       this.settle(mine, req, m.ok ? { ok: true, built: { module: m.module!, wasm: m.wasm!, compileMs: m.compileMs!, warmMs: m.warmMs! } } : { ok: false, error: m.error! });
@@ -265,18 +292,38 @@ export class RuleCompiler {
     return this.buildCount;
   }
 
+  /** Where the last worker loaded the compiler from: a compiler split (asc-loader.ts) or its package; undefined before a worker loaded it. */
+  get compilerLoadedFrom(): 'split' | 'package' | undefined {
+    return this.loadedFrom;
+  }
+
   /** Whether the worker is running (tests and metrics). */
   get workerRunning(): boolean {
     return this.worker !== undefined;
   }
 
-  private inWorker(code: string, plan: WarmPlan | undefined, signal?: AbortSignal): Promise<BuildResult> {
+  private async inWorker(code: string, plan: WarmPlan | undefined, signal?: AbortSignal): Promise<BuildResult> {
+    // before a worker starts, the compiler split it is to load is checked (hashed, off this thread: 20-50 ms)
+    const closes = this.closes;
+    if (!this.worker) await this.checkSplit();
     return new Promise((resolve) => {
       if (signal?.aborted) return resolve({ ok: false, error: canceled() });
+      // closed meanwhile: as if its worker had been stopped under it
+      if (this.closes !== closes) return resolve({ ok: false, error: runtimeError('EWORKER', 'the compile worker stopped: the compiler was closed') });
       const req: Request = { id: 0, code, plan, resolve, signal, onAbort: () => this.drop(req.worker!, req, canceled()) };
       signal?.addEventListener('abort', req.onAbort, { once: true });
       this.send(req);
     });
+  }
+
+  /** Looks for a sound compiler split (asc-loader.ts findSplit), once for the requests waiting together. */
+  private async checkSplit(): Promise<void> {
+    const roots = [this.opts.compilerCacheDir, this.opts.shippedCompilerDir].filter((d): d is string => d !== undefined);
+    if (roots.length === 0) return;
+    this.splitCheck ??= findSplit(roots).finally(() => {
+      this.splitCheck = undefined;
+    });
+    this.split = await this.splitCheck;
   }
 
   /** Posts `req` to the current worker (started if needed) under a fresh id. */
@@ -297,6 +344,7 @@ export class RuleCompiler {
 
   /** Stops the worker. */
   async close(): Promise<void> {
+    this.closes++;
     clearTimeout(this.idleTimer);
     const w = this.worker;
     this.worker = undefined;

@@ -104,6 +104,8 @@ export class DetectionEngine {
       onIdleStop: options.onCompilerIdleStop,
       cacheDir: options.moduleCacheDir,
       shippedDir: options.shippedModuleDir,
+      compilerCacheDir: options.compilerCacheDir,
+      shippedCompilerDir: options.shippedCompilerDir,
       timeoutMs: options.compileTimeoutMs,
       maxHeapMb: options.compileWorkerHeapMb,
       counters,

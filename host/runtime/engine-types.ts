@@ -37,6 +37,10 @@ export interface DetectionEngineOptions {
   moduleCacheDir?: string;
   /** Also load unchanged rulesets from this read-only module cache (`rae run`: the build's, module-cache.ts SHIPPED_MODULE_DIR). */
   shippedModuleDir?: string;
+  /** Keep the compiler's split here, which a compile worker loads the compiler from in a quarter of the time (asc-loader.ts; `rae run`: <stateDir>/compiler-cache). */
+  compilerCacheDir?: string;
+  /** Also take the compiler's split from here, read only (`rae run`: the build's, asc-loader.ts SHIPPED_COMPILER_DIR). */
+  shippedCompilerDir?: string;
   /** Bounds of the expanded rule conditions (default: the engine's DEFAULT_EXPAND_LIMITS). */
   expandLimits?: Partial<ExpandLimits & RulesBounds>;
   /** Longest field value an alert carries, UTF-8 bytes (default 64 KiB; `rae run`: rules.maxOutputFieldBytes); longer ones are cut and marked. */

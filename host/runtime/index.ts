@@ -7,6 +7,7 @@ export { DetectionEngine, selectRules } from './detection-engine.js';
 export { RuleCompiler } from './compiler.js';
 export { RuleModule } from './evaluator.js';
 export { SHIPPED_MODULE_DIR } from './module-cache.js';
+export { SHIPPED_COMPILER_DIR } from './asc-loader.js';
 export type { LateStart, RecordTranslator } from './translator.js';
 export type { RuntimeError } from './errors.js';
 export type { KernelUnready } from './engine-types.js';

@@ -28,6 +28,12 @@ test('build: npm run build writes JavaScript, the runtime sources, rules and mig
   assert.not.ok(existsSync(join(out, 'host/cli/main.ts')));
 });
 
+test("build: ships the compiler split (host/runtime/asc-loader.ts), its wasm apart from binaryen's JavaScript", () => {
+  const [split, ...more] = readdirSync(join(out, 'compiler-cache'));
+  assert.is(more.length, 0, 'one split');
+  for (const f of ['asc.js', 'assemblyscript.js', 'binaryen.js', 'binaryen.wasm', 'split.json']) assert.ok(existsSync(join(out, 'compiler-cache', split!, f)), f);
+});
+
 for (const cmd of ['run', 'validate', 'describe', 'replay', 'test', 'tune', 'convert', 'event-generator', 'webhook-config', 'admin']) {
   test(`build: rae ${cmd} --help`, () => {
     const r = rae([cmd, '--help']);

@@ -9,7 +9,7 @@ import { builtinRulesFiles, type RulesFile } from '../../engine/index.js';
 import type { Priority } from '../../engine/priority.js';
 import type { Metrics } from '../../metrics/index.js';
 import type { Alert } from '../../output/alert.js';
-import { DetectionEngine, SHIPPED_MODULE_DIR } from '../../runtime/index.js';
+import { DetectionEngine, SHIPPED_COMPILER_DIR, SHIPPED_MODULE_DIR } from '../../runtime/index.js';
 import { followContainers } from '../../sources/container/index.js';
 import { followDomainNames } from '../../sources/dns/index.js';
 import { releaseFreeMemory } from '../../sources/syscall/addon.js';
@@ -55,6 +55,9 @@ export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycl
     moduleCacheDir: join(config.stateDir, 'module-cache'),
     // a default first start's module, built with the build (ship-module.ts): no compile for it
     shippedModuleDir: SHIPPED_MODULE_DIR,
+    // the compiler loaded from its split (asc-loader.ts): the build's, else one the worker writes here
+    compilerCacheDir: join(config.stateDir, 'compiler-cache'),
+    shippedCompilerDir: SHIPPED_COMPILER_DIR,
     hostname,
     kernel: kernelIngest,
     metrics,
