@@ -23,7 +23,7 @@ function pgliteVersion(): string {
 }
 
 /** What a template must have been made for to be used: PGlite's version and the migrations (names and SQL). */
-export function templateKey(migrations: Migration[] = loadMigrations()): string {
+function templateKey(migrations: Migration[] = loadMigrations()): string {
   const hash = createHash('sha256');
   for (const m of migrations) hash.update(`${m.version}\0${m.sql}\0`);
   return `pglite ${pgliteVersion()}, migrations ${migrations.at(-1)?.version ?? 'none'} ${hash.digest('hex').slice(0, 16)}`;
