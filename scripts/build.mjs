@@ -2,7 +2,7 @@
 // `npm run build`: the TypeScript under host/ to JavaScript in OUT (default dist/), laid out as
 // the repository is, so every path the code derives from import.meta.url resolves the same way:
 //   OUT/host/**.js       tsc's output, plus every other file under host/ (SQL migrations, ...)
-//                        and the API's PGlite template (a new database's data directory)
+//                        and the API's PGlite template (a new database's data directory, migrated)
 //   OUT/assembly/        the AssemblyScript runtime sources the compile worker reads, and
 //   OUT/asconfig.json    the options it compiles them with
 //   OUT/rules/           the built-in rule sets
@@ -53,14 +53,6 @@ function link(name) {
   const inside = !relative(root, out).startsWith('..');
   symlinkSync(inside ? relative(out, target) : target, join(out, name));
 }
-// OUT/host/api/db/pglite-template.tar.gz: a freshly initialised PGlite data directory, which the
-// API unpacks for a new database instead of running initdb (host/api/db/open.ts PGLITE_TEMPLATE).
-const template = join(out, 'host/api/db/pglite-template.tar.gz');
-const dump = `import { writeFileSync } from 'node:fs'; import { PGlite } from '@electric-sql/pglite';
-const db = await PGlite.create(); const tar = await db.dumpDataDir('gzip');
-writeFileSync(process.argv[1], Buffer.from(await tar.arrayBuffer())); await db.close();`;
-const made = spawnSync(process.execPath, ['--input-type=module', '-e', dump, template], { stdio: 'inherit', cwd: root });
-if (made.status !== 0) process.exit(made.status ?? 1);
 link('probes');
 // the console's pages, bundled into the repository's build/console/ (the sources' copy) and copied
 // here. A build newer than every source of it is reused: scripts/build-image.sh ships the host's in
@@ -71,6 +63,12 @@ if (!consoleFresh()) {
 }
 cpSync(join(root, 'build/console'), join(out, 'build/console'), { recursive: true });
 if (relative(root, out).startsWith('..')) link('node_modules');
+// OUT/host/api/db/pglite-template.tar.gz and .key: a new PGlite database with every migration
+// applied and what it was made for, which a first start unpacks instead of running initdb and the
+// migrations (host/api/db/template.ts).
+const dump = `const { writeTemplate } = await import(process.argv[1]); await writeTemplate();`;
+const made = spawnSync(process.execPath, ['--input-type=module', '-e', dump, pathToFileURL(join(out, 'host/api/db/template.js')).href], { stdio: 'inherit', cwd: root });
+if (made.status !== 0) process.exit(made.status ?? 1);
 // OUT/module-cache/<key>.wasm: the compiled module of a default start's rules (host/cli/run/ship-module.ts),
 // which a first start takes instead of compiling, after the same checks as the state directory's module cache.
 const ship = `const { shipModule } = await import(process.argv[1]); await shipModule(process.argv[2]);`;

@@ -51,11 +51,11 @@ export async function startApi(opts: { config: ApiOptions; log: (msg: string) =>
   }
   const limits = apiLimitsOf(api);
   if ('problem' in limits) throw new ApiStartError(limits.problem);
-  const { db, applied } = await openApiDatabase({ stateDir: opts.config.stateDir, databaseUrl });
+  const { db, applied, created } = await openApiDatabase({ stateDir: opts.config.stateDir, databaseUrl });
   try {
     if (opts.signal?.aborted) throw new ApiStartError('stopped while it opened its database (closed, never listened)');
     const where = db.kind === 'pglite' ? `PGlite at ${db.location}` : `PostgreSQL at ${db.location}`;
-    opts.log(`api: storage ${where}${applied.length > 0 ? `, applied migrations ${applied.join(', ')}` : ''}`);
+    opts.log(`api: storage ${where}${applied.length > 0 ? `, applied migrations ${applied.join(', ')}` : ''}${created ? `; ${created}` : ''}`);
     if (bootstrap) {
       const result = await applyBootstrap(db, bootstrap);
       if (!result.ok) throw new ApiStartError(`api.bootstrapFile: ${result.problems.join('; ')}`);

@@ -121,5 +121,18 @@ test('build: a damaged shipped module is refused, the rules compile in the worke
   assert.ok(readdirSync(join(tmp, 'damaged-state', 'module-cache')).length > 0, "the compiled module went to the state directory's cache");
 });
 
+test('build: a first start unpacks the database template the build ships, in its own process', async () => {
+  for (const f of ['pglite-template.tar.gz', 'pglite-template.key']) assert.ok(existsSync(join(out, 'host/api/db', f)), f);
+  const run = startRae(['--state-dir', join(tmp, 'api-state'), '-o', 'forwarder.port=0', '-o', 'api.port=0', '-o', 'webhook.port=0']);
+  try {
+    // `run: ready (...)` either way: the API, opening alongside the start, may be up before the rest or after
+    await run.waitLog(/run: ready \(.*\bapi\b/, 0, 600_000);
+    assert.match(run.stderr(), /api: storage PGlite at \S+; unpacked from the build's database template \(pglite \S+, migrations 00/);
+    assert.not.match(run.stderr(), /created the PGlite database|made by initdb/);
+  } finally {
+    assert.is(await run.stop(), 0, run.stderr());
+  }
+});
+
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 test.run();

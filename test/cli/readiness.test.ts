@@ -92,7 +92,9 @@ test('readiness: on a first start the detection path is up and detecting before 
   const cfg = join(root, 'config-api.yaml');
   writeFileSync(cfg, 'rules:\n  builtIn: [orchestrator-audit]\nforwarder:\n  port: 0\napi:\n  port: 0\nwebhook:\n  port: 0\n');
   const state = join(root, 'state-api');
-  const rae = startRae(['--config', cfg, '--state-dir', state]);
+  // from the sources (RAE_TSX): no database template, so the database is created with initdb and
+  // the migrations once the detection path is up (a build's template opens alongside the start)
+  const rae = startRae(['--config', cfg, '--state-dir', state], [], { env: { RAE_TSX: '1' } });
   try {
     // The start ends with only the API outstanding; its database is created after that line.
     await rae.waitLog(/run: started \(.*\); waiting for api starting/);

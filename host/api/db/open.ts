@@ -3,12 +3,12 @@
 // so every query and migration is written once, in PostgreSQL's dialect, for both.
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 // PGlite and pg load when a database is opened, not with this module: `rae run` with the API off
 // (the DaemonSet) never loads them (bench footprint measures the difference).
-import type { PGlite } from '@electric-sql/pglite';
+import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { writeProblem } from '../../config/write-problem.js';
+import { untarInto } from './untar.js';
 
 /** Something that runs SQL: the database itself or an open transaction. */
 export interface Queryable {
@@ -23,6 +23,11 @@ export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** Where the data is, for logs: the PGlite directory or the URL without its password. */
   readonly location: string;
+  /**
+   * PGlite only: how this open made a new database, 'template' (unpacked from the template given)
+   * or 'initdb'; undefined when the directory held one already (and for PostgreSQL).
+   */
+  readonly created?: 'template' | 'initdb';
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it rejects. */
   transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   /**
@@ -56,19 +61,10 @@ class DatabaseLockedError extends Error {
   readonly code = 'API_DB_LOCKED';
 }
 
-/**
- * A freshly initialised PGlite data directory (a gzipped tar of PGlite's dumpDataDir), made by
- * `npm run build` next to this file's JavaScript (scripts/build.mjs). A new database is unpacked
- * from it instead of running initdb, most of a first start: measured under load, PGlite's first
- * create took 11.8 s of CPU (initdb runs in a second PGlite instance whose directory is then
- * copied over), from the template 3.9 s. Running from the sources there is none: initdb runs.
- */
-const PGLITE_TEMPLATE = fileURLToPath(new URL('./pglite-template.tar.gz', import.meta.url));
-
-/** Opens `databaseUrl` when it is non-empty, else PGlite in `pgliteDir` (a new one from `pgliteTemplate`, default PGLITE_TEMPLATE, when that file exists). */
+/** Opens `databaseUrl` when it is non-empty, else PGlite in `pgliteDir`: a new one unpacked from `pgliteTemplate` (a gzipped tar of PGlite's dumpDataDir) when one is given, else made by initdb. */
 export async function openDatabase(opts: { databaseUrl?: string; pgliteDir: string; pgliteTemplate?: string }): Promise<Db> {
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl);
-  return openPglite(opts.pgliteDir, opts.pgliteTemplate ?? PGLITE_TEMPLATE);
+  return openPglite(opts.pgliteDir, opts.pgliteTemplate);
 }
 
 /** The URL without the password, safe for logs. */
@@ -165,9 +161,16 @@ function isAlive(pid: number): boolean {
  */
 const PGLITE_SHARED_BUFFERS = '16MB';
 
+/** PGlite's class and the options every instance of the API's is created with. */
+export async function pgliteOptions(): Promise<{ PGlite: typeof PGlite; options: PGliteOptions }> {
+  const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
+  // pg_trgm: the alert store's index for free text over the output (migration 003_alert_store.sql)
+  return { PGlite, options: { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`], extensions: { pg_trgm } } };
+}
+
 /** The template's bytes when `dir` holds no database yet and the template can be read. */
-function templateFor(dir: string, template: string): Uint8Array | undefined {
-  if (existsSync(join(dir, 'PG_VERSION'))) return undefined;
+function templateFor(dir: string, template: string | undefined): Uint8Array | undefined {
+  if (!template || existsSync(join(dir, 'PG_VERSION'))) return undefined;
   try {
     return readFileSync(template);
   } catch {
@@ -175,23 +178,38 @@ function templateFor(dir: string, template: string): Uint8Array | undefined {
   }
 }
 
-/** PGlite in `dir`, a new database unpacked from `template` when there is one; a template PGlite refuses (another version) falls back to initdb. */
-async function createPglite(dir: string, template: string, lockFile: string): Promise<PGlite> {
-  const [{ PGlite }, { pg_trgm }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite/contrib/pg_trgm')]);
-  // pg_trgm: the alert store's index for free text over the output (migration 003_alert_store.sql)
-  const options = { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`], extensions: { pg_trgm } };
+/**
+ * PGlite in `dir`, a new database unpacked from `template` when there is one (untar.ts: then opened
+ * as an existing one); a template that cannot be unpacked or that PGlite refuses (damaged, another
+ * version) falls back to initdb.
+ */
+async function createPglite(dir: string, template: string | undefined, lockFile: string): Promise<{ pg: PGlite; created?: 'template' | 'initdb' }> {
+  const { PGlite, options } = await pgliteOptions();
+  const created = existsSync(join(dir, 'PG_VERSION')) ? undefined : 'initdb';
   const tar = templateFor(dir, template);
   if (tar) {
     try {
-      return await PGlite.create(dir, { ...options, loadDataDir: new Blob([tar as Uint8Array<ArrayBuffer>]) });
+      await untarInto(tar, dir);
+      return { pg: await PGlite.create(dir, options), created: 'template' };
     } catch {
       for (const f of readdirSync(dir)) if (join(dir, f) !== lockFile) rmSync(join(dir, f), { recursive: true, force: true });
     }
   }
-  return PGlite.create(dir, options);
+  return { pg: await PGlite.create(dir, options), created };
 }
 
-async function openPglite(dir: string, template: string): Promise<Db> {
+/** `pg` as a Db: `location` for logs, `unavailable` and `close` as the Db interface says. */
+export function pgliteDb(pg: PGlite, parts: { location: string; created?: 'template' | 'initdb'; unavailable(): string | undefined; close(): Promise<void> }): Db {
+  const q = (c: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    query: async <R>(sql: string, params?: unknown[]) => (await c.query<R>(sql, params)).rows,
+    exec: async (sql: string) => {
+      await c.exec(sql);
+    },
+  });
+  return { kind: 'pglite', ...parts, ...q(pg), transaction: <T>(fn: (tx: Queryable) => Promise<T>) => pg.transaction((tx) => fn(q(tx))) };
+}
+
+async function openPglite(dir: string, template: string | undefined): Promise<Db> {
   // Errors name the directory and the real cause (a read-only or full file system), not Node's
   // ENOENT of mkdir -p or a bare `ENOSPC ..., write`.
   try {
@@ -206,31 +224,24 @@ async function openPglite(dir: string, template: string): Promise<Db> {
     if (err instanceof DatabaseLockedError) throw err;
     throw new Error(`cannot take the API database lock ${lockFile}: ${writeProblem(dir, err as NodeJS.ErrnoException)}`);
   }
-  let db: PGlite;
+  let made: { pg: PGlite; created?: 'template' | 'initdb' };
   try {
-    db = await createPglite(dir, template, lockFile);
+    made = await createPglite(dir, template, lockFile);
   } catch (err) {
     rmSync(lockFile, { force: true });
     throw new Error(`cannot open the PGlite database in ${dir}: ${writeProblem(dir, err as NodeJS.ErrnoException)}`, { cause: err });
   }
-  const q = (c: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
-    query: async <R>(sql: string, params?: unknown[]) => (await c.query<R>(sql, params)).rows,
-    exec: async (sql: string) => {
-      await c.exec(sql);
-    },
-  });
-  return {
-    kind: 'pglite',
+  const { pg, created } = made;
+  return pgliteDb(pg, {
     location: dir,
-    ...q(db),
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>) => db.transaction((tx) => fn(q(tx))),
+    created,
     unavailable: () => (existsSync(join(dir, 'PG_VERSION')) ? undefined : `the PGlite directory ${dir} is gone (removed while the API ran)`),
     async close() {
       try {
-        await db.close();
+        await pg.close();
       } finally {
         rmSync(lockFile, { force: true });
       }
     },
-  };
+  });
 }

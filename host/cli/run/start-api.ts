@@ -4,13 +4,16 @@
 // path is up, so that comes first (measured under load: started alongside, it put the detection
 // path 3.6 s later). An existing database (a restart) or a PostgreSQL server only opens:
 // alongside the start (measured under load: the detection path as soon, every component 0.7 s
-// sooner). A PGlite database to create is created in a child process first (create-aside.ts:
-// what the creation leaves resident goes with it), then opened here as on a restart. Consumes the
+// sooner). A first start unpacks the build's migrated database template (api/db/template.ts),
+// about a restart's work, so it opens alongside too. Without a usable template (running from the
+// sources, or a template made for other migrations) the database is created with initdb and the
+// migrations in a child process first (create-aside.ts: what the creation leaves resident goes
+// with it), then opened here as on a restart. Consumes the
 // configuration, the lifecycle, the fault tracking and the store's link to the database (opened
 // once the API is up); produces the API component once it listens.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createPgliteAside, pgliteDir } from '../../api/db/index.js';
+import { createPgliteAside, pgliteDir, usableTemplate } from '../../api/db/index.js';
 import type { Config } from '../../config/config.js';
 import type { DatabaseLink } from '../../output/destinations/store-link.js';
 import type { FaultTracking } from '../../tracking/index.js';
@@ -64,16 +67,20 @@ function startApiAside(config: Config, life: Lifecycle, tracking: FaultTracking,
 /** Creates the PGlite database in a child process; when that fails, says why and leaves the creation to the API's start, in this process. */
 async function createAside(stateDir: string): Promise<void> {
   try {
-    const { pid, applied } = await createPgliteAside(stateDir);
-    log(`api: created the PGlite database at ${pgliteDir(stateDir)} in process ${pid}, applied migrations ${applied.join(', ')}`);
+    const { pid, applied, created } = await createPgliteAside(stateDir);
+    log(`api: created the PGlite database at ${pgliteDir(stateDir)} in process ${pid}, applied migrations ${applied.join(', ')}${created ? `; ${created}` : ''}`);
   } catch (err) {
     log(`api: ${(err as Error).message}; creating it in this process`, 'warning');
   }
 }
 
-/** The API's two start points: `early` (a database that only opens) during the start, `late` (one to create, in a child process) once the detection path is up. */
+/**
+ * The API's two start points: `early` (a database that only opens, or one unpacked from the
+ * build's migrated template, in this process: about a restart's work) during the start, `late`
+ * (one to create with initdb and the migrations, in a child process) once the detection path is up.
+ */
 export function apiStarts(config: Config, life: Lifecycle, tracking: FaultTracking, storeLink: DatabaseLink | undefined, rules: () => ConsoleRule[]): { early(): void; late(): void } {
-  const early = config.api.enabled && (!!process.env.DATABASE_URL || existsSync(join(pgliteDir(config.stateDir), 'PG_VERSION')));
+  const early = config.api.enabled && (!!process.env.DATABASE_URL || existsSync(join(pgliteDir(config.stateDir), 'PG_VERSION')) || usableTemplate().tar !== undefined);
   return {
     early: () => {
       if (early) startApiAside(config, life, tracking, storeLink, rules, false);
