@@ -2,7 +2,7 @@
 // cost? On the stable ruleset (falco_rules.yaml, enabled rules) and the `eval` scenario's
 // synthetic syscall events (binary batches of 4096 copied into linear memory, one evaluate call
 // each, rule matching first, watchdog off on every module so only the rules differ). Modules:
-// counting on (its tally attached: one call in 16 timed whole), counting off twice (the second
+// counting on (its tally attached: one call in 16 on average timed whole, at random gaps), counting off twice (the second
 // one a control: two identical modules differ by the method's noise alone), counting off without
 // each of the 5 rules the figures rank most costly in a round after the tally's warm-up (one
 // module each), and without the top 3 and the top 5 together. Each round runs every batch (REPEAT
@@ -40,10 +40,16 @@ const ROUNDS = Number(process.env.RULE_COST_ROUNDS ?? 22);
 const REPEAT = 3;
 /** Untimed rounds of each module first (V8 tiers wasm up in the background). */
 const WARM = 2;
-/** Rounds of the counting module alone before the ranking: its tally's warm-up (5 warm profiles of every group by its 16th sampled call, rule-tally.ts) ends in the second. */
-const RANK_WARM = 3;
+/**
+ * Rounds of the counting module alone before the ranking: at least this many, and until a round
+ * holds no profile (its tally's warm-up: a cold and 9 warm profiles of every group, at most about
+ * 2 ms of them per sampled call, rule-tally.ts; measured, it ends in the 6th round), at most
+ * RANK_WARM_MAX. The ranking round follows.
+ */
+const RANK_WARM = 2;
+const RANK_WARM_MAX = 16;
 const TOPS = [1, 3, 5];
-/** Consecutive batches a module evaluates in its turn: the tally's sampling period (one call in 16 timed whole), so each turn of the counting module holds one sampled call. */
+/** Consecutive batches a module evaluates in its turn (as an engine evaluates one module batch after batch): the tally's mean sampling gap, its sampled calls at random gaps falling anywhere in a turn. */
 const BLOCK = 16;
 
 async function compiled(rules: readonly LoadedRule[], counters: boolean): Promise<RuleModule> {
@@ -154,7 +160,12 @@ export async function run(): Promise<void> {
 
   // Ranking: the figures the counting module gave during one round after its tally's warm-up
   // (cumulative figures would carry the warm-up's, costed before the rates were warm).
-  for (let w = 0; w < RANK_WARM - 1; w++) round([on], batches, 0);
+  let warmRounds = 0;
+  for (let profiled = -1; warmRounds < RANK_WARM_MAX && (warmRounds < RANK_WARM || on.profileSeconds > profiled); warmRounds++) {
+    profiled = on.profileSeconds;
+    round([on], batches, 0);
+  }
+  progress(`the tally's warm-up: ${warmRounds} rounds`);
   const warmed = new Map(stats.figures().map((f) => [f.rule, f]));
   round([on], batches, 0);
   const ranked = rankByCost(stats.figures().map((f) => ({ ...f, evaluations: f.evaluations - (warmed.get(f.rule)?.evaluations ?? 0), costSeconds: f.costSeconds - (warmed.get(f.rule)?.costSeconds ?? 0) })));

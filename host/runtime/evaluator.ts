@@ -90,12 +90,12 @@ export class RuleModule {
   /**
    * Counts every rule's evaluations, matches and sampled cost into `stats` from now on (call
    * after warmUp: what was evaluated before is not counted); the counts stay in the module's
-   * memory until `stats` is read; `sampleEvery`: one evaluate call in this many is timed whole
-   * (rule-tally.ts).
+   * memory until `stats` is read; `sampleEvery`: one evaluate call in this many, on average
+   * (at random gaps), is timed whole (rule-tally.ts).
    */
   countInto(stats: RuleStats, sampleEvery?: number): void {
     const ex = this.instance.exports;
-    this.tally = new ModuleTally(this.memory, ex, this.compiled.generated, stats, sampleEvery);
+    this.tally = new ModuleTally(this.memory, ex, this.compiled.generated, stats, { sampleEvery });
   }
 
   /** CPU seconds the rule figures' profiles took so far in this module's evaluate calls (0 without countInto): counting's cost in bursts, which the rule-cost bench adds to its steady cost. */

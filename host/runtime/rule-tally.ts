@@ -7,20 +7,22 @@
 // - Evaluations: a group's calls are added to each of its rules; under rule matching `first`, a
 //   match at rule j stops its group, so the matches of the rules before a rule in the group are
 //   taken from its calls. Exact for every event the module judged.
-// - Cost: one evaluate call in `sampleEvery` is timed whole (a Stopwatch). Its time minus the
-//   per-event work done for all rules (the baseline loop) is the rules' time, which calibrates
-//   the rates. Those come from `profile`, which runs a group of rules over the events that
-//   reached it in a sampled call, whole and without each of its rules in turn: at the group's
-//   first sampled call (cold code, discarded), WARM_PROFILES times in the next sampled calls
-//   that reach it (1, 2, 4, 8, 16 after it), then once in RESAMPLE_EVERY. The whole group's time per
-//   call gives the estimate the calibration compares with, and the group's time minus its time
-//   without a rule is that rule's rate in that group, what removing it saves (operands memoised
-//   per event and shared with other rules of the group are not in it). Rates are medians of the
-//   group's last RATE_WINDOW warm profiles. A rule's cost is, over its groups, its evaluations
-//   in the group × its rate there × (measured rules' time / the groups' estimate of it); the
-//   costs add up to less than the rules' time by the work the rules share. Evaluations wait,
-//   uncosted, until the calibration holds MIN_RATIOS ratios (a read for figures costs them at
-//   what there is), and are then costed at those.
+// - Cost: one evaluate call in `sampleEvery` on average, at random gaps, is timed whole (a
+//   Stopwatch). Its time minus the per-event work done for all rules (the baseline loop) is the
+//   rules' time, which calibrates the rates. Those come from `profile`, which runs a group of
+//   rules over the events that reached it in a sampled call, whole and without each of its rules
+//   in turn: at the group's first sampled call (cold code, discarded), at its next WARM_PROFILES
+//   sampled calls that reach it, then once in RESAMPLE_EVERY; one sampled call carries at most
+//   PROFILE_BUDGET seconds of profiles (the group that crosses it finished), the groups due after
+//   that wait for the next ones. The whole group's time per call gives the estimate the
+//   calibration compares with, and the group's time minus its time without a rule is that rule's
+//   leave-one-out rate in that group, what removing it saves. Rates are medians of the group's
+//   last RATE_WINDOW warm profiles; the work the rules share (operands memoised per event) is
+//   split between them in proportion to those rates, so a group's rates add up to its time. A
+//   rule's cost is, over its groups, its evaluations in the group × its share rate there ×
+//   (measured rules' time / the groups' estimate of it). Evaluations wait, uncosted, until the
+//   calibration holds MIN_RATIOS ratios (a read for figures costs them at what there is), and
+//   are then costed at those.
 import { MEM, SRC } from '../abi/module.js';
 import type { GeneratedModule } from '../engine/codegen/index.js';
 import type { RuleStats } from '../engine/index.js';
@@ -31,31 +33,42 @@ type ProfileFn = (slot: number, skip: number, first: number, rec: number, stride
 /** A profile times each group over at least this many calls (its events listed again as needed), so that the timer's resolution and call overhead stay small beside it. */
 const MIN_TIMED = 1024;
 
-/** Default: one evaluate call in 16 is timed whole (two clock reads and a read of the counters). */
+/** Default: one evaluate call in 16 on average is timed whole (two clock reads and a read of the counters), at random gaps of 1 to 31 calls. */
 const DEFAULT_SAMPLE_EVERY = 16;
 
 /**
  * After its warm-up, a group is profiled again once in this many sampled calls (each profile
- * about 4 × its rules times its share of the call), so rates follow a changing workload. A
+ * about 6 × its rules times its share of the call), so rates follow a changing workload. A
  * profile of the stable rules took about a third of a round of the rule-cost bench (192 calls of
  * 4,096 events): once in 64 sampled calls (1,024 calls) that alone was about 6 % of the
- * evaluation time; once in 256 sampled calls (4,096 calls) it is under 2 %. The calibration (the
+ * evaluation time; once in 256 sampled calls (4,096 calls) it is under 3 %. The calibration (the
  * median of the last 63 sampled calls) follows the total meanwhile.
  */
 const RESAMPLE_EVERY = 256;
 
 /**
- * Warm profiles of a group right after its cold first one, 1, 2, 4, 8 and 16 sampled calls after
- * it (256 calls at one in 16): its rates are the median of this many from the
- * start. One profile's leave-one-out samples are noisy (measured on the stable rules' `openat`
- * group, a busy machine: the first rule's sample read 18 to 22 ns in most profiles and 30 to 130
- * in one in three), and with one warm profile, as before, a run's figures were that profile's:
- * "Directory traversal monitored file read" read 28 to 84 ns per evaluation from run to run.
+ * Warm profiles of a group right after its cold first one, each due at the next sampled call that
+ * reaches the group (the profiling budget spreads them over the groups): its rates are the median
+ * of this many from the start. One profile's leave-one-out samples are noisy (measured on the
+ * stable rules' `openat` group, a busy machine: the first rule's sample read 18 to 22 ns in most
+ * profiles and 30 to 130 in one in three); with five, the top rule's predicted share still moved
+ * between runs of the same build (24.8 % and 31.8 % in two quiet runs).
  */
-const WARM_PROFILES = 5;
+const WARM_PROFILES = 9;
 
 /** Each rule's sample is the fastest of this many (whole, without it) pairs (a run the machine slowed reads long, never short). */
-const PROFILE_RUNS = 2;
+const PROFILE_RUNS = 3;
+
+/**
+ * Seconds of profiling one evaluate call may carry (sampleEvery > 1, an engine): profiles of
+ * further groups wait for later sampled calls once it is spent, the group that crosses it
+ * finished. Profiling every group a call reached at once (a new module's first sampled calls
+ * profile each group cold, then warm) put tens of milliseconds on one batch: the first batch
+ * after a hot swap read 42.8 ms against 6.5 before the tally (the eval bench). With every call
+ * sampled (`rae profile`, a replay) nothing waits on a batch and the profiles are not bounded,
+ * so a short replay gets every group's rates.
+ */
+const PROFILE_BUDGET = 0.002;
 
 /** Sampled calls whose ratios calibrate the rates (their median): about 64 × 16 recent calls. */
 const CALIBRATION_WINDOW = 63;
@@ -65,12 +78,22 @@ const RATE_WINDOW = WARM_PROFILES;
 
 /**
  * Ratios the calibration needs before anything is costed (but at a read for figures). The first evaluate
- * calls run code V8 has not optimised yet (compiled at its first call, baseline tier first):
+ * calls run code V8 has not optimised (compiled at its first call, baseline tier first):
  * measured on the stable rules, they read 8 to 20 times a warm call, and while the median of so
  * few ratios was one of them, every rule's cost was charged at that scale (in the rule-cost
  * bench's warm-up, the costs of the first 64 calls weighed as much as the next 300).
  */
 const MIN_RATIOS = 8;
+
+/** How a tally samples and profiles (the defaults are an engine's). */
+interface TallyOptions {
+  /** Calls between two sampled calls: uniform in 1 .. 2 × sampleEvery - 1 (mean sampleEvery); default 16. */
+  sampleEvery?: number;
+  /** Seconds of profiling one sampled call may carry (PROFILE_BUDGET; unbounded when every call is sampled). */
+  profileBudget?: number;
+  /** The random source of the gaps (uniform in [0, 1)); default Math.random. */
+  random?: () => number;
+}
 
 /** The process's CPU time, seconds (user and system, every thread of the process). */
 export function cpuSeconds(): number {
@@ -156,6 +179,9 @@ export class ModuleTally {
   private readonly calls: Float64Array;
   /** Each group's profiled rules' time per call, seconds (the estimate the calibration compares with). */
   private readonly groupRates: Recent[];
+  /** Each pair's group (countSlots index), and each group's factor from its rules' leave-one-out rates to their share of its time (shared work split in proportion to the rates). */
+  private readonly pairGroup: number[] = [];
+  private readonly shareOf: Float64Array;
   /** Profiles of each group so far (the first one cold), and the sampled call from which it is due again. */
   private readonly profiles: Uint32Array;
   private readonly due: Float64Array;
@@ -164,6 +190,9 @@ export class ModuleTally {
   /** A read for figures (a scrape, `rae profile`): what waits for the calibration is costed at what there is. */
   private readonly flush = () => this.read(true);
   private sampleIn: number;
+  private readonly sampleEvery: number;
+  private readonly budget: number;
+  private readonly random: () => number;
   private samples = 0;
   private first = true;
   private active = false;
@@ -179,9 +208,17 @@ export class ModuleTally {
    */
   private readonly ratios = new Recent(CALIBRATION_WINDOW);
   private scale = 1;
-  /** Seconds of the per-event work done for all rules (the profile loop alone), from the last profile. */
+  /**
+   * Seconds of the per-event work done for all rules (the profile loop alone) and of an empty
+   * profile call (the timer and the call): medians of the last RATE_WINDOW profiles. Taken from
+   * the last profile alone, one periodic profile's baseline moved the calibration, and every
+   * cost with it (a rate's median moves by one of 9 profiles at most): in a rule-cost run, the
+   * top rule's predicted share went from 24 to 28 % to 31 to 39 % after the rounds that held the
+   * periodic profiles.
+   */
+  private readonly perEvents = new Recent(RATE_WINDOW);
+  private readonly timers = new Recent(RATE_WINDOW);
   private perEvent = 0;
-  /** Seconds of an empty profile call (the timer and the call). */
   private timer = 0;
   /** Profile loops (by group slot) called once already: the first call of a wasm function compiles it (lazy compilation), which must not be timed. */
   private readonly warm = new Set<number>();
@@ -193,13 +230,17 @@ export class ModuleTally {
     exports: WebAssembly.Exports,
     private readonly generated: GeneratedModule,
     private readonly stats: RuleStats,
-    private readonly sampleEvery = DEFAULT_SAMPLE_EVERY,
+    options: TallyOptions = {},
   ) {
+    this.sampleEvery = Math.max(1, Math.round(options.sampleEvery ?? DEFAULT_SAMPLE_EVERY));
+    this.budget = options.profileBudget ?? (this.sampleEvery > 1 ? PROFILE_BUDGET : Number.POSITIVE_INFINITY);
+    this.random = options.random ?? Math.random;
     this.counters = generated.rules.map((r) => stats.counter(r));
-    for (const g of generated.countSlots) {
+    generated.countSlots.forEach((g, gi) => {
       this.pairBase.push(this.pairRule.length);
       this.pairRule.push(...g.rules);
-    }
+      for (const _ of g.rules) this.pairGroup.push(gi);
+    });
     this.seen = new Float64Array(generated.countWords);
     this.pairEvals = new Float64Array(this.pairRule.length);
     this.hits = new Float64Array(generated.rules.length);
@@ -207,13 +248,26 @@ export class ModuleTally {
     this.uncosted = new Float64Array(this.pairRule.length);
     this.calls = new Float64Array(generated.countSlots.length);
     this.groupRates = generated.countSlots.map(() => new Recent(RATE_WINDOW));
+    this.shareOf = new Float64Array(generated.countSlots.length).fill(1);
     this.profiles = new Uint32Array(generated.countSlots.length);
     this.due = new Float64Array(generated.countSlots.length);
     this.profileFn = exports.profile as ProfileFn;
     this.countsAt = (exports.counts as () => number)();
     // whatever was counted before (warm-up batches) is not the rules' work
     this.collect();
-    this.sampleIn = 0;
+    // the first sampled call falls at a random gap too: a new module's first call (cold code) is sampled no more often than any other
+    this.sampleIn = this.gap() - 1;
+  }
+
+  /**
+   * Calls from one sampled call to the next: uniform in 1 .. 2 × sampleEvery - 1, mean
+   * sampleEvery. A fixed period puts every sample at the same phase of whatever repeats in the
+   * caller: the rule-cost bench ran 16 consecutive batches per module turn, so with one call in 16
+   * sampled, every sampled call was a turn's first (cold caches, 1.5 to 1.8 times a warm call),
+   * which inflated the calibration and so every cost. At random gaps a sampled call is any call.
+   */
+  private gap(): number {
+    return 1 + Math.floor(this.random() * (2 * this.sampleEvery - 1));
   }
 
   /** Before an evaluate call (`first`: rule matching first): whether to time it whole and call afterSampledCall. */
@@ -225,7 +279,7 @@ export class ModuleTally {
     }
     this.first = first;
     if (this.sampleIn-- > 0 || !this.generated.counters) return false;
-    this.sampleIn = this.sampleEvery - 1;
+    this.sampleIn = this.gap() - 1;
     // what came before this call is costed now, so the next read is this call's alone
     this.read();
     return true;
@@ -242,7 +296,8 @@ export class ModuleTally {
     for (let g = 0; g < this.calls.length; g++) if (this.calls[g]! > 0) reached.push(g);
     if (reached.length === 0) return this.apply();
     const sample = this.samples++;
-    const groups = reached.filter((g) => sample >= this.due[g]!);
+    // most overdue first (a group never profiled is due from 0), then the one this call reached most
+    const groups = reached.filter((g) => sample >= this.due[g]!).sort((a, b) => this.due[a]! - this.due[b]! || this.calls[b]! - this.calls[a]!);
     if (groups.length > 0) {
       this.profileWatch.start();
       this.profile(src, rec, n, groups, sample);
@@ -310,26 +365,44 @@ export class ModuleTally {
    * Adds the last read's evaluations and matches to the rules' counters, each pair's evaluations
    * costed at its current rate and the calibration; before the calibration holds MIN_RATIOS
    * ratios they wait uncosted, and are costed with the first evaluations after, or at a read for
-   * figures (`force`) at the rates and scale there are (a short replay never has more).
+   * figures (`force`) at the rates and scale there are (a short replay never has more; before
+   * the first ratio the scale is 1, the profiles' own timings).
    */
   private apply(force = false): void {
-    const calibrated = this.ratios.count >= (force ? 1 : MIN_RATIOS);
+    const calibrated = force || this.ratios.count >= MIN_RATIOS;
     this.pairEvals.forEach((e, k) => {
       const waiting = this.uncosted[k]!;
       if (e === 0 && waiting === 0) return;
       const counter = this.counters[this.pairRule[k]!]!;
-      const rate = calibrated ? this.pairRates[k]!.median : undefined;
+      const loo = calibrated ? this.pairRates[k]!.median : undefined;
+      const rate = loo === undefined ? undefined : Math.max(0, loo) * this.shareOf[this.pairGroup[k]!]!;
       if (rate === undefined) {
         this.uncosted[k] = waiting + e;
         counter.costed(e, 0);
         return;
       }
       this.uncosted[k] = 0;
-      counter.costed(e, (e + waiting) * Math.max(0, rate) * this.scale);
+      counter.costed(e, (e + waiting) * rate * this.scale);
     });
     this.hits.forEach((h, id) => {
       if (h !== 0) this.counters[id]!.matches += h;
     });
+  }
+
+  /**
+   * A group's time per call over the sum of its rules' leave-one-out rates (medians; 1 while
+   * either is unknown or the sum is not above 0). Leave-one-out leaves out the work a group's
+   * rules share (an operand memoised per event: removing one rule, another computes it), so the
+   * rates add up to less than the group's time: measured on the stable rules, "Read sensitive file
+   * trusted after startup" and "Read sensitive file untrusted" saved 6.6 % and 8.0 % removed
+   * alone, 19.1 % together. Scaled by this factor, the shared work is split between the group's
+   * rules in proportion to their rates, and their costs add up to the group's time.
+   */
+  private shareFactor(gi: number): number {
+    const whole = this.groupRates[gi]!.median;
+    let sum = 0;
+    for (let p = 0; p < this.generated.countSlots[gi]!.rules.length; p++) sum += Math.max(0, this.pairRates[this.pairBase[gi]! + p]!.median ?? 0);
+    return whole !== undefined && whole > 0 && sum > 0 ? whole / sum : 1;
   }
 
   /**
@@ -385,15 +458,21 @@ export class ModuleTally {
       empty = Math.min(empty, run(-1, -1, 0));
       loop = Math.min(loop, run(-1, -1, all));
     }
-    this.timer = empty;
-    this.perEvent = Math.max(0, loop - empty) / all;
+    this.timers.add(empty);
+    this.perEvents.add(Math.max(0, loop - empty) / all);
+    this.timer = this.timers.median!;
+    this.perEvent = this.perEvents.median!;
+    let done = 0;
     for (const gi of groups) {
+      // the budget of one call spent (the group that crossed it finished), the others wait for the next sampled calls
+      if (done > 0 && this.profileWatch.seconds() >= this.budget) break;
       const g = this.generated.countSlots[gi]!;
       const m = list([bySlot.get(g.slot)]);
       if (m === 0) continue;
+      done++;
       // warm profiles so far (-1: this is the cold first one), then when the group is due again
       const warmed = this.profiles[gi]++ - 1;
-      this.due[gi] = sample + (warmed < WARM_PROFILES - 1 ? 2 ** Math.max(0, warmed) : RESAMPLE_EVERY);
+      this.due[gi] = sample + (warmed < WARM_PROFILES - 1 ? 1 : RESAMPLE_EVERY);
       // The group's first run of a profile reads its records and branches cold: measured on the
       // stable rules' `openat` group, 1.6 to 3 times the next runs (213 to 422 µs against 137),
       // which the first rule's pair carried in every profile.
@@ -417,6 +496,7 @@ export class ModuleTally {
       this.groupRates[gi]!.add(Math.max(0, whole - this.timer - m * this.perEvent) / m);
       // a difference of two timings: a rule cheaper than their noise may read below 0 this time
       g.rules.forEach((_, p) => this.pairRates[this.pairBase[gi]! + p]!.add(pairs[p]!.diff / m));
+      this.shareOf[gi] = this.shareFactor(gi);
     }
   }
 }

@@ -9,14 +9,18 @@
 // - spoiled profiles: a group's first profile runs code V8 has not optimised yet (measured on the
 //   stable rules: the first rule's samples read -370 to +1,650 ns for a rule saving 20 to 30) and
 //   is replaced by its first warm one; a warm profile the machine spoiled is outvoted by the median of the group's
-//   first 5 warm ones. Modelled by clocks that read the runs without one rule a tenth as long;
+//   first 9 warm ones. Modelled by clocks that read the runs without one rule a tenth as long;
 // - cold first calls: the first evaluate calls of a new module read 8 to 20 times a warm one;
 //   nothing is costed before the calibration holds 8 ratios (but at a read for figures), so they do not scale
 //   the costs;
-// - profiles' schedule and their time: a group is profiled at its first sampled call, at the next
-//   1, 2, 4, 8, 16 sampled calls after it, then once in 256 sampled calls (once in 64, they cost about 6 % of the
-//   rule-cost bench's evaluation time, in bursts), and the tally accounts their time (the bench
-//   adds it to counting's steady cost).
+// - profiles' schedule and their time: a group is profiled at its first sampled call, at its next
+//   9 turns, then once in 256 sampled calls (once in 64, they cost about 6 % of the rule-cost
+//   bench's evaluation time, in bursts); one sampled call carries at most its budget of profiles
+//   (a new module's first sampled calls profiled every group at once: tens of ms on one batch);
+//   the tally accounts all of their time (the bench adds it to counting's steady cost);
+// - sampling: calls are sampled at random gaps of 1 to 31 (mean 16), so no phase of a caller's
+//   pattern (the rule-cost bench's turns of 16 batches, whose first call is cold) is always the
+//   sampled one.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { evtTypeId, MEM } from '../../host/abi/module.js';
@@ -60,7 +64,7 @@ test('rule tally: a preempted sampled call does not inflate the costs (calibrati
   const events = readReplayInput(FIGURE_EVENTS, 'fields').events.filter((e) => e.source === 'syscall');
   const enc = new BatchEncoder(g.layouts.syscall, g.threadUse, g.containerKeys).encode(memory, events, 0, events.length);
   const stats = new RuleStats();
-  const tally = new ModuleTally(memory, instance.exports, g, stats, 1);
+  const tally = new ModuleTally(memory, instance.exports, g, stats, { sampleEvery: 1 });
   let spent = 0;
   for (let call = 0; call < 200; call++) {
     assert.ok(tally.beforeCall(true), 'every call is sampled (sampleEvery 1)');
@@ -87,7 +91,7 @@ test('rule tally: a rule costs what removing it saves (an operand its group comp
   const ratios: number[] = [];
   for (let trial = 0; trial < 9; trial++) {
     const stats = new RuleStats();
-    const tally = new ModuleTally(memory, instance.exports, g, stats, 1);
+    const tally = new ModuleTally(memory, instance.exports, g, stats, { sampleEvery: 1 });
     for (let call = 0; call < 4; call++) {
       tally.beforeCall(true);
       const t0 = cpuSeconds();
@@ -156,7 +160,7 @@ async function sharedCost(calls: number, spoiled?: number, seconds = (_i: number
   const skewed = skewedRuns(instance.exports, (profile, slot, skip) => (profile === spoiled && slot === group.slot && skip === shared ? 0.1 : 1));
   const stats = new RuleStats();
   try {
-    const tally = new ModuleTally(memory, skewed.exports, g, stats, 1);
+    const tally = new ModuleTally(memory, skewed.exports, g, stats, { sampleEvery: 1 });
     for (let call = 0; call < calls; call++) {
       tally.beforeCall(true);
       const t0 = realNow();
@@ -191,7 +195,7 @@ test("rule tally: a rule whose runs read wrong in its group's first profile (col
   assert.ok(ratios[3]! < 0.5, `Shared a's cost / Own's with a spoiled first profile, per trial: ${ratios.map((r) => r.toFixed(3)).join(', ')}`);
 });
 
-test("rule tally: one spoiled warm profile does not set a rule's rate (the median of the group's first 5 warm profiles)", async () => {
+test("rule tally: one spoiled warm profile does not set a rule's rate (the median of the group's first 9 warm profiles)", async () => {
   // on c7afe92 the group's second profile replaced its first and was the only one for 256 sampled calls
   const ratios = await sharedOverOwn(2);
   assert.ok(ratios[3]! < 0.5, `Shared a's cost / Own's with its first warm profile spoiled, per trial: ${ratios.map((r) => r.toFixed(3)).join(', ')}`);
@@ -211,30 +215,119 @@ test('rule tally: the first sampled calls, run cold, do not scale the costs (not
   assert.ok(ratios[3]! < 1.8, `all rules' cost with 3 cold first calls / without, per trial: ${ratios.map((r) => r.toFixed(2)).join(', ')}`);
 });
 
-test('rule tally: a group is profiled at its first sampled call (cold), 1, 2, 4, 8, 16 sampled calls after it (warm), then once in 256, and the profiles count their time', async () => {
+/**
+ * The module's exports with `profile` watched: the group slots each profile ran (slot -1 is the
+ * baseline loop) and how many runs, each run made to read `extraUs` longer on both clocks the
+ * tally reads. `restore` puts the clocks back.
+ */
+function watchedRuns(exports: WebAssembly.Exports, extraUs: number) {
+  const profileFn = exports.profile as (slot: number, skip: number, first: number, rec: number, stride: number, idx: number, m: number) => number;
+  let added = 0;
+  const seen = { slots: new Set<number>(), runs: 0 };
+  const wrapped = (slot: number, skip: number, first: number, rec: number, stride: number, idx: number, m: number): number => {
+    if (slot !== -1) seen.slots.add(slot);
+    seen.runs++;
+    added += extraUs;
+    return profileFn(slot, skip, first, rec, stride, idx, m);
+  };
+  process.cpuUsage = (prev?: NodeJS.CpuUsage) => {
+    const u = realCpuUsage();
+    return { user: u.user + added - (prev?.user ?? 0), system: u.system - (prev?.system ?? 0) };
+  };
+  performance.now = () => realNow() + added / 1000;
+  return {
+    exports: { ...exports, profile: wrapped },
+    seen,
+    restore() {
+      process.cpuUsage = realCpuUsage;
+      performance.now = realNow;
+    },
+  };
+}
+
+/** The figures fixture's syscall events, encoded, with a tally over a watched `profile` (every call sampled); `groups`: the slots of the groups they reach (connect has no rule). */
+async function watchedTally(extraUs: number, profileBudget?: number) {
   const { g, instance, memory, evaluate } = await instantiate();
   const events = readReplayInput(FIGURE_EVENTS, 'fields').events.filter((e) => e.source === 'syscall');
   const enc = new BatchEncoder(g.layouts.syscall, g.threadUse, g.containerKeys).encode(memory, events, 0, events.length);
-  // a CPU clock that advances 1 µs a read: every timed profile run reads at most 1 µs, whatever the machine does
-  let ticks = 0;
-  process.cpuUsage = (prev?: NodeJS.CpuUsage) => {
-    ticks++;
-    return { user: ticks - (prev?.user ?? 0), system: 0 };
+  const watched = watchedRuns(instance.exports, extraUs);
+  const tally = new ModuleTally(memory, watched.exports, g, new RuleStats(), { sampleEvery: 1, ...(profileBudget === undefined ? {} : { profileBudget }) });
+  /** One sampled call; returns the group slots it profiled. */
+  const call = (): number[] => {
+    tally.beforeCall(true);
+    evaluate(0, MEM.batchBase, enc.count, 1, MEM.outBase, MEM.outSize / 8);
+    watched.seen.slots.clear();
+    tally.afterSampledCall(0, MEM.batchBase, enc.count, 1e-3);
+    return [...watched.seen.slots];
   };
-  const profiled: number[] = [];
+  return { tally, call, seen: watched.seen, restore: watched.restore, groups: ['open', 'openat', 'execve'].map(evtTypeId) };
+}
+
+test('rule tally: one sampled call carries at most its budget of profiles; a group is profiled cold, then at its next 9 turns (warm), then once in 256 sampled calls', async () => {
+  const w = await watchedTally(0, 0);
+  const byGroup = new Map<number, number[]>();
   try {
-    const tally = new ModuleTally(memory, instance.exports, g, new RuleStats(), 1);
     for (let call = 0; call < 600; call++) {
-      tally.beforeCall(true);
-      evaluate(0, MEM.batchBase, enc.count, 1, MEM.outBase, MEM.outSize / 8);
-      const before = tally.profileSeconds;
-      tally.afterSampledCall(0, MEM.batchBase, enc.count, 1e-3);
-      if (tally.profileSeconds > before) profiled.push(call);
+      const slots = w.call();
+      // budget 0: the first group due, finished, and no other (a new module's first call profiled every group it reached)
+      assert.ok(slots.length <= 1, `call ${call} profiled groups ${slots.join(', ')}`);
+      for (const s of slots) byGroup.set(s, [...(byGroup.get(s) ?? []), call]);
     }
   } finally {
-    process.cpuUsage = realCpuUsage;
+    w.restore();
   }
-  assert.equal(profiled, [0, 1, 2, 4, 8, 16, 272, 528], 'the sampled calls that profiled');
+  assert.equal([...byGroup.keys()].sort(), [...w.groups].sort(), 'every syscall group of the replay is profiled');
+  for (const [slot, calls] of byGroup) {
+    // one cold + 9 warm profiles, the groups taking turns (3 groups: within the first 30 calls), then 256 sampled calls apart
+    assert.ok(calls.length >= 12 && calls[9]! < 10 * w.groups.length, `group ${slot} profiled at calls ${calls.join(', ')}`);
+    for (let i = 10; i < calls.length; i++) assert.is(calls[i]! - calls[i - 1]!, 256, `group ${slot}: calls ${calls.join(', ')}`);
+  }
+});
+
+test("rule tally: unbounded (every call sampled, `rae profile`), a call profiles every group it reached; a profile's time covers all its runs", async () => {
+  // each run of the profile loop reads 1 ms longer: profileSeconds must hold at least 1 ms per run
+  // (timed on the per-run watch, restarted inside the profile, it held about the last run's)
+  const w = await watchedTally(1000);
+  try {
+    const slots = w.call();
+    assert.equal(slots.sort(), [...w.groups].sort(), 'the first sampled call profiled every group');
+    assert.ok(w.seen.runs > 10, `${w.seen.runs} runs`);
+    assert.ok(w.tally.profileSeconds >= w.seen.runs * 1e-3, `profileSeconds ${w.tally.profileSeconds} s for ${w.seen.runs} runs of 1 ms or more`);
+  } finally {
+    w.restore();
+  }
+});
+
+/** The calls beforeCall samples among `calls`, with sampleEvery 16 and the random source given. */
+async function sampledCalls(calls: number, random: () => number): Promise<number[]> {
+  const { g, instance, memory } = await instantiate();
+  const tally = new ModuleTally(memory, instance.exports, g, new RuleStats(), { sampleEvery: 16, random });
+  const sampled: number[] = [];
+  for (let call = 0; call < calls; call++) if (tally.beforeCall(true)) sampled.push(call);
+  return sampled;
+}
+
+test('rule tally: calls are sampled at random gaps of 1 to 31 calls, mean 16 (a fixed period samples one phase of whatever repeats in the caller)', async () => {
+  // a seeded source (an LCG): the same gaps every run
+  let state = 12345;
+  const seeded = () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state / 4294967296;
+  };
+  const sampled = await sampledCalls(32000, seeded);
+  const gaps = sampled.slice(1).map((c, i) => c - sampled[i]!);
+  assert.ok(Math.min(...gaps) >= 1 && Math.max(...gaps) <= 31, `gaps ${Math.min(...gaps)} to ${Math.max(...gaps)}`);
+  const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+  assert.ok(Math.abs(mean - 16) < 0.5, `mean gap ${mean}`);
+  // every gap of 1 to 31 occurs (with a fixed period of 16 only 16 would)
+  assert.is(new Set(gaps).size, 31);
+  // a sampled call falls at every phase of a turn of 16 calls (the rule-cost bench's turns): with a fixed period, at one
+  const phases = new Set(sampled.map((c) => c % 16));
+  assert.is(phases.size, 16);
+  // the extremes of the source: gaps of 1 and of 31; the first sampled call too is at a gap (0.5: the 16th call)
+  assert.equal((await sampledCalls(5, () => 0)).length, 5);
+  assert.equal(await sampledCalls(100, () => 0.999999), [30, 61, 92]);
+  assert.equal(await sampledCalls(50, () => 0.5), [15, 31, 47]);
 });
 
 test.run();
