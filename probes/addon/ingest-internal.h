@@ -37,6 +37,7 @@ struct facts {
 	uint32_t raw_addr;   /* the path as passed, once copied */
 	int has_name;
 	int joined;          /* fd.name is the directory joined with the path (not the path itself) */
+	int32_t slash;       /* offset of fd.name's last '/' (-1: none), found once for fd.directory and fd.filename; -2 = not looked for */
 	const uint8_t *client, *server, *local, *peer; /* an absent end (family 0) when the socket has no such end */
 	int serv_sock;       /* a bound socket (RAE_NRC_BIND/LISTEN): server = the local end, no other end */
 	uint16_t fam;
