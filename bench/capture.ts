@@ -3,7 +3,9 @@
 // load generator in a child process: an openat/close loop and a fork+exec(/bin/true) loop, each
 // paced at increasing rates and then unpaced, 3 s per step, and two unpaced openat/close
 // generators at once (the highest rate this machine produces; each generator also reports its
-// own CPU time, to show whether it, not the engine, limits the rate). Per step: generator ops/s, records
+// own CPU time, to show whether it, not the engine, limits the rate). A generator starts, then waits
+// for a go line before its timed loop: its fork, exec and loading fall before the step, and its CPU
+// and ops are its loop's alone. Per step: generator ops/s, records
 // captured/s and syscall events evaluated/s, kernel-lost and shed records, this process's CPU
 // (process.cpuUsage: JS thread plus the addon's watcher thread) as cores, and RSS. Figures:
 // max_events_per_s_no_drops (highest captured records/s of a step with no drop) and
@@ -54,6 +56,7 @@ const LOADGEN_C = String.raw`
 #include <time.h>
 #include <unistd.h>
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+static double cpu_s(const struct rusage *r) { return r->ru_utime.tv_sec + r->ru_stime.tv_sec + (r->ru_utime.tv_usec + r->ru_stime.tv_usec) / 1e6; }
 int main(int argc, char **argv) {
   int exec_mode = strcmp(argv[1], "exec") == 0;
   int write_mode = strcmp(argv[1], "write") == 0;
@@ -62,6 +65,13 @@ int main(int argc, char **argv) {
   char payload[256];
   memset(payload, 'x', sizeof(payload));
   int wfd = write_mode ? open(path, O_WRONLY) : -1;
+  /* Started (exec'd, loaded, file opened): say so, then wait for the go line, so that none of
+     this falls inside the step; the CPU counted is the loop's alone (usage at the go subtracted). */
+  char go[8];
+  printf("ready\n");
+  fflush(stdout);
+  if (!fgets(go, sizeof(go), stdin)) return 1;
+  struct rusage ru0, rc0; getrusage(RUSAGE_SELF, &ru0); getrusage(RUSAGE_CHILDREN, &rc0);
   double start = now(), end = start + secs;
   long ops = 0, sleeps = 0;
   for (;;) {
@@ -83,9 +93,9 @@ int main(int argc, char **argv) {
     }
     if (rate > 0) { struct timespec d = {0, 200000}; nanosleep(&d, NULL); sleeps++; }
   }
+  double secs_run = now() - start;
   struct rusage ru, rc; getrusage(RUSAGE_SELF, &ru); getrusage(RUSAGE_CHILDREN, &rc);
-  printf("%ld %.6f %.6f %.6f %ld\n", ops, now() - start, ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
-         rc.ru_utime.tv_sec + rc.ru_stime.tv_sec + (rc.ru_utime.tv_usec + rc.ru_stime.tv_usec) / 1e6, sleeps);
+  printf("%ld %.6f %.6f %.6f %ld\n", ops, secs_run, cpu_s(&ru) - cpu_s(&ru0), cpu_s(&rc) - cpu_s(&rc0), sleeps);
   return 0;
 }
 `;
@@ -143,24 +153,58 @@ interface LoadgenRun {
   sleeps: number;
 }
 
-function loadgen(bin: string, mode: string, rate: number, secs: number, path: string): Promise<LoadgenRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, [mode, String(rate), String(secs), path], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+/** A started generator: ready (exec'd and loaded) once `ready` resolves; go() starts its timed loop. */
+interface StartedLoadgen {
+  ready: Promise<void>;
+  go(): Promise<LoadgenRun>;
+}
+
+/**
+ * Starts a generator, which prints "ready" once loaded and then waits for a line on stdin before
+ * its timed loop: its start-up (fork, exec, dynamic loading) stays outside the step's figures.
+ */
+function loadgen(bin: string, mode: string, rate: number, secs: number, path: string): StartedLoadgen {
+  const child = spawn(bin, [mode, String(rate), String(secs), path], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  let readySeen!: () => void;
+  const ready = new Promise<void>((r) => (readySeen = r));
+  const done = new Promise<LoadgenRun>((resolve, reject) => {
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.startsWith('ready\n')) readySeen();
+    });
     child.on('exit', (code) => {
-      const [ops, s, cpu, childCpu, sleeps] = out.trim().split(' ').map(Number);
+      const [ops, s, cpu, childCpu, sleeps] = out
+        .replace(/^ready\n/, '')
+        .trim()
+        .split(' ')
+        .map(Number);
+      readySeen(); // an early exit ends the wait too; the rejection says why
       if (code !== 0 || !ops) reject(new Error(`loadgen ${mode} exited ${code}: ${out}`));
       else resolve({ ops, secs: s!, cpu: cpu ?? 0, childCpu: childCpu ?? 0, sleeps: sleeps ?? 0 });
     });
   });
+  done.catch(() => undefined); // awaited through go(); not an unhandled rejection before that
+  return {
+    ready,
+    go: () => {
+      child.stdin.end('go\n');
+      return done;
+    },
+  };
 }
 
-/** n generators at once; ops summed, the longest wall time. */
-async function loadgens(n: number, bin: string, mode: string, rate: number, secs: number, path: string): Promise<LoadgenRun> {
-  const all = await Promise.all(Array.from({ length: n }, () => loadgen(bin, mode, rate, secs, path)));
-  const sum = (k: 'ops' | 'cpu' | 'childCpu' | 'sleeps') => all.reduce((a, g) => a + g[k], 0);
-  return { ops: sum('ops'), secs: Math.max(...all.map((g) => g.secs)), cpu: sum('cpu'), childCpu: sum('childCpu'), sleeps: sum('sleeps') };
+/** n generators started together; go() runs them at once: ops summed, the longest wall time. */
+function loadgens(n: number, bin: string, mode: string, rate: number, secs: number, path: string): { ready: Promise<void>; go(): Promise<LoadgenRun> } {
+  const started = Array.from({ length: n }, () => loadgen(bin, mode, rate, secs, path));
+  return {
+    ready: Promise.all(started.map((g) => g.ready)).then(() => undefined),
+    go: async () => {
+      const all = await Promise.all(started.map((g) => g.go()));
+      const sum = (k: 'ops' | 'cpu' | 'childCpu' | 'sleeps') => all.reduce((a, g) => a + g[k], 0);
+      return { ops: sum('ops'), secs: Math.max(...all.map((g) => g.secs)), cpu: sum('cpu'), childCpu: sum('childCpu'), sleeps: sum('sleeps') };
+    },
+  };
 }
 
 /** Per probe program (by name): its runs per second over `wall` and its mean run time. */
@@ -170,7 +214,10 @@ function programFigures(programs: readonly ProgramRun[], wall: number): Record<s
 
 /** Runs `generators` load generators for STEP_S against the running source; prints the step's figure (named `${label}${mode}_step`, with `extra`). */
 export async function step(src: SyscallSource, bin: string, mode: LoadMode, target: number, file: string, path: string, generators = 1, label = '', extra: Record<string, unknown> = {}): Promise<Step> {
-  // Start from an empty ring: wait (up to 5 s) until the previous step's backlog is drained.
+  // The generators start first (their start-up is not the step's), then, from an empty ring (wait
+  // up to 5 s until the previous step's backlog and their start-up's records are drained), go.
+  const gens = loadgens(generators, bin, mode, target, STEP_S, file);
+  await gens.ready;
   for (let i = 0, last = -1; i < 50 && src.stats().records !== last; i++) {
     last = src.stats().records;
     await new Promise((r) => setTimeout(r, 100));
@@ -179,7 +226,7 @@ export async function step(src: SyscallSource, bin: string, mode: LoadMode, targ
   const runs0 = programRuns(process.pid);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const g = await loadgens(generators, bin, mode, target, STEP_S, file);
+  const g = await gens.go();
   await new Promise((r) => setTimeout(r, 150)); // let the last wakeup drain
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);

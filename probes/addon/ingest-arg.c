@@ -57,7 +57,7 @@ static int bit_names(struct ctx *c, uint32_t v, const struct bit_name *t, int co
 		if (v & t[i].bit)
 			n += snprintf(s + n, sizeof(s) - (size_t)n, "%s%s", n ? "|" : "", t[i].name);
 	if (n == 0)
-		n = snprintf(s, sizeof(s), "%u", v);
+		n = fmt_udec(s, v);
 	return text(c, s, n, to);
 }
 
@@ -117,7 +117,7 @@ static int mode_text(struct ctx *c, struct facts *f, uint8_t *to)
 			s[n++] = '0';
 	} else if (fmt == 2) {
 		v = (f->flags & (0100 | 020000000)) ? v & 07777 : 0;
-		n = snprintf(s, sizeof(s), "%#o", v);
+		n = fmt_oct_alt(s, v);
 	} else {
 		n = snprintf(s, sizeof(s), "%X", v);
 	}
@@ -132,7 +132,7 @@ static int fd_text(struct ctx *c, int64_t fd, uint8_t *to)
 		return text(c, "AT_FDCWD", 8, to);
 	if (fd < 0 && fd > -RAE_K_ERRNO_END && konst(c, (int)-fd, to))
 		return 1;
-	return text(c, s, snprintf(s, sizeof(s), "%lld", (long long)fd), to);
+	return text(c, s, fmt_dec(s, fd), to);
 }
 
 /* evt.arg.name/path/filename/oldpath: the syscall's path parameter, a relative one resolved like fd.name, else as passed. */
@@ -164,7 +164,7 @@ static int named_arg0(struct ctx *c, struct facts *f, int field, uint8_t *to)
 	if (id >= 0 && konst(c, id, to))
 		return 1;
 	char s[24];
-	int n = snprintf(s, sizeof(s), "%lld", (long long)a0);
+	int n = fmt_dec(s, a0);
 	return n > 0 && copy(c, (const uint8_t *)s, (uint32_t)n, to);
 }
 
@@ -200,7 +200,7 @@ int rae_arg_value(struct ctx *c, struct facts *f, int field, uint8_t *to)
 	}
 	case RAE_FLD_ARG_PID: {
 		char s[16];
-		return (f->cls & RAE_NRC_PTRACE) && text(c, s, snprintf(s, sizeof(s), "%d", (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args) + 8)), to);
+		return (f->cls & RAE_NRC_PTRACE) && text(c, s, fmt_dec(s, (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args) + 8)), to);
 	}
 	case RAE_FLD_ARG_DIRFD:
 		return (f->cls & RAE_NRC_DIRFD) && fd_text(c, (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args)), to);
@@ -211,11 +211,11 @@ int rae_arg_value(struct ctx *c, struct facts *f, int field, uint8_t *to)
 			return 0;
 		if (f->ret < 0 && f->ret > -RAE_K_ERRNO_END && konst(c, (int)-f->ret, to))
 			return 1;
-		return text(c, s, snprintf(s, sizeof(s), "%lld", (long long)f->ret), to);
+		return text(c, s, fmt_dec(s, f->ret), to);
 	}
 	case RAE_FLD_ARG_CMD: {
 		char s[16];
-		return (f->cls & RAE_NRC_BPF) && text(c, s, snprintf(s, sizeof(s), "%d", (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args))), to);
+		return (f->cls & RAE_NRC_BPF) && text(c, s, fmt_dec(s, (int32_t)rd32(f->rec + offsetof(struct rae_syscall, args))), to);
 	}
 	case RAE_FLD_ARG_DOMAIN:
 	case RAE_FLD_ARG_REQUEST:

@@ -64,7 +64,7 @@ int rae_evt_value(struct ctx *c, struct facts *f, int field, uint8_t *to)
 		return 1;
 	case RAE_FLD_TIME: {
 		char s[24];
-		int n = snprintf(s, sizeof(s), "%llu", (unsigned long long)(rd64(f->rec + offsetof(struct rae_hdr, ts_ns)) + c->epoch));
+		int n = fmt_udec(s, rd64(f->rec + offsetof(struct rae_hdr, ts_ns)) + c->epoch);
 		return n > 0 && copy(c, (const uint8_t *)s, (uint32_t)n, to);
 	}
 	case RAE_FLD_DIRECTION: return konst(c, RAE_K_DIRECTION, to);

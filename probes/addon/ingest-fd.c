@@ -5,6 +5,7 @@
  * socket ends, their tuple as fd.name and the DNS table's names for their addresses. The
  * TypeScript twin is host/sources/syscall/ingest/fd.ts.
  */
+#define _GNU_SOURCE /* memrchr */
 #include <stdio.h>
 
 #include "ingest-internal.h"
@@ -112,10 +113,12 @@ static int path_part(struct ctx *c, struct facts *f, int field, uint8_t *to)
 {
 	if (!(f->cls & RAE_NRC_OPEN) || !rae_fd_name(c, f, to))
 		return 0;
-	const uint8_t *a = c->io->mem + f->name_addr;
-	long k = (long)f->name_len - 1;
-	while (k >= 0 && a[k] != '/')
-		k--;
+	if (f->slash == -2) {
+		/* memrchr, not a loop a byte at a time: the scan was a tenth of the translation of an open */
+		const uint8_t *a = c->io->mem + f->name_addr, *s = memrchr(a, '/', f->name_len);
+		f->slash = s ? (int32_t)(s - a) : -1;
+	}
+	long k = f->slash;
 	if (field == RAE_FLD_FILE)
 		return ref(to, f->name_addr + (uint32_t)(k + 1), f->name_len - (uint32_t)(k + 1));
 	return k >= 0 && ref(to, f->name_addr, k == 0 ? 1 : (uint32_t)k);

@@ -76,8 +76,12 @@ int rae_new_path(struct ctx *c, struct facts *f, uint8_t *to)
 /* Whether an absolute path has '//', '.' or '..' components (posix.normalize would change it). */
 int rae_needs_normalize(const uint8_t *s, uint32_t len)
 {
-	for (uint32_t i = 0; i + 1 < len; i++)
-		if (s[i] == '/' && (s[i + 1] == '/' || s[i + 1] == '.'))
+	/* from '/' to '/' with memchr, not a byte at a time: every open's fd.name is checked */
+	if (len < 2)
+		return 0;
+	const uint8_t *last = s + len - 1; /* a '/' here ends the path: nothing follows it */
+	for (const uint8_t *p = s; p < last && (p = memchr(p, '/', (size_t)(last - p))) != NULL; p++)
+		if (p[1] == '/' || p[1] == '.')
 			return 1;
 	return 0;
 }

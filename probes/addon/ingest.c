@@ -84,6 +84,7 @@ static void facts(struct ctx *c, struct facts *f, const uint8_t *rec, uint32_t l
 	f->len = len;
 	f->has_name = 0;
 	f->joined = 0;
+	f->slash = -2;
 	f->name_addr = 0;
 	f->raw_addr = 0;
 	if (po != 0) {
