@@ -208,17 +208,9 @@ export class ModuleTally {
    */
   private readonly ratios = new Recent(CALIBRATION_WINDOW);
   private scale = 1;
-  /**
-   * Seconds of the per-event work done for all rules (the profile loop alone) and of an empty
-   * profile call (the timer and the call): medians of the last RATE_WINDOW profiles. Taken from
-   * the last profile alone, one periodic profile's baseline moved the calibration, and every
-   * cost with it (a rate's median moves by one of 9 profiles at most): in a rule-cost run, the
-   * top rule's predicted share went from 24 to 28 % to 31 to 39 % after the rounds that held the
-   * periodic profiles.
-   */
-  private readonly perEvents = new Recent(RATE_WINDOW);
-  private readonly timers = new Recent(RATE_WINDOW);
+  /** Seconds of the per-event work done for all rules (the profile loop alone), from the last profile. */
   private perEvent = 0;
+  /** Seconds of an empty profile call (the timer and the call). */
   private timer = 0;
   /** Profile loops (by group slot) called once already: the first call of a wasm function compiles it (lazy compilation), which must not be timed. */
   private readonly warm = new Set<number>();
@@ -458,10 +450,8 @@ export class ModuleTally {
       empty = Math.min(empty, run(-1, -1, 0));
       loop = Math.min(loop, run(-1, -1, all));
     }
-    this.timers.add(empty);
-    this.perEvents.add(Math.max(0, loop - empty) / all);
-    this.timer = this.timers.median!;
-    this.perEvent = this.perEvents.median!;
+    this.timer = empty;
+    this.perEvent = Math.max(0, loop - empty) / all;
     let done = 0;
     for (const gi of groups) {
       // the budget of one call spent (the group that crossed it finished), the others wait for the next sampled calls
