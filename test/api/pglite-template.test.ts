@@ -2,17 +2,19 @@
 // the template given instead of running initdb; a directory that already holds a database is
 // opened as it is; a template that cannot be unpacked falls back to initdb (the template there is
 // one PGlite instance's dumpDataDir with a marker table, so the tests can tell which way the
-// database was made). openApiDatabase with the build's template (template.ts, writeTemplate as
+// database was made); one cut short leaves no PG_VERSION, so the next open unpacks it again. openApiDatabase with the build's template (template.ts, writeTemplate as
 // `npm run build` runs it): the same schema and migrations as initdb and the migrations give,
 // and a template whose key does not match (made from other migrations) is not used.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { PGlite } from '@electric-sql/pglite';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadMigrations, migrate, openApiDatabase, openDatabase, usableTemplate, type Db } from '../../host/api/db/index.js';
 import { writeTemplate } from '../../host/api/db/template.js';
+import { untarInto } from '../../host/api/db/untar.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rae-pglite-template-'));
 const template = join(dir, 'template.tar.gz');
@@ -49,6 +51,26 @@ test('a template that cannot be unpacked falls back to initdb', async () => {
   assert.is(db.created, 'initdb');
   assert.not.ok(await marked(db));
   assert.equal(await db.query<{ one: number }>('select 1 as one'), [{ one: 1 }]);
+  await db.close();
+});
+
+test('a template cut short leaves no PG_VERSION (written last): the next open unpacks it again', async () => {
+  const whole = gunzipSync(readFileSync(template));
+  const lastHeader = whole.lastIndexOf('/postmaster.pid');
+  assert.ok(lastHeader > whole.indexOf('/PG_VERSION'), 'PG_VERSION comes before the last entry in the dump');
+  const at = join(dir, 'db3');
+  mkdirSync(at);
+  try {
+    await untarInto(gzipSync(whole.subarray(0, lastHeader + 512)), at, 'PG_VERSION');
+    assert.unreachable('unpacked a template cut short');
+  } catch (err) {
+    assert.match((err as Error).message, /^the database template is truncated at \/postmaster\.pid/);
+  }
+  assert.ok(existsSync(join(at, 'global')), 'the entries before the cut were written');
+  assert.not.ok(existsSync(join(at, 'PG_VERSION')));
+  const db = await openDatabase({ pgliteDir: at, pgliteTemplate: template });
+  assert.is(db.created, 'template');
+  assert.ok(await marked(db));
   await db.close();
 });
 

@@ -189,7 +189,9 @@ async function createPglite(dir: string, template: string | undefined, lockFile:
   const tar = templateFor(dir, template);
   if (tar) {
     try {
-      await untarInto(tar, dir);
+      // PG_VERSION, which tells a database is there, last: a process stopped while it unpacks
+      // leaves a directory the next start unpacks again rather than one PGlite cannot open
+      await untarInto(tar, dir, 'PG_VERSION');
       return { pg: await PGlite.create(dir, options), created: 'template' };
     } catch {
       for (const f of readdirSync(dir)) if (join(dir, f) !== lockFile) rmSync(join(dir, f), { recursive: true, force: true });
