@@ -11,10 +11,10 @@ import { isUtf8 } from 'node:buffer';
 import type { SourceEvent } from '../../engine/index.js';
 import { cutDeep, decodeAuditBody, type EventLimits, type SkippedItem, tooLarge, type TruncatedItem } from './batch.js';
 import { byteSourceEvent } from './byte-event.js';
-import { ENTRY, ESCAPED, indexedDepth, indexEvent, slotOf } from './byte-index.js';
+import { ENTRY, FLAGS, indexedDepth, indexEvent, slotOf } from './byte-index.js';
 import { parseAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
-import { eachMember, hasEscape, nameIs, skipBlanks, skipValue, stringEnd, validJson } from './json-scan.js';
+import { hasEscape, skipBlanks, skipValue, stringEnd, type TopMembers, validJson } from './json-scan.js';
 
 /** Which decoder reads request bodies. */
 export type AuditDecoder = 'bytes' | 'objects';
@@ -31,20 +31,6 @@ function decodeObjects(body: Buffer, limits: EventLimits, firstNum: bigint): Sou
 }
 
 const EVENT_LIST = '"EventList"';
-
-/** The top-level members the decoder reads (their values' offsets, -1 when absent), or undefined for a shape left to the object path. */
-function topMembers(body: Buffer, at: number): { kind: number; items: number; auditID: number } | undefined {
-  const found = { kind: -1, items: -1, auditID: -1 };
-  let escaped = false;
-  eachMember(body, at, (nameAt, nameEnd, valueAt) => {
-    if (hasEscape(body, nameAt + 1, nameEnd - 1)) escaped = true;
-    else if (nameIs(body, nameAt, nameEnd, 'kind')) found.kind = valueAt;
-    else if (nameIs(body, nameAt, nameEnd, 'items')) found.items = valueAt;
-    else if (nameIs(body, nameAt, nameEnd, 'auditID')) found.auditID = valueAt;
-    return !escaped;
-  });
-  return escaped ? undefined : found;
-}
 
 /** True when the value at `at` is the string "EventList"; undefined when it is a string spelled with escapes. */
 function isEventList(body: Buffer, at: number): boolean | undefined {
@@ -79,7 +65,7 @@ function indexNext(out: Out, body: Buffer, at: number): { end: number; depth: nu
 }
 
 const AUDIT_ID = ['auditID'];
-const AUDIT_ID_SLOT = slotOf('auditID');
+const AUDIT_ID_SLOT = slotOf(AUDIT_ID);
 
 /** Adds the event at [at, end) (nesting `depth`, indexed at out.index[base..]): skipped when too large, cut and read as an object when too deep. */
 function addEvent(out: Out, body: Buffer, at: number, end: number, depth: number, base: number, index: number, limits: EventLimits, firstNum: bigint): void {
@@ -103,11 +89,10 @@ function addEvent(out: Out, body: Buffer, at: number, end: number, depth: number
 
 /** The bytes path (see the header); the object path decides what it does not read itself. */
 function decodeBytes(body: Buffer, limits: EventLimits, firstNum: bigint): SourceDecodeResult {
-  if (!isUtf8(body) || !validJson(body)) return decodeObjects(body, limits, firstNum);
+  const top: TopMembers = { kind: -1, items: -1, auditID: -1, escaped: false };
+  if (!isUtf8(body) || !validJson(body, top)) return decodeObjects(body, limits, firstNum);
   const start = skipBlanks(body, 0);
-  if (body[start] !== 0x7b) return decodeObjects(body, limits, firstNum);
-  const top = topMembers(body, start);
-  if (top === undefined) return decodeObjects(body, limits, firstNum);
+  if (body[start] !== 0x7b || top.escaped) return decodeObjects(body, limits, firstNum);
   const list = isEventList(body, top.kind);
   const out: Out = { events: [], skipped: [], truncated: [], index: new Int32Array(CHUNK * ENTRY), used: 0 };
   if (list === undefined) return decodeObjects(body, limits, firstNum);
@@ -126,7 +111,7 @@ function decodeBytes(body: Buffer, limits: EventLimits, firstNum: bigint): Sourc
     if (body[i] === 0x7b) {
       const entry = indexNext(out, body, i);
       end = entry.end;
-      const escaped = (out.index[entry.base + ENTRY - 1]! & ESCAPED) !== 0;
+      const escaped = out.index[entry.base + FLAGS] !== 0;
       const id = escaped ? valueAt(body, i, AUDIT_ID) : out.index[entry.base + AUDIT_ID_SLOT]!;
       if (id >= 0 && body[id] === 0x22) addEvent(out, body, i, end, entry.depth, entry.base, index, limits, firstNum);
       else out.skipped.push(notAnEvent(index));

@@ -24,6 +24,27 @@ function memberAt(b: Buffer, at: number, key: string): number {
   }
 }
 
+/** Keeps the members of the objects read (membersOf), by the object's offset. */
+export interface MemberCache {
+  membersAt(at: number): Map<string, number>;
+}
+
+/** Every member of the object at `at` by name (decoded when written with escapes), each at its last occurrence. */
+export function membersOf(b: Buffer, at: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let i = skipBlanks(b, at + 1);
+  if (b[i] === 0x7d) return out;
+  for (;;) {
+    const nameEnd = stringEnd(b, i);
+    const valueAt = skipBlanks(b, skipBlanks(b, nameEnd) + 1);
+    const name = hasEscape(b, i + 1, nameEnd - 1) ? (JSON.parse(b.toString('utf8', i, nameEnd)) as string) : b.toString('utf8', i + 1, nameEnd - 1);
+    out.set(name, valueAt);
+    i = skipBlanks(b, skipValue(b, valueAt));
+    if (b[i] === 0x7d) return out;
+    i = skipBlanks(b, i + 1);
+  }
+}
+
 /** Start of element `index` of the array at `at`, or -1. */
 function elementAt(b: Buffer, at: number, index: number): number {
   let i = skipBlanks(b, at + 1);
@@ -36,14 +57,18 @@ function elementAt(b: Buffer, at: number, index: number): number {
   }
 }
 
-/** getKeys over bytes: the start of the value at keys[from..] from the value at `at`, or -1 when missing. */
-export function valueAt(b: Buffer, at: number, keys: readonly string[], from = 0): number {
+/**
+ * getKeys over bytes: the start of the value at keys[from..] from the value at `at`, or -1 when
+ * missing. `members` gives an object's members when the caller keeps them (several fields read
+ * the same objects of an event); without it each object step walks the object.
+ */
+export function valueAt(b: Buffer, at: number, keys: readonly string[], from = 0, members?: MemberCache): number {
   let cur = at;
   for (let s = from; s < keys.length; s++) {
     const k = keys[s]!;
     const c = b[cur];
     if (c === 0x7b) {
-      cur = memberAt(b, cur, k);
+      cur = members === undefined ? memberAt(b, cur, k) : (members.membersAt(cur).get(k) ?? -1);
     } else if (c === 0x5b) {
       if (!DECIMAL.test(k)) return -1;
       const n = Number(k);
@@ -57,9 +82,9 @@ export function valueAt(b: Buffer, at: number, keys: readonly string[], from = 0
   return cur;
 }
 
-/** The JSON value at `at`, decoded (for values a field gives as a whole: lists, objects). */
-export function parseAt(b: Buffer, at: number): unknown {
-  return JSON.parse(b.toString('utf8', at, skipValue(b, at)));
+/** The JSON value at `at` (ending at `end`, or found by a walk when -1), decoded (values a field gives as a whole: lists, objects). */
+export function parseAt(b: Buffer, at: number, end = -1): unknown {
+  return JSON.parse(b.toString('utf8', at, end < 0 ? skipValue(b, at) : end));
 }
 
 /** A string value at `at` as text, or undefined when the value there is not a string. */

@@ -86,11 +86,30 @@ function validScalar(b: Uint8Array, i: number): number {
   return validNumber(b, i);
 }
 
+/** Where the members of the top-level object the webhook reads start (the last of each name; -1 when absent). */
+export interface TopMembers {
+  kind: number;
+  items: number;
+  auditID: number;
+  /** A top-level member name is written with escapes (the offsets above may miss it). */
+  escaped: boolean;
+}
+
+/** Notes the top-level member whose name's quote is at `at` (its value starts at `valueAt`). */
+function noteTop(b: Uint8Array, at: number, valueAt: number, top: TopMembers): void {
+  const end = stringEnd(b, at);
+  if (hasEscape(b, at + 1, end - 1)) top.escaped = true;
+  else if (nameIs(b, at, end, 'kind')) top.kind = valueAt;
+  else if (nameIs(b, at, end, 'items')) top.items = valueAt;
+  else if (nameIs(b, at, end, 'auditID')) top.auditID = valueAt;
+}
+
 /**
  * True when the bytes are one JSON text: what JSON.parse accepts (the caller has checked the
- * bytes are UTF-8; a byte order mark is refused, as JSON.parse refuses U+FEFF).
+ * bytes are UTF-8; a byte order mark is refused, as JSON.parse refuses U+FEFF). When the text is
+ * an object, `top` gets where the members the webhook reads start, in the same walk.
  */
-export function validJson(b: Uint8Array): boolean {
+export function validJson(b: Uint8Array, top?: TopMembers): boolean {
   // Open containers, innermost last: true for an object.
   const open: boolean[] = [];
   let i = skipBlanks(b, 0);
@@ -105,8 +124,10 @@ export function validJson(b: Uint8Array): boolean {
       } else {
         open.push(object);
         if (object) {
+          const at = i;
           i = memberName(b, i);
           if (i < 0) return false;
+          if (top !== undefined && open.length === 1) noteTop(b, at, i, top);
         }
         continue;
       }
@@ -123,8 +144,10 @@ export function validJson(b: Uint8Array): boolean {
       if (c2 === COMMA) {
         i = skipBlanks(b, i + 1);
         if (object) {
+          const at = i;
           i = memberName(b, i);
           if (i < 0) return false;
+          if (top !== undefined && open.length === 1) noteTop(b, at, i, top);
         }
         break;
       }
@@ -189,24 +212,6 @@ export function skipValue(b: Uint8Array, i: number): number {
       }
     }
     i++;
-  }
-}
-
-/**
- * Walks the members of the object whose `{` is at `i` (valid text): for each, `visit` gets the
- * name's quote index, the index past the name's closing quote, and the value's start; it returns
- * false to stop. Returns the index past the object's `}` (or where the walk stopped).
- */
-export function eachMember(b: Uint8Array, i: number, visit: (nameAt: number, nameEnd: number, valueAt: number) => boolean): number {
-  i = skipBlanks(b, i + 1);
-  if (b[i] === CLOSE_OBJECT) return i + 1;
-  for (;;) {
-    const nameEnd = stringEnd(b, i);
-    const valueAt = skipBlanks(b, skipBlanks(b, nameEnd) + 1);
-    if (!visit(i, nameEnd, valueAt)) return i;
-    i = skipBlanks(b, skipValue(b, valueAt));
-    if (b[i] === CLOSE_OBJECT) return i + 1;
-    i = skipBlanks(b, i + 1);
   }
 }
 
