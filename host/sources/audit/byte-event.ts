@@ -9,29 +9,15 @@ import type { EventAccessor, FieldRef, RawValue, SourceEvent } from '../../engin
 import { END, FLAGS, indexedPrefix, slotOf } from './byte-index.js';
 import { type MemberCache, membersOf, parseAt, stringAt, textAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
+import { getterCache } from './getter-cache.js';
 import { pointerKeys } from './json-value.js';
 import { kaExtractor, kaScalarPath } from './ka-fields.js';
 import { parseRfc3339Nano } from './time.js';
 
 type Getter = (f: ByteAuditFields, ref: FieldRef) => RawValue | undefined;
 
-/** Getters by field name, then by argument (no key text built per read), bounded like the object path's. */
-const GETTERS = new Map<string, { plain?: Getter; byArg: Map<string, Getter> }>();
-let getterCount = 0;
-
-function cachedGetter(name: string, arg: string | undefined): Getter {
-  let entry = GETTERS.get(name);
-  const hit = entry === undefined ? undefined : arg === undefined ? entry.plain : entry.byArg.get(arg);
-  if (hit !== undefined) return hit;
-  const get = getterFor(name, arg);
-  if (getterCount < 4096) {
-    getterCount++;
-    if (entry === undefined) GETTERS.set(name, (entry = { byArg: new Map() }));
-    if (arg === undefined) entry.plain = get;
-    else entry.byArg.set(arg, get);
-  }
-  return get;
-}
+/** Getters by field name, then by argument (getter-cache.ts). */
+const cachedGetter = getterCache(getterFor);
 
 /**
  * The members a ka.* field that is not a plain key path reads (ka-fields.ts, pod-fields.ts): a
