@@ -8,6 +8,8 @@
 // Besides the rate, `engine_cpu_us_per_event` is the engine process's own CPU per event
 // (process.cpuUsage over the measured run; the sender's CPU, start-up included, is read from
 // /proc/<pid>/stat and reported next to it), which a loaded shared machine disturbs far less.
+// Both decoders (webhook.decoder: objects, then bytes) are measured in the same run; every figure
+// names its decoder.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +20,7 @@ import { createMetrics } from '../host/metrics/index.js';
 import { DetectionEngine } from '../host/runtime/detection-engine.js';
 import { ensureWebhookTls, startWebhook } from '../host/sources/audit/index.js';
 import type { SourceEvent } from '../host/engine/source-event.js';
+import type { AuditDecoder } from '../host/sources/audit/batch-bytes.js';
 import { figure, median, progress } from './report.js';
 import { K8SAUDIT_SAMPLES_URL } from '../support/corpus.js';
 
@@ -122,9 +125,14 @@ function sendBatches(url: string, tlsDir: string, bodiesFile: string, count: num
 }
 
 /** Sends BATCHES batches (after a warm-up) to a webhook whose batches go to `evaluate`; returns rate and latencies. */
-async function measure(dir: string, evaluate: (events: readonly SourceEvent[]) => number, bodiesFile: string): Promise<{ perS: number; latencies: number[]; retries: number; engineCpuUsPerEvent: number; senderCpuUsPerEvent: number }> {
+async function measure(
+  dir: string,
+  evaluate: (events: readonly SourceEvent[]) => number,
+  bodiesFile: string,
+  decoder: AuditDecoder,
+): Promise<{ perS: number; latencies: number[]; retries: number; engineCpuUsPerEvent: number; senderCpuUsPerEvent: number }> {
   const config = defaultConfig({});
-  const settings = { ...config.webhook, address: '127.0.0.1', port: 0, queueSize: 50 * BATCH };
+  const settings = { ...config.webhook, address: '127.0.0.1', port: 0, queueSize: 50 * BATCH, decoder };
   const material = ensureWebhookTls({ stateDir: dir, webhook: settings });
   if (!material.ok) throw new Error(material.error);
   let evaluated = 0;
@@ -159,6 +167,55 @@ async function measure(dir: string, evaluate: (events: readonly SourceEvent[]) =
 
 const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!;
 
+/** The figures of one decoder: the whole path with the built-in orchestrator-audit rules, then ingestion alone. */
+async function measureDecoder(dir: string, bodiesFile: string, meanBytes: number, decoder: AuditDecoder): Promise<void> {
+  // The whole path: TLS, decode, queue, DetectionEngine (built-in orchestrator-audit rules).
+  let alerts = 0;
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'bench', onAlert: () => alerts++ });
+  const loaded = await engine.load(builtinRulesFiles(['orchestrator-audit']).files);
+  if (!loaded.swapped) throw new Error('the orchestrator-audit rules do not load');
+  const evalMs: number[] = [];
+  const full = await measure(
+    dir,
+    (batch) => {
+      const t = performance.now();
+      const n = engine.evaluate(batch);
+      evalMs.push(performance.now() - t);
+      return n;
+    },
+    bodiesFile,
+    decoder,
+  );
+  await engine.close();
+  const measuredEval = evalMs.slice(-BATCHES);
+  progress(`${decoder}: with evaluation: ${full.perS.toFixed(0)} events/s, ${alerts} alerts in all; evaluate() median ${median(measuredEval).toFixed(2)} ms per batch`);
+  // The webhook alone (evaluate does nothing): the ingestion ceiling.
+  const ingest = await measure(dir, () => 0, bodiesFile, decoder);
+  progress(`${decoder}: ingestion only: ${ingest.perS.toFixed(0)} events/s`);
+  const us = (x: number) => Number(x.toFixed(2));
+  progress(`${decoder}: engine CPU per event: ${us(full.engineCpuUsPerEvent)} µs with evaluation, ${us(ingest.engineCpuUsPerEvent)} µs ingestion only; sender ${us(full.senderCpuUsPerEvent)} µs`);
+
+  const extra = { decoder, batch: BATCH, batches: BATCHES, connections: CONNECTIONS, body_kib: Math.round(meanBytes / 1024) };
+  figure('webhook', 'audit_events_per_s', full.perS, 'events/s', { ...extra, alert_ratio: Number((alerts / ((WARMUP_BATCHES + BATCHES) * BATCH)).toFixed(3)) });
+  figure('webhook', 'batch_p99_ms', p99(full.latencies), 'ms', {
+    decoder,
+    what: 'HTTPS round trip of one 400-event batch until its 200 (429 answers sent again after 20 ms)',
+    retries: full.retries,
+    median_ms: Number(median(full.latencies).toFixed(2)),
+    evaluate_p99_ms: Number(p99(measuredEval).toFixed(2)),
+  });
+  figure('webhook', 'ingest_events_per_s', ingest.perS, 'events/s', { ...extra, what: 'TLS + decode + queue, evaluate() a no-op' });
+  // CPU per event of the engine process alone (not the sender), so a loaded machine or a slow
+  // sender does not hide the engine's own cost: 1e6 / this = events/s on one free core.
+  figure('webhook', 'engine_cpu_us_per_event', full.engineCpuUsPerEvent, 'µs', {
+    decoder,
+    what: 'engine process CPU (user + system, all its threads) per event ingested and evaluated over HTTPS',
+    one_core_events_per_s: Math.round(1e6 / full.engineCpuUsPerEvent),
+    ingest_only_us: us(ingest.engineCpuUsPerEvent),
+    sender_cpu_us_per_event: us(full.senderCpuUsPerEvent),
+  });
+}
+
 export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-webhook-'));
   try {
@@ -174,48 +231,9 @@ export async function run(): Promise<void> {
     const meanBytes = bodies.reduce((n, b) => n + b.length, 0) / bodies.length;
     progress(`${events.length} corpus events; batches of ${BATCH} events, ${(meanBytes / 1024).toFixed(0)} KiB per body; ${CONNECTIONS} connections`);
 
-    // The whole path: TLS, decode, queue, DetectionEngine (built-in orchestrator-audit rules).
-    let alerts = 0;
-    const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'bench', onAlert: () => alerts++ });
-    const loaded = await engine.load(builtinRulesFiles(['orchestrator-audit']).files);
-    if (!loaded.swapped) throw new Error('the orchestrator-audit rules do not load');
-    const evalMs: number[] = [];
-    const full = await measure(
-      dir,
-      (batch) => {
-        const t = performance.now();
-        const n = engine.evaluate(batch);
-        evalMs.push(performance.now() - t);
-        return n;
-      },
-      bodiesFile,
-    );
-    await engine.close();
-    const measuredEval = evalMs.slice(-BATCHES);
-    progress(`with evaluation: ${full.perS.toFixed(0)} events/s, ${alerts} alerts in all; evaluate() median ${median(measuredEval).toFixed(2)} ms per batch`);
-    // The webhook alone (evaluate does nothing): the ingestion ceiling.
-    const ingest = await measure(dir, () => 0, bodiesFile);
-    progress(`ingestion only: ${ingest.perS.toFixed(0)} events/s`);
-    const us = (x: number) => Number(x.toFixed(2));
-    progress(`engine CPU per event: ${us(full.engineCpuUsPerEvent)} µs with evaluation, ${us(ingest.engineCpuUsPerEvent)} µs ingestion only; sender ${us(full.senderCpuUsPerEvent)} µs`);
-
-    const extra = { batch: BATCH, batches: BATCHES, connections: CONNECTIONS, body_kib: Math.round(meanBytes / 1024) };
-    figure('webhook', 'audit_events_per_s', full.perS, 'events/s', { ...extra, alert_ratio: Number((alerts / ((WARMUP_BATCHES + BATCHES) * BATCH)).toFixed(3)) });
-    figure('webhook', 'batch_p99_ms', p99(full.latencies), 'ms', {
-      what: 'HTTPS round trip of one 400-event batch until its 200 (429 answers sent again after 20 ms)',
-      retries: full.retries,
-      median_ms: Number(median(full.latencies).toFixed(2)),
-      evaluate_p99_ms: Number(p99(measuredEval).toFixed(2)),
-    });
-    figure('webhook', 'ingest_events_per_s', ingest.perS, 'events/s', { ...extra, what: 'TLS + decode + queue, evaluate() a no-op' });
-    // CPU per event of the engine process alone (not the sender), so a loaded machine or a slow
-    // sender does not hide the engine's own cost: 1e6 / this = events/s on one free core.
-    figure('webhook', 'engine_cpu_us_per_event', full.engineCpuUsPerEvent, 'µs', {
-      what: 'engine process CPU (user + system, all its threads) per event ingested and evaluated over HTTPS',
-      one_core_events_per_s: Math.round(1e6 / full.engineCpuUsPerEvent),
-      ingest_only_us: us(ingest.engineCpuUsPerEvent),
-      sender_cpu_us_per_event: us(full.senderCpuUsPerEvent),
-    });
+    // Each decoder in turn in the same run (webhook.decoder): `objects` parses every event into
+    // JavaScript objects, `bytes` reads fields from the body's bytes (figures carry `decoder`).
+    for (const decoder of ['objects', 'bytes'] as const) await measureDecoder(dir, bodiesFile, meanBytes, decoder);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

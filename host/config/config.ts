@@ -97,6 +97,8 @@ export interface Config {
     maxBodyBytes: number;
     maxEventBytes: number;
     maxEventDepth: number;
+    /** How request bodies are read: `bytes` reads each event's fields from the body's bytes, `objects` parses events into objects first. */
+    decoder: 'bytes' | 'objects';
     drainTimeoutSeconds: number;
     requireClientCert: boolean;
     maxUnauthenticatedConnections: number;
@@ -208,6 +210,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBodyBytes: 12 * 1024 * 1024,
       maxEventBytes: 256 * 1024,
       maxEventDepth: 300,
+      decoder: 'objects',
       drainTimeoutSeconds: 20,
       requireClientCert: true,
       maxConnectionsPerClient: 64,
@@ -343,11 +346,13 @@ const RULES_LIMIT_CEILINGS = {
   maxOutputFieldBytes: Number.MAX_SAFE_INTEGER,
 } as const;
 
-/** Each bounded rules.* key is a whole number from 1 to its ceiling; syscall.snaplen one from 0 to MAX_DATA, syscall.bufSizePreset from 1 to 10. */
+/** Each bounded rules.* key is a whole number from 1 to its ceiling; webhook.decoder bytes or objects; syscall.snaplen one from 0 to MAX_DATA, syscall.bufSizePreset from 1 to 10. */
 function checkRulesLimits(config: Config): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const snaplen = config.syscall.snaplen;
   if (!Number.isInteger(snaplen) || snaplen < 0 || snaplen > MAX_DATA) problems.push({ key: 'syscall.snaplen', message: `expected a whole number from 0 to ${MAX_DATA}, got ${snaplen}` });
+  const decoder = config.webhook.decoder;
+  if (decoder !== 'bytes' && decoder !== 'objects') problems.push({ key: 'webhook.decoder', message: `expected bytes or objects, got ${decoder}` });
   const preset = config.syscall.bufSizePreset;
   if (!Number.isInteger(preset) || preset < 1 || preset > MAX_BUF_SIZE_PRESET) problems.push({ key: 'syscall.bufSizePreset', message: `expected a whole number from 1 to ${MAX_BUF_SIZE_PRESET}, got ${preset}` });
   for (const [name, ceiling] of Object.entries(RULES_LIMIT_CEILINGS) as [keyof typeof RULES_LIMIT_CEILINGS, number][]) {

@@ -13,14 +13,14 @@ import { classifyAuditDocument, isAuditEvent } from './document.js';
 type SkipCode = 'too_large' | 'not_an_event';
 
 /** One item left out, by its index in `items` (0 for a single Event). */
-interface SkippedItem {
+export interface SkippedItem {
   index: number;
   code: SkipCode;
   reason: string;
 }
 
 /** One item evaluated with the values nested past maxEventDepth cut. */
-interface TruncatedItem {
+export interface TruncatedItem {
   index: number;
   code: 'too_deep';
   reason: string;
@@ -92,12 +92,12 @@ export function itemObjectSizes(buf: Buffer): number[] {
   return sizes;
 }
 
-function tooLarge(index: number, size: number): SkippedItem {
+export function tooLarge(index: number, size: number): SkippedItem {
   return { index, code: 'too_large', reason: `event larger than maxEventSize: size=${size}` };
 }
 
 /** Cuts the values of `event` past the depth bound; the truncation to report, if any. */
-function cutDeep(event: unknown, index: number, maxDepth: number): TruncatedItem | undefined {
+export function cutDeep(event: unknown, index: number, maxDepth: number): TruncatedItem | undefined {
   const cut = cutDeepValues(event, maxDepth);
   return cut === 0 ? undefined : { index, code: 'too_deep', reason: `${cut} value(s) nested deeper than maxEventDepth=${maxDepth} cut` };
 }

@@ -4,6 +4,7 @@
 // both evaluate exactly the same events. Consumes parsed JSON; produces SourceEvents and reasons.
 import type { EventAccessor, FieldRef, RawValue, SourceEvent } from '../../engine/index.js';
 import { auditEventTimeNs, extractAuditField, type AuditEvent } from './extract.js';
+import { getterCache } from './getter-cache.js';
 import { asText, getKeys, pointerKeys } from './json-value.js';
 import { hasAuditId, kaExtractor } from './ka-fields.js';
 
@@ -13,27 +14,8 @@ const NOT_AUDIT_DATA = 'data not recognized as a k8s audit event';
 /** Reads one field of one event; resolved once per FieldRef (name tables, pointers, argument). */
 type Getter = (f: AuditFields) => RawValue | undefined;
 
-/**
- * Getters by field name, then by argument. Keyed by text, not by FieldRef object: callers such as
- * the output formatter build a fresh FieldRef per call (an identity cache would only grow).
- * Bounded like the ka.* extractor cache; past the bound a getter is resolved per call.
- */
-const GETTERS = new Map<string, { plain?: Getter; byArg: Map<string, Getter> }>();
-let getterCount = 0;
-
-function cachedGetter(name: string, arg: string | undefined): Getter {
-  let entry = GETTERS.get(name);
-  const hit = entry === undefined ? undefined : arg === undefined ? entry.plain : entry.byArg.get(arg);
-  if (hit !== undefined) return hit;
-  const get = getterFor(name, arg);
-  if (getterCount < 4096) {
-    getterCount++;
-    if (entry === undefined) GETTERS.set(name, (entry = { byArg: new Map() }));
-    if (arg === undefined) entry.plain = get;
-    else entry.byArg.set(arg, get);
-  }
-  return get;
-}
+/** Getters by field name, then by argument (getter-cache.ts). */
+const cachedGetter = getterCache(getterFor);
 
 /** Audit event field access (ka.*, jevt.*, json.* with the plugins' semantics; evt.* generic). */
 class AuditFields implements EventAccessor {

@@ -125,6 +125,16 @@ export function kaExtractor(name: string): (root: Record<string, Json>, arg: str
   return f;
 }
 
+/** The key path of a scalar ka.* field (one value read as text), or undefined for any other field. */
+export function kaScalarPath(name: string): readonly string[] | undefined {
+  return Object.hasOwn(SCALAR, name) ? SCALAR[name] : undefined;
+}
+
+/** Every scalar ka.* field's key path. */
+export function kaScalarPaths(): readonly (readonly string[])[] {
+  return Object.values(SCALAR);
+}
+
 /** True when ka.* fields can be read from `root`: the plugin requires an object with an `auditID` key. */
 export function hasAuditId(root: Json): root is Record<string, Json> {
   return isObject(root) && Object.hasOwn(root, 'auditID');

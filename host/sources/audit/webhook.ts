@@ -29,8 +29,7 @@ import type { Config } from '../../config/config.js';
 import { guardConnections, timeoutOptions } from '../../net/connections.js';
 import type { Metrics, WebhookReason } from '../../metrics/index.js';
 import type { SourceEvent } from '../../engine/index.js';
-import { decodeAuditBody } from './batch.js';
-import { auditSourceEvent } from './document.js';
+import { decodeAuditEvents } from './batch-bytes.js';
 import { AuditQueue } from './queue.js';
 
 /** HTTP status of each answer reason (one place; codes are never reused for another meaning). */
@@ -51,7 +50,9 @@ const WEBHOOK_STATUS: Record<WebhookReason, number> = {
 /** What startWebhook needs. */
 export interface WebhookOptions {
   webhook: Pick<Config['webhook'], 'address' | 'port' | 'path' | 'maxBodyBytes' | 'maxEventBytes' | 'maxEventDepth' | 'queueSize' | 'queueBytes'> &
-    Partial<Pick<Config['webhook'], 'requireClientCert' | 'maxConnectionsPerClient' | 'maxUnauthenticatedConnections' | 'maxAuthenticatedConnections' | 'handshakeTimeoutSeconds' | 'headersTimeoutSeconds' | 'requestTimeoutSeconds'>>;
+    Partial<
+      Pick<Config['webhook'], 'decoder' | 'requireClientCert' | 'maxConnectionsPerClient' | 'maxUnauthenticatedConnections' | 'maxAuthenticatedConnections' | 'handshakeTimeoutSeconds' | 'headersTimeoutSeconds' | 'requestTimeoutSeconds'>
+    >;
   /** The server's certificate and key; clientCaPem verifies client certificates (without it none is asked for). */
   tls: { certPem: string; keyPem: string; clientCaPem?: string };
   /** Evaluates one batch (DetectionEngine.evaluate); a returned promise is awaited before the next. */
@@ -145,13 +146,14 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
 
   async function accept(req: FastifyRequest, reply: FastifyReply) {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const decoded = decodeAuditBody(body, w);
+    const decoded = decodeAuditEvents(body, w, w.decoder ?? 'objects', num + 1n);
     if (!decoded.ok) return answer(reply, decoded.code, decoded.message);
-    const { events: items, skipped, truncated } = decoded.batch;
-    if (!queue.fits(items.length, body.length)) {
-      return answer(reply, 'queue_full', `the evaluation queue has no room for ${items.length} events (${queue.length} waiting); send the batch again`);
+    const { events, skipped, truncated } = decoded;
+    if (!queue.fits(events.length, body.length)) {
+      return answer(reply, 'queue_full', `the evaluation queue has no room for ${events.length} events (${queue.length} waiting); send the batch again`);
     }
-    const events = items.map((json) => auditSourceEvent(json, ++num));
+    // Byte events read the body while queued: it is never reused (fastify gives each request its own).
+    num += BigInt(events.length);
     queue.offer(events, body.length);
     metrics.eventsReceived('k8s_audit', events.length + skipped.length);
     const tooLarge = skipped.filter((s) => s.code === 'too_large').length;

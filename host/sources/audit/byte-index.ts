@@ -1,0 +1,144 @@
+// Where an audit event's values start and end in the request body, found in the byte decoder's
+// one walk over each event: every key path an audit field reads (the scalar ka.* paths, the
+// members list fields decode, the event time) is a slot, so a field read goes straight to its
+// value's bytes instead of walking the event again. The walk descends only into members on
+// those paths and skips the rest; each value is taken at its last occurrence (JSON.parse keeps
+// the last duplicate: a repeated member clears what its earlier occurrence gave the slots below
+// it). An event with a member name written with escapes on the walk is marked, and its reads walk
+// the event (byte-value.ts compares such names decoded). The walk also gives the event's end and
+// nesting depth. One Int32Array a batch holds every event's entries. Consumes validated JSON
+// text; produces offsets.
+import { nameIs, skipBlanks, skippedDepth, skipValue, stringEnd } from './json-scan.js';
+import { kaScalarPaths } from './ka-fields.js';
+
+/** A member on an indexed path: its slot when the path ending here is indexed, and the members below it. */
+interface Node {
+  slot: number;
+  /** Every slot at or below this node (cleared when the member occurs again). */
+  below: number[];
+  /** Children by (name length << 8 | first byte), then by name. */
+  children: Map<number, Array<{ name: string; node: Node }>>;
+}
+
+const ROOT: Node = { slot: -1, below: [], children: new Map() };
+/** The indexed paths, joined with '\0', by slot. */
+const SLOTS = new Map<string, number>();
+
+function addPath(path: readonly string[]): void {
+  let node = ROOT;
+  for (let k = 0; k < path.length; k++) {
+    const name = path[k]!;
+    const key = (name.length << 8) | name.charCodeAt(0);
+    const list = node.children.get(key) ?? [];
+    node.children.set(key, list);
+    let next = list.find((c) => c.name === name)?.node;
+    if (next === undefined) list.push({ name, node: (next = { slot: -1, below: [], children: new Map() }) });
+    node = next;
+  }
+  if (node.slot < 0) {
+    node.slot = SLOTS.size;
+    SLOTS.set(path.join('\0'), node.slot);
+  }
+}
+
+// The top-level members every audit field starts from, the members list fields decode
+// (byte-event.ts), the event time, and every scalar ka.* path.
+for (const name of ['auditID', 'stage', 'annotations', 'user', 'impersonatedUser', 'verb', 'requestURI', 'objectRef', 'requestObject', 'responseObject', 'responseStatus', 'userAgent', 'sourceIPs', 'stageTimestamp']) addPath([name]);
+for (const sub of ['spec', 'rules', 'subjects']) addPath(['requestObject', sub]);
+for (const path of kaScalarPaths()) addPath(path);
+
+function fillBelow(node: Node): number[] {
+  const below = node.slot >= 0 ? [node.slot] : [];
+  for (const list of node.children.values()) for (const c of list) below.push(...fillBelow(c.node));
+  node.below = below;
+  return below;
+}
+fillBelow(ROOT);
+
+/** Indexed slots: an entry holds where each slot's value starts, where it ends, then the flags word. */
+const SLOT_COUNT = SLOTS.size;
+/** Entries per event. */
+export const ENTRY = 2 * SLOT_COUNT + 1;
+/** Where a slot's value ends: entry END + slot. */
+export const END = SLOT_COUNT;
+/** The flags word: entry FLAGS. */
+export const FLAGS = 2 * SLOT_COUNT;
+/** The event has a member name written with escapes on an indexed path: the index cannot be trusted. */
+const ESCAPED = 1;
+
+/** The slot of a key path, or -1 when it is not indexed. */
+export function slotOf(path: readonly string[]): number {
+  return SLOTS.get(path.join('\0')) ?? -1;
+}
+
+/** The longest indexed prefix of `path`: its slot and length (slot -1, length 0 when none). */
+export function indexedPrefix(path: readonly string[]): { slot: number; length: number } {
+  for (let n = path.length; n > 0; n--) {
+    const slot = slotOf(path.slice(0, n));
+    if (slot >= 0) return { slot, length: n };
+  }
+  return { slot: -1, length: 0 };
+}
+
+/** The deepest nesting of the last indexed event (the event object is 1). */
+export let indexedDepth = 0;
+let flags = 0;
+
+/** The child of `node` named by the string whose quote is at `at` and which ends before `end`. */
+function childNamed(node: Node, b: Uint8Array, at: number, end: number): Node | undefined {
+  const list = node.children.get(((end - at - 2) << 8) | b[at + 1]!);
+  if (list === undefined) return undefined;
+  for (const c of list) if (nameIs(b, at, end, c.name)) return c.node;
+  return undefined;
+}
+
+/** Walks the object at `at` (nesting `level`) whose members on indexed paths are below `node`; returns the index past its `}`. */
+function walkObject(b: Uint8Array, at: number, node: Node, level: number, index: Int32Array, base: number): number {
+  if (level > indexedDepth) indexedDepth = level;
+  let i = skipBlanks(b, at + 1);
+  if (b[i] === 0x7d) return i + 1;
+  for (;;) {
+    const nameEnd = stringEnd(b, i);
+    const valueAt = skipBlanks(b, skipBlanks(b, nameEnd) + 1);
+    for (let k = i + 1; k < nameEnd - 1; k++) {
+      if (b[k] === 0x5c) {
+        flags |= ESCAPED;
+        break;
+      }
+    }
+    const child = childNamed(node, b, i, nameEnd);
+    let end: number;
+    if (child === undefined) {
+      end = skipValue(b, valueAt);
+      if (level + skippedDepth > indexedDepth) indexedDepth = level + skippedDepth;
+    } else {
+      for (const s of child.below) index[base + s] = index[base + END + s] = -1;
+      if (child.children.size > 0 && b[valueAt] === 0x7b) {
+        end = walkObject(b, valueAt, child, level + 1, index, base);
+      } else {
+        end = skipValue(b, valueAt);
+        if (level + skippedDepth > indexedDepth) indexedDepth = level + skippedDepth;
+      }
+      if (child.slot >= 0) {
+        index[base + child.slot] = valueAt;
+        index[base + END + child.slot] = end;
+      }
+    }
+    i = skipBlanks(b, end);
+    if (b[i] === 0x7d) return i + 1;
+    i = skipBlanks(b, i + 1);
+  }
+}
+
+/**
+ * Indexes the object at `at` into index[base .. base + ENTRY) (starts and ends, -1 when absent;
+ * then the flags) and returns the index past its `}`; sets indexedDepth.
+ */
+export function indexEvent(b: Uint8Array, at: number, index: Int32Array, base: number): number {
+  index.fill(-1, base, base + FLAGS);
+  flags = 0;
+  indexedDepth = 0;
+  const end = walkObject(b, at, ROOT, 1, index, base);
+  index[base + FLAGS] = flags;
+  return end;
+}

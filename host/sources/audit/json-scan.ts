@@ -1,0 +1,229 @@
+// JSON over bytes for the audit webhook's byte decoder (webhook.decoder: bytes): a validator that
+// accepts exactly the texts JSON.parse accepts (given UTF-8 input, which the caller checks
+// natively with isUtf8), and, over text it validated, the few walks the decoder needs: skipping a
+// value (with its nesting depth), and the members of an object. Nothing here builds a JavaScript
+// value; positions are byte offsets into the body. The walks trust their input: they are only
+// called on a body validJson accepted. Iterative throughout, so no nesting overflows the stack.
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+
+const isBlank = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+const isDigit = (c: number | undefined) => c !== undefined && c >= 0x30 && c <= 0x39;
+const isHex = (c: number | undefined) => c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
+
+/** The first index at or after `i` that is not JSON whitespace. */
+export function skipBlanks(b: Uint8Array, i: number): number {
+  while (isBlank(b[i])) i++;
+  return i;
+}
+
+/** Index just past the valid string whose quote is at `i`, or -1 (raw control character, bad escape, no end). */
+function validString(b: Uint8Array, i: number): number {
+  const n = b.length;
+  i++;
+  for (;;) {
+    // The plain run: most string bytes are neither a quote, a backslash nor a control character.
+    let c = b[i];
+    while (c !== undefined && c !== QUOTE && c !== BACKSLASH && c >= 0x20) c = b[++i];
+    if (i >= n || c === undefined || c < 0x20) return -1;
+    if (c === QUOTE) return i + 1;
+    const e = b[i + 1];
+    if (e === 0x75 /* u */) {
+      if (!isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) return -1;
+      i += 6;
+    } else if (e === QUOTE || e === BACKSLASH || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+      i += 2;
+    } else {
+      return -1;
+    }
+  }
+}
+
+/** Index just past the valid number starting at `i` (RFC 8259 §6), or -1. */
+function validNumber(b: Uint8Array, i: number): number {
+  if (b[i] === 0x2d /* - */) i++;
+  if (b[i] === 0x30) i++;
+  else if (isDigit(b[i])) while (isDigit(b[i])) i++;
+  else return -1;
+  if (b[i] === 0x2e /* . */) {
+    i++;
+    if (!isDigit(b[i])) return -1;
+    while (isDigit(b[i])) i++;
+  }
+  if (b[i] === 0x65 || b[i] === 0x45 /* e E */) {
+    i++;
+    if (b[i] === 0x2b || b[i] === 0x2d) i++;
+    if (!isDigit(b[i])) return -1;
+    while (isDigit(b[i])) i++;
+  }
+  return i;
+}
+
+/** Index just past the literal `word` (its bytes) at `i`, or -1. */
+function validLiteral(b: Uint8Array, i: number, word: readonly number[]): number {
+  for (let k = 0; k < word.length; k++) if (b[i + k] !== word[k]) return -1;
+  return i + word.length;
+}
+
+const TRUE = [0x74, 0x72, 0x75, 0x65];
+const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65];
+const NULL = [0x6e, 0x75, 0x6c, 0x6c];
+
+/** Index just past a valid scalar (string, number, literal) at `i`, or -1. */
+function validScalar(b: Uint8Array, i: number): number {
+  const c = b[i];
+  if (c === QUOTE) return validString(b, i);
+  if (c === 0x74) return validLiteral(b, i, TRUE);
+  if (c === 0x66) return validLiteral(b, i, FALSE);
+  if (c === 0x6e) return validLiteral(b, i, NULL);
+  return validNumber(b, i);
+}
+
+/** Where the members of the top-level object the webhook reads start (the last of each name; -1 when absent). */
+export interface TopMembers {
+  kind: number;
+  items: number;
+  auditID: number;
+  /** A top-level member name is written with escapes (the offsets above may miss it). */
+  escaped: boolean;
+}
+
+/** Notes the top-level member whose name's quote is at `at` (its value starts at `valueAt`). */
+function noteTop(b: Uint8Array, at: number, valueAt: number, top: TopMembers): void {
+  const end = stringEnd(b, at);
+  if (hasEscape(b, at + 1, end - 1)) top.escaped = true;
+  else if (nameIs(b, at, end, 'kind')) top.kind = valueAt;
+  else if (nameIs(b, at, end, 'items')) top.items = valueAt;
+  else if (nameIs(b, at, end, 'auditID')) top.auditID = valueAt;
+}
+
+/**
+ * True when the bytes are one JSON text: what JSON.parse accepts (the caller has checked the
+ * bytes are UTF-8; a byte order mark is refused, as JSON.parse refuses U+FEFF). When the text is
+ * an object, `top` gets where the members the webhook reads start, in the same walk.
+ */
+export function validJson(b: Uint8Array, top?: TopMembers): boolean {
+  // Open containers, innermost last: true for an object.
+  const open: boolean[] = [];
+  let i = skipBlanks(b, 0);
+  for (;;) {
+    // A value at i.
+    const c = b[i];
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      const object = c === OPEN_OBJECT;
+      i = skipBlanks(b, i + 1);
+      if (b[i] === (object ? CLOSE_OBJECT : CLOSE_ARRAY)) {
+        i++;
+      } else {
+        open.push(object);
+        if (object) {
+          const at = i;
+          i = memberName(b, i);
+          if (i < 0) return false;
+          if (top !== undefined && open.length === 1) noteTop(b, at, i, top);
+        }
+        continue;
+      }
+    } else {
+      i = validScalar(b, i);
+      if (i < 0) return false;
+    }
+    // After a value: close containers until one goes on with a comma.
+    for (;;) {
+      i = skipBlanks(b, i);
+      if (open.length === 0) return i === b.length;
+      const object = open[open.length - 1]!;
+      const c2 = b[i];
+      if (c2 === COMMA) {
+        i = skipBlanks(b, i + 1);
+        if (object) {
+          const at = i;
+          i = memberName(b, i);
+          if (i < 0) return false;
+          if (top !== undefined && open.length === 1) noteTop(b, at, i, top);
+        }
+        break;
+      }
+      if (c2 !== (object ? CLOSE_OBJECT : CLOSE_ARRAY)) return false;
+      open.pop();
+      i++;
+    }
+  }
+}
+
+/** Past a member's `"name" :` and the blanks after it (the value's start), or -1. */
+function memberName(b: Uint8Array, i: number): number {
+  if (b[i] !== QUOTE) return -1;
+  i = validString(b, i);
+  if (i < 0) return -1;
+  i = skipBlanks(b, i);
+  if (b[i] !== COLON) return -1;
+  return skipBlanks(b, i + 1);
+}
+
+/** Index just past the string whose quote is at `i` (valid text). */
+export function stringEnd(b: Uint8Array, i: number): number {
+  i++;
+  for (;;) {
+    const c = b[i]!;
+    if (c === QUOTE) return i + 1;
+    i += c === BACKSLASH ? 2 : 1;
+  }
+}
+
+/** The deepest nesting met by the last skipValue (1 for a container holding only scalars, 0 for a scalar). */
+export let skippedDepth = 0;
+
+/** Index just past the value starting at `i` (valid text); sets skippedDepth. */
+export function skipValue(b: Uint8Array, i: number): number {
+  const c = b[i];
+  if (c === QUOTE) {
+    skippedDepth = 0;
+    return stringEnd(b, i);
+  }
+  if (c !== OPEN_OBJECT && c !== OPEN_ARRAY) {
+    skippedDepth = 0;
+    // A number or literal ends at a delimiter or a blank.
+    let k = i + 1;
+    for (let d = b[k]; d !== undefined && d !== COMMA && d !== CLOSE_OBJECT && d !== CLOSE_ARRAY && !isBlank(d); d = b[++k]);
+    return k;
+  }
+  let depth = 0;
+  let deepest = 0;
+  for (;;) {
+    const d = b[i]!;
+    if (d === QUOTE) {
+      i = stringEnd(b, i);
+      continue;
+    }
+    if (d === OPEN_OBJECT || d === OPEN_ARRAY) {
+      if (++depth > deepest) deepest = depth;
+    } else if (d === CLOSE_OBJECT || d === CLOSE_ARRAY) {
+      if (--depth === 0) {
+        skippedDepth = deepest;
+        return i + 1;
+      }
+    }
+    i++;
+  }
+}
+
+/** True when the bytes [from, to) hold a backslash (a string spelled with escapes). */
+export function hasEscape(b: Uint8Array, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if (b[k] === BACKSLASH) return true;
+  return false;
+}
+
+/** True when the string whose quote is at `at` and which ends before `end` is exactly the ASCII `name`. */
+export function nameIs(b: Uint8Array, at: number, end: number, name: string): boolean {
+  if (end - at - 2 !== name.length) return false;
+  for (let k = 0; k < name.length; k++) if (b[at + 1 + k] !== name.charCodeAt(k)) return false;
+  return true;
+}

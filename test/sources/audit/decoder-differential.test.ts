@@ -1,0 +1,226 @@
+// The webhook's two decoders (webhook.decoder: bytes | objects) side by side on the same bodies:
+// the same refusals, skipped and truncated items, event times and numbers, the same value of
+// every k8s_audit field (each ka.*/jevt.* field of the table, with the arguments rules use), and
+// the same alerts (rule, output, fields) from a DetectionEngine with the upstream
+// k8s_audit_rules.yaml. Bodies: the orchestrator audit samples of the corpus, hand-written edge
+// cases (escapes, unicode, \u0000, huge strings, missing members, containers and numbers where
+// strings are expected, duplicate and escaped names, deep nesting, bad bodies) and corpus events
+// with values swapped for such edge values by a seeded generator.
+process.env.TZ = 'UTC';
+import { readdirSync, readFileSync } from 'node:fs';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { fieldTable, type FieldRef, type SourceEvent } from '../../../host/engine/index.js';
+import { alertJson } from '../../../host/output/alert.js';
+import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
+import { type AuditDecoder, decodeAuditEvents, type SourceDecodeResult } from '../../../host/sources/audit/batch-bytes.js';
+import { startTestWebhook } from '../../../support/audit-webhook.js';
+import { corpusPath, K8SAUDIT_SAMPLES } from '../../../support/corpus.js';
+
+const LIMITS = { maxEventBytes: 256 * 1024, maxEventDepth: 300 };
+const ARGS = [undefined, '', '0', '1', '7', '-1', 'command', 'watch', '/stage', '/user/groups/0', '/requestObject/spec/containers/0/image', '/objectRef', '/a~1b', '/items/+1'];
+
+/** Every k8s_audit field with each argument it takes (evt.* generic fields too). */
+const REFS: FieldRef[] = fieldTable('k8s_audit').flatMap((def) =>
+  (def.arg === 'none' ? [undefined] : ARGS).map((arg) => ({ kind: 'field', def, arg, canonical: arg === undefined ? def.name : `${def.name}[${arg}]`, type: def.type, isList: def.isList }) as FieldRef),
+);
+
+/** Corpus items, one per line or document. */
+function corpusItems(): unknown[] {
+  const files = readdirSync(K8SAUDIT_SAMPLES).filter((f) => f.endsWith('.json'));
+  assert.ok(files.length >= 40, `the k8s audit samples are missing from ${K8SAUDIT_SAMPLES} (${files.length} files)`);
+  return files.sort().flatMap((f) => {
+    const text = readFileSync(`${K8SAUDIT_SAMPLES}/${f}`, 'utf8');
+    const docs = text.split('\n').filter((l) => l.trim() !== '');
+    return docs.flatMap((l) => {
+      const d = JSON.parse(l) as { kind?: string; items?: unknown[] };
+      return d.kind === 'EventList' ? d.items! : [d];
+    });
+  });
+}
+
+const decode = (body: Buffer, decoder: AuditDecoder, limits = LIMITS) => decodeAuditEvents(body, limits, decoder, 1n);
+const fieldValues = (ev: SourceEvent) => REFS.map((r) => [r.canonical, ev.fields.field(r)]);
+
+/** Both decoders on one body: the same outcome, event for event and field for field. */
+function same(body: Buffer, what: string, limits = LIMITS): { objects: SourceDecodeResult; bytes: SourceDecodeResult } {
+  const objects = decode(body, 'objects', limits);
+  const bytes = decode(body, 'bytes', limits);
+  if (!objects.ok || !bytes.ok) {
+    assert.equal(bytes, objects, `${what}: refusal`);
+    return { objects, bytes };
+  }
+  assert.equal(bytes.skipped, objects.skipped, `${what}: skipped`);
+  assert.equal(bytes.truncated, objects.truncated, `${what}: truncated`);
+  assert.is(bytes.events.length, objects.events.length, `${what}: events`);
+  objects.events.forEach((o, i) => {
+    const b = bytes.events[i]!;
+    assert.is(b.timeNs, o.timeNs, `${what} #${i}: time`);
+    assert.equal(fieldValues(b), fieldValues(o), `${what} #${i}: fields`);
+  });
+  return { objects, bytes };
+}
+
+const list = (items: unknown[]) => Buffer.from(JSON.stringify({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', items }));
+
+test('decoders: the corpus gives the same events and field values, read from the bytes', () => {
+  const items = corpusItems();
+  const { bytes } = same(list(items), 'corpus');
+  assert.ok(bytes.ok && bytes.events.length > 40, 'corpus events');
+  // Not vacuous: the bytes decoder's events are its own, not the object path's.
+  const kinds = new Set(bytes.ok ? bytes.events.map((e) => e.fields.constructor.name) : []);
+  assert.equal([...kinds], ['ByteAuditFields']);
+  for (const [i, item] of items.entries()) same(Buffer.from(JSON.stringify(item)), `corpus item ${i} alone`);
+});
+
+test('decoders: the same alerts (rule, output, fields) for the corpus and generated events', async () => {
+  const items = [...corpusItems(), ...generated(7, 400)];
+  const alerts: Record<AuditDecoder, string[]> = { bytes: [], objects: [] };
+  for (const decoder of ['objects', 'bytes'] as const) {
+    const engine = new DetectionEngine({ ruleMatching: 'all', minPriority: 'Debug', hostname: 'test-node', onAlert: (a) => alerts[decoder].push(alertJson(a)) });
+    const loaded = await engine.load([{ name: 'k8s_audit_rules.yaml', text: readFileSync(corpusPath('k8s_audit_rules.yaml'), 'utf8') }]);
+    assert.ok(loaded.swapped);
+    const decoded = decode(list(items), decoder);
+    assert.ok(decoded.ok);
+    if (decoded.ok) engine.evaluate(decoded.events);
+    await engine.close();
+  }
+  assert.ok(alerts.objects.length > 30, `${alerts.objects.length} alerts`);
+  assert.equal(alerts.bytes, alerts.objects);
+});
+
+/** Edge values for a field that rules read as a string. */
+const EDGE: unknown[] = [
+  'tab\there "quoted" back\\slash /slash \b\f\n\r',
+  'caf\u00e9 \u65e5\u672c \ud83d\ude00',
+  'nul\u0000inside',
+  '\ud800 lone surrogate',
+  'x'.repeat(100_000),
+  '',
+  0,
+  -0,
+  1.5,
+  1e21,
+  2 ** 53 + 2,
+  true,
+  false,
+  null,
+  [],
+  ['a', 1, null, { b: 'c' }],
+  {},
+  { nested: { deeper: ['x', { y: 2 }] } },
+  'pods',
+  'system:anonymous',
+];
+
+/** A deterministic generator (Numerical Recipes' linear congruential one, good enough to pick values). */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
+    return a / 4294967296;
+  };
+}
+
+/** Corpus events with values replaced by edge values or deleted, at every depth. */
+function generated(seed: number, count: number): unknown[] {
+  const rnd = random(seed);
+  const base = corpusItems();
+  const mutate = (v: unknown, depth: number): unknown => {
+    if (typeof v !== 'object' || v === null) return rnd() < 0.15 ? EDGE[Math.floor(rnd() * EDGE.length)] : v;
+    if (Array.isArray(v)) return v.map((x) => mutate(x, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const r = rnd();
+      if (depth > 0 && r < 0.05) continue; // a missing member
+      out[k] = r < 0.1 ? EDGE[Math.floor(rnd() * EDGE.length)] : mutate(x, depth + 1);
+    }
+    return out;
+  };
+  return Array.from({ length: count }, (_, i) => {
+    const ev = mutate(base[i % base.length], 0) as Record<string, unknown>;
+    return { ...ev, auditID: `gen-${i}` };
+  });
+}
+
+test('decoders: generated events (edge values at every depth) read the same', () => {
+  const items = generated(11, 600);
+  same(list(items), 'generated');
+  for (let i = 0; i < 60; i++) same(Buffer.from(JSON.stringify(items[i])), `generated item ${i} alone`);
+});
+
+const EV = '{"auditID":"a1","stage":"ResponseComplete","verb":"get","stageTimestamp":"2026-01-02T03:04:05.123456789Z","user":{"username":"u"},"objectRef":{"resource":"pods","name":"p"}}';
+
+test('decoders: hand-written bodies (escapes, duplicates, numbers, shapes, refusals) read the same', () => {
+  const bodies = [
+    `{"kind":"EventList","items":[${EV},${EV.replace('"verb":"get"', '"verb":"g\\u0065t","ve\\u0072b":"list"')}]}`,
+    `{"kind":"EventList","items":[${EV.replace('"get"', '"get","verb":"watch"')}]}`,
+    `{"kind":"EventList","items":[${EV.replace('"get"', '1.0E+2')},${EV.replace('"get"', '-0')},${EV.replace('"get"', '1e400')},${EV.replace('"get"', '123456789012345678901234567890')}]}`,
+    `{"kind":"EventList","items":[${EV.replace('"u"', '"\\u0000\\ud83d\\ude00\\n"')},${EV.replace('"pods"', '["pods"]')},${EV.replace('"pods"', '{"a":[1,{"b":null}]}')}]}`,
+    `{"kind":"EventList","items":[1,"s",null,[],{},{"auditID":5},{"auditID":null},${EV}]}`,
+    `{"kind":"EventList","items":[${EV.replace('"auditID":"a1"', '"\\u0061uditID":"a1"')}]}`,
+    ` \n{"kind":"EventList","items":[${EV}],"items":[${EV},${EV}]}\t`,
+    `{"kin\\u0064":"EventList","items":[${EV}]}`,
+    `{"kind":"Event\\u004cist","items":[${EV}]}`,
+    `{"kind":"EventList","items":{}}`,
+    `{"kind":"EventList"}`,
+    `{"kind":"EventList","items":[]}`,
+    EV,
+    `{"kind":"Event","auditID":"x"}`,
+    `{"kind":"Event"}`,
+    '[]',
+    '"EventList"',
+    '',
+    '{',
+    `{"kind":"EventList","items":[${EV}],}`,
+    `{"kind":"EventList","items":[${EV}]} x`,
+    '{"a":"raw\ttab"}',
+    '{"a":01}',
+    '{"a":1.}',
+    '{"a":-}',
+    '{"a":"\\x"}',
+    '{"a":"\\u12g4"}',
+    '{"a":tru}',
+    '\ufeff{}',
+    '{"a":1 2}',
+    '{"a" 1}',
+    '{"a":[1,]}',
+  ];
+  for (const [i, text] of bodies.entries()) same(Buffer.from(text), `body ${i}: ${text.slice(0, 60)}`);
+  same(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), 'not UTF-8');
+});
+
+test('decoders: limits (too large, too deep) give the same skipped and truncated items', () => {
+  const deep = (n: number) => `${'['.repeat(n)}1${']'.repeat(n)}`;
+  const tight = { maxEventBytes: 600, maxEventDepth: 4 };
+  const body = `{"kind":"EventList","items":[${EV},${EV.replace('"get"', deep(3))},${EV.replace('"get"', deep(5))},${EV.replace('"u"', `"${'y'.repeat(700)}"`)},${EV.replace('"get"', `{"a":${deep(9)}}`)}]}`;
+  const { bytes } = same(Buffer.from(body), 'limits', tight);
+  assert.ok(bytes.ok && bytes.skipped.length === 1 && bytes.truncated.length === 2, JSON.stringify(bytes.ok && [bytes.skipped, bytes.truncated]));
+  same(Buffer.from(EV.replace('"get"', deep(5))), 'one deep event', tight);
+  same(Buffer.from(EV.replace('"u"', `"${'y'.repeat(700)}"`)), 'one large event', tight);
+  same(Buffer.from(`{"kind":"EventList","items":[${EV.replace('"get"', deep(50_000))}]}`), 'very deep');
+});
+
+test('decoders: the webhook with decoder bytes answers and alerts as with objects (corpus over TLS)', async () => {
+  const items = corpusItems();
+  const seen: Record<AuditDecoder, { answer: string; alerts: string[] }> = { bytes: { answer: '', alerts: [] }, objects: { answer: '', alerts: [] } };
+  for (const decoder of ['objects', 'bytes'] as const) {
+    const engine = new DetectionEngine({ ruleMatching: 'all', minPriority: 'Debug', hostname: 'test-node', onAlert: (a) => seen[decoder].alerts.push(alertJson(a)) });
+    assert.ok((await engine.load([{ name: 'k8s_audit_rules.yaml', text: readFileSync(corpusPath('k8s_audit_rules.yaml'), 'utf8') }])).swapped);
+    const wh = await startTestWebhook((events) => engine.evaluate(events), { decoder });
+    try {
+      const answer = await wh.post({ kind: 'EventList', apiVersion: 'audit.k8s.io/v1', items: [...items, 7, { auditID: 1 }] });
+      assert.is(answer.status, 200, answer.text);
+      seen[decoder].answer = answer.text;
+      await wh.webhook.idle();
+    } finally {
+      await wh.close();
+      await engine.close();
+    }
+  }
+  assert.ok(seen.objects.alerts.length > 30, `${seen.objects.alerts.length} alerts`);
+  assert.is(seen.bytes.answer, seen.objects.answer);
+  assert.equal(seen.bytes.alerts, seen.objects.alerts);
+});
+
+test.run();
