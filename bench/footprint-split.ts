@@ -46,7 +46,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CONFIGS: Record<string, string> = {
   // deploy/base/config.yaml without what needs the cluster (its TLS Secret, 0.0.0.0, the resources mount)
   daemonset: [
-    'rules:\n  builtIn: [syscall, orchestrator-audit]\n  compilerIdleSeconds: 3',
+    'rules:\n  builtIn: [syscall, orchestrator-audit]\n  compilerIdleSeconds: 3\n  compileWorkerHeapMb: 384',
     'webhook:\n  port: 0\nforwarder:\n  port: 0\nsyscall:\n  optional: false',
     'containers:\n  cri:\n    sockets: [/host/run/containerd/containerd.sock, /host/run/crio/crio.sock]\n  docker:\n    sockets: [/host/var/run/docker.sock]\n  podman:\n    enabled: false',
     'api:\n  enabled: false\n',
