@@ -1,7 +1,8 @@
 // Scenario `footprint-split` (a part of `footprint`: `npm run bench -- footprint` runs it too, and
 // `npm run bench -- footprint-split` alone): where the resident memory of one `rae run` goes, for
 // two configurations: `daemonset` (deploy/base/config.yaml's settings that apply off a cluster:
-// the API off, the container runtimes' sockets below /host, the kernel source required) and
+// the API off, the container runtimes' sockets below /host, the kernel source required; the
+// process started with the engine container's env from deploy/base/daemonset.yaml, NODE_OPTIONS) and
 // `all_on` (npm start's defaults: API on PGlite, console, every source). Each runs from a fresh
 // build in a temporary directory with ports 0 and compilerIdleSeconds 3 (the deployed 60 s
 // reached sooner), and is measured in phases:
@@ -30,6 +31,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
 import { probeSupport } from '../host/sources/syscall/index.js';
 import { buildLoadgen } from './capture.js';
 import { manifest } from './reload.js';
@@ -44,7 +46,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CONFIGS: Record<string, string> = {
   // deploy/base/config.yaml without what needs the cluster (its TLS Secret, 0.0.0.0, the resources mount)
   daemonset: [
-    'rules:\n  builtIn: [syscall, orchestrator-audit]\n  compilerIdleSeconds: 3',
+    'rules:\n  builtIn: [syscall, orchestrator-audit]\n  compilerIdleSeconds: 3\n  compileWorkerHeapMb: 384',
     'webhook:\n  port: 0\nforwarder:\n  port: 0\nsyscall:\n  optional: false',
     'containers:\n  cri:\n    sockets: [/host/run/containerd/containerd.sock, /host/run/crio/crio.sock]\n  docker:\n    sockets: [/host/var/run/docker.sock]\n  podman:\n    enabled: false',
     'api:\n  enabled: false\n',
@@ -105,8 +107,8 @@ class Engine {
   readonly child;
   metricsUrl = '';
 
-  constructor(head: Head, config: string, stateDir: string) {
-    this.child = spawn(process.execPath, [join(head.root, 'bin/rae.js'), 'run', '--config', config, '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'pipe'], cwd: head.root, env: { ...process.env, RAE_BUILD: head.build } });
+  constructor(head: Head, config: string, stateDir: string, env: Record<string, string> = {}) {
+    this.child = spawn(process.execPath, [join(head.root, 'bin/rae.js'), 'run', '--config', config, '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'pipe'], cwd: head.root, env: { ...process.env, RAE_BUILD: head.build, ...env } });
     this.child.stderr.on('data', (c: Buffer) => (this.err += c.toString('utf8')));
     this.child.stdout.on('data', (c: Buffer) => (this.out = (this.out + c.toString('utf8')).slice(-65536)));
   }
@@ -178,11 +180,23 @@ function report(name: string, s: Split, extra: Record<string, unknown> = {}): vo
   figure(S, `${name}_rss_mb`, s.rss_mb!, 'MB', { ...parts, ...extra });
 }
 
-/** The whole sequence of phases for one build and configuration. */
-async function measure(prefix: string, head: Head, config: string, dir: string, loadgen: string | undefined, loadSeconds: number): Promise<void> {
+/**
+ * The plain values of the engine container's env in `head`'s deploy/base/daemonset.yaml
+ * (NODE_OPTIONS among them): the daemonset configuration runs with them, each head with its own.
+ */
+function daemonSetEnv(head: Head): Record<string, string> {
+  const ds = parseAllDocuments(readFileSync(join(head.root, 'deploy/base/daemonset.yaml'), 'utf8'))
+    .map((d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } } })
+    .find((d) => d?.kind === 'DaemonSet');
+  const env = ds?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+  return Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+}
+
+/** The whole sequence of phases for one build and configuration (`env`: the process's extra environment). */
+async function measure(prefix: string, head: Head, config: string, dir: string, env: Record<string, string>, loadgen: string | undefined, loadSeconds: number): Promise<void> {
   const state = join(dir, 'state');
   rmSync(state, { recursive: true, force: true });
-  const first = new Engine(head, config, state);
+  const first = new Engine(head, config, state, env);
   try {
     await first.ready();
     await sleep(1000);
@@ -192,7 +206,7 @@ async function measure(prefix: string, head: Head, config: string, dir: string, 
   } finally {
     await first.stop();
   }
-  const e = new Engine(head, config, state);
+  const e = new Engine(head, config, state, env);
   try {
     await e.ready();
     await sleep(3000);
@@ -300,10 +314,12 @@ export async function run(): Promise<void> {
       const config = join(dir, `${name}.yaml`);
       writeFileSync(config, yaml);
       for (const h of heads) {
-        progress(`footprint: ${h.prefix ? `old (${old})` : 'this checkout'}, ${name}`);
+        // the DaemonSet's configuration as its pod runs it: with the container's env (NODE_OPTIONS)
+        const env = name === 'daemonset' ? daemonSetEnv(h.head) : {};
+        progress(`footprint: ${h.prefix ? `old (${old})` : 'this checkout'}, ${name}${Object.keys(env).length ? ` (env ${JSON.stringify(env)})` : ''}`);
         const work = join(dir, `${h.prefix}${name}`);
         mkdirSync(work);
-        await measure(`${h.prefix}${name}_`, h.head, config, work, loadgen, loadSeconds);
+        await measure(`${h.prefix}${name}_`, h.head, config, work, env, loadgen, loadSeconds);
       }
     }
   } finally {

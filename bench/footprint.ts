@@ -4,7 +4,7 @@
 // webhook, the syscall source where the probe loads), with the default configuration except
 // ports 0 and compilerIdleSeconds 3, so the idle figure is the steady state the default (60 s)
 // reaches a minute after the last rules change. rae runs from a fresh build (npm run build) in a
-// temporary directory; the start figures: the detection path up, then every component (the API
+// temporary directory (with RAE_BENCH_OLD=REF, REF's build too, in turn: figures `old_...`); the start figures: the detection path up, then every component (the API
 // comes last); on the restart, a new syscall rule's manifest written -> live on the kernel byte
 // path (the first real open it alerts on) and -> on its compiled module. First, what a short command costs from the build and through
 // tsx: `rae --help` and `rae validate` of the built-in syscall rules (CPU seconds and max RSS, via
@@ -17,6 +17,7 @@ import { figure, median, progress } from './report.js';
 import { containerdPresent } from '../support/containers/index.js';
 import { engineRssMb, startCluster } from '../support/engine-pod.js';
 import { imageToolsMissing } from '../support/image.js';
+import { buildHead } from './footprint-split.js';
 import { manifest } from './reload.js';
 
 const S = 'footprint';
@@ -82,10 +83,11 @@ async function once(stateDir: string, config: string, label: string, build: stri
   const early = memory(rae.pid);
   await sleep(6000); // compilerIdleSeconds 3: the worker, if any, has stopped
   const idle = memory(rae.pid);
-  if (label === 'restart') {
+  if (label.endsWith('restart')) {
     const change = await ruleChange(stateDir, rae);
-    if (change.byteMs !== undefined) figure(S, 'rule_change_to_byte_path_ms', change.byteMs, 'ms', { note: 'manifest written -> the first open the rule alerts on (a real syscall through the probe), 10 ms resolution' });
-    figure(S, 'rule_change_to_compiled_ms', change.compiledMs, 'ms', { engine_load_to_wasm_ms: change.engineMs, note: 'manifest written -> compiled module live; the compile worker restarted (idle-stopped before)' });
+    const old = label.slice(0, -'restart'.length);
+    if (change.byteMs !== undefined) figure(S, `${old}rule_change_to_byte_path_ms`, change.byteMs, 'ms', { note: 'manifest written -> the first open the rule alerts on (a real syscall through the probe), 10 ms resolution' });
+    figure(S, `${old}rule_change_to_compiled_ms`, change.compiledMs, 'ms', { engine_load_to_wasm_ms: change.engineMs, note: 'manifest written -> compiled module live; the compile worker restarted (idle-stopped before)' });
   }
   await rae.stop();
   const extra = { ruleset_ms: Number(loaded), module_cache: fromCache };
@@ -193,9 +195,8 @@ export async function run(): Promise<void> {
   await inPod();
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-footprint-'));
   try {
-    const build = join(dir, 'dist');
-    const built = spawnSync(process.execPath, ['scripts/build.mjs', '--out', build], { encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`footprint: the build failed\n${built.stdout}${built.stderr}`);
+    mkdirSync(join(dir, 'new'));
+    const { build } = buildHead(join(dir, 'new'));
     for (const [how, env] of [
       ['build', { RAE_BUILD: build }],
       ['tsx', { RAE_TSX: '1' }],
@@ -205,9 +206,19 @@ export async function run(): Promise<void> {
     }
     const config = join(dir, 'config.yaml');
     writeFileSync(config, 'rules:\n  compilerIdleSeconds: 3\nforwarder:\n  port: 0\napi:\n  port: 0\nwebhook:\n  port: 0\n');
-    const state = join(dir, 'state');
-    await once(state, config, 'first_start', build);
-    await once(state, config, 'restart', build);
+    const heads = [{ prefix: '', build }];
+    const ref = process.env.RAE_BENCH_OLD;
+    if (ref) {
+      // REF's build, measured in turn with this one (figures `old_...`), each on a state directory of its own
+      mkdirSync(join(dir, 'old'));
+      heads.push({ prefix: 'old_', build: buildHead(join(dir, 'old'), ref).build });
+    }
+    for (const h of heads) {
+      progress(`footprint: ${h.prefix ? `old (${ref})` : 'this checkout'}, every component on`);
+      const state = join(dir, `${h.prefix}state`);
+      await once(state, config, `${h.prefix}first_start`, h.build);
+      await once(state, config, `${h.prefix}restart`, h.build);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
