@@ -112,6 +112,12 @@ function noteTop(b: Uint8Array, at: number, valueAt: number, top: TopMembers): v
 export function validJson(b: Uint8Array, top?: TopMembers): boolean {
   // Open containers, innermost last: true for an object.
   const open: boolean[] = [];
+  // A member's name at `at`: where its value starts (-1: not a name), noted when top-level.
+  const member = (at: number): number => {
+    const valueAt = memberName(b, at);
+    if (valueAt >= 0 && top !== undefined && open.length === 1) noteTop(b, at, valueAt, top);
+    return valueAt;
+  };
   let i = skipBlanks(b, 0);
   for (;;) {
     // A value at i.
@@ -123,12 +129,7 @@ export function validJson(b: Uint8Array, top?: TopMembers): boolean {
         i++;
       } else {
         open.push(object);
-        if (object) {
-          const at = i;
-          i = memberName(b, i);
-          if (i < 0) return false;
-          if (top !== undefined && open.length === 1) noteTop(b, at, i, top);
-        }
+        if (object && (i = member(i)) < 0) return false;
         continue;
       }
     } else {
@@ -143,12 +144,7 @@ export function validJson(b: Uint8Array, top?: TopMembers): boolean {
       const c2 = b[i];
       if (c2 === COMMA) {
         i = skipBlanks(b, i + 1);
-        if (object) {
-          const at = i;
-          i = memberName(b, i);
-          if (i < 0) return false;
-          if (top !== undefined && open.length === 1) noteTop(b, at, i, top);
-        }
+        if (object && (i = member(i)) < 0) return false;
         break;
       }
       if (c2 !== (object ? CLOSE_OBJECT : CLOSE_ARRAY)) return false;
