@@ -29,8 +29,8 @@ const ports = { forwarder: 0, webhook: 0, api: 0 };
 let cfg = '';
 
 /** `rae run` on the sequence's ports with its state in `stateDir`; `api` says whether the API runs. */
-function engine(stateDir: string, api: boolean): RaeRun {
-  return startRae(['--config', cfg, '--state-dir', stateDir, '-o', `api.enabled=${api}`]);
+function engine(stateDir: string, api: boolean, env: NodeJS.ProcessEnv = {}): RaeRun {
+  return startRae(['--config', cfg, '--state-dir', stateDir, '-o', `api.enabled=${api}`], [], { env });
 }
 
 /** SIGTERM, then the exit code; fails (after SIGKILL) when the engine outlives SIGTERM by STOP_DEADLINE_MS. */
@@ -121,8 +121,11 @@ test('fault sequence: every later engine starts on the same ports, and each fail
 
     // 4. SIGTERM while the API creates its database: every port is free before that ends, so the
     // next engine starts at once; the API never listens; the engine exits 0 once the database is made.
+    // From the sources (RAE_TSX): no database template, so the database is created with initdb and
+    // the migrations, which outlasts the stop of the other components (the build's template is
+    // unpacked in about a second, often before they are stopped).
     const state = join(tmp, 'state');
-    const creating = engine(state, true);
+    const creating = engine(state, true, { RAE_TSX: '1' });
     let creatingDone = false;
     try {
       await creating.waitLog(/run: started \(.*\); waiting for api starting/);
