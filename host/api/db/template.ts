@@ -1,8 +1,8 @@
 // The API's PGlite database template: a new database's data directory with every migration
 // applied, made by `npm run build` (scripts/build.mjs, writeTemplate) next to this file's
 // JavaScript, with the key it was made for beside it. A first start with an empty state
-// directory unpacks it (PGlite's loadDataDir) instead of running initdb and the migrations, the
-// most of a first start's CPU. The key names PGlite's version and a hash of the migrations: a
+// directory unpacks it (untar.ts, with Node's own file calls; then opened as on a restart) instead
+// of running initdb and the migrations, the most of a first start's CPU. The key names PGlite's version and a hash of the migrations: a
 // template made by another PGlite or from other migrations is not used (initdb and the
 // migrations run as without one), nor is one missing (running from the sources: no build).
 // Consumes the shipped migrations; produces the template, and the choice of using it.
