@@ -168,9 +168,9 @@ export async function pgliteOptions(): Promise<{ PGlite: typeof PGlite; options:
   return { PGlite, options: { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`], extensions: { pg_trgm } } };
 }
 
-/** The template's bytes when `dir` holds no database yet and the template can be read. */
-function templateFor(dir: string, template: string | undefined): Uint8Array | undefined {
-  if (!template || existsSync(join(dir, 'PG_VERSION'))) return undefined;
+/** The template's bytes, when one is given and can be read. */
+function templateBytes(template: string | undefined): Uint8Array | undefined {
+  if (!template) return undefined;
   try {
     return readFileSync(template);
   } catch {
@@ -185,8 +185,9 @@ function templateFor(dir: string, template: string | undefined): Uint8Array | un
  */
 async function createPglite(dir: string, template: string | undefined, lockFile: string): Promise<{ pg: PGlite; created?: 'template' | 'initdb' }> {
   const { PGlite, options } = await pgliteOptions();
+  // a new database only where the directory holds none yet
   const created = existsSync(join(dir, 'PG_VERSION')) ? undefined : 'initdb';
-  const tar = templateFor(dir, template);
+  const tar = created ? templateBytes(template) : undefined;
   if (tar) {
     try {
       // PG_VERSION, which tells a database is there, last: a process stopped while it unpacks
