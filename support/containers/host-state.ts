@@ -97,18 +97,43 @@ export function removeDir(dir: string): void {
 }
 
 /**
- * Removes the cgroup directory `path` and then each empty parent up to the root, in every
- * hierarchy; a directory still in use (another test's) stays. Returns whether `path` is gone.
+ * Removes the cgroup directories below `dir` (deepest first) and then `dir`; throws as rmdir
+ * does when one is still in use. A container whose shim died is never deleted by runc, so its
+ * cgroup stays below the pod's and keeps the pod's busy.
+ */
+function rmdirTree(dir: string): void {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (!e.isDirectory()) continue;
+    try {
+      rmdirTree(join(dir, e.name));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  rmdirSync(dir);
+}
+
+/**
+ * Removes the cgroup directory `path` with what is below it, and then each empty parent up to
+ * the root, in every hierarchy; a directory still in use (another test's) stays. Returns whether
+ * `path` is gone.
  */
 function removeCgroup(path: string): boolean {
   let gone = true;
   for (const root of cgroupMounts()) {
-    for (let p = path; p !== '/' && p !== ''; p = p.slice(0, p.lastIndexOf('/')) || '/') {
+    try {
+      rmdirTree(join(root, path));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') {
+        gone = false;
+        continue;
+      }
+    }
+    for (let p = path.slice(0, path.lastIndexOf('/')); p !== '/' && p !== ''; p = p.slice(0, p.lastIndexOf('/')) || '/') {
       try {
         rmdirSync(join(root, p));
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        if (p === path) gone = false;
         break;
       }
     }

@@ -5,7 +5,7 @@ export { startContainerd, containerdPresent, type PrivateContainerd } from './co
 export { CriAdmin, type Pod, type ContainerSpec } from './cri-admin.js';
 export { startDockerd, dockerPresent, type PrivateEngine } from './docker.js';
 export { startPodman, podmanPresent } from './podman.js';
-export { leftovers, mountsUnder, netnsNames, processesNaming } from './host-state.js';
+export { leftovers, mountsUnder, netnsNames, processesNaming, removeCgroups } from './host-state.js';
 
 /** Whether the runtimes can be started here: root, and the packages of scripts/setup.sh --for test. */
 export function runtimesAvailable(): boolean {

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -19,6 +19,7 @@ import {
   netnsNames,
   podmanPresent,
   processesNaming,
+  removeCgroups,
   runtimesAvailable,
   startContainerd,
   startDockerd,
@@ -73,6 +74,17 @@ function cgroupOf(pid: number): string {
     await c.stop();
   }
   assert.equal(leftovers(c.dir, c.cgroups, netns), []);
+});
+
+test('removeCgroups takes a pod cgroup with the cgroups of containers whose shim died still below it (runc never deleted them)', async () => {
+  const pod = `/rae-harness-${process.pid}/pod-x`;
+  const root = '/sys/fs/cgroup/pids';
+  mkdirSync(join(root, pod, 'container-a'), { recursive: true });
+  mkdirSync(join(root, pod, 'container-b', 'nested'), { recursive: true });
+  await removeCgroups([pod], 2_000);
+  const dir = mkdtempSync(join(tmpdir(), 'rae-cg-'));
+  rmSync(dir, { recursive: true });
+  assert.equal(leftovers(dir, [pod, `/rae-harness-${process.pid}`], []), []);
 });
 
 (ready && containerdPresent() ? test : test.skip)('removePod when the shim goes away mid-StopPodSandbox ("ttrpc: closed"): it retries and forces, the pod is gone, nothing left', async () => {
