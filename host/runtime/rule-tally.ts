@@ -13,8 +13,8 @@
 //   rules over the events that reached it in a sampled call, whole and without each of its rules
 //   in turn: at the group's first sampled call (cold code, discarded), at its next WARM_PROFILES
 //   sampled calls that reach it, then once in RESAMPLE_EVERY; one sampled call carries at most
-//   PROFILE_BUDGET seconds of profiles (the group that crosses it finished), the groups due after
-//   that wait for the next ones. The whole group's time per call gives the estimate the
+//   PROFILE_BUDGET seconds of profiles (at least one pair of runs), a profile under way goes on
+//   at the group's next sampled calls and the groups due after it wait. The whole group's time per call gives the estimate the
 //   calibration compares with, and the group's time minus its time without a rule is that rule's
 //   leave-one-out rate in that group, what removing it saves. Rates are medians of the group's
 //   last RATE_WINDOW warm profiles; the work the rules share (operands memoised per event) is
@@ -60,11 +60,13 @@ const WARM_PROFILES = 9;
 const PROFILE_RUNS = 3;
 
 /**
- * Seconds of profiling one evaluate call may carry (sampleEvery > 1, an engine): profiles of
- * further groups wait for later sampled calls once it is spent, the group that crosses it
- * finished. Profiling every group a call reached at once (a new module's first sampled calls
- * profile each group cold, then warm) put tens of milliseconds on one batch: the first batch
- * after a hot swap read 42.8 ms against 6.5 before the tally (the eval bench). With every call
+ * Seconds of profiling one evaluate call may carry (sampleEvery > 1, an engine): checked after
+ * each pair of runs, the profile under way goes on at later sampled calls and further groups
+ * wait once it is spent. Profiling every group a call reached at once (a new module's first
+ * sampled calls profile each group cold, then warm) put tens of milliseconds on one batch: the
+ * first batch after a hot swap read 42.8 ms against 6.5 before the tally (the eval bench); checked
+ * between groups only, one group's whole profile (the stable rules' `openat` group, 15 to 80 ms
+ * while the worker compiled) still landed on one batch. With every call
  * sampled (`rae profile`, a replay) nothing waits on a batch and the profiles are not bounded,
  * so a short replay gets every group's rates.
  */
@@ -185,6 +187,15 @@ export class ModuleTally {
   /** Profiles of each group so far (the first one cold), and the sampled call from which it is due again. */
   private readonly profiles: Uint32Array;
   private readonly due: Float64Array;
+  /**
+   * A profile under way, by group: its pair steps done (0: none under way), the least whole run
+   * so far and each pair's least (whole + without) and its difference, seconds per call of the
+   * group. A profile may span several sampled calls (see PROFILE_BUDGET), each over its own events.
+   */
+  private readonly steps: Uint32Array;
+  private readonly wholeSoFar: Float64Array;
+  private readonly pairSum: Float64Array;
+  private readonly pairDiff: Float64Array;
   private readonly profileFn: ProfileFn;
   private readonly countsAt: number;
   /** A read for figures (a scrape, `rae profile`): what waits for the calibration is costed at what there is. */
@@ -243,6 +254,10 @@ export class ModuleTally {
     this.shareOf = new Float64Array(generated.countSlots.length).fill(1);
     this.profiles = new Uint32Array(generated.countSlots.length);
     this.due = new Float64Array(generated.countSlots.length);
+    this.steps = new Uint32Array(generated.countSlots.length);
+    this.wholeSoFar = new Float64Array(generated.countSlots.length);
+    this.pairSum = new Float64Array(this.pairRule.length);
+    this.pairDiff = new Float64Array(this.pairRule.length);
     this.profileFn = exports.profile as ProfileFn;
     this.countsAt = (exports.counts as () => number)();
     // whatever was counted before (warm-up batches) is not the rules' work
@@ -288,8 +303,11 @@ export class ModuleTally {
     for (let g = 0; g < this.calls.length; g++) if (this.calls[g]! > 0) reached.push(g);
     if (reached.length === 0) return this.apply();
     const sample = this.samples++;
-    // most overdue first (a group never profiled is due from 0), then the one this call reached most
-    const groups = reached.filter((g) => sample >= this.due[g]!).sort((a, b) => this.due[a]! - this.due[b]! || this.calls[b]! - this.calls[a]!);
+    // a profile under way first, then the most overdue (a group never profiled is due from 0), then the one this call reached most
+    const underWay = (g: number) => (this.steps[g]! > 0 ? 0 : 1);
+    const groups = reached
+      .filter((g) => sample >= this.due[g]!)
+      .sort((a, b) => underWay(a) - underWay(b) || this.due[a]! - this.due[b]! || this.calls[b]! - this.calls[a]!);
     if (groups.length > 0) {
       this.profileWatch.start();
       this.profile(src, rec, n, groups, sample);
@@ -428,10 +446,17 @@ export class ModuleTally {
       this.profileFn(slot, skip, first, rec, stride, MEM.outBase, m);
       return this.watch.seconds();
     };
-    // Lists are repeated up to MIN_TIMED entries: every entry is one call of the group (a new epoch).
-    const list = (ls: ReadonlyArray<readonly number[] | undefined>): number => {
+    // Lists are repeated up to MIN_TIMED entries: every entry is one call of the group (a new
+    // epoch). Under a budget, a longer list is thinned to every so many event, about MIN_TIMED:
+    // a run over a whole batch's `openat` events took 0.7 ms on a busy machine, too coarse a
+    // step for the budget, and the rates are per call either way.
+    const thin = (l: readonly number[] | undefined, every: number) => (every > 1 ? l?.filter((_, i) => i % every === 0) : l);
+    const list = (lists: ReadonlyArray<readonly number[] | undefined>): number => {
       let m = 0;
-      const once = ls.reduce((s, l) => s + (l?.length ?? 0), 0);
+      const count = (ls: ReadonlyArray<readonly number[] | undefined>) => ls.reduce((s, l) => s + (l?.length ?? 0), 0);
+      const every = Number.isFinite(this.budget) ? Math.ceil(count(lists) / MIN_TIMED) : 1;
+      const ls = lists.map((l) => thin(l, every));
+      const once = count(ls);
       if (once === 0) return 0;
       const total = Math.min(idx.length, once * Math.ceil(MIN_TIMED / once));
       while (m + once <= total)
@@ -453,40 +478,68 @@ export class ModuleTally {
     this.timer = empty;
     this.perEvent = Math.max(0, loop - empty) / all;
     let done = 0;
+    const spent = () => this.profileWatch.seconds() >= this.budget;
     for (const gi of groups) {
-      // the budget of one call spent (the group that crossed it finished), the others wait for the next sampled calls
-      if (done > 0 && this.profileWatch.seconds() >= this.budget) break;
-      const g = this.generated.countSlots[gi]!;
-      const m = list([bySlot.get(g.slot)]);
+      if (done > 0 && spent()) break;
+      const m = list([bySlot.get(this.generated.countSlots[gi]!.slot)]);
       if (m === 0) continue;
-      done++;
-      // warm profiles so far (-1: this is the cold first one), then when the group is due again
-      const warmed = this.profiles[gi]++ - 1;
-      this.due[gi] = sample + (warmed < WARM_PROFILES - 1 ? 1 : RESAMPLE_EVERY);
-      // The group's first run of a profile reads its records and branches cold: measured on the
-      // stable rules' `openat` group, 1.6 to 3 times the next runs (213 to 422 µs against 137),
-      // which the first rule's pair carried in every profile.
-      this.profileFn(g.slot, -1, first, rec, stride, MEM.outBase, m);
-      // Each rule's sample is one adjacent pair (whole, then without it), the pair of the run
-      // that took least in all: a step in between (V8 tiering the loop up, a run after a rule's
-      // branches were left out) spoils one pair; the second round runs the rules in reverse, so
-      // no rule's pairs always follow the same run.
-      let whole = Infinity;
-      const pairs = g.rules.map(() => ({ sum: Infinity, diff: 0 }));
-      for (let r = 0; r < PROFILE_RUNS; r++)
-        for (let i = 0; i < g.rules.length; i++) {
-          const p = r % 2 === 0 ? i : g.rules.length - 1 - i;
-          const w = run(g.slot, -1, m);
-          const x = run(g.slot, p, m);
-          whole = Math.min(whole, w);
-          if (w + x < pairs[p]!.sum) pairs[p] = { sum: w + x, diff: w - x };
-        }
-      // the first warm profile replaces the cold one (kept till then: a short replay has no other)
-      if (warmed === 0) for (const r of [this.groupRates[gi]!, ...g.rules.map((_, p) => this.pairRates[this.pairBase[gi]! + p]!)]) r.clear();
-      this.groupRates[gi]!.add(Math.max(0, whole - this.timer - m * this.perEvent) / m);
-      // a difference of two timings: a rule cheaper than their noise may read below 0 this time
-      g.rules.forEach((_, p) => this.pairRates[this.pairBase[gi]! + p]!.add(pairs[p]!.diff / m));
-      this.shareOf[gi] = this.shareFactor(gi);
+      // The group's first run over a call's events reads its records and branches cold: measured
+      // on the stable rules' `openat` group, 1.6 to 3 times the next runs (213 to 422 µs against
+      // 137), which the first pair timed would carry.
+      this.profileFn(this.generated.countSlots[gi]!.slot, -1, first, rec, stride, MEM.outBase, m);
+      done += this.profileSteps(gi, m, run, spent);
+      if (this.steps[gi] === PROFILE_RUNS * this.generated.countSlots[gi]!.rules.length) this.finishProfile(gi, sample);
     }
+  }
+
+  /**
+   * Times pairs of group `gi`'s profile over this call's m listed events (`run`), from where the
+   * profile stands, until it is whole or the call's budget is `spent` (at least one pair). Each
+   * rule's sample is one adjacent pair (whole, then without it), the pair that took least in
+   * all: a step in between (V8 tiering the loop up, a run after a rule's branches were left out)
+   * spoils one pair; the second round runs the rules in reverse, so no rule's pairs always follow
+   * the same run. Timings are per call of the group (÷ m), since a profile's pairs may come from
+   * different sampled calls. Returns the pairs timed.
+   */
+  private profileSteps(gi: number, m: number, run: (slot: number, skip: number, m: number) => number, spent: () => boolean): number {
+    const g = this.generated.countSlots[gi]!;
+    const k = g.rules.length;
+    const base = this.pairBase[gi]!;
+    if (this.steps[gi] === 0) {
+      this.wholeSoFar[gi] = Infinity;
+      this.pairSum.fill(Infinity, base, base + k);
+    }
+    let timed = 0;
+    while (this.steps[gi]! < PROFILE_RUNS * k && !(timed > 0 && spent())) {
+      const step = this.steps[gi]!;
+      const i = step % k;
+      const p = Math.floor(step / k) % 2 === 0 ? i : k - 1 - i;
+      const w = (run(g.slot, -1, m) - this.timer) / m - this.perEvent;
+      const x = (run(g.slot, p, m) - this.timer) / m - this.perEvent;
+      this.wholeSoFar[gi] = Math.min(this.wholeSoFar[gi]!, w);
+      if (w + x < this.pairSum[base + p]!) {
+        this.pairSum[base + p] = w + x;
+        this.pairDiff[base + p] = w - x;
+      }
+      this.steps[gi] = step + 1;
+      timed++;
+    }
+    return timed;
+  }
+
+  /** Group `gi`'s profile is whole: its rates take its samples, and it is due again (sampled call `sample`). */
+  private finishProfile(gi: number, sample: number): void {
+    const g = this.generated.countSlots[gi]!;
+    this.steps[gi] = 0;
+    // warm profiles so far (-1: this was the cold first one), then when the group is due again
+    const warmed = this.profiles[gi]++ - 1;
+    this.due[gi] = sample + (warmed < WARM_PROFILES - 1 ? 1 : RESAMPLE_EVERY);
+    const pairs = g.rules.map((_, p) => this.pairRates[this.pairBase[gi]! + p]!);
+    // the first warm profile replaces the cold one (kept till then: a short replay has no other)
+    if (warmed === 0) for (const r of [this.groupRates[gi]!, ...pairs]) r.clear();
+    this.groupRates[gi]!.add(Math.max(0, this.wholeSoFar[gi]!));
+    // a difference of two timings: a rule cheaper than their noise may read below 0 this time
+    pairs.forEach((r, p) => r.add(this.pairDiff[this.pairBase[gi]! + p]!));
+    this.shareOf[gi] = this.shareFactor(gi);
   }
 }
