@@ -305,9 +305,7 @@ export class ModuleTally {
     const sample = this.samples++;
     // a profile under way first, then the most overdue (a group never profiled is due from 0), then the one this call reached most
     const underWay = (g: number) => (this.steps[g]! > 0 ? 0 : 1);
-    const groups = reached
-      .filter((g) => sample >= this.due[g]!)
-      .sort((a, b) => underWay(a) - underWay(b) || this.due[a]! - this.due[b]! || this.calls[b]! - this.calls[a]!);
+    const groups = reached.filter((g) => sample >= this.due[g]!).sort((a, b) => underWay(a) - underWay(b) || this.due[a]! - this.due[b]! || this.calls[b]! - this.calls[a]!);
     if (groups.length > 0) {
       this.profileWatch.start();
       this.profile(src, rec, n, groups, sample);
