@@ -16,3 +16,9 @@ export function median(xs: number[]): number {
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
+
+/** The q-quantile (0..1) of a list of numbers, the nearest rank below. */
+export function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(q * (s.length - 1))]!;
+}
