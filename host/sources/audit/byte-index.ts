@@ -2,13 +2,14 @@
 // one walk over each event: every key path an audit field reads (the scalar ka.* paths, the
 // members list fields decode, the event time) is a slot, so a field read goes straight to its
 // value's bytes instead of walking the event again. The walk descends only into members on
-// those paths and skips the rest; each value is taken at its last occurrence (JSON.parse keeps
+// those paths and steps over the rest, validating the event as JSON as it goes (so a body read
+// in one pass needs no validation pass before it); each value is taken at its last occurrence (JSON.parse keeps
 // the last duplicate: a repeated member clears what its earlier occurrence gave the slots below
 // it). An event with a member name written with escapes on the walk is marked, and its reads walk
 // the event (byte-value.ts compares such names decoded). The walk also gives the event's end and
-// nesting depth. One Int32Array a batch holds every event's entries. Consumes validated JSON
-// text; produces offsets.
-import { nameIs, skipBlanks, skippedDepth, skipValue, stringEnd } from './json-scan.js';
+// nesting depth. One Int32Array a batch holds every event's entries. Consumes UTF-8 text;
+// produces offsets, or -1 for text that is not JSON.
+import { nameIs, skipBlanks, validDepth, validString, validValue } from './json-scan.js';
 import { kaScalarPaths } from './ka-fields.js';
 
 /** A member on an indexed path: its slot when the path ending here is indexed, and the members below it. */
@@ -92,14 +93,21 @@ function childNamed(node: Node, b: Uint8Array, at: number, end: number): Node | 
   return undefined;
 }
 
-/** Walks the object at `at` (nesting `level`) whose members on indexed paths are below `node`; returns the index past its `}`. */
+/**
+ * Walks the object at `at` (nesting `level`) whose members on indexed paths are below `node`,
+ * validating it as validValue does; returns the index past its `}`, or -1 when it is not valid JSON.
+ */
 function walkObject(b: Uint8Array, at: number, node: Node, level: number, index: Int32Array, base: number): number {
   if (level > indexedDepth) indexedDepth = level;
   let i = skipBlanks(b, at + 1);
   if (b[i] === 0x7d) return i + 1;
   for (;;) {
-    const nameEnd = stringEnd(b, i);
-    const valueAt = skipBlanks(b, skipBlanks(b, nameEnd) + 1);
+    if (b[i] !== 0x22) return -1;
+    const nameEnd = validString(b, i);
+    if (nameEnd < 0) return -1;
+    const colon = skipBlanks(b, nameEnd);
+    if (b[colon] !== 0x3a) return -1;
+    const valueAt = skipBlanks(b, colon + 1);
     for (let k = i + 1; k < nameEnd - 1; k++) {
       if (b[k] === 0x5c) {
         flags |= ESCAPED;
@@ -108,31 +116,30 @@ function walkObject(b: Uint8Array, at: number, node: Node, level: number, index:
     }
     const child = childNamed(node, b, i, nameEnd);
     let end: number;
-    if (child === undefined) {
-      end = skipValue(b, valueAt);
-      if (level + skippedDepth > indexedDepth) indexedDepth = level + skippedDepth;
+    if (child !== undefined) for (const s of child.below) index[base + s] = index[base + END + s] = -1;
+    if (child !== undefined && child.children.size > 0 && b[valueAt] === 0x7b) {
+      end = walkObject(b, valueAt, child, level + 1, index, base);
+      if (end < 0) return -1;
     } else {
-      for (const s of child.below) index[base + s] = index[base + END + s] = -1;
-      if (child.children.size > 0 && b[valueAt] === 0x7b) {
-        end = walkObject(b, valueAt, child, level + 1, index, base);
-      } else {
-        end = skipValue(b, valueAt);
-        if (level + skippedDepth > indexedDepth) indexedDepth = level + skippedDepth;
-      }
-      if (child.slot >= 0) {
-        index[base + child.slot] = valueAt;
-        index[base + END + child.slot] = end;
-      }
+      end = validValue(b, valueAt);
+      if (end < 0) return -1;
+      if (level + validDepth > indexedDepth) indexedDepth = level + validDepth;
+    }
+    if (child !== undefined && child.slot >= 0) {
+      index[base + child.slot] = valueAt;
+      index[base + END + child.slot] = end;
     }
     i = skipBlanks(b, end);
     if (b[i] === 0x7d) return i + 1;
+    if (b[i] !== 0x2c) return -1;
     i = skipBlanks(b, i + 1);
   }
 }
 
 /**
  * Indexes the object at `at` into index[base .. base + ENTRY) (starts and ends, -1 when absent;
- * then the flags) and returns the index past its `}`; sets indexedDepth.
+ * then the flags) and returns the index past its `}` (-1: the object is not valid JSON); sets
+ * indexedDepth.
  */
 export function indexEvent(b: Uint8Array, at: number, index: Int32Array, base: number): number {
   index.fill(-1, base, base + FLAGS);

@@ -185,6 +185,16 @@ test('decoders: hand-written bodies (escapes, duplicates, numbers, shapes, refus
     '{"a":1 2}',
     '{"a" 1}',
     '{"a":[1,]}',
+    // the one-pass EventList path (decodeList): what it must refuse or hand over while reading
+    `{"kind":"EventList","items":[${EV},]}`,
+    `{"kind":"EventList","items":[${EV}${EV}]}`,
+    `{"items":[${EV}],"kind":"EventList"}`,
+    `{"kind":"EventList","items":[${EV}],"kind":"Event"}`,
+    `{"kind":"EventList","items":[${EV.replace('"get"', 'tru')}]}`,
+    `{"kind":"EventList","items":[${EV.replace('"p"', '"p\\q"')}]}`,
+    `{"kind":"EventList","items":[${EV.replace('"stage"', '"stage" 1,"x"')}]}`,
+    `{"kind":"EventList","metadata":{"a":[1,]},"items":[${EV}]}`,
+    `{"kind":"EventList","items":[${EV}] , "apiVersion" : "audit.k8s.io/v1" }`,
   ];
   for (const [i, text] of bodies.entries()) same(Buffer.from(text), `body ${i}: ${text.slice(0, 60)}`);
   same(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), 'not UTF-8');
