@@ -16,7 +16,7 @@ import { byteSourceEvent } from './byte-event.js';
 import { ENTRY, FLAGS, indexedDepth, indexEvent, slotOf } from './byte-index.js';
 import { parseAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
-import { hasEscape, memberName, nameIs, skipBlanks, skipValue, stringEnd, type TopMembers, validJson, validString, validValue } from './json-scan.js';
+import { hasEscape, memberName, nameIs, skipBlanks, skipValue, stringEnd, stringEscaped, type TopMembers, validJson, validString, validValue } from './json-scan.js';
 
 /** Which decoder reads request bodies. */
 export type AuditDecoder = 'bytes' | 'objects';
@@ -123,7 +123,7 @@ function decodeList(body: Buffer, limits: EventLimits, firstNum: bigint): Source
   for (let member = body[i] !== 0x7d; member; ) {
     if (body[i] !== 0x22) return undefined;
     const nameEnd = validString(body, i);
-    if (nameEnd < 0 || hasEscape(body, i + 1, nameEnd - 1)) return undefined;
+    if (nameEnd < 0 || stringEscaped) return undefined;
     const value = memberName(body, i);
     if (value < 0) return undefined;
     let end: number;

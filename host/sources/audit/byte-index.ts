@@ -9,7 +9,7 @@
 // the event (byte-value.ts compares such names decoded). The walk also gives the event's end and
 // nesting depth. One Int32Array a batch holds every event's entries. Consumes UTF-8 text;
 // produces offsets, or -1 for text that is not JSON.
-import { nameIs, skipBlanks, validDepth, validString, validValue } from './json-scan.js';
+import { nameIs, skipBlanks, stringEscaped, validDepth, validString, validValue } from './json-scan.js';
 import { kaScalarPaths } from './ka-fields.js';
 
 /** A member on an indexed path: its slot when the path ending here is indexed, and the members below it. */
@@ -17,11 +17,15 @@ interface Node {
   slot: number;
   /** Every slot at or below this node (cleared when the member occurs again). */
   below: number[];
-  /** Children by (name length << 8 | first byte), then by name. */
-  children: Map<number, Array<{ name: string; node: Node }>>;
+  /** The members below this one on indexed paths. */
+  children: Array<{ name: string; node: Node }>;
+  /** Each child's (name length << 8 | first byte), in order: a name is looked up by a scan of a few numbers. */
+  keys: Int32Array;
 }
 
-const ROOT: Node = { slot: -1, below: [], children: new Map() };
+const newNode = (): Node => ({ slot: -1, below: [], children: [], keys: new Int32Array(0) });
+const keyOf = (name: string) => (name.length << 8) | name.charCodeAt(0);
+const ROOT = newNode();
 /** The indexed paths, joined with '\0', by slot. */
 const SLOTS = new Map<string, number>();
 
@@ -29,11 +33,8 @@ function addPath(path: readonly string[]): void {
   let node = ROOT;
   for (let k = 0; k < path.length; k++) {
     const name = path[k]!;
-    const key = (name.length << 8) | name.charCodeAt(0);
-    const list = node.children.get(key) ?? [];
-    node.children.set(key, list);
-    let next = list.find((c) => c.name === name)?.node;
-    if (next === undefined) list.push({ name, node: (next = { slot: -1, below: [], children: new Map() }) });
+    let next = node.children.find((c) => c.name === name)?.node;
+    if (next === undefined) node.children.push({ name, node: (next = newNode()) });
     node = next;
   }
   if (node.slot < 0) {
@@ -50,8 +51,9 @@ for (const path of kaScalarPaths()) addPath(path);
 
 function fillBelow(node: Node): number[] {
   const below = node.slot >= 0 ? [node.slot] : [];
-  for (const list of node.children.values()) for (const c of list) below.push(...fillBelow(c.node));
+  for (const c of node.children) below.push(...fillBelow(c.node));
   node.below = below;
+  node.keys = Int32Array.from(node.children, (c) => keyOf(c.name));
   return below;
 }
 fillBelow(ROOT);
@@ -87,9 +89,14 @@ let flags = 0;
 
 /** The child of `node` named by the string whose quote is at `at` and which ends before `end`. */
 function childNamed(node: Node, b: Uint8Array, at: number, end: number): Node | undefined {
-  const list = node.children.get(((end - at - 2) << 8) | b[at + 1]!);
-  if (list === undefined) return undefined;
-  for (const c of list) if (nameIs(b, at, end, c.name)) return c.node;
+  const key = ((end - at - 2) << 8) | b[at + 1]!;
+  const keys = node.keys;
+  for (let k = 0; k < keys.length; k++) {
+    if (keys[k] === key) {
+      const c = node.children[k]!;
+      if (nameIs(b, at, end, c.name)) return c.node;
+    }
+  }
   return undefined;
 }
 
@@ -105,19 +112,14 @@ function walkObject(b: Uint8Array, at: number, node: Node, level: number, index:
     if (b[i] !== 0x22) return -1;
     const nameEnd = validString(b, i);
     if (nameEnd < 0) return -1;
+    if (stringEscaped) flags |= ESCAPED;
     const colon = skipBlanks(b, nameEnd);
     if (b[colon] !== 0x3a) return -1;
     const valueAt = skipBlanks(b, colon + 1);
-    for (let k = i + 1; k < nameEnd - 1; k++) {
-      if (b[k] === 0x5c) {
-        flags |= ESCAPED;
-        break;
-      }
-    }
     const child = childNamed(node, b, i, nameEnd);
     let end: number;
     if (child !== undefined) for (const s of child.below) index[base + s] = index[base + END + s] = -1;
-    if (child !== undefined && child.children.size > 0 && b[valueAt] === 0x7b) {
+    if (child !== undefined && child.children.length > 0 && b[valueAt] === 0x7b) {
       end = walkObject(b, valueAt, child, level + 1, index, base);
       if (end < 0) return -1;
     } else {

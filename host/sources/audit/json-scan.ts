@@ -25,16 +25,26 @@ export function skipBlanks(b: Uint8Array, i: number): number {
   return i;
 }
 
-/** Index just past the valid string whose quote is at `i`, or -1 (raw control character, bad escape, no end). */
+/** Whether the last string validString accepted holds an escape. */
+export let stringEscaped = false;
+
+/** Index just past the valid string whose quote is at `i`, or -1 (raw control character, bad escape, no end); sets stringEscaped. */
 export function validString(b: Uint8Array, i: number): number {
   const n = b.length;
+  stringEscaped = false;
   i++;
   for (;;) {
-    // The plain run: most string bytes are neither a quote, a backslash nor a control character.
-    let c = b[i];
-    while (c !== undefined && c !== QUOTE && c !== BACKSLASH && c >= 0x20) c = b[++i];
-    if (i >= n || c === undefined || c < 0x20) return -1;
+    // The plain run: most string bytes are above the quote and not a backslash (one test each).
+    let c = 0;
+    while (i < n && (c = b[i]!) > QUOTE && c !== BACKSLASH) i++;
+    if (i >= n) return -1;
     if (c === QUOTE) return i + 1;
+    if (c < 0x20) return -1;
+    if (c !== BACKSLASH) {
+      i++; // a space or '!'
+      continue;
+    }
+    stringEscaped = true;
     const e = b[i + 1];
     if (e === 0x75 /* u */) {
       if (!isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) return -1;
