@@ -264,7 +264,22 @@ async function underLoad(prefix: string, e: Engine, loadgen: string, dir: string
   figure(S, `${prefix}load_max_rss_mb`, extra.max_rss_mb, 'MB', { seconds, kernel_drops: extra.kernel_drops });
 }
 
-/** A checkout and its build (`rae run` starts from the checkout's bin/rae.js with RAE_BUILD). */
+/**
+ * The sources of git ref `ref` in `dir`/src: its tree unpacked from `git archive` (which leaves the
+ * repository as it was), sharing this checkout's node_modules and probe build.
+ */
+export function headSources(dir: string, ref: string): string {
+  const root = join(dir, 'src');
+  mkdirSync(root);
+  const tree = spawnSync('git', ['archive', '--format=tar', ref], { cwd: ROOT, maxBuffer: 1 << 30 });
+  if (tree.status !== 0) throw new Error(`bench: git archive ${ref}: ${tree.stderr}`);
+  const untar = spawnSync('tar', ['-x', '-C', root], { input: tree.stdout });
+  if (untar.status !== 0) throw new Error(`bench: unpacking ${ref}: ${untar.stderr}`);
+  symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
+  if (existsSync(join(ROOT, 'probes/build'))) symlinkSync(join(ROOT, 'probes/build'), join(root, 'probes/build'));
+  return root;
+}
+
 /** A head to run: its sources and its build (scripts/build.mjs --out). */
 export interface Head {
   root: string;
@@ -276,17 +291,7 @@ export interface Head {
  * the repository as it was, sharing this checkout's node_modules and probe build), in `dir`.
  */
 export function buildHead(dir: string, ref?: string): Head {
-  let root = ROOT;
-  if (ref) {
-    root = join(dir, 'src');
-    mkdirSync(root);
-    const tree = spawnSync('git', ['archive', '--format=tar', ref], { cwd: ROOT, maxBuffer: 1 << 30 });
-    if (tree.status !== 0) throw new Error(`footprint: git archive ${ref}: ${tree.stderr}`);
-    const untar = spawnSync('tar', ['-x', '-C', root], { input: tree.stdout });
-    if (untar.status !== 0) throw new Error(`footprint: unpacking ${ref}: ${untar.stderr}`);
-    symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
-    if (existsSync(join(ROOT, 'probes/build'))) symlinkSync(join(ROOT, 'probes/build'), join(root, 'probes/build'));
-  }
+  const root = ref ? headSources(dir, ref) : ROOT;
   const out = join(dir, 'dist');
   const r = spawnSync(process.execPath, [join(root, 'scripts/build.mjs'), '--out', out], { cwd: root, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`footprint: the build of ${ref ?? 'this checkout'} failed\n${r.stdout}${r.stderr}`);

@@ -210,7 +210,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBodyBytes: 12 * 1024 * 1024,
       maxEventBytes: 256 * 1024,
       maxEventDepth: 300,
-      decoder: 'objects',
+      decoder: 'bytes',
       drainTimeoutSeconds: 20,
       requireClientCert: true,
       maxConnectionsPerClient: 64,

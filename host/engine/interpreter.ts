@@ -19,7 +19,16 @@ export type RawValue = RawScalar | RawScalar[];
 /** Field access for one event; undefined means the field cannot be extracted (missing). */
 export interface EventAccessor {
   field(ref: FieldRef): RawValue | undefined;
+  /**
+   * A byte source's fast path for string values: copies the field's UTF-8 bytes straight into
+   * dst[at..limit) when the event holds them as they are (no JavaScript string in between);
+   * returns the bytes written, or a TEXT_COPY code (`other`: read the value with field()).
+   */
+  copyText?(ref: FieldRef, dst: Uint8Array, at: number, limit: number): number;
 }
+
+/** What copyText returns when it copies nothing. */
+export const TEXT_COPY = { other: -1, missing: -2, noRoom: -3 } as const;
 
 /** Fields whose un-indexed form means "any ancestor, starting at the parent". */
 const ANCESTOR_FIELDS = new Set(['proc.aname', 'proc.aexe', 'proc.aexepath', 'proc.apid', 'proc.acmdline', 'proc.aenv']);

@@ -70,16 +70,20 @@ function capJson(v: OutputFieldValue, max: number): OutputFieldValue {
   return v;
 }
 
-/** Renders an output template for an event; each field's text is at most `maxFieldBytes` (capText). */
-function renderTokens(tokens: readonly OutputToken[], ev: SourceEvent, maxFieldBytes = DEFAULT_MAX_OUTPUT_FIELD_BYTES): string {
+/**
+ * Renders an output template with `values[i]` the value of field token i (alertFor reads each
+ * field once); each field's text is at most `maxFieldBytes` (capText).
+ */
+function renderTokens(tokens: readonly OutputToken[], maxFieldBytes: number, values: ReadonlyArray<RawValue | undefined>): string {
   let out = '';
-  for (const t of tokens) {
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
     if (t.kind === 'text') {
       out += t.text;
       continue;
     }
     const ref = refOf(t);
-    let s = capText(fieldText(ev.fields.field(ref), ref), maxFieldBytes);
+    let s = capText(fieldText(values[i], ref), maxFieldBytes);
     if (t.width !== undefined) s = s.length >= t.width ? s.slice(0, t.width) : s.padEnd(t.width, ' ');
     out += s;
   }
@@ -113,10 +117,16 @@ export function appendedFields(entries: readonly AppendOutput[], rule: LoadedRul
  */
 export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string, maxFieldBytes = DEFAULT_MAX_OUTPUT_FIELD_BYTES, extra: readonly FieldToken[] = []): Alert {
   const outputFields: Alert['outputFields'] = {};
-  for (const t of [...rule.output, ...extra]) {
+  // Each field of the output is read once, for output_fields and the message both.
+  const values: Array<RawValue | undefined> = new Array(rule.output.length);
+  const tokens = extra.length === 0 ? rule.output : [...rule.output, ...extra];
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
     if (t.kind !== 'field') continue;
     const ref = refOf(t);
-    outputFields[t.canonical] = capJson(fieldJson(ev.fields.field(ref), ref), maxFieldBytes);
+    const v = ev.fields.field(ref);
+    if (i < values.length) values[i] = v;
+    outputFields[t.canonical] = capJson(fieldJson(v, ref), maxFieldBytes);
   }
   return {
     timeNs: ev.timeNs,
@@ -125,7 +135,7 @@ export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string, ma
     source: rule.source,
     tags: rule.tags,
     hostname,
-    message: renderTokens(rule.output, ev, maxFieldBytes),
+    message: renderTokens(rule.output, maxFieldBytes, values),
     outputFields,
   };
 }

@@ -1,11 +1,13 @@
 // A webhook request body to the SourceEvents to evaluate, by either decoder (webhook.decoder):
 // `objects` parses the body with JSON.parse and reads fields from the event objects (batch.ts,
 // document.ts); `bytes` validates the body's bytes (json-scan.ts) and reads each event's fields
-// from them (byte-event.ts), so no object tree is built per event. Both give the same events,
-// skipped and truncated items and refusals (test/sources/audit/decoder-differential.test.ts):
-// the bytes decoder hands the rare shapes to the object path instead of mirroring them: a body
-// it refuses (the refusal and its message are JSON.parse's), a top-level member name spelled
-// with escapes, and an event nested past maxEventDepth (decoded, cut and read as an object).
+// from them (byte-event.ts), so no object tree is built per event. An EventList (what the API
+// server sends) is validated and indexed in one pass (decodeList); any other body is validated
+// whole first, then read. Both give the same events, skipped and truncated items and refusals
+// (test/sources/audit/decoder-differential.test.ts): the bytes decoder hands the rare shapes to
+// the object path instead of mirroring them: a body it refuses (the refusal and its message are
+// JSON.parse's), a top-level member name spelled with escapes, and an event nested past
+// maxEventDepth (decoded, cut and read as an object).
 // Consumes bytes, limits and the first event number; produces the batch or a refusal.
 import { isUtf8 } from 'node:buffer';
 import type { SourceEvent } from '../../engine/index.js';
@@ -14,7 +16,7 @@ import { byteSourceEvent } from './byte-event.js';
 import { ENTRY, FLAGS, indexedDepth, indexEvent, slotOf } from './byte-index.js';
 import { parseAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
-import { hasEscape, skipBlanks, skipValue, stringEnd, type TopMembers, validJson } from './json-scan.js';
+import { hasEscape, memberName, nameIs, skipBlanks, skipValue, stringEnd, stringEscaped, type TopMembers, validJson, validString, validValue } from './json-scan.js';
 
 /** Which decoder reads request bodies. */
 export type AuditDecoder = 'bytes' | 'objects';
@@ -87,10 +89,78 @@ function addEvent(out: Out, body: Buffer, at: number, end: number, depth: number
   out.events.push(byteSourceEvent(body, at, out.index, base, num));
 }
 
+/** Adds the item at `i` of the items array (its `index`) to `out`; the index past it, or -1 when it is not valid JSON. */
+function addItem(out: Out, body: Buffer, i: number, index: number, limits: EventLimits, firstNum: bigint): number {
+  if (body[i] !== 0x7b) {
+    const end = validValue(body, i);
+    if (end >= 0) out.skipped.push(notAnEvent(index));
+    return end;
+  }
+  const { end, depth, base } = indexNext(out, body, i);
+  if (end < 0) return -1;
+  const escaped = out.index[base + FLAGS] !== 0;
+  const id = escaped ? valueAt(body, i, AUDIT_ID) : out.index[base + AUDIT_ID_SLOT]!;
+  if (id >= 0 && body[id] === 0x22) addEvent(out, body, i, end, depth, base, index, limits, firstNum);
+  else out.skipped.push(notAnEvent(index));
+  return end;
+}
+
+/**
+ * The common body in one pass: an EventList object whose members are validated as they are
+ * read and whose items are indexed as they are validated (the API server sends nothing else).
+ * Undefined for anything else (not valid JSON, another document, a top-level member name
+ * written with escapes, "items" twice, "kind" not the plain string "EventList"): the general
+ * path (decodeBytes) decides those, from the start.
+ */
+function decodeList(body: Buffer, limits: EventLimits, firstNum: bigint): SourceDecodeResult | undefined {
+  let i = skipBlanks(body, 0);
+  if (body[i] !== 0x7b) return undefined;
+  const out: Out = { events: [], skipped: [], truncated: [], index: new Int32Array(CHUNK * ENTRY), used: 0 };
+  let kind = -1;
+  let items = false;
+  i = skipBlanks(body, i + 1);
+  // After a comma a member must follow: `{"a":1,}` is not JSON.
+  for (let member = body[i] !== 0x7d; member; ) {
+    if (body[i] !== 0x22) return undefined;
+    const nameEnd = validString(body, i);
+    if (nameEnd < 0 || stringEscaped) return undefined;
+    const value = memberName(body, i);
+    if (value < 0) return undefined;
+    let end: number;
+    if (nameIs(body, i, nameEnd, 'items')) {
+      if (items || body[value] !== 0x5b) return undefined;
+      items = true;
+      end = skipBlanks(body, value + 1);
+      for (let index = 0, item = body[end] !== 0x5d; item; index++) {
+        end = addItem(out, body, end, index, limits, firstNum);
+        if (end < 0) return undefined;
+        end = skipBlanks(body, end);
+        item = body[end] === 0x2c;
+        if (item) end = skipBlanks(body, end + 1);
+        else if (body[end] !== 0x5d) return undefined;
+      }
+      end++;
+    } else {
+      if (nameIs(body, i, nameEnd, 'kind')) kind = value;
+      end = validValue(body, value);
+      if (end < 0) return undefined;
+    }
+    i = skipBlanks(body, end);
+    member = body[i] === 0x2c;
+    if (member) i = skipBlanks(body, i + 1);
+    else if (body[i] !== 0x7d) return undefined;
+  }
+  if (skipBlanks(body, i + 1) !== body.length || !items || isEventList(body, kind) !== true) return undefined;
+  return { ok: true, events: out.events, skipped: out.skipped, truncated: out.truncated };
+}
+
 /** The bytes path (see the header); the object path decides what it does not read itself. */
 function decodeBytes(body: Buffer, limits: EventLimits, firstNum: bigint): SourceDecodeResult {
+  if (!isUtf8(body)) return decodeObjects(body, limits, firstNum);
+  const common = decodeList(body, limits, firstNum);
+  if (common !== undefined) return common;
   const top: TopMembers = { kind: -1, items: -1, auditID: -1, escaped: false };
-  if (!isUtf8(body) || !validJson(body, top)) return decodeObjects(body, limits, firstNum);
+  if (!validJson(body, top)) return decodeObjects(body, limits, firstNum);
   const start = skipBlanks(body, 0);
   if (body[start] !== 0x7b || top.escaped) return decodeObjects(body, limits, firstNum);
   const list = isEventList(body, top.kind);

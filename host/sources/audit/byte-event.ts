@@ -5,7 +5,7 @@
 // user...), once per event; anything else (jevt.obj, fields this file does not map) decodes the
 // whole event once and asks the object path, so every field keeps the object path's semantics.
 // Consumes a validated body and an event's offset; produces a SourceEvent.
-import type { EventAccessor, FieldRef, RawValue, SourceEvent } from '../../engine/index.js';
+import { type EventAccessor, type FieldRef, type RawValue, type SourceEvent, TEXT_COPY } from '../../engine/index.js';
 import { END, FLAGS, indexedPrefix, slotOf } from './byte-index.js';
 import { type MemberCache, membersOf, parseAt, stringAt, textAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
@@ -36,6 +36,22 @@ function kaMembers(name: string): readonly (readonly string[])[] | undefined {
   if (name.startsWith('ka.req.')) return [['requestObject', 'spec']];
   return undefined;
 }
+
+/** Where a field that is the text at a key path reads: the path and its indexed prefix. */
+interface TextPath {
+  keys: readonly string[];
+  slot: number;
+  length: number;
+}
+
+/** The key path of a field whose value is the text at that path (textGetter's fields), or undefined. */
+function textPathOf(name: string, arg: string | undefined): TextPath | undefined {
+  const keys = name.startsWith('ka.') ? kaScalarPath(name) : (name === 'jevt.value' || name === 'json.value') && arg !== undefined && arg !== '' ? pointerKeys(arg) : undefined;
+  return keys === undefined ? undefined : { keys, ...indexedPrefix(keys) };
+}
+
+/** Text paths by field name, then by argument; null for a field that has none. */
+const cachedTextPath = getterCache((name, arg) => textPathOf(name, arg) ?? null);
 
 /** A getter of the text at a key path (asText), read from its indexed prefix. */
 function textGetter(keys: readonly string[]): Getter {
@@ -100,6 +116,23 @@ class ByteAuditFields implements EventAccessor, MemberCache {
 
   field(ref: FieldRef): RawValue | undefined {
     return cachedGetter(ref.def.name, ref.arg)(this, ref);
+  }
+
+  copyText(ref: FieldRef, dst: Uint8Array, to: number, limit: number): number {
+    const path = cachedTextPath(ref.def.name, ref.arg);
+    if (path === null) return TEXT_COPY.other;
+    const at = this.valueAt(path.slot, path.length, path.keys);
+    if (at < 0) return TEXT_COPY.missing;
+    const b = this.body;
+    if (b[at] !== 0x22) return TEXT_COPY.other;
+    // A string without escapes is its UTF-8 bytes as they are (the body is valid UTF-8).
+    let end = at + 1;
+    for (let c = b[end]; c !== 0x22; c = b[++end]) if (c === 0x5c) return TEXT_COPY.other;
+    const n = end - at - 1;
+    if (to + n > limit) return TEXT_COPY.noRoom;
+    if (n < 32) for (let k = 0; k < n; k++) dst[to + k] = b[at + 1 + k]!;
+    else b.copy(dst, to, at + 1, end);
+    return n;
   }
 
   membersAt(at: number): Map<string, number> {

@@ -2,13 +2,14 @@
 // one walk over each event: every key path an audit field reads (the scalar ka.* paths, the
 // members list fields decode, the event time) is a slot, so a field read goes straight to its
 // value's bytes instead of walking the event again. The walk descends only into members on
-// those paths and skips the rest; each value is taken at its last occurrence (JSON.parse keeps
+// those paths and steps over the rest, validating the event as JSON as it goes (so a body read
+// in one pass needs no validation pass before it); each value is taken at its last occurrence (JSON.parse keeps
 // the last duplicate: a repeated member clears what its earlier occurrence gave the slots below
 // it). An event with a member name written with escapes on the walk is marked, and its reads walk
 // the event (byte-value.ts compares such names decoded). The walk also gives the event's end and
-// nesting depth. One Int32Array a batch holds every event's entries. Consumes validated JSON
-// text; produces offsets.
-import { nameIs, skipBlanks, skippedDepth, skipValue, stringEnd } from './json-scan.js';
+// nesting depth. One Int32Array a batch holds every event's entries. Consumes UTF-8 text;
+// produces offsets, or -1 for text that is not JSON.
+import { nameIs, skipBlanks, stringEscaped, validDepth, validString, validValue } from './json-scan.js';
 import { kaScalarPaths } from './ka-fields.js';
 
 /** A member on an indexed path: its slot when the path ending here is indexed, and the members below it. */
@@ -16,11 +17,15 @@ interface Node {
   slot: number;
   /** Every slot at or below this node (cleared when the member occurs again). */
   below: number[];
-  /** Children by (name length << 8 | first byte), then by name. */
-  children: Map<number, Array<{ name: string; node: Node }>>;
+  /** The members below this one on indexed paths. */
+  children: Array<{ name: string; node: Node }>;
+  /** Each child's (name length << 8 | first byte), in order: a name is looked up by a scan of a few numbers. */
+  keys: Int32Array;
 }
 
-const ROOT: Node = { slot: -1, below: [], children: new Map() };
+const newNode = (): Node => ({ slot: -1, below: [], children: [], keys: new Int32Array(0) });
+const keyOf = (name: string) => (name.length << 8) | name.charCodeAt(0);
+const ROOT = newNode();
 /** The indexed paths, joined with '\0', by slot. */
 const SLOTS = new Map<string, number>();
 
@@ -28,11 +33,8 @@ function addPath(path: readonly string[]): void {
   let node = ROOT;
   for (let k = 0; k < path.length; k++) {
     const name = path[k]!;
-    const key = (name.length << 8) | name.charCodeAt(0);
-    const list = node.children.get(key) ?? [];
-    node.children.set(key, list);
-    let next = list.find((c) => c.name === name)?.node;
-    if (next === undefined) list.push({ name, node: (next = { slot: -1, below: [], children: new Map() }) });
+    let next = node.children.find((c) => c.name === name)?.node;
+    if (next === undefined) node.children.push({ name, node: (next = newNode()) });
     node = next;
   }
   if (node.slot < 0) {
@@ -49,8 +51,9 @@ for (const path of kaScalarPaths()) addPath(path);
 
 function fillBelow(node: Node): number[] {
   const below = node.slot >= 0 ? [node.slot] : [];
-  for (const list of node.children.values()) for (const c of list) below.push(...fillBelow(c.node));
+  for (const c of node.children) below.push(...fillBelow(c.node));
   node.below = below;
+  node.keys = Int32Array.from(node.children, (c) => keyOf(c.name));
   return below;
 }
 fillBelow(ROOT);
@@ -86,53 +89,59 @@ let flags = 0;
 
 /** The child of `node` named by the string whose quote is at `at` and which ends before `end`. */
 function childNamed(node: Node, b: Uint8Array, at: number, end: number): Node | undefined {
-  const list = node.children.get(((end - at - 2) << 8) | b[at + 1]!);
-  if (list === undefined) return undefined;
-  for (const c of list) if (nameIs(b, at, end, c.name)) return c.node;
+  const key = ((end - at - 2) << 8) | b[at + 1]!;
+  const keys = node.keys;
+  for (let k = 0; k < keys.length; k++) {
+    if (keys[k] === key) {
+      const c = node.children[k]!;
+      if (nameIs(b, at, end, c.name)) return c.node;
+    }
+  }
   return undefined;
 }
 
-/** Walks the object at `at` (nesting `level`) whose members on indexed paths are below `node`; returns the index past its `}`. */
+/**
+ * Walks the object at `at` (nesting `level`) whose members on indexed paths are below `node`,
+ * validating it as validValue does; returns the index past its `}`, or -1 when it is not valid JSON.
+ */
 function walkObject(b: Uint8Array, at: number, node: Node, level: number, index: Int32Array, base: number): number {
   if (level > indexedDepth) indexedDepth = level;
   let i = skipBlanks(b, at + 1);
   if (b[i] === 0x7d) return i + 1;
   for (;;) {
-    const nameEnd = stringEnd(b, i);
-    const valueAt = skipBlanks(b, skipBlanks(b, nameEnd) + 1);
-    for (let k = i + 1; k < nameEnd - 1; k++) {
-      if (b[k] === 0x5c) {
-        flags |= ESCAPED;
-        break;
-      }
-    }
+    if (b[i] !== 0x22) return -1;
+    const nameEnd = validString(b, i);
+    if (nameEnd < 0) return -1;
+    if (stringEscaped) flags |= ESCAPED;
+    const colon = skipBlanks(b, nameEnd);
+    if (b[colon] !== 0x3a) return -1;
+    const valueAt = skipBlanks(b, colon + 1);
     const child = childNamed(node, b, i, nameEnd);
     let end: number;
-    if (child === undefined) {
-      end = skipValue(b, valueAt);
-      if (level + skippedDepth > indexedDepth) indexedDepth = level + skippedDepth;
+    if (child !== undefined) for (const s of child.below) index[base + s] = index[base + END + s] = -1;
+    if (child !== undefined && child.children.length > 0 && b[valueAt] === 0x7b) {
+      end = walkObject(b, valueAt, child, level + 1, index, base);
+      if (end < 0) return -1;
     } else {
-      for (const s of child.below) index[base + s] = index[base + END + s] = -1;
-      if (child.children.size > 0 && b[valueAt] === 0x7b) {
-        end = walkObject(b, valueAt, child, level + 1, index, base);
-      } else {
-        end = skipValue(b, valueAt);
-        if (level + skippedDepth > indexedDepth) indexedDepth = level + skippedDepth;
-      }
-      if (child.slot >= 0) {
-        index[base + child.slot] = valueAt;
-        index[base + END + child.slot] = end;
-      }
+      end = validValue(b, valueAt);
+      if (end < 0) return -1;
+      if (level + validDepth > indexedDepth) indexedDepth = level + validDepth;
+    }
+    if (child !== undefined && child.slot >= 0) {
+      index[base + child.slot] = valueAt;
+      index[base + END + child.slot] = end;
     }
     i = skipBlanks(b, end);
     if (b[i] === 0x7d) return i + 1;
+    if (b[i] !== 0x2c) return -1;
     i = skipBlanks(b, i + 1);
   }
 }
 
 /**
  * Indexes the object at `at` into index[base .. base + ENTRY) (starts and ends, -1 when absent;
- * then the flags) and returns the index past its `}`; sets indexedDepth.
+ * then the flags) and returns the index past its `}` (-1: the object is not valid JSON); sets
+ * indexedDepth.
  */
 export function indexEvent(b: Uint8Array, at: number, index: Int32Array, base: number): number {
   index.fill(-1, base, base + FLAGS);

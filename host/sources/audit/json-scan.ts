@@ -1,7 +1,8 @@
 // JSON over bytes for the audit webhook's byte decoder (webhook.decoder: bytes): a validator that
 // accepts exactly the texts JSON.parse accepts (given UTF-8 input, which the caller checks
-// natively with isUtf8), and, over text it validated, the few walks the decoder needs: skipping a
-// value (with its nesting depth), and the members of an object. Nothing here builds a JavaScript
+// natively with isUtf8), whole (validJson) or one value at a time (validValue, validString, for
+// the decoder's one-pass walk), and, over text it validated, the few walks the decoder needs:
+// skipping a value (with its nesting depth), and the members of an object. Nothing here builds a JavaScript
 // value; positions are byte offsets into the body. The walks trust their input: they are only
 // called on a body validJson accepted. Iterative throughout, so no nesting overflows the stack.
 
@@ -24,16 +25,26 @@ export function skipBlanks(b: Uint8Array, i: number): number {
   return i;
 }
 
-/** Index just past the valid string whose quote is at `i`, or -1 (raw control character, bad escape, no end). */
-function validString(b: Uint8Array, i: number): number {
+/** Whether the last string validString accepted holds an escape. */
+export let stringEscaped = false;
+
+/** Index just past the valid string whose quote is at `i`, or -1 (raw control character, bad escape, no end); sets stringEscaped. */
+export function validString(b: Uint8Array, i: number): number {
   const n = b.length;
+  stringEscaped = false;
   i++;
   for (;;) {
-    // The plain run: most string bytes are neither a quote, a backslash nor a control character.
-    let c = b[i];
-    while (c !== undefined && c !== QUOTE && c !== BACKSLASH && c >= 0x20) c = b[++i];
-    if (i >= n || c === undefined || c < 0x20) return -1;
+    // The plain run: most string bytes are above the quote and not a backslash (one test each).
+    let c = 0;
+    while (i < n && (c = b[i]!) > QUOTE && c !== BACKSLASH) i++;
+    if (i >= n) return -1;
     if (c === QUOTE) return i + 1;
+    if (c < 0x20) return -1;
+    if (c !== BACKSLASH) {
+      i++; // a space or '!'
+      continue;
+    }
+    stringEscaped = true;
     const e = b[i + 1];
     if (e === 0x75 /* u */) {
       if (!isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5])) return -1;
@@ -104,58 +115,98 @@ function noteTop(b: Uint8Array, at: number, valueAt: number, top: TopMembers): v
   else if (nameIs(b, at, end, 'auditID')) top.auditID = valueAt;
 }
 
+/** The deepest nesting met by the last validValue (as skippedDepth: 0 for a scalar). */
+export let validDepth = 0;
+
+/** Open containers of validValue, innermost last (1: an object), reused between calls. */
+let open = new Uint8Array(64);
+
 /**
- * True when the bytes are one JSON text: what JSON.parse accepts (the caller has checked the
- * bytes are UTF-8; a byte order mark is refused, as JSON.parse refuses U+FEFF). When the text is
- * an object, `top` gets where the members the webhook reads start, in the same walk.
+ * Index just past the valid JSON value at `i` (what JSON.parse accepts there, given UTF-8
+ * input), or -1; sets validDepth. Iterative: no nesting overflows the stack.
  */
-export function validJson(b: Uint8Array, top?: TopMembers): boolean {
-  // Open containers, innermost last: true for an object.
-  const open: boolean[] = [];
-  // A member's name at `at`: where its value starts (-1: not a name), noted when top-level.
-  const member = (at: number): number => {
-    const valueAt = memberName(b, at);
-    if (valueAt >= 0 && top !== undefined && open.length === 1) noteTop(b, at, valueAt, top);
-    return valueAt;
-  };
-  let i = skipBlanks(b, 0);
+export function validValue(b: Uint8Array, i: number): number {
+  const c0 = b[i];
+  if (c0 !== OPEN_OBJECT && c0 !== OPEN_ARRAY) {
+    validDepth = 0;
+    return validScalar(b, i);
+  }
+  let depth = 0;
+  let deepest = 0;
   for (;;) {
     // A value at i.
     const c = b[i];
     if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       const object = c === OPEN_OBJECT;
       i = skipBlanks(b, i + 1);
+      if (depth + 1 > deepest) deepest = depth + 1;
       if (b[i] === (object ? CLOSE_OBJECT : CLOSE_ARRAY)) {
         i++;
       } else {
-        open.push(object);
-        if (object && (i = member(i)) < 0) return false;
+        if (depth === open.length) {
+          const grown = new Uint8Array(open.length * 2);
+          grown.set(open);
+          open = grown;
+        }
+        open[depth++] = object ? 1 : 0;
+        if (object && (i = memberName(b, i)) < 0) return -1;
         continue;
       }
     } else {
       i = validScalar(b, i);
-      if (i < 0) return false;
+      if (i < 0) return -1;
     }
     // After a value: close containers until one goes on with a comma.
     for (;;) {
+      if (depth === 0) {
+        validDepth = deepest;
+        return i;
+      }
       i = skipBlanks(b, i);
-      if (open.length === 0) return i === b.length;
-      const object = open[open.length - 1]!;
+      const object = open[depth - 1] === 1;
       const c2 = b[i];
       if (c2 === COMMA) {
         i = skipBlanks(b, i + 1);
-        if (object && (i = member(i)) < 0) return false;
+        if (object && (i = memberName(b, i)) < 0) return -1;
         break;
       }
-      if (c2 !== (object ? CLOSE_OBJECT : CLOSE_ARRAY)) return false;
-      open.pop();
+      if (c2 !== (object ? CLOSE_OBJECT : CLOSE_ARRAY)) return -1;
+      depth--;
       i++;
     }
   }
 }
 
+/**
+ * True when the bytes are one JSON text: what JSON.parse accepts (the caller has checked the
+ * bytes are UTF-8; a byte order mark is refused, as JSON.parse refuses U+FEFF). When the text is
+ * an object, `top` gets where the members the webhook reads start, in the same walk.
+ */
+export function validJson(b: Uint8Array, top?: TopMembers): boolean {
+  let i = skipBlanks(b, 0);
+  if (top === undefined || b[i] !== OPEN_OBJECT) {
+    i = validValue(b, i);
+    return i >= 0 && skipBlanks(b, i) === b.length;
+  }
+  i = skipBlanks(b, i + 1);
+  if (b[i] !== CLOSE_OBJECT) {
+    for (;;) {
+      const valueAt = memberName(b, i);
+      if (valueAt < 0) return false;
+      noteTop(b, i, valueAt, top);
+      i = validValue(b, valueAt);
+      if (i < 0) return false;
+      i = skipBlanks(b, i);
+      if (b[i] !== COMMA) break;
+      i = skipBlanks(b, i + 1);
+    }
+    if (b[i] !== CLOSE_OBJECT) return false;
+  }
+  return skipBlanks(b, i + 1) === b.length;
+}
+
 /** Past a member's `"name" :` and the blanks after it (the value's start), or -1. */
-function memberName(b: Uint8Array, i: number): number {
+export function memberName(b: Uint8Array, i: number): number {
   if (b[i] !== QUOTE) return -1;
   i = validString(b, i);
   if (i < 0) return -1;
@@ -174,39 +225,25 @@ export function stringEnd(b: Uint8Array, i: number): number {
   }
 }
 
-/** The deepest nesting met by the last skipValue (1 for a container holding only scalars, 0 for a scalar). */
-export let skippedDepth = 0;
-
-/** Index just past the value starting at `i` (valid text); sets skippedDepth. */
+/** Index just past the value starting at `i` (valid text). */
 export function skipValue(b: Uint8Array, i: number): number {
   const c = b[i];
-  if (c === QUOTE) {
-    skippedDepth = 0;
-    return stringEnd(b, i);
-  }
+  if (c === QUOTE) return stringEnd(b, i);
   if (c !== OPEN_OBJECT && c !== OPEN_ARRAY) {
-    skippedDepth = 0;
     // A number or literal ends at a delimiter or a blank.
     let k = i + 1;
     for (let d = b[k]; d !== undefined && d !== COMMA && d !== CLOSE_OBJECT && d !== CLOSE_ARRAY && !isBlank(d); d = b[++k]);
     return k;
   }
   let depth = 0;
-  let deepest = 0;
   for (;;) {
     const d = b[i]!;
     if (d === QUOTE) {
       i = stringEnd(b, i);
       continue;
     }
-    if (d === OPEN_OBJECT || d === OPEN_ARRAY) {
-      if (++depth > deepest) deepest = depth;
-    } else if (d === CLOSE_OBJECT || d === CLOSE_ARRAY) {
-      if (--depth === 0) {
-        skippedDepth = deepest;
-        return i + 1;
-      }
-    }
+    if (d === OPEN_OBJECT || d === OPEN_ARRAY) depth++;
+    else if ((d === CLOSE_OBJECT || d === CLOSE_ARRAY) && --depth === 0) return i + 1;
     i++;
   }
 }

@@ -146,7 +146,7 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
 
   async function accept(req: FastifyRequest, reply: FastifyReply) {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const decoded = decodeAuditEvents(body, w, w.decoder ?? 'objects', num + 1n);
+    const decoded = decodeAuditEvents(body, w, w.decoder ?? 'bytes', num + 1n);
     if (!decoded.ok) return answer(reply, decoded.code, decoded.message);
     const { events, skipped, truncated } = decoded;
     if (!queue.fits(events.length, body.length)) {

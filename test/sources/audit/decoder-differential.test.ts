@@ -1,6 +1,7 @@
 // The webhook's two decoders (webhook.decoder: bytes | objects) side by side on the same bodies:
 // the same refusals, skipped and truncated items, event times and numbers, the same value of
 // every k8s_audit field (each ka.*/jevt.* field of the table, with the arguments rules use), and
+// the same string values copied straight into memory (copyText) as read, and
 // the same alerts (rule, output, fields) from a DetectionEngine with the upstream
 // k8s_audit_rules.yaml. Bodies: the orchestrator audit samples of the corpus, hand-written edge
 // cases (escapes, unicode, \u0000, huge strings, missing members, containers and numbers where
@@ -10,7 +11,7 @@ process.env.TZ = 'UTC';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { fieldTable, type FieldRef, type SourceEvent } from '../../../host/engine/index.js';
+import { fieldTable, type FieldRef, type SourceEvent, TEXT_COPY } from '../../../host/engine/index.js';
 import { alertJson } from '../../../host/output/alert.js';
 import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
 import { type AuditDecoder, decodeAuditEvents, type SourceDecodeResult } from '../../../host/sources/audit/batch-bytes.js';
@@ -42,6 +43,24 @@ function corpusItems(): unknown[] {
 const decode = (body: Buffer, decoder: AuditDecoder, limits = LIMITS) => decodeAuditEvents(body, limits, decoder, 1n);
 const fieldValues = (ev: SourceEvent) => REFS.map((r) => [r.canonical, ev.fields.field(r)]);
 
+/** Fields a byte event copied straight into memory (copyText, what the batch encoder writes) in all. */
+let copied = 0;
+const scratch = new Uint8Array(256 * 1024);
+
+/** copyText of a byte event gives each field's value as field() does: its UTF-8 bytes, missing, or "read it with field()". */
+function copiesSame(ev: SourceEvent, what: string): void {
+  for (const r of REFS) {
+    const n = ev.fields.copyText!(r, scratch, 8, scratch.length);
+    const v = ev.fields.field(r);
+    if (n === TEXT_COPY.missing) assert.is(v, undefined, `${what} ${r.canonical}: copyText says missing`);
+    if (n < 0) continue;
+    copied++;
+    assert.type(v, 'string', `${what} ${r.canonical}: copyText copied a value that is not a string`);
+    assert.equal(Buffer.from(scratch.subarray(8, 8 + n)), Buffer.from(v as string), `${what} ${r.canonical}: copied bytes`);
+    if (n > 0) assert.is(ev.fields.copyText!(r, scratch, 8, 8 + n - 1), TEXT_COPY.noRoom, `${what} ${r.canonical}: no room`);
+  }
+}
+
 /** Both decoders on one body: the same outcome, event for event and field for field. */
 function same(body: Buffer, what: string, limits = LIMITS): { objects: SourceDecodeResult; bytes: SourceDecodeResult } {
   const objects = decode(body, 'objects', limits);
@@ -57,6 +76,7 @@ function same(body: Buffer, what: string, limits = LIMITS): { objects: SourceDec
     const b = bytes.events[i]!;
     assert.is(b.timeNs, o.timeNs, `${what} #${i}: time`);
     assert.equal(fieldValues(b), fieldValues(o), `${what} #${i}: fields`);
+    if (b.fields.copyText) copiesSame(b, `${what} #${i}`);
   });
   return { objects, bytes };
 }
@@ -70,6 +90,7 @@ test('decoders: the corpus gives the same events and field values, read from the
   // Not vacuous: the bytes decoder's events are its own, not the object path's.
   const kinds = new Set(bytes.ok ? bytes.events.map((e) => e.fields.constructor.name) : []);
   assert.equal([...kinds], ['ByteAuditFields']);
+  assert.ok(copied > 400, `${copied} values copied as bytes`);
   for (const [i, item] of items.entries()) same(Buffer.from(JSON.stringify(item)), `corpus item ${i} alone`);
 });
 
@@ -185,6 +206,16 @@ test('decoders: hand-written bodies (escapes, duplicates, numbers, shapes, refus
     '{"a":1 2}',
     '{"a" 1}',
     '{"a":[1,]}',
+    // the one-pass EventList path (decodeList): what it must refuse or hand over while reading
+    `{"kind":"EventList","items":[${EV},]}`,
+    `{"kind":"EventList","items":[${EV}${EV}]}`,
+    `{"items":[${EV}],"kind":"EventList"}`,
+    `{"kind":"EventList","items":[${EV}],"kind":"Event"}`,
+    `{"kind":"EventList","items":[${EV.replace('"get"', 'tru')}]}`,
+    `{"kind":"EventList","items":[${EV.replace('"p"', '"p\\q"')}]}`,
+    `{"kind":"EventList","items":[${EV.replace('"stage"', '"stage" 1,"x"')}]}`,
+    `{"kind":"EventList","metadata":{"a":[1,]},"items":[${EV}]}`,
+    `{"kind":"EventList","items":[${EV}] , "apiVersion" : "audit.k8s.io/v1" }`,
   ];
   for (const [i, text] of bodies.entries()) same(Buffer.from(text), `body ${i}: ${text.slice(0, 60)}`);
   same(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), 'not UTF-8');
