@@ -40,7 +40,7 @@ const DEFAULT_SAMPLE_EVERY = 16;
 
 /**
  * After its warm-up, a group is profiled again once in this many sampled calls (each profile
- * about 6 × its rules times its share of the call), so rates follow a changing workload. A
+ * about 6 × its rules times its share of the call, and each rule's runs alone), so rates follow a changing workload. A
  * profile of the stable rules took about a third of a round of the rule-cost bench (192 calls of
  * 4,096 events): once in 64 sampled calls (1,024 calls) that alone was about 6 % of the
  * evaluation time; once in 256 sampled calls (4,096 calls) it is under 3 %. The calibration (the
