@@ -3,9 +3,10 @@
 // synthetic syscall events (binary batches of 4096 copied into linear memory, one evaluate call
 // each, rule matching first, watchdog off on every module so only the rules differ). Modules:
 // counting on (its tally attached: one call in 16 on average timed whole, at random gaps), counting off twice (the second
-// one a control: two identical modules differ by the method's noise alone), counting off without
-// each of the 5 rules the figures rank most costly in a round after the tally's warm-up (one
-// module each), and without the top 3 and the top 5 together. Each round runs every batch (REPEAT
+// one a control: two identical modules differ by the method's noise alone), and counting off
+// without the 1, 3 and 5 rules that each attribution of the tally (loo, rates, use: the same
+// profiles, rule-tally.ts) ranks most costly in a round after its warm-up, one module per
+// distinct set (fewer modules make a round cheaper). Each round runs every batch (REPEAT
 // times) through every module, 16 consecutive batches a module at a time (as an engine runs one
 // module), the modules' order shuffled from block to block, so the machine's drifting load falls
 // on all alike; only the evaluate calls are timed, in the process's CPU time (on a loaded machine
@@ -18,14 +19,16 @@
 // - honest cost: predicted drop = the cost the figures gave the top N during that round's
 //   counting calls / their CPU time less the profiles; measured drop = 1 - CPU(without the N) /
 //   CPU(off), the N removed together as the issue asks; relative error |predicted - measured| /
-//   measured, target within 20 %. The sum over the N rules of what removing each alone saves is
-//   printed beside it (`single_removals_summed`, what each rule's figure claims): removing
-//   together saves more, the work the N share (docs/rule-cost.md).
+//   measured, target within 20 %, for each attribution side by side. With RULE_COST_SINGLES=1 the
+//   sum over the N rules of what removing each alone saves is printed beside it
+//   (`single_removals_summed`): removing together saves more, the work the N share
+//   (docs/rule-cost.md).
 import { loadRules, type LoadedRule, rankByCost, RuleStats } from '../host/engine/index.js';
 import { MEM } from '../host/abi/module.js';
 import { RuleCompiler } from '../host/runtime/compiler.js';
 import { selectRules } from '../host/runtime/detection-engine.js';
 import { RuleModule } from '../host/runtime/evaluator.js';
+import type { Attribution } from '../host/runtime/rule-tally.js';
 import type { SourceEvent } from '../host/engine/source-event.js';
 import { corpusText } from '../support/corpus.js';
 import { rng, syntheticEventsForProfile } from './eval.js';
@@ -43,12 +46,16 @@ const WARM = 2;
 /**
  * Rounds of the counting module alone before the ranking: at least this many, and until a round
  * holds no profile (its tally's warm-up: a cold and 9 warm profiles of every group, at most about
- * 2 ms of them per sampled call, rule-tally.ts; measured, it ends in the 6th round), at most
- * RANK_WARM_MAX. The ranking round follows.
+ * 2 ms of them per sampled call, rule-tally.ts; measured, it ended in the 6th round, and with
+ * each rule timed alone too it ran past 16 rounds on a busy machine, its last profiles then
+ * falling in the measured rounds), at most RANK_WARM_MAX. The ranking round follows.
  */
 const RANK_WARM = 2;
-const RANK_WARM_MAX = 16;
+const RANK_WARM_MAX = 32;
 const TOPS = [1, 3, 5];
+/** RULE_COST_SINGLES=1: also each of the top 5 of `use` (the figures' attribution) removed alone, a module each (their drops summed, what the leave-one-out figures claim). */
+const SINGLES = process.env.RULE_COST_SINGLES === '1';
+const ATTRIBUTIONS: readonly Attribution[] = ['loo', 'rates', 'use'];
 /** Consecutive batches a module evaluates in its turn (as an engine evaluates one module batch after batch): the tally's mean sampling gap, its sampled calls at random gaps falling anywhere in a turn. */
 const BLOCK = 16;
 
@@ -118,11 +125,6 @@ function round(modules: readonly RuleModule[], batches: ReadonlyMap<RuleModule, 
   return cpu;
 }
 
-/** Cost the figures gave each rule so far, by name. */
-function costs(stats: RuleStats): Map<string, number> {
-  return new Map(stats.figures().map((f) => [f.rule, f.costSeconds]));
-}
-
 /** The q-quantile of xs (linear between neighbours). */
 function quantile(xs: readonly number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -142,6 +144,43 @@ function drops(a: readonly number[], b: readonly number[]): number[] {
   return a.map((x, r) => 1 - x / b[r]!);
 }
 
+/** Cost by attribution and rule so far, and each group's shared work (the counting module's tally). */
+type Attributed = NonNullable<ReturnType<RuleModule['attributedCosts']>>;
+
+/** What each rule cost under attribution `a` between two reads of the tally. */
+function costDelta(before: Attributed, after: Attributed, a: Attribution): Map<string, number> {
+  return new Map([...after.costs[a]].map(([rule, c]) => [rule, c - (before.costs[a].get(rule) ?? 0)]));
+}
+
+/** The figures of one run, printed at its end. */
+interface Measured {
+  cpus: number[][];
+  profiles: number[];
+  steady: number[];
+  noise: number[];
+}
+
+/** Prints the counting overhead (steady part with the profiles) and the control's spread. */
+function printOverhead(m: Measured): void {
+  const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+  const st = spread(m.steady);
+  // the profiles' share of the counting module's time, over every round (they come in bursts)
+  const bursts = sum(m.profiles) / sum(m.cpus[1]!);
+  const overhead = 1 - 1 / (1 / (1 - quantile(m.steady, 0.5)) + bursts);
+  const pct = (v: number) => Number((v * 100).toFixed(2));
+  const ctl = spread(m.noise);
+  figure(S, 'counting_overhead', pct(overhead), '%', {
+    check: `${pct(overhead)} % = steady ${st.median} % (median over the rounds, quartiles ${st.q1} to ${st.q3} %) with the profiles, ${pct(bursts)} % of CPU(off) over all rounds (${m.profiles.filter((x) => x > 0).length} of ${m.profiles.length} rounds held one); control (two identical modules): median ${ctl.median} % (quartiles ${ctl.q1} to ${ctl.q3} %); target <= 5 %: ${overhead <= 0.05 ? 'met' : 'NOT met'}`,
+    steady_pct: st,
+    profiles_pct: pct(bursts),
+    control_pct: ctl,
+    all_rounds: pct(1 - sum(m.cpus[1]!) / sum(m.cpus[0]!)),
+    rounds: m.cpus[0]!.map((c, r) => pct(1 - m.cpus[1]![r]! / c)),
+    target: '<= 5 %',
+    note: '1 - CPU(off) / CPU(on), CPU(on) = its steady part (per round, less the CPU time of the profiles in it; the median over the rounds) + the profiles (summed over all rounds); control: 1 - CPU(off) / CPU(the same module compiled again), the noise of a figure of one round; all_rounds: over the sums of every round',
+  });
+}
+
 export async function run(): Promise<void> {
   const stable = loadRules([{ name: 'falco_rules.yaml', text: corpusText('falco_rules.yaml') }]);
   const rules = selectRules(stable.ruleset.rules, 'Debug');
@@ -159,7 +198,8 @@ export async function run(): Promise<void> {
   on.countInto(stats);
 
   // Ranking: the figures the counting module gave during one round after its tally's warm-up
-  // (cumulative figures would carry the warm-up's, costed before the rates were warm).
+  // (cumulative figures would carry the warm-up's, costed before the rates were warm), under
+  // every attribution (each its own top N, from the same profiles).
   let warmRounds = 0;
   for (let profiled = -1; warmRounds < RANK_WARM_MAX && (warmRounds < RANK_WARM || on.profileSeconds > profiled); warmRounds++) {
     profiled = on.profileSeconds;
@@ -167,115 +207,114 @@ export async function run(): Promise<void> {
   }
   progress(`the tally's warm-up: ${warmRounds} rounds`);
   const warmed = new Map(stats.figures().map((f) => [f.rule, f]));
+  const rankFrom = on.attributedCosts()!;
   round([on], batches, 0);
-  const ranked = rankByCost(stats.figures().map((f) => ({ ...f, evaluations: f.evaluations - (warmed.get(f.rule)?.evaluations ?? 0), costSeconds: f.costSeconds - (warmed.get(f.rule)?.costSeconds ?? 0) })));
-  const summed = ranked.reduce((s, f) => s + f.costSeconds, 0);
-  figure(S, 'ranking', ranked.length, 'rules', {
-    note: 'the most costly rules in one round after the warm-up: evaluations, ns per evaluation (cost / evaluations), share of the summed rule costs',
-    top: ranked.slice(0, 10).map((f) => ({ rule: f.rule, evaluations: f.evaluations, ns_per_evaluation: Number(((f.costSeconds / Math.max(1, f.evaluations)) * 1e9).toFixed(2)), share: Number((f.costSeconds / summed).toFixed(4)) })),
-  });
-  const top = ranked.slice(0, Math.max(...TOPS));
-  const without = async (names: ReadonlySet<string>): Promise<RuleModule> => {
-    const m = await compiled(
-      rules.filter((r) => !names.has(r.name)),
-      false,
-    );
-    batches.set(m, batchesOf(m, events));
+  const rankTo = on.attributedCosts()!;
+  const evaluations = new Map(stats.figures().map((f) => [f.rule, f.evaluations - (warmed.get(f.rule)?.evaluations ?? 0)]));
+  const top = {} as Record<Attribution, string[]>;
+  for (const a of ATTRIBUTIONS) {
+    const ranked = rankByCost([...costDelta(rankFrom, rankTo, a)].map(([rule, costSeconds]) => ({ rule, source: 'syscall', evaluations: evaluations.get(rule) ?? 0, matches: 0, costSeconds })));
+    const shared = [...rankTo.shared].map(([group, c]) => ({ group, seconds: c - (rankFrom.shared.get(group) ?? 0) })).sort((x, y) => y.seconds - x.seconds);
+    const summed = ranked.reduce((s, f) => s + f.costSeconds, 0) + (a === 'loo' ? shared.reduce((s, g) => s + g.seconds, 0) : 0);
+    figure(S, 'ranking', ranked.length, 'rules', {
+      attribution: a,
+      note: "the most costly rules in one round after the warm-up: evaluations, ns per evaluation (cost / evaluations), share of the rules' summed costs (loo: and of the work shared within groups, the largest listed apart)",
+      top: ranked.slice(0, 10).map((f) => ({ rule: f.rule, evaluations: f.evaluations, ns_per_evaluation: Number(((f.costSeconds / Math.max(1, f.evaluations)) * 1e9).toFixed(2)), share: Number((f.costSeconds / summed).toFixed(4)) })),
+      ...(a === 'loo' ? { shared: shared.slice(0, 5).map((g) => ({ group: g.group, share: Number((g.seconds / summed).toFixed(4)) })) } : {}),
+    });
+    top[a] = ranked.slice(0, Math.max(...TOPS)).map((f) => f.rule);
+  }
+  // one module without each distinct set of rules (the attributions' top N often coincide)
+  const without = new Map<string, RuleModule>();
+  const moduleWithout = async (names: readonly string[]): Promise<RuleModule> => {
+    const key = [...names].sort().join('\n');
+    let m = without.get(key);
+    if (!m) {
+      const drop = new Set(names);
+      m = await compiled(
+        rules.filter((r) => !drop.has(r.name)),
+        false,
+      );
+      batches.set(m, batchesOf(m, events));
+      without.set(key, m);
+    }
     return m;
   };
-  // each of the top rules removed alone, then the top N together (N > 1)
+  const joints = {} as Record<Attribution, RuleModule[]>;
+  for (const a of ATTRIBUTIONS) {
+    joints[a] = [];
+    for (const n of TOPS) joints[a].push(await moduleWithout(top[a].slice(0, n)));
+  }
+  // each of the default attribution's top rules removed alone (RULE_COST_SINGLES=1): what each leave-one-out figure claims
   const singles: RuleModule[] = [];
-  for (const f of top) singles.push(await without(new Set([f.rule])));
-  const joints: RuleModule[] = [];
-  for (const n of TOPS) joints.push(n === 1 ? singles[0]! : await without(new Set(top.slice(0, n).map((f) => f.rule))));
-  const modules = [on, off, control, ...singles, ...joints.filter((m) => !singles.includes(m))];
+  if (SINGLES) for (const rule of top.use) singles.push(await moduleWithout([rule]));
+  const modules = [on, off, control, ...new Set(without.values())];
+  progress(`${modules.length} modules: counting on, off, control and ${without.size} without some of the top rules`);
   const at = (m: RuleModule) => modules.indexOf(m);
   for (let w = 0; w < WARM; w++) round(modules.slice(1), batches, w);
 
   // Rounds: the counting module's calls are measured against the figures it produced during
   // that very round (their cost delta / its CPU time less its profiles).
-  const cpus = modules.map(() => [] as number[]);
-  const profiles: number[] = [];
-  const steady: number[] = [];
-  const noise: number[] = [];
-  const predicted = TOPS.map(() => [] as number[]);
+  const m: Measured = { cpus: modules.map(() => []), profiles: [], steady: [], noise: [] };
+  const predicted = Object.fromEntries(ATTRIBUTIONS.map((a) => [a, TOPS.map(() => [] as number[])])) as Record<Attribution, number[][]>;
   for (let r = 0; r < ROUNDS; r++) {
-    const before = costs(stats);
+    const before = on.attributedCosts()!;
     const profiled = on.profileSeconds;
     const cpu = round(modules, batches, r);
-    const after = costs(stats);
+    const after = on.attributedCosts()!;
     const profileMs = (on.profileSeconds - profiled) * 1000;
-    cpu.forEach((c, i) => cpus[i]!.push(c));
-    profiles.push(profileMs);
+    cpu.forEach((c, i) => m.cpus[i]!.push(c));
+    m.profiles.push(profileMs);
     const [onCpu, offCpu, controlCpu] = [cpu[0]!, cpu[1]!, cpu[2]!];
-    steady.push(1 - offCpu / (onCpu - profileMs));
-    noise.push(1 - offCpu / controlCpu);
+    m.steady.push(1 - offCpu / (onCpu - profileMs));
+    m.noise.push(1 - offCpu / controlCpu);
     figure(S, 'counting_overhead_round', (1 - offCpu / onCpu) * 100, '%', {
       round: r,
-      steady_pct: steady[r]! * 100,
+      steady_pct: m.steady[r]! * 100,
+      control_pct: m.noise[r]! * 100,
       on_cpu_ms: onCpu,
       profile_cpu_ms: profileMs,
       off_cpu_ms: offCpu,
       control_cpu_ms: controlCpu,
-      on_events_per_s_cpu: Math.round((REPEAT * EVENTS) / (onCpu / 1000)),
-      off_events_per_s_cpu: Math.round((REPEAT * EVENTS) / (offCpu / 1000)),
     });
-    TOPS.forEach((n, i) => {
-      const cost = top.slice(0, n).reduce((s, f) => s + (after.get(f.rule)! - before.get(f.rule)!), 0);
-      const p = cost / ((onCpu - profileMs) / 1000);
-      predicted[i]!.push(p);
-      const singlesDrop = singles.slice(0, n).reduce((s, m) => s + 1 - cpu[at(m)]! / offCpu, 0);
-      figure(S, `top${n}_round`, (Math.abs(p - singlesDrop) / singlesDrop) * 100, '%', {
-        round: r,
-        predicted_drop: p,
-        measured_drop: singlesDrop,
-        joint_drop: 1 - cpu[at(joints[i]!)]! / offCpu,
-        full_cpu_ms: offCpu,
-        without_each_cpu_ms: singles.slice(0, n).map((m) => cpu[at(m)]!),
-        without_all_cpu_ms: cpu[at(joints[i]!)]!,
+    const round_ = { round: r } as Record<string, unknown>;
+    for (const a of ATTRIBUTIONS) {
+      const d = costDelta(before, after, a);
+      TOPS.forEach((n, i) => {
+        const p = top[a].slice(0, n).reduce((s, rule) => s + d.get(rule)!, 0) / ((onCpu - profileMs) / 1000);
+        predicted[a][i]!.push(p);
+        round_[`${a}_top${n}`] = { predicted: Number(p.toFixed(4)), joint: Number((1 - cpu[at(joints[a][i]!)]! / offCpu).toFixed(4)) };
       });
-    });
+    }
+    figure(S, 'top_round', r, 'round', round_);
   }
 
-  const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
-  const st = spread(steady);
-  // the profiles' share of the counting module's time, over every round (they come in bursts)
-  const bursts = sum(profiles) / sum(cpus[1]!);
-  const overhead = 1 - 1 / (1 / (1 - quantile(steady, 0.5)) + bursts);
-  const pct = (v: number) => Number((v * 100).toFixed(2));
-  const ctl = spread(noise);
-  figure(S, 'counting_overhead', pct(overhead), '%', {
-    check: `${pct(overhead)} % = steady ${st.median} % (median over the rounds, quartiles ${st.q1} to ${st.q3} %) with the profiles, ${pct(bursts)} % of CPU(off) over all rounds (${profiles.filter((x) => x > 0).length} of ${ROUNDS} rounds held one); control (two identical modules): median ${ctl.median} % (quartiles ${ctl.q1} to ${ctl.q3} %); target <= 5 %: ${overhead <= 0.05 ? 'met' : 'NOT met'}`,
-    steady_pct: st,
-    profiles_pct: pct(bursts),
-    ctlpct: ctl,
-    all_rounds: pct(1 - sum(cpus[1]!) / sum(cpus[0]!)),
-    rounds: cpus[0]!.map((c, r) => pct(1 - cpus[1]![r]! / c)),
-    target: '<= 5 %',
-    note: '1 - CPU(off) / CPU(on), CPU(on) = its steady part (per round, less the CPU time of the profiles in it; the median over the rounds) + the profiles (summed over all rounds); control: 1 - CPU(off) / CPU(the same module compiled again), the noise of a figure of one round; all_rounds: over the sums of every round',
-  });
-  TOPS.forEach((n, i) => {
-    const measured = cpus[1]!.map((_, r) => sum(singles.slice(0, n).map((m) => 1 - cpus[at(m)]![r]! / cpus[1]![r]!)));
-    const joint = drops(cpus[at(joints[i]!)]!, cpus[1]!);
-    const errors = predicted[i]!.map((p, r) => Math.abs(p - measured[r]!) / measured[r]!);
-    const p = spread(predicted[i]!);
-    const d = spread(measured);
-    const j = spread(joint);
-    const e = spread(errors);
-    const pm = quantile(predicted[i]!, 0.5);
-    const err = (Math.abs(pm - quantile(measured, 0.5)) / quantile(measured, 0.5)) * 100;
-    const jointErr = (Math.abs(pm - quantile(joint, 0.5)) / quantile(joint, 0.5)) * 100;
-    // the issue's check: the N removed together (what an operator saves dropping them), against their summed shares
-    figure(S, `top${n}_relative_error`, jointErr, '%', {
-      check: `top ${n}: predicted drop ${p.median} % (quartiles ${p.q1} to ${p.q3}), measured removing them together ${j.median} % (quartiles ${j.q1} to ${j.q3}); relative error of the medians ${jointErr.toFixed(1)} %; target <= 20 %: ${jointErr <= 20 ? 'met' : 'NOT met'}; removing each alone, summed: ${d.median} % (quartiles ${d.q1} to ${d.q3}), ${err.toFixed(1)} % from the prediction, per round median ${e.median} % (quartiles ${e.q1} to ${e.q3})`,
-      rules: top.slice(0, n).map((f) => f.rule),
-      predicted_drop_pct: p,
-      joint_drop_pct: j,
-      single_removals_summed_pct: d,
-      single_removals_relative_error: Number(err.toFixed(2)),
-      round_error_pct: e,
-      target: '<= 20 %',
-      note: "predicted: the cost the figures gave these rules during a round's counting calls, over those calls' CPU time less the profiles; joint (the check): 1 - CPU time without them all / the full ruleset's (counters off), which also saves the work they share; single removals summed: the sum over these rules of 1 - CPU time of the ruleset without that rule / the full ruleset's, what each figure claims; same batches, interleaved",
+  printOverhead(m);
+  const errors: Record<string, number[]> = {};
+  for (const a of ATTRIBUTIONS)
+    TOPS.forEach((n, i) => {
+      const joint = drops(m.cpus[at(joints[a][i]!)]!, m.cpus[1]!);
+      const p = spread(predicted[a][i]!);
+      const j = spread(joint);
+      const pm = quantile(predicted[a][i]!, 0.5);
+      const jointErr = (Math.abs(pm - quantile(joint, 0.5)) / quantile(joint, 0.5)) * 100;
+      (errors[a] ??= []).push(Number(jointErr.toFixed(1)));
+      const extra: Record<string, unknown> = {};
+      if (singles.length > 0 && a === 'use') {
+        const d = spread(m.cpus[1]!.map((_, r) => singles.slice(0, n).reduce((s, x) => s + 1 - m.cpus[at(x)]![r]! / m.cpus[1]![r]!, 0)));
+        extra.single_removals_summed_pct = d;
+      }
+      // the issue's check: the N removed together (what an operator saves dropping them), against their summed shares
+      figure(S, `top${n}_relative_error`, jointErr, '%', {
+        attribution: a,
+        check: `${a}, top ${n}: predicted drop ${p.median} % (quartiles ${p.q1} to ${p.q3}), measured removing them together ${j.median} % (quartiles ${j.q1} to ${j.q3}); relative error of the medians ${jointErr.toFixed(1)} %; target <= 20 %: ${jointErr <= 20 ? 'met' : 'NOT met'}`,
+        rules: top[a].slice(0, n),
+        predicted_drop_pct: p,
+        joint_drop_pct: j,
+        ...extra,
+        target: '<= 20 %',
+        note: "predicted: the cost the figures gave these rules during a round's counting calls, over those calls' CPU time less the profiles; joint (the check): 1 - CPU time without them all / the full ruleset's (counters off), which also saves the work they share only among themselves; same batches, interleaved",
+      });
     });
-  });
+  figure(S, 'attribution_errors', TOPS.length, 'tops', { note: `relative error of the medians (%), top ${TOPS.join(', ')}`, ...errors });
 }

@@ -13,7 +13,8 @@ import { MATCH_REFERENCE, MATCH_SIZE, MEM, SRC, STATE, THREAD } from '../abi/mod
 import { BatchEncoder, type Encoded } from './encode.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import { ReferenceJudge, type Referred } from './reference.js';
-import { ModuleTally, Stopwatch } from './rule-tally.js';
+import { ModuleTally } from './rule-tally.js';
+import { Stopwatch } from './tally-clock.js';
 import { checkInstance, checkModule } from './validate.js';
 import { guardedCall, isWatchdogTimeout } from './watchdog.js';
 import { fillSynthetic, type WarmPlan } from './warm.js';
@@ -96,6 +97,11 @@ export class RuleModule {
   countInto(stats: RuleStats, sampleEvery?: number): void {
     const ex = this.instance.exports;
     this.tally = new ModuleTally(this.memory, ex, this.compiled.generated, stats, { sampleEvery });
+  }
+
+  /** The rule figures' cost so far under every attribution, and the work shared within each group (rule-tally.ts; undefined without countInto): the rule-cost bench compares them in one run. */
+  attributedCosts(): ReturnType<ModuleTally['attributed']> | undefined {
+    return this.tally?.attributed();
   }
 
   /** CPU seconds the rule figures' profiles took so far in this module's evaluate calls (0 without countInto): counting's cost in bursts, which the rule-cost bench adds to its steady cost. */

@@ -16,16 +16,18 @@
 //   PROFILE_BUDGET seconds of profiles (at least one pair of runs), a profile under way goes on
 //   at the group's next sampled calls and the groups due after it wait. The whole group's time per call gives the estimate the
 //   calibration compares with, and the group's time minus its time without a rule is that rule's
-//   leave-one-out rate in that group, what removing it saves. Rates are medians of the group's
-//   last RATE_WINDOW warm profiles; the work the rules share (operands memoised per event) is
-//   split between them in proportion to those rates, so a group's rates add up to its time. A
+//   leave-one-out rate in that group, what removing it saves; each rule is timed alone too. Rates
+//   are medians of the group's last RATE_WINDOW warm profiles; the work the rules share (operands
+//   memoised per event) is split between them in proportion to the shared work each uses (its
+//   time alone less its leave-one-out rate), so a group's rates add up to its time. A
 //   rule's cost is, over its groups, its evaluations in the group × its share rate there ×
 //   (measured rules' time / the groups' estimate of it). Evaluations wait, uncosted, until the
 //   calibration holds MIN_RATIOS ratios (a read for figures costs them at what there is), and
 //   are then costed at those.
-import { MEM, SRC } from '../abi/module.js';
+import { EVT_TYPES, MEM, SRC } from '../abi/module.js';
 import type { GeneratedModule } from '../engine/codegen/index.js';
 import type { RuleStats } from '../engine/index.js';
+import { Recent, Stopwatch } from './tally-clock.js';
 
 type RuleCounter = ReturnType<RuleStats['counter']>;
 type ProfileFn = (slot: number, skip: number, first: number, rec: number, stride: number, idx: number, m: number) => number;
@@ -38,7 +40,7 @@ const DEFAULT_SAMPLE_EVERY = 16;
 
 /**
  * After its warm-up, a group is profiled again once in this many sampled calls (each profile
- * about 6 × its rules times its share of the call), so rates follow a changing workload. A
+ * about 6 × its rules times its share of the call, and each rule's runs alone), so rates follow a changing workload. A
  * profile of the stable rules took about a third of a round of the rule-cost bench (192 calls of
  * 4,096 events): once in 64 sampled calls (1,024 calls) that alone was about 6 % of the
  * evaluation time; once in 256 sampled calls (4,096 calls) it is under 3 %. The calibration (the
@@ -87,6 +89,20 @@ const RATE_WINDOW = WARM_PROFILES;
  */
 const MIN_RATIOS = 8;
 
+/**
+ * How a group's time is attributed to its rules (docs/rule-cost.md), from the same profiles:
+ * - `loo`: what removing the rule alone saves (its leave-one-out rate); the work the group's
+ *   rules share (operands memoised per event) is nobody's and is counted apart per group;
+ * - `rates`: leave-one-out rates scaled up so that they add up to the group's time (the shared
+ *   work split in proportion to what removing each rule saves);
+ * - `use`: leave-one-out rate plus a part of the shared work in proportion to the shared work
+ *   the rule uses (its time alone less its leave-one-out rate).
+ */
+export type Attribution = 'loo' | 'rates' | 'use';
+const ATTRIBUTIONS: readonly Attribution[] = ['loo', 'rates', 'use'];
+/** The attribution of the RuleStats' costs (/metrics, `rae profile`); the others are kept beside it (`attributed()`). */
+const FIGURES: Attribution = 'use';
+
 /** How a tally samples and profiles (the defaults are an engine's). */
 interface TallyOptions {
   /** Calls between two sampled calls: uniform in 1 .. 2 × sampleEvery - 1 (mean sampleEvery); default 16. */
@@ -97,70 +113,13 @@ interface TallyOptions {
   random?: () => number;
 }
 
-/** The process's CPU time, seconds (user and system, every thread of the process). */
-export function cpuSeconds(): number {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-}
-
-/**
- * Times a stretch of this thread's work: the lesser of the process's CPU time and the wall time
- * over it, both upper bounds of the thread's own time. CPU time leaves out the time the machine
- * gave the core to others (at load 18 on 2 cores, runs of a few milliseconds read 10 to 15 times
- * their CPU time in wall time) but counts the process's other threads (V8's compilers, the
- * garbage collector), whose time the kernel adds when they are next accounted (seen: a 140 µs
- * run read 185 µs); wall time is the reverse. The CPU clock is read outside the wall clock, so
- * the object it allocates (and a collection that may cause) falls outside the wall reading.
- */
-export class Stopwatch {
-  private cpu = 0;
-  private wall = 0;
-
-  start(): void {
-    this.cpu = cpuSeconds();
-    this.wall = performance.now();
-  }
-
-  /** Seconds since start(). */
-  seconds(): number {
-    const wall = (performance.now() - this.wall) / 1000;
-    return Math.min(wall, cpuSeconds() - this.cpu);
-  }
+/** A counted group's name: its event type (slot = the type's id), the audit group (slot 0) `k8s_audit`. */
+function groupName(slot: number): string {
+  return slot === 0 ? 'k8s_audit' : (EVT_TYPES[slot - 1] ?? String(slot));
 }
 
 /** 2^32, to read a u64 counter as two u32 halves (exact below 2^53). */
 const HIGH = 4294967296;
-
-/** The last `size` values of a series, and their median (undefined while empty; kept from one add to the next: it is read for every pair at every read of the counters). */
-class Recent {
-  private readonly xs: number[] = [];
-  private at = 0;
-  private mid: number | undefined;
-  constructor(private readonly size: number) {}
-
-  add(x: number): void {
-    if (this.xs.length < this.size) this.xs.push(x);
-    else this.xs[this.at++ % this.size] = x;
-    const s = [...this.xs].sort((a, b) => a - b);
-    const m = s.length >> 1;
-    this.mid = s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-  }
-
-  clear(): void {
-    this.xs.length = 0;
-    this.at = 0;
-    this.mid = undefined;
-  }
-
-  /** Values held (at most `size`). */
-  get count(): number {
-    return this.xs.length;
-  }
-
-  get median(): number | undefined {
-    return this.mid;
-  }
-}
 
 /** Counts one module's rule figures into a RuleStats. */
 export class ModuleTally {
@@ -175,15 +134,23 @@ export class ModuleTally {
   private readonly hits: Float64Array;
   /** Each pair's leave-one-out samples (seconds per evaluation): what removing the rule saves in that group. */
   private readonly pairRates: Recent[];
+  /** Each pair's samples of the rule run alone over the group's events (seconds per evaluation). */
+  private readonly pairAlone: Recent[];
+  /** Each pair's rate (seconds per evaluation) by attribution, from the last profile of its group. */
+  private readonly rateBy: Record<Attribution, Float64Array>;
+  /** Each group's shared work per call (its time less its rules' leave-one-out rates, at least 0), and its cost so far (the `loo` attribution's remainder). */
+  private readonly sharedRate: Float64Array;
+  private readonly sharedCost: Float64Array;
+  /** Cost so far by attribution and rule id, seconds. */
+  private readonly costBy: Record<Attribution, Float64Array>;
   /** Evaluations of each pair waiting for its group's first profile to be costed. */
   private readonly uncosted: Float64Array;
   /** Calls of each counted group (by countSlots index) of the last read. */
   private readonly calls: Float64Array;
   /** Each group's profiled rules' time per call, seconds (the estimate the calibration compares with). */
   private readonly groupRates: Recent[];
-  /** Each pair's group (countSlots index), and each group's factor from its rules' leave-one-out rates to their share of its time (shared work split in proportion to the rates). */
+  /** Each pair's group (countSlots index). */
   private readonly pairGroup: number[] = [];
-  private readonly shareOf: Float64Array;
   /** Profiles of each group so far (the first one cold), and the sampled call from which it is due again. */
   private readonly profiles: Uint32Array;
   private readonly due: Float64Array;
@@ -196,6 +163,7 @@ export class ModuleTally {
   private readonly wholeSoFar: Float64Array;
   private readonly pairSum: Float64Array;
   private readonly pairDiff: Float64Array;
+  private readonly aloneSoFar: Float64Array;
   private readonly profileFn: ProfileFn;
   private readonly countsAt: number;
   /** A read for figures (a scrape, `rae profile`): what waits for the calibration is costed at what there is. */
@@ -223,7 +191,7 @@ export class ModuleTally {
   private perEvent = 0;
   /** Seconds of an empty profile call (the timer and the call). */
   private timer = 0;
-  /** Profile loops (by group slot) called once already: the first call of a wasm function compiles it (lazy compilation), which must not be timed. */
+  /** Profile loops (by group slot; -2 - slot: the group's loop of one rule alone) called once already: the first call of a wasm function compiles it (lazy compilation), which must not be timed. */
   private readonly warm = new Set<number>();
   /** Seconds the profiles took so far, untimed runs included: the part of counting's cost that comes in bursts, once in many calls. */
   private profiling = 0;
@@ -248,16 +216,22 @@ export class ModuleTally {
     this.pairEvals = new Float64Array(this.pairRule.length);
     this.hits = new Float64Array(generated.rules.length);
     this.pairRates = this.pairRule.map(() => new Recent(RATE_WINDOW));
+    this.pairAlone = this.pairRule.map(() => new Recent(RATE_WINDOW));
+    const perMode = (n: number) => Object.fromEntries(ATTRIBUTIONS.map((a) => [a, new Float64Array(n)])) as Record<Attribution, Float64Array>;
+    this.rateBy = perMode(this.pairRule.length);
+    this.costBy = perMode(generated.rules.length);
+    this.sharedRate = new Float64Array(generated.countSlots.length);
+    this.sharedCost = new Float64Array(generated.countSlots.length);
     this.uncosted = new Float64Array(this.pairRule.length);
     this.calls = new Float64Array(generated.countSlots.length);
     this.groupRates = generated.countSlots.map(() => new Recent(RATE_WINDOW));
-    this.shareOf = new Float64Array(generated.countSlots.length).fill(1);
     this.profiles = new Uint32Array(generated.countSlots.length);
     this.due = new Float64Array(generated.countSlots.length);
     this.steps = new Uint32Array(generated.countSlots.length);
     this.wholeSoFar = new Float64Array(generated.countSlots.length);
     this.pairSum = new Float64Array(this.pairRule.length);
     this.pairDiff = new Float64Array(this.pairRule.length);
+    this.aloneSoFar = new Float64Array(this.pairRule.length);
     this.profileFn = exports.profile as ProfileFn;
     this.countsAt = (exports.counts as () => number)();
     // whatever was counted before (warm-up batches) is not the rules' work
@@ -381,16 +355,20 @@ export class ModuleTally {
     this.pairEvals.forEach((e, k) => {
       const waiting = this.uncosted[k]!;
       if (e === 0 && waiting === 0) return;
-      const counter = this.counters[this.pairRule[k]!]!;
-      const loo = calibrated ? this.pairRates[k]!.median : undefined;
-      const rate = loo === undefined ? undefined : Math.max(0, loo) * this.shareOf[this.pairGroup[k]!]!;
-      if (rate === undefined) {
+      const id = this.pairRule[k]!;
+      const counter = this.counters[id]!;
+      if (!calibrated || this.pairRates[k]!.median === undefined) {
         this.uncosted[k] = waiting + e;
         counter.costed(e, 0);
         return;
       }
       this.uncosted[k] = 0;
-      counter.costed(e, (e + waiting) * rate * this.scale);
+      const n = (e + waiting) * this.scale;
+      for (const a of ATTRIBUTIONS) this.costBy[a][id]! += n * this.rateBy[a][k]!;
+      counter.costed(e, n * this.rateBy[FIGURES][k]!);
+      // a group's first rule is evaluated at every call of the group: its evaluations are the group's calls
+      const gi = this.pairGroup[k]!;
+      if (this.pairBase[gi] === k) this.sharedCost[gi]! += n * this.sharedRate[gi]!;
     });
     this.hits.forEach((h, id) => {
       if (h !== 0) this.counters[id]!.matches += h;
@@ -398,19 +376,54 @@ export class ModuleTally {
   }
 
   /**
-   * A group's time per call over the sum of its rules' leave-one-out rates (medians; 1 while
-   * either is unknown or the sum is not above 0). Leave-one-out leaves out the work a group's
-   * rules share (an operand memoised per event: removing one rule, another computes it), so the
-   * rates add up to less than the group's time: measured on the stable rules, "Read sensitive file
-   * trusted after startup" and "Read sensitive file untrusted" saved 6.6 % and 8.0 % removed
-   * alone, 19.1 % together. Scaled by this factor, the shared work is split between the group's
-   * rules in proportion to their rates, and their costs add up to the group's time.
+   * Group `gi`'s rates by attribution, from the medians of its profiles. Leave-one-out leaves out
+   * the work a group's rules share (an operand memoised per event: removing one rule, another
+   * computes it), so the rates add up to less than the group's time: measured on the stable
+   * rules, "Read sensitive file trusted after startup" and "Read sensitive file untrusted" saved
+   * 6.6 % and 8.0 % removed alone, 19.1 % together. `loo` keeps the rates and counts that
+   * remainder apart; `rates` scales them to the group's time; `use` adds to each rate a part of
+   * the remainder in proportion to the shared work the rule uses (its time alone less its rate),
+   * so a rule that uses little of the shared work is charged little of it. A group whose rates
+   * add up to more than its time (noise) is scaled down in both.
    */
-  private shareFactor(gi: number): number {
-    const whole = this.groupRates[gi]!.median;
+  private attribute(gi: number): void {
+    const base = this.pairBase[gi]!;
+    const k = this.generated.countSlots[gi]!.rules.length;
+    const whole = Math.max(0, this.groupRates[gi]!.median ?? 0);
+    // removing a rule saves at most what it costs alone (what it computes is memoised for the
+    // rules after it, never more), so a leave-one-out rate above it is the timings' noise: on the
+    // stable rules the last rule of a group read 12.8 ns saved against 7.1 alone (4 measured by
+    // timing the group 50 times over)
+    const alone = (p: number) => this.pairAlone[base + p]!.median ?? Number.POSITIVE_INFINITY;
+    const loo = (p: number) => Math.max(0, Math.min(this.pairRates[base + p]!.median ?? 0, alone(p)));
+    const uses = (p: number) => (Number.isFinite(alone(p)) ? Math.max(0, alone(p) - loo(p)) : 0);
     let sum = 0;
-    for (let p = 0; p < this.generated.countSlots[gi]!.rules.length; p++) sum += Math.max(0, this.pairRates[this.pairBase[gi]! + p]!.median ?? 0);
-    return whole !== undefined && whole > 0 && sum > 0 ? whole / sum : 1;
+    let used = 0;
+    for (let p = 0; p < k; p++) {
+      sum += loo(p);
+      used += uses(p);
+    }
+    const shared = whole - sum;
+    const scaled = sum > 0 && whole > 0 ? whole / sum : 1;
+    this.sharedRate[gi] = Math.max(0, shared);
+    for (let p = 0; p < k; p++) {
+      this.rateBy.loo[base + p] = loo(p);
+      this.rateBy.rates[base + p] = loo(p) * scaled;
+      this.rateBy.use[base + p] = shared > 0 && used > 0 ? loo(p) + (shared * uses(p)) / used : loo(p) * scaled;
+    }
+  }
+
+  /**
+   * Cost so far by attribution and rule (seconds; everything counted is costed first, at the
+   * rates and scale there are) and, under `loo`, each group's shared work by its event type.
+   */
+  attributed(): { costs: Record<Attribution, Map<string, number>>; shared: Map<string, number> } {
+    this.read(true);
+    const costs = Object.fromEntries(ATTRIBUTIONS.map((a) => [a, new Map<string, number>()])) as Record<Attribution, Map<string, number>>;
+    for (const a of ATTRIBUTIONS) this.generated.rules.forEach((r, id) => costs[a].set(r.name, (costs[a].get(r.name) ?? 0) + this.costBy[a][id]!));
+    const shared = new Map<string, number>();
+    this.generated.countSlots.forEach((g, gi) => shared.set(groupName(g.slot), this.sharedCost[gi]!));
+    return { costs, shared };
   }
 
   /**
@@ -436,8 +449,10 @@ export class ModuleTally {
     const idx = new Uint32Array(this.memory.buffer, MEM.outBase, MEM.outSize / 4);
     const first = this.first ? 1 : 0;
     const run = (slot: number, skip: number, m: number): number => {
-      if (!this.warm.has(slot)) {
-        this.warm.add(slot);
+      // a rule alone runs the group's other loop (another function to compile)
+      const fn = skip < -1 ? -2 - slot : slot;
+      if (!this.warm.has(fn)) {
+        this.warm.add(fn);
         this.profileFn(slot, skip, first, rec, stride, MEM.outBase, m);
       }
       this.watch.start();
@@ -506,6 +521,7 @@ export class ModuleTally {
     if (this.steps[gi] === 0) {
       this.wholeSoFar[gi] = Infinity;
       this.pairSum.fill(Infinity, base, base + k);
+      this.aloneSoFar.fill(Infinity, base, base + k);
     }
     let timed = 0;
     while (this.steps[gi]! < PROFILE_RUNS * k && !(timed > 0 && spent())) {
@@ -519,6 +535,8 @@ export class ModuleTally {
         this.pairSum[base + p] = w + x;
         this.pairDiff[base + p] = w - x;
       }
+      // the rule alone (its time less its leave-one-out saving: the shared work it uses)
+      this.aloneSoFar[base + p] = Math.min(this.aloneSoFar[base + p]!, (run(g.slot, -2 - p, m) - this.timer) / m - this.perEvent);
       this.steps[gi] = step + 1;
       timed++;
     }
@@ -532,12 +550,15 @@ export class ModuleTally {
     // warm profiles so far (-1: this was the cold first one), then when the group is due again
     const warmed = this.profiles[gi]++ - 1;
     this.due[gi] = sample + (warmed < WARM_PROFILES - 1 ? 1 : RESAMPLE_EVERY);
-    const pairs = g.rules.map((_, p) => this.pairRates[this.pairBase[gi]! + p]!);
+    const base = this.pairBase[gi]!;
+    const pairs = g.rules.map((_, p) => this.pairRates[base + p]!);
+    const alone = g.rules.map((_, p) => this.pairAlone[base + p]!);
     // the first warm profile replaces the cold one (kept till then: a short replay has no other)
-    if (warmed === 0) for (const r of [this.groupRates[gi]!, ...pairs]) r.clear();
+    if (warmed === 0) for (const r of [this.groupRates[gi]!, ...pairs, ...alone]) r.clear();
     this.groupRates[gi]!.add(Math.max(0, this.wholeSoFar[gi]!));
     // a difference of two timings: a rule cheaper than their noise may read below 0 this time
-    pairs.forEach((r, p) => r.add(this.pairDiff[this.pairBase[gi]! + p]!));
-    this.shareOf[gi] = this.shareFactor(gi);
+    pairs.forEach((r, p) => r.add(this.pairDiff[base + p]!));
+    alone.forEach((r, p) => r.add(this.aloneSoFar[base + p]!));
+    this.attribute(gi);
   }
 }

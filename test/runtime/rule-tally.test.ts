@@ -3,9 +3,11 @@
 // - calibration against a preempted call: one sampled evaluate call that reads far too long (the
 //   machine took the core away mid-call, here reported 10 s too long) must not inflate every
 //   rule's cost;
-// - attribution: a rule's cost is what removing it saves, so a rule whose costly operand another
-//   rule of its group computes anyway (memoised per event) costs little, while a rule with an
-//   equally costly operand of its own costs it;
+// - attribution: what removing a rule saves (`loo`) leaves out a costly operand another rule of
+//   its group computes anyway (memoised per event), while a rule with an equally costly operand
+//   of its own saves it;
+// - attribution of shared work: under `use`, the shared operand is split among the rules that use
+//   it; under `loo`, counted apart for the group;
 // - spoiled profiles: a group's first profile runs code V8 has not optimised yet (measured on the
 //   stable rules: the first rule's samples read -370 to +1,650 ns for a rule saving 20 to 30) and
 //   is replaced by its first warm one; a warm profile the machine spoiled is outvoted by the median of the group's
@@ -29,7 +31,8 @@ import { evtTypeId, MEM } from '../../host/abi/module.js';
 import { loadRules, RuleStats } from '../../host/engine/index.js';
 import { RuleCompiler } from '../../host/runtime/compiler.js';
 import { BatchEncoder } from '../../host/runtime/encode.js';
-import { cpuSeconds, ModuleTally } from '../../host/runtime/rule-tally.js';
+import { ModuleTally } from '../../host/runtime/rule-tally.js';
+import { cpuSeconds } from '../../host/runtime/tally-clock.js';
 import { readReplayInput } from '../../host/sources/replay.js';
 import { FIGURE_EVENTS, FIGURE_RULES } from './rule-figures-fixture.js';
 
@@ -83,7 +86,7 @@ test('rule tally: a preempted sampled call does not inflate the costs (calibrati
   assert.ok(cost < spent + 5, `rules' cost ${cost} s for ${spent} s of evaluate calls`);
 });
 
-test('rule tally: a rule costs what removing it saves (an operand its group computes anyway is not its cost)', async () => {
+test('rule tally: a rule saves what removing it saves (`loo`: an operand its group computes anyway is not its saving)', async () => {
   const { g, instance, memory, evaluate } = await instantiate();
   const events = readReplayInput(SHARED_EVENTS, 'fields').events;
   const enc = new BatchEncoder(g.layouts.syscall, g.threadUse, g.containerKeys).encode(memory, events, 0, events.length);
@@ -100,7 +103,8 @@ test('rule tally: a rule costs what removing it saves (an operand its group comp
       assert.is(evaluate(0, MEM.batchBase, enc.count, 1, MEM.outBase, MEM.outSize / 8), 0);
       tally.afterSampledCall(0, MEM.batchBase, enc.count, cpuSeconds() - t0);
     }
-    const cost = Object.fromEntries(stats.figures().map((f) => [f.rule, f.costSeconds]));
+    // the figures (`use`) give each shared rule half the scan they share; removing one saves none of it
+    const cost = Object.fromEntries(tally.attributed().costs.loo);
     // a trial whose own rule read 0 (a timing below the clock's resolution) counts as a failed one
     ratios.push(cost.Own! > 0 ? Math.max(cost['Shared a']!, cost['Shared b']!) / cost.Own! : Number.POSITIVE_INFINITY);
   }
@@ -148,12 +152,12 @@ function skewedRuns(exports: WebAssembly.Exports, skew: (profile: number, slot: 
 }
 
 /**
- * Shared a's cost in a fresh tally after `calls` sampled calls over SHARED_EVENTS (`seconds`:
+ * Shared a's and Own's savings (`loo`), the figures' total and every attribution in a fresh tally after `calls` sampled calls over SHARED_EVENTS (`seconds`:
  * what the evaluator reports for sampled call i); with `spoiled` (a profile's number), the runs
  * without Shared a in that profile read a tenth of their length, so that its leave-one-out
  * samples there read nearly the whole group's time, many times what it saves.
  */
-async function sharedCost(calls: number, spoiled?: number, seconds = (_i: number, s: number) => s): Promise<{ shared: number; own: number; total: number }> {
+async function sharedCost(calls: number, spoiled?: number, seconds = (_i: number, s: number) => s): Promise<{ shared: number; own: number; total: number; attributed: ReturnType<ModuleTally['attributed']> }> {
   const { g, instance, memory, evaluate } = await instantiate();
   const events = readReplayInput(SHARED_EVENTS, 'fields').events;
   const enc = new BatchEncoder(g.layouts.syscall, g.threadUse, g.containerKeys).encode(memory, events, 0, events.length);
@@ -161,8 +165,8 @@ async function sharedCost(calls: number, spoiled?: number, seconds = (_i: number
   const shared = group.rules.findIndex((id) => g.rules[id]!.name === 'Shared a');
   const skewed = skewedRuns(instance.exports, (profile, slot, skip) => (profile === spoiled && slot === group.slot && skip === shared ? 0.1 : 1));
   const stats = new RuleStats();
+  const tally = new ModuleTally(memory, skewed.exports, g, stats, { sampleEvery: 1 });
   try {
-    const tally = new ModuleTally(memory, skewed.exports, g, stats, { sampleEvery: 1 });
     for (let call = 0; call < calls; call++) {
       tally.beforeCall(true);
       const t0 = realNow();
@@ -173,8 +177,10 @@ async function sharedCost(calls: number, spoiled?: number, seconds = (_i: number
     skewed.restore();
   }
   const figures = stats.figures();
-  const cost = (rule: string) => figures.find((f) => f.rule === rule)!.costSeconds;
-  return { shared: cost('Shared a'), own: cost('Own'), total: figures.reduce((s, f) => s + f.costSeconds, 0) };
+  const attributed = tally.attributed();
+  // what removing each saves (`loo`): the figures give Shared a half the scan it shares with Shared b
+  const cost = (rule: string) => attributed.costs.loo.get(rule)!;
+  return { shared: cost('Shared a'), own: cost('Own'), total: figures.reduce((s, f) => s + f.costSeconds, 0), attributed };
 }
 
 /**
@@ -190,6 +196,28 @@ async function sharedOverOwn(spoiled: number): Promise<number[]> {
   }
   return ratios.sort((x, y) => x - y);
 }
+
+test('rule tally: the work a group shares is split among the rules that use it (`use`), or counted apart for the group (`loo`), not charged to the rule that saves most removed', async () => {
+  // Shared a and Shared b each save their needle test removed alone; the scan of proc.cmdline
+  // they share is saved only by removing both. Own's scan of fd.name is its own. So the two
+  // shared rules together cost one scan under `use`, as Own does, and under `loo` the openat
+  // group's shared work is one scan. Split in proportion to leave-one-out rates (`rates`), Own,
+  // which saves most removed, is charged the shared scan too: the two read about 0 against it.
+  const use: number[] = [];
+  const apart: number[] = [];
+  for (let trial = 0; trial < 7; trial++) {
+    const { costs, shared } = (await sharedCost(40)).attributed;
+    const own = costs.use.get('Own')!;
+    use.push(own > 0 ? (costs.use.get('Shared a')! + costs.use.get('Shared b')!) / own : Number.POSITIVE_INFINITY);
+    const ownAlone = costs.loo.get('Own')!;
+    apart.push(ownAlone > 0 ? shared.get('openat')! / ownAlone : Number.POSITIVE_INFINITY);
+  }
+  use.sort((x, y) => x - y);
+  apart.sort((x, y) => x - y);
+  const show = (xs: number[]) => xs.map((r) => r.toFixed(3)).join(', ');
+  assert.ok(use[3]! > 0.5 && use[3]! < 2, `use: (Shared a + Shared b) / Own, per trial: ${show(use)}`);
+  assert.ok(apart[3]! > 0.5 && apart[3]! < 2, `loo: the openat group's shared work / Own, per trial: ${show(apart)}`);
+});
 
 test("rule tally: a rule whose runs read wrong in its group's first profile (cold code) is not charged for it (the first profile is discarded)", async () => {
   const ratios = await sharedOverOwn(1);
@@ -278,11 +306,12 @@ test('rule tally: one sampled call carries at most its budget of profiles (a pro
   try {
     for (let call = 0; call < 1200; call++) {
       const slots = w.call();
-      // budget 0: one pair (whole, without a rule) of the first group due, after its untimed run
-      // over this call's events (and, once per group, the run that compiles its code); a new
-      // module's first call profiled every group it reached, then one group's whole profile
+      // budget 0: one step (whole, without a rule, the rule alone) of the first group due, after
+      // its untimed run over this call's events (and, once per group, the runs that compile its
+      // two loops); a new module's first call profiled every group it reached, then one group's
+      // whole profile
       assert.ok(slots.length <= 1, `call ${call} profiled groups ${slots.join(', ')}`);
-      assert.ok(w.seen.groupRuns <= 4, `call ${call} ran its group ${w.seen.groupRuns} times`);
+      assert.ok(w.seen.groupRuns <= 6, `call ${call} ran its group ${w.seen.groupRuns} times`);
       for (const s of slots) byGroup.set(s, [...(byGroup.get(s) ?? []), call]);
     }
   } finally {

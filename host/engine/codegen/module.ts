@@ -9,7 +9,8 @@
 // increment per match). The host reads them only when figures are asked for (a scrape, a sampled
 // batch), never per event or per batch; a group's calls minus the `first` matches before a rule
 // give that rule's evaluations exactly. `profile(slot, skip, ...)` runs a group over listed
-// records, whole or without one rule, for the sampled per-rule rates (what removing a rule saves).
+// records, whole, without one rule or one rule alone, for the sampled per-rule rates (what
+// removing a rule saves, and the shared work it uses).
 import { createHash } from 'node:crypto';
 import type { LoadedRule } from '../ruleset.js';
 import type { CheckedExpr } from '../ir.js';
@@ -139,8 +140,10 @@ function usesFolding(e: CheckedExpr): boolean {
  * none), over the m records at rec whose indexes are the u32s at idx; slot -1 runs the loop
  * alone (the baseline). The group's time minus its time without a rule is what removing that
  * rule saves, operands shared with the group's other rules (memoised per event) included: a rule
- * timed alone would pay for those, which the others compute anyway. Never on the hot path; one
- * loop per group, so no dispatch inside the timed loop.
+ * timed alone would pay for those, which the others compute anyway. `skip` below -1 runs only
+ * the rule at position -2 - skip: its time alone less what removing it saves is the shared work
+ * it uses, by which the tally splits a group's shared work. Never on the hot path; loops of
+ * their own per group, so no dispatch inside the timed loop.
  */
 function profileExport(groups: ReadonlyArray<{ slot: number; rules: readonly number[] }>): string[] {
   const profileLoop = (name: string, test: string) => [
@@ -161,15 +164,22 @@ function profileExport(groups: ReadonlyArray<{ slot: number; rules: readonly num
     ...g.rules.map((id, p) => `  if (skip != ${p} && R${id}(e)) { k++; if (f) return k; }`),
     '  return k;',
     '}',
+    // one rule alone (skip = -2 - its position)
+    `function O${g.slot}(e: usize, skip: i32, f: bool): i32 {`,
+    '  switch (skip) {',
+    ...g.rules.map((id, p) => `    case ${-2 - p}: return R${id}(e) ? 1 : 0;`),
+    '    default: return 0;',
+    '  }',
+    '}',
   ];
   return [
     ...profileLoop('S_', '(e == 0 ? 1 : 0)'),
-    ...groups.flatMap((g) => [...groupFn(g), ...profileLoop(`S${g.slot}`, `Q${g.slot}(e, skip, f)`)]),
-    '/** Cost sampling: the rules of group slot but the one at position skip (slot -1: the loop alone) over the m records at rec listed (u32 indexes) at idx; returns their matches. */',
+    ...groups.flatMap((g) => [...groupFn(g), ...profileLoop(`S${g.slot}`, `Q${g.slot}(e, skip, f)`), ...profileLoop(`O${g.slot}_`, `O${g.slot}(e, skip, f)`)]),
+    '/** Cost sampling: the rules of group slot but the one at position skip (below -1: only the one at -2 - skip; slot -1: the loop alone) over the m records at rec listed (u32 indexes) at idx; returns their matches. */',
     'export function profile(slot: i32, skip: i32, first: i32, rec: usize, stride: usize, idx: usize, m: i32): i32 {',
     '  const f = first != 0;',
     '  switch (slot) {',
-    ...groups.map((g) => `    case ${g.slot}: return S${g.slot}(rec, stride, idx, m, skip, f);`),
+    ...groups.map((g) => `    case ${g.slot}: return skip < -1 ? O${g.slot}_(rec, stride, idx, m, skip, f) : S${g.slot}(rec, stride, idx, m, skip, f);`),
     '    default: return S_(rec, stride, idx, m, skip, f);',
     '  }',
     '}',
