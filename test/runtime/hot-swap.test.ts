@@ -108,7 +108,6 @@ test('a load right after the idle stop is not failed by the old worker exiting',
   }
 });
 
-
 test('onCompilerBusy runs while a build is in the worker and once when it ends, then not again', async () => {
   let ticks = 0;
   let ticksAtLoad = -1;
