@@ -28,7 +28,7 @@
 // REF's tree (git archive) built with this checkout's node_modules and probe build.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
@@ -220,25 +220,40 @@ async function measure(prefix: string, head: Head, config: string, dir: string, 
   }
 }
 
-/** The peak while a new syscall rule's manifest is loaded and compiled: VmHWM (reset first), and the split sampled at the highest RSS seen. */
+/**
+ * The peak while a new syscall rule's manifest is loaded and compiled: VmHWM (reset first), and
+ * the split sampled at the highest RSS seen. A compile that fails (on a starved machine, its
+ * deadline: rules.compileTimeoutSeconds) ends the phase with the peak up to the failure and the
+ * engine's reason (`compiled: false`); the ruleset stays on the reference interpreter then.
+ */
 async function reload(prefix: string, e: Engine, state: string, dir: string): Promise<void> {
   const files = join(dir, 'canary-files');
   mkdirSync(files, { recursive: true });
   writeFileSync(`/proc/${e.pid}/clear_refs`, '5');
   const mark = e.logLength;
+  const t0 = performance.now();
   writeFileSync(join(state, 'resources', 'canary.yaml'), manifest(Date.now(), files));
   let top: Split | undefined;
-  const done = e.waitFor(/resources: ruleset compiled, on WASM/, mark).then(() => true);
-  while (!(await Promise.race([done, sleep(250).then(() => false)]))) {
+  const done = e.waitFor(/resources: ruleset compiled, on WASM|engine: compile-worker \((E[A-Z]+)\): (.*)/, mark);
+  const finished = done.then(() => true);
+  while (!(await Promise.race([finished, sleep(250).then(() => false)]))) {
     // a sample whose scrape fails (a reset connection while the engine is busy compiling) is skipped
     const now = await e.split().catch(() => undefined);
     if (now && (!top || now.rss_mb! > top.rss_mb!)) top = now;
   }
   const peak = status(e.pid).hwm;
+  const failed = await done;
+  const outcome = failed[1] ? { compiled: false, error: `${failed[1]}: ${failed[2]}` } : { compiled: true };
+  if (failed[1]) progress(`${prefix}reload: the compile failed (${outcome.error}); the ruleset stays on the reference interpreter`);
   report(
     `${prefix}reload_peak`,
     { ...(top ?? (await e.split())), rss_mb: peak },
-    { note: 'VmHWM from the manifest write (clear_refs reset it) to the new rules on their compiled module; the parts: the split sampled (every 250 ms) at the highest RSS' },
+    {
+      ...outcome,
+      reload_s: Number(((performance.now() - t0) / 1000).toFixed(1)),
+      load_average: Number(loadavg()[0]!.toFixed(1)),
+      note: 'VmHWM from the manifest write (clear_refs reset it) to the new rules on their compiled module (or the compile failing); the parts: the split sampled (every 250 ms) at the highest RSS',
+    },
   );
 }
 
@@ -305,6 +320,7 @@ export async function run(): Promise<void> {
   const old = process.env.RAE_BENCH_OLD;
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-split-'));
   const oldDir = join(dir, 'old');
+  const failures: string[] = [];
   try {
     const support = probeSupport();
     const loadgen = support.available ? buildLoadgen(dir) : undefined;
@@ -324,9 +340,16 @@ export async function run(): Promise<void> {
         progress(`footprint: ${h.prefix ? `old (${old})` : 'this checkout'}, ${name}${Object.keys(env).length ? ` (env ${JSON.stringify(env)})` : ''}`);
         const work = join(dir, `${h.prefix}${name}`);
         mkdirSync(work);
-        await measure(`${h.prefix}${name}_`, h.head, config, work, env, loadgen, loadSeconds);
+        // a head that fails one configuration (an engine that never gets ready) still leaves the other figures
+        try {
+          await measure(`${h.prefix}${name}_`, h.head, config, work, env, loadgen, loadSeconds);
+        } catch (err) {
+          failures.push(`${h.prefix}${name}: ${(err as Error).message}`);
+          progress(`footprint: ${h.prefix}${name} failed: ${(err as Error).message}`);
+        }
       }
     }
+    if (failures.length > 0) throw new Error(`footprint: ${failures.length} measurement(s) failed:\n${failures.join('\n')}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -43,6 +43,9 @@ const WORKER_YOUNG_MB = 8;
  */
 const DISK_WARM_BUDGET_MS = 300;
 
+/** How often `whileBuilding` runs while a build is in the worker, ms. */
+const WHILE_BUILDING_MS = 250;
+
 /** A build request in a worker. */
 interface Request {
   id: number;
@@ -95,6 +98,8 @@ export class RuleCompiler {
   private readonly pending = new Map<Worker, Map<number, Request>>();
 
   private idleTimer: NodeJS.Timeout | undefined;
+  /** Runs `whileBuilding` while any worker has a request pending. */
+  private busyTimer: NodeJS.Timeout | undefined;
 
   private readonly disk: ModuleCache | undefined;
   /** The build's shipped modules (module-cache.ts SHIPPED_MODULE_DIR), read only. */
@@ -121,6 +126,8 @@ export class RuleCompiler {
    * V8 old-generation cap (default 2048); `counters`: modules count their rule figures (default
    * true; GenerateOptions.counters); `onIdleStop`: runs once an idle worker has exited (its memory
    * is free then, though the C library may still hold it: rae run releases it there);
+   * `whileBuilding`: runs every 250 ms while a build is in the worker, and once when it ends
+   * (rae run releases there what the build's threads freed so far: see start-engine.ts);
    * `compilerCacheDir`, `shippedCompilerDir`: where the worker finds a compiler split
    * (asc-loader.ts), the first writable: without one sound, the worker writes one there.
    */
@@ -134,6 +141,7 @@ export class RuleCompiler {
       maxHeapMb?: number;
       counters?: boolean;
       onIdleStop?: () => void;
+      whileBuilding?: () => void;
       compilerCacheDir?: string;
       shippedCompilerDir?: string;
     } = {},
@@ -244,6 +252,20 @@ export class RuleCompiler {
     clearTimeout(req.timer);
     req.signal?.removeEventListener('abort', req.onAbort);
     req.resolve(r);
+    this.busyCheck();
+  }
+
+  /** Starts or stops the `whileBuilding` ticks as requests come and go (a last tick when they end). */
+  private busyCheck(): void {
+    const run = this.opts.whileBuilding;
+    if (!run) return;
+    const busy = [...this.pending.values()].some((m) => m.size > 0);
+    if (busy && !this.busyTimer) this.busyTimer = setInterval(run, WHILE_BUILDING_MS).unref();
+    else if (!busy && this.busyTimer) {
+      clearInterval(this.busyTimer);
+      this.busyTimer = undefined;
+      run();
+    }
   }
 
   /** The worker takes up `req` now: its deadline starts. */
@@ -273,6 +295,7 @@ export class RuleCompiler {
     if (this.worker === w) this.worker = undefined;
     void w.terminate();
     for (const r of rest) this.send(r);
+    this.busyCheck();
   }
 
   /** Stops `w` after `idleMs` unless a request comes first. */
@@ -340,6 +363,7 @@ export class RuleCompiler {
     w.ref();
     w.postMessage({ id: req.id, code: req.code, plan: req.plan } satisfies CompileRequest);
     if (mine.size === 1) this.startClock(w, req);
+    this.busyCheck();
   }
 
   /** Stops the worker. */

@@ -102,6 +102,7 @@ export class DetectionEngine {
     this.compiler = new RuleCompiler({
       idleMs: options.compilerIdleMs,
       onIdleStop: options.onCompilerIdleStop,
+      whileBuilding: options.onCompilerBusy,
       cacheDir: options.moduleCacheDir,
       shippedDir: options.shippedModuleDir,
       compilerCacheDir: options.compilerCacheDir,

@@ -29,6 +29,8 @@ export interface DetectionEngineOptions {
   compilerIdleMs?: number;
   /** Runs once the idle compile worker has exited (`rae run`: hands the memory it freed back to the kernel, addon.ts releaseFreeMemory). */
   onCompilerIdleStop?: () => void;
+  /** Runs every 250 ms while a build is in the compile worker, and once when it ends (`rae run`: addon.ts releaseFreeMemory, as onCompilerIdleStop). */
+  onCompilerBusy?: () => void;
   /** Deadline of one compile in the worker, ms (default 120 s; 0: none); past it the worker is stopped and the load fails with ECOMPILETIMEOUT. */
   compileTimeoutMs?: number;
   /** The compile worker's V8 heap cap, MB (default 2048): a build that needs more fails with EWORKER instead of taking the process down. */

@@ -2,7 +2,8 @@
 // times with two alternating valid rulesets and, in between, invalid ones. Checked: events fed =
 // events evaluated; every batch's alerts come from exactly one ruleset (all alerts of a batch
 // name the same rule, and the batch's ruleset is the one running when it was judged); an
-// invalid ruleset never replaces the running one.
+// invalid ruleset never replaces the running one. Also the compile worker's idle stop and the
+// onCompilerBusy ticks while it builds.
 import { setImmediate as tick } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -105,6 +106,24 @@ test('a load right after the idle stop is not failed by the old worker exiting',
     assert.ok(r.swapped, JSON.stringify(r.errors));
     await engine.close();
   }
+});
+
+test('onCompilerBusy runs while a build is in the worker and once when it ends, then not again', async () => {
+  let ticks = 0;
+  let ticksAtLoad = -1;
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'h', compileTimeoutMs: 0, onCompilerBusy: () => ticks++, onAlert: () => undefined });
+  assert.is(ticks, 0, 'no build yet');
+  const r = await engine.load(ruleset('E'));
+  ticksAtLoad = ticks;
+  assert.ok(r.swapped && r.tier === 'wasm', JSON.stringify(r.errors));
+  assert.is(engine.moduleBuilds, 1, 'E was built by the worker');
+  // at least the tick when the build ended (rae run releases the build's freed memory there)
+  assert.ok(ticksAtLoad >= 1, `onCompilerBusy ran ${ticksAtLoad} times`);
+  // the ticks stop with the build: the worker idles (it is not stopped: compilerIdleMs 0)
+  await new Promise((res) => setTimeout(res, 1000));
+  assert.is(ticks, ticksAtLoad, 'no tick without a build');
+  assert.ok(engine.compileWorkerRunning);
+  await engine.close();
 });
 
 test.run();

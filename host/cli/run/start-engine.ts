@@ -49,6 +49,8 @@ export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycl
     compilerIdleMs: config.rules.compilerIdleSeconds * 1000,
     // a build leaves 40-60 MB free in the malloc arenas of its threads, resident until handed back
     onCompilerIdleStop: () => void releaseFreeMemory(),
+    // and while it builds: what its threads freed is handed back as it goes, so it does not pile up to the peak
+    onCompilerBusy: () => void releaseFreeMemory(),
     compileTimeoutMs: config.rules.compileTimeoutSeconds * 1000,
     compileWorkerHeapMb: config.rules.compileWorkerHeapMb,
     ruleCounters: config.rules.ruleCounters,
