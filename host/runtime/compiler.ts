@@ -85,7 +85,12 @@ export function warmPlan(g: GeneratedModule): WarmPlan {
   const ids = new Set<number>();
   for (const r of g.rules) for (const t of r.evttypes ?? []) ids.add(evtTypeId(t));
   ids.delete(0);
-  return { syscallStride: g.layouts.syscall.stride, auditStride: g.layouts.k8s_audit.stride, typeIds: [...ids].sort((a, b) => a - b) };
+  return {
+    syscallStride: g.layouts.syscall.stride,
+    auditStride: g.layouts.k8s_audit.stride,
+    typeIds: [...ids].sort((a, b) => a - b),
+    profileSlots: g.counters ? g.countSlots.map((c) => c.slot) : [],
+  };
 }
 
 /** Compiles rulesets, in a worker thread unless `inProcess`. */
