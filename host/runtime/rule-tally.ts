@@ -30,7 +30,8 @@ import type { RuleStats } from '../engine/index.js';
 import { Recent, Stopwatch } from './tally-clock.js';
 
 type RuleCounter = ReturnType<RuleStats['counter']>;
-type ProfileFn = (slot: number, skip: number, first: number, rec: number, stride: number, idx: number, m: number) => number;
+/** The module's `profile` export (codegen module.ts profileExport). */
+export type ProfileFn = (slot: number, skip: number, first: number, rec: number, stride: number, idx: number, m: number) => number;
 
 /** A profile times each group over at least this many calls (its events listed again as needed), so that the timer's resolution and call overhead stay small beside it. */
 const MIN_TIMED = 1024;
@@ -494,14 +495,14 @@ export class ModuleTally {
     const spent = () => this.profileWatch.seconds() >= this.budget;
     for (const gi of groups) {
       if (done > 0 && spent()) break;
-      const m = list([bySlot.get(this.generated.countSlots[gi]!.slot)]);
+      const slot = this.generated.countSlots[gi]!.slot;
+      const m = list([bySlot.get(slot)]);
       if (m === 0) continue;
       // The group's first run over a call's events reads its records and branches cold: measured
       // on the stable rules' `openat` group, 1.6 to 3 times the next runs (213 to 422 µs against
       // 137), which the first pair timed would carry.
-      this.profileFn(this.generated.countSlots[gi]!.slot, -1, first, rec, stride, MEM.outBase, m);
-      done += this.profileSteps(gi, m, run, spent);
-      if (this.steps[gi] === PROFILE_RUNS * this.generated.countSlots[gi]!.rules.length) this.finishProfile(gi, sample);
+      this.profileFn(slot, -1, first, rec, stride, MEM.outBase, m);
+      done += this.profileSteps(gi, m, run, spent, sample);
     }
   }
 
@@ -512,12 +513,15 @@ export class ModuleTally {
    * all: a step in between (V8 tiering the loop up, a run after a rule's branches were left out)
    * spoils one pair; the second round runs the rules in reverse, so no rule's pairs always follow
    * the same run. Timings are per call of the group (÷ m), since a profile's pairs may come from
-   * different sampled calls. Returns the pairs timed.
+   * different sampled calls. A profile made whole is finished (sampled call `sample`). Returns
+   * the pairs timed.
    */
-  private profileSteps(gi: number, m: number, run: (slot: number, skip: number, m: number) => number, spent: () => boolean): number {
+  private profileSteps(gi: number, m: number, run: (slot: number, skip: number, m: number) => number, spent: () => boolean, sample: number): number {
     const g = this.generated.countSlots[gi]!;
     const k = g.rules.length;
     const base = this.pairBase[gi]!;
+    // one run's time per call of the group, less the timer and the loop's own per-event work
+    const perCall = (skip: number) => (run(g.slot, skip, m) - this.timer) / m - this.perEvent;
     if (this.steps[gi] === 0) {
       this.wholeSoFar[gi] = Infinity;
       this.pairSum.fill(Infinity, base, base + k);
@@ -528,18 +532,19 @@ export class ModuleTally {
       const step = this.steps[gi]!;
       const i = step % k;
       const p = Math.floor(step / k) % 2 === 0 ? i : k - 1 - i;
-      const w = (run(g.slot, -1, m) - this.timer) / m - this.perEvent;
-      const x = (run(g.slot, p, m) - this.timer) / m - this.perEvent;
+      const w = perCall(-1);
+      const x = perCall(p);
       this.wholeSoFar[gi] = Math.min(this.wholeSoFar[gi]!, w);
       if (w + x < this.pairSum[base + p]!) {
         this.pairSum[base + p] = w + x;
         this.pairDiff[base + p] = w - x;
       }
       // the rule alone (its time less its leave-one-out saving: the shared work it uses)
-      this.aloneSoFar[base + p] = Math.min(this.aloneSoFar[base + p]!, (run(g.slot, -2 - p, m) - this.timer) / m - this.perEvent);
+      this.aloneSoFar[base + p] = Math.min(this.aloneSoFar[base + p]!, perCall(-2 - p));
       this.steps[gi] = step + 1;
       timed++;
     }
+    if (this.steps[gi] === PROFILE_RUNS * k) this.finishProfile(gi, sample);
     return timed;
   }
 

@@ -3,6 +3,7 @@
 // (reference/wasm-evaluator-notes.md §4e). Running synthetic batches through every evt.type group
 // in the compile worker tiers the code up; the tiered code lives in the shared native module.
 import { MEM, SRC } from '../abi/module.js';
+import type { ProfileFn } from './rule-tally.js';
 
 /** What warming needs to know about a module. */
 export interface WarmPlan {
@@ -36,7 +37,7 @@ export function fillSynthetic(u8: Uint8Array, dv: DataView, stride: number, n: n
  * bench on a quiet machine). The compiled code lives in the shared native module.
  */
 function warmProfiles(exports: WebAssembly.Exports, plan: WarmPlan, src: number, stride: number): void {
-  const profile = exports.profile as ((slot: number, skip: number, first: number, rec: number, stride: number, idx: number, m: number) => number) | undefined;
+  const profile = exports.profile as ProfileFn | undefined;
   if (!profile || !plan.profileSlots?.length) return;
   const m = 64;
   new Uint32Array((exports.memory as WebAssembly.Memory).buffer, MEM.outBase, m).set(Array.from({ length: m }, (_, i) => i));
