@@ -260,11 +260,17 @@ export class RuleCompiler {
     this.busyCheck();
   }
 
+  /** Whether a worker has a request pending (one is being built). */
+  get building(): boolean {
+    for (const m of this.pending.values()) if (m.size > 0) return true;
+    return false;
+  }
+
   /** Starts or stops the `whileBuilding` ticks as requests come and go (a last tick when they end). */
   private busyCheck(): void {
     const run = this.opts.whileBuilding;
     if (!run) return;
-    const busy = [...this.pending.values()].some((m) => m.size > 0);
+    const busy = this.building;
     if (busy && !this.busyTimer) this.busyTimer = setInterval(run, WHILE_BUILDING_MS).unref();
     else if (!busy && this.busyTimer) {
       clearInterval(this.busyTimer);

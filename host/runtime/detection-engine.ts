@@ -95,6 +95,8 @@ export class DetectionEngine {
   private readonly compiler: RuleCompiler;
   /** Per-rule figures of both tiers, kept across reloads (undefined with ruleCounters false). */
   private readonly ruleStats: RuleStats | undefined;
+  /** Whether the compile worker is building: the rule figures' profiles wait meanwhile (rule-tally.ts holdProfiles). */
+  private readonly compiling = (): boolean => this.compiler.building;
 
   constructor(private readonly options: DetectionEngineOptions) {
     const counters = options.ruleCounters ?? true;
@@ -169,7 +171,7 @@ export class DetectionEngine {
     const prepareMs = performance.now() - p0;
     await created.module.pretouch();
     await created.module.warmUp(warmPlan(compiled.compiled.generated));
-    if (this.ruleStats) created.module.countInto(this.ruleStats, this.options.costSampleEvery);
+    if (this.ruleStats) created.module.countInto(this.ruleStats, this.options.costSampleEvery, this.compiling);
     return { ok: true, module: created.module, compiled: compiled.compiled, prepareMs, from: compiled.from };
   }
 
@@ -225,7 +227,7 @@ export class DetectionEngine {
   swapCompiled(compiled: CompiledRuleset, result: LoadResult): { ok: true } | { ok: false; error: RuntimeError } {
     const created = RuleModule.create(compiled, this.options.watchdogMs ?? 1000);
     if (!created.ok) return created;
-    if (this.ruleStats) created.module.countInto(this.ruleStats, this.options.costSampleEvery);
+    if (this.ruleStats) created.module.countInto(this.ruleStats, this.options.costSampleEvery, this.compiling);
     this.slot.installCompiled(result, created.module);
     return { ok: true };
   }

@@ -92,11 +92,12 @@ export class RuleModule {
    * Counts every rule's evaluations, matches and sampled cost into `stats` from now on (call
    * after warmUp: what was evaluated before is not counted); the counts stay in the module's
    * memory until `stats` is read; `sampleEvery`: one evaluate call in this many, on average
-   * (at random gaps), is timed whole (rule-tally.ts).
+   * (at random gaps), is timed whole (rule-tally.ts); `holdProfiles`: profiles wait while it
+   * returns true (a compile is under way).
    */
-  countInto(stats: RuleStats, sampleEvery?: number): void {
+  countInto(stats: RuleStats, sampleEvery?: number, holdProfiles?: () => boolean): void {
     const ex = this.instance.exports;
-    this.tally = new ModuleTally(this.memory, ex, this.compiled.generated, stats, { sampleEvery });
+    this.tally = new ModuleTally(this.memory, ex, this.compiled.generated, stats, { sampleEvery, holdProfiles });
   }
 
   /** The rule figures' cost so far under every attribution, and the work shared within each group (rule-tally.ts; undefined without countInto): the rule-cost bench compares them in one run. */

@@ -279,12 +279,12 @@ function watchedRuns(exports: WebAssembly.Exports, extraUs: number) {
 }
 
 /** The figures fixture's syscall events, encoded, with a tally over a watched `profile` (every call sampled); `groups`: the slots of the groups they reach (connect has no rule). */
-async function watchedTally(extraUs: number, profileBudget?: number) {
+async function watchedTally(extraUs: number, profileBudget?: number, holdProfiles?: () => boolean) {
   const { g, instance, memory, evaluate } = await instantiate();
   const events = readReplayInput(FIGURE_EVENTS, 'fields').events.filter((e) => e.source === 'syscall');
   const enc = new BatchEncoder(g.layouts.syscall, g.threadUse, g.containerKeys).encode(memory, events, 0, events.length);
   const watched = watchedRuns(instance.exports, extraUs);
-  const tally = new ModuleTally(memory, watched.exports, g, new RuleStats(), { sampleEvery: 1, ...(profileBudget === undefined ? {} : { profileBudget }) });
+  const tally = new ModuleTally(memory, watched.exports, g, new RuleStats(), { sampleEvery: 1, holdProfiles, ...(profileBudget === undefined ? {} : { profileBudget }) });
   /** One sampled call; returns the group slots it profiled. */
   const call = (): number[] => {
     tally.beforeCall(true);
@@ -351,6 +351,20 @@ test("rule tally: unbounded (every call sampled, `rae profile`), a call profiles
     assert.equal(slots.sort(), [...w.groups].sort(), 'the first sampled call profiled every group');
     assert.ok(w.seen.runs > 10, `${w.seen.runs} runs`);
     assert.ok(w.tally.profileSeconds >= w.seen.runs * 1e-3, `profileSeconds ${w.tally.profileSeconds} s for ${w.seen.runs} runs of 1 ms or more`);
+  } finally {
+    w.restore();
+  }
+});
+
+test('rule tally: while the compile worker builds (holdProfiles), sampled calls profile nothing; the profiles due run once it is done', async () => {
+  let building = true;
+  const w = await watchedTally(0, undefined, () => building);
+  try {
+    for (let call = 0; call < 40; call++) assert.equal(w.call(), [], `call ${call} profiled while the worker built`);
+    assert.is(w.seen.runs, 0, 'no profile run while the worker built');
+    assert.is(w.tally.profileSeconds, 0);
+    building = false;
+    assert.equal(w.call().sort(), [...w.groups].sort(), 'the first sampled call after the build profiled every group it reached');
   } finally {
     w.restore();
   }
