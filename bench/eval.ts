@@ -8,7 +8,9 @@
 // records) is reported on its own. Also: compile times, change-to-live and swap stall through
 // DetectionEngine.load, first batch after a swap, batch latency while the worker compiles, the
 // cost of long values (events with a 64 KiB command line against the same with short ones, on
-// the decoded path: encode + evaluate), and resident memory.
+// the decoded path: encode + evaluate), and resident memory. RAE_BENCH_RULE_COUNTERS=off builds
+// every module without the rule figures (docs/rule-cost.md: counters, profile loops, the
+// tally), to compare with a head from before them.
 import { loadRules, type LoadedRule } from '../host/engine/index.js';
 import { RuleMatcher } from '../host/engine/matcher.js';
 import { MEM } from '../host/abi/module.js';
@@ -27,6 +29,8 @@ import { procInfo, syscallRecord } from '../support/kernel-records.js';
 const S = 'eval';
 const EVENTS = 1 << 20;
 const BATCH = 4096;
+/** Whether modules count the rule figures (RAE_BENCH_RULE_COUNTERS=off: not). */
+const COUNTERS = process.env.RAE_BENCH_RULE_COUNTERS !== 'off';
 const read = (n: string) => ({ name: n, text: corpusText(n) });
 
 /** A small deterministic PRNG (mulberry32). */
@@ -305,7 +309,7 @@ function interpreterRate(rules: LoadedRule[], events: SourceEvent[]): { perS: nu
 /** Swaps through the engine (with a small heap): change-to-live, stall, first batch after the swap, latency while compiling. */
 async function swaps(w: { batches: Uint8Array[]; counts: number[] }): Promise<DetectionEngine> {
   progress('swaps through DetectionEngine');
-  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'bench', onAlert: () => undefined });
+  const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'bench', onAlert: () => undefined, ruleCounters: COUNTERS });
   const base = read('falco_rules.yaml');
   await engine.load([base]);
   // A running engine has a JIT-warm compile worker: three unmeasured reloads first.
@@ -370,7 +374,8 @@ export async function run(): Promise<void> {
   const stable = loadRules([read('falco_rules.yaml')]);
   const rules = selectRules(stable.ruleset.rules, 'Debug');
   progress(`${rules.length} enabled rules of falco_rules.yaml`);
-  const compiler = new RuleCompiler();
+  const compiler = new RuleCompiler({ counters: COUNTERS });
+  if (!COUNTERS) progress('rule figures off (RAE_BENCH_RULE_COUNTERS=off)');
   const cold = await compileOnce(compiler, rules);
   figure(S, 'stable_compile_cold_ms', cold.ms, 'ms', { note: 'first compile in a fresh worker (compiler import + JIT cold)' });
   const corpusSys = loadRules(['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sandbox_rules.yaml'].map(read)).ruleset.rules;

@@ -47,10 +47,15 @@ test('warming calls the profile export in every shape the rule figures use, for 
   assert.equal([...calls].sort(), expected.sort());
 });
 
-test('a module without counters has no groups to profile, and warming does not call profile', async () => {
+test('a module without counters has no groups to profile nor profile loops, and warming does not call profile', async () => {
   const compiled = await compile(false);
   const plan = warmPlan(compiled.generated);
   assert.equal(plan.profileSlots, []);
+  // the profile export keeps only its baseline loop (S_): no group's loops (S<slot>, O<slot>_) nor their rule lists
+  const loops = /^function (?:S\d+|O\d+_?|Q\d+)\(/gm;
+  assert.equal(compiled.generated.code.match(loops), null);
+  assert.match(compiled.generated.code, /^function S_\(/m);
+  assert.is((await compile(true)).generated.code.match(loops)?.length, 12, 'with counters: 4 functions for each of the 3 groups');
   const instance = new WebAssembly.Instance(compiled.module, {});
   let calls = 0;
   const profile = () => ++calls;
