@@ -12,8 +12,9 @@
  *   tp_btf/sched_process_fork  a new thread or process (ids + comm; the host inherits the rest).
  *   tp_btf/sched_process_exit  a thread exit with its exit code.
  *
- * Wakeups follow a watermark: records are committed with BPF_RB_NO_WAKEUP except the one that
- * makes the queued bytes cross `cfg_wake_bytes`; the consumer also drains on a timeout.
+ * Wakeups follow a watermark: records are committed with BPF_RB_NO_WAKEUP except one that finds
+ * the queued bytes at or past `cfg_wake_bytes` when its CPU looks (once per 1/16 of the watermark
+ * it commits: wake_flags); the consumer also drains on a timeout.
  * x86-64 syscall numbers only; ia32 compat syscalls are recorded with RAE_SF_COMPAT, not decoded.
  */
 #include "vmlinux.h"
@@ -57,17 +58,40 @@ struct {
 	__type(value, struct scratch);
 } scratch_map SEC(".maps");
 
+/* Per CPU: bytes committed since this CPU last looked at the ring's fill (wake_flags). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} unlooked SEC(".maps");
+
 static __always_inline struct rae_stats *get_stats(void)
 {
 	__u32 zero = 0;
 	return bpf_map_lookup_elem(&stats, &zero);
 }
 
-/* Ring commit flags for a record of `len` bytes: wake the consumer only on the watermark crossing. */
+/*
+ * Ring commit flags for a record of `len` bytes: wake the consumer once the queued bytes reach the
+ * watermark. A CPU looks at the fill (bpf_ringbuf_query: a helper call, and loads of the positions
+ * the consumer writes from another CPU) once per 1/16 of the watermark it commits rather than per
+ * record, and wakes when the ring holds the watermark or more then: the wakeup comes at most that
+ * many bytes per CPU late, and while the consumer lags behind the watermark a CPU repeats it at
+ * most 16 times per watermark's worth of its records (the consumer drains what is queued at each).
+ */
 static __always_inline __u64 wake_flags(__u64 len)
 {
+	__u32 zero = 0;
+	__u64 *unseen = bpf_map_lookup_elem(&unlooked, &zero);
+	if (unseen) {
+		*unseen += len;
+		if (*unseen < cfg_wake_bytes >> 4)
+			return BPF_RB_NO_WAKEUP;
+		*unseen = 0;
+	}
 	__u64 queued = bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA);
-	return (queued < cfg_wake_bytes && queued + len >= cfg_wake_bytes) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	return queued + len >= cfg_wake_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 /* Copies a record built in scratch to the ring, counting emitted or lost. */
@@ -99,7 +123,10 @@ static __always_inline void fill_hdr(struct rae_hdr *h, struct task_struct *t, _
 	const struct cred *cred = t->cred; /* direct BTF loads: no helper call per field */
 	h->uid = cred->euid.val;
 	h->gid = cred->egid.val;
-	h->cgroup_id = bpf_get_current_cgroup_id();
+	/* what bpf_get_current_cgroup_id() returns (the default hierarchy's cgroup, its kernfs id),
+	 * read without its call, and of `t`: a FORK record's child, whose cgroup differs from its
+	 * parent's only when it was cloned into another one (clone3 CLONE_INTO_CGROUP) */
+	h->cgroup_id = t->cgroups->dfl_cgrp->kn->id;
 	h->ret = 0;
 }
 
@@ -298,10 +325,12 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	__u8 want = interesting[nr];
 	if (!want)
 		return 0; /* the common case: as little as possible before this */
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	if ((pid_tgid >> 32) == cfg_self_tgid)
-		return 0;
+	/* the ids by direct loads from the task, not bpf_get_current_pid_tgid(): a helper call costs
+	 * more than the loads (its return goes through the CPU's return-thunk mitigation) */
 	struct task_struct *t = bpf_get_current_task_btf();
+	__u32 pid = t->tgid, tid = t->pid;
+	if (pid == cfg_self_tgid)
+		return 0;
 	struct scratch *s = get_scratch();
 	struct rae_stats *st = get_stats();
 	if (!s)
@@ -311,7 +340,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	__u8 *rec = s->rec;
 	struct rae_syscall *r = (void *)rec;
 	__builtin_memset(r, 0, sizeof(*r));
-	fill_hdr(&r->hdr, t, RAE_KIND_SYSCALL, nr, pid_tgid >> 32, (__u32)pid_tgid);
+	fill_hdr(&r->hdr, t, RAE_KIND_SYSCALL, nr, pid, tid);
 	r->hdr.ret = ret;
 	__u64 a[6];
 	a[0] = regs->di;

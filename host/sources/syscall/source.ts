@@ -68,6 +68,13 @@ function captureOptions(given: CaptureOptions | undefined): CaptureOptions {
   return { ...CAPTURE_DEFAULTS, ...(ring ? { wakeupBytes: Math.min(CAPTURE_DEFAULTS.wakeupBytes, ring / 4) } : {}), ...given };
 }
 
+/** The syscalls the probe records for `rules`: those their enabled syscall rules name (evt.type), and those the state needs. */
+export function ruleSyscalls(rules: LoadResult['ruleset']['rules']): Set<string> {
+  const names = new Set(STATE_SYSCALLS);
+  for (const r of rules) if (r.source === 'syscall' && r.enabled) for (const t of r.evttypes ?? []) names.add(t);
+  return names;
+}
+
 /** Attaches the probe and starts evaluating kernel events; throws a CaptureError when it cannot. */
 export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   const cap: Capture = openCapture(captureOptions(opts.capture));
@@ -104,10 +111,8 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
     if (gen === generation) return;
     generation = gen;
     for (const line of missingFieldWarnings(missingFields(opts.engine.ruleset?.ruleset.rules ?? []))) opts.log(line);
-    const names = new Set(STATE_SYSCALLS);
     const rules = opts.engine.ruleset?.ruleset.rules ?? [];
-    for (const r of rules) if (r.source === 'syscall' && r.enabled) for (const t of r.evttypes ?? []) names.add(t);
-    const { ids } = syscallIds(names);
+    const { ids } = syscallIds(ruleSyscalls(rules));
     // I/O buffers only of the syscalls a rule reading evt.buffer/evt.arg.data can match; none when no rule reads them
     const dataIds = syscallIds(dataSyscalls(rules)).ids;
     cap.setInterestingSyscalls(ids, dataIds);
