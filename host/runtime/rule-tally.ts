@@ -33,8 +33,14 @@ type RuleCounter = ReturnType<RuleStats['counter']>;
 /** The module's `profile` export (codegen module.ts profileExport). */
 export type ProfileFn = (slot: number, skip: number, first: number, rec: number, stride: number, idx: number, m: number) => number;
 
-/** A profile times each group over at least this many calls (its events listed again as needed), so that the timer's resolution and call overhead stay small beside it. */
-const MIN_TIMED = 1024;
+/**
+ * A profile times each group over at least this many calls (its events listed again as needed),
+ * so that the timer's resolution and call overhead stay small beside it; under a budget, a
+ * group's events in a call are thinned to between this many and twice as many. At 1,024 (and
+ * lists of 1,024 to 2,048 under a budget) the profiles were about half of counting's cost on the
+ * stable rules (2.2 to 3.0 % of the evaluation time in the rule-cost bench).
+ */
+const MIN_TIMED = 512;
 
 /** Default: one evaluate call in 16 on average is timed whole (two clock reads and a read of the counters), at random gaps of 1 to 31 calls. */
 const DEFAULT_SAMPLE_EVERY = 16;
@@ -340,9 +346,8 @@ export class ModuleTally {
 
   /**
    * Reads the counters into calls, pairEvals and hits: what changed since the last read. Twice
-   * per sampled call (before and after it), so plain loops over typed arrays: with a closure per
-   * counter and a view made at each read, the host's work per sampled call (reads, costing,
-   * calibration) was a third to a half of counting's steady cost on the stable rules.
+   * per sampled call, so plain loops over typed arrays: with a closure per counter and a view
+   * made at each read, the host's work per sampled call took twice as long (docs/rule-cost.md).
    */
   private collect(): void {
     if (this.words.buffer !== this.memory.buffer) this.words = new Uint32Array(this.memory.buffer, this.countsAt, this.seen.length * 2);
@@ -485,14 +490,16 @@ export class ModuleTally {
       return this.watch.seconds();
     };
     // Lists are repeated up to MIN_TIMED entries: every entry is one call of the group (a new
-    // epoch). Under a budget, a longer list is thinned to every so many event, about MIN_TIMED:
-    // a run over a whole batch's `openat` events took 0.7 ms on a busy machine, too coarse a
-    // step for the budget, and the rates are per call either way.
+    // epoch). Under a budget, a longer list is thinned to every so many event, MIN_TIMED to twice
+    // that (rounding the step down, so a thinned list needs no repeating: rounded up, a list of
+    // 1,500 events became 750 listed twice): a run over a whole batch's `openat` events took 0.7
+    // ms on a busy machine, too coarse a step for the budget, and the rates are per call either
+    // way.
     const thin = (l: readonly number[] | undefined, every: number) => (every > 1 ? l?.filter((_, i) => i % every === 0) : l);
     const list = (lists: ReadonlyArray<readonly number[] | undefined>): number => {
       let m = 0;
       const count = (ls: ReadonlyArray<readonly number[] | undefined>) => ls.reduce((s, l) => s + (l?.length ?? 0), 0);
-      const every = Number.isFinite(this.budget) ? Math.ceil(count(lists) / MIN_TIMED) : 1;
+      const every = Number.isFinite(this.budget) ? Math.max(1, Math.floor(count(lists) / MIN_TIMED)) : 1;
       const ls = lists.map((l) => thin(l, every));
       const once = count(ls);
       if (once === 0) return 0;
