@@ -55,6 +55,8 @@ const RANK_WARM_MAX = 32;
 const TOPS = [1, 3, 5];
 /** RULE_COST_SINGLES=1: also each of the top 5 of `use` (the figures' attribution) removed alone, a module each (their drops summed, what the leave-one-out figures claim). */
 const SINGLES = process.env.RULE_COST_SINGLES === '1';
+/** RULE_COST_SPLIT=1: also a module with the counters compiled in and no tally (nothing sampled, nothing profiled): the counters' increments alone, apart from the host's sampled calls and profiles. */
+const SPLIT = process.env.RULE_COST_SPLIT === '1';
 const ATTRIBUTIONS: readonly Attribution[] = ['loo', 'rates', 'use'];
 /** Consecutive batches a module evaluates in its turn (as an engine evaluates one module batch after batch): the tally's mean sampling gap, its sampled calls at random gaps falling anywhere in a turn. */
 const BLOCK = 16;
@@ -248,7 +250,9 @@ export async function run(): Promise<void> {
   // each of the default attribution's top rules removed alone (RULE_COST_SINGLES=1): what each leave-one-out figure claims
   const singles: RuleModule[] = [];
   if (SINGLES) for (const rule of top.use) singles.push(await moduleWithout([rule]));
-  const modules = [on, off, control, ...new Set(without.values())];
+  const bare = SPLIT ? await compiled(rules, true) : undefined;
+  if (bare) batches.set(bare, batchesOf(bare, events));
+  const modules = [on, off, control, ...new Set(without.values()), ...(bare ? [bare] : [])];
   progress(`${modules.length} modules: counting on, off, control and ${without.size} without some of the top rules`);
   const at = (m: RuleModule) => modules.indexOf(m);
   for (let w = 0; w < WARM; w++) round(modules.slice(1), batches, w);
@@ -290,6 +294,14 @@ export async function run(): Promise<void> {
   }
 
   printOverhead(m);
+  if (bare) {
+    const bi = at(bare);
+    const counters = spread(m.cpus[1]!.map((c, r) => 1 - c / m.cpus[bi]![r]!));
+    figure(S, 'counters_only', counters.median, '%', {
+      quartiles: counters,
+      note: "1 - CPU(off) / CPU(counters compiled in, no tally), per round: the modules' increments alone; the counting overhead less this is the host's (sampled calls' reads, costing and calibration, and the profiles)",
+    });
+  }
   const errors: Record<string, number[]> = {};
   for (const a of ATTRIBUTIONS)
     TOPS.forEach((n, i) => {

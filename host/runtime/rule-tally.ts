@@ -22,8 +22,7 @@
 //   time alone less its leave-one-out rate), so a group's rates add up to its time. A
 //   rule's cost is, over its groups, its evaluations in the group × its share rate there ×
 //   (measured rules' time / the groups' estimate of it). Evaluations wait, uncosted, until the
-//   calibration holds MIN_RATIOS ratios (a read for figures costs them at what there is), and
-//   are then costed at those.
+//   calibration holds MIN_RATIOS ratios (a read for figures costs them at what there is).
 import { EVT_TYPES, MEM, SRC } from '../abi/module.js';
 import type { GeneratedModule } from '../engine/codegen/index.js';
 import type { RuleStats } from '../engine/index.js';
@@ -33,8 +32,14 @@ type RuleCounter = ReturnType<RuleStats['counter']>;
 /** The module's `profile` export (codegen module.ts profileExport). */
 export type ProfileFn = (slot: number, skip: number, first: number, rec: number, stride: number, idx: number, m: number) => number;
 
-/** A profile times each group over at least this many calls (its events listed again as needed), so that the timer's resolution and call overhead stay small beside it. */
-const MIN_TIMED = 1024;
+/**
+ * A profile times each group over at least this many calls (its events listed again as needed),
+ * so that the timer's resolution and call overhead stay small beside it; under a budget, a
+ * group's events in a call are thinned to between this many and twice as many. At 1,024 (and
+ * lists of 1,024 to 2,048 under a budget) the profiles were about half of counting's cost on the
+ * stable rules (2.2 to 3.0 % of the evaluation time in the rule-cost bench).
+ */
+const MIN_TIMED = 512;
 
 /** Default: one evaluate call in 16 on average is timed whole (two clock reads and a read of the counters), at random gaps of 1 to 31 calls. */
 const DEFAULT_SAMPLE_EVERY = 16;
@@ -112,13 +117,7 @@ interface TallyOptions {
   profileBudget?: number;
   /** The random source of the gaps (uniform in [0, 1)); default Math.random. */
   random?: () => number;
-  /**
-   * While this returns true, due profiles wait (sampled calls still count and calibrate): an
-   * engine's compile worker is building. Its build and V8's threads then share the machine's
-   * cores with the main thread, so a profile's runs would read their time, and each profile put
-   * 2 ms more on a batch that the compile already slows (the eval bench's batch latency while
-   * the worker compiles, quiet: worst batch 15.6 ms against 11.2 before the tally, p90 2x).
-   */
+  /** While true (the engine's compile worker builds), due profiles wait; sampled calls still count and calibrate (docs/rule-cost.md). */
   holdProfiles?: () => boolean;
 }
 
@@ -160,6 +159,11 @@ export class ModuleTally {
   private readonly groupRates: Recent[];
   /** Each pair's group (countSlots index). */
   private readonly pairGroup: number[] = [];
+  /** Where the counters are in `counts()` (u64 indexes): each group's calls, each pair's matches. */
+  private readonly groupWord: Int32Array;
+  private readonly pairWord: Int32Array;
+  /** A view of the counters, made again only when the module's memory grew (a new buffer). */
+  private words: Uint32Array;
   /** Profiles of each group so far (the first one cold), and the sampled call from which it is due again. */
   private readonly profiles: Uint32Array;
   private readonly due: Float64Array;
@@ -223,6 +227,8 @@ export class ModuleTally {
       this.pairRule.push(...g.rules);
       for (const _ of g.rules) this.pairGroup.push(gi);
     });
+    this.groupWord = Int32Array.from(generated.countSlots, (g) => g.slot);
+    this.pairWord = Int32Array.from(generated.countSlots.flatMap((g) => g.rules.map((_, p) => g.hits + p)));
     this.seen = new Float64Array(generated.countWords);
     this.pairEvals = new Float64Array(this.pairRule.length);
     this.hits = new Float64Array(generated.rules.length);
@@ -245,6 +251,7 @@ export class ModuleTally {
     this.aloneSoFar = new Float64Array(this.pairRule.length);
     this.profileFn = exports.profile as ProfileFn;
     this.countsAt = (exports.counts as () => number)();
+    this.words = new Uint32Array(memory.buffer, this.countsAt, generated.countWords * 2);
     // whatever was counted before (warm-up batches) is not the rules' work
     this.collect();
     // the first sampled call falls at a random gap too: a new module's first call (cold code) is sampled no more often than any other
@@ -279,29 +286,38 @@ export class ModuleTally {
 
   /**
    * After a sampled evaluate call over n records at rec that took `seconds` (its match records
-   * already read: profiling writes over the match area): counts it, profiles rules as needed
-   * and calibrates.
+   * already read: profiling writes over the match area): counts, profiles as due and calibrates.
    */
   afterSampledCall(src: number, rec: number, n: number, seconds: number): void {
     this.collect();
-    const reached: number[] = [];
-    for (let g = 0; g < this.calls.length; g++) if (this.calls[g]! > 0) reached.push(g);
-    if (reached.length === 0) return this.apply();
+    const { calls, due } = this;
+    let reached = false;
+    let dueNow = false;
+    for (let g = 0; g < calls.length; g++)
+      if (calls[g]! > 0) {
+        reached = true;
+        if (this.samples >= due[g]!) dueNow = true;
+      }
+    if (!reached) return this.apply();
     const sample = this.samples++;
-    // a profile under way first, then the most overdue (a group never profiled is due from 0), then the one this call reached most
-    const underWay = (g: number) => (this.steps[g]! > 0 ? 0 : 1);
-    const groups = reached.filter((g) => sample >= this.due[g]!).sort((a, b) => underWay(a) - underWay(b) || this.due[a]! - this.due[b]! || this.calls[b]! - this.calls[a]!);
-    if (groups.length > 0 && !this.holdProfiles()) {
+    // most sampled calls profile nothing: the list of groups due is made only when one is
+    if (dueNow && !this.holdProfiles()) {
+      const groups: number[] = [];
+      for (let g = 0; g < calls.length; g++) if (calls[g]! > 0 && sample >= due[g]!) groups.push(g);
+      // a profile under way first, then the most overdue (a group never profiled is due from 0), then the one this call reached most
+      const underWay = (g: number) => (this.steps[g]! > 0 ? 0 : 1);
+      groups.sort((a, b) => underWay(a) - underWay(b) || due[a]! - due[b]! || calls[b]! - calls[a]!);
       this.profileWatch.start();
       this.profile(src, rec, n, groups, sample);
       this.profiling += this.profileWatch.seconds();
     }
     let estimate = 0;
-    for (const g of reached) {
+    for (let g = 0; g < calls.length; g++) {
+      if (calls[g]! === 0) continue;
       // a group without a warm rate (cold, or its events were not in a profiled call) leaves the ratio unknown
       const rate = this.groupRates[g]!.median;
       if (rate === undefined) return this.apply();
-      estimate += this.calls[g]! * rate;
+      estimate += calls[g]! * rate;
     }
     const rulesTime = seconds - this.timer - n * this.perEvent;
     if (estimate > 0) {
@@ -330,28 +346,33 @@ export class ModuleTally {
     this.apply(force);
   }
 
-  /** Reads the counters into pairEvals and hits: what changed since the last read. */
+  /**
+   * Reads the counters into calls, pairEvals and hits: what changed since the last read. Twice
+   * per sampled call, so plain loops over typed arrays: with a closure per counter and a view
+   * made at each read, the host's work per sampled call took twice as long (docs/rule-cost.md).
+   */
   private collect(): void {
-    const words = new Uint32Array(this.memory.buffer, this.countsAt, this.seen.length * 2);
-    const seen = this.seen;
-    const delta = (w: number): number => {
-      const v = words[2 * w]! + words[2 * w + 1]! * HIGH;
-      const d = v - seen[w]!;
-      seen[w] = v;
-      return d;
-    };
-    this.hits.fill(0);
-    this.generated.countSlots.forEach((g, gi) => {
-      let calls = delta(g.slot);
-      this.calls[gi] = calls;
-      g.rules.forEach((id, p) => {
-        const h = delta(g.hits + p);
-        this.pairEvals[this.pairBase[gi]! + p] = calls;
-        this.hits[id]! += h;
+    if (this.words.buffer !== this.memory.buffer) this.words = new Uint32Array(this.memory.buffer, this.countsAt, this.seen.length * 2);
+    const { words, seen, calls, pairEvals, hits, pairWord, pairRule } = this;
+    hits.fill(0);
+    for (let gi = 0; gi < calls.length; gi++) {
+      const g = this.groupWord[gi]!;
+      const v = words[2 * g]! + words[2 * g + 1]! * HIGH;
+      let c = v - seen[g]!;
+      seen[g] = v;
+      calls[gi] = c;
+      const end = gi + 1 < calls.length ? this.pairBase[gi + 1]! : pairRule.length;
+      for (let k = this.pairBase[gi]!; k < end; k++) {
+        const w = pairWord[k]!;
+        const hv = words[2 * w]! + words[2 * w + 1]! * HIGH;
+        const h = hv - seen[w]!;
+        seen[w] = hv;
+        pairEvals[k] = c;
+        hits[pairRule[k]!]! += h;
         // under `first` a match ends the group: the rules after it were not reached
-        if (this.first) calls -= h;
-      });
-    });
+        if (this.first) c -= h;
+      }
+    }
   }
 
   /**
@@ -363,27 +384,27 @@ export class ModuleTally {
    */
   private apply(force = false): void {
     const calibrated = force || this.ratios.count >= MIN_RATIOS;
-    this.pairEvals.forEach((e, k) => {
-      const waiting = this.uncosted[k]!;
-      if (e === 0 && waiting === 0) return;
+    const { pairEvals, uncosted, rateBy, costBy } = this;
+    for (let k = 0; k < pairEvals.length; k++) {
+      const e = pairEvals[k]!;
+      const waiting = uncosted[k]!;
+      if (e === 0 && waiting === 0) continue;
       const id = this.pairRule[k]!;
       const counter = this.counters[id]!;
       if (!calibrated || this.pairRates[k]!.median === undefined) {
-        this.uncosted[k] = waiting + e;
+        uncosted[k] = waiting + e;
         counter.costed(e, 0);
-        return;
+        continue;
       }
-      this.uncosted[k] = 0;
+      uncosted[k] = 0;
       const n = (e + waiting) * this.scale;
-      for (const a of ATTRIBUTIONS) this.costBy[a][id]! += n * this.rateBy[a][k]!;
-      counter.costed(e, n * this.rateBy[FIGURES][k]!);
+      for (const a of ATTRIBUTIONS) costBy[a][id]! += n * rateBy[a][k]!;
+      counter.costed(e, n * rateBy[FIGURES][k]!);
       // a group's first rule is evaluated at every call of the group: its evaluations are the group's calls
       const gi = this.pairGroup[k]!;
       if (this.pairBase[gi] === k) this.sharedCost[gi]! += n * this.sharedRate[gi]!;
-    });
-    this.hits.forEach((h, id) => {
-      if (h !== 0) this.counters[id]!.matches += h;
-    });
+    }
+    for (let id = 0; id < this.hits.length; id++) if (this.hits[id] !== 0) this.counters[id]!.matches += this.hits[id]!;
   }
 
   /**
@@ -402,9 +423,8 @@ export class ModuleTally {
     const k = this.generated.countSlots[gi]!.rules.length;
     const whole = Math.max(0, this.groupRates[gi]!.median ?? 0);
     // removing a rule saves at most what it costs alone (what it computes is memoised for the
-    // rules after it, never more), so a leave-one-out rate above it is the timings' noise: on the
-    // stable rules the last rule of a group read 12.8 ns saved against 7.1 alone (4 measured by
-    // timing the group 50 times over)
+    // rules after it), so a leave-one-out rate above it is the timings' noise: on the stable rules
+    // a group's last rule read 12.8 ns saved against 7.1 alone (4 timing the group 50 times over)
     const alone = (p: number) => this.pairAlone[base + p]!.median ?? Number.POSITIVE_INFINITY;
     const loo = (p: number) => Math.max(0, Math.min(this.pairRates[base + p]!.median ?? 0, alone(p)));
     const uses = (p: number) => (Number.isFinite(alone(p)) ? Math.max(0, alone(p) - loo(p)) : 0);
@@ -471,14 +491,15 @@ export class ModuleTally {
       return this.watch.seconds();
     };
     // Lists are repeated up to MIN_TIMED entries: every entry is one call of the group (a new
-    // epoch). Under a budget, a longer list is thinned to every so many event, about MIN_TIMED:
-    // a run over a whole batch's `openat` events took 0.7 ms on a busy machine, too coarse a
-    // step for the budget, and the rates are per call either way.
+    // epoch). Under a budget, a longer list is thinned to every so many event, MIN_TIMED to twice
+    // that (the step rounded down, so a thinned list needs no repeating: rounded up, 1,500 events
+    // became 750 listed twice): a run over a batch's `openat` events took 0.7 ms on a busy
+    // machine, too coarse a step for the budget; the rates are per call either way.
     const thin = (l: readonly number[] | undefined, every: number) => (every > 1 ? l?.filter((_, i) => i % every === 0) : l);
     const list = (lists: ReadonlyArray<readonly number[] | undefined>): number => {
       let m = 0;
       const count = (ls: ReadonlyArray<readonly number[] | undefined>) => ls.reduce((s, l) => s + (l?.length ?? 0), 0);
-      const every = Number.isFinite(this.budget) ? Math.ceil(count(lists) / MIN_TIMED) : 1;
+      const every = Number.isFinite(this.budget) ? Math.max(1, Math.floor(count(lists) / MIN_TIMED)) : 1;
       const ls = lists.map((l) => thin(l, every));
       const once = count(ls);
       if (once === 0) return 0;

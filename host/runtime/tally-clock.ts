@@ -36,20 +36,32 @@ export class Stopwatch {
 /** The last `size` values of a series, and their median (undefined while empty; kept from one add to the next: it is read for every pair at every read of the counters). */
 export class Recent {
   private readonly xs: number[] = [];
+  /** The same values in order, kept by insertion (the calibration adds one at every sampled call: no copy, no sort). */
+  private readonly sorted: number[] = [];
   private at = 0;
   private mid: number | undefined;
   constructor(private readonly size: number) {}
 
   add(x: number): void {
+    const s = this.sorted;
     if (this.xs.length < this.size) this.xs.push(x);
-    else this.xs[this.at++ % this.size] = x;
-    const s = [...this.xs].sort((a, b) => a - b);
+    else {
+      const i = this.at++ % this.size;
+      const old = s.indexOf(this.xs[i]!);
+      // indexOf never finds NaN
+      s.splice(old >= 0 ? old : s.findIndex(Number.isNaN), 1);
+      this.xs[i] = x;
+    }
+    let j = s.length;
+    while (j > 0 && s[j - 1]! > x) j--;
+    s.splice(j, 0, x);
     const m = s.length >> 1;
     this.mid = s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
   }
 
   clear(): void {
     this.xs.length = 0;
+    this.sorted.length = 0;
     this.at = 0;
     this.mid = undefined;
   }

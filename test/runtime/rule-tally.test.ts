@@ -32,7 +32,7 @@ import { loadRules, RuleStats } from '../../host/engine/index.js';
 import { RuleCompiler } from '../../host/runtime/compiler.js';
 import { BatchEncoder } from '../../host/runtime/encode.js';
 import { ModuleTally } from '../../host/runtime/rule-tally.js';
-import { cpuSeconds } from '../../host/runtime/tally-clock.js';
+import { cpuSeconds, Recent } from '../../host/runtime/tally-clock.js';
 import { readReplayInput } from '../../host/sources/replay.js';
 import { FIGURE_EVENTS, FIGURE_RULES } from './rule-figures-fixture.js';
 
@@ -400,6 +400,34 @@ test('rule tally: calls are sampled at random gaps of 1 to 31 calls, mean 16 (a 
   assert.equal((await sampledCalls(5, () => 0)).length, 5);
   assert.equal(await sampledCalls(100, () => 0.999999), [30, 61, 92]);
   assert.equal(await sampledCalls(50, () => 0.5), [15, 31, 47]);
+});
+
+test('rule tally: a median of recent samples is that of the last `size` values (kept in order by insertion, the oldest out)', () => {
+  const r = new Recent(3);
+  assert.is(r.median, undefined);
+  const medians: Array<number | undefined> = [];
+  // a seeded series with repeats: every median against one computed from scratch
+  let state = 7;
+  const xs: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    const x = state % 5;
+    xs.push(x);
+    r.add(x);
+    const last = xs.slice(-3).sort((a, b) => a - b);
+    assert.is(r.median, last.length === 2 ? (last[0]! + last[1]!) / 2 : last[last.length >> 1], `after ${xs.slice(-3).join(', ')}`);
+    medians.push(r.median);
+  }
+  assert.ok(new Set(medians).size > 2, 'the series moves the median');
+  assert.is(r.count, 3);
+  r.add(Number.NaN);
+  r.add(1);
+  r.add(1);
+  r.add(1);
+  assert.is(r.median, 1, 'a NaN leaves with its turn');
+  r.clear();
+  r.add(4);
+  assert.is(r.median, 4);
 });
 
 test.run();
