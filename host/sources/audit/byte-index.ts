@@ -55,6 +55,7 @@ function addPath(path: readonly string[]): void {
 // (byte-event.ts), the event time, and every scalar ka.* path.
 for (const name of ['auditID', 'stage', 'annotations', 'user', 'impersonatedUser', 'verb', 'requestURI', 'objectRef', 'requestObject', 'responseObject', 'responseStatus', 'userAgent', 'sourceIPs', 'stageTimestamp']) addPath([name]);
 for (const sub of ['spec', 'rules', 'subjects']) addPath(['requestObject', sub]);
+for (const sub of ['containers', 'initContainers', 'ephemeralContainers', 'volumes', 'securityContext', 'ports']) addPath(['requestObject', 'spec', sub]);
 for (const path of kaScalarPaths()) addPath(path);
 
 function fillBelow(node: Node): number[] {
