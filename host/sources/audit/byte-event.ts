@@ -35,7 +35,10 @@ function kaMembers(name: string): readonly (readonly string[])[] | undefined {
   // Pod and service lists: only the member of requestObject.spec the field reads (a pod or
   // deployment spec holds much else), and the pod's securityContext for the effective ids.
   const pod = POD_LIST.exec(name);
-  if (pod) return pod[2]!.startsWith('eff_run_as_') ? [[...SPEC, pod[1]!], [...SPEC, 'securityContext']] : [[...SPEC, pod[1]!]];
+  if (pod) {
+    const list = [...SPEC, pod[1]!];
+    return pod[2]!.startsWith('eff_run_as_') ? [list, [...SPEC, 'securityContext']] : [list];
+  }
   if (name.startsWith('ka.req.pod.volumes.') || name === 'ka.req.volume.hostpath') return [[...SPEC, 'volumes']];
   if (name.startsWith('ka.req.container.')) return [[...SPEC, 'containers']];
   if (name === 'ka.req.service.ports') return [[...SPEC, 'ports']];
@@ -160,9 +163,11 @@ class ByteAuditFields implements EventAccessor, MemberCache {
 
   /** Start of the value at `keys`, whose first `length` keys are indexed at `slot` (-1: none), or -1 when missing. */
   valueAt(slot: number, length: number, keys: readonly string[]): number {
+    // Without the index every read walks from the event's start: the objects' members are kept.
     if (slot < 0 || this.index[this.base + FLAGS] !== 0) return valueAt(this.body, this.at, keys, 0, this);
     const first = this.index[this.base + slot]!;
-    return first < 0 || length === keys.length ? first : valueAt(this.body, first, keys, length, this);
+    // Below an indexed member, a read or two (jevt.value paths): compared as bytes, no names decoded.
+    return first < 0 || length === keys.length ? first : valueAt(this.body, first, keys, length);
   }
 
   /** True when no member at `paths` is in the event (an object on the way missing or not an object counts as missing). */
