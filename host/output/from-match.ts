@@ -15,6 +15,25 @@ function refOf(tok: FieldToken): FieldRef {
   return { kind: 'field', def: tok.def, arg: tok.arg, canonical: tok.canonical, type: tok.def.type, isList: tok.def.isList };
 }
 
+/** A field token's reference, and whether a string value of it is one text in the message and in output_fields (not a number or a boolean type). */
+interface TokenPlan {
+  ref: FieldRef;
+  textual: boolean;
+}
+
+/** Plans by token (a rule's output tokens and its appended fields live as long as the rule). */
+const PLANS = new WeakMap<FieldToken, TokenPlan>();
+
+function planOf(tok: FieldToken): TokenPlan {
+  let plan = PLANS.get(tok);
+  if (plan === undefined) {
+    const ref = refOf(tok);
+    const cls = typeClass(ref.type);
+    PLANS.set(tok, (plan = { ref, textual: cls !== 'signed' && cls !== 'unsigned' && cls !== 'double' && cls !== 'bool' }));
+  }
+  return plan;
+}
+
 function scalarJson(v: RawScalar, ref: FieldRef): string | number | bigint | boolean {
   const cls = typeClass(ref.type);
   if (cls === 'signed' || cls === 'unsigned' || cls === 'double') {
@@ -72,9 +91,10 @@ function capJson(v: OutputFieldValue, max: number): OutputFieldValue {
 
 /**
  * Renders an output template with `values[i]` the value of field token i (alertFor reads each
- * field once); each field's text is at most `maxFieldBytes` (capText).
+ * field once), or `texts[i]` its text already sanitized and cut; each field's text is at most
+ * `maxFieldBytes` (capText).
  */
-function renderTokens(tokens: readonly OutputToken[], maxFieldBytes: number, values: ReadonlyArray<RawValue | undefined>): string {
+function renderTokens(tokens: readonly OutputToken[], maxFieldBytes: number, values: ReadonlyArray<RawValue | undefined>, texts: ReadonlyArray<string | undefined>): string {
   let out = '';
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
@@ -82,8 +102,7 @@ function renderTokens(tokens: readonly OutputToken[], maxFieldBytes: number, val
       out += t.text;
       continue;
     }
-    const ref = refOf(t);
-    let s = capText(fieldText(values[i], ref), maxFieldBytes);
+    let s = texts[i] ?? capText(fieldText(values[i], planOf(t).ref), maxFieldBytes);
     if (t.width !== undefined) s = s.length >= t.width ? s.slice(0, t.width) : s.padEnd(t.width, ' ');
     out += s;
   }
@@ -119,12 +138,20 @@ export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string, ma
   const outputFields: Alert['outputFields'] = {};
   // Each field of the output is read once, for output_fields and the message both.
   const values: Array<RawValue | undefined> = new Array(rule.output.length);
+  // A string value (most of them) is sanitized and cut once, for output_fields and the message both.
+  const texts: Array<string | undefined> = new Array(rule.output.length);
   const tokens = extra.length === 0 ? rule.output : [...rule.output, ...extra];
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
     if (t.kind !== 'field') continue;
-    const ref = refOf(t);
+    const { ref, textual } = planOf(t);
     const v = ev.fields.field(ref);
+    if (textual && typeof v === 'string') {
+      const s = capText(utf8Sanitized(v), maxFieldBytes);
+      outputFields[t.canonical] = s;
+      if (i < texts.length) texts[i] = s;
+      continue;
+    }
     if (i < values.length) values[i] = v;
     outputFields[t.canonical] = capJson(fieldJson(v, ref), maxFieldBytes);
   }
@@ -135,7 +162,7 @@ export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string, ma
     source: rule.source,
     tags: rule.tags,
     hostname,
-    message: renderTokens(rule.output, maxFieldBytes, values),
+    message: renderTokens(rule.output, maxFieldBytes, values, texts),
     outputFields,
   };
 }

@@ -20,9 +20,9 @@ type Getter = (f: ByteAuditFields, ref: FieldRef) => RawValue | undefined;
 const cachedGetter = getterCache(getterFor);
 
 /**
- * The members a ka.* field that is not a plain key path reads (ka-fields.ts, pod-fields.ts): a
- * top-level member, or one member of requestObject; undefined for a field not mapped here (the
- * whole event is decoded for it).
+ * The members a ka.* field that is not a plain key path reads (ka-fields.ts, pod-fields.ts), as
+ * key paths: a top-level member, one member of requestObject or of requestObject.spec; undefined
+ * for a field not mapped here (the whole event is decoded for it).
  */
 function kaMembers(name: string): readonly (readonly string[])[] | undefined {
   if (name === 'ka.user.groups') return [['user']];
@@ -32,10 +32,23 @@ function kaMembers(name: string): readonly (readonly string[])[] | undefined {
   if (name === 'ka.req.binding.subject.has_name') return [];
   if (name.startsWith('ka.req.role.rules')) return [['requestObject', 'rules']];
   if (name.startsWith('ka.req.binding.subjects')) return [['requestObject', 'subjects']];
-  // pods, containers, volumes, services: requestObject.spec
-  if (name.startsWith('ka.req.')) return [['requestObject', 'spec']];
+  // Pod and service lists: only the member of requestObject.spec the field reads (a pod or
+  // deployment spec holds much else), and the pod's securityContext for the effective ids.
+  const pod = POD_LIST.exec(name);
+  if (pod) {
+    const list = [...SPEC, pod[1]!];
+    return pod[2]!.startsWith('eff_run_as_') ? [list, [...SPEC, 'securityContext']] : [list];
+  }
+  if (name.startsWith('ka.req.pod.volumes.') || name === 'ka.req.volume.hostpath') return [[...SPEC, 'volumes']];
+  if (name.startsWith('ka.req.container.')) return [[...SPEC, 'containers']];
+  if (name === 'ka.req.service.ports') return [[...SPEC, 'ports']];
+  if (name === 'ka.req.pod.supplemental_groups') return [[...SPEC, 'securityContext']];
+  // No member path is a prefix of another: partial() relies on it.
   return undefined;
 }
+
+const SPEC = ['requestObject', 'spec'] as const;
+const POD_LIST = /^ka\.req\.pod\.(containers|initContainers|ephemeralContainers)\.(.+)$/;
 
 /** Where a field that is the text at a key path reads: the path and its indexed prefix. */
 interface TextPath {
@@ -76,7 +89,15 @@ function getterFor(name: string, arg: string | undefined): Getter {
     const paths = kaMembers(name);
     if (paths !== undefined) {
       const extract = kaExtractor(name);
-      const members = paths.map((path) => ({ path, slot: slotOf(path), top: path.slice(0, 1), topSlot: slotOf(path.slice(0, 1)) }));
+      const members = paths.map((path) => {
+        const prefixes = path.map((_, d) => path.slice(0, d + 1));
+        return { prefixes, slots: prefixes.map(slotOf) };
+      });
+      // What the field gives when none of its members is in the event (most events for a pod
+      // or role field): the extractor reads nothing but those members, so that is its value on
+      // an empty event, the same for every event. Kept when it is not a list a caller could change.
+      const none = extract({}, arg);
+      if (none === undefined || typeof none === 'string') return (f) => (f.absent(members) ? none : extract(f.partial(members), arg));
       return (f) => extract(f.partial(members), arg);
     }
   }
@@ -86,12 +107,10 @@ function getterFor(name: string, arg: string | undefined): Getter {
   return (f, ref) => f.whole().field(ref);
 }
 
-/** A member a list field reads: its path and slot, and its first key's (byte-index.ts). */
+/** A member a list field reads: each prefix of its key path (the last is the path) and each prefix's slot (byte-index.ts). */
 interface Member {
-  path: readonly string[];
-  slot: number;
-  top: readonly string[];
-  topSlot: number;
+  prefixes: readonly (readonly string[])[];
+  slots: readonly number[];
 }
 
 /** Field access over one event's bytes. */
@@ -144,44 +163,58 @@ class ByteAuditFields implements EventAccessor, MemberCache {
 
   /** Start of the value at `keys`, whose first `length` keys are indexed at `slot` (-1: none), or -1 when missing. */
   valueAt(slot: number, length: number, keys: readonly string[]): number {
+    // Without the index every read walks from the event's start: the objects' members are kept.
     if (slot < 0 || this.index[this.base + FLAGS] !== 0) return valueAt(this.body, this.at, keys, 0, this);
     const first = this.index[this.base + slot]!;
-    return first < 0 || length === keys.length ? first : valueAt(this.body, first, keys, length, this);
+    // Below an indexed member, a read or two (jevt.value paths): compared as bytes, no names decoded.
+    return first < 0 || length === keys.length ? first : valueAt(this.body, first, keys, length);
   }
 
-  /** The value at an indexed path (at `slot`) decoded, or undefined when missing. */
-  private decode(path: readonly string[], slot: number): unknown {
-    if (this.index[this.base + FLAGS] !== 0) {
-      const at = valueAt(this.body, this.at, path, 0, this);
-      return at < 0 ? undefined : parseAt(this.body, at);
+  /** True when no member at `paths` is in the event (an object on the way missing or not an object counts as missing). */
+  absent(paths: readonly Member[]): boolean {
+    for (let k = 0; k < paths.length; k++) {
+      const { prefixes, slots } = paths[k]!;
+      const d = prefixes.length - 1;
+      if (this.valueAt(slots[d]!, d + 1, prefixes[d]!) >= 0) return false;
     }
-    const at = this.index[this.base + slot]!;
-    return at < 0 ? undefined : parseAt(this.body, at, this.index[this.base + END + slot]!);
+    return true;
+  }
+
+  /** The value at `at` (the value of an indexed path at `slot`) decoded. */
+  private decode(at: number, slot: number): unknown {
+    return parseAt(this.body, at, this.index[this.base + FLAGS] !== 0 ? -1 : this.index[this.base + END + slot]!);
   }
 
   /**
-   * An object holding the event's members at `paths` (a top-level name, or a name and one of its
-   * members; all indexed), decoded; a ka.* extractor reads only those. A member that is not an
-   * object where a path goes on is decoded whole (the extractor finds no member in it, as in the
-   * whole event).
+   * An object holding the event's members at `paths` (key paths, all indexed, none a prefix of
+   * another), decoded; a ka.* extractor reads only those. The objects on the way are built here
+   * and hold only the members asked for; a value that is not an object where a path goes on is
+   * decoded whole (the extractor finds no member in it, as in the whole event), and so is a
+   * path's last member.
    */
   partial(paths: readonly Member[]): Record<string, unknown> {
     const root = (this.members ??= {});
     for (let k = 0; k < paths.length; k++) {
-      const { path, slot, top, topSlot } = paths[k]!;
-      const name = path[0]!;
-      const fresh = !Object.hasOwn(root, name);
-      if (path.length === 1) {
-        if (fresh) root[name] = this.decode(path, slot);
-        continue;
+      const { prefixes, slots } = paths[k]!;
+      let obj = root;
+      for (let d = 0; d < prefixes.length; d++) {
+        const prefix = prefixes[d]!;
+        const name = prefix[d]!;
+        const last = d === prefixes.length - 1;
+        if (Object.hasOwn(obj, name)) {
+          // Decoded before; on the way, only an object built here is not a whole value.
+          const had = obj[name];
+          if (last || typeof had !== 'object' || had === null || Array.isArray(had)) break;
+          obj = had as Record<string, unknown>;
+          continue;
+        }
+        const at = this.valueAt(slots[d]!, d + 1, prefix);
+        if (last || at < 0 || this.body[at] !== 0x7b) {
+          obj[name] = at < 0 ? undefined : this.decode(at, slots[d]!);
+          break;
+        }
+        obj = obj[name] = {};
       }
-      const at = this.valueAt(topSlot, 1, top);
-      if (at < 0 || this.body[at] !== 0x7b) {
-        if (fresh) root[name] = at < 0 ? undefined : parseAt(this.body, at);
-        continue;
-      }
-      const obj = (fresh ? (root[name] = {}) : root[name]) as Record<string, unknown>;
-      if (!Object.hasOwn(obj, path[1]!)) obj[path[1]!] = this.decode(path, slot);
     }
     return root;
   }

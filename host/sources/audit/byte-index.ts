@@ -9,26 +9,34 @@
 // the event (byte-value.ts compares such names decoded). The walk also gives the event's end and
 // nesting depth. One Int32Array a batch holds every event's entries. Consumes UTF-8 text;
 // produces offsets, or -1 for text that is not JSON.
-import { nameIs, skipBlanks, stringEscaped, validDepth, validString, validValue } from './json-scan.js';
+import { skipBlanks, stringEscaped, validDepth, validString, validValue } from './json-scan.js';
 import { kaScalarPaths } from './ka-fields.js';
 
-/** A member on an indexed path: its slot when the path ending here is indexed, and the members below it. */
+/** A member on an indexed path: its slot (every member on an indexed path has one), and the members below it. */
 interface Node {
   slot: number;
   /** Every slot at or below this node (cleared when the member occurs again). */
   below: number[];
   /** The members below this one on indexed paths. */
   children: Array<{ name: string; node: Node }>;
-  /** Each child's (name length << 8 | first byte), in order: a name is looked up by a scan of a few numbers. */
+  /** Each child's name as bytes (indexed names are ASCII), by child. */
+  bytes: Uint8Array[];
+  /** Each child's key (keyOf), by child. */
   keys: Int32Array;
+  /** An open-addressing table of child numbers + 1 (0: empty) by hashOf(key) & its length - 1: a name is looked up in a probe or two. */
+  table: Int8Array;
 }
 
-const newNode = (): Node => ({ slot: -1, below: [], children: [], keys: new Int32Array(0) });
-const keyOf = (name: string) => (name.length << 8) | name.charCodeAt(0);
+const newNode = (): Node => ({ slot: -1, below: [], children: [], bytes: [], keys: new Int32Array(0), table: new Int8Array(1) });
+/** A name's key: its length, first and last byte (a name of the body is keyed the same way from its bytes). */
+const key3 = (length: number, first: number, last: number) => (length << 16) | (first << 8) | last;
+const keyOf = (name: string) => key3(name.length, name.charCodeAt(0), name.charCodeAt(name.length - 1));
+const hashOf = (key: number) => Math.imul(key, 0x9e3779b1) >>> 24;
 const ROOT = newNode();
 /** The indexed paths, joined with '\0', by slot. */
 const SLOTS = new Map<string, number>();
 
+/** Adds a key path and every prefix of it: each member on the way gets a slot, so a repeated member is told by its slot alone. */
 function addPath(path: readonly string[]): void {
   let node = ROOT;
   for (let k = 0; k < path.length; k++) {
@@ -36,10 +44,10 @@ function addPath(path: readonly string[]): void {
     let next = node.children.find((c) => c.name === name)?.node;
     if (next === undefined) node.children.push({ name, node: (next = newNode()) });
     node = next;
-  }
-  if (node.slot < 0) {
-    node.slot = SLOTS.size;
-    SLOTS.set(path.join('\0'), node.slot);
+    if (node.slot < 0) {
+      node.slot = SLOTS.size;
+      SLOTS.set(path.slice(0, k + 1).join('\0'), node.slot);
+    }
   }
 }
 
@@ -47,6 +55,7 @@ function addPath(path: readonly string[]): void {
 // (byte-event.ts), the event time, and every scalar ka.* path.
 for (const name of ['auditID', 'stage', 'annotations', 'user', 'impersonatedUser', 'verb', 'requestURI', 'objectRef', 'requestObject', 'responseObject', 'responseStatus', 'userAgent', 'sourceIPs', 'stageTimestamp']) addPath([name]);
 for (const sub of ['spec', 'rules', 'subjects']) addPath(['requestObject', sub]);
+for (const sub of ['containers', 'initContainers', 'ephemeralContainers', 'volumes', 'securityContext', 'ports']) addPath(['requestObject', 'spec', sub]);
 for (const path of kaScalarPaths()) addPath(path);
 
 function fillBelow(node: Node): number[] {
@@ -54,6 +63,15 @@ function fillBelow(node: Node): number[] {
   for (const c of node.children) below.push(...fillBelow(c.node));
   node.below = below;
   node.keys = Int32Array.from(node.children, (c) => keyOf(c.name));
+  node.bytes = node.children.map((c) => Uint8Array.from(c.name, (ch) => ch.charCodeAt(0)));
+  let size = 4;
+  while (size < 4 * node.children.length) size *= 2;
+  node.table = new Int8Array(size);
+  node.keys.forEach((key, k) => {
+    let h = hashOf(key) & (size - 1);
+    while (node.table[h] !== 0) h = (h + 1) & (size - 1);
+    node.table[h] = k + 1;
+  });
   return below;
 }
 fillBelow(ROOT);
@@ -89,15 +107,25 @@ let flags = 0;
 
 /** The child of `node` named by the string whose quote is at `at` and which ends before `end`. */
 function childNamed(node: Node, b: Uint8Array, at: number, end: number): Node | undefined {
-  const key = ((end - at - 2) << 8) | b[at + 1]!;
-  const keys = node.keys;
-  for (let k = 0; k < keys.length; k++) {
-    if (keys[k] === key) {
-      const c = node.children[k]!;
-      if (nameIs(b, at, end, c.name)) return c.node;
+  const length = end - at - 2;
+  if (length === 0) return undefined;
+  const key = key3(length, b[at + 1]!, b[end - 2]!);
+  const table = node.table;
+  const mask = table.length - 1;
+  for (let h = hashOf(key) & mask; ; h = (h + 1) & mask) {
+    const k = table[h]! - 1;
+    if (k < 0) return undefined;
+    if (node.keys[k] !== key) continue;
+    const name = node.bytes[k]!;
+    let same = true;
+    for (let j = 1; j < length - 1; j++) {
+      if (b[at + 1 + j] !== name[j]) {
+        same = false;
+        break;
+      }
     }
+    if (same) return node.children[k]!.node;
   }
-  return undefined;
 }
 
 /**
@@ -118,7 +146,8 @@ function walkObject(b: Uint8Array, at: number, node: Node, level: number, index:
     const valueAt = skipBlanks(b, colon + 1);
     const child = childNamed(node, b, i, nameEnd);
     let end: number;
-    if (child !== undefined) for (const s of child.below) index[base + s] = index[base + END + s] = -1;
+    // A member met again: what its earlier occurrence gave the slots at and below it goes (JSON.parse keeps the last).
+    if (child !== undefined && index[base + child.slot]! >= 0) for (const s of child.below) index[base + s] = index[base + END + s] = -1;
     if (child !== undefined && child.children.length > 0 && b[valueAt] === 0x7b) {
       end = walkObject(b, valueAt, child, level + 1, index, base);
       if (end < 0) return -1;
@@ -127,7 +156,7 @@ function walkObject(b: Uint8Array, at: number, node: Node, level: number, index:
       if (end < 0) return -1;
       if (level + validDepth > indexedDepth) indexedDepth = level + validDepth;
     }
-    if (child !== undefined && child.slot >= 0) {
+    if (child !== undefined) {
       index[base + child.slot] = valueAt;
       index[base + END + child.slot] = end;
     }
