@@ -11,11 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { builtinRulesFiles } from '../host/engine/builtin.js';
 import { DetectionEngine } from '../host/runtime/detection-engine.js';
-import { probeSupport } from '../host/sources/syscall/index.js';
 import { KernelIngest } from '../host/sources/syscall/ingest.js';
 import { startSyscallSource } from '../host/sources/syscall/source.js';
 import { enableBpfStats } from '../support/bpf-stats.js';
-import { buildLoadgen, step, type Step } from './capture.js';
+import { buildLoadgen, probeMissing, step, type Step } from './capture.js';
 import { figure, progress } from './report.js';
 
 const S = 'capture';
@@ -46,12 +45,7 @@ async function scenario(bin: string, buffer: boolean): Promise<Step[]> {
 
 /** Runs the scenario (needs root and the built probe). */
 export async function run(): Promise<void> {
-  const support = probeSupport();
-  if (!support.available) {
-    progress(`capture-buffer: cannot run: ${support.code}: ${support.reason}`);
-    figure(S, 'buffer_unavailable', 0, '', { code: support.code, reason: support.reason });
-    return;
-  }
+  if (probeMissing(S, 'buffer_unavailable', 'capture-buffer')) return;
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-buffer-'));
   const restoreBpfStats = enableBpfStats(); // the steps' probe figures (capture.ts)
   try {

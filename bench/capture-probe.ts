@@ -24,11 +24,11 @@ import { join } from 'node:path';
 import { builtinRulesFiles } from '../host/engine/builtin.js';
 import { loadRules } from '../host/engine/index.js';
 import { DEFAULT_BUF_SIZE_PRESET, ringBytesFor } from '../host/sources/syscall/addon.js';
-import { openCapture, probeSupport, syscallIds, type Capture } from '../host/sources/syscall/index.js';
+import { openCapture, syscallIds, type Capture } from '../host/sources/syscall/index.js';
 import { ruleSyscalls } from '../host/sources/syscall/source.js';
 import { enableBpfStats, programRuns, runsBetween } from '../support/bpf-stats.js';
-import { buildLoadgen } from './capture.js';
-import { figure, progress } from './report.js';
+import { buildLoadgen, probeMissing } from './capture.js';
+import { figure, median, progress } from './report.js';
 
 const S = 'capture';
 const STEP_S = 2;
@@ -100,17 +100,11 @@ async function runState(state: State, bin: string, file: string, ids: readonly n
   }
 }
 
-const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
 /** Runs the scenario (needs root and the built probe). */
 export async function run(): Promise<void> {
-  const support = probeSupport();
-  if (!support.available) {
-    progress(`capture-probe: cannot run: ${support.code}: ${support.reason}`);
-    figure(S, 'probe_unavailable', 0, '', { code: support.code, reason: support.reason });
-    return;
-  }
+  if (probeMissing(S, 'probe_unavailable', 'capture-probe')) return;
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-probe-'));
   try {
     const bin = buildLoadgen(dir);

@@ -14,10 +14,9 @@ import { join } from 'node:path';
 import { builtinRulesFiles } from '../host/engine/builtin.js';
 import { DetectionEngine } from '../host/runtime/detection-engine.js';
 import { DEFAULT_BUF_SIZE_PRESET, ringBytesFor } from '../host/sources/syscall/addon.js';
-import { probeSupport } from '../host/sources/syscall/index.js';
 import { KernelIngest } from '../host/sources/syscall/ingest.js';
 import { startSyscallSource } from '../host/sources/syscall/source.js';
-import { buildLoadgen, step, type Step } from './capture.js';
+import { buildLoadgen, probeMissing, step, type Step } from './capture.js';
 import { figure, progress } from './report.js';
 
 const S = 'capture';
@@ -38,12 +37,7 @@ async function withPreset(engine: DetectionEngine, bin: string, file: string, pr
 
 /** Runs the scenario (needs root and the built probe). */
 export async function run(): Promise<void> {
-  const support = probeSupport();
-  if (!support.available) {
-    progress(`capture-ring: cannot run: ${support.code}: ${support.reason}`);
-    figure(S, 'ring_unavailable', 0, '', { code: support.code, reason: support.reason });
-    return;
-  }
+  if (probeMissing(S, 'ring_unavailable', 'capture-ring')) return;
   const rounds = Number(process.env.RAE_BENCH_RING_ROUNDS ?? 3);
   if (!(Number.isInteger(rounds) && rounds >= 1)) throw new Error(`capture-ring: RAE_BENCH_RING_ROUNDS must be a whole number from 1, not ${process.env.RAE_BENCH_RING_ROUNDS}`);
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-ring-'));

@@ -273,14 +273,18 @@ export async function step(src: SyscallSource, bin: string, mode: LoadMode, targ
   return s;
 }
 
+/** Whether the kernel probe cannot run here; if so, says why on stderr (as `bench`) and as figure `name` of `scenario` (a capture bench then stops). */
+export function probeMissing(scenario: string, name: string, bench = scenario): boolean {
+  const support = probeSupport();
+  if (support.available) return false;
+  progress(`${bench}: cannot run: ${support.code}: ${support.reason}`);
+  figure(scenario, name, 0, '', { code: support.code, reason: support.reason });
+  return true;
+}
+
 /** Runs the scenario (needs root and the built probe). */
 export async function run(): Promise<void> {
-  const support = probeSupport();
-  if (!support.available) {
-    progress(`capture: cannot run: ${support.code}: ${support.reason}`);
-    figure(S, 'unavailable', 0, '', { code: support.code, reason: support.reason });
-    return;
-  }
+  if (probeMissing(S, 'unavailable')) return;
   const dir = mkdtempSync(join(tmpdir(), 'rae-bench-capture-'));
   const bin = buildLoadgen(dir);
   const target = join(dir, 'some-file-to-open.txt');
