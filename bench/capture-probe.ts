@@ -17,7 +17,6 @@
 // recording and while recording nothing: the latter is the floor every run pays with the
 // statistics on, their clock reads included), probe_run_ns_per_record (the recording state's run
 // time less that floor for each run, per record) and generator_ns_per_op per state.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +26,7 @@ import { DEFAULT_BUF_SIZE_PRESET, ringBytesFor } from '../host/sources/syscall/a
 import { openCapture, syscallIds, type Capture } from '../host/sources/syscall/index.js';
 import { ruleSyscalls } from '../host/sources/syscall/source.js';
 import { enableBpfStats, programRuns, runsBetween } from '../support/bpf-stats.js';
-import { buildLoadgen, probeMissing } from './capture.js';
+import { buildLoadgen, loadgen, probeMissing } from './capture.js';
 import { figure, median, progress } from './report.js';
 
 const S = 'capture';
@@ -47,23 +46,12 @@ interface Run {
   records: number;
 }
 
-/** Runs the open generator for STEP_S; resolves with its ops and CPU seconds (its loop's alone). */
-function generate(bin: string, file: string): Promise<{ ops: number; cpu: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['open', '0', String(STEP_S), file], { stdio: ['pipe', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('exit', (code) => {
-      const [ops, , cpu] = out
-        .replace(/^ready\n/, '')
-        .trim()
-        .split(' ')
-        .map(Number);
-      if (code !== 0 || !ops) reject(new Error(`loadgen exited ${code}: ${out}`));
-      else resolve({ ops, cpu: cpu ?? 0 });
-    });
-    child.stdin.end('go\n');
-  });
+/** Runs the open generator for STEP_S, from its ready line on; resolves with its ops and CPU seconds (its loop's alone). */
+async function generate(bin: string, file: string): Promise<{ ops: number; cpu: number }> {
+  const g = loadgen(bin, 'open', 0, STEP_S, file);
+  await g.ready;
+  const { ops, cpu } = await g.go();
+  return { ops, cpu };
 }
 
 /** The probe attached and drained (records counted, then dropped), recording the syscalls `ids`. */

@@ -163,7 +163,7 @@ interface StartedLoadgen {
  * Starts a generator, which prints "ready" once loaded and then waits for a line on stdin before
  * its timed loop: its start-up (fork, exec, dynamic loading) stays outside the step's figures.
  */
-function loadgen(bin: string, mode: string, rate: number, secs: number, path: string): StartedLoadgen {
+export function loadgen(bin: string, mode: string, rate: number, secs: number, path: string): StartedLoadgen {
   const child = spawn(bin, [mode, String(rate), String(secs), path], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   let readySeen!: () => void;
