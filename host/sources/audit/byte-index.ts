@@ -148,7 +148,12 @@ function walkObject(b: Uint8Array, at: number, node: Node, level: number, index:
     let end: number;
     // A member met again: what its earlier occurrence gave the slots at and below it goes (JSON.parse keeps the last).
     if (child !== undefined && index[base + child.slot]! >= 0) for (const s of child.below) index[base + s] = index[base + END + s] = -1;
-    if (child !== undefined && child.children.length > 0 && b[valueAt] === 0x7b) {
+    const c = b[valueAt];
+    if (c === 0x22) {
+      // A string (most values): no nesting to note.
+      end = validString(b, valueAt);
+      if (end < 0) return -1;
+    } else if (child !== undefined && child.children.length > 0 && c === 0x7b) {
       end = walkObject(b, valueAt, child, level + 1, index, base);
       if (end < 0) return -1;
     } else {
