@@ -6,7 +6,7 @@
 // whole event once and asks the object path, so every field keeps the object path's semantics.
 // Consumes a validated body and an event's offset; produces a SourceEvent.
 import { type EventAccessor, type FieldRef, type RawValue, type SourceEvent, TEXT_COPY } from '../../engine/index.js';
-import { END, FLAGS, indexedPrefix, slotOf } from './byte-index.js';
+import { END, FLAGS, indexedPrefix, PLAIN, slotOf } from './byte-index.js';
 import { type MemberCache, membersOf, parseAt, stringAt, textAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
 import { getterCache } from './getter-cache.js';
@@ -140,18 +140,35 @@ class ByteAuditFields implements EventAccessor, MemberCache {
   copyText(ref: FieldRef, dst: Uint8Array, to: number, limit: number): number {
     const path = cachedTextPath(ref.def.name, ref.arg);
     if (path === null) return TEXT_COPY.other;
-    const at = this.valueAt(path.slot, path.length, path.keys);
-    if (at < 0) return TEXT_COPY.missing;
+    const { slot } = path;
     const b = this.body;
-    if (b[at] !== 0x22) return TEXT_COPY.other;
-    // A string without escapes is its UTF-8 bytes as they are (the body is valid UTF-8).
-    let end = at + 1;
-    for (let c = b[end]; c !== 0x22; c = b[++end]) if (c === 0x5c) return TEXT_COPY.other;
-    const n = end - at - 1;
-    if (to + n > limit) return TEXT_COPY.noRoom;
-    if (n < 32) for (let k = 0; k < n; k++) dst[to + k] = b[at + 1 + k]!;
-    else b.copy(dst, to, at + 1, end);
-    return n;
+    const index = this.index;
+    const base = this.base;
+    let at: number;
+    let end: number;
+    if (path.length === path.keys.length && index[base + FLAGS] === 0) {
+      // An indexed value: the walk that indexed it gave its end, and whether it is a string without escapes.
+      at = index[base + slot]!;
+      if (at < 0) return TEXT_COPY.missing;
+      end = index[base + END + slot]!;
+      if (((index[base + PLAIN + (slot >> 5)]! >>> (slot & 31)) & 1) !== 0) return copyBytes(b, at + 1, end - 1, dst, to, limit);
+    } else {
+      at = this.valueAt(slot, path.length, path.keys);
+      if (at < 0) return TEXT_COPY.missing;
+      end = -1;
+    }
+    const c = b[at]!;
+    if (c === 0x22) {
+      // A string without escapes is its UTF-8 bytes as they are (the body is valid UTF-8).
+      end = at + 1;
+      for (let d = b[end]; d !== 0x22; d = b[++end]) if (d === 0x5c) return TEXT_COPY.other;
+      return copyBytes(b, at + 1, end, dst, to, limit);
+    }
+    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      end = plainInteger(b, at);
+      if (end > 0) return copyBytes(b, at, end, dst, to, limit);
+    }
+    return TEXT_COPY.other;
   }
 
   membersAt(at: number): Map<string, number> {
@@ -223,6 +240,30 @@ class ByteAuditFields implements EventAccessor, MemberCache {
   whole(): EventAccessor {
     return (this.decoded ??= auditSourceEvent(parseAt(this.body, this.at) as Record<string, unknown>, this.num).fields);
   }
+}
+
+/** Copies body[from, to) to dst at `at` within `limit`; the bytes copied, or TEXT_COPY.noRoom. */
+function copyBytes(b: Buffer, from: number, to: number, dst: Uint8Array, at: number, limit: number): number {
+  const n = to - from;
+  if (at + n > limit) return TEXT_COPY.noRoom;
+  if (n < 32) for (let k = 0; k < n; k++) dst[at + k] = b[from + k]!;
+  else b.copy(dst, at, from, to);
+  return n;
+}
+
+/**
+ * The end of the number at `at` when its text is what asText gives for it (String(Number(text))):
+ * an integer of at most 15 digits, without a leading zero, not "-0" (a response code, a count);
+ * -1 for any other number (a fraction, an exponent, a longer one), which is read as text.
+ */
+function plainInteger(b: Buffer, at: number): number {
+  let i = b[at] === 0x2d ? at + 1 : at;
+  const first = i;
+  while (b[i]! >= 0x30 && b[i]! <= 0x39) i++;
+  const digits = i - first;
+  if (digits === 0 || digits > 15 || (b[first] === 0x30 && (digits > 1 || first > at))) return -1;
+  const next = b[i];
+  return next === 0x2e || next === 0x65 || next === 0x45 ? -1 : i;
 }
 
 const STAGE_TIMESTAMP = ['stageTimestamp'];
