@@ -69,7 +69,12 @@ const cachedTextPath = getterCache((name, arg) => textPathOf(name, arg) ?? null)
 /** A getter of the text at a key path (asText), read from its indexed prefix. */
 function textGetter(keys: readonly string[]): Getter {
   const { slot, length } = indexedPrefix(keys);
+  const indexed = slot >= 0 && length === keys.length;
   return (f) => {
+    if (indexed) {
+      const text = f.plainText(slot);
+      if (text !== null) return text;
+    }
     const at = f.valueAt(slot, length, keys);
     return at < 0 ? undefined : textAt(f.body, at);
   };
@@ -169,6 +174,21 @@ class ByteAuditFields implements EventAccessor, MemberCache {
       if (end > 0) return copyBytes(b, at, end, dst, to, limit);
     }
     return TEXT_COPY.other;
+  }
+
+  /**
+   * The value indexed at `slot` as text when the index says it is a string without escapes
+   * (decoded from where the index says it ends, with no scan for its end or an escape);
+   * undefined when it is missing; null for anything else (read it with textAt).
+   */
+  plainText(slot: number): string | undefined | null {
+    const index = this.index;
+    const base = this.base;
+    if (index[base + FLAGS] !== 0) return null;
+    const at = index[base + slot]!;
+    if (at < 0) return undefined;
+    if (((index[base + PLAIN + (slot >> 5)]! >>> (slot & 31)) & 1) === 0) return null;
+    return this.body.toString('utf8', at + 1, index[base + END + slot]! - 1);
   }
 
   membersAt(at: number): Map<string, number> {
