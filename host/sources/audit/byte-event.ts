@@ -182,13 +182,7 @@ class ByteAuditFields implements EventAccessor, MemberCache {
    * undefined when it is missing; null for anything else (read it with textAt).
    */
   plainText(slot: number): string | undefined | null {
-    const index = this.index;
-    const base = this.base;
-    if (index[base + FLAGS] !== 0) return null;
-    const at = index[base + slot]!;
-    if (at < 0) return undefined;
-    if (((index[base + PLAIN + (slot >> 5)]! >>> (slot & 31)) & 1) === 0) return null;
-    return this.body.toString('utf8', at + 1, index[base + END + slot]! - 1);
+    return plainText(this.body, this.index, this.base, slot);
   }
 
   membersAt(at: number): Map<string, number> {
@@ -262,6 +256,15 @@ class ByteAuditFields implements EventAccessor, MemberCache {
   }
 }
 
+/** ByteAuditFields.plainText over an event's entry index[base..]. */
+function plainText(body: Buffer, index: Int32Array, base: number, slot: number): string | undefined | null {
+  if (index[base + FLAGS] !== 0) return null;
+  const at = index[base + slot]!;
+  if (at < 0) return undefined;
+  if (((index[base + PLAIN + (slot >> 5)]! >>> (slot & 31)) & 1) === 0) return null;
+  return body.toString('utf8', at + 1, index[base + END + slot]! - 1);
+}
+
 /** Copies body[from, to) to dst at `at` within `limit`; the bytes copied, or TEXT_COPY.noRoom. */
 function copyBytes(b: Buffer, from: number, to: number, dst: Uint8Array, at: number, limit: number): number {
   const n = to - from;
@@ -294,8 +297,13 @@ const STAGE_TIMESTAMP_SLOT = slotOf(STAGE_TIMESTAMP);
  * (byte-index.ts); time = stageTimestamp (0 if unreadable).
  */
 export function byteSourceEvent(body: Buffer, at: number, index: Int32Array, base: number, num: bigint): SourceEvent {
-  const ts = index[base + FLAGS] === 0 ? index[base + STAGE_TIMESTAMP_SLOT]! : valueAt(body, at, STAGE_TIMESTAMP);
-  const text = ts < 0 ? undefined : stringAt(body, ts);
+  const plain = plainText(body, index, base, STAGE_TIMESTAMP_SLOT);
+  let text: string | undefined;
+  if (plain !== null) text = plain;
+  else {
+    const ts = index[base + FLAGS] === 0 ? index[base + STAGE_TIMESTAMP_SLOT]! : valueAt(body, at, STAGE_TIMESTAMP);
+    text = ts < 0 ? undefined : stringAt(body, ts);
+  }
   const parsed = text === undefined ? undefined : parseRfc3339Nano(text);
   const timeNs = parsed ?? 0n;
   return { source: 'k8s_audit', timeNs, fields: new ByteAuditFields(body, at, index, base, timeNs, parsed !== undefined, num) };

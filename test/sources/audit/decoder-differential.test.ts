@@ -231,6 +231,7 @@ test('decoders: hand-written bodies (escapes, duplicates, numbers, shapes, refus
     // only when that is asText's (String(Number(text)))
     `{"kind":"EventList","items":[${EV.replace('"verb":"get"', '"verb":"get","verb":"g\\u0065t"')},${EV.replace('"verb":"get"', '"verb":"g\\u0065t","verb":"get"')},${EV.replace('"verb":"get"', '"verb":"get","verb":5')}]}`,
     `{"kind":"EventList","items":[${EV.replace('"objectRef"', '"objectRef":{"namespace":"n","resource":"pods"},"objectRef"').replace('"name":"p"', '"name":"p","namespace":"n\\/s","name":"q\\"r"')}]}`,
+    `{"kind":"EventList","items":[${EV.replace('"2026-', '"\\u0032026-')},${EV.replace('"stageTimestamp"', '"stageTimestamp":"2027-01-02T03:04:05Z","stageTimestamp"')},${EV.replace('"stageTimestamp":"2026-01-02T03:04:05.123456789Z"', '"stageTimestamp":"2026-01-02T03:04:05.123456789Z","stageTimestamp":"2025-01-02T03:04:0\\u0035Z"')}]}`,
     `{"kind":"EventList","items":[${['200', '-5', '0', '-0', '0.0', '123456789012345', '-123456789012345', '1234567890123456', '5e0', '5E1', '2.50', '1E-2'].map((n) => EV.replace('"stage"', `"responseStatus":{"code":${n}},"stage"`).replace('"get"', n)).join(',')}]}`,
   ];
   for (const [i, text] of bodies.entries()) same(Buffer.from(text), `body ${i}: ${text.slice(0, 60)}`);
