@@ -6,7 +6,7 @@
 // whole event once and asks the object path, so every field keeps the object path's semantics.
 // Consumes a validated body and an event's offset; produces a SourceEvent.
 import { type EventAccessor, type FieldRef, type RawValue, type SourceEvent, TEXT_COPY } from '../../engine/index.js';
-import { END, FLAGS, indexedPrefix, slotOf } from './byte-index.js';
+import { END, FLAGS, indexedPrefix, PLAIN, slotOf } from './byte-index.js';
 import { type MemberCache, membersOf, parseAt, stringAt, textAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
 import { getterCache } from './getter-cache.js';
@@ -69,7 +69,12 @@ const cachedTextPath = getterCache((name, arg) => textPathOf(name, arg) ?? null)
 /** A getter of the text at a key path (asText), read from its indexed prefix. */
 function textGetter(keys: readonly string[]): Getter {
   const { slot, length } = indexedPrefix(keys);
+  const indexed = slot >= 0 && length === keys.length;
   return (f) => {
+    if (indexed) {
+      const text = f.plainText(slot);
+      if (text !== null) return text;
+    }
     const at = f.valueAt(slot, length, keys);
     return at < 0 ? undefined : textAt(f.body, at);
   };
@@ -140,18 +145,44 @@ class ByteAuditFields implements EventAccessor, MemberCache {
   copyText(ref: FieldRef, dst: Uint8Array, to: number, limit: number): number {
     const path = cachedTextPath(ref.def.name, ref.arg);
     if (path === null) return TEXT_COPY.other;
-    const at = this.valueAt(path.slot, path.length, path.keys);
-    if (at < 0) return TEXT_COPY.missing;
+    const { slot } = path;
     const b = this.body;
-    if (b[at] !== 0x22) return TEXT_COPY.other;
-    // A string without escapes is its UTF-8 bytes as they are (the body is valid UTF-8).
-    let end = at + 1;
-    for (let c = b[end]; c !== 0x22; c = b[++end]) if (c === 0x5c) return TEXT_COPY.other;
-    const n = end - at - 1;
-    if (to + n > limit) return TEXT_COPY.noRoom;
-    if (n < 32) for (let k = 0; k < n; k++) dst[to + k] = b[at + 1 + k]!;
-    else b.copy(dst, to, at + 1, end);
-    return n;
+    const index = this.index;
+    const base = this.base;
+    let at: number;
+    let end: number;
+    if (path.length === path.keys.length && index[base + FLAGS] === 0) {
+      // An indexed value: the walk that indexed it gave its end, and whether it is a string without escapes.
+      at = index[base + slot]!;
+      if (at < 0) return TEXT_COPY.missing;
+      end = index[base + END + slot]!;
+      if (((index[base + PLAIN + (slot >> 5)]! >>> (slot & 31)) & 1) !== 0) return copyBytes(b, at + 1, end - 1, dst, to, limit);
+    } else {
+      at = this.valueAt(slot, path.length, path.keys);
+      if (at < 0) return TEXT_COPY.missing;
+      end = -1;
+    }
+    const c = b[at]!;
+    if (c === 0x22) {
+      // A string without escapes is its UTF-8 bytes as they are (the body is valid UTF-8).
+      end = at + 1;
+      for (let d = b[end]; d !== 0x22; d = b[++end]) if (d === 0x5c) return TEXT_COPY.other;
+      return copyBytes(b, at + 1, end, dst, to, limit);
+    }
+    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      end = plainInteger(b, at);
+      if (end > 0) return copyBytes(b, at, end, dst, to, limit);
+    }
+    return TEXT_COPY.other;
+  }
+
+  /**
+   * The value indexed at `slot` as text when the index says it is a string without escapes
+   * (decoded from where the index says it ends, with no scan for its end or an escape);
+   * undefined when it is missing; null for anything else (read it with textAt).
+   */
+  plainText(slot: number): string | undefined | null {
+    return plainText(this.body, this.index, this.base, slot);
   }
 
   membersAt(at: number): Map<string, number> {
@@ -225,6 +256,39 @@ class ByteAuditFields implements EventAccessor, MemberCache {
   }
 }
 
+/** ByteAuditFields.plainText over an event's entry index[base..]. */
+function plainText(body: Buffer, index: Int32Array, base: number, slot: number): string | undefined | null {
+  if (index[base + FLAGS] !== 0) return null;
+  const at = index[base + slot]!;
+  if (at < 0) return undefined;
+  if (((index[base + PLAIN + (slot >> 5)]! >>> (slot & 31)) & 1) === 0) return null;
+  return body.toString('utf8', at + 1, index[base + END + slot]! - 1);
+}
+
+/** Copies body[from, to) to dst at `at` within `limit`; the bytes copied, or TEXT_COPY.noRoom. */
+function copyBytes(b: Buffer, from: number, to: number, dst: Uint8Array, at: number, limit: number): number {
+  const n = to - from;
+  if (at + n > limit) return TEXT_COPY.noRoom;
+  if (n < 32) for (let k = 0; k < n; k++) dst[at + k] = b[from + k]!;
+  else b.copy(dst, at, from, to);
+  return n;
+}
+
+/**
+ * The end of the number at `at` when its text is what asText gives for it (String(Number(text))):
+ * an integer of at most 15 digits, without a leading zero, not "-0" (a response code, a count);
+ * -1 for any other number (a fraction, an exponent, a longer one), which is read as text.
+ */
+function plainInteger(b: Buffer, at: number): number {
+  let i = b[at] === 0x2d ? at + 1 : at;
+  const first = i;
+  while (b[i]! >= 0x30 && b[i]! <= 0x39) i++;
+  const digits = i - first;
+  if (digits === 0 || digits > 15 || (b[first] === 0x30 && (digits > 1 || first > at))) return -1;
+  const next = b[i];
+  return next === 0x2e || next === 0x65 || next === 0x45 ? -1 : i;
+}
+
 const STAGE_TIMESTAMP = ['stageTimestamp'];
 const STAGE_TIMESTAMP_SLOT = slotOf(STAGE_TIMESTAMP);
 
@@ -233,8 +297,13 @@ const STAGE_TIMESTAMP_SLOT = slotOf(STAGE_TIMESTAMP);
  * (byte-index.ts); time = stageTimestamp (0 if unreadable).
  */
 export function byteSourceEvent(body: Buffer, at: number, index: Int32Array, base: number, num: bigint): SourceEvent {
-  const ts = index[base + FLAGS] === 0 ? index[base + STAGE_TIMESTAMP_SLOT]! : valueAt(body, at, STAGE_TIMESTAMP);
-  const text = ts < 0 ? undefined : stringAt(body, ts);
+  const plain = plainText(body, index, base, STAGE_TIMESTAMP_SLOT);
+  let text: string | undefined;
+  if (plain !== null) text = plain;
+  else {
+    const ts = index[base + FLAGS] === 0 ? index[base + STAGE_TIMESTAMP_SLOT]! : valueAt(body, at, STAGE_TIMESTAMP);
+    text = ts < 0 ? undefined : stringAt(body, ts);
+  }
   const parsed = text === undefined ? undefined : parseRfc3339Nano(text);
   const timeNs = parsed ?? 0n;
   return { source: 'k8s_audit', timeNs, fields: new ByteAuditFields(body, at, index, base, timeNs, parsed !== undefined, num) };

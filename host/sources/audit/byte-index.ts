@@ -52,10 +52,12 @@ function addPath(path: readonly string[]): void {
 }
 
 // The top-level members every audit field starts from, the members list fields decode
-// (byte-event.ts), the event time, and every scalar ka.* path.
+// (byte-event.ts), the event time, every scalar ka.* path, and the members below requestObject
+// that the built-in rules read with jevt.value (a pod spec's `tls`, an ephemeral container
+// subresource's `ephemeralContainers`), so those reads do not walk a whole pod spec.
 for (const name of ['auditID', 'stage', 'annotations', 'user', 'impersonatedUser', 'verb', 'requestURI', 'objectRef', 'requestObject', 'responseObject', 'responseStatus', 'userAgent', 'sourceIPs', 'stageTimestamp']) addPath([name]);
-for (const sub of ['spec', 'rules', 'subjects']) addPath(['requestObject', sub]);
-for (const sub of ['containers', 'initContainers', 'ephemeralContainers', 'volumes', 'securityContext', 'ports']) addPath(['requestObject', 'spec', sub]);
+for (const sub of ['spec', 'rules', 'subjects', 'ephemeralContainers']) addPath(['requestObject', sub]);
+for (const sub of ['containers', 'initContainers', 'ephemeralContainers', 'volumes', 'securityContext', 'ports', 'tls']) addPath(['requestObject', 'spec', sub]);
 for (const path of kaScalarPaths()) addPath(path);
 
 function fillBelow(node: Node): number[] {
@@ -76,14 +78,19 @@ function fillBelow(node: Node): number[] {
 }
 fillBelow(ROOT);
 
-/** Indexed slots: an entry holds where each slot's value starts, where it ends, then the flags word. */
+/**
+ * Indexed slots: an entry holds where each slot's value starts, where it ends, the flags word,
+ * then one bit a slot (32 a word) set when its value is a string written without escapes.
+ */
 const SLOT_COUNT = SLOTS.size;
-/** Entries per event. */
-export const ENTRY = 2 * SLOT_COUNT + 1;
-/** Where a slot's value ends: entry END + slot. */
-export const END = SLOT_COUNT;
 /** The flags word: entry FLAGS. */
 export const FLAGS = 2 * SLOT_COUNT;
+/** The plain-string bits: slot s is bit s & 31 of entry PLAIN + (s >> 5). */
+export const PLAIN = FLAGS + 1;
+/** Entries per event. */
+export const ENTRY = PLAIN + ((SLOT_COUNT + 31) >> 5);
+/** Where a slot's value ends: entry END + slot. */
+export const END = SLOT_COUNT;
 /** The event has a member name written with escapes on an indexed path: the index cannot be trusted. */
 const ESCAPED = 1;
 
@@ -147,8 +154,19 @@ function walkObject(b: Uint8Array, at: number, node: Node, level: number, index:
     const child = childNamed(node, b, i, nameEnd);
     let end: number;
     // A member met again: what its earlier occurrence gave the slots at and below it goes (JSON.parse keeps the last).
-    if (child !== undefined && index[base + child.slot]! >= 0) for (const s of child.below) index[base + s] = index[base + END + s] = -1;
-    if (child !== undefined && child.children.length > 0 && b[valueAt] === 0x7b) {
+    if (child !== undefined && index[base + child.slot]! >= 0) {
+      for (const s of child.below) {
+        index[base + s] = index[base + END + s] = -1;
+        index[base + PLAIN + (s >> 5)]! &= ~(1 << (s & 31));
+      }
+    }
+    const c = b[valueAt];
+    if (c === 0x22) {
+      // A string (most values): no nesting to note; one without escapes is its bytes as they are.
+      end = validString(b, valueAt);
+      if (end < 0) return -1;
+      if (child !== undefined && !stringEscaped) index[base + PLAIN + (child.slot >> 5)]! |= 1 << (child.slot & 31);
+    } else if (child !== undefined && child.children.length > 0 && c === 0x7b) {
       end = walkObject(b, valueAt, child, level + 1, index, base);
       if (end < 0) return -1;
     } else {
@@ -169,11 +187,12 @@ function walkObject(b: Uint8Array, at: number, node: Node, level: number, index:
 
 /**
  * Indexes the object at `at` into index[base .. base + ENTRY) (starts and ends, -1 when absent;
- * then the flags) and returns the index past its `}` (-1: the object is not valid JSON); sets
+ * then the flags and the plain-string bits) and returns the index past its `}` (-1: the object is not valid JSON); sets
  * indexedDepth.
  */
 export function indexEvent(b: Uint8Array, at: number, index: Int32Array, base: number): number {
   index.fill(-1, base, base + FLAGS);
+  index.fill(0, base + PLAIN, base + ENTRY);
   flags = 0;
   indexedDepth = 0;
   const end = walkObject(b, at, ROOT, 1, index, base);

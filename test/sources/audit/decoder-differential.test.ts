@@ -226,9 +226,34 @@ test('decoders: hand-written bodies (escapes, duplicates, numbers, shapes, refus
     `{"kind":"EventList","items":[${EV.replace('"stage"', '"requestObject":{"spec":{"containers":[{"image":"a:1","securityContext":{"privileged":true}}],"containers":{"0":{"image":"b"}},"volumes":"v","ports":[80,{"port":1}]}},"stage"')}]}`,
     `{"kind":"EventList","items":[${EV.replace('"stage"', '"requestObject":{"spec":[{"containers":[]}],"rules":[{"verbs":["get"]}]},"stage"')},${EV.replace('"stage"', '"requestObject":{"spec":null},"stage"')},${EV.replace('"stage"', '"requestObject":[],"stage"')}]}`,
     `{"kind":"EventList","items":[${EV.replace('"stage"', '"vexb":"x","usxr":{"username":"z"},"objectRxf":{"name":"q"},"":1,"v":2,"requestObject":{"spxc":{"hostPID":true},"":{},"s":[]},"stage"')}]}`,
+    // copyText from the index (byte-index.ts's plain-string bits, byte-event.ts): a string
+    // met again with or without escapes, at the top and below; integers copied as their text
+    // only when that is asText's (String(Number(text)))
+    `{"kind":"EventList","items":[${EV.replace('"verb":"get"', '"verb":"get","verb":"g\\u0065t"')},${EV.replace('"verb":"get"', '"verb":"g\\u0065t","verb":"get"')},${EV.replace('"verb":"get"', '"verb":"get","verb":5')}]}`,
+    `{"kind":"EventList","items":[${EV.replace('"objectRef"', '"objectRef":{"namespace":"n","resource":"pods"},"objectRef"').replace('"name":"p"', '"name":"p","namespace":"n\\/s","name":"q\\"r"')}]}`,
+    `{"kind":"EventList","items":[${EV.replace('"2026-', '"\\u0032026-')},${EV.replace('"stageTimestamp"', '"stageTimestamp":"2027-01-02T03:04:05Z","stageTimestamp"')},${EV.replace('"stageTimestamp":"2026-01-02T03:04:05.123456789Z"', '"stageTimestamp":"2026-01-02T03:04:05.123456789Z","stageTimestamp":"2025-01-02T03:04:0\\u0035Z"')}]}`,
+    `{"kind":"EventList","items":[${['200', '-5', '0', '-0', '0.0', '123456789012345', '-123456789012345', '1234567890123456', '5e0', '5E1', '2.50', '1E-2'].map((n) => EV.replace('"stage"', `"responseStatus":{"code":${n}},"stage"`).replace('"get"', n)).join(',')}]}`,
   ];
   for (const [i, text] of bodies.entries()) same(Buffer.from(text), `body ${i}: ${text.slice(0, 60)}`);
   same(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), 'not UTF-8');
+});
+
+test('decoders: copyText copies an indexed string or integer as its bytes, and leaves escapes and other numbers to field()', () => {
+  const body = `{"kind":"EventList","items":[${EV.replace('"stage"', '"responseStatus":{"code":404},"stage"')},${EV.replace('"stage"', '"responseStatus":{"code":4e2},"stage"').replace('"get"', '"g\\u0065t"')}]}`;
+  const decoded = decode(Buffer.from(body), 'bytes');
+  assert.ok(decoded.ok);
+  if (!decoded.ok) return;
+  const ref = (name: string) => REFS.find((r) => r.canonical === name)!;
+  const copy = (ev: SourceEvent, name: string) => {
+    const n = ev.fields.copyText!(ref(name), scratch, 0, scratch.length);
+    return n < 0 ? n : Buffer.from(scratch.subarray(0, n)).toString();
+  };
+  const [plain, other] = decoded.events as [SourceEvent, SourceEvent];
+  assert.is(copy(plain, 'ka.response.code'), '404');
+  assert.is(copy(plain, 'ka.verb'), 'get');
+  assert.is(copy(other, 'ka.response.code'), TEXT_COPY.other);
+  assert.is(copy(other, 'ka.verb'), TEXT_COPY.other);
+  assert.is(other.fields.field(ref('ka.verb')), 'get');
 });
 
 test('decoders: limits (too large, too deep) give the same skipped and truncated items', () => {
