@@ -14,7 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { generateModule, type GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
 import { evtTypeId } from '../abi/module.js';
-import { findSplit } from './asc-loader.js';
+import { findSplit, splitStat } from './asc-loader.js';
 import { buildModule, fromWasm, type Built, type BuildResult } from './build.js';
 import { compileKey } from './compile.js';
 import type { CompileRequest, CompileWorkerData } from './compile-worker.js';
@@ -111,9 +111,11 @@ export class RuleCompiler {
   private readonly shipped: ModuleCache | undefined;
   private buildCount = 0;
   /** The check for a compiler split before a worker starts, shared by the requests that wait for it. */
-  private splitCheck: Promise<string | undefined> | undefined;
+  private splitCheck: Promise<{ url: string; stat: string } | undefined> | undefined;
   /** The split URL the last check found (asc-loader.ts; undefined: none, the worker loads the compiler's package). */
   private split: string | undefined;
+  /** The files of the split the last check found sound, as stat saw them then: while they stay so, a new worker takes it without hashing it again. */
+  private splitSeen: string | undefined;
   private loadedFrom: 'split' | 'package' | undefined;
   /** Times close() was called: a request that waited for the split check across one starts no worker. */
   private closes = 0;
@@ -190,9 +192,16 @@ export class RuleCompiler {
   private async obtain(code: string, plan: WarmPlan, signal: AbortSignal | undefined): Promise<{ r: BuildResult; from: ModuleFrom }> {
     const key = this.disk || this.shipped ? compileKey(code) : undefined;
     const cached = key !== undefined && this.disk ? await this.fromCache(this.disk, key, plan) : undefined;
-    if (cached) return { r: cached, from: 'disk' };
+    // no worker needed now: the split is checked meanwhile, so the next rules change starts one at once (prestart)
+    if (cached) {
+      this.checkLater();
+      return { r: cached, from: 'disk' };
+    }
     const shipped = key !== undefined && this.shipped ? await this.fromCache(this.shipped, key, plan) : undefined;
-    if (shipped) return { r: shipped, from: 'shipped' };
+    if (shipped) {
+      this.checkLater();
+      return { r: shipped, from: 'shipped' };
+    }
     this.buildCount++;
     const r = this.opts.inProcess ? await buildModule(code, plan) : await this.inWorker(code, plan, signal);
     if (r.ok && key !== undefined) this.disk?.put(key, r.built.wasm);
@@ -207,6 +216,27 @@ export class RuleCompiler {
     if (r.ok) return r;
     if (cache !== this.shipped) cache.remove(key);
     return undefined;
+  }
+
+  /** Starts the split check in the background (its reads and hashing are off this thread), unless a worker runs or a split is in hand. */
+  private checkLater(): void {
+    if (!this.opts.inProcess && !this.worker && this.splitSeen === undefined) void this.checkSplit();
+  }
+
+  /**
+   * A build is coming (a rules change): starts the worker now, unless one runs, so that it boots
+   * and loads the compiler (0.3-0.5 s) while this thread parses the rules and generates their code.
+   * With a split checked before (and unchanged since) it starts at once; else after the check.
+   * A worker started for nothing (the rules were refused) stops `idleMs` after it loaded the compiler.
+   */
+  prestart(): void {
+    if (this.opts.inProcess || this.worker) return;
+    const closes = this.closes;
+    const start = () => {
+      if (!this.worker && this.closes === closes) this.worker = this.spawn();
+    };
+    if (this.splitStillSeen()) start();
+    else void this.checkSplit().then(start);
   }
 
   /** Builds arbitrary module source (tools and tests): compile and the sandbox checks, no warm-up. */
@@ -229,7 +259,12 @@ export class RuleCompiler {
     const mine = new Map<number, Request>();
     this.pending.set(w, mine);
     w.on('message', (m: { id: number; ok: boolean; compilerFrom?: 'split' | 'package' } & Partial<Built> & { error?: RuntimeError }) => {
-      if (m.compilerFrom) this.loadedFrom = m.compilerFrom;
+      if (m.compilerFrom) {
+        this.loadedFrom = m.compilerFrom;
+        // a worker started ahead of its build (prestart) idles from here, its compiler loaded
+        if (mine.size === 0) this.armIdle(w);
+        return;
+      }
       const req = mine.get(m.id);
       if (!req) return;
       this.settle(mine, req, m.ok ? { ok: true, built: { module: m.module!, wasm: m.wasm!, compileMs: m.compileMs!, warmMs: m.warmMs! } } : { ok: false, error: m.error! });
@@ -350,14 +385,25 @@ export class RuleCompiler {
     });
   }
 
-  /** Looks for a sound compiler split (asc-loader.ts findSplit), once for the requests waiting together. */
+  /**
+   * Looks for a sound compiler split (asc-loader.ts findSplit), once for the requests waiting
+   * together; a split found sound before whose files stat the same is taken without hashing its
+   * 10 MB again (40-60 ms on the way to a worker; a file rewritten since changes its stat).
+   */
   private async checkSplit(): Promise<void> {
     const roots = [this.opts.compilerCacheDir, this.opts.shippedCompilerDir].filter((d): d is string => d !== undefined);
-    if (roots.length === 0) return;
+    if (roots.length === 0 || this.splitStillSeen()) return;
     this.splitCheck ??= findSplit(roots).finally(() => {
       this.splitCheck = undefined;
     });
-    this.split = await this.splitCheck;
+    const found = await this.splitCheck;
+    this.split = found?.url;
+    this.splitSeen = found?.stat;
+  }
+
+  /** Whether the split the last check found sound is there unchanged (stat). */
+  private splitStillSeen(): boolean {
+    return this.split !== undefined && this.splitSeen !== undefined && splitStat(this.split) === this.splitSeen;
   }
 
   /** Posts `req` to the current worker (started if needed) under a fresh id. */
