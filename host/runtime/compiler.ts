@@ -10,6 +10,7 @@
 // stop the compiler mid-build; requests queued behind it go to a fresh worker. The worker's heap
 // is capped (`maxHeapMb`, resourceLimits): a build that exhausts it ends the worker, not the
 // process, and fails with EWORKER like any other exit; the next request starts a new worker.
+import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { generateModule, type GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
@@ -117,6 +118,8 @@ export class RuleCompiler {
   /** The files of the split the last check found sound, as stat saw them then: while they stay so, a new worker takes it without hashing it again. */
   private splitSeen: string | undefined;
   private loadedFrom: 'split' | 'package' | undefined;
+  /** binaryen's module of the split `of`, compiled on this thread and kept (keepBackend). */
+  private backend: { of: string; module: Promise<WebAssembly.Module | undefined> } | undefined;
   /** Times close() was called: a request that waited for the split check across one starts no worker. */
   private closes = 0;
   /** Builds in progress by code hash. */
@@ -136,7 +139,8 @@ export class RuleCompiler {
    * `whileBuilding`: runs every 250 ms while a build is in the worker, and once when it ends
    * (rae run releases there what the build's threads freed so far: see start-engine.ts);
    * `compilerCacheDir`, `shippedCompilerDir`: where the worker finds a compiler split
-   * (asc-loader.ts), the first writable: without one sound, the worker writes one there.
+   * (asc-loader.ts), the first writable: without one sound, the worker writes one there;
+   * `keepBackend`: binaryen's module of the split kept on this thread (keepBackendModule).
    */
   constructor(
     private readonly opts: {
@@ -151,6 +155,7 @@ export class RuleCompiler {
       whileBuilding?: () => void;
       compilerCacheDir?: string;
       shippedCompilerDir?: string;
+      keepBackend?: boolean;
     } = {},
   ) {
     this.disk = opts.cacheDir ? new ModuleCache(opts.cacheDir) : undefined;
@@ -245,6 +250,7 @@ export class RuleCompiler {
   }
 
   private spawn(): Worker {
+    this.keepBackendModule();
     // From the build (npm run build) the worker imports its JavaScript entry. From the sources it
     // registers tsx's loader first; the compiler (a 2 MB ES module) is imported before that,
     // outside tsx, which would otherwise transform it on every start (measured: 12.6 s instead of 0.8 s).
@@ -284,6 +290,29 @@ export class RuleCompiler {
     w.on('exit', (code) => fail(`exit code ${code}`));
     w.unref();
     return w;
+  }
+
+  /**
+   * With `keepBackend`, binaryen's wasm of the split (the compiler's back end, 8.9 MB) compiled on
+   * this thread (off it: WebAssembly.compile) and its module kept. V8 compiles wasm once per
+   * process for the same bytes while a module of them lives, code tiered up included: so each
+   * new worker gets binaryen's code as the earlier ones left it, optimised, instead of starting
+   * it from its baseline compiler again.
+   */
+  private keepBackendModule(): void {
+    if (!this.opts.keepBackend || !this.split || this.backend?.of === this.split) return;
+    const wasm = new URL('./binaryen.wasm', this.split);
+    this.backend = {
+      of: this.split,
+      module: readFile(wasm)
+        .then((bytes) => WebAssembly.compile(bytes))
+        .catch(() => undefined),
+    };
+  }
+
+  /** binaryen's module kept on this thread (keepBackend), once compiled; undefined without one. */
+  async keptBackend(): Promise<WebAssembly.Module | undefined> {
+    return this.backend?.module;
   }
 
   /** Ends a request: its timer and abort listener go, its caller gets `r`. */

@@ -109,6 +109,7 @@ export class DetectionEngine {
       shippedDir: options.shippedModuleDir,
       compilerCacheDir: options.compilerCacheDir,
       shippedCompilerDir: options.shippedCompilerDir,
+      keepBackend: options.compilerKeepsBackend,
       timeoutMs: options.compileTimeoutMs,
       maxHeapMb: options.compileWorkerHeapMb,
       counters,

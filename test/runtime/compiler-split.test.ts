@@ -148,6 +148,28 @@ test('a split checked once is taken unhashed while unchanged; a file rewritten s
   }
 });
 
+test("keepBackend: binaryen's module of the split stays on this thread across workers; without it, none", async () => {
+  const root = join(dir, 'backend');
+  assert.ok(splitCompiler(root));
+  const keeps = new RuleCompiler({ compilerCacheDir: root, keepBackend: true });
+  const plain = new RuleCompiler({ compilerCacheDir: root });
+  try {
+    assert.ok((await keeps.buildSource(code)).ok);
+    const kept = await keeps.keptBackend();
+    assert.ok(kept instanceof WebAssembly.Module, 'a compiled module is kept');
+    assert.ok(WebAssembly.Module.exports(kept).length > 100, "binaryen's exports");
+    await keeps.close();
+    const again = await keeps.buildSource(code);
+    assert.ok(again.ok, again.ok ? '' : again.error.message);
+    assert.is(keeps.compilerLoadedFrom, 'split');
+    assert.is(await keeps.keptBackend(), kept, 'the same module for the next worker');
+    assert.ok((await plain.buildSource(code)).ok);
+    assert.is(await plain.keptBackend(), undefined);
+  } finally {
+    await Promise.all([keeps.close(), plain.close()]);
+  }
+});
+
 test("another install's split is not used, and is replaced by this one's", async () => {
   const root = join(dir, 'versions');
   const at = splitCompiler(root)!;
