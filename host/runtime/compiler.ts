@@ -44,6 +44,9 @@ const WORKER_YOUNG_MB = 8;
  */
 const DISK_WARM_BUDGET_MS = 300;
 
+/** How long after a module came from a module cache the compiler split is checked, ms (checkLater). */
+const SPLIT_CHECK_DELAY_MS = 2000;
+
 /** How often `whileBuilding` runs while a build is in the worker, ms. */
 const WHILE_BUILDING_MS = 250;
 
@@ -223,9 +226,16 @@ export class RuleCompiler {
     return undefined;
   }
 
-  /** Starts the split check in the background (its reads and hashing are off this thread), unless a worker runs or a split is in hand. */
+  /**
+   * Checks the split in the background (its reads and hashing are off this thread), unless a worker
+   * runs or a split is in hand: two seconds on, so that it does not compete with the rest of a
+   * start (`rae run` takes its first module from a module cache while its other parts start).
+   */
   private checkLater(): void {
-    if (!this.opts.inProcess && !this.worker && this.splitSeen === undefined) void this.checkSplit();
+    if (this.opts.inProcess || this.worker || this.splitSeen !== undefined) return;
+    setTimeout(() => {
+      if (!this.worker && this.splitSeen === undefined) void this.checkSplit();
+    }, SPLIT_CHECK_DELAY_MS).unref();
   }
 
   /**
