@@ -48,8 +48,8 @@ export interface Config {
     compilerIdleSeconds: number;
     /**
      * Keep binaryen's compiled module (the compiler's back end) in the process once a compile worker
-     * used it, so the next worker starts it optimised: a cold rules change about 0.6 s sooner to the
-     * compiled tier, for about 10-20 MB more resident at rest (docs/resources.md "Reload").
+     * used it, so the next worker starts it optimised: a cold rules change up to 0.6 s sooner to the
+     * compiled tier (0.2 s on a quiet machine), for about 10-20 MB more resident at rest (docs/resources.md "How the ruleset is made").
      */
     compilerKeepsBackend: boolean;
     /** Most nodes one condition may have once its macros are expanded (docs/resources.md "Bounds"). */
