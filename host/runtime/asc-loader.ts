@@ -11,7 +11,7 @@
 // its package as before and the compile worker writes a fresh split when idle (splitCompiler),
 // replacing whatever the directory held. A build ships one (scripts/build.mjs, SHIPPED_COMPILER_DIR).
 import { createHash, webcrypto } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -60,10 +60,11 @@ export function splitKey(): string {
 }
 
 /**
- * The file URL of asc.js in the first of `roots` holding a sound split of this install, or
- * undefined. Reads and hashes off the main thread (fs/promises, WebCrypto): about 10 MB.
+ * The file URL of asc.js in the first of `roots` holding a sound split of this install, with the
+ * stat of its files as they were hashed (splitStat), or undefined. Reads and hashes off the main
+ * thread (fs/promises, WebCrypto): about 10 MB.
  */
-export async function findSplit(roots: readonly string[]): Promise<string | undefined> {
+export async function findSplit(roots: readonly string[]): Promise<{ url: string; stat: string } | undefined> {
   let key: string;
   try {
     key = splitKey();
@@ -75,17 +76,39 @@ export async function findSplit(roots: readonly string[]): Promise<string | unde
     try {
       const m = JSON.parse(await readFile(join(dir, MANIFEST), 'utf8')) as { key?: string; files?: Record<string, string> };
       if (m.key !== key || !m.files) continue;
-      let sound = true;
+      const url = pathToFileURL(join(dir, 'asc.js')).href;
+      // a file rewritten while it was hashed changes its stat: then the split is not taken
+      const stat = splitStat(url);
+      let sound = stat !== undefined;
       for (const f of FILES) {
         const sum = Buffer.from(await webcrypto.subtle.digest('SHA-256', await readFile(join(dir, f)))).toString('hex');
         if (sum !== m.files[f]) sound = false;
       }
-      if (sound) return pathToFileURL(join(dir, 'asc.js')).href;
+      if (sound && splitStat(url) === stat) return { url, stat: stat! };
     } catch {
       // missing or unreadable: not this root
     }
   }
   return undefined;
+}
+
+/**
+ * The size, modification time and inode of every file of the split whose asc.js is at `url`
+ * (undefined if one is missing): a split found sound before and stat-equal since is taken
+ * without hashing it again (compiler.ts), since rewriting or replacing a file changes these.
+ */
+export function splitStat(url: string): string | undefined {
+  const dir = dirname(fileURLToPath(url));
+  try {
+    return [...FILES, MANIFEST]
+      .map((f) => {
+        const st = statSync(join(dir, f));
+        return `${f}:${st.size}:${st.mtimeMs}:${st.ino}`;
+      })
+      .join('/');
+  } catch {
+    return undefined;
+  }
 }
 
 /** binaryen's JavaScript without its wasm literal (it reads binaryen.wasm beside it), and the wasm; undefined if its shape is not the one known. */

@@ -10,11 +10,12 @@
 // stop the compiler mid-build; requests queued behind it go to a fresh worker. The worker's heap
 // is capped (`maxHeapMb`, resourceLimits): a build that exhausts it ends the worker, not the
 // process, and fails with EWORKER like any other exit; the next request starts a new worker.
+import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { generateModule, type GeneratedModule } from '../engine/codegen/index.js';
 import type { LoadedRule } from '../engine/index.js';
 import { evtTypeId } from '../abi/module.js';
-import { findSplit } from './asc-loader.js';
+import { findSplit, splitStat } from './asc-loader.js';
 import { buildModule, fromWasm, type Built, type BuildResult } from './build.js';
 import { compileKey } from './compile.js';
 import type { CompileRequest, CompileWorkerData } from './compile-worker.js';
@@ -42,6 +43,9 @@ const WORKER_YOUNG_MB = 8;
  * the entry points; V8's dynamic tiering does the rest as events come.
  */
 const DISK_WARM_BUDGET_MS = 300;
+
+/** How long after a module came from a module cache the compiler split is checked, ms (checkLater). */
+const SPLIT_CHECK_DELAY_MS = 2000;
 
 /** How often `whileBuilding` runs while a build is in the worker, ms. */
 const WHILE_BUILDING_MS = 250;
@@ -111,10 +115,14 @@ export class RuleCompiler {
   private readonly shipped: ModuleCache | undefined;
   private buildCount = 0;
   /** The check for a compiler split before a worker starts, shared by the requests that wait for it. */
-  private splitCheck: Promise<string | undefined> | undefined;
+  private splitCheck: Promise<{ url: string; stat: string } | undefined> | undefined;
   /** The split URL the last check found (asc-loader.ts; undefined: none, the worker loads the compiler's package). */
   private split: string | undefined;
+  /** The files of the split the last check found sound, as stat saw them then: while they stay so, a new worker takes it without hashing it again. */
+  private splitSeen: string | undefined;
   private loadedFrom: 'split' | 'package' | undefined;
+  /** binaryen's module of the split `of`, compiled on this thread and kept (keepBackend). */
+  private backend: { of: string; module: Promise<WebAssembly.Module | undefined> } | undefined;
   /** Times close() was called: a request that waited for the split check across one starts no worker. */
   private closes = 0;
   /** Builds in progress by code hash. */
@@ -134,7 +142,8 @@ export class RuleCompiler {
    * `whileBuilding`: runs every 250 ms while a build is in the worker, and once when it ends
    * (rae run releases there what the build's threads freed so far: see start-engine.ts);
    * `compilerCacheDir`, `shippedCompilerDir`: where the worker finds a compiler split
-   * (asc-loader.ts), the first writable: without one sound, the worker writes one there.
+   * (asc-loader.ts), the first writable: without one sound, the worker writes one there;
+   * `keepBackend`: binaryen's module of the split kept on this thread (keepBackendModule).
    */
   constructor(
     private readonly opts: {
@@ -149,6 +158,7 @@ export class RuleCompiler {
       whileBuilding?: () => void;
       compilerCacheDir?: string;
       shippedCompilerDir?: string;
+      keepBackend?: boolean;
     } = {},
   ) {
     this.disk = opts.cacheDir ? new ModuleCache(opts.cacheDir) : undefined;
@@ -190,9 +200,16 @@ export class RuleCompiler {
   private async obtain(code: string, plan: WarmPlan, signal: AbortSignal | undefined): Promise<{ r: BuildResult; from: ModuleFrom }> {
     const key = this.disk || this.shipped ? compileKey(code) : undefined;
     const cached = key !== undefined && this.disk ? await this.fromCache(this.disk, key, plan) : undefined;
-    if (cached) return { r: cached, from: 'disk' };
+    // no worker needed now: the split is checked meanwhile, so the next rules change starts one at once (prestart)
+    if (cached) {
+      this.checkLater();
+      return { r: cached, from: 'disk' };
+    }
     const shipped = key !== undefined && this.shipped ? await this.fromCache(this.shipped, key, plan) : undefined;
-    if (shipped) return { r: shipped, from: 'shipped' };
+    if (shipped) {
+      this.checkLater();
+      return { r: shipped, from: 'shipped' };
+    }
     this.buildCount++;
     const r = this.opts.inProcess ? await buildModule(code, plan) : await this.inWorker(code, plan, signal);
     if (r.ok && key !== undefined) this.disk?.put(key, r.built.wasm);
@@ -209,12 +226,41 @@ export class RuleCompiler {
     return undefined;
   }
 
+  /**
+   * Checks the split in the background (its reads and hashing are off this thread), unless a worker
+   * runs or a split is in hand: two seconds on, so that it does not compete with the rest of a
+   * start (`rae run` takes its first module from a module cache while its other parts start).
+   */
+  private checkLater(): void {
+    if (this.opts.inProcess || this.worker || this.splitSeen !== undefined) return;
+    setTimeout(() => {
+      if (!this.worker && this.splitSeen === undefined) void this.checkSplit();
+    }, SPLIT_CHECK_DELAY_MS).unref();
+  }
+
+  /**
+   * A build is coming (a rules change): starts the worker now, unless one runs, so that it boots
+   * and loads the compiler (0.3-0.5 s) while this thread parses the rules and generates their code.
+   * With a split checked before (and unchanged since) it starts at once; else after the check.
+   * A worker started for nothing (the rules were refused) stops `idleMs` after it loaded the compiler.
+   */
+  prestart(): void {
+    if (this.opts.inProcess || this.worker) return;
+    const closes = this.closes;
+    const start = () => {
+      if (!this.worker && this.closes === closes) this.worker = this.spawn();
+    };
+    if (this.splitStillSeen()) start();
+    else void this.checkSplit().then(start);
+  }
+
   /** Builds arbitrary module source (tools and tests): compile and the sandbox checks, no warm-up. */
   buildSource(code: string): Promise<BuildResult> {
     return this.opts.inProcess ? buildModule(code, undefined) : this.inWorker(code, undefined);
   }
 
   private spawn(): Worker {
+    this.keepBackendModule();
     // From the build (npm run build) the worker imports its JavaScript entry. From the sources it
     // registers tsx's loader first; the compiler (a 2 MB ES module) is imported before that,
     // outside tsx, which would otherwise transform it on every start (measured: 12.6 s instead of 0.8 s).
@@ -229,7 +275,12 @@ export class RuleCompiler {
     const mine = new Map<number, Request>();
     this.pending.set(w, mine);
     w.on('message', (m: { id: number; ok: boolean; compilerFrom?: 'split' | 'package' } & Partial<Built> & { error?: RuntimeError }) => {
-      if (m.compilerFrom) this.loadedFrom = m.compilerFrom;
+      if (m.compilerFrom) {
+        this.loadedFrom = m.compilerFrom;
+        // a worker started ahead of its build (prestart) idles from here, its compiler loaded
+        if (mine.size === 0) this.armIdle(w);
+        return;
+      }
       const req = mine.get(m.id);
       if (!req) return;
       this.settle(mine, req, m.ok ? { ok: true, built: { module: m.module!, wasm: m.wasm!, compileMs: m.compileMs!, warmMs: m.warmMs! } } : { ok: false, error: m.error! });
@@ -249,6 +300,29 @@ export class RuleCompiler {
     w.on('exit', (code) => fail(`exit code ${code}`));
     w.unref();
     return w;
+  }
+
+  /**
+   * With `keepBackend`, binaryen's wasm of the split (the compiler's back end, 8.9 MB) compiled on
+   * this thread (off it: WebAssembly.compile) and its module kept. V8 compiles wasm once per
+   * process for the same bytes while a module of them lives, code tiered up included: so each
+   * new worker gets binaryen's code as the earlier ones left it, optimised, instead of starting
+   * it from its baseline compiler again.
+   */
+  private keepBackendModule(): void {
+    if (!this.opts.keepBackend || !this.split || this.backend?.of === this.split) return;
+    const wasm = new URL('./binaryen.wasm', this.split);
+    this.backend = {
+      of: this.split,
+      module: readFile(wasm)
+        .then((bytes) => WebAssembly.compile(bytes))
+        .catch(() => undefined),
+    };
+  }
+
+  /** binaryen's module kept on this thread (keepBackend), once compiled; undefined without one. */
+  async keptBackend(): Promise<WebAssembly.Module | undefined> {
+    return this.backend?.module;
   }
 
   /** Ends a request: its timer and abort listener go, its caller gets `r`. */
@@ -350,14 +424,25 @@ export class RuleCompiler {
     });
   }
 
-  /** Looks for a sound compiler split (asc-loader.ts findSplit), once for the requests waiting together. */
+  /**
+   * Looks for a sound compiler split (asc-loader.ts findSplit), once for the requests waiting
+   * together; a split found sound before whose files stat the same is taken without hashing its
+   * 10 MB again (40-60 ms on the way to a worker; a file rewritten since changes its stat).
+   */
   private async checkSplit(): Promise<void> {
     const roots = [this.opts.compilerCacheDir, this.opts.shippedCompilerDir].filter((d): d is string => d !== undefined);
-    if (roots.length === 0) return;
+    if (roots.length === 0 || this.splitStillSeen()) return;
     this.splitCheck ??= findSplit(roots).finally(() => {
       this.splitCheck = undefined;
     });
-    this.split = await this.splitCheck;
+    const found = await this.splitCheck;
+    this.split = found?.url;
+    this.splitSeen = found?.stat;
+  }
+
+  /** Whether the split the last check found sound is there unchanged (stat). */
+  private splitStillSeen(): boolean {
+    return this.split !== undefined && this.splitSeen !== undefined && splitStat(this.split) === this.splitSeen;
   }
 
   /** Posts `req` to the current worker (started if needed) under a fresh id. */

@@ -109,6 +109,7 @@ export class DetectionEngine {
       shippedDir: options.shippedModuleDir,
       compilerCacheDir: options.compilerCacheDir,
       shippedCompilerDir: options.shippedCompilerDir,
+      keepBackend: options.compilerKeepsBackend,
       timeoutMs: options.compileTimeoutMs,
       maxHeapMb: options.compileWorkerHeapMb,
       counters,
@@ -129,6 +130,9 @@ export class DetectionEngine {
    */
   load(files: readonly RulesFile[], opts: LoadOptions = {}): Promise<LoadOutcome> {
     const t0 = performance.now();
+    // a ruleset put on the interpreter first is compiled next: the compile worker starts now, so it
+    // boots and loads the compiler while this thread parses the rules (an invalid set leaves it idle)
+    if (opts.interpreterFirst && this.options.engine !== 'interpreter' && !this.closed) this.compiler.prestart();
     const ahead = this.takePrecompiled(files);
     const result = ahead?.result ?? loadRules(files, { limits: this.options.expandLimits });
     let signal: AbortSignal | undefined;

@@ -43,6 +43,8 @@ export interface DetectionEngineOptions {
   compilerCacheDir?: string;
   /** Also take the compiler's split from here, read only (`rae run`: the build's, asc-loader.ts SHIPPED_COMPILER_DIR). */
   shippedCompilerDir?: string;
+  /** Keep binaryen's compiled module on this thread between compile workers (compiler.ts keepBackend; `rae run`: rules.compilerKeepsBackend). */
+  compilerKeepsBackend?: boolean;
   /** Bounds of the expanded rule conditions (default: the engine's DEFAULT_EXPAND_LIMITS). */
   expandLimits?: Partial<ExpandLimits & RulesBounds>;
   /** Longest field value an alert carries, UTF-8 bytes (default 64 KiB; `rae run`: rules.maxOutputFieldBytes); longer ones are cut and marked. */

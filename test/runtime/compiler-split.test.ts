@@ -2,7 +2,8 @@
 // so a compile worker loads the compiler in a quarter of the time. A split is written where asked
 // (created), a worker loads the compiler from it and builds the same bytes as from the package
 // (reused), and one of another install or with a damaged file is not used: the worker loads the
-// package and writes a sound one in its place (rebuilt).
+// package and writes a sound one in its place (rebuilt). A split found sound is taken again
+// without hashing while its files stat the same; a worker can be started ahead of its build.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,7 +32,7 @@ async function build(opts: ConstructorParameters<typeof RuleCompiler>[0]): Promi
 async function splitWritten(root: string): Promise<string> {
   const deadline = Date.now() + 300_000;
   for (;;) {
-    const url = await findSplit([root]);
+    const url = (await findSplit([root]))?.url;
     if (url) return url;
     assert.ok(Date.now() < deadline, 'the worker wrote a split');
     await new Promise((r) => setTimeout(r, 250));
@@ -51,7 +52,7 @@ test('splitCompiler writes the split (binaryen.wasm: a valid module), findSplit 
   const wasm = readFileSync(join(at!, 'binaryen.wasm'));
   assert.ok(wasm.length > 1_000_000 && WebAssembly.validate(wasm), 'binaryen.wasm is a wasm module');
   assert.not.ok(readFileSync(join(at!, 'binaryen.js'), 'utf8').includes('`\\0asm'), 'binaryen.js holds no wasm literal');
-  assert.is(await findSplit([join(dir, 'none'), root]), pathToFileURL(join(at!, 'asc.js')).href);
+  assert.is((await findSplit([join(dir, 'none'), root]))?.url, pathToFileURL(join(at!, 'asc.js')).href);
 });
 
 test('a worker loads the compiler from the split and builds the same module as from the package', async () => {
@@ -95,6 +96,78 @@ test('a damaged file is not used: the package is, and the split is written again
   await splitWritten(root);
   await r.compiler.close();
   assert.is(sha(readFileSync(file)), sound, 'binaryen.wasm written again');
+});
+
+/** Waits (wide deadline, no timing asserted) until `cond` holds. */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 300_000;
+  while (!cond()) {
+    assert.ok(Date.now() < deadline, what);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('prestart starts a worker that loads the compiler before a build asks for it; unused, it stops when idle', async () => {
+  const root = join(dir, 'prestart');
+  assert.ok(splitCompiler(root));
+  const compiler = new RuleCompiler({ compilerCacheDir: root, idleMs: 300 });
+  try {
+    compiler.prestart();
+    await until(() => compiler.compilerLoadedFrom === 'split', 'the prestarted worker loaded the compiler from the split');
+    assert.ok(compiler.workerRunning);
+    const r = await compiler.buildSource(code);
+    assert.ok(r.ok, r.ok ? '' : r.error.message);
+    await until(() => !compiler.workerRunning, 'the worker stopped after idleMs');
+    // a worker prestarted for nothing (no build follows) stops the same way
+    compiler.prestart();
+    assert.ok(compiler.workerRunning, 'the split checked before: the worker starts at once');
+    await until(() => !compiler.workerRunning, 'the unused worker stopped after idleMs');
+  } finally {
+    await compiler.close();
+  }
+});
+
+test('a split checked once is taken unhashed while unchanged; a file rewritten since is checked again and not used', async () => {
+  const root = join(dir, 'rechecked');
+  const at = splitCompiler(root)!;
+  const compiler = new RuleCompiler({ compilerCacheDir: root });
+  try {
+    assert.ok((await compiler.buildSource(code)).ok);
+    assert.is(compiler.compilerLoadedFrom, 'split');
+    await compiler.close();
+    const file = join(at, 'binaryen.wasm');
+    const bytes = readFileSync(file);
+    bytes[bytes.length >> 1] ^= 0xff;
+    writeFileSync(file, bytes);
+    const r = await compiler.buildSource(code);
+    assert.ok(r.ok, r.ok ? '' : r.error.message);
+    assert.is(compiler.compilerLoadedFrom, 'package', 'the damaged split was checked again, and refused');
+    await splitWritten(root);
+  } finally {
+    await compiler.close();
+  }
+});
+
+test("keepBackend: binaryen's module of the split stays on this thread across workers; without it, none", async () => {
+  const root = join(dir, 'backend');
+  assert.ok(splitCompiler(root));
+  const keeps = new RuleCompiler({ compilerCacheDir: root, keepBackend: true });
+  const plain = new RuleCompiler({ compilerCacheDir: root });
+  try {
+    assert.ok((await keeps.buildSource(code)).ok);
+    const kept = await keeps.keptBackend();
+    assert.ok(kept instanceof WebAssembly.Module, 'a compiled module is kept');
+    assert.ok(WebAssembly.Module.exports(kept).length > 100, "binaryen's exports");
+    await keeps.close();
+    const again = await keeps.buildSource(code);
+    assert.ok(again.ok, again.ok ? '' : again.error.message);
+    assert.is(keeps.compilerLoadedFrom, 'split');
+    assert.is(await keeps.keptBackend(), kept, 'the same module for the next worker');
+    assert.ok((await plain.buildSource(code)).ok);
+    assert.is(await plain.keptBackend(), undefined);
+  } finally {
+    await Promise.all([keeps.close(), plain.close()]);
+  }
 });
 
 test("another install's split is not used, and is replaced by this one's", async () => {

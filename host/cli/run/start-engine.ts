@@ -60,6 +60,7 @@ export function startEngine(config: Config, inputs: EngineInputs, life: Lifecycl
     // the compiler loaded from its split (asc-loader.ts): the build's, else one the worker writes here
     compilerCacheDir: join(config.stateDir, 'compiler-cache'),
     shippedCompilerDir: SHIPPED_COMPILER_DIR,
+    compilerKeepsBackend: config.rules.compilerKeepsBackend,
     hostname,
     kernel: kernelIngest,
     metrics,
