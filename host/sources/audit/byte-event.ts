@@ -6,7 +6,7 @@
 // whole event once and asks the object path, so every field keeps the object path's semantics.
 // Consumes a validated body and an event's offset; produces a SourceEvent.
 import { type EventAccessor, type FieldRef, type RawValue, type SourceEvent, TEXT_COPY } from '../../engine/index.js';
-import { END, FLAGS, indexedPrefix, PLAIN, slotOf } from './byte-index.js';
+import { END, FLAGS, indexedPrefix, isPlain, slotOf } from './byte-index.js';
 import { type MemberCache, membersOf, parseAt, stringAt, textAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
 import { getterCache } from './getter-cache.js';
@@ -150,27 +150,24 @@ class ByteAuditFields implements EventAccessor, MemberCache {
     const index = this.index;
     const base = this.base;
     let at: number;
-    let end: number;
     if (path.length === path.keys.length && index[base + FLAGS] === 0) {
       // An indexed value: the walk that indexed it gave its end, and whether it is a string without escapes.
       at = index[base + slot]!;
       if (at < 0) return TEXT_COPY.missing;
-      end = index[base + END + slot]!;
-      if (((index[base + PLAIN + (slot >> 5)]! >>> (slot & 31)) & 1) !== 0) return copyBytes(b, at + 1, end - 1, dst, to, limit);
+      if (isPlain(index, base, slot)) return copyBytes(b, at + 1, index[base + END + slot]! - 1, dst, to, limit);
     } else {
       at = this.valueAt(slot, path.length, path.keys);
       if (at < 0) return TEXT_COPY.missing;
-      end = -1;
     }
     const c = b[at]!;
     if (c === 0x22) {
       // A string without escapes is its UTF-8 bytes as they are (the body is valid UTF-8).
-      end = at + 1;
+      let end = at + 1;
       for (let d = b[end]; d !== 0x22; d = b[++end]) if (d === 0x5c) return TEXT_COPY.other;
       return copyBytes(b, at + 1, end, dst, to, limit);
     }
     if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      end = plainInteger(b, at);
+      const end = plainInteger(b, at);
       if (end > 0) return copyBytes(b, at, end, dst, to, limit);
     }
     return TEXT_COPY.other;
@@ -261,7 +258,7 @@ function plainText(body: Buffer, index: Int32Array, base: number, slot: number):
   if (index[base + FLAGS] !== 0) return null;
   const at = index[base + slot]!;
   if (at < 0) return undefined;
-  if (((index[base + PLAIN + (slot >> 5)]! >>> (slot & 31)) & 1) === 0) return null;
+  if (!isPlain(index, base, slot)) return null;
   return body.toString('utf8', at + 1, index[base + END + slot]! - 1);
 }
 

@@ -85,10 +85,15 @@ fillBelow(ROOT);
 const SLOT_COUNT = SLOTS.size;
 /** The flags word: entry FLAGS. */
 export const FLAGS = 2 * SLOT_COUNT;
-/** The plain-string bits: slot s is bit s & 31 of entry PLAIN + (s >> 5). */
-export const PLAIN = FLAGS + 1;
+/** The plain-string bits: slot s is bit s & 31 of entry PLAIN + (s >> 5) (isPlain). */
+const PLAIN = FLAGS + 1;
 /** Entries per event. */
 export const ENTRY = PLAIN + ((SLOT_COUNT + 31) >> 5);
+
+/** Whether the walk saw the value at `slot` of the entry index[base..] as a string written without escapes. */
+export function isPlain(index: Int32Array, base: number, slot: number): boolean {
+  return ((index[base + PLAIN + (slot >> 5)]! >>> (slot & 31)) & 1) !== 0;
+}
 /** Where a slot's value ends: entry END + slot. */
 export const END = SLOT_COUNT;
 /** The event has a member name written with escapes on an indexed path: the index cannot be trusted. */
