@@ -4,9 +4,11 @@
 // ssl:// brokers. One connection kept (the `mqtt` client reconnects every second); a publish
 // counts once the client library confirms it (qos 0: written to the socket, qos 1/2: the
 // broker's acknowledgement). While disconnected an attempt fails at once, so the client never
-// queues an alert that a retry would publish again.
+// queues an alert that a retry would publish again; a qos 1/2 publish that gets no
+// acknowledgement in time (the broker went away before the client noticed) is taken out of the
+// client's store, so an attempt counted as failed is not delivered later behind the count's back.
 import { randomUUID } from 'node:crypto';
-import { connect, type IClientOptions } from 'mqtt';
+import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { OutputSettings } from './settings.js';
 import { withDeadline } from './deadline.js';
 import { deliveryUuid, sidekickJson } from './sidekick-payload.js';
@@ -15,6 +17,13 @@ import type { Delivery, OutputContext, Sender } from './types.js';
 /** mqtt.js' URL for falcosidekick's broker address (tcp:// and ssl:// as paho names them). */
 export function mqttUrl(broker: string): string {
   return broker.replace(/^ssl:\/\//, 'mqtts://');
+}
+
+/** Takes the publish whose callback is `onAck` out of the client's store: it is not resent on reconnect. */
+function forgetPublish(client: MqttClient, onAck: (err?: Error) => void): void {
+  for (const [id, pending] of Object.entries(client.outgoing)) {
+    if (pending.cb === onAck) client.removeOutgoingMessage(Number(id));
+  }
 }
 
 /** The MQTT transport. */
@@ -47,7 +56,17 @@ export function createMqttSender(s: OutputSettings, _ctx: OutputContext): Sender
       await withDeadline(connectedOnce, timeoutMs, signal);
       if (!client.connected) return `not connected to ${broker}: ${lastError}`;
       const d = batch[0] as Delivery;
-      return withDeadline(client.publishAsync(topic, sidekickJson(d.alert, deliveryUuid(d)), { qos, retain }), timeoutMs, signal);
+      let onAck: (err?: Error) => void = () => undefined;
+      const published = new Promise<void>((resolve, reject) => (onAck = (err) => (err ? reject(err) : resolve())));
+      let acknowledged = false;
+      client.publish(topic, sidekickJson(d.alert, deliveryUuid(d)), { qos, retain }, onAck);
+      const result = await withDeadline(
+        published.then(() => (acknowledged = true)),
+        timeoutMs,
+        signal,
+      );
+      if (result !== undefined && !acknowledged) forgetPublish(client, onAck);
+      return result;
     },
     async close() {
       await client.endAsync(true);
