@@ -6,10 +6,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { defaultConfig } from '../../host/config/config.js';
 import { startFanout } from '../../host/output/fanout.js';
-import { createMetrics, type Metrics } from '../../host/metrics/index.js';
+import { createMetrics, type Destination } from '../../host/metrics/index.js';
 import type { Alert } from '../../host/output/alert.js';
 import { startAlertmanager, startExim, startMosquitto, startNats, startRedis, startRsyslog, type RealServer } from '../../support/real-servers.js';
 import { figure, progress } from '../report.js';
+import { countDeliveries } from './deliveries.js';
 
 const ALERT: Alert = {
   timeNs: 1_704_196_800_000_000_001n,
@@ -34,7 +35,7 @@ async function lokiReceiver(): Promise<RealServer> {
 }
 
 interface Case {
-  name: string;
+  name: Destination;
   alerts: number;
   start: () => Promise<RealServer>;
   settings: (s: RealServer) => Record<string, unknown>;
@@ -50,12 +51,6 @@ const CASES: Case[] = [
   { name: 'smtp', alerts: 300, start: startExim, settings: (s) => ({ hostport: `127.0.0.1:${s.port}`, tls: false, authmechanism: 'none', from: 'falco@bench.localhost', to: 'sec@bench.localhost' }) },
 ];
 
-async function counted(metrics: Metrics, name: string): Promise<{ ok: number; error: number }> {
-  const body = (await metrics.exposition()).body;
-  const n = (status: string) => Number(new RegExp(`outputs_total\\{destination="${name}",status="${status}"\\} (\\d+)`).exec(body)?.[1] ?? 0);
-  return { ok: n('ok'), error: n('error') };
-}
-
 /** Figures `output_<name>_alerts_per_s` of the alertmanager, loki, nats, mqtt, redis, syslog and smtp outputs. */
 export async function protocolOutputs(): Promise<void> {
   for (const c of CASES) {
@@ -63,20 +58,18 @@ export async function protocolOutputs(): Promise<void> {
     const config = defaultConfig({});
     config.forwarder = { ...config.forwarder, enabled: false, stdout: false, queueSize: 100_000, outputs: { [c.name]: c.settings(server) } };
     const metrics = createMetrics({ processMetrics: false });
+    const deliveries = countDeliveries(metrics);
     const fwd = await startFanout({ config: config.forwarder, metrics, log: (m) => progress(m), hostname: 'bench', env: {} });
     try {
       fwd.submit(ALERT); // connect and warm up
-      for (let r = await counted(metrics, c.name); r.ok + r.error < 1; r = await counted(metrics, c.name)) await new Promise((res) => setTimeout(res, 20));
+      await deliveries.reached(c.name, 1);
       const t0 = performance.now();
       for (let i = 0; i < c.alerts; i++) fwd.submit({ ...ALERT, outputFields: { ...ALERT.outputFields, 'proc.pid': i } });
-      let r = await counted(metrics, c.name);
-      while (r.ok + r.error < c.alerts + 1) {
-        await new Promise((res) => setTimeout(res, 20));
-        r = await counted(metrics, c.name);
-      }
+      await deliveries.reached(c.name, c.alerts + 1);
       const seconds = (performance.now() - t0) / 1000;
-      progress(`${c.name}: ${r.ok - 1}/${c.alerts} delivered, ${r.error} failed, ${seconds.toFixed(2)} s`);
-      if (r.error > 0) throw new Error(`${c.name}: ${r.error} deliveries failed`);
+      const [ok, error] = [deliveries.ok(c.name), deliveries.error(c.name)];
+      progress(`${c.name}: ${ok - 1}/${c.alerts} delivered, ${error} failed, ${seconds.toFixed(2)} s`);
+      if (error > 0) throw new Error(`${c.name}: ${error} deliveries failed`);
       figure('forwarder', `output_${c.name}_alerts_per_s`, c.alerts / seconds, 'alerts/s', { alerts: c.alerts, server: c.name === 'loki' ? 'local receiver' : 'real, loopback' });
     } finally {
       await fwd.close();
