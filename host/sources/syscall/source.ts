@@ -17,6 +17,7 @@ import { HDR, KIND, MAX_RECORD, SIZES } from '../../abi/records.js';
 import { clocks, DEFAULT_SNAPLEN, openCapture, probeSupport, type Capture, type CaptureOptions, type SupportCode } from './addon.js';
 import { encodeProcRecord, readProcesses } from './procfs.js';
 import { syscallIds, syscallName } from './syscalls.js';
+import { openPathFilter, PATH_FILTERED } from './open-filter.js';
 
 /** The internal alert's rule name for dropped kernel events. */
 const SYSCALL_DROP_RULE = 'Engine internal: syscall event drop';
@@ -115,9 +116,18 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
     const { ids } = syscallIds(ruleSyscalls(rules));
     // I/O buffers only of the syscalls a rule reading evt.buffer/evt.arg.data can match; none when no rule reads them
     const dataIds = syscallIds(dataSyscalls(rules)).ids;
-    cap.setInterestingSyscalls(ids, dataIds);
+    // read-only opens only of the paths a rule can match, when every rule says which (open-filter.ts)
+    const paths = opts.capture?.filterOpens === false ? undefined : openPathFilter(rules);
+    const openPaths = paths && { syscalls: syscallIds(PATH_FILTERED).ids, ...paths };
+    let filtered = '';
+    try {
+      cap.setInterestingSyscalls(ids, dataIds, openPaths);
+      if (paths) filtered = `; read-only opens only of ${paths.exact.length} paths and ${paths.prefixes.length} prefixes the rules can match`;
+    } catch (err) {
+      opts.log(`syscall: ${(err as Error).message}`);
+    }
     const data = dataIds.length > 0 ? `; their I/O buffers (snaplen ${snaplen} bytes) for ${dataIds.map(syscallName).join(' ')}` : '';
-    opts.log(`syscall: capturing ${ids.length} syscalls the rules need (${ids.map(syscallName).join(' ')})${data}`);
+    opts.log(`syscall: capturing ${ids.length} syscalls the rules need (${ids.map(syscallName).join(' ')})${data}${filtered}`);
   };
 
   // Bootstrap after attaching, so a process started meanwhile is seen by the snapshot or the probe.
