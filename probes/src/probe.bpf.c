@@ -407,8 +407,6 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	__u8 *rec = s->rec;
 	struct rae_syscall *r = (void *)rec;
 	__builtin_memset(r, 0, sizeof(*r));
-	fill_hdr(&r->hdr, t, RAE_KIND_SYSCALL, nr, pid, tid);
-	r->hdr.ret = ret;
 	__u64 a[6];
 	a[0] = regs->di;
 	a[1] = regs->si;
@@ -418,6 +416,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	a[5] = regs->r9;
 	__builtin_memcpy(r->args, a, sizeof(a));
 	if (t->thread_info.status & 0x2 /* TS_COMPAT */) {
+		fill_hdr(&r->hdr, t, RAE_KIND_SYSCALL, nr, pid, tid);
+		r->hdr.ret = ret;
 		r->sflags = RAE_SF_COMPAT;
 		emit(rec, sizeof(*r));
 		return 0;
@@ -436,6 +436,9 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	pos = put_user_str(rec, pos, p.path, &r->path, &r->sflags);
 	if ((want & RAE_INT_PATHS) && ret >= 0 && unwanted_open(rec, r, nr, a))
 		return 0;
+	/* the header after the filter: its clock and cgroup reads are spared for a dropped open */
+	fill_hdr(&r->hdr, t, RAE_KIND_SYSCALL, nr, pid, tid);
+	r->hdr.ret = ret;
 	pos = put_user_str(rec, pos, p.path2, &r->path2, &r->sflags);
 	if (p.cwd_after && ret == 0)
 		pos = put_dir(rec, pos, s->walk, t, AT_FDCWD, &r->dir, &r->sflags);

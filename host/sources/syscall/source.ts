@@ -117,8 +117,9 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
     // I/O buffers only of the syscalls a rule reading evt.buffer/evt.arg.data can match; none when no rule reads them
     const dataIds = syscallIds(dataSyscalls(rules)).ids;
     // read-only opens only of the paths a rule can match, when every rule says which (open-filter.ts)
-    const paths = opts.capture?.filterOpens === false ? undefined : openPathFilter(rules);
-    const openPaths = paths && { syscalls: syscallIds(PATH_FILTERED).ids, ...paths };
+    const opens = syscallIds(PATH_FILTERED).ids.filter((id) => ids.includes(id));
+    const paths = opts.capture?.filterOpens === false || opens.length === 0 ? undefined : openPathFilter(rules);
+    const openPaths = paths && { syscalls: opens, ...paths };
     let filtered = '';
     try {
       cap.setInterestingSyscalls(ids, dataIds, openPaths);
