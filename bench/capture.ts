@@ -175,7 +175,8 @@ export function loadgen(bin: string, mode: string, rate: number, secs: number, p
       out += c.toString();
       if (out.startsWith('ready\n')) readySeen();
     });
-    child.on('exit', (code) => {
+    // 'close', not 'exit': the exit can come before the last line of stdout has been read
+    child.on('close', (code) => {
       const [ops, s, cpu, childCpu, sleeps] = out
         .replace(/^ready\n/, '')
         .trim()

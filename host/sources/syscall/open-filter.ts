@@ -34,7 +34,7 @@ const ANY: Verdict = { t: 'any' };
 export const PATH_FILTERED = ['open', 'openat', 'openat2'] as const;
 
 /** The longest path the probe's trie holds (its key's 255 bytes with the terminating NUL). */
-export const MAX_FILTER_PATH = 254;
+const MAX_FILTER_PATH = 254;
 
 const paths = (exact: Iterable<string>, prefixes: Iterable<string>): Verdict => ({ t: 'paths', exact: new Set(exact), prefixes: new Set(prefixes) });
 
