@@ -20,8 +20,8 @@ export const MAX_ARGS = 4096;
 export const MAX_ENV = 4096;
 /** RAE_MAX_DATA: most bytes of a syscall's I/O buffer in a record (the largest snaplen). */
 export const MAX_DATA = 4096;
-/** Values of the probe's per-syscall table (RAE_INT_*): record the syscall, and its I/O buffer. */
-export const INT = { RECORD: 0x1, DATA: 0x2 } as const;
+/** Values of the probe's per-syscall table (RAE_INT_*): record the syscall, its I/O buffer, read-only opens only of the open_paths trie's paths. */
+export const INT = { RECORD: 0x1, DATA: 0x2, PATHS: 0x4 } as const;
 
 /** Record kinds (rae_hdr.kind). */
 export const KIND = { SYSCALL: 1, EXEC: 2, FORK: 3, EXIT: 4, PROC: 5, CAPS: 6 } as const;

@@ -16,6 +16,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstring>
+#include <string>
 #include <ctime>
 #include <malloc.h>
 #include <memory>
@@ -184,7 +186,38 @@ private:
 		if (!info[0].IsArray())
 			throw Napi::TypeError::New(env, "setInterestingSyscalls(ids, dataIds) needs arrays of numbers");
 		std::vector<uint32_t> ids = SyscallIds(env, info[0]), data = SyscallIds(env, info[1]);
-		return Napi::Number::New(env, static_cast<double>(rae_capture_set_syscalls(cap_, ids.data(), ids.size(), data.data(), data.size())));
+		// every open recorded first, so that no open is filtered against a trie being rewritten
+		size_t n = rae_capture_set_syscalls(cap_, ids.data(), ids.size(), data.data(), data.size(), nullptr, 0);
+		if (info.Length() < 3 || info[2].IsUndefined())
+			return Napi::Number::New(env, static_cast<double>(n));
+		if (!info[2].IsObject())
+			throw Napi::TypeError::New(env, "setInterestingSyscalls(ids, dataIds, openPaths): openPaths needs {syscalls, exact, prefixes}");
+		Napi::Object o = info[2].As<Napi::Object>();
+		std::vector<uint32_t> opens = SyscallIds(env, o.Get("syscalls"));
+		std::vector<std::string> texts;
+		std::vector<uint8_t> exact;
+		for (const char *kind : { "exact", "prefixes" }) {
+			Napi::Value v = o.Get(kind);
+			if (!v.IsArray())
+				throw Napi::TypeError::New(env, "setInterestingSyscalls(ids, dataIds, openPaths): openPaths.exact and .prefixes need arrays of strings");
+			Napi::Array a = v.As<Napi::Array>();
+			for (uint32_t i = 0; i < a.Length(); i++) {
+				if (!a.Get(i).IsString())
+					throw Napi::TypeError::New(env, "setInterestingSyscalls(ids, dataIds, openPaths): every path must be a string");
+				texts.push_back(a.Get(i).As<Napi::String>().Utf8Value());
+				exact.push_back(kind[0] == 'e');
+			}
+		}
+		std::vector<const char *> ptrs;
+		std::vector<uint32_t> lens;
+		for (const std::string &t : texts) {
+			ptrs.push_back(t.data());
+			lens.push_back(static_cast<uint32_t>(t.size()));
+		}
+		int err = rae_capture_set_open_paths(cap_, ptrs.data(), lens.data(), exact.data(), texts.size());
+		if (err != 0)
+			throw Napi::Error::New(env, std::string("setInterestingSyscalls: the open paths were not set (every open stays recorded): ") + strerror(-err));
+		return Napi::Number::New(env, static_cast<double>(rae_capture_set_syscalls(cap_, ids.data(), ids.size(), data.data(), data.size(), opens.data(), opens.size())));
 	}
 
 	Napi::Value Stats(const Napi::CallbackInfo &info)

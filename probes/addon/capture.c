@@ -220,7 +220,8 @@ void rae_capture_interrupt(struct rae_capture *c)
 		perror("rae_capture_interrupt");
 }
 
-size_t rae_capture_set_syscalls(struct rae_capture *c, const uint32_t *ids, size_t n, const uint32_t *data_ids, size_t nd)
+size_t rae_capture_set_syscalls(struct rae_capture *c, const uint32_t *ids, size_t n, const uint32_t *data_ids, size_t nd,
+				const uint32_t *path_ids, size_t np)
 {
 	uint8_t *table = c->skel->bss->interesting;
 	uint8_t next[RAE_NR_SYSCALLS] = { 0 };
@@ -233,9 +234,33 @@ size_t rae_capture_set_syscalls(struct rae_capture *c, const uint32_t *ids, size
 	for (size_t i = 0; i < nd; i++)
 		if (data_ids[i] < RAE_NR_SYSCALLS && next[data_ids[i]])
 			next[data_ids[i]] |= RAE_INT_DATA;
+	for (size_t i = 0; i < np; i++)
+		if (path_ids[i] < RAE_NR_SYSCALLS && next[path_ids[i]])
+			next[path_ids[i]] |= RAE_INT_PATHS;
 	for (size_t i = 0; i < RAE_NR_SYSCALLS; i++)
 		__atomic_store_n(&table[i], next[i], __ATOMIC_RELAXED);
 	return accepted;
+}
+
+int rae_capture_set_open_paths(struct rae_capture *c, const char *const *paths, const uint32_t *lens, const uint8_t *exact, size_t n)
+{
+	int fd = bpf_map__fd(c->skel->maps.open_paths);
+	struct rae_open_key key;
+	/* empty it: the first key until there is none (a trie has no order to resume from once deleted) */
+	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
+		if (bpf_map_delete_elem(fd, &key) != 0)
+			return -errno;
+	uint8_t one = 1;
+	for (size_t i = 0; i < n; i++) {
+		if (lens[i] > RAE_OPEN_KEY_BYTES - 2)
+			return -E2BIG;
+		memset(&key, 0, sizeof(key));
+		memcpy(key.data, paths[i], lens[i]);
+		key.prefixlen = (lens[i] + (exact[i] ? 1 : 0)) * 8; /* an exact name's entry takes its NUL too */
+		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) != 0)
+			return -errno;
+	}
+	return 0;
 }
 
 void rae_capture_counters(struct rae_capture *c, struct rae_counters *out)

@@ -46,8 +46,15 @@ int rae_capture_wait(struct rae_capture *c, int timeout_ms);
 /* Makes a concurrent rae_capture_wait return -1 (from any thread). */
 void rae_capture_interrupt(struct rae_capture *c);
 /* Replaces the interesting-syscall table: the `n` ids are recorded, those of them also among the
- * `nd` data_ids with their I/O buffer; ids outside the table are ignored. Returns ids accepted. */
-size_t rae_capture_set_syscalls(struct rae_capture *c, const uint32_t *ids, size_t n, const uint32_t *data_ids, size_t nd);
+ * `nd` data_ids with their I/O buffer, those among the `np` path_ids (opens) read-only only when
+ * their path is in the open_paths trie (rae_capture_set_open_paths); ids outside the table are
+ * ignored. Returns ids accepted. */
+size_t rae_capture_set_syscalls(struct rae_capture *c, const uint32_t *ids, size_t n, const uint32_t *data_ids, size_t nd,
+				const uint32_t *path_ids, size_t np);
+/* Replaces the open_paths trie's entries with the `n` paths (`lens` bytes each, at most
+ * RAE_OPEN_KEY_BYTES - 2): a prefix, or where exact[i] an exact name. 0, or a negative errno (the
+ * trie may then hold part of them: mark no syscall RAE_INT_PATHS). */
+int rae_capture_set_open_paths(struct rae_capture *c, const char *const *paths, const uint32_t *lens, const uint8_t *exact, size_t n);
 /* Kernel counters summed over CPUs. */
 void rae_capture_counters(struct rae_capture *c, struct rae_counters *out);
 /* Bytes queued in the ring and its size. */

@@ -32,6 +32,16 @@
 /* Values of the probe's per-syscall table `interesting` (set by the addon). */
 #define RAE_INT_RECORD 0x1 /* record the syscall's exits */
 #define RAE_INT_DATA 0x2   /* ... with its I/O buffer (rae_syscall.data) */
+#define RAE_INT_PATHS 0x4  /* open/openat/openat2: a read-only open is recorded only when its path is in open_paths */
+
+/* The key of the probe's open_paths trie: a path's bytes and how many bits of them an entry
+ * matches (a prefix: its bytes; an exact name: its bytes and the NUL after them). */
+#define RAE_OPEN_KEY_BYTES 256
+#define RAE_OPEN_PATHS_MAX 4096 /* entries of open_paths */
+struct rae_open_key {
+	__u32 prefixlen;
+	__u8 data[RAE_OPEN_KEY_BYTES];
+};
 
 /* Record kinds (rae_hdr.kind). */
 #define RAE_KIND_SYSCALL 1 /* a syscall that returned: struct rae_syscall */

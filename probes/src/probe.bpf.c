@@ -4,7 +4,9 @@
  *
  *   tp_btf/sys_exit            every syscall exit; a successful capset or set*id gives a RAE_KIND_CAPS
  *                              record of the caller's new credentials; syscalls whose number is not set in the
- *                              `interesting` table (filled by the addon) return at once. Records
+ *                              `interesting` table (filled by the addon) return at once; a
+ *                              read-only open the rules cannot match (RAE_INT_PATHS, open_paths)
+ *                              is dropped after its path's copy. Records
  *                              carry all argument registers, the return value and, per syscall,
  *                              the strings and socket addresses behind pointer arguments.
  *   tp_btf/sched_process_exec  the new image: ids, credentials, tty, exe, argv, cwd, cgroup path,
@@ -38,6 +40,16 @@ const volatile __u32 cfg_snaplen = 80;
 
 /* Per syscall number: RAE_INT_* bits (0 = not recorded), written by the addon through the mmapped .bss. */
 __u8 interesting[RAE_NR_SYSCALLS];
+
+/* The paths read-only opens are recorded for where the table marks the syscall RAE_INT_PATHS
+ * (filled by the addon from the rules: host/sources/syscall/open-filter.ts); value unused. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RAE_OPEN_PATHS_MAX);
+	__type(key, struct rae_open_key);
+	__type(value, __u8);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} open_paths SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -264,6 +276,61 @@ static __always_inline int is_relative(__u8 *rec, struct rae_str *s)
 	return s->len > 0 && rec[s->off & REC_MASK] != '/';
 }
 
+/* 0x80 in each byte of `w` equal to `c`, 0 in the others (exact, unlike the has-zero-byte test). */
+static __always_inline __u64 bytes_eq(__u64 w, __u8 c)
+{
+	__u64 t = w ^ (c * 0x0101010101010101ull);
+	return ~(((t & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | t | 0x7f7f7f7f7f7f7f7full);
+}
+
+/*
+ * Whether the `len` bytes at `s` hold none of "//", "/." and "..": an absolute path that the
+ * translator's normalization leaves as it is, and whose '.' and '..' components, which a rule's
+ * fd.name could see through, there are none of. Eight bytes at a time, stepping seven so that
+ * every pair of neighbours lies inside one read; len <= RAE_OPEN_KEY_BYTES - 2.
+ */
+static __always_inline int plain_path(const __u8 *s, __u32 len)
+{
+	for (__u32 o = 0; o < RAE_OPEN_KEY_BYTES - 8; o += 7) {
+		if (o + 1 >= len)
+			break;
+		__u64 w = *(const __u64 *)(s + o);
+		__u64 slash = bytes_eq(w, '/'), dot = bytes_eq(w, '.');
+		/* byte i is '/' and byte i+1 is '/' or '.', or both are '.'; byte i+1 shifted onto i */
+		__u64 bad = (slash & ((slash | dot) >> 8)) | (dot & (dot >> 8));
+		__u32 v = len - o; /* bytes of the path in w: pairs (i, i+1) with i + 1 < v count */
+		if (v < 9)
+			bad &= (1ull << (8 * (v - 1))) - 1;
+		if (bad)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Whether a successful open, openat or openat2 (`r`, its path already copied) is one no loaded
+ * rule can match: opened read-only, of an absolute plain path (plain_path) that is not in
+ * open_paths. The trie's key is the 4 bytes before the path (the end of r->local, still zero for
+ * an open) and the path itself, so nothing is copied for the lookup; they are zeroed again after.
+ */
+static __always_inline int unwanted_open(__u8 *rec, struct rae_syscall *r, __u32 nr, __u64 *a)
+{
+	__u32 flags = nr == NR_open ? a[1] : nr == NR_openat ? a[2] : r->aux[0];
+	if (flags & 3 /* O_ACCMODE: not O_RDONLY */)
+		return 0;
+	__u32 len = r->path.len;
+	if (r->path.off != sizeof(*r) || len == 0 || len > RAE_OPEN_KEY_BYTES - 2 || (r->sflags & (RAE_SF_PATH_TRUNC | RAE_SF_PATH_FAULT)))
+		return 0;
+	__u8 *s = rec + sizeof(*r);
+	if (s[0] != '/')
+		return 0;
+	__u32 *key = (__u32 *)(s - 4);
+	*key = (len + 1) * 8;
+	void *wanted = bpf_map_lookup_elem(&open_paths, key);
+	*key = 0;
+	return !wanted && plain_path(s, len);
+}
+
 /* x86-64 capset(2): libsinsp updates a thread's sets on its exit event (parsers.cpp parse_capset_exit). */
 #define RAE_NR_CAPSET 126
 /* x86-64 setfsuid/setfsgid: they return the previous id, so every exit is recorded. */
@@ -340,8 +407,6 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	__u8 *rec = s->rec;
 	struct rae_syscall *r = (void *)rec;
 	__builtin_memset(r, 0, sizeof(*r));
-	fill_hdr(&r->hdr, t, RAE_KIND_SYSCALL, nr, pid, tid);
-	r->hdr.ret = ret;
 	__u64 a[6];
 	a[0] = regs->di;
 	a[1] = regs->si;
@@ -351,6 +416,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	a[5] = regs->r9;
 	__builtin_memcpy(r->args, a, sizeof(a));
 	if (t->thread_info.status & 0x2 /* TS_COMPAT */) {
+		fill_hdr(&r->hdr, t, RAE_KIND_SYSCALL, nr, pid, tid);
+		r->hdr.ret = ret;
 		r->sflags = RAE_SF_COMPAT;
 		emit(rec, sizeof(*r));
 		return 0;
@@ -367,6 +434,11 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		r->resolve = how.resolve;
 	}
 	pos = put_user_str(rec, pos, p.path, &r->path, &r->sflags);
+	if ((want & RAE_INT_PATHS) && ret >= 0 && unwanted_open(rec, r, nr, a))
+		return 0;
+	/* the header after the filter: its clock and cgroup reads are spared for a dropped open */
+	fill_hdr(&r->hdr, t, RAE_KIND_SYSCALL, nr, pid, tid);
+	r->hdr.ret = ret;
 	pos = put_user_str(rec, pos, p.path2, &r->path2, &r->sflags);
 	if (p.cwd_after && ret == 0)
 		pos = put_dir(rec, pos, s->walk, t, AT_FDCWD, &r->dir, &r->sflags);

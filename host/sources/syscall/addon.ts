@@ -27,6 +27,11 @@ export interface CaptureOptions {
   env?: boolean;
   /** Bytes of a syscall's I/O buffer recorded for the syscalls marked so (Falco's snaplen; default 80, at most MAX_DATA). */
   snaplen?: number;
+  /**
+   * Read-only opens of paths no loaded rule can match stay in the kernel (open-filter.ts; default true). false records
+   * every open of the syscalls the rules name, as before: the differential test's and the bench's baseline.
+   */
+  filterOpens?: boolean;
 }
 
 /** Falco's default snaplen (falco_libs.snaplen): bytes of an I/O buffer recorded (the addon's default too). */
@@ -71,8 +76,12 @@ export interface Capture {
   watch(fn: () => void): void;
   /** Copies whole records into view (>= MAX_RECORD bytes); returns bytes; meta[0] = records. */
   poll(view: Uint8Array, meta?: Uint32Array): number;
-  /** Replaces the in-kernel interesting-syscall table: `ids` are recorded, those also in `dataIds` with their I/O buffer; returns how many ids were set. */
-  setInterestingSyscalls(ids: readonly number[], dataIds?: readonly number[]): number;
+  /**
+   * Replaces the in-kernel interesting-syscall table: `ids` are recorded, those also in `dataIds` with their I/O buffer,
+   * those also in `openPaths.syscalls` (opens) read-only only when their path is one of `exact` or starts with one of
+   * `prefixes` (open-filter.ts); returns how many ids were set. Throws when the paths cannot be set (every open is then recorded).
+   */
+  setInterestingSyscalls(ids: readonly number[], dataIds?: readonly number[], openPaths?: { syscalls: readonly number[]; exact: readonly string[]; prefixes: readonly string[] }): number;
   stats(): CaptureStats;
   /** Keep (ref) or not (unref) the event loop alive while watching. */
   ref(): void;

@@ -17,6 +17,7 @@ import { HDR, KIND, MAX_RECORD, SIZES } from '../../abi/records.js';
 import { clocks, DEFAULT_SNAPLEN, openCapture, probeSupport, type Capture, type CaptureOptions, type SupportCode } from './addon.js';
 import { encodeProcRecord, readProcesses } from './procfs.js';
 import { syscallIds, syscallName } from './syscalls.js';
+import { openPathFilter, PATH_FILTERED } from './open-filter.js';
 
 /** The internal alert's rule name for dropped kernel events. */
 const SYSCALL_DROP_RULE = 'Engine internal: syscall event drop';
@@ -75,6 +76,30 @@ export function ruleSyscalls(rules: LoadResult['ruleset']['rules']): Set<string>
   return names;
 }
 
+/**
+ * Tells the probe what `rules` need: the syscalls they name and the state needs, the I/O buffers
+ * of those a rule reading evt.buffer/evt.arg.data can match, and (unless not `filterOpens`) which
+ * read-only opens can be left in the kernel (open-filter.ts); logs what it set.
+ */
+function tellProbe(cap: Capture, rules: LoadResult['ruleset']['rules'], snaplen: number, filterOpens: boolean, log: (message: string) => void): void {
+  const { ids } = syscallIds(ruleSyscalls(rules));
+  // I/O buffers only of the syscalls a rule reading evt.buffer/evt.arg.data can match; none when no rule reads them
+  const dataIds = syscallIds(dataSyscalls(rules)).ids;
+  // read-only opens only of the paths a rule can match, when every rule says which (open-filter.ts)
+  const opens = syscallIds(PATH_FILTERED).ids.filter((id) => ids.includes(id));
+  const paths = !filterOpens || opens.length === 0 ? undefined : openPathFilter(rules);
+  const openPaths = paths && { syscalls: opens, ...paths };
+  let filtered = '';
+  try {
+    cap.setInterestingSyscalls(ids, dataIds, openPaths);
+    if (paths) filtered = `; read-only opens only of ${paths.exact.length} paths and ${paths.prefixes.length} prefixes the rules can match`;
+  } catch (err) {
+    log(`syscall: ${(err as Error).message}`);
+  }
+  const data = dataIds.length > 0 ? `; their I/O buffers (snaplen ${snaplen} bytes) for ${dataIds.map(syscallName).join(' ')}` : '';
+  log(`syscall: capturing ${ids.length} syscalls the rules need (${ids.map(syscallName).join(' ')})${data}${filtered}`);
+}
+
 /** Attaches the probe and starts evaluating kernel events; throws a CaptureError when it cannot. */
 export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   const cap: Capture = openCapture(captureOptions(opts.capture));
@@ -111,13 +136,7 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
     if (gen === generation) return;
     generation = gen;
     for (const line of missingFieldWarnings(missingFields(opts.engine.ruleset?.ruleset.rules ?? []))) opts.log(line);
-    const rules = opts.engine.ruleset?.ruleset.rules ?? [];
-    const { ids } = syscallIds(ruleSyscalls(rules));
-    // I/O buffers only of the syscalls a rule reading evt.buffer/evt.arg.data can match; none when no rule reads them
-    const dataIds = syscallIds(dataSyscalls(rules)).ids;
-    cap.setInterestingSyscalls(ids, dataIds);
-    const data = dataIds.length > 0 ? `; their I/O buffers (snaplen ${snaplen} bytes) for ${dataIds.map(syscallName).join(' ')}` : '';
-    opts.log(`syscall: capturing ${ids.length} syscalls the rules need (${ids.map(syscallName).join(' ')})${data}`);
+    tellProbe(cap, opts.engine.ruleset?.ruleset.rules ?? [], snaplen, opts.capture?.filterOpens !== false, opts.log);
   };
 
   // Bootstrap after attaching, so a process started meanwhile is seen by the snapshot or the probe.
