@@ -82,7 +82,9 @@ function leaf(e: Extract<CheckedExpr, { kind: 'cmp' }>, evtType: string): Verdic
       if (e.op === '=' || e.op === 'in') return paths(texts, []);
       if (e.op === 'startswith') return paths([], texts);
       if (e.op === 'pmatch') return paths([], texts.map(globPrefix)); // an entry's literal start, should it hold a wildcard
-      if (e.op === 'glob') return texts.every((t) => UNPLAIN.test(t.split(/[*?[\]\\]/).join('\0'))) ? FALSE : paths([], texts.map(globPrefix));
+      // a glob whose literal text holds '//', '/.' or '..' matches no plain path; a bracket or an
+      // escape makes its text no longer literal ('/a[/.]b' matches '/a/b'), so those bound by prefix only
+      if (e.op === 'glob') return texts.every((t) => !/[[\\]/.test(t) && UNPLAIN.test(t.split(/[*?]/).join('\0'))) ? FALSE : paths([], texts.map(globPrefix));
       if (e.op === 'contains' || e.op === 'endswith') return texts.every((t) => UNPLAIN.test(t)) ? FALSE : ANY;
       return ANY;
     case 'fd.directory':

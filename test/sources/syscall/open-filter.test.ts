@@ -58,6 +58,12 @@ test('open filter: write opens, other syscalls and paths the probe never filters
   assert.equal(f, { exact: [], prefixes: ['/opt/', '/srv/a/', '/srv/b/', '/var/lib'] });
 });
 
+test('open filter: a glob whose dots sit in a bracket or behind an escape still bounds by its prefix', () => {
+  // '/srv[/.]x' matches the plain path '/srv/x': not "never", whatever its literal text holds
+  const f = openPathFilter(rulesOf(rule('bracket', "evt.type = openat and fd.name glob '/srv[/.]x'") + rule('dots', "evt.type = openat and fd.name glob '/home/*/.ssh/*'")));
+  assert.equal(f, { exact: [], prefixes: ['/srv'] });
+});
+
 const gate = kernelGate('open-filter.test.ts');
 const live = gate.run ? test : test.skip;
 
