@@ -123,8 +123,10 @@ export interface Config {
    * so a node's engine blind to syscalls is not in service (docs/forwarder.md "Readiness").
    * bufSizePreset: Falco's engine.modern_ebpf.buf_size_preset, 1..10: the ring buffer takes what
    * Falco's driver would on this node's CPUs (ringBytesFor: 8 MiB for every 2 CPUs at 4).
+   * filterOpens: read-only opens no loaded rule can match stay in the kernel (sources/syscall/
+   * open-filter.ts); false records every open of the syscalls the rules name.
    */
-  syscall: { snaplen: number; optional: boolean; bufSizePreset: number };
+  syscall: { snaplen: number; optional: boolean; bufSizePreset: number; filterOpens: boolean };
   /**
    * Module resources (docs/resources.md): the watched directory ('' = <stateDir>/resources), the
    * apiVersion group, and how many manifest files of what size are read; watchApi: also list and
@@ -231,7 +233,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestTimeoutSeconds: 30,
     },
     forwarder: { ...defaultForwarderServerConfig(), ...defaultOutputConfig() },
-    syscall: { snaplen: DEFAULT_SNAPLEN, optional: false, bufSizePreset: DEFAULT_BUF_SIZE_PRESET },
+    syscall: { snaplen: DEFAULT_SNAPLEN, optional: false, bufSizePreset: DEFAULT_BUF_SIZE_PRESET, filterOpens: true },
     resources: { dir: '', apiGroup: 'deckhouse.io', maxFiles: 256, maxFileBytes: 1024 * 1024, watchApi: false, kubeconfig: '', apiSyncTimeoutSeconds: 10, moduleConfigStatus: true },
     module: { controlPlaneManager: false, auditWebhookConfigFile: '' },
     containers: {

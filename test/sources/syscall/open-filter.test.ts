@@ -18,6 +18,7 @@ import { startSyscallSource } from '../../../host/sources/syscall/source.js';
 import { syscallNr } from '../../../host/sources/syscall/syscalls.js';
 import { KIND } from '../../../host/abi/records.js';
 import type { SyscallRecord } from '../../helpers/record-decoder.js';
+import { startRae, type RaeRun } from '../../helpers/rae-run.js';
 import { Collector, kernelGate } from './collector.js';
 
 const rulesOf = (text: string) => {
@@ -159,6 +160,27 @@ live('open filter: the bundled stable rules give the same alerts with the filter
       await r.src?.stop();
       await r.engine.close();
     }
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+live('open filter: rae run sets it from the rules, and syscall.filterOpens: false turns it off', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rae-open-filter-run-'));
+  const runs: RaeRun[] = [];
+  try {
+    const cfg = join(dir, 'config.yaml');
+    writeFileSync(cfg, 'forwarder:\n  port: 0\napi:\n  enabled: false\nwebhook:\n  enabled: false\ncontainers:\n  enabled: false\n');
+    const rulesFile = join(dir, 'rules.yaml');
+    writeFileSync(rulesFile, rule('shadow read', 'evt.type = openat and evt.is_open_read = true and fd.name = /etc/shadow'));
+    const args = (state: string, extra: string[]) => ['--config', cfg, '--state-dir', join(dir, state), '-o', 'rules.builtIn=[]', '-r', rulesFile, ...extra];
+    const on = startRae(args('on', []));
+    runs.push(on);
+    await on.waitLog(/syscall: capturing \d+ syscalls the rules need \([a-z ]*openat\); read-only opens only of 1 paths and 0 prefixes the rules can match\n/, 0, 300_000);
+    const off = startRae(args('off', ['-o', 'syscall.filterOpens=false']));
+    runs.push(off);
+    await off.waitLog(/syscall: capturing \d+ syscalls the rules need \([a-z ]*openat\)\n/, 0, 300_000);
+  } finally {
+    for (const r of runs) await r.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 });
