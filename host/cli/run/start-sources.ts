@@ -52,7 +52,8 @@ export async function startSources(config: Config, engine: DetectionEngine, inpu
     },
   });
   if (config.webhook.enabled) await sources.add(webhookSource(config, engine, metrics));
-  const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit, capture: { snaplen: config.syscall.snaplen, ringBufferBytes: ringBytesFor(config.syscall.bufSizePreset, cpus().length), filterOpens: config.syscall.filterOpens } }, (code, reason) => {
+  const capture = { snaplen: config.syscall.snaplen, ringBufferBytes: ringBytesFor(config.syscall.bufSizePreset, cpus().length), filterOpens: config.syscall.filterOpens };
+  const kernel = syscallModuleSource({ engine, metrics, log, hostname, submit, capture }, (code, reason) => {
     reportUnavailableSource({ board, metrics, submit, hostname, log }, 'syscall', code, reason, config.syscall.optional);
     tracking.probeUnavailable(reason);
   });
