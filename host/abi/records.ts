@@ -22,6 +22,8 @@ export const MAX_ENV = 4096;
 export const MAX_DATA = 4096;
 /** Values of the probe's per-syscall table (RAE_INT_*): record the syscall, its I/O buffer, read-only opens only of the open_paths trie's paths. */
 export const INT = { RECORD: 0x1, DATA: 0x2, PATHS: 0x4 } as const;
+/** RAE_OPEN_KEY_BYTES: the bytes of a path in the probe's open_paths trie key (rae_open_key.data). */
+export const OPEN_KEY_BYTES = 256;
 
 /** Record kinds (rae_hdr.kind). */
 export const KIND = { SYSCALL: 1, EXEC: 2, FORK: 3, EXIT: 4, PROC: 5, CAPS: 6 } as const;

@@ -43,9 +43,10 @@ test('decoded syscalls and their numbers match syscalls.h', () => {
   for (const [name, nr] of data) assert.is(syscallNr(name), nr, name);
 });
 
-test('the values of the interesting-syscall table and the data bound match events.h', () => {
+test('the values of the interesting-syscall table, the data bound and the open-path key match events.h', () => {
   assert.equal(Object.fromEntries(defines(header, 'RAE_INT_')), { ...abi.INT });
   assert.is(defines(header, 'RAE_').get('MAX_DATA'), abi.MAX_DATA);
+  assert.is(defines(header, 'RAE_').get('OPEN_KEY_BYTES'), abi.OPEN_KEY_BYTES);
 });
 
 const loaded = loadNative();

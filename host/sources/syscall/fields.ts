@@ -139,16 +139,22 @@ export interface MissingField {
   where: 'condition' | 'output';
 }
 
-/** Each field a rule reads, in its condition (transformers' arguments too) and its output: (name, arg, canonical, where). */
-function forEachField(r: LoadedRule, visit: (name: string, arg: string | undefined, canonical: string, where: MissingField['where']) => void): void {
-  const operand = (o: Operand | { kind: 'const'; value: string }): void => {
-    if (o.kind === 'field') visit(o.def.name, o.arg, o.canonical, 'condition');
-    else if (o.kind === 'transform') for (const a of o.args) operand(a);
+/** A node of a rule's checked condition. */
+type CheckedNode = LoadedRule['condition'];
+
+/**
+ * Each field a rule reads, in its condition (transformers' arguments too) and its output: (name,
+ * arg, canonical, where, and for a condition's field the comparison or test that reads it).
+ */
+export function forEachField(r: LoadedRule, visit: (name: string, arg: string | undefined, canonical: string, where: MissingField['where'], node?: CheckedNode) => void): void {
+  const operand = (o: Operand | { kind: 'const'; value: string }, node: CheckedNode): void => {
+    if (o.kind === 'field') visit(o.def.name, o.arg, o.canonical, 'condition', node);
+    else if (o.kind === 'transform') for (const a of o.args) operand(a, node);
   };
   walkChecked(r.condition, (n) => {
-    if (n.kind === 'exists') operand(n.operand);
-    if (n.kind === 'cmp' || n.kind === 'cmpfield') operand(n.left);
-    if (n.kind === 'cmpfield') operand(n.right);
+    if (n.kind === 'exists') operand(n.operand, n);
+    if (n.kind === 'cmp' || n.kind === 'cmpfield') operand(n.left, n);
+    if (n.kind === 'cmpfield') operand(n.right, n);
   });
   for (const t of r.output) if (t.kind === 'field') visit(t.name, t.arg, t.canonical, 'output');
 }

@@ -14,6 +14,8 @@
 // (a filtered record would shift every later event's number), there is no filter and every open
 // is recorded as before. Over-approximating is safe: a kept record is judged as before.
 import type { LoadedRule } from '../../engine/index.js';
+import { OPEN_KEY_BYTES } from '../../abi/records.js';
+import { forEachField } from './fields.js';
 
 type CheckedExpr = LoadedRule['condition'];
 
@@ -33,8 +35,8 @@ const ANY: Verdict = { t: 'any' };
 /** The syscalls whose read-only opens the probe can filter by path. */
 export const PATH_FILTERED = ['open', 'openat', 'openat2'] as const;
 
-/** The longest path the probe's trie holds (its key's 255 bytes with the terminating NUL). */
-const MAX_FILTER_PATH = 254;
+/** The longest path the probe's trie takes: the bound rae_capture_set_open_paths and unwanted_open put on a path (RAE_OPEN_KEY_BYTES - 2). */
+const MAX_FILTER_PATH = OPEN_KEY_BYTES - 2;
 
 const paths = (exact: Iterable<string>, prefixes: Iterable<string>): Verdict => ({ t: 'paths', exact: new Set(exact), prefixes: new Set(prefixes) });
 
@@ -137,21 +139,10 @@ function judge(e: CheckedExpr, evtType: string): Verdict {
 
 /** Whether rule `r` reads evt.num (in its output, or in its condition other than `evt.num = 0`): numbers shift when records are filtered. */
 function readsEvtNum(r: LoadedRule): boolean {
-  let reads = r.output.some((t) => t.kind === 'field' && t.name === 'evt.num');
-  const operand = (o: { kind: string; def?: { name: string }; args?: unknown[] }): void => {
-    if (o.kind === 'field' && o.def?.name === 'evt.num') reads = true;
-    else if (o.kind === 'transform') for (const a of o.args ?? []) operand(a as typeof o);
-  };
-  const walk = (e: CheckedExpr): void => {
-    if (e.kind === 'and' || e.kind === 'or') e.children.forEach(walk);
-    else if (e.kind === 'not') walk(e.child);
-    else if (e.kind === 'exists') operand(e.operand);
-    else if (e.kind === 'cmpfield') {
-      operand(e.left);
-      operand(e.right);
-    } else if (e.kind === 'cmp' && !NEVER_NUM(e)) operand(e.left);
-  };
-  walk(r.condition);
+  let reads = false;
+  forEachField(r, (name, _arg, _canonical, _where, node) => {
+    reads ||= name === 'evt.num' && !(node?.kind === 'cmp' && NEVER_NUM(node));
+  });
   return reads;
 }
 
