@@ -58,14 +58,10 @@ export function createMqttSender(s: OutputSettings, _ctx: OutputContext): Sender
       const d = batch[0] as Delivery;
       let onAck: (err?: Error) => void = () => undefined;
       const published = new Promise<void>((resolve, reject) => (onAck = (err) => (err ? reject(err) : resolve())));
-      let acknowledged = false;
       client.publish(topic, sidekickJson(d.alert, deliveryUuid(d)), { qos, retain }, onAck);
-      const result = await withDeadline(
-        published.then(() => (acknowledged = true)),
-        timeoutMs,
-        signal,
-      );
-      if (result !== undefined && !acknowledged) forgetPublish(client, onAck);
+      const result = await withDeadline(published, timeoutMs, signal);
+      // a failed attempt's publish, if the client still holds it (an acknowledged one it does not)
+      if (result !== undefined) forgetPublish(client, onAck);
       return result;
     },
     async close() {
