@@ -316,7 +316,9 @@ async function scenario(bin: string, target: string, sets = ['syscall'], filterO
   progress(`capture: loading the built-in rule sets ${sets.join(', ')}`);
   const out = await engine.load(builtinRulesFiles(sets).files);
   if (!out.swapped) throw new Error(`the built-in rule sets ${sets.join(', ')} did not load`);
-  const prefix = `${sets.length > 1 ? 'all_sets_' : ''}${filterOpens ? '' : 'unfiltered_'}`;
+  // the steps' figures take `label`, the scenario's `prefix` (all_sets_ steps share the stable rules' step names)
+  const label = filterOpens ? '' : 'unfiltered_';
+  const prefix = `${sets.length > 1 ? 'all_sets_' : ''}${label}`;
   const src = startSyscallSource({ engine, log: progress, submit: () => undefined, hostname: 'bench', dropAlertIntervalMs: 1000, capture: { ringBufferBytes: RING_BYTES, filterOpens } });
   const steps: Step[] = [];
   try {
@@ -325,7 +327,6 @@ async function scenario(bin: string, target: string, sets = ['syscall'], filterO
     await new Promise((r) => setTimeout(r, 1000));
     const idle = process.cpuUsage(idle0);
     figure(S, `${prefix}idle_engine_cores`, (idle.user + idle.system) / 1e6, 'cores', { path: used });
-    const label = filterOpens ? '' : 'unfiltered_';
     for (const rate of [25_000, 50_000, 100_000, 0]) steps.push(await step(src, bin, 'open', rate, target, used, 1, label));
     steps.push(await step(src, bin, 'open', 0, target, used, 2, label));
     for (const rate of [500, 0]) steps.push(await step(src, bin, 'exec', rate, target, used, 1, label));
