@@ -10,8 +10,8 @@
 // when split.json names this install and every file matches its sum; else the compiler loads from
 // its package as before and the compile worker writes a fresh split when idle (splitCompiler),
 // replacing whatever the directory held. A build ships one (scripts/build.mjs, SHIPPED_COMPILER_DIR).
-import { createHash, webcrypto } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -61,8 +61,8 @@ export function splitKey(): string {
 
 /**
  * The file URL of asc.js in the first of `roots` holding a sound split of this install, with the
- * stat of its files as they were hashed (splitStat), or undefined. Reads and hashes off the main
- * thread (fs/promises, WebCrypto): about 10 MB.
+ * stat of its files as they were hashed (splitStat), or undefined. About 10 MB, read and hashed
+ * in 64 KiB pieces between other work (fileSum).
  */
 export async function findSplit(roots: readonly string[]): Promise<{ url: string; stat: string } | undefined> {
   let key: string;
@@ -81,8 +81,7 @@ export async function findSplit(roots: readonly string[]): Promise<{ url: string
       const stat = splitStat(url);
       let sound = stat !== undefined;
       for (const f of FILES) {
-        const sum = Buffer.from(await webcrypto.subtle.digest('SHA-256', await readFile(join(dir, f)))).toString('hex');
-        if (sum !== m.files[f]) sound = false;
+        if ((await fileSum(join(dir, f))) !== m.files[f]) sound = false;
       }
       if (sound && splitStat(url) === stat) return { url, stat: stat! };
     } catch {
@@ -90,6 +89,17 @@ export async function findSplit(roots: readonly string[]): Promise<{ url: string
     }
   }
   return undefined;
+}
+
+/**
+ * The sha256 of the file at `path`, read as a stream: a whole-file read (and WebCrypto's copy of
+ * it) left 10-20 MB of buffers behind the check until the next full GC, which at rest after a
+ * start can be a minute away: resident memory the engine paid for nothing.
+ */
+async function fileSum(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const piece of createReadStream(path)) hash.update(piece as Buffer);
+  return hash.digest('hex');
 }
 
 /**
