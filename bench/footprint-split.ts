@@ -7,9 +7,10 @@
 // build in a temporary directory with ports 0 and compilerIdleSeconds 3 (the deployed 60 s
 // reached sooner), and is measured in phases:
 //   ready          1 s after `run: ready` on a first start (the rules compiled in the worker)
-//   rest           once the compile worker has stopped
+//   rest           once the compile worker has stopped (7 s after ready)
+//   settled        a minute after ready, nothing asked of the engine (SETTLE_MS)
 //   restart_rest   after a restart on the same state directory (the module cache is warm: no
-//                  compile worker); then, in that run:
+//                  compile worker), 3 s after ready; restart_settled a minute after; then, in that run:
 //   load           during LOAD seconds of the capture bench's top step (two unpaced openat/close
 //                  load generators, bench/capture.ts): the split at the end and the highest RSS
 //                  sampled every second; kernel drops and events evaluated over the phase ride along
@@ -192,6 +193,15 @@ function daemonSetEnv(head: Head): Record<string, string> {
   return Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
 }
 
+/**
+ * The `settled` samples' time after ready. `rest`, 7 s after ready, still holds the start's
+ * garbage: resident memory fell by 25-30 MB between 8 and 15 s after ready with the live heap
+ * unchanged (the DaemonSet configuration, sampled every few seconds), or stayed up for a minute
+ * when no collection came. A node agent is at rest for days, so both are reported.
+ */
+const SETTLE_MS = 60_000;
+const SETTLED_NOTE = 'a minute after ready, nothing asked of the engine: the start-up garbage collected or not';
+
 /** The whole sequence of phases for one build and configuration (`env`: the process's extra environment). */
 async function measure(prefix: string, head: Head, config: string, dir: string, env: Record<string, string>, loadgen: string | undefined, loadSeconds: number): Promise<void> {
   const state = join(dir, 'state');
@@ -199,18 +209,24 @@ async function measure(prefix: string, head: Head, config: string, dir: string, 
   const first = new Engine(head, config, state, env);
   try {
     await first.ready();
+    const readyAt = Date.now();
     await sleep(1000);
     report(`${prefix}ready`, await first.split(), { note: 'first start: the rules compiled; the compile worker idles 3 s after its last compile' });
     await sleep(6000); // compilerIdleSeconds 3: the worker has stopped
     report(`${prefix}rest`, await first.split(), { note: 'first start, the compile worker stopped' });
+    await sleep(readyAt + SETTLE_MS - Date.now());
+    report(`${prefix}settled`, await first.split(), { note: SETTLED_NOTE });
   } finally {
     await first.stop();
   }
   const e = new Engine(head, config, state, env);
   try {
     await e.ready();
+    const readyAt = Date.now();
     await sleep(3000);
     report(`${prefix}restart_rest`, await e.split(), { note: 'restart: the module cache is warm, no compile worker' });
+    await sleep(readyAt + SETTLE_MS - Date.now());
+    report(`${prefix}restart_settled`, await e.split(), { note: SETTLED_NOTE });
     if (loadgen) await underLoad(prefix, e, loadgen, dir, loadSeconds);
     await reload(prefix, e, state, dir);
     await sleep(7000);
