@@ -27,8 +27,9 @@ struct {
  * from its parent's current comm: on_fork), and the /proc scan's comm (cut to 15 bytes) of the
  * processes alive at the start, which the addon copies here (rae_capture_set_proc_names) unless
  * the probe has written the process since; a thread's FORK, prctl(PR_SET_NAME) and a thread's own
- * comm change nothing there (libsinsp too takes comm from clone, execve and /proc alone). This map
- * follows the same writes, so for a process it holds a name for, that name is the table's; a
+ * comm change nothing there (the table follows no prctl rename: should it ever, this map
+ * must too). This map follows the same writes, so for a process it holds a name for, that name is
+ * the table's, whatever the task's comm is now; a
  * process it holds none for, or a tombstone (c[15] set: its leader thread exited, after which the
  * table forgets the process and reads /proc again when it meets its other threads), has every open
  * kept, as has every process once the map had no room (proc_names_lost). Records lost on the way
