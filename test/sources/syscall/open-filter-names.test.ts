@@ -3,8 +3,8 @@
 // engine's thread table holds it (the comm at its exec or fork, or the /proc scan's) is one of
 // the rules' names, whatever its current comm, and dropped otherwise; a process the probe has no
 // name for keeps every open.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -155,6 +155,69 @@ live('open filter: a process from before the probe keeps every open until the sc
   } finally {
     for (const o of openers) await o.stop();
     c?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/**
+ * A process whose leader thread exits while its other thread lives on: the thread opens argv[1]
+ * on the first byte of stdin (the leader then exits), argv[2] and argv[3] on the second.
+ */
+const LEADER_EXITS_C = `#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+static char **paths;
+static int opened[2];
+static void *worker(void *arg) {
+  char c;
+  if (read(0, &c, 1) != 1) return 0;
+  close(open(paths[1], O_RDONLY));
+  if (write(opened[1], "x", 1) != 1) return 0;
+  if (read(0, &c, 1) != 1) return 0;
+  close(open(paths[2], O_RDONLY));
+  close(open(paths[3], O_RDONLY));
+  return arg;
+}
+int main(int argc, char **argv) {
+  (void)argc;
+  paths = argv;
+  pthread_t t;
+  char c;
+  if (pipe(opened) != 0 || pthread_create(&t, 0, worker, 0) != 0) return 1;
+  if (read(opened[0], &c, 1) != 1) return 1;
+  pthread_exit(0);
+}
+`;
+
+live('open filter: once the leader thread of a process exits, its other threads keep every open (the table looks them up again)', async () => {
+  const { dir, file } = setup([]);
+  const c = new Collector();
+  let child: ChildProcess | undefined;
+  try {
+    const bin = join(dir, 'leader-exits');
+    writeFileSync(`${bin}.c`, LEADER_EXITS_C);
+    execFileSync('cc', ['-O1', '-pthread', '-o', bin, `${bin}.c`]);
+    const openat = syscallNr('openat')!;
+    c.cap.setInterestingSyscalls([openat], [], { syscalls: [openat], exact: [], prefixes: [join(dir, 'keep/')], names: ['tar'] });
+    const end = join(dir, 'keep', 'end');
+    writeFileSync(end, 'x');
+    child = spawn(bin, [file('before'), file('after'), end], { stdio: ['pipe', 'ignore', 'inherit'] });
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child.stdin!.write('x');
+    // the leader is a zombie once it has exited (its thread lives on): wait for that state
+    const state = () => readFileSync(`/proc/${child!.pid}/stat`, 'latin1').replace(/^.*\) /s, '')[0];
+    const deadline = Date.now() + 120_000;
+    while (state() !== 'Z') {
+      if (Date.now() > deadline) throw new Error(`the leader of ${child.pid} did not exit (state ${state()})`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.stdin!.end('x');
+    await exited;
+    // named leader-exits at its exec, not a rule's name: dropped while its leader lives, kept after
+    assert.equal(await opensUntil(c, dir, end), ['drop/after', 'keep/end']);
+  } finally {
+    if (child && child.exitCode === null) child.kill();
+    c.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
