@@ -11,9 +11,10 @@
 // max_events_per_s_no_drops (highest captured records/s of a step with no drop) and
 // cores_per_million_events_per_s (engine cores per M records/s at that step) through the byte
 // path `rae run` uses, then the same with every built-in syscall set loaded (stable, incubating,
-// sandbox: all_sets_...), and the stable rules once more with the probe's open filter off
-// (unfiltered_...: every read-only open recorded, as before that filter; the generator's opens are
-// of a file no bundled rule reads, which the filter leaves in the kernel). What the node pays in all: kernel.bpf_stats_enabled is on for the bench
+// sandbox: all_sets_...), and the stable rules and every set once more with the probe's open filter
+// off (unfiltered_... and all_sets_unfiltered_...: every read-only open recorded, as before that
+// filter; the generator's opens are of a file no bundled rule reads, by a process no rule names,
+// which the filter leaves in the kernel). What the node pays in all: kernel.bpf_stats_enabled is on for the bench
 // (restored after, support/bpf-stats.ts), each step reports the probe's kernel run time as cores
 // and per program (runs/s, ns per run), and node_cores_per_million_syscalls_per_s sums the engine's
 // CPU and the probe's per million generator syscalls/s, with each apart, and probe_ns_per_run_NAME
@@ -299,7 +300,11 @@ export async function run(): Promise<void> {
     // the stable rules again with every read-only open recorded (the probe's open filter off: the
     // record path of the commits before it), so that its effect is measured in the same run
     await scenario(bin, target, ['syscall'], false);
-    await scenario(bin, target, ['syscall', 'syscall-incubating', 'syscall-sandbox']);
+    const all = ['syscall', 'syscall-incubating', 'syscall-sandbox'];
+    await scenario(bin, target, all);
+    // every set with the filter off too (all_sets_unfiltered_...): the record path before two of
+    // their rules, which read opens by process name, could leave the filter on
+    await scenario(bin, target, all, false);
     await envCost(bin, target);
     await envTableCost();
   } finally {

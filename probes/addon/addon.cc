@@ -49,6 +49,7 @@ public:
 		return DefineClass(env, "Capture",
 				   { InstanceMethod("watch", &Capture::Watch), InstanceMethod("poll", &Capture::Poll),
 				     InstanceMethod("setInterestingSyscalls", &Capture::SetSyscalls),
+				     InstanceMethod("setProcessNames", &Capture::SetProcNames),
 				     InstanceMethod("stats", &Capture::Stats), InstanceMethod("ref", &Capture::Ref),
 				     InstanceMethod("unref", &Capture::Unref), InstanceMethod("close", &Capture::Close) });
 	}
@@ -208,16 +209,71 @@ private:
 				exact.push_back(kind[0] == 'e');
 			}
 		}
-		std::vector<const char *> ptrs;
-		std::vector<uint32_t> lens;
+		// the process names whose opens are kept whatever their path (none when absent)
+		std::vector<std::string> names = Strings(env, o.Get("names"), "setInterestingSyscalls(ids, dataIds, openPaths): openPaths.names needs an array of strings");
+		std::vector<const char *> ptrs, name_ptrs;
+		std::vector<uint32_t> lens, name_lens;
 		for (const std::string &t : texts) {
 			ptrs.push_back(t.data());
 			lens.push_back(static_cast<uint32_t>(t.size()));
 		}
-		int err = rae_capture_set_open_paths(cap_, ptrs.data(), lens.data(), exact.data(), texts.size());
+		for (const std::string &t : names) {
+			name_ptrs.push_back(t.data());
+			name_lens.push_back(static_cast<uint32_t>(t.size()));
+		}
+		int err = rae_capture_set_open_paths(cap_, ptrs.data(), lens.data(), exact.data(), texts.size(), name_ptrs.data(), name_lens.data(), names.size());
 		if (err != 0)
 			throw Napi::Error::New(env, std::string("setInterestingSyscalls: the open paths were not set (every open stays recorded): ") + strerror(-err));
 		return Napi::Number::New(env, static_cast<double>(rae_capture_set_syscalls(cap_, ids.data(), ids.size(), data.data(), data.size(), opens.data(), opens.size())));
+	}
+
+	// The strings of array `v` (none when undefined); throws `what` otherwise.
+	static std::vector<std::string> Strings(Napi::Env env, Napi::Value v, const char *what)
+	{
+		std::vector<std::string> out;
+		if (v.IsUndefined())
+			return out;
+		if (!v.IsArray())
+			throw Napi::TypeError::New(env, what);
+		Napi::Array a = v.As<Napi::Array>();
+		for (uint32_t i = 0; i < a.Length(); i++) {
+			if (!a.Get(i).IsString())
+				throw Napi::TypeError::New(env, what);
+			out.push_back(a.Get(i).As<Napi::String>().Utf8Value());
+		}
+		return out;
+	}
+
+	// setProcessNames(pids, names): the /proc scan's comm of each process, for the probe's per-process names.
+	Napi::Value SetProcNames(const Napi::CallbackInfo &info)
+	{
+		Napi::Env env = info.Env();
+		Open(env);
+		const char *what = "setProcessNames(pids, names) needs an array of numbers and one of Buffers as long";
+		if (!info[0].IsArray() || !info[1].IsArray())
+			throw Napi::TypeError::New(env, what);
+		Napi::Array a = info[0].As<Napi::Array>(), b = info[1].As<Napi::Array>();
+		if (a.Length() != b.Length())
+			throw Napi::TypeError::New(env, what);
+		std::vector<uint32_t> pids;
+		std::vector<std::string> names; // the comm's bytes as read, not text
+		for (uint32_t i = 0; i < a.Length(); i++) {
+			if (!a.Get(i).IsNumber() || !b.Get(i).IsBuffer())
+				throw Napi::TypeError::New(env, what);
+			pids.push_back(a.Get(i).As<Napi::Number>().Uint32Value());
+			Napi::Buffer<char> buf = b.Get(i).As<Napi::Buffer<char>>();
+			names.emplace_back(buf.Data(), buf.Length());
+		}
+		std::vector<const char *> ptrs;
+		std::vector<uint32_t> lens;
+		for (const std::string &t : names) {
+			ptrs.push_back(t.data());
+			lens.push_back(static_cast<uint32_t>(t.size()));
+		}
+		int err = rae_capture_set_proc_names(cap_, pids.data(), ptrs.data(), lens.data(), pids.size());
+		if (err != 0)
+			throw Napi::Error::New(env, std::string("setProcessNames: ") + strerror(-err));
+		return env.Undefined();
 	}
 
 	Napi::Value Stats(const Napi::CallbackInfo &info)

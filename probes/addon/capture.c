@@ -242,8 +242,52 @@ size_t rae_capture_set_syscalls(struct rae_capture *c, const uint32_t *ids, size
 	return accepted;
 }
 
-int rae_capture_set_open_paths(struct rae_capture *c, const char *const *paths, const uint32_t *lens, const uint8_t *exact, size_t n)
+/* A process name as the probe keys it: its first 15 bytes (a comm's most), zero to the end. */
+static struct rae_comm comm_key(const char *name, uint32_t len)
 {
+	struct rae_comm k;
+	memset(&k, 0, sizeof(k));
+	memcpy(k.c, name, len < RAE_COMM_BYTES - 1 ? len : RAE_COMM_BYTES - 1);
+	return k;
+}
+
+/* Replaces open_names' entries with the `n` names and turns their use on when there is one. */
+static int set_open_names(struct rae_capture *c, const char *const *names, const uint32_t *lens, size_t n)
+{
+	int fd = bpf_map__fd(c->skel->maps.open_names);
+	struct rae_comm key;
+	__atomic_store_n(&c->skel->bss->open_names_on, 0, __ATOMIC_RELAXED);
+	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
+		if (bpf_map_delete_elem(fd, &key) != 0)
+			return -errno;
+	uint8_t one = 1;
+	for (size_t i = 0; i < n; i++) {
+		key = comm_key(names[i], lens[i]);
+		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) != 0)
+			return -errno;
+	}
+	__atomic_store_n(&c->skel->bss->open_names_on, n > 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int rae_capture_set_proc_names(struct rae_capture *c, const uint32_t *pids, const char *const *names, const uint32_t *lens, size_t n)
+{
+	int fd = bpf_map__fd(c->skel->maps.proc_names);
+	for (size_t i = 0; i < n; i++) {
+		struct rae_comm name = comm_key(names[i], lens[i]);
+		/* BPF_NOEXIST: a name the probe wrote (an exec or fork since the scan) is the newer one */
+		if (bpf_map_update_elem(fd, &pids[i], &name, BPF_NOEXIST) != 0 && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
+int rae_capture_set_open_paths(struct rae_capture *c, const char *const *paths, const uint32_t *lens, const uint8_t *exact, size_t n,
+			       const char *const *names, const uint32_t *name_lens, size_t nn)
+{
+	int err = set_open_names(c, names, name_lens, nn);
+	if (err != 0)
+		return err;
 	int fd = bpf_map__fd(c->skel->maps.open_paths);
 	struct rae_open_key key;
 	/* empty it: the first key until there is none (a trie has no order to resume from once deleted) */

@@ -52,9 +52,16 @@ void rae_capture_interrupt(struct rae_capture *c);
 size_t rae_capture_set_syscalls(struct rae_capture *c, const uint32_t *ids, size_t n, const uint32_t *data_ids, size_t nd,
 				const uint32_t *path_ids, size_t np);
 /* Replaces the open_paths trie's entries with the `n` paths (`lens` bytes each, at most
- * RAE_OPEN_KEY_BYTES - 2): a prefix, or where exact[i] an exact name. 0, or a negative errno (the
- * trie may then hold part of them: mark no syscall RAE_INT_PATHS). */
-int rae_capture_set_open_paths(struct rae_capture *c, const char *const *paths, const uint32_t *lens, const uint8_t *exact, size_t n);
+ * RAE_OPEN_KEY_BYTES - 2): a prefix, or where exact[i] an exact name; and open_names' with the
+ * `nn` process names (`name_lens` bytes each; the probe compares the first 15), consulted when
+ * there is one. 0, or a negative errno (the maps may then hold part of them: mark no syscall
+ * RAE_INT_PATHS). */
+int rae_capture_set_open_paths(struct rae_capture *c, const char *const *paths, const uint32_t *lens, const uint8_t *exact, size_t n,
+			       const char *const *names, const uint32_t *name_lens, size_t nn);
+/* Gives the probe the names (comm, `lens` bytes each) of the `n` processes `pids` as the engine's
+ * table took them from the /proc scan, where the probe has no name for the process (proc_names in
+ * probe.bpf.c). 0, or a negative errno. */
+int rae_capture_set_proc_names(struct rae_capture *c, const uint32_t *pids, const char *const *names, const uint32_t *lens, size_t n);
 /* Kernel counters summed over CPUs. */
 void rae_capture_counters(struct rae_capture *c, struct rae_counters *out);
 /* Bytes queued in the ring and its size. */

@@ -32,7 +32,8 @@
 /* Values of the probe's per-syscall table `interesting` (set by the addon). */
 #define RAE_INT_RECORD 0x1 /* record the syscall's exits */
 #define RAE_INT_DATA 0x2   /* ... with its I/O buffer (rae_syscall.data) */
-#define RAE_INT_PATHS 0x4  /* open/openat/openat2: a read-only open is recorded only when its path is in open_paths */
+#define RAE_INT_PATHS 0x4  /* open/openat/openat2: a read-only open is recorded only when its path is in open_paths
+			    * (or, with open_names_on, its process's name in open_names or unknown to proc_names) */
 
 /* The key of the probe's open_paths trie: a path's bytes and how many bits of them an entry
  * matches (a prefix: its bytes; an exact name: its bytes and the NUL after them). */
@@ -42,6 +43,15 @@ struct rae_open_key {
 	__u32 prefixlen;
 	__u8 data[RAE_OPEN_KEY_BYTES];
 };
+
+/* A process name as the probe keys it (proc_names' values, open_names' keys): task->comm's bytes
+ * up to its NUL, at most 15, zero to the end. */
+#define RAE_COMM_BYTES 16
+struct rae_comm {
+	char c[RAE_COMM_BYTES];
+};
+#define RAE_OPEN_NAMES_MAX 256   /* entries of open_names */
+#define RAE_PROC_NAMES_MAX 65536 /* entries of proc_names: processes alive at once */
 
 /* Record kinds (rae_hdr.kind). */
 #define RAE_KIND_SYSCALL 1 /* a syscall that returned: struct rae_syscall */

@@ -5,14 +5,15 @@
  *   tp_btf/sys_exit            every syscall exit; a successful capset or set*id gives a RAE_KIND_CAPS
  *                              record of the caller's new credentials; syscalls whose number is not set in the
  *                              `interesting` table (filled by the addon) return at once; a
- *                              read-only open the rules cannot match (RAE_INT_PATHS, open_paths)
- *                              is dropped after its path's copy. Records
+ *                              read-only open the rules cannot match (RAE_INT_PATHS: open_paths,
+ *                              open_names; open-filter.bpf.h) is dropped after its path's copy. Records
  *                              carry all argument registers, the return value and, per syscall,
  *                              the strings and socket addresses behind pointer arguments.
  *   tp_btf/sched_process_exec  the new image: ids, credentials, tty, exe, argv, cwd, cgroup path,
- *                              environment (cfg_env).
- *   tp_btf/sched_process_fork  a new thread or process (ids + comm; the host inherits the rest).
- *   tp_btf/sched_process_exit  a thread exit with its exit code.
+ *                              environment (cfg_env); the process's name in proc_names.
+ *   tp_btf/sched_process_fork  a new thread or process (ids + comm; the host inherits the rest); a
+ *                              process's name in proc_names.
+ *   tp_btf/sched_process_exit  a thread exit with its exit code; proc_names forgets the process.
  *
  * Wakeups follow a watermark: records are committed with BPF_RB_NO_WAKEUP except one that finds
  * the queued bytes at or past `cfg_wake_bytes` when its CPU looks (once per 1/16 of the watermark
@@ -27,6 +28,7 @@
 #include "events.h"
 #include "helpers.bpf.h"
 #include "syscalls.h"
+#include "open-filter.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -40,16 +42,6 @@ const volatile __u32 cfg_snaplen = 80;
 
 /* Per syscall number: RAE_INT_* bits (0 = not recorded), written by the addon through the mmapped .bss. */
 __u8 interesting[RAE_NR_SYSCALLS];
-
-/* The paths read-only opens are recorded for where the table marks the syscall RAE_INT_PATHS
- * (filled by the addon from the rules: host/sources/syscall/open-filter.ts); value unused. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, RAE_OPEN_PATHS_MAX);
-	__type(key, struct rae_open_key);
-	__type(value, __u8);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-} open_paths SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -276,61 +268,6 @@ static __always_inline int is_relative(__u8 *rec, struct rae_str *s)
 	return s->len > 0 && rec[s->off & REC_MASK] != '/';
 }
 
-/* 0x80 in each byte of `w` equal to `c`, 0 in the others (exact, unlike the has-zero-byte test). */
-static __always_inline __u64 bytes_eq(__u64 w, __u8 c)
-{
-	__u64 t = w ^ (c * 0x0101010101010101ull);
-	return ~(((t & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | t | 0x7f7f7f7f7f7f7f7full);
-}
-
-/*
- * Whether the `len` bytes at `s` hold none of "//", "/." and "..": an absolute path that the
- * translator's normalization leaves as it is, and whose '.' and '..' components, which a rule's
- * fd.name could see through, there are none of. Eight bytes at a time, stepping seven so that
- * every pair of neighbours lies inside one read; len <= RAE_OPEN_KEY_BYTES - 2.
- */
-static __always_inline int plain_path(const __u8 *s, __u32 len)
-{
-	for (__u32 o = 0; o < RAE_OPEN_KEY_BYTES - 8; o += 7) {
-		if (o + 1 >= len)
-			break;
-		__u64 w = *(const __u64 *)(s + o);
-		__u64 slash = bytes_eq(w, '/'), dot = bytes_eq(w, '.');
-		/* byte i is '/' and byte i+1 is '/' or '.', or both are '.'; byte i+1 shifted onto i */
-		__u64 bad = (slash & ((slash | dot) >> 8)) | (dot & (dot >> 8));
-		__u32 v = len - o; /* bytes of the path in w: pairs (i, i+1) with i + 1 < v count */
-		if (v < 9)
-			bad &= (1ull << (8 * (v - 1))) - 1;
-		if (bad)
-			return 0;
-	}
-	return 1;
-}
-
-/*
- * Whether a successful open, openat or openat2 (`r`, its path already copied) is one no loaded
- * rule can match: opened read-only, of an absolute plain path (plain_path) that is not in
- * open_paths. The trie's key is the 4 bytes before the path (the end of r->local, still zero for
- * an open) and the path itself, so nothing is copied for the lookup; they are zeroed again after.
- */
-static __always_inline int unwanted_open(__u8 *rec, struct rae_syscall *r, __u32 nr, __u64 *a)
-{
-	__u32 flags = nr == NR_open ? a[1] : nr == NR_openat ? a[2] : r->aux[0];
-	if (flags & 3 /* O_ACCMODE: not O_RDONLY */)
-		return 0;
-	__u32 len = r->path.len;
-	if (r->path.off != sizeof(*r) || len == 0 || len > RAE_OPEN_KEY_BYTES - 2 || (r->sflags & (RAE_SF_PATH_TRUNC | RAE_SF_PATH_FAULT)))
-		return 0;
-	__u8 *s = rec + sizeof(*r);
-	if (s[0] != '/')
-		return 0;
-	__u32 *key = (__u32 *)(s - 4);
-	*key = (len + 1) * 8;
-	void *wanted = bpf_map_lookup_elem(&open_paths, key);
-	*key = 0;
-	return !wanted && plain_path(s, len);
-}
-
 /* x86-64 capset(2): libsinsp updates a thread's sets on its exit event (parsers.cpp parse_capset_exit). */
 #define RAE_NR_CAPSET 126
 /* x86-64 setfsuid/setfsgid: they return the previous id, so every exit is recorded. */
@@ -434,7 +371,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		r->resolve = how.resolve;
 	}
 	pos = put_user_str(rec, pos, p.path, &r->path, &r->sflags);
-	if ((want & RAE_INT_PATHS) && ret >= 0 && unwanted_open(rec, r, nr, a))
+	if ((want & RAE_INT_PATHS) && ret >= 0 && unwanted_open(rec, r, nr, a, pid))
 		return 0;
 	/* the header after the filter: its clock and cgroup reads are spared for a dropped open */
 	fill_hdr(&r->hdr, t, RAE_KIND_SYSCALL, nr, pid, tid);
@@ -497,9 +434,11 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	fill_proc(r, t);
 	fill_caps(r, t);
 	__u32 pos = sizeof(*r);
-	char comm[16];
-	bpf_get_current_comm(comm, sizeof(comm));
-	pos = put_kernel_str(rec, pos, comm, &r->comm);
+	/* the task's comm after the exec: the EXEC record's, which becomes the table's proc.name */
+	struct rae_comm comm = {};
+	bpf_get_current_comm(comm.c, sizeof(comm.c));
+	set_proc_name(pid_tgid >> 32, &comm);
+	pos = put_kernel_str(rec, pos, comm.c, &r->comm);
 	pos = put_kernel_str(rec, pos, BPF_CORE_READ(bprm, filename), &r->exe);
 	struct file *exe = BPF_CORE_READ(t, mm, exe_file);
 	pos = put_path(rec, pos, s->walk, BPF_CORE_READ(exe, f_path.mnt), BPF_CORE_READ(exe, f_path.dentry),
@@ -541,9 +480,13 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (pid != tid)
 		r->pflags |= RAE_PF_THREAD;
 	__u32 pos = sizeof(*r);
-	char comm[16];
-	BPF_CORE_READ_STR_INTO(&comm, child, comm);
-	pos = put_kernel_str(rec, pos, comm, &r->comm);
+	struct rae_comm comm = {};
+	BPF_CORE_READ_STR_INTO(&comm.c, child, comm);
+	/* a new process's name in the table is its FORK record's comm; a thread's FORK leaves its
+	 * process's entry as it is */
+	if (pid == tid)
+		set_proc_name(pid, &comm);
+	pos = put_kernel_str(rec, pos, comm.c, &r->comm);
 	emit(rec, (pos + 7) & ~7u);
 	return 0;
 }
@@ -566,6 +509,16 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	r->hdr.len = sizeof(*r);
 	r->hdr.ret = BPF_CORE_READ(p, exit_code);
 	r->xflags = BPF_CORE_READ(p, signal, live.counter) == 0 ? RAE_XF_GROUP_DEAD : 0;
+	/* the table forgets the process when its leader thread or its last thread exits (EXIT records
+	 * with tid == pid or GROUP_DEAD); threads living on are looked up in /proc again there, so the
+	 * name is a tombstone here (every open kept) until the last one exits */
+	__u32 pid = pid_tgid >> 32;
+	if (r->xflags & RAE_XF_GROUP_DEAD) {
+		bpf_map_delete_elem(&proc_names, &pid);
+	} else if (pid == (__u32)pid_tgid) {
+		struct rae_comm gone = { .c = { [RAE_COMM_BYTES - 1] = 1 } };
+		set_proc_name(pid, &gone);
+	}
 	r->_pad = 0;
 	bpf_ringbuf_submit(r, flags);
 	if (st)

@@ -79,9 +79,12 @@ export interface Capture {
   /**
    * Replaces the in-kernel interesting-syscall table: `ids` are recorded, those also in `dataIds` with their I/O buffer,
    * those also in `openPaths.syscalls` (opens) read-only only when their path is one of `exact` or starts with one of
-   * `prefixes` (open-filter.ts); returns how many ids were set. Throws when the paths cannot be set (every open is then recorded).
+   * `prefixes`, or their process's name (as the engine's thread table holds it) is one of `names` (open-filter.ts);
+   * returns how many ids were set. Throws when the paths cannot be set (every open is then recorded).
    */
-  setInterestingSyscalls(ids: readonly number[], dataIds?: readonly number[], openPaths?: { syscalls: readonly number[]; exact: readonly string[]; prefixes: readonly string[] }): number;
+  setInterestingSyscalls(ids: readonly number[], dataIds?: readonly number[], openPaths?: { syscalls: readonly number[]; exact: readonly string[]; prefixes: readonly string[]; names?: readonly string[] }): number;
+  /** The names (comm, as the /proc scan read them for the engine's table) of processes alive at the start, for the probe's test of `names` above; a process the probe has met since keeps what it wrote. */
+  setProcessNames(pids: readonly number[], names: readonly Uint8Array[]): void;
   stats(): CaptureStats;
   /** Keep (ref) or not (unref) the event loop alive while watching. */
   ref(): void;

@@ -92,12 +92,41 @@ function tellProbe(cap: Capture, rules: LoadResult['ruleset']['rules'], snaplen:
   let filtered = '';
   try {
     cap.setInterestingSyscalls(ids, dataIds, openPaths);
-    if (paths) filtered = `; read-only opens only of ${paths.exact.length} paths and ${paths.prefixes.length} prefixes the rules can match`;
+    if (paths) filtered = `; read-only opens only of ${paths.exact.length} paths and ${paths.prefixes.length} prefixes${paths.names.length > 0 ? ` or by ${paths.names.length} process names` : ''} the rules can match`;
   } catch (err) {
     log(`syscall: ${(err as Error).message}`);
   }
   const data = dataIds.length > 0 ? `; their I/O buffers (snaplen ${snaplen} bytes) for ${dataIds.map(syscallName).join(' ')}` : '';
   log(`syscall: capturing ${ids.length} syscalls the rules need (${ids.map(syscallName).join(' ')})${data}${filtered}`);
+}
+
+/**
+ * Hands the /proc snapshot to the engine as PROC records (through `judge`, batches of `buf`), and
+ * the names its table takes from them to the probe, for its test of a rule's process names
+ * (probe.bpf.c proc_names; without them a process from before the start keeps every open).
+ */
+function bootstrap(cap: Capture, buf: Uint8Array, bootNs: bigint, judge: (view: Uint8Array, bytes: number) => boolean, log: (message: string) => void): void {
+  let fill = 0;
+  const pids: number[] = [];
+  const comms: Buffer[] = [];
+  for (const p of readProcesses()) {
+    if (fill + MAX_RECORD > buf.length) {
+      judge(buf, fill);
+      fill = 0;
+    }
+    const n = encodeProcRecord(p, buf, fill, bootNs);
+    fill += Math.max(0, n);
+    if (n > 0) {
+      pids.push(p.pid);
+      comms.push(p.comm);
+    }
+  }
+  if (fill > 0) judge(buf, fill);
+  try {
+    cap.setProcessNames(pids, comms);
+  } catch (err) {
+    log(`syscall: ${(err as Error).message}`);
+  }
 }
 
 /** Attaches the probe and starts evaluating kernel events; throws a CaptureError when it cannot. */
@@ -140,16 +169,7 @@ export function startSyscallSource(opts: SyscallSourceOptions): SyscallSource {
   };
 
   // Bootstrap after attaching, so a process started meanwhile is seen by the snapshot or the probe.
-  const bootNs = c.boottimeNs;
-  let fill = 0;
-  for (const p of readProcesses()) {
-    if (fill + MAX_RECORD > buf.length) {
-      judgeBytes(buf, fill);
-      fill = 0;
-    }
-    fill += Math.max(0, encodeProcRecord(p, buf, fill, bootNs));
-  }
-  if (fill > 0) judgeBytes(buf, fill);
+  bootstrap(cap, buf, c.boottimeNs, judgeBytes, opts.log);
   setInteresting();
 
   /** The byte path: the batch as it is, or only its process records while shedding (cut around execs: ExecCutter). */

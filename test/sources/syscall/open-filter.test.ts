@@ -36,10 +36,15 @@ test('open filter: the bundled stable rules read read-only opens only of their s
   assert.ok(f.prefixes.includes('/etc/pam.d/'), f.prefixes.join(' '));
 });
 
-test('open filter: a rule that can match a read-only open of any path turns it off', () => {
-  assert.is(openPathFilter(rulesOf(rule('any read', 'evt.type = openat and evt.is_open_read = true and proc.name = cat'))), undefined);
+test('open filter: a rule that can match a read-only open of any path by any process turns it off', () => {
+  assert.is(openPathFilter(rulesOf(rule('any read', 'evt.type = openat and evt.is_open_read = true and user.name = root'))), undefined);
   // no event type: the rule sees every recorded open
-  assert.is(openPathFilter(rulesOf(rule('no type', 'proc.name = cat and fd.name contains shadow'))), undefined);
+  assert.is(openPathFilter(rulesOf(rule('no type', 'user.name = root and fd.name contains shadow'))), undefined);
+  // a process name other than by = or in bounds nothing, nor does a negated one
+  assert.is(openPathFilter(rulesOf(rule('glob name', 'evt.type = openat and proc.name startswith ta'))), undefined);
+  assert.is(openPathFilter(rulesOf(rule('not name', 'evt.type = openat and not proc.name = tar'))), undefined);
+  // one rule by name, another of any path: off
+  assert.is(openPathFilter(rulesOf(rule('by name', 'evt.type = openat and proc.name = tar') + rule('any', 'evt.type = openat and proc.pname = sh'))), undefined);
   // evt.num shifts when records are filtered: a rule printing it turns the filter off
   assert.is(openPathFilter(rulesOf(rule('num', 'evt.type = openat and fd.name = /etc/shadow', 'n=%evt.num'))), undefined);
   // a negated path test bounds nothing
@@ -56,13 +61,37 @@ test('open filter: write opens, other syscalls and paths the probe never filters
         rule('never', 'evt.type = openat and evt.num = 0'),
     ),
   );
-  assert.equal(f, { exact: [], prefixes: ['/opt/', '/srv/a/', '/srv/b/', '/var/lib'] });
+  assert.equal(f, { exact: [], prefixes: ['/opt/', '/srv/a/', '/srv/b/', '/var/lib'], names: [] });
+});
+
+test('open filter: a rule that reads opens of any path by named processes keeps those names', () => {
+  // by name alone, with and without an event type (the probe filters only read-only opens)
+  const names = openPathFilter(
+    rulesOf(rule('tar', 'evt.type = openat and evt.is_open_read = true and proc.name = tar and container.id != host') + rule('no type', "proc.name in (sshd, 'a-name-longer-than-a-comm') and fd.name contains liblzma")),
+  );
+  assert.equal(names, { exact: [], prefixes: [], names: ['a-name-longer-than-a-comm', 'sshd', 'tar'] });
+  // names beside paths, from other rules and from one rule's either side
+  const mixed = openPathFilter(
+    rulesOf(
+      rule('shadow', 'evt.type = openat and fd.name = /etc/shadow') + rule('either', 'evt.type = openat and (proc.name = cat or fd.name startswith /srv/)') + rule('both', 'evt.type = openat and proc.name = vi and fd.directory = /etc/ssh'),
+    ),
+  );
+  // a conjunction of a name and a path keeps by its path (the tighter: a name keeps all of its process's opens)
+  assert.equal(mixed, { exact: ['/etc/shadow'], prefixes: ['/etc/ssh/', '/srv/'], names: ['cat'] });
+});
+
+test('open filter: every built-in rule set together reads opens of any path only by name (tar, sshd)', () => {
+  const all = loadRules(builtinRulesFiles(['syscall', 'syscall-incubating', 'syscall-sandbox']).files).ruleset.rules;
+  const f = openPathFilter(all);
+  assert.ok(f, 'a filter for every built-in set');
+  assert.equal(f.names, ['sshd', 'tar']);
+  assert.ok(f.exact.includes('/etc/shadow'), f.exact.join(' '));
 });
 
 test('open filter: a glob whose dots sit in a bracket or behind an escape still bounds by its prefix', () => {
   // '/srv[/.]x' matches the plain path '/srv/x': not "never", whatever its literal text holds
   const f = openPathFilter(rulesOf(rule('bracket', "evt.type = openat and fd.name glob '/srv[/.]x'") + rule('dots', "evt.type = openat and fd.name glob '/home/*/.ssh/*'")));
-  assert.equal(f, { exact: [], prefixes: ['/srv'] });
+  assert.equal(f, { exact: [], prefixes: ['/srv'], names: [] });
 });
 
 const gate = kernelGate('open-filter.test.ts');
@@ -104,13 +133,17 @@ live('open filter: the probe drops exactly the read-only plain absolute opens ou
   }
 });
 
-live('open filter: the bundled stable rules give the same alerts with the filter on and off', async () => {
+/**
+ * Loads the built-in `sets` and `extra` rules (made from the temporary directory) into two engines
+ * with live sources side by side, the open filter on in one and off in the other, runs the shell
+ * commands `cmds` (each names the directory) and then `more`, and asserts the same alerts for
+ * them from both, at least `least` (and one of rule `mustHave`); returns the filter's log line and
+ * the alerts (the directory's name in them as DIR).
+ */
+async function sameAlerts(sets: string[], extra: (dir: string) => string, cmds: (dir: string) => string[], more: (dir: string) => void, least: number, mustHave: string): Promise<{ line: string; alerts: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'rae-open-filter-same-'));
   const token = dir.slice(dir.lastIndexOf('/') + 1);
-  const files: RulesFile[] = [
-    ...builtinRulesFiles(['syscall']).files,
-    { name: 'extra.yaml', text: rule('Open below hit', `evt.type = openat and evt.is_open_read = true and fd.name startswith ${dir}/hit`, 'file=%fd.name cmd=%proc.cmdline') },
-  ];
+  const files: RulesFile[] = [...builtinRulesFiles(sets).files, { name: 'extra.yaml', text: extra(dir) }];
   const runs = [true, false].map((filterOpens) => {
     const alerts: Alert[] = [];
     const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', kernel: new KernelIngest({ hostname: 'h' }), hostname: 'h', onAlert: (a) => void alerts.push(a) });
@@ -122,39 +155,30 @@ live('open filter: the bundled stable rules give the same alerts with the filter
       assert.ok((await r.engine.load(files)).swapped);
       r.src = startSyscallSource({ engine: r.engine, log: (m) => logs.push(m), submit: () => undefined, hostname: 'h', capture: { filterOpens: r.filterOpens } });
     }
-    assert.ok(
-      logs.some((l) => /read-only opens only of \d+ paths/.test(l)),
-      logs.join('\n'),
-    );
+    const filtered = logs.find((l) => /read-only opens only of \d+ paths/.test(l));
+    assert.ok(filtered, logs.join('\n'));
     writeFileSync(join(dir, 'hit-1'), 'x');
     writeFileSync(join(dir, 'miss'), 'x');
     // each command names `dir`, so its alerts are told from the machine's other processes by proc.cmdline
-    const cmds = [
-      `cat /etc/shadow ${dir}/miss`,
-      `cat ${dir}/miss ${dir}/hit-1`,
-      `cd /etc && cat shadow ${dir}/miss`,
-      `cat //etc//shadow ${dir}/miss`,
-      `cat ${dir}/../../etc/shadow`,
-      `cat /etc/pam.d/chsh ${dir}/miss`,
-      `echo x > ${dir}/written; cat ${dir}/written`,
-      `cat /etc/shadow ${dir}/end`,
-    ];
-    for (const cmd of cmds) execFileSync('sh', ['-c', `${cmd} > /dev/null 2>&1; true`]);
+    for (const cmd of cmds(dir)) execFileSync('sh', ['-c', `${cmd} > /dev/null 2>&1; true`]);
+    more(dir);
+    execFileSync('sh', ['-c', `cat /etc/shadow ${dir}/end > /dev/null 2>&1; true`]);
     const deadline = Date.now() + 120_000;
     const ended = (as: Alert[]) => as.some((a) => a.message.includes(`${dir}/end`));
     while (!runs.every((r) => ended(r.alerts)) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
     const mine = (as: Alert[]) =>
       as
         .filter((a) => a.message.includes(token))
-        .map((a) => `${a.rule}: ${a.message}`)
+        .map((a) => `${a.rule}: ${a.message.replaceAll(token, 'DIR')}`)
         .sort();
     const [on, off] = runs.map((r) => mine(r.alerts));
-    assert.ok(off!.length >= 6, off!.join('\n'));
+    assert.ok(off!.length >= least, off!.join('\n'));
     assert.ok(
-      off!.some((a) => a.startsWith('Open below hit')),
+      off!.some((a) => a.startsWith(mustHave)),
       off!.join('\n'),
     );
     assert.equal(on, off);
+    return { line: filtered, alerts: on! };
   } finally {
     for (const r of runs) {
       await r.src?.stop();
@@ -162,6 +186,47 @@ live('open filter: the bundled stable rules give the same alerts with the filter
     }
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+live('open filter: the bundled stable rules give the same alerts with the filter on and off', async () => {
+  await sameAlerts(
+    ['syscall'],
+    (dir) => rule('Open below hit', `evt.type = openat and evt.is_open_read = true and fd.name startswith ${dir}/hit`, 'file=%fd.name cmd=%proc.cmdline'),
+    (dir) => [
+      `cat /etc/shadow ${dir}/miss`,
+      `cat ${dir}/miss ${dir}/hit-1`,
+      `cd /etc && cat shadow ${dir}/miss`,
+      `cat //etc//shadow ${dir}/miss`,
+      `cat ${dir}/../../etc/shadow`,
+      `cat /etc/pam.d/chsh ${dir}/miss`,
+      `echo x > ${dir}/written; cat ${dir}/written`,
+    ],
+    () => undefined,
+    6,
+    'Open below hit',
+  );
+});
+
+live('open filter: every built-in rule set gives the same alerts with the filter on and off, tar reading files', async () => {
+  // a rule of the incubating set's kind: the opens of any path by a process named tar
+  const { line, alerts } = await sameAlerts(
+    ['syscall', 'syscall-incubating', 'syscall-sandbox'],
+    (dir) => rule('Tar reads below', `evt.type = openat and evt.is_open_read = true and proc.name = tar and fd.name contains ${dir.slice(dir.lastIndexOf('/'))}/`, 'file=%fd.name cmd=%proc.cmdline'),
+    (dir) => [`tar -cf - ${dir}/miss ${dir}/hit-1 2> /dev/null | cat`, `cat /etc/shadow ${dir}/miss`, `cat ${dir}/hit-1`],
+    // perl renamed tar after its exec (its table name stays perl: no alert), and the child it forks
+    // then (named tar at its fork: an alert), its command line naming `dir`
+    (dir) => execFileSync('perl', ['-e', `my $n = "tar"; syscall(157, 15, $n); open(my $f, "<", "${dir}/miss"); if (!fork) { open(my $g, "<", "${dir}/hit-1"); exit 0 } wait`, dir]),
+    4,
+    'Tar reads below',
+  );
+  assert.match(line, /or by \d+ process names/);
+  // tar's two opens, and the renamed perl's child's: its parent's open is perl's in the table
+  const tar = alerts.filter((a) => a.startsWith('Tar reads below'));
+  assert.is(tar.length, 3, tar.join('\n'));
+  assert.ok(
+    tar.some((a) => a.includes('hit-1 cmd=perl')),
+    tar.join('\n'),
+  );
 });
 
 live('open filter: rae run sets it from the rules, and syscall.filterOpens: false turns it off', async () => {
