@@ -90,26 +90,6 @@ function capJson(v: OutputFieldValue, max: number): OutputFieldValue {
 }
 
 /**
- * Renders an output template with `values[i]` the value of field token i (alertFor reads each
- * field once), or `texts[i]` its text already sanitized and cut; each field's text is at most
- * `maxFieldBytes` (capText).
- */
-function renderTokens(tokens: readonly OutputToken[], maxFieldBytes: number, values: ReadonlyArray<RawValue | undefined>, texts: ReadonlyArray<string | undefined>): string {
-  let out = '';
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i]!;
-    if (t.kind === 'text') {
-      out += t.text;
-      continue;
-    }
-    let s = texts[i] ?? capText(fieldText(values[i], planOf(t).ref), maxFieldBytes);
-    if (t.width !== undefined) s = s.length >= t.width ? s.slice(0, t.width) : s.padEnd(t.width, ' ');
-    out += s;
-  }
-  return out;
-}
-
-/**
  * The fields append_output entries (forwarder.falco.append_output) add to the alerts of `rule`:
  * the `%field`s of each matching entry's extra_output and its extra_fields names, as Falco
  * formats them from the event. A name that is no field of the rule's source is left out (the
@@ -136,24 +116,32 @@ export function appendedFields(entries: readonly AppendOutput[], rule: LoadedRul
  */
 export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string, maxFieldBytes = DEFAULT_MAX_OUTPUT_FIELD_BYTES, extra: readonly FieldToken[] = []): Alert {
   const outputFields: Alert['outputFields'] = {};
-  // Each field of the output is read once, for output_fields and the message both.
-  const values: Array<RawValue | undefined> = new Array(rule.output.length);
-  // A string value (most of them) is sanitized and cut once, for output_fields and the message both.
-  const texts: Array<string | undefined> = new Array(rule.output.length);
   const tokens = extra.length === 0 ? rule.output : [...rule.output, ...extra];
+  const inMessage = rule.output.length;
+  // One pass: each field of the output is read once, for output_fields and the message both; a
+  // string value (most of them) is sanitized and cut once for both.
+  let message = '';
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
-    if (t.kind !== 'field') continue;
-    const { ref, textual } = planOf(t);
-    const v = ev.fields.field(ref);
-    if (textual && typeof v === 'string') {
-      const s = capText(utf8Sanitized(v), maxFieldBytes);
-      outputFields[t.canonical] = s;
-      if (i < texts.length) texts[i] = s;
+    if (t.kind !== 'field') {
+      message += t.text;
       continue;
     }
-    if (i < values.length) values[i] = v;
-    outputFields[t.canonical] = capJson(fieldJson(v, ref), maxFieldBytes);
+    const { ref, textual } = planOf(t);
+    const v = ev.fields.field(ref);
+    let s: string;
+    if (textual && typeof v === 'string') {
+      s = capText(utf8Sanitized(v), maxFieldBytes);
+      outputFields[t.canonical] = s;
+      if (i >= inMessage) continue;
+    } else {
+      outputFields[t.canonical] = capJson(fieldJson(v, ref), maxFieldBytes);
+      if (i >= inMessage) continue;
+      s = capText(fieldText(v, ref), maxFieldBytes);
+    }
+    // Each field's text is at most maxFieldBytes (capText), then padded or cut to a `%N` width.
+    if (t.width !== undefined) s = s.length >= t.width ? s.slice(0, t.width) : s.padEnd(t.width, ' ');
+    message += s;
   }
   return {
     timeNs: ev.timeNs,
@@ -162,7 +150,7 @@ export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string, ma
     source: rule.source,
     tags: rule.tags,
     hostname,
-    message: renderTokens(rule.output, maxFieldBytes, values, texts),
+    message,
     outputFields,
   };
 }

@@ -129,4 +129,16 @@ for (const file of ['falco_rules.yaml', 'falco-incubating_rules.yaml', 'falco-sa
   });
 }
 
+test('alerts: appended fields go to output_fields only, typed; the message is the rule output alone', () => {
+  const out = parseOutput('syscall', 'p=%proc.name pid=%proc.pid');
+  const extra = parseOutput('syscall', '%proc.name %proc.exepath %proc.pid %proc.tty %user.uid');
+  if (!out.ok || !extra.ok) throw new Error('parse');
+  const rule = { name: 'r', priority: 'Warning', source: 'syscall', tags: [], output: out.tokens } as unknown as LoadedRule;
+  const values: Record<string, RawValue> = { 'proc.name': 'cat', 'proc.pid': 7n, 'proc.exepath': '/bin/cat', 'user.uid': 0 };
+  const fields = extra.tokens.filter((t) => t.kind === 'field');
+  const alert = alertFor(rule, { source: 'syscall', timeNs: 0n, fields: { field: (ref) => values[ref.canonical] } }, 'h', 64 * 1024, fields);
+  assert.is(alert.message, 'p=cat pid=7');
+  assert.equal(alert.outputFields, { 'proc.name': 'cat', 'proc.pid': 7, 'proc.exepath': '/bin/cat', 'proc.tty': null, 'user.uid': 0 });
+});
+
 test.run();

@@ -1,13 +1,15 @@
 // An audit event read from the request body's bytes (webhook.decoder: bytes): the same fields as
 // the object path (document.ts) without decoding the event into a JavaScript object tree. A
 // scalar ka.* field, jevt.value and the event time read just their value's bytes; a field that
-// gives a list or walks a pod spec decodes only the top-level member it reads (requestObject,
-// user...), once per event; anything else (jevt.obj, fields this file does not map) decodes the
+// gives a list or walks a pod spec reads the member's array in place (byte-lists.ts: each array
+// walked once per event, for all the fields reading it), or, for the few lists without such a
+// reader, decodes only the member it reads, once per event; anything else (jevt.obj, fields this file does not map) decodes the
 // whole event once and asks the object path, so every field keeps the object path's semantics.
 // Consumes a validated body and an event's offset; produces a SourceEvent.
 import { type EventAccessor, type FieldRef, type RawValue, type SourceEvent, TEXT_COPY } from '../../engine/index.js';
 import { END, FLAGS, indexedPrefix, isPlain, slotOf } from './byte-index.js';
-import { type MemberCache, membersOf, parseAt, stringAt, textAt, valueAt } from './byte-value.js';
+import { byteListReader, type ListEvent, type Names, type Table, tableOf } from './byte-lists.js';
+import { type MemberCache, membersOf, parseAt, plainInteger, stringAt, textAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
 import { getterCache } from './getter-cache.js';
 import { pointerKeys } from './json-value.js';
@@ -102,7 +104,11 @@ function getterFor(name: string, arg: string | undefined): Getter {
       // or role field): the extractor reads nothing but those members, so that is its value on
       // an empty event, the same for every event. Kept when it is not a list a caller could change.
       const none = extract({}, arg);
-      if (none === undefined || typeof none === 'string') return (f) => (f.absent(members) ? none : extract(f.partial(members), arg));
+      const constant = none === undefined || typeof none === 'string';
+      // A list read from the body's bytes (byte-lists.ts) when it has a reader there; else its members decoded.
+      const bytes = byteListReader(name);
+      if (bytes !== undefined) return constant ? (f) => (f.absent(members) ? none : bytes(f, arg)) : (f) => bytes(f, arg);
+      if (constant) return (f) => (f.absent(members) ? none : extract(f.partial(members), arg));
       return (f) => extract(f.partial(members), arg);
     }
   }
@@ -119,12 +125,14 @@ interface Member {
 }
 
 /** Field access over one event's bytes. */
-class ByteAuditFields implements EventAccessor, MemberCache {
+class ByteAuditFields implements EventAccessor, MemberCache, ListEvent {
   /** Members decoded so far for list fields (absent members stay absent). */
   private members: Record<string, unknown> | undefined;
   private decoded: EventAccessor | undefined;
   /** The members of objects of this event that reads off the index walked, by the object's offset. */
   private objects: Map<number, Map<string, number>> | undefined;
+  /** The tables of the arrays list fields read (byte-lists.ts), by the array's offset. */
+  private tables: Map<number, Table> | undefined;
 
   constructor(
     readonly body: Buffer,
@@ -187,6 +195,15 @@ class ByteAuditFields implements EventAccessor, MemberCache {
     let m = objects.get(at);
     if (m === undefined) objects.set(at, (m = membersOf(this.body, at)));
     return m;
+  }
+
+  tableAt(at: number, names: Names): Table | undefined {
+    const tables = (this.tables ??= new Map());
+    const had = tables.get(at);
+    if (had !== undefined && had.names === names) return had;
+    const t = tableOf(this.body, at, names);
+    if (t !== undefined) tables.set(at, t);
+    return t;
   }
 
   /** Start of the value at `keys`, whose first `length` keys are indexed at `slot` (-1: none), or -1 when missing. */
@@ -269,21 +286,6 @@ function copyBytes(b: Buffer, from: number, to: number, dst: Uint8Array, at: num
   if (n < 32) for (let k = 0; k < n; k++) dst[at + k] = b[from + k]!;
   else b.copy(dst, at, from, to);
   return n;
-}
-
-/**
- * The end of the number at `at` when its text is what asText gives for it (String(Number(text))):
- * an integer of at most 15 digits, without a leading zero, not "-0" (a response code, a count);
- * -1 for any other number (a fraction, an exponent, a longer one), which is read as text.
- */
-function plainInteger(b: Buffer, at: number): number {
-  let i = b[at] === 0x2d ? at + 1 : at;
-  const first = i;
-  while (b[i]! >= 0x30 && b[i]! <= 0x39) i++;
-  const digits = i - first;
-  if (digits === 0 || digits > 15 || (b[first] === 0x30 && (digits > 1 || first > at))) return -1;
-  const next = b[i];
-  return next === 0x2e || next === 0x65 || next === 0x45 ? -1 : i;
 }
 
 const STAGE_TIMESTAMP = ['stageTimestamp'];

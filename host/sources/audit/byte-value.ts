@@ -101,8 +101,106 @@ export function textAt(b: Buffer, at: number): string {
   if (c === 0x74) return 'true';
   if (c === 0x66) return 'false';
   if (c === 0x6e) return 'null';
-  if (c === 0x7b || c === 0x5b) return asText(parseAt(b, at));
+  if (c === 0x7b || c === 0x5b) return compactAt(b, at) ?? asText(parseAt(b, at));
   // Number() reads a JSON number token as JSON.parse does (a value past the doubles is Infinity: "null").
   const n = Number(b.toString('latin1', at, skipValue(b, at)));
   return Number.isFinite(n) ? String(n) : 'null';
+}
+
+/**
+ * The end of the number at `at` when its text is what asText gives for it (String(Number(text))):
+ * an integer of at most 15 digits, without a leading zero, not "-0" (a response code, a count);
+ * -1 for any other number (a fraction, an exponent, a longer one), which is read as text.
+ */
+export function plainInteger(b: Buffer, at: number): number {
+  let i = b[at] === 0x2d ? at + 1 : at;
+  const first = i;
+  while (b[i]! >= 0x30 && b[i]! <= 0x39) i++;
+  const digits = i - first;
+  if (digits === 0 || digits > 15 || (b[first] === 0x30 && (digits > 1 || first > at))) return -1;
+  const next = b[i];
+  return next === 0x2e || next === 0x65 || next === 0x45 ? -1 : i;
+}
+
+/**
+ * asText of the object or array at `at` (JSON.stringify of what JSON.parse gives) when that is
+ * its bytes as they are, which is how the API server writes its values: no blank between
+ * tokens, each number an integer asText writes back the same (plainInteger), each string
+ * escaped only as JSON.stringify escapes (`\"`, `\\`, `\b \f \n \r \t`), no member name met
+ * twice in an object (JSON.parse keeps the last, in the first one's place) and none made of
+ * digits only (an object lists those first, in numeric order). Undefined for anything else: the
+ * caller decodes and writes the value then.
+ */
+function compactAt(b: Buffer, at: number): string | undefined {
+  const end = compactEnd(b, at, 0);
+  return end < 0 ? undefined : b.toString('utf8', at, end);
+}
+
+/** Members an object may have for compactEnd (each name is compared with the ones before it). */
+const COMPACT_MEMBERS = 256;
+/** Nesting compactEnd follows (deeper values are decoded). */
+const COMPACT_DEPTH = 64;
+
+/** The end of the value at `at` when asText writes it as its bytes (compactAt), or -1. */
+function compactEnd(b: Buffer, at: number, depth: number): number {
+  const c = b[at];
+  if (c === 0x22) return compactString(b, at);
+  if (c === 0x74 || c === 0x6e) return at + 4;
+  if (c === 0x66) return at + 5;
+  if (c !== 0x7b && c !== 0x5b) return plainInteger(b, at);
+  if (depth === COMPACT_DEPTH) return -1;
+  const object = c === 0x7b;
+  let i = at + 1;
+  if (b[i] === (object ? 0x7d : 0x5d)) return i + 1;
+  const names: number[] = [];
+  for (;;) {
+    if (object) {
+      const nameEnd = compactString(b, i);
+      if (nameEnd < 0 || b[nameEnd] !== 0x3a || digitsOnly(b, i + 1, nameEnd - 1) || names.length === 2 * COMPACT_MEMBERS || seen(b, names, i, nameEnd)) return -1;
+      names.push(i, nameEnd);
+      i = nameEnd + 1;
+    }
+    i = compactEnd(b, i, depth + 1);
+    if (i < 0) return -1;
+    const d = b[i];
+    if (d === (object ? 0x7d : 0x5d)) return i + 1;
+    if (d !== 0x2c) return -1;
+    i++;
+  }
+}
+
+/** The end of the string at `at` when JSON.stringify would write its value the same, or -1. */
+function compactString(b: Buffer, at: number): number {
+  if (b[at] !== 0x22) return -1;
+  let i = at + 1;
+  for (;;) {
+    const c = b[i]!;
+    if (c === 0x22) return i + 1;
+    if (c === 0x5c) {
+      const e = b[i + 1];
+      // \" \\ \b \f \n \r \t; a \u escape or \/ is written otherwise by JSON.stringify (or may be).
+      if (e !== 0x22 && e !== 0x5c && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) return -1;
+      i += 2;
+    } else i++;
+  }
+}
+
+/** True when the bytes [from, to) are all ASCII digits (and there is one at least). */
+function digitsOnly(b: Buffer, from: number, to: number): boolean {
+  if (from === to) return false;
+  for (let k = from; k < to; k++) if (b[k]! < 0x30 || b[k]! > 0x39) return false;
+  return true;
+}
+
+/** True when the name [at, end) is among `names` (pairs of start and end), compared as bytes. */
+function seen(b: Buffer, names: readonly number[], at: number, end: number): boolean {
+  const length = end - at;
+  for (let k = 0; k < names.length; k += 2) {
+    const from = names[k]!;
+    if (names[k + 1]! - from !== length) continue;
+    let j = 1;
+    while (j < length && b[from + j] === b[at + j]) j++;
+    if (j === length) return true;
+  }
+  return false;
 }

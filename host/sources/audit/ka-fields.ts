@@ -72,7 +72,15 @@ const SUBJECTS: Readonly<Record<string, string>> = {
 const POD_LIST = /^ka\.req\.pod\.(containers|initContainers|ephemeralContainers)\.(.+)$/;
 const VOLUMES = /^ka\.req\.pod\.volumes\.(.+)$/;
 
-const indexOf = (arg: string | undefined): number => (arg !== undefined && /^[0-9]+$/.test(arg) ? Number(arg) : -1);
+/** A list field's argument as an element index (-1: every element). */
+export const indexOf = (arg: string | undefined): number => (arg !== undefined && /^[0-9]+$/.test(arg) ? Number(arg) : -1);
+
+/** The key path of a whole-array list field, or undefined. */
+export const listPath = (name: string): readonly string[] | undefined => (Object.hasOwn(LIST, name) ? LIST[name] : undefined);
+/** The member a role-rule list field flattens, or undefined. */
+export const ruleKey = (name: string): string | undefined => (Object.hasOwn(RULES, name) ? RULES[name] : undefined);
+/** The subject kind a binding-subject name field keeps, or undefined. */
+export const subjectKind = (name: string): string | undefined => (Object.hasOwn(SUBJECTS, name) ? SUBJECTS[name] : undefined);
 
 type Extractor = (root: Record<string, Json>, arg: string | undefined) => Value;
 

@@ -69,6 +69,9 @@ const SECURITY: Record<string, string> = {
   proc_mount: 'procMount',
 };
 
+/** The securityContext member a per-container property reads, or undefined. */
+export const securityKey = (prop: string): string | undefined => (Object.hasOwn(SECURITY, prop) ? SECURITY[prop] : undefined);
+
 /** `ka.req.pod.<list>.<prop>`; undefined when missing or the property is unknown. */
 export function containerField(root: Json, list: ContainerList, prop: string, index: number): string[] | undefined {
   const items = arrayAt(root, index, 'requestObject', 'spec', list);

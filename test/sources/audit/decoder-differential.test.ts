@@ -19,7 +19,7 @@ import { startTestWebhook } from '../../../support/audit-webhook.js';
 import { corpusPath, K8SAUDIT_SAMPLES } from '../../../support/corpus.js';
 
 const LIMITS = { maxEventBytes: 256 * 1024, maxEventDepth: 300 };
-const ARGS = [undefined, '', '0', '1', '7', '-1', 'command', 'watch', '/stage', '/user/groups/0', '/requestObject/spec/containers/0/image', '/objectRef', '/a~1b', '/items/+1'];
+const ARGS = [undefined, '', '0', '1', '7', '-1', 'command', 'watch', '/stage', '/user/groups/0', '/requestObject/spec/containers/0/image', '/objectRef', '/a~1b', '/items/+1', '/etc', '/var/run/*'];
 
 /** Every k8s_audit field with each argument it takes (evt.* generic fields too). */
 const REFS: FieldRef[] = fieldTable('k8s_audit').flatMap((def) =>
@@ -236,6 +236,85 @@ test('decoders: hand-written bodies (escapes, duplicates, numbers, shapes, refus
   ];
   for (const [i, text] of bodies.entries()) same(Buffer.from(text), `body ${i}: ${text.slice(0, 60)}`);
   same(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), 'not UTF-8');
+});
+
+/** An event whose requestObject is `obj` (JSON text), and one whose user is `user`. */
+const withObject = (obj: string) => EV.replace('"stage"', `"requestObject":${obj},"stage"`);
+
+/** Odd values for any member a list field reads: missing, null, empty, scalars, the wrong container. */
+const ODD = ['null', '[]', '{}', '"s"', '7', 'true', '[null,1,"s",[],{}]'];
+
+const VOLUMES =
+  '[{"name":"a","hostPath":{"path":"/etc"}},{"hostPath":{"path":null}},{"hostPath":"x"},{"flexVolume":{"driver":"d"}},{"name":"v","emptyDir":{}},{"hostPath":{"path":"/var/run/docker.sock","type":""},"hostPath":{"path":"/var/run/x"}},null,7,{"hostP\\u0061th":{"path":"/e"}}]';
+const RULES_LIST =
+  '[{"verbs":["get","list"],"resources":["pods"],"apiGroups":[""]},{"verbs":"*"},{"verbs":null,"nonResourceURLs":["/healthz","/x\\/y"]},null,5,{"verbs":["a"],"verbs":["b"]},{"ve\\u0072bs":["c"]},{ "verbs" : [ "d" ] , "resources":[{"a":1}] },{"resourceNames":["n"],"apiGroups":["apps",7]}]';
+const SUBJECTS_LIST =
+  '[{"kind":"User","name":"u"},{"kind":"ServiceAccount","name":"sa","namespace":"ns"},{"kind":"ServiceAccount","name":"sa2"},{"kind":"ServiceAccount","name":{"a":1},"namespace":null},{"kind":"Group","name":null},{"kind":"User"},{"kind":"Us\\u0065r","name":"e"},1,{"kind":["User"],"name":"x"},{"kind":"Group","name":"g","kind":"User"}]';
+
+test('decoders: list fields read from the bytes give the values of the object path (shapes, duplicates, escapes, odd members)', () => {
+  const container = [
+    '{"name":"c","image":"reg:5000/app:1.0@sha256:ab","securityContext":{"privileged":true,"allowPrivilegeEscalation":false,"readOnlyRootFilesystem":"yes","runAsUser":0,"runAsGroup":null,"procMount":"Unmasked","capabilities":{"add":["SYS_ADMIN",1,null,{"x":[]}]}},"command":["sh","-c"],"args":"x","ports":[{"hostPort":null,"containerPort":80},{"hostPort":null},{"containerPort":null},{"hostPort":8080,"containerPort":80},5,{}]}',
+    '{"image":"a","image":"b","im\\u0061ge":"e","securityContext":{"privileged":"true"},"securityContext":{"privileged":false,"runAsUser":7},"command":[],"args":["a","\\u00e9\\n"],"ports":"x"}',
+    '{"name":"n","securityContext":[{"privileged":true}],"capabilities":{"add":["X"]},"ports":[{"hostPort":1}],"ports":null}',
+    '{"name":"\\"q\\"","image":{"a":1},"securityContext":null,"command":"c"}',
+    '{"name":null,"image":1.50,"securityContext":{"priv\\u0069leged":true,"runAsUser":-0,"capabilities":{"add":"X"}}}',
+  ];
+  const spec = (list: string) =>
+    `{"securityContext":{"runAsUser":5,"runAsGroup":{"g":1},"supplementalGroups":[1,"2",null]},"containers":${list},"initContainers":${list},"ephemeralContainers":${list},"volumes":${VOLUMES},"ports":[{"port":80,"protocol":"TCP"},{"port":1.5},"p",null]}`;
+  const lists = [`[${container.join(',')}]`, `[${container[0]}]`, `[${container[1]},${container[4]}]`, `[${container[3]}]`, ...ODD];
+  const events = [
+    ...lists.map((l) => withObject(`{"spec":${spec(l)}}`)),
+    ...ODD.map((v) => withObject(`{"spec":{"containers":${v},"volumes":${v},"ports":${v},"securityContext":${v}}}`)),
+    ...ODD.map((v) => withObject(`{"spec":${v}}`)),
+    withObject(`{"spec":{"containers":[${container[2]}]},"spec":{"initContainers":[${container[0]}]}}`),
+    withObject(`{"spec":{"containers":[${container[0]}],"containers":[${container[3]}],"securityContext":{"runAsUser":1},"securityContext":{}}}`),
+    withObject(`{"spec":{"cont\\u0061iners":[${container[0]}]}}`),
+    withObject(`{"spec":{"containers":[{"securityContext":{"runAsGroup":3}}]}}`),
+    withObject(`{"spec":{"containers":[{"securityContext":{"runAsGroup":3}}],"securityContext":{"runAsGroup":null}}}`),
+    withObject(`{"spec":{"volumes":[{"hostPath":{"path":"/var/run/docker.sock"}},{"hostPath":{"path":"/etc/x","path":"/etc"}}]}}`),
+    withObject(`{"rules":${RULES_LIST},"subjects":${SUBJECTS_LIST}}`),
+    ...ODD.map((v) => withObject(`{"rules":${v},"subjects":${v}}`)),
+    withObject(`{"rules":[{"verbs":["a"]}],"rules":[{"verbs":["b"],"resources":["r"]}],"subjects":[{"kind":"User","name":"x"}],"subj\\u0065cts":[]}`),
+    ...ODD.map((v) => EV.replace('"username":"u"', `"username":"u","groups":${v}`).replace('"stage"', `"sourceIPs":${v},"stage"`)),
+    EV.replace('"username":"u"', '"username":"u","groups":["a",1,null,{"x":1},"a"],"groups":["b"]').replace('"stage"', '"sourceIPs":["1.2.3.4","::1"],"stage"'),
+  ];
+  same(Buffer.from(`{"kind":"EventList","items":[${events.join(',')}]}`), 'list fields');
+  for (const [i, ev] of events.entries()) same(Buffer.from(ev), `list event ${i}: ${ev.slice(180, 260)}`);
+});
+
+test('decoders: an object or array given as text (configmap data, rules, ports) is its bytes when JSON.stringify writes it so, else decoded', () => {
+  const data = [
+    '{"a":"b\\nc\\t\\"q\\" \\\\ \\b\\f\\r","b":"\u00e9\u65e5","c":"","d":null,"e":true,"f":false,"g":[1,-2,0,{"h":[]}],"i":{}}',
+    '{"a":"\\/"}',
+    '{"a":"\\u0041"}',
+    '{"a":"\\u001f","b":"\\u001F"}',
+    '{"a":"\\ud800"}',
+    '{"a":1.0}',
+    '{"a":1e2}',
+    '{"a":-0}',
+    '{"a":0,"b":-0.5}',
+    '{"a":1234567890123456}',
+    '{"a":123456789012345}',
+    '{"a":1,"a":2}',
+    '{"a":1,"b":{"a":2,"c":3},"c":4}',
+    '{"a":{"x":1,"x":2}}',
+    '{"b":1,"2":"x","1":"y"}',
+    '{"01":1,"-1":2,"1.5":3}',
+    '{"\\"":1,"\\"":2}',
+    '{"\\u0061":1,"a":2}',
+    '{ "a" : 1 }',
+    '[ ]',
+    '{"a":[1 ,2]}',
+    '{"__proto__":{"x":1},"constructor":2}',
+    `{"deep":${'['.repeat(70)}1${']'.repeat(70)}}`,
+    `{"deep":${'['.repeat(60)}1${']'.repeat(60)}}`,
+    `{${Array.from({ length: 300 }, (_, k) => `"k${k}":${k}`).join(',')}}`,
+    `{${Array.from({ length: 300 }, (_, k) => `"k${k % 290}":${k}`).join(',')}}`,
+    ...ODD,
+  ];
+  const events = data.map((d) => withObject(`{"data":${d},"rules":[${d},${d}],"spec":{"ports":[${d}]}}`));
+  same(Buffer.from(`{"kind":"EventList","items":[${events.join(',')}]}`), 'values as text');
+  for (const [i, ev] of events.entries()) same(Buffer.from(ev), `value as text ${i}: ${data[i]!.slice(0, 60)}`);
 });
 
 test('decoders: copyText copies an indexed string or integer as its bytes, and leaves escapes and other numbers to field()', () => {
