@@ -211,21 +211,26 @@ private:
 		}
 		// the process names whose opens are kept whatever their path (none when absent)
 		std::vector<std::string> names = Strings(env, o.Get("names"), "setInterestingSyscalls(ids, dataIds, openPaths): openPaths.names needs an array of strings");
-		std::vector<const char *> ptrs, name_ptrs;
-		std::vector<uint32_t> lens, name_lens;
-		for (const std::string &t : texts) {
-			ptrs.push_back(t.data());
-			lens.push_back(static_cast<uint32_t>(t.size()));
-		}
-		for (const std::string &t : names) {
-			name_ptrs.push_back(t.data());
-			name_lens.push_back(static_cast<uint32_t>(t.size()));
-		}
-		int err = rae_capture_set_open_paths(cap_, ptrs.data(), lens.data(), exact.data(), texts.size(), name_ptrs.data(), name_lens.data(), names.size());
+		Views paths(texts), name_views(names);
+		int err = rae_capture_set_open_paths(cap_, paths.ptrs.data(), paths.lens.data(), exact.data(), texts.size(), name_views.ptrs.data(),
+						     name_views.lens.data(), names.size());
 		if (err != 0)
 			throw Napi::Error::New(env, std::string("setInterestingSyscalls: the open paths were not set (every open stays recorded): ") + strerror(-err));
 		return Napi::Number::New(env, static_cast<double>(rae_capture_set_syscalls(cap_, ids.data(), ids.size(), data.data(), data.size(), opens.data(), opens.size())));
 	}
+
+	// The bytes and lengths of `strings` as capture.c's setters take them (valid while `strings` is).
+	struct Views {
+		std::vector<const char *> ptrs;
+		std::vector<uint32_t> lens;
+		explicit Views(const std::vector<std::string> &strings)
+		{
+			for (const std::string &t : strings) {
+				ptrs.push_back(t.data());
+				lens.push_back(static_cast<uint32_t>(t.size()));
+			}
+		}
+	};
 
 	// The strings of array `v` (none when undefined); throws `what` otherwise.
 	static std::vector<std::string> Strings(Napi::Env env, Napi::Value v, const char *what)
@@ -264,13 +269,8 @@ private:
 			Napi::Buffer<char> buf = b.Get(i).As<Napi::Buffer<char>>();
 			names.emplace_back(buf.Data(), buf.Length());
 		}
-		std::vector<const char *> ptrs;
-		std::vector<uint32_t> lens;
-		for (const std::string &t : names) {
-			ptrs.push_back(t.data());
-			lens.push_back(static_cast<uint32_t>(t.size()));
-		}
-		int err = rae_capture_set_proc_names(cap_, pids.data(), ptrs.data(), lens.data(), pids.size());
+		Views views(names);
+		int err = rae_capture_set_proc_names(cap_, pids.data(), views.ptrs.data(), views.lens.data(), pids.size());
 		if (err != 0)
 			throw Napi::Error::New(env, std::string("setProcessNames: ") + strerror(-err));
 		return env.Undefined();

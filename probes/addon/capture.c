@@ -251,15 +251,25 @@ static struct rae_comm comm_key(const char *name, uint32_t len)
 	return k;
 }
 
+/* Empties map `fd`: its first key (into `key`, of the map's key size) until there is none (a trie
+ * has no order to resume from once deleted). 0, or a negative errno. */
+static int empty_map(int fd, void *key)
+{
+	while (bpf_map_get_next_key(fd, NULL, key) == 0)
+		if (bpf_map_delete_elem(fd, key) != 0)
+			return -errno;
+	return 0;
+}
+
 /* Replaces open_names' entries with the `n` names and turns their use on when there is one. */
 static int set_open_names(struct rae_capture *c, const char *const *names, const uint32_t *lens, size_t n)
 {
 	int fd = bpf_map__fd(c->skel->maps.open_names);
 	struct rae_comm key;
 	__atomic_store_n(&c->skel->bss->open_names_on, 0, __ATOMIC_RELAXED);
-	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
-		if (bpf_map_delete_elem(fd, &key) != 0)
-			return -errno;
+	int err = empty_map(fd, &key);
+	if (err != 0)
+		return err;
 	uint8_t one = 1;
 	for (size_t i = 0; i < n; i++) {
 		key = comm_key(names[i], lens[i]);
@@ -290,10 +300,9 @@ int rae_capture_set_open_paths(struct rae_capture *c, const char *const *paths, 
 		return err;
 	int fd = bpf_map__fd(c->skel->maps.open_paths);
 	struct rae_open_key key;
-	/* empty it: the first key until there is none (a trie has no order to resume from once deleted) */
-	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
-		if (bpf_map_delete_elem(fd, &key) != 0)
-			return -errno;
+	err = empty_map(fd, &key);
+	if (err != 0)
+		return err;
 	uint8_t one = 1;
 	for (size_t i = 0; i < n; i++) {
 		if (lens[i] > RAE_OPEN_KEY_BYTES - 2)

@@ -7,7 +7,7 @@
 // (test/sources/audit/decoder-differential.test.ts compares them on every field). A field with
 // no reader here (volume_type: its object key order is the parser's) keeps the object path.
 import { indexedPrefix } from './byte-index.js';
-import { skipBlanks, skipValue, stringEnd } from './json-scan.js';
+import { hasEscape, skipBlanks, skipValue, stringEnd } from './json-scan.js';
 import { stringAt, textAt, valueAt } from './byte-value.js';
 import { indexOf, listPath, ruleKey, subjectKind } from './ka-fields.js';
 import { imageRepository, nonEmpty, securityKey } from './pod-fields.js';
@@ -46,7 +46,6 @@ export interface Table {
 /** Which of `names` the member name whose quote is at `i` and which ends before `end` is (a name with escapes compared decoded), or -1. */
 function nameIndex(b: Buffer, i: number, end: number, names: Names): number {
   const length = end - i - 2;
-  let escaped = false;
   for (let k = 0; k < names.bytes.length; k++) {
     const name = names.bytes[k]!;
     if (name.length !== length) continue;
@@ -54,8 +53,7 @@ function nameIndex(b: Buffer, i: number, end: number, names: Names): number {
     while (j < length && b[i + 1 + j] === name[j]) j++;
     if (j === length) return k;
   }
-  for (let j = i + 1; j < end - 1; j++) if (b[j] === 0x5c) escaped = true;
-  return escaped ? names.names.indexOf(JSON.parse(b.toString('utf8', i, end)) as string) : -1;
+  return hasEscape(b, i + 1, end - 1) ? names.names.indexOf(JSON.parse(b.toString('utf8', i, end)) as string) : -1;
 }
 
 /** The table of the array at `at` (valid text) over `names`, or undefined when the value there is not an array. */
@@ -115,17 +113,22 @@ function below(b: Buffer, t: Table, e: number, k: number, rest: readonly string[
   return at < 0 || rest.length === 0 ? at : valueAt(b, at, rest);
 }
 
-/** Every element of the array at `at` as text; none when it is not an array. */
-function textsOf(b: Buffer, at: number, out: string[]): void {
+/** Calls `visit` with the start of each element of the array at `at`; none when it is not an array. */
+function forEachElement(b: Buffer, at: number, visit: (i: number) => void): void {
   if (at < 0 || b[at] !== 0x5b) return;
   let i = skipBlanks(b, at + 1);
   if (b[i] === 0x5d) return;
   for (;;) {
-    out.push(textAt(b, i));
+    visit(i);
     i = skipBlanks(b, skipValue(b, i));
     if (b[i] === 0x5d) return;
     i = skipBlanks(b, i + 1);
   }
+}
+
+/** Every element of the array at `at` as text; none when it is not an array. */
+function textsOf(b: Buffer, at: number, out: string[]): void {
+  forEachElement(b, at, (i) => out.push(textAt(b, i)));
 }
 
 /** pod-fields.ts's present: the text at member k (then `rest`) of each element, elements without it adding nothing. */
@@ -208,17 +211,12 @@ function containerReader(prop: string): ContainerReader | undefined {
         const b = f.body;
         const out: string[] = [];
         for (const e of items) {
-          const ports = below(b, t, e, PORTS, []);
-          if (ports < 0 || b[ports] !== 0x5b) continue;
-          let i = skipBlanks(b, ports + 1);
-          while (b[i] !== 0x5d) {
+          forEachElement(b, below(b, t, e, PORTS, []), (i) => {
             // The object path's `hostPort ?? containerPort`: a null hostPort falls through too.
             let v = valueAt(b, i, HOST_PORT);
             if (v < 0 || b[v] === 0x6e) v = valueAt(b, i, CONTAINER_PORT);
             if (v >= 0) out.push(textAt(b, v));
-            i = skipBlanks(b, skipValue(b, i));
-            if (b[i] === 0x2c) i = skipBlanks(b, i + 1);
-          }
+          });
         }
         return nonEmpty(out);
       };
