@@ -25,6 +25,23 @@ export interface EventAccessor {
    * returns the bytes written, or a TEXT_COPY code (`other`: read the value with field()).
    */
   copyText?(ref: FieldRef, dst: Uint8Array, at: number, limit: number): number;
+  /**
+   * The field reads of this kind of accessor resolved per FieldRef (the same object for every
+   * event of the kind): a caller that reads a field on many events resolves it once
+   * (field-reader.ts BoundField) instead of looking it up by name on every read.
+   */
+  readonly readers?: FieldReaders;
+}
+
+/** A field's read resolved for one kind of accessor: the value `ev.field(ref)` gives. */
+export type FieldRead = (ev: EventAccessor, ref: FieldRef) => RawValue | undefined;
+/** A field's copyText resolved for one kind of accessor: what `ev.copyText(ref, ...)` returns. */
+export type TextCopy = (ev: EventAccessor, ref: FieldRef, dst: Uint8Array, at: number, limit: number) => number;
+
+/** Resolves the reads of one kind of accessor (EventAccessor.readers). */
+export interface FieldReaders {
+  read(ref: FieldRef): FieldRead;
+  copy(ref: FieldRef): TextCopy;
 }
 
 /** What copyText returns when it copies nothing. */

@@ -5,7 +5,7 @@
 // extracted from the event as the rule's own (appendedFields). Values compared as raw bytes leave
 // here as text: each invalid UTF-8 sequence becomes U+FFFD (Falco 0.45's output encoding); control
 // characters stay as they are until an encoder escapes them (alertText, alertJson).
-import { type FieldRef, type LoadedRule, type OutputToken, parseOutput, type RawScalar, type RawValue, type SourceEvent, typeClass, utf8Sanitized } from '../engine/index.js';
+import { BoundField, type FieldRef, type LoadedRule, type OutputToken, parseOutput, type RawScalar, type RawValue, type SourceEvent, typeClass, utf8Sanitized } from '../engine/index.js';
 import type { Alert, OutputFieldValue } from './alert.js';
 import { type AppendOutput, appendMatches } from './falco-json.js';
 
@@ -13,25 +13,6 @@ type FieldToken = Extract<OutputToken, { kind: 'field' }>;
 
 function refOf(tok: FieldToken): FieldRef {
   return { kind: 'field', def: tok.def, arg: tok.arg, canonical: tok.canonical, type: tok.def.type, isList: tok.def.isList };
-}
-
-/** A field token's reference, and whether a string value of it is one text in the message and in output_fields (not a number or a boolean type). */
-interface TokenPlan {
-  ref: FieldRef;
-  textual: boolean;
-}
-
-/** Plans by token (a rule's output tokens and its appended fields live as long as the rule). */
-const PLANS = new WeakMap<FieldToken, TokenPlan>();
-
-function planOf(tok: FieldToken): TokenPlan {
-  let plan = PLANS.get(tok);
-  if (plan === undefined) {
-    const ref = refOf(tok);
-    const cls = typeClass(ref.type);
-    PLANS.set(tok, (plan = { ref, textual: cls !== 'signed' && cls !== 'unsigned' && cls !== 'double' && cls !== 'bool' }));
-  }
-  return plan;
 }
 
 function scalarJson(v: RawScalar, ref: FieldRef): string | number | bigint | boolean {
@@ -110,47 +91,106 @@ export function appendedFields(entries: readonly AppendOutput[], rule: LoadedRul
   return out;
 }
 
+/** A field of an alert plan: its output_fields key, its read, and its place in the message. */
+interface PlannedField {
+  key: string;
+  f: BoundField;
+  /** A string value of it is one text in the message and in output_fields (not a number or a boolean type). */
+  textual: boolean;
+  /** In the message (a field of the rule's output), or in output_fields only (an appended field). */
+  inMessage: boolean;
+  /** The message's literal text just before it (the text tokens between it and the field before, joined). */
+  before: string;
+  /** `%N` width. */
+  width: number | undefined;
+}
+
+/**
+ * A rule's output with its appended fields, resolved once for all its alerts: each field's read
+ * (BoundField: no lookup by name per alert), whether it is textual, its width, and the literal
+ * text around it, so an alert reads each field once and builds the message and output_fields.
+ */
+export class AlertPlan {
+  private readonly fields: PlannedField[] = [];
+  /** The message's literal text after its last field. */
+  private readonly tail: string;
+
+  /** `extra` (appendedFields) go to output_fields only. */
+  constructor(
+    private readonly rule: LoadedRule,
+    extra: readonly FieldToken[] = [],
+  ) {
+    let text = '';
+    for (const t of rule.output) {
+      if (t.kind === 'field') {
+        this.fields.push(planned(t, true, text));
+        text = '';
+      } else text += t.text;
+    }
+    this.tail = text;
+    for (const t of extra) this.fields.push(planned(t, false, ''));
+  }
+
+  /** The alert for the rule matching `ev`; each field value it carries is at most `maxFieldBytes` (rules.maxOutputFieldBytes). */
+  alert(ev: SourceEvent, hostname: string, maxFieldBytes = DEFAULT_MAX_OUTPUT_FIELD_BYTES): Alert {
+    const outputFields: Alert['outputFields'] = {};
+    const fields = this.fields;
+    const evf = ev.fields;
+    // One pass: each field of the output is read once, for output_fields and the message both; a
+    // string value (most of them) is sanitized and cut once for both.
+    let message = '';
+    for (let i = 0; i < fields.length; i++) {
+      const p = fields[i]!;
+      const v = p.f.read(evf);
+      let s: string;
+      if (p.textual && typeof v === 'string') {
+        s = capText(utf8Sanitized(v), maxFieldBytes);
+        outputFields[p.key] = s;
+        if (!p.inMessage) continue;
+      } else {
+        outputFields[p.key] = capJson(fieldJson(v, p.f.ref), maxFieldBytes);
+        if (!p.inMessage) continue;
+        s = capText(fieldText(v, p.f.ref), maxFieldBytes);
+      }
+      // Each field's text is at most maxFieldBytes (capText), then padded or cut to a `%N` width.
+      const w = p.width;
+      if (w !== undefined) s = s.length >= w ? s.slice(0, w) : s.padEnd(w, ' ');
+      message += p.before;
+      message += s;
+    }
+    message += this.tail;
+    const rule = this.rule;
+    return {
+      timeNs: ev.timeNs,
+      rule: rule.name,
+      priority: rule.priority,
+      source: rule.source,
+      tags: rule.tags,
+      hostname,
+      message,
+      outputFields,
+    };
+  }
+}
+
+function planned(t: FieldToken, inMessage: boolean, before: string): PlannedField {
+  const ref = refOf(t);
+  const cls = typeClass(ref.type);
+  const textual = cls !== 'signed' && cls !== 'unsigned' && cls !== 'double' && cls !== 'bool';
+  return { key: t.canonical, f: new BoundField(ref), textual, inMessage, before, width: t.width };
+}
+
+/** Plans of rules without appended fields, by rule, for alertFor. */
+const PLANS = new WeakMap<LoadedRule, AlertPlan>();
+
 /**
  * The alert for a rule that matched an event; each field value it carries is at most
  * `maxFieldBytes` (rules.maxOutputFieldBytes). `extra` (appendedFields) go to output_fields only.
+ * A caller that alerts often keeps an AlertPlan per rule instead.
  */
 export function alertFor(rule: LoadedRule, ev: SourceEvent, hostname: string, maxFieldBytes = DEFAULT_MAX_OUTPUT_FIELD_BYTES, extra: readonly FieldToken[] = []): Alert {
-  const outputFields: Alert['outputFields'] = {};
-  const tokens = extra.length === 0 ? rule.output : [...rule.output, ...extra];
-  const inMessage = rule.output.length;
-  // One pass: each field of the output is read once, for output_fields and the message both; a
-  // string value (most of them) is sanitized and cut once for both.
-  let message = '';
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i]!;
-    if (t.kind !== 'field') {
-      message += t.text;
-      continue;
-    }
-    const { ref, textual } = planOf(t);
-    const v = ev.fields.field(ref);
-    let s: string;
-    if (textual && typeof v === 'string') {
-      s = capText(utf8Sanitized(v), maxFieldBytes);
-      outputFields[t.canonical] = s;
-      if (i >= inMessage) continue;
-    } else {
-      outputFields[t.canonical] = capJson(fieldJson(v, ref), maxFieldBytes);
-      if (i >= inMessage) continue;
-      s = capText(fieldText(v, ref), maxFieldBytes);
-    }
-    // Each field's text is at most maxFieldBytes (capText), then padded or cut to a `%N` width.
-    if (t.width !== undefined) s = s.length >= t.width ? s.slice(0, t.width) : s.padEnd(t.width, ' ');
-    message += s;
-  }
-  return {
-    timeNs: ev.timeNs,
-    rule: rule.name,
-    priority: rule.priority,
-    source: rule.source,
-    tags: rule.tags,
-    hostname,
-    message,
-    outputFields,
-  };
+  if (extra.length > 0) return new AlertPlan(rule, extra).alert(ev, hostname, maxFieldBytes);
+  let plan = PLANS.get(rule);
+  if (plan === undefined) PLANS.set(rule, (plan = new AlertPlan(rule)));
+  return plan.alert(ev, hostname, maxFieldBytes);
 }

@@ -9,7 +9,7 @@
 // once the batch is done (the whole batch is judged by one module).
 import type { LoadedRule, RuleMatcher, SourceEvent } from '../engine/index.js';
 import type { Alert } from '../output/alert.js';
-import { alertFor, appendedFields } from '../output/from-match.js';
+import { AlertPlan, appendedFields } from '../output/from-match.js';
 import type { DetectionEngineOptions, EngineStats } from './engine-types.js';
 import { runtimeError, type RuntimeError } from './errors.js';
 import type { RuleModule } from './evaluator.js';
@@ -32,8 +32,8 @@ export function judged(run: () => Judgment<Alert>): Judgment<Alert> {
 export class BatchJudge {
   /** Events evaluated since start (decoded and kernel). */
   evaluated = 0;
-  /** The append_output fields of each rule that has alerted (appendedFields), by rule. */
-  private readonly appended = new WeakMap<LoadedRule, ReturnType<typeof appendedFields>>();
+  /** The alert plan of each rule that has alerted, with its append_output fields (appendedFields), by rule. */
+  private readonly plans = new WeakMap<LoadedRule, AlertPlan>();
 
   constructor(
     private readonly options: DetectionEngineOptions,
@@ -79,10 +79,12 @@ export class BatchJudge {
 
   /** The alert of `rule` matching `ev`, with the fields append_output adds to it. */
   alert(rule: LoadedRule, ev: SourceEvent): Alert {
-    const entries = this.options.appendOutput ?? [];
-    let extra = this.appended.get(rule);
-    if (extra === undefined) this.appended.set(rule, (extra = entries.length > 0 ? appendedFields(entries, rule) : []));
-    return alertFor(rule, ev, this.options.hostname, this.options.maxOutputFieldBytes, extra);
+    let plan = this.plans.get(rule);
+    if (plan === undefined) {
+      const entries = this.options.appendOutput ?? [];
+      this.plans.set(rule, (plan = new AlertPlan(rule, entries.length > 0 ? appendedFields(entries, rule) : [])));
+    }
+    return plan.alert(ev, this.options.hostname, this.options.maxOutputFieldBytes);
   }
 
   /** Counts events the compiled tier had judged by the reference interpreter (a stopped one is dropped: watchdog). */

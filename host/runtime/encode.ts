@@ -9,7 +9,7 @@
 // interpreter). Known limits: a numeric field given as non-numeric text and an IP field given as
 // text that is not an address are written as missing (the interpreter would compare them as text).
 import { type Slot, type SourceLayout, THREAD_FIELDS, type ThreadField, type ThreadUse, type ValueKind } from '../engine/codegen/index.js';
-import { encodeRaw, hasRawBytes, type FieldRef, lookupField, parseIp, type RawScalar, type RawValue, type SourceEvent, TEXT_COPY, truncInt, typeClass } from '../engine/index.js';
+import { BoundField, encodeRaw, hasRawBytes, type FieldRef, lookupField, parseIp, type RawScalar, type RawValue, type SourceEvent, TEXT_COPY, truncInt, typeClass } from '../engine/index.js';
 import { CTR, CTR_FLAGS, CTR_STRINGS, type ContainerKey, evtTypeId, LIMITS, MEM, REC, THREAD, writeContainerEntry } from '../abi/module.js';
 
 const ANCESTOR_OF: Record<string, string> = {
@@ -40,6 +40,8 @@ interface EncSlot {
   plainStr: boolean;
   /** A plain string slot of one value: an accessor with copyText may copy its bytes in. */
   copy: boolean;
+  /** The slot's field read, resolved once per kind of accessor (no lookup by name per read). */
+  f: BoundField;
 }
 
 /**
@@ -74,7 +76,7 @@ export class BatchEncoder {
     this.slots = layout.slots.map((s) => {
       const cls = typeClass(s.ref.type);
       const ip = cls === 'ipaddr' || cls === 'ipnet';
-      return { s, ip, plainStr: s.kind === 'str' && !ip, copy: s.kind === 'str' && !ip && !s.list };
+      return { s, ip, plainStr: s.kind === 'str' && !ip, copy: s.kind === 'str' && !ip && !s.list, f: new BoundField(s.ref) };
     });
     const levels = use.walk ? LIMITS.maxDepth : use.levels;
     this.indexedLevels = Math.min(LIMITS.maxDepth, use.levels);
@@ -125,9 +127,9 @@ export class BatchEncoder {
     const fields = ev.fields;
     for (const e of this.slots) {
       const s = e.s;
-      if (e.copy && fields.copyText !== undefined) {
+      if (e.copy) {
         // A byte source's string: its bytes go from the source straight into the heap.
-        const n = fields.copyText(s.ref, u8, this.heap, this.limit);
+        const n = e.f.copy(fields, u8, this.heap, this.limit);
         if (n >= 0) {
           setRef(dv, at + s.offset, this.heap + n * SPAN);
           this.heap = align8(this.heap + n);
@@ -137,7 +139,7 @@ export class BatchEncoder {
         if (n === TEXT_COPY.missing) continue;
         if (n === TEXT_COPY.noRoom) return false;
       }
-      const raw = fields.field(s.ref);
+      const raw = e.f.read(fields);
       if (raw === undefined || raw === null) continue;
       const where = at + s.offset;
       if (e.plainStr) {

@@ -6,7 +6,7 @@
 // reader, decodes only the member it reads, once per event; anything else (jevt.obj, fields this file does not map) decodes the
 // whole event once and asks the object path, so every field keeps the object path's semantics.
 // Consumes a validated body and an event's offset; produces a SourceEvent.
-import { type EventAccessor, type FieldRef, type RawValue, type SourceEvent, TEXT_COPY } from '../../engine/index.js';
+import { type EventAccessor, type FieldRead, type FieldReaders, type FieldRef, type RawValue, type SourceEvent, TEXT_COPY, type TextCopy } from '../../engine/index.js';
 import { END, FLAGS, indexedPrefix, isPlain, slotOf } from './byte-index.js';
 import { byteListReader, type ListEvent, type Names, type Table, tableOf } from './byte-lists.js';
 import { type MemberCache, membersOf, parseAt, plainInteger, stringAt, textAt, valueAt } from './byte-value.js';
@@ -124,8 +124,20 @@ interface Member {
   slots: readonly number[];
 }
 
+const copyOther: TextCopy = () => TEXT_COPY.other;
+
+/** The reads of ByteAuditFields resolved per FieldRef (BoundField): its getter and, for a text field, its path. */
+const BYTE_READERS: FieldReaders = {
+  read: (ref) => cachedGetter(ref.def.name, ref.arg) as unknown as FieldRead,
+  copy: (ref) => {
+    const path = cachedTextPath(ref.def.name, ref.arg);
+    return path === null ? copyOther : (f, _ref, dst, to, limit) => (f as ByteAuditFields).copyPath(path, dst, to, limit);
+  },
+};
+
 /** Field access over one event's bytes. */
 class ByteAuditFields implements EventAccessor, MemberCache, ListEvent {
+  readonly readers = BYTE_READERS;
   /** Members decoded so far for list fields (absent members stay absent). */
   private members: Record<string, unknown> | undefined;
   private decoded: EventAccessor | undefined;
@@ -152,7 +164,11 @@ class ByteAuditFields implements EventAccessor, MemberCache, ListEvent {
 
   copyText(ref: FieldRef, dst: Uint8Array, to: number, limit: number): number {
     const path = cachedTextPath(ref.def.name, ref.arg);
-    if (path === null) return TEXT_COPY.other;
+    return path === null ? TEXT_COPY.other : this.copyPath(path, dst, to, limit);
+  }
+
+  /** copyText of a field whose value is the text at `path`. */
+  copyPath(path: TextPath, dst: Uint8Array, to: number, limit: number): number {
     const { slot } = path;
     const b = this.body;
     const index = this.index;

@@ -2,7 +2,7 @@
 // EventList, or a single Event) and turns each audit event object into a SourceEvent with ka.* /
 // jevt.* / json.* field access. Shared by `rae replay --format audit` and the audit webhook, so
 // both evaluate exactly the same events. Consumes parsed JSON; produces SourceEvents and reasons.
-import type { EventAccessor, FieldRef, RawValue, SourceEvent } from '../../engine/index.js';
+import { type EventAccessor, type FieldRead, type FieldReaders, type FieldRef, type RawValue, type SourceEvent, TEXT_COPY } from '../../engine/index.js';
 import { auditEventTimeNs, extractAuditField, type AuditEvent } from './extract.js';
 import { getterCache } from './getter-cache.js';
 import { asText, getKeys, pointerKeys } from './json-value.js';
@@ -17,8 +17,15 @@ type Getter = (f: AuditFields) => RawValue | undefined;
 /** Getters by field name, then by argument (getter-cache.ts). */
 const cachedGetter = getterCache(getterFor);
 
+/** The reads of AuditFields resolved per FieldRef (BoundField): its getter. */
+const OBJECT_READERS: FieldReaders = {
+  read: (ref) => cachedGetter(ref.def.name, ref.arg) as unknown as FieldRead,
+  copy: () => () => TEXT_COPY.other,
+};
+
 /** Audit event field access (ka.*, jevt.*, json.* with the plugins' semantics; evt.* generic). */
 class AuditFields implements EventAccessor {
+  readonly readers = OBJECT_READERS;
   /** Whether ka.* fields can be read (an object with an auditID key); checked on first use. */
   private kaGate: boolean | undefined;
 

@@ -11,8 +11,9 @@ process.env.TZ = 'UTC';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { fieldTable, type FieldRef, type SourceEvent, TEXT_COPY } from '../../../host/engine/index.js';
+import { BoundField, fieldTable, type FieldRef, type LoadedRule, parseOutput, type RawValue, type SourceEvent, TEXT_COPY } from '../../../host/engine/index.js';
 import { alertJson } from '../../../host/output/alert.js';
+import { AlertPlan } from '../../../host/output/from-match.js';
 import { DetectionEngine } from '../../../host/runtime/detection-engine.js';
 import { type AuditDecoder, decodeAuditEvents, type SourceDecodeResult } from '../../../host/sources/audit/batch-bytes.js';
 import { startTestWebhook } from '../../../support/audit-webhook.js';
@@ -61,6 +62,21 @@ function copiesSame(ev: SourceEvent, what: string): void {
   }
 }
 
+/** One BoundField per field, kept across the events of both decoders (as the encoder's slots and the alert plans keep theirs). */
+const BOUND = REFS.map((r) => new BoundField(r));
+const scratch2 = new Uint8Array(256 * 1024);
+
+/** A field's read resolved once (BoundField) gives what field() and copyText() give, whichever decoder's event came before. */
+function boundSame(ev: SourceEvent, what: string): void {
+  BOUND.forEach((b, k) => {
+    const r = REFS[k]!;
+    assert.equal(b.read(ev.fields), ev.fields.field(r), `${what} ${r.canonical}: read once resolved`);
+    const n = b.copy(ev.fields, scratch, 8, scratch.length);
+    assert.is(n, ev.fields.copyText === undefined ? TEXT_COPY.other : ev.fields.copyText(r, scratch2, 8, scratch2.length), `${what} ${r.canonical}: copy once resolved`);
+    if (n > 0) assert.equal(scratch.subarray(8, 8 + n), scratch2.subarray(8, 8 + n), `${what} ${r.canonical}: bytes copied once resolved`);
+  });
+}
+
 /** Both decoders on one body: the same outcome, event for event and field for field. */
 function same(body: Buffer, what: string, limits = LIMITS): { objects: SourceDecodeResult; bytes: SourceDecodeResult } {
   const objects = decode(body, 'objects', limits);
@@ -77,6 +93,8 @@ function same(body: Buffer, what: string, limits = LIMITS): { objects: SourceDec
     assert.is(b.timeNs, o.timeNs, `${what} #${i}: time`);
     assert.equal(fieldValues(b), fieldValues(o), `${what} #${i}: fields`);
     if (b.fields.copyText) copiesSame(b, `${what} #${i}`);
+    boundSame(o, `${what} #${i} objects`);
+    boundSame(b, `${what} #${i} bytes`);
   });
   return { objects, bytes };
 }
@@ -108,6 +126,36 @@ test('decoders: the same alerts (rule, output, fields) for the corpus and genera
   }
   assert.ok(alerts.objects.length > 30, `${alerts.objects.length} alerts`);
   assert.equal(alerts.bytes, alerts.objects);
+});
+
+test('alert plans: one plan reads each event through its own accessor (either decoder, a plain one), each field by its argument', () => {
+  const out = parseOutput('k8s_audit', 'verb=%jevt.value[/verb] user=%jevt.value[/user/username] [%6ka.verb] [%3ka.target.resource] code=%ka.response.code');
+  const extra = parseOutput('k8s_audit', '%ka.user.name %jevt.value[/objectRef/resource] %ka.verb %ka.req.pod.containers.image');
+  if (!out.ok || !extra.ok) throw new Error('parse');
+  const rule = { name: 'r', priority: 'Warning', source: 'k8s_audit', tags: [], output: out.tokens } as unknown as LoadedRule;
+  const plan = new AlertPlan(
+    rule,
+    extra.tokens.filter((t) => t.kind === 'field'),
+  );
+  const item = { auditID: 'a', kind: 'Event', stage: 'ResponseComplete', verb: 'create', user: { username: 'alice' }, objectRef: { resource: 'pods' }, responseStatus: { code: 201 }, stageTimestamp: '2024-01-01T00:00:00Z' };
+  const keys = ['jevt.value[/verb]', 'jevt.value[/user/username]', 'ka.verb', 'ka.target.resource', 'ka.response.code', 'ka.user.name', 'jevt.value[/objectRef/resource]', 'ka.req.pod.containers.image'];
+  const decoded = { bytes: decode(list([item]), 'bytes'), objects: decode(list([item]), 'objects') };
+  const plainValues: Record<string, RawValue> = { 'jevt.value[/verb]': 'get', 'ka.verb': 'get', 'ka.req.pod.containers.image': ['nginx', 'redis'] };
+  const plain: SourceEvent = { source: 'k8s_audit', timeNs: 0n, fields: { field: (ref) => plainValues[ref.canonical] } };
+  for (const which of ['bytes', 'objects', 'plain', 'bytes'] as const) {
+    const d = which === 'plain' ? undefined : decoded[which];
+    if (d !== undefined && !d.ok) throw new Error(`${which}: ${d.message}`);
+    const ev = d === undefined ? plain : d.events[0]!;
+    const a = plan.alert(ev, 'h');
+    assert.equal(Object.keys(a.outputFields), keys, `${which}: output_fields keys in order`);
+    if (which === 'plain') {
+      assert.is(a.message, 'verb=get user=<NA> [get   ] [<NA] code=<NA>', which);
+      assert.equal(Object.values(a.outputFields), ['get', null, 'get', null, null, null, null, ['nginx', 'redis']], which);
+    } else {
+      assert.is(a.message, 'verb=create user=alice [create] [pod] code=201', which);
+      assert.equal(Object.values(a.outputFields), ['create', 'alice', 'create', 'pods', '201', 'alice', 'pods', null], which);
+    }
+  }
 });
 
 /** Edge values for a field that rules read as a string. */
