@@ -9,12 +9,12 @@
 import { type EventAccessor, type FieldRead, type FieldReaders, type FieldRef, type RawValue, type SourceEvent, TEXT_COPY, type TextCopy } from '../../engine/index.js';
 import { END, FLAGS, indexedPrefix, isPlain, slotOf } from './byte-index.js';
 import { byteListReader, type ListEvent, type Names, type Table, tableOf } from './byte-lists.js';
-import { type MemberCache, membersOf, parseAt, plainInteger, stringAt, textAt, valueAt } from './byte-value.js';
+import { bodyText, type MemberCache, membersOf, parseAt, plainInteger, stringAt, textAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
 import { getterCache } from './getter-cache.js';
 import { pointerKeys } from './json-value.js';
 import { kaExtractor, kaScalarPath } from './ka-fields.js';
-import { parseRfc3339Nano } from './time.js';
+import { parseRfc3339Nano, parseRfc3339NanoBytes } from './time.js';
 
 type Getter = (f: ByteAuditFields, ref: FieldRef) => RawValue | undefined;
 
@@ -292,7 +292,7 @@ function plainText(body: Buffer, index: Int32Array, base: number, slot: number):
   const at = index[base + slot]!;
   if (at < 0) return undefined;
   if (!isPlain(index, base, slot)) return null;
-  return body.toString('utf8', at + 1, index[base + END + slot]! - 1);
+  return bodyText(body, at + 1, index[base + END + slot]! - 1);
 }
 
 /** Copies body[from, to) to dst at `at` within `limit`; the bytes copied, or TEXT_COPY.noRoom. */
@@ -312,14 +312,15 @@ const STAGE_TIMESTAMP_SLOT = slotOf(STAGE_TIMESTAMP);
  * (byte-index.ts); time = stageTimestamp (0 if unreadable).
  */
 export function byteSourceEvent(body: Buffer, at: number, index: Int32Array, base: number, num: bigint): SourceEvent {
-  const plain = plainText(body, index, base, STAGE_TIMESTAMP_SLOT);
-  let text: string | undefined;
-  if (plain !== null) text = plain;
-  else {
-    const ts = index[base + FLAGS] === 0 ? index[base + STAGE_TIMESTAMP_SLOT]! : valueAt(body, at, STAGE_TIMESTAMP);
-    text = ts < 0 ? undefined : stringAt(body, ts);
+  const indexed = index[base + FLAGS] === 0;
+  const ts = indexed ? index[base + STAGE_TIMESTAMP_SLOT]! : valueAt(body, at, STAGE_TIMESTAMP);
+  let parsed: bigint | undefined;
+  // A string without escapes (nearly every event's) is parsed from its bytes, with no string made.
+  if (ts >= 0 && indexed && isPlain(index, base, STAGE_TIMESTAMP_SLOT)) parsed = parseRfc3339NanoBytes(body, ts + 1, index[base + END + STAGE_TIMESTAMP_SLOT]! - 1);
+  else if (ts >= 0) {
+    const text = stringAt(body, ts);
+    parsed = text === undefined ? undefined : parseRfc3339Nano(text);
   }
-  const parsed = text === undefined ? undefined : parseRfc3339Nano(text);
   const timeNs = parsed ?? 0n;
   return { source: 'k8s_audit', timeNs, fields: new ByteAuditFields(body, at, index, base, timeNs, parsed !== undefined, num) };
 }

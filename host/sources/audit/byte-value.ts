@@ -87,11 +87,43 @@ export function parseAt(b: Buffer, at: number, end = -1): unknown {
   return JSON.parse(b.toString('utf8', at, end < 0 ? skipValue(b, at) : end));
 }
 
+/** Texts of short ASCII values decoded before, by a hash of their bytes (one per slot: a new text replaces the one there). */
+const TEXTS: string[] = new Array<string>(1024).fill('');
+/** Longest value kept in TEXTS: names, verbs, kinds, namespaces, codes; longer ones are rarely met twice. */
+const TEXT_MAX = 48;
+
+/**
+ * The text of b[from, to) (UTF-8 without escapes). Audit values repeat from event to event (the
+ * user, verb, resource, namespace, a container's image): a short ASCII one is taken from TEXTS
+ * when the text there has the same bytes, so it is neither decoded nor allocated again.
+ */
+export function bodyText(b: Buffer, from: number, to: number): string {
+  const n = to - from;
+  if (n > TEXT_MAX) return b.toString('utf8', from, to);
+  let h = n;
+  for (let i = from; i < to; i++) {
+    const c = b[i]!;
+    if (c >= 0x80) return b.toString('utf8', from, to);
+    h = (Math.imul(h, 31) + c) | 0;
+  }
+  const slot = (h ^ (h >>> 12)) & (TEXTS.length - 1);
+  const had = TEXTS[slot]!;
+  if (had.length === n) {
+    let k = 0;
+    while (k < n && had.charCodeAt(k) === b[from + k]) k++;
+    if (k === n) return had;
+  }
+  // ASCII: its Latin-1 decoding is its UTF-8 decoding.
+  const text = b.toString('latin1', from, to);
+  TEXTS[slot] = text;
+  return text;
+}
+
 /** A string value at `at` as text, or undefined when the value there is not a string. */
 export function stringAt(b: Buffer, at: number): string | undefined {
   if (b[at] !== 0x22) return undefined;
   const end = stringEnd(b, at);
-  return hasEscape(b, at + 1, end - 1) ? (JSON.parse(b.toString('utf8', at, end)) as string) : b.toString('utf8', at + 1, end - 1);
+  return hasEscape(b, at + 1, end - 1) ? (JSON.parse(b.toString('utf8', at, end)) as string) : bodyText(b, at + 1, end - 1);
 }
 
 /** asText of the value at `at`: a string as is, true/false/null, a number's shortest form, a container as compact JSON. */

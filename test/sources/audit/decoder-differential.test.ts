@@ -383,6 +383,25 @@ test('decoders: copyText copies an indexed string or integer as its bytes, and l
   assert.is(other.fields.field(ref('ka.verb')), 'get');
 });
 
+test('decoders: short values read as the text of their own bytes, with many of one length met in turn (bodyText keeps texts by a hash)', () => {
+  // 4,000 user names of 8 ASCII characters, 13 of 9 and one of 8 bytes with a non-ASCII letter, twice in a shuffled order: far more
+  // than bodyText's slots, so texts of the same length share slots, and each value must still read as its own.
+  const names = [...Array.from({ length: 4000 }, (_, i) => `u${String(i).padStart(7, '0')}`), ...Array.from({ length: 13 }, (_, i) => `user-${1000 + i}`), 'us\u00e9r-00'];
+  const pick = random(11);
+  const order = [...names, ...names]
+    .map((n) => ({ n, k: pick() }))
+    .sort((a, b) => a.k - b.k)
+    .map((x) => x.n);
+  const user = REFS.find((r) => r.canonical === 'ka.user.name')!;
+  const decoded = decode(list(order.map((n, i) => ({ ...JSON.parse(EV), auditID: `t${i}`, user: { username: n } }))), 'bytes');
+  assert.ok(decoded.ok);
+  if (!decoded.ok) return;
+  assert.equal(
+    decoded.events.map((e) => e.fields.field(user)),
+    order,
+  );
+});
+
 test('decoders: limits (too large, too deep) give the same skipped and truncated items', () => {
   const deep = (n: number) => `${'['.repeat(n)}1${']'.repeat(n)}`;
   const tight = { maxEventBytes: 600, maxEventDepth: 4 };

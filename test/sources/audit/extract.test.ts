@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { auditEventTimeNs, extractAuditField, type AuditEvent } from '../../../host/sources/audit/extract.js';
 import { goIndent, jsonPointer } from '../../../host/sources/audit/json-value.js';
 import { imageRepository } from '../../../host/sources/audit/pod-fields.js';
-import { parseRfc3339Nano } from '../../../host/sources/audit/time.js';
+import { parseRfc3339Nano, parseRfc3339NanoBytes } from '../../../host/sources/audit/time.js';
 import { uriParam } from '../../../host/sources/audit/uri-param.js';
 
 const ev = (json: unknown): AuditEvent => ({ json });
@@ -161,6 +161,17 @@ test('RFC 3339 times as Go parses them', () => {
     assert.is(parseRfc3339Nano(bad), undefined, bad);
   }
   assert.is(auditEventTimeNs(ev({ stageTimestamp: 12 })), undefined);
+});
+
+test('RFC 3339 times read from bytes: only the bytes of the range count, whatever follows it', () => {
+  const at = (text: string, from: number, to: number) => parseRfc3339NanoBytes(Buffer.from(text), from, to);
+  const t = '"2023-01-01T00:00:01.5Z"';
+  assert.is(at(t, 1, t.length - 1), 1672531201500000000n);
+  assert.is(at(t, 1, t.length - 2), undefined, 'the Z after the range');
+  assert.is(at(t, 1, t.length - 3), undefined, 'a fraction cut from its zone');
+  assert.is(at('x2023-01-01T00:00:01+01:00', 1, 23), undefined, 'an offset cut');
+  assert.is(at('x2023-01-01T00:00:01+01:00', 1, 26), 1672527601000000000n);
+  assert.is(at('2023-01-01T00:00:0', 0, 18), undefined, 'too short');
 });
 
 test('RFC 3339 times equal Date.UTC with the fraction cut to nine digits and the offset applied (property)', () => {
