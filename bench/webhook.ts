@@ -1,12 +1,14 @@
 // Scenario `webhook`: audit events per second ingested over HTTPS and evaluated, with batches of
 // 400 (the API server's default --audit-webhook-batch-max-size), and the p99 round trip of one
 // batch, for each decoder (webhook.decoder: objects, bytes). Each measurement runs in a child
-// process of its own (bench/webhook/engine.ts: the engine on its one thread, the sender a child
+// process of its own (bench/webhook/engine.mjs: the engine on its one thread, the sender a child
 // of it, as the API server would be), posting EventLists of corpus samples (auditIDs made unique).
+// Each head runs from its build (scripts/build.mjs --out, made once per bench run), as a node runs
+// it: plain JavaScript without tsx, whose transform makes every exported `let` a getter call.
 // `engine_cpu_us_per_event` is the engine process's own CPU per event (process.cpuUsage over the
 // measured run), which a loaded shared machine disturbs far less than the rate; 1e6 / it is the
-// events/s of one free core. RAE_BENCH_OLD=REF measures REF's sources as well (unpacked from
-// git, run with this checkout's node_modules), in turn with this checkout within each round (the
+// events/s of one free core. RAE_BENCH_OLD=REF measures REF as well (unpacked from git and built,
+// with this checkout's node_modules), in turn with this checkout within each round (the
 // order flips every round), as old_... figures, with each figure's ratio this/old: the machine's
 // load falls on both. RAE_BENCH_ROUNDS sets the rounds (default 3); a figure is the median of its
 // rounds and lists every round's value. RAE_BENCH_CPU_PROF=DIR writes each engine's CPU profile
@@ -17,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { K8SAUDIT_SAMPLES_URL } from '../support/corpus.js';
-import { headSources } from './footprint-split.js';
+import { buildHead } from './footprint-split.js';
 import { figure, median, progress } from './report.js';
 
 const S = 'webhook';
@@ -46,7 +48,7 @@ function corpusEvents(): Record<string, unknown>[] {
   return out;
 }
 
-/** What one engine run prints (bench/webhook/engine.ts). */
+/** What one engine run prints (bench/webhook/engine.mjs). */
 interface Run {
   events_per_s: number;
   cpu_us_per_event: number;
@@ -61,15 +63,15 @@ interface Run {
   retries: number;
 }
 
-/** Runs the engine of the head at `root` with `decoder` in a child process; its figures. */
-function engineRun(root: string, decoder: string, bodiesFile: string, stateDir: string, profDir: string | undefined): Promise<Run> {
+/** Runs the engine of the head built at `build` with `decoder` in a child process; its figures. */
+function engineRun(build: string, decoder: string, bodiesFile: string, stateDir: string, profDir: string | undefined): Promise<Run> {
   const prof = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
-  const child = spawn(process.execPath, [...prof, '--import', 'tsx', join(ROOT, 'bench/webhook/engine.ts'), root, decoder, bodiesFile, stateDir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...prof, join(ROOT, 'bench/webhook/engine.mjs'), build, decoder, bodiesFile, stateDir], { cwd: build, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((res, reject) => {
     child.on('close', (code) => {
-      if (code !== 0) reject(new Error(`webhook: the engine run (${root}, ${decoder}) exited with ${code}`));
+      if (code !== 0) reject(new Error(`webhook: the engine run (${build}, ${decoder}) exited with ${code}`));
       else res(JSON.parse(out) as Run);
     });
   });
@@ -96,17 +98,19 @@ export async function run(): Promise<void> {
     writeFileSync(bodiesFile, JSON.stringify(bodies));
     const meanBytes = bodies.reduce((n, b) => n + b.length, 0) / bodies.length;
     progress(`${events.length} corpus events; batches of ${BATCH} events, ${(meanBytes / 1024).toFixed(0)} KiB per body`);
-    const heads = [{ prefix: '', label: 'this checkout', root: ROOT, runs: new Map<string, Run[]>() }];
+    progress(`building this checkout${old ? ` and ${old}` : ''}`);
+    mkdirSync(join(dir, 'new'));
+    const heads = [{ prefix: '', label: 'this checkout', build: buildHead(join(dir, 'new')).build, runs: new Map<string, Run[]>() }];
     if (old) {
       mkdirSync(join(dir, 'old'));
-      heads.push({ prefix: 'old_', label: `old (${old})`, root: headSources(join(dir, 'old'), old), runs: new Map() });
+      heads.push({ prefix: 'old_', label: `old (${old})`, build: buildHead(join(dir, 'old'), old).build, runs: new Map() });
     }
     for (let r = 0; r < rounds; r++) {
       for (const h of r % 2 ? [...heads].reverse() : heads) {
         for (const decoder of DECODERS) {
           const state = join(dir, `state-${h.prefix}${decoder}-${r}`);
           const prof = profRoot ? join(profRoot, `${h.prefix || 'new_'}${decoder}-${r + 1}`) : undefined;
-          const x = await engineRun(h.root, decoder, bodiesFile, state, prof);
+          const x = await engineRun(h.build, decoder, bodiesFile, state, prof);
           progress(
             `round ${r + 1}, ${h.label}, ${decoder}: ${x.events_per_s.toFixed(0)} events/s, engine CPU ${x.cpu_us_per_event.toFixed(2)} µs/event (ingestion only ${x.ingest_cpu_us_per_event.toFixed(2)}), evaluate() median ${x.evaluate_median_ms.toFixed(2)} ms per batch`,
           );

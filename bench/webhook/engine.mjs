@@ -1,22 +1,25 @@
 // Part of scenario `webhook`: the engine side of one measurement, run as a child process of
 // bench/webhook.ts so that each head (this checkout, or RAE_BENCH_OLD's source tree) and each
 // decoder runs in a fresh process with its own modules, and process.cpuUsage() is this engine's
-// CPU alone. The head's modules are imported from its root by path, through the API both heads
-// share (defaultConfig, builtinRulesFiles, DetectionEngine, ensureWebhookTls, startWebhook).
+// CPU alone. The head's modules are imported from its build (scripts/build.mjs --out BUILD: tsc's
+// JavaScript, what a node runs) by path, through the API both heads share (defaultConfig,
+// builtinRulesFiles, DetectionEngine, ensureWebhookTls, startWebhook). Plain JavaScript, run
+// without tsx: tsx's transform turns each exported `let` into a getter called on every read, which
+// doubled the cost of the decoder's walk (json-scan.ts's validDepth and stringEscaped).
 // The engine side (TLS, decode, queue, DetectionEngine with the built-in orchestrator-audit rules,
 // alerts counted) runs on this process's one thread; the sender is a child process of its own,
 // as the API server would be, posting the bodies over loopback with the API server's client
 // certificate. Before the measured run the engine judges WARM_CALLS batches directly: the rule
 // figures' first profiles (rule-tally.ts: a group's cold one and its warm-up ones, at sampled
 // calls) are a start-up cost that a run of a few hundred calls would otherwise count as steady.
-// Usage: node --import tsx bench/webhook/engine.ts ROOT DECODER BODIES_FILE STATE_DIR
+// Usage: node bench/webhook/engine.mjs BUILD DECODER BODIES_FILE STATE_DIR
 // Prints one JSON line: the figures of the whole path, then of ingestion alone (evaluate a no-op).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const [root, decoder, bodiesFile, stateDir] = process.argv.slice(2) as [string, string, string, string];
+const [build, decoder, bodiesFile, stateDir] = process.argv.slice(2);
 const BATCH = 400;
 const WARMUP_BATCHES = 25;
 const BATCHES = 250;
@@ -24,26 +27,14 @@ const WARM_CALLS = 600;
 const CONNECTIONS = 4;
 const TIME_LIMIT_MS = 180_000;
 
-type SourceEvent = unknown;
-const load = async <T>(rel: string): Promise<T> => (await import(pathToFileURL(join(root, rel)).href)) as T;
-const { defaultConfig } = await load<{ defaultConfig(o: object): { webhook: Record<string, unknown> } }>('host/config/config.ts');
-const { builtinRulesFiles } = await load<{ builtinRulesFiles(s: string[]): { files: unknown[] } }>('host/engine/builtin.ts');
-const { createMetrics } = await load<{ createMetrics(o: object): unknown }>('host/metrics/index.ts');
-const { DetectionEngine } = await load<{ DetectionEngine: new (o: object) => Engine }>('host/runtime/detection-engine.ts');
-const { ensureWebhookTls, startWebhook } = await load<{ ensureWebhookTls(o: object): Material; startWebhook(o: object): Promise<Webhook> }>('host/sources/audit/index.ts');
-const { decodeAuditEvents } = await load<{ decodeAuditEvents(b: Buffer, l: object, d: string, n: bigint): { ok: boolean; events?: SourceEvent[] } }>('host/sources/audit/batch-bytes.ts');
-
-interface Engine {
-  load(files: unknown[]): Promise<{ swapped: boolean }>;
-  evaluate(events: readonly SourceEvent[]): number;
-  close(): Promise<void>;
-}
-type Material = { ok: true; tls: { dir: string } } | { ok: false; error: string };
-interface Webhook {
-  url: string;
-  idle(): Promise<void>;
-  close(): Promise<unknown>;
-}
+/** A module of the head's build, by its path under host/. */
+const load = async (rel) => import(pathToFileURL(join(build, 'host', rel)).href);
+const { defaultConfig } = await load('config/config.js');
+const { builtinRulesFiles } = await load('engine/builtin.js');
+const { createMetrics } = await load('metrics/index.js');
+const { DetectionEngine } = await load('runtime/detection-engine.js');
+const { ensureWebhookTls, startWebhook } = await load('sources/audit/index.js');
+const { decodeAuditEvents } = await load('sources/audit/batch-bytes.js');
 
 /** The sender (plain ESM run by `node -e`): posts the bodies, prints one JSON line of latencies. */
 const SENDER = `
@@ -76,16 +67,8 @@ process.stdout.write(JSON.stringify({ latencies, failed, retries, ms: performanc
 await pool.close();
 `;
 
-interface Sent {
-  latencies: number[];
-  failed: number;
-  retries: number;
-  /** The sender process's CPU time (user + system), µs, from /proc/<pid>/stat just before it exits. */
-  senderCpuUs: number;
-}
-
 /** utime + stime of a process in µs (/proc/<pid>/stat fields 14 and 15; USER_HZ 100), or NaN. */
-function procCpuUs(pid: number | undefined): number {
+function procCpuUs(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -95,12 +78,16 @@ function procCpuUs(pid: number | undefined): number {
   }
 }
 
-function sendBatches(url: string, tlsDir: string, count: number): Promise<Sent> {
+/**
+ * Posts `count` batches; resolves to the batches' latencies, failed and retried batches, and the
+ * sender process's CPU time (senderCpuUs: user + system, µs, from /proc/<pid>/stat just before it exits).
+ */
+function sendBatches(url, tlsDir, count) {
   // The sender is never profiled (RAE_BENCH_CPU_PROF profiles the engine).
   const child = spawn(process.execPath, ['--input-type=module', '-e', SENDER, url, tlsDir, bodiesFile, String(count), String(CONNECTIONS)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   let senderCpuUs = NaN;
-  child.stdout.on('data', (d: Buffer) => {
+  child.stdout.on('data', (d) => {
     out += d.toString();
     // The result line is written before the sender closes its pool: its CPU is read while it lives.
     if (out.endsWith('\n') && Number.isNaN(senderCpuUs)) senderCpuUs = procCpuUs(child.pid);
@@ -110,23 +97,23 @@ function sendBatches(url: string, tlsDir: string, count: number): Promise<Sent> 
     child.on('close', (code) => {
       clearTimeout(timer);
       if (code !== 0) reject(new Error(`sender exited with ${code}`));
-      else resolve({ ...(JSON.parse(out) as Omit<Sent, 'senderCpuUs'>), senderCpuUs });
+      else resolve({ ...JSON.parse(out), senderCpuUs });
     });
   });
 }
 
 /** One measured run: BATCHES batches after a warm-up, to a webhook whose batches go to `evaluate`. */
-async function measure(evaluate: (events: readonly SourceEvent[]) => number) {
+async function measure(evaluate) {
   const config = defaultConfig({});
   const settings = { ...config.webhook, address: '127.0.0.1', port: 0, queueSize: 50 * BATCH, decoder };
   const material = ensureWebhookTls({ stateDir, webhook: settings });
   if (!material.ok) throw new Error(material.error);
   let evaluated = 0;
-  const counting = (events: readonly SourceEvent[]) => {
+  const counting = (events) => {
     evaluated += events.length;
     return evaluate(events);
   };
-  const log = (m: string) => process.stderr.write(`  ${m}\n`);
+  const log = (m) => process.stderr.write(`  ${m}\n`);
   const webhook = await startWebhook({ webhook: settings, tls: material.tls, evaluate: counting, metrics: createMetrics({ processMetrics: false }), log });
   try {
     await sendBatches(webhook.url, material.tls.dir, WARMUP_BATCHES);
@@ -146,27 +133,27 @@ async function measure(evaluate: (events: readonly SourceEvent[]) => number) {
   }
 }
 
-const median = (xs: number[]) => {
+const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!;
+const p99 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))];
 
 let alerts = 0;
 const engine = new DetectionEngine({ ruleMatching: 'first', minPriority: 'Debug', hostname: 'bench', onAlert: () => alerts++ });
 const loaded = await engine.load(builtinRulesFiles(['orchestrator-audit']).files);
-if (!loaded.swapped) throw new Error(`the orchestrator-audit rules do not load (${root})`);
+if (!loaded.swapped) throw new Error(`the orchestrator-audit rules do not load (${build})`);
 // Past the rule figures' first profiles (see the header), on the bodies as the webhook decodes them.
-const bodies = (JSON.parse(readFileSync(bodiesFile, 'utf8')) as string[]).map((b) => Buffer.from(b));
+const bodies = JSON.parse(readFileSync(bodiesFile, 'utf8')).map((b) => Buffer.from(b));
 const limits = { maxEventBytes: 256 * 1024, maxEventDepth: 300 };
 for (let i = 0; i < WARM_CALLS; i++) {
-  const d = decodeAuditEvents(bodies[i % bodies.length]!, limits, decoder, 1n);
+  const d = decodeAuditEvents(bodies[i % bodies.length], limits, decoder, 1n);
   if (!d.ok || !d.events) throw new Error('a bench body does not decode');
   engine.evaluate(d.events);
 }
 alerts = 0;
-const evalMs: number[] = [];
+const evalMs = [];
 const full = await measure((batch) => {
   const t = performance.now();
   const n = engine.evaluate(batch);
