@@ -210,8 +210,10 @@ function validValue(i: usize): usize {
 }
 
 // The trie (byte-index.ts's trieWords), in i32 words: a node is [slot, children, first child
-// record, below list]; a child record is [name length, name (word address of its bytes, one a
-// word), node]; a below list is [count, slots...]. Word addresses count from the trie's start.
+// record, below list, table, table mask]; a child record is [key, name (word address of its bytes,
+// one a word), node, name length]; a below list is [count, slots...]; a table holds child numbers
+// + 1 by hash of key (open addressing, as byte-index.ts's childNamed looks names up). Word
+// addresses count from the trie's start.
 @inline function word(k: i32): i32 {
   return load<i32>(trie + (<usize>k << 2));
 }
@@ -219,14 +221,21 @@ function validValue(i: usize): usize {
 /** The child of `node` named by the string whose quote is at `q` and which ends before `end` (its raw bytes), or -1. */
 function childNamed(node: i32, q: usize, end: usize): i32 {
   const length = <i32>(end - q) - 2;
-  const n = word(node + 1);
-  let rec = word(node + 2);
-  for (let k = 0; k < n; k++, rec += 3) {
-    if (word(rec) != length) continue;
+  if (length <= 0) return -1;
+  // byte-index.ts's key3 and hashOf.
+  const key = (length << 16) | (<i32>at(q + 1) << 8) | <i32>at(end - 2);
+  const records = word(node + 2);
+  const table = word(node + 4);
+  const mask = word(node + 5);
+  for (let h = <i32>(<u32>(key * <i32>0x9e3779b1) >> 24) & mask; ; h = (h + 1) & mask) {
+    const k = word(table + h) - 1;
+    if (k < 0) return -1;
+    const rec = records + 4 * k;
+    if (word(rec) != key || word(rec + 3) != length) continue;
     const name = word(rec + 1);
-    let j = 0;
-    while (j < length && <u32>word(name + j) == at(q + 1 + <usize>j)) j++;
-    if (j == length) return word(rec + 2);
+    let j = 1;
+    while (j < length - 1 && <u32>word(name + j) == at(q + 1 + <usize>j)) j++;
+    if (j >= length - 1) return word(rec + 2);
   }
   return -1;
 }
