@@ -1,12 +1,15 @@
 // The one pass over an EventList body (what the API server sends) that validates it as JSON and
 // indexes each item that is an object (byte-index.ts), in two implementations giving the same
-// results: the WebAssembly walk (assembly/webhook/json-index.ts, built to build/json-index.wasm by scripts/build-json-index.mjs), used
-// when its module is there, and the JavaScript walk (json-scan.ts, byte-index.ts), the reference
-// and the fallback. Both hand their items over in steps of at most CHUNK indexed events: each
-// item's start, end and nesting depth, and its entry in the step's own index (which the events
-// keep: it is never reused). test/sources/audit/list-walk.test.ts holds them to the same output.
-// Consumes a body; produces item records, index chunks, and where its "kind" member's value is.
+// results: the WebAssembly walk (assembly/webhook/json-index.ts, built to build/json-index.wasm by
+// scripts/build-json-index.mjs), used when its module is there and, checked once as it loads,
+// walks a sample body as the JavaScript walk does; and the JavaScript walk (json-scan.ts,
+// byte-index.ts), the reference and the fallback. Both hand their items over in steps of at most
+// CHUNK indexed events: each item's start, end and nesting depth, and its entry in the step's own
+// index (which the events keep: it is never reused). test/sources/audit/list-walk.test.ts holds
+// them to the same output. Consumes a body; produces item records, index chunks, and where its
+// "kind" member's value is.
 import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { ENTRY, END, indexedDepth, indexEvent, trieWords } from './byte-index.js';
 import { memberName, nameIs, skipBlanks, stringEscaped, validDepth, validString, validValue } from './json-scan.js';
 
@@ -48,7 +51,7 @@ export function jsListWalk(body: Uint8Array, on: OnItems): number {
       end = skipBlanks(body, value + 1);
       for (let item = body[end] !== 0x5d; item; ) {
         if (count === CHUNK || used === CHUNK) {
-          on(items, count, index);
+          on(items, count, index.subarray(0, used * ENTRY));
           index = new Int32Array(CHUNK * ENTRY);
           count = used = 0;
         }
@@ -86,7 +89,7 @@ export function jsListWalk(body: Uint8Array, on: OnItems): number {
     else if (body[i] !== 0x7d) return NOT_A_LIST;
   }
   if (skipBlanks(body, i + 1) !== body.length || !sawItems) return NOT_A_LIST;
-  if (count > 0) on(items, count, index);
+  if (count > 0) on(items, count, index.subarray(0, used * ENTRY));
   return kind;
 }
 
@@ -146,10 +149,35 @@ function wasmWalk(file: string): ListWalk {
 }
 
 /** Where the module is: build/ beside host/ (the repository, or the output of scripts/build.mjs). */
-const WASM_FILE = new URL('../../../build/json-index.wasm', import.meta.url);
+const WASM_FILE = fileURLToPath(new URL('../../../build/json-index.wasm', import.meta.url));
 
-/** What the webhook logs once when the module is missing. */
-export const WASM_MISSING = `no ${WASM_FILE.pathname} (built by npm run build or scripts/setup.sh): EventLists are walked in JavaScript, about twice as slow`;
+/** What the two walks hand over on `body`, as text (the load's check). */
+function output(walk: ListWalk, body: Uint8Array): string {
+  const steps: string[] = [];
+  const answer = walk(body, (items, count, index) => steps.push(`${items.subarray(0, count * ITEM).join()};${index.join()}`));
+  return `${answer}|${steps.join('|')}`;
+}
 
-/** The WebAssembly walk, or undefined when its module was not built (the JavaScript walk is used: webhook.ts says so once). */
-export const wasmListWalk: ListWalk | undefined = existsSync(WASM_FILE) ? wasmWalk(WASM_FILE.pathname) : undefined;
+/** A body the load checks the module on: escapes, a member repeated with less below it, indexed paths, nesting, items that are not events. */
+const CHECK = Buffer.from(
+  '{"kind":"EventList","items":[{"auditID":"a","verb":"g\\u0065t","objectRef":{"resource":"pods","namespace":"n"},"objectRef":{"resource":"x"},"code":-1.5e3,"requestObject":{"spec":{"containers":[1]}}},[{}],{"ob\\u006aectRef":{}}]}',
+);
+
+/** The WebAssembly walk, or why there is none: its module was not built, does not load, or does not walk as the JavaScript walk does. */
+function load(): { walk: ListWalk; problem?: undefined } | { walk?: undefined; problem: string } {
+  if (!existsSync(WASM_FILE)) return { problem: `no ${WASM_FILE} (built by npm run build or scripts/setup.sh)` };
+  try {
+    const walk = wasmWalk(WASM_FILE);
+    if (output(walk, CHECK) !== output(jsListWalk, CHECK)) return { problem: `${WASM_FILE} does not walk as the JavaScript walk does (built from other sources? npm run build or scripts/setup.sh builds it again)` };
+    return { walk };
+  } catch (err) {
+    return { problem: `${WASM_FILE} does not load (${(err as Error).message})` };
+  }
+}
+const loaded = load();
+
+/** The WebAssembly walk, or undefined without a module that walks as the JavaScript walk does (the JavaScript walk is used then). */
+export const wasmListWalk: ListWalk | undefined = loaded.walk;
+
+/** What the webhook logs once when the WebAssembly walk is not used. */
+export const WASM_MISSING = loaded.problem === undefined ? undefined : `${loaded.problem}: EventLists are walked in JavaScript, about twice as slow`;

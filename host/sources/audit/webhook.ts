@@ -30,7 +30,7 @@ import { guardConnections, timeoutOptions } from '../../net/connections.js';
 import type { Metrics, WebhookReason } from '../../metrics/index.js';
 import type { SourceEvent } from '../../engine/index.js';
 import { decodeAuditEvents } from './batch-bytes.js';
-import { WASM_MISSING, wasmListWalk } from './list-walk.js';
+import { WASM_MISSING } from './list-walk.js';
 import { AuditQueue } from './queue.js';
 
 /** HTTP status of each answer reason (one place; codes are never reused for another meaning). */
@@ -101,7 +101,7 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
   let stopping = false;
   let num = 0n;
   // The bytes decoder walks EventLists in WebAssembly; without the module (not built) it walks them in JavaScript, slower.
-  if ((w.decoder ?? 'bytes') === 'bytes' && wasmListWalk === undefined) log(`webhook: ${WASM_MISSING}`);
+  if ((w.decoder ?? 'bytes') === 'bytes' && WASM_MISSING !== undefined) log(`webhook: ${WASM_MISSING}`);
 
   function answer(reply: FastifyReply, reason: WebhookReason, message: string) {
     const status = WEBHOOK_STATUS[reason];
