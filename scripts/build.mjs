@@ -9,6 +9,8 @@
 //   OUT/module-cache/    the compiled module of a default start's rules (host/runtime/module-cache.ts)
 //   OUT/compiler-cache/  the compiler split the compile worker loads the compiler from (host/runtime/asc-loader.ts)
 //   OUT/package.json     the version `rae --version` reports (and "type": "module")
+//   OUT/build/json-index.wasm  the audit webhook's EventList walk (scripts/build-json-index.mjs), which
+//                        host/sources/audit/list-walk.ts loads from OUT/host/sources/audit/
 //   OUT/build/console/   the web console's pages (scripts/build-console.mjs, Vite), as host/console/assets.ts
 //                        finds them from OUT/host/console/
 //   OUT/probes           a link to the repository's probes/ (its build/ holds the native addons)
@@ -62,6 +64,8 @@ if (!consoleFresh()) {
   if (consoleBuild.status !== 0) process.exit(consoleBuild.status ?? 1);
 }
 cpSync(join(root, 'build/console'), join(out, 'build/console'), { recursive: true });
+const walk = spawnSync(process.execPath, [join(root, 'scripts/build-json-index.mjs'), join(out, 'build/json-index.wasm')], { stdio: 'inherit', cwd: root });
+if (walk.status !== 0) process.exit(walk.status ?? 1);
 if (relative(root, out).startsWith('..')) link('node_modules');
 // OUT/host/api/db/pglite-template.tar.gz and .key: a new PGlite database with every migration
 // applied and what it was made for, which a first start unpacks instead of running initdb and the

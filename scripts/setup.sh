@@ -107,6 +107,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 bash scripts/build-probe.sh $([ "$quiet" = 1 ] && echo --quiet) || echo "setup: kernel probe build failed; the syscall source will report it" >&2
 
+# --- the audit webhook's EventList walk in WebAssembly ------------------------------------------
+# The sources (tsx) load build/json-index.wasm (host/sources/audit/list-walk.ts; dist/ has its
+# own, made by scripts/build.mjs): built when missing or older than its source (both purposes).
+if [ ! -f build/json-index.wasm ] || [ assembly/webhook/json-index.ts -nt build/json-index.wasm ] || [ scripts/build-json-index.mjs -nt build/json-index.wasm ]; then
+  say "building build/json-index.wasm (the webhook's EventList walk)"
+  node scripts/build-json-index.mjs >&2 || echo "setup: build/json-index.wasm did not build; the webhook walks EventLists in JavaScript (slower)" >&2
+fi
+
 # --- the JavaScript build (tests) ------------------------------------------------------------
 # Every `rae` process the tests start runs dist/ when it is up to date (bin/rae.js), about half
 # the CPU of running the sources through tsx (1.1 s instead of 2.6 s for `rae run --version`);

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startRae } from '../helpers/rae-run.js';
@@ -22,7 +23,7 @@ function rae(args: string[]) {
 
 test('build: npm run build writes JavaScript, the runtime sources, rules and migrations', () => {
   assert.is(built.status, 0, built.stdout + built.stderr);
-  for (const f of ['host/cli/main.js', 'host/runtime/compile-worker.js', 'host/api/db/migrations/001_init.sql', 'assembly/index.ts', 'rules/syscall/falco_rules.yaml', 'package.json']) {
+  for (const f of ['host/cli/main.js', 'host/runtime/compile-worker.js', 'build/json-index.wasm', 'host/api/db/migrations/001_init.sql', 'assembly/index.ts', 'rules/syscall/falco_rules.yaml', 'package.json']) {
     assert.ok(existsSync(join(out, f)), f);
   }
   assert.not.ok(existsSync(join(out, 'host/cli/main.ts')));
@@ -32,6 +33,53 @@ test("build: ships the compiler split (host/runtime/asc-loader.ts), its wasm apa
   const [split, ...more] = readdirSync(join(out, 'compiler-cache'));
   assert.is(more.length, 0, 'one split');
   for (const f of ['asc.js', 'assemblyscript.js', 'binaryen.js', 'binaryen.wasm', 'split.json']) assert.ok(existsSync(join(out, 'compiler-cache', split!, f)), f);
+});
+
+/**
+ * Starts the built webhook (state in `dir`), decodes a two-event EventList with the built decoder,
+ * and prints one JSON line: which EventList walk it uses, the events decoded, and the webhook's log.
+ */
+const WEBHOOK_LOG = `
+const [out, dir] = process.argv.slice(1);
+const load = (rel) => import(out + '/host/' + rel);
+const { defaultConfig } = await load('config/config.js');
+const { createMetrics } = await load('metrics/index.js');
+const { ensureWebhookTls, startWebhook } = await load('sources/audit/index.js');
+const { decodeAuditEvents, listWalk } = await load('sources/audit/batch-bytes.js');
+const { wasmListWalk } = await load('sources/audit/list-walk.js');
+const webhook = { ...defaultConfig({}).webhook, address: '127.0.0.1', port: 0 };
+const material = ensureWebhookTls({ stateDir: dir, webhook });
+if (!material.ok) throw new Error(material.error);
+const log = [];
+const server = await startWebhook({ webhook, tls: material.tls, evaluate: () => {}, metrics: createMetrics({ processMetrics: false }), log: (m) => log.push(m) });
+await server.close();
+const body = Buffer.from(JSON.stringify({ kind: 'EventList', items: [{ auditID: 'a' }, { auditID: 'b' }] }));
+const decoded = decodeAuditEvents(body, webhook, 'bytes', 1n);
+console.log(JSON.stringify({ wasm: wasmListWalk !== undefined && listWalk === wasmListWalk, events: decoded.ok ? decoded.events.length : -1, log }));
+`;
+const webhookRun = () => {
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', WEBHOOK_LOG, pathToFileURL(out).href, mkdtempSync(join(tmp, 'state-'))], { encoding: 'utf8' });
+  assert.is(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout) as { wasm: boolean; events: number; log: string[] };
+};
+
+test('build: the webhook walks EventLists with the built WebAssembly module, and in JavaScript (logged once) without it', () => {
+  const built = webhookRun();
+  assert.is(built.wasm, true);
+  assert.is(built.events, 2);
+  assert.not.ok(
+    built.log.some((l) => l.includes('json-index.wasm')),
+    built.log.join('\n'),
+  );
+  rmSync(join(out, 'build/json-index.wasm'));
+  try {
+    const missing = webhookRun();
+    assert.is(missing.wasm, false);
+    assert.is(missing.events, 2);
+    assert.is(missing.log.filter((l) => l.includes('json-index.wasm') && l.includes('JavaScript')).length, 1, missing.log.join('\n'));
+  } finally {
+    spawnSync(process.execPath, ['scripts/build-json-index.mjs', join(out, 'build/json-index.wasm')]);
+  }
 });
 
 for (const cmd of ['run', 'validate', 'describe', 'replay', 'test', 'tune', 'convert', 'event-generator', 'webhook-config', 'admin']) {

@@ -16,7 +16,8 @@ import { byteSourceEvent } from './byte-event.js';
 import { ENTRY, FLAGS, indexedDepth, indexEvent, slotOf } from './byte-index.js';
 import { parseAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
-import { hasEscape, memberName, nameIs, skipBlanks, skipValue, stringEnd, stringEscaped, type TopMembers, validJson, validString, validValue } from './json-scan.js';
+import { hasEscape, skipBlanks, skipValue, stringEnd, type TopMembers, validJson } from './json-scan.js';
+import { ITEM, jsListWalk, NOT_A_LIST, wasmListWalk } from './list-walk.js';
 
 /** Which decoder reads request bodies. */
 export type AuditDecoder = 'bytes' | 'objects';
@@ -68,6 +69,10 @@ function indexNext(out: Out, body: Buffer, at: number): { end: number; depth: nu
 
 const AUDIT_ID = ['auditID'];
 const AUDIT_ID_SLOT = slotOf(AUDIT_ID);
+/** The EventList walk decodeList uses (list-walk.ts). */
+export const listWalk = wasmListWalk ?? jsListWalk;
+/** decodeList's index until the walk hands over its first step's. */
+const EMPTY = new Int32Array(0);
 
 /** Adds the event at [at, end) (nesting `depth`, indexed at out.index[base..]): skipped when too large, cut and read as an object when too deep. */
 function addEvent(out: Out, body: Buffer, at: number, end: number, depth: number, base: number, index: number, limits: EventLimits, firstNum: bigint): void {
@@ -89,68 +94,33 @@ function addEvent(out: Out, body: Buffer, at: number, end: number, depth: number
   out.events.push(byteSourceEvent(body, at, out.index, base, num));
 }
 
-/** Adds the item at `i` of the items array (its `index`) to `out`; the index past it, or -1 when it is not valid JSON. */
-function addItem(out: Out, body: Buffer, i: number, index: number, limits: EventLimits, firstNum: bigint): number {
-  if (body[i] !== 0x7b) {
-    const end = validValue(body, i);
-    if (end >= 0) out.skipped.push(notAnEvent(index));
-    return end;
-  }
-  const { end, depth, base } = indexNext(out, body, i);
-  if (end < 0) return -1;
-  const escaped = out.index[base + FLAGS] !== 0;
-  const id = escaped ? valueAt(body, i, AUDIT_ID) : out.index[base + AUDIT_ID_SLOT]!;
-  if (id >= 0 && body[id] === 0x22) addEvent(out, body, i, end, depth, base, index, limits, firstNum);
-  else out.skipped.push(notAnEvent(index));
-  return end;
-}
-
 /**
  * The common body in one pass: an EventList object whose members are validated as they are
- * read and whose items are indexed as they are validated (the API server sends nothing else).
+ * read and whose items are indexed as they are validated (the API server sends nothing else),
+ * by the WebAssembly walk when its module was built, else by the JavaScript one (list-walk.ts).
  * Undefined for anything else (not valid JSON, another document, a top-level member name
  * written with escapes, "items" twice, "kind" not the plain string "EventList"): the general
  * path (decodeBytes) decides those, from the start.
  */
 function decodeList(body: Buffer, limits: EventLimits, firstNum: bigint): SourceDecodeResult | undefined {
-  let i = skipBlanks(body, 0);
-  if (body[i] !== 0x7b) return undefined;
-  const out: Out = { events: [], skipped: [], truncated: [], index: new Int32Array(CHUNK * ENTRY), used: 0 };
-  let kind = -1;
-  let items = false;
-  i = skipBlanks(body, i + 1);
-  // After a comma a member must follow: `{"a":1,}` is not JSON.
-  for (let member = body[i] !== 0x7d; member; ) {
-    if (body[i] !== 0x22) return undefined;
-    const nameEnd = validString(body, i);
-    if (nameEnd < 0 || stringEscaped) return undefined;
-    const value = memberName(body, i);
-    if (value < 0) return undefined;
-    let end: number;
-    if (nameIs(body, i, nameEnd, 'items')) {
-      if (items || body[value] !== 0x5b) return undefined;
-      items = true;
-      end = skipBlanks(body, value + 1);
-      for (let index = 0, item = body[end] !== 0x5d; item; index++) {
-        end = addItem(out, body, end, index, limits, firstNum);
-        if (end < 0) return undefined;
-        end = skipBlanks(body, end);
-        item = body[end] === 0x2c;
-        if (item) end = skipBlanks(body, end + 1);
-        else if (body[end] !== 0x5d) return undefined;
+  const out: Out = { events: [], skipped: [], truncated: [], index: EMPTY, used: 0 };
+  let n = 0;
+  const kind = listWalk(body, (items, count, index) => {
+    out.index = index;
+    for (let r = 0; r < count * ITEM; r += ITEM, n++) {
+      const at = items[r]!;
+      const base = items[r + 3]! * ENTRY;
+      if (base < 0) {
+        out.skipped.push(notAnEvent(n));
+        continue;
       }
-      end++;
-    } else {
-      if (nameIs(body, i, nameEnd, 'kind')) kind = value;
-      end = validValue(body, value);
-      if (end < 0) return undefined;
+      const escaped = index[base + FLAGS] !== 0;
+      const id = escaped ? valueAt(body, at, AUDIT_ID) : index[base + AUDIT_ID_SLOT]!;
+      if (id >= 0 && body[id] === 0x22) addEvent(out, body, at, items[r + 1]!, items[r + 2]!, base, n, limits, firstNum);
+      else out.skipped.push(notAnEvent(n));
     }
-    i = skipBlanks(body, end);
-    member = body[i] === 0x2c;
-    if (member) i = skipBlanks(body, i + 1);
-    else if (body[i] !== 0x7d) return undefined;
-  }
-  if (skipBlanks(body, i + 1) !== body.length || !items || isEventList(body, kind) !== true) return undefined;
+  });
+  if (kind === NOT_A_LIST || isEventList(body, kind) !== true) return undefined;
   return { ok: true, events: out.events, skipped: out.skipped, truncated: out.truncated };
 }
 

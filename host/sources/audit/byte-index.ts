@@ -113,6 +113,36 @@ export function indexedPrefix(path: readonly string[]): { slot: number; length: 
   return { slot: -1, length: 0 };
 }
 
+/**
+ * The trie of indexed paths as i32 words, for the WebAssembly walk (assembly/webhook/json-index.ts): a
+ * node is [slot, children, the word of its first child record, the word of its below list, the
+ * word of its table, the table's mask]; a child record is [key (keyOf), the word of its name (one
+ * byte a word), node, name length]; a below list is [count, slots...]; a table is the node's
+ * (child numbers + 1 by hashOf(key) & mask). The root is the node at word 0.
+ */
+export function trieWords(): Int32Array {
+  const words: number[] = [];
+  const place = (node: Node): number => {
+    const at = words.length;
+    words.push(node.slot, node.children.length, 0, 0, 0, node.table.length - 1);
+    const records = words.length;
+    words[at + 2] = records;
+    node.children.forEach((c, k) => words.push(node.keys[k]!, 0, 0, c.name.length));
+    node.children.forEach((c, k) => {
+      words[records + 4 * k + 1] = words.length;
+      for (let j = 0; j < c.name.length; j++) words.push(c.name.charCodeAt(j));
+      words[records + 4 * k + 2] = place(c.node);
+    });
+    words[at + 3] = words.length;
+    words.push(node.below.length, ...node.below);
+    words[at + 4] = words.length;
+    words.push(...node.table);
+    return at;
+  };
+  place(ROOT);
+  return Int32Array.from(words);
+}
+
 /** The deepest nesting of the last indexed event (the event object is 1). */
 export let indexedDepth = 0;
 let flags = 0;

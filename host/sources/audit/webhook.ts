@@ -30,6 +30,7 @@ import { guardConnections, timeoutOptions } from '../../net/connections.js';
 import type { Metrics, WebhookReason } from '../../metrics/index.js';
 import type { SourceEvent } from '../../engine/index.js';
 import { decodeAuditEvents } from './batch-bytes.js';
+import { WASM_MISSING } from './list-walk.js';
 import { AuditQueue } from './queue.js';
 
 /** HTTP status of each answer reason (one place; codes are never reused for another meaning). */
@@ -99,6 +100,8 @@ export async function startWebhook(opts: WebhookOptions): Promise<AuditWebhook> 
   const queue = new AuditQueue({ capacity: w.queueSize, capacityBytes: w.queueBytes, evaluate: opts.evaluate, metrics, log });
   let stopping = false;
   let num = 0n;
+  // The bytes decoder walks EventLists in WebAssembly; without the module (not built) it walks them in JavaScript, slower.
+  if ((w.decoder ?? 'bytes') === 'bytes' && WASM_MISSING !== undefined) log(`webhook: ${WASM_MISSING}`);
 
   function answer(reply: FastifyReply, reason: WebhookReason, message: string) {
     const status = WEBHOOK_STATUS[reason];
