@@ -17,7 +17,7 @@ import { ENTRY, FLAGS, indexedDepth, indexEvent, slotOf } from './byte-index.js'
 import { parseAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
 import { hasEscape, skipBlanks, skipValue, stringEnd, type TopMembers, validJson } from './json-scan.js';
-import { ITEM, jsListWalk, NOT_A_LIST, wasmListWalk } from './list-walk.js';
+import { CHUNK, ITEM, jsListWalk, NOT_A_LIST, wasmListWalk } from './list-walk.js';
 
 /** Which decoder reads request bodies. */
 export type AuditDecoder = 'bytes' | 'objects';
@@ -52,9 +52,6 @@ interface Out {
   /** Entries used in `index`. */
   used: number;
 }
-
-/** Events a chunk of the top-level member index holds (a full chunk is left to the events in it). */
-const CHUNK = 256;
 
 /** Indexes the object at `at` into the next entry (a new chunk when the last is full); its end, depth and entry. */
 function indexNext(out: Out, body: Buffer, at: number): { end: number; depth: number; base: number } {

@@ -15,8 +15,8 @@ import { memberName, nameIs, skipBlanks, stringEscaped, validDepth, validString,
 
 /** Ints an item record holds: its start, its end, its nesting depth and its entry in the step's index (-1: not an object). */
 export const ITEM = 4;
-/** Indexed events a step holds at most. */
-const CHUNK = 256;
+/** Indexed events a step holds at most (and an index chunk of batch-bytes.ts's general path). */
+export const CHUNK = 256;
 /** The walk's answer when the body is not an EventList it reads (not JSON, a top-level name written with escapes, "items" twice or not an array...). */
 export const NOT_A_LIST = -2;
 
