@@ -33,7 +33,7 @@ export { diagnostic, diagnosticJson, Diagnostics, renderDiagnostic, type Diagnos
 export { FieldEvent } from './field-event.js';
 export { fieldTable, lookupField, SOURCES, typeClass, type Source } from './fields.js';
 export { BoundField } from './field-reader.js';
-export type { EventAccessor, FieldRead, FieldReaders, RawScalar, RawValue, TextCopy } from './interpreter.js';
+export type { EventAccessor, EventBytes, FieldRead, FieldReaders, RawScalar, RawValue, TextCopy } from './interpreter.js';
 export { TEXT_COPY } from './interpreter.js';
 export { walkChecked, type FieldRef, type Operand } from './ir.js';
 export { parseIp, truncInt } from './literals.js';

@@ -31,6 +31,25 @@ export interface EventAccessor {
    * (field-reader.ts BoundField) instead of looking it up by name on every read.
    */
   readonly readers?: FieldReaders;
+  /**
+   * A byte source's event as the bytes its fields are read from: a caller that places a copy of
+   * them in its memory (once for a run of events of one body) takes each text field's value as
+   * where it lies in that copy (EventBytes.texts) instead of copying each value on its own.
+   */
+  readonly bytes?: EventBytes;
+}
+
+/** The bytes an event's fields are read from: body[at, end), and where its text fields lie in them. */
+export interface EventBytes {
+  readonly body: Uint8Array;
+  readonly at: number;
+  readonly end: number;
+  /**
+   * Where the value of each field of `keys` (FieldReaders.textKey's; -1: none) lies in body when
+   * it is the text copyText would copy, as it is: out[2k] its start and out[2k + 1] its length;
+   * else out[2k] is a TEXT_COPY code (`missing`, or `other`: copy or read it another way).
+   */
+  texts(keys: Int32Array, out: Int32Array): void;
 }
 
 /** A field's read resolved for one kind of accessor: the value `ev.field(ref)` gives. */
@@ -42,6 +61,8 @@ export type TextCopy = (ev: EventAccessor, ref: FieldRef, dst: Uint8Array, at: n
 export interface FieldReaders {
   read(ref: FieldRef): FieldRead;
   copy(ref: FieldRef): TextCopy;
+  /** For an accessor kind with EventAccessor.bytes: the field's key for EventBytes.texts (-1: its value is never text as it is in the body). */
+  textKey?(ref: FieldRef): number;
 }
 
 /** What copyText returns when it copies nothing. */

@@ -6,10 +6,13 @@
 // Strings are written whole (no length cut: rules compare whole values, as Falco does); an event
 // that does not fit after others ends the chunk and starts the next one, and one that does not
 // fit the batch area on its own encodes as count 0 (the evaluator has it judged by the reference
-// interpreter). Known limits: a numeric field given as non-numeric text and an IP field given as
-// text that is not an address are written as missing (the interpreter would compare them as text).
+// interpreter). A byte source's events (EventAccessor.bytes) have their body's bytes copied into
+// the heap once for a run of events of one body, and each string value found there as it is
+// becomes a reference into that copy (EventBytes.texts) instead of a copy of its own. Known
+// limits: a numeric field given as non-numeric text and an IP field given as text that is not an
+// address are written as missing (the interpreter would compare them as text).
 import { type Slot, type SourceLayout, THREAD_FIELDS, type ThreadField, type ThreadUse, type ValueKind } from '../engine/codegen/index.js';
-import { BoundField, encodeRaw, hasRawBytes, type FieldRef, lookupField, parseIp, type RawScalar, type RawValue, type SourceEvent, TEXT_COPY, truncInt, typeClass } from '../engine/index.js';
+import { BoundField, encodeRaw, type FieldReaders, hasRawBytes, type FieldRef, lookupField, parseIp, type RawScalar, type RawValue, type SourceEvent, TEXT_COPY, truncInt, typeClass } from '../engine/index.js';
 import { CTR, CTR_FLAGS, CTR_STRINGS, type ContainerKey, evtTypeId, LIMITS, MEM, REC, THREAD, writeContainerEntry } from '../abi/module.js';
 
 const ANCESTOR_OF: Record<string, string> = {
@@ -40,6 +43,8 @@ interface EncSlot {
   plainStr: boolean;
   /** A plain string slot of one value: an accessor with copyText may copy its bytes in. */
   copy: boolean;
+  /** A copy slot's place among the copy slots (EventBytes.texts' keys), else -1. */
+  text: number;
   /** The slot's field read, resolved once per kind of accessor (no lookup by name per read). */
   f: BoundField;
 }
@@ -50,6 +55,12 @@ interface EncSlot {
  * area can hold; written as {u32 addr, u32 len} (struct rae_ref).
  */
 const SPAN = MEM.bytes;
+
+/**
+ * A run of events of one body is copied whole while the gap between two of them (separators, an
+ * item skipped as too large) stays within this; a wider gap starts another run.
+ */
+const RUN_GAP = 1024;
 
 /** Writes SourceEvents of one source into linear memory. */
 export class BatchEncoder {
@@ -67,17 +78,36 @@ export class BatchEncoder {
   /** Container entry fields the module reads (strings, flags, start_ts, then its keyed fields), or none. */
   private readonly ctrRefs: FieldRef[];
   private ctrs = new Map<string, number>();
+  /** The copy slots' keys for EventBytes.texts, resolved for the accessor kind `textKind` (null: none resolved). */
+  private readonly textKeys: Int32Array;
+  private textKind: FieldReaders | undefined | null = null;
+  /** Some key of textKeys is a field's (not -1). */
+  private textAny = false;
+  /** What EventBytes.texts gives for the event being written. */
+  private readonly textSpans: Int32Array;
+  /** The call's events, and the end of its range (a run of one body is looked for up to it). */
+  private events: readonly SourceEvent[] = [];
+  private stop = 0;
+  /** The body range copied into the heap for this call's current run (none: undefined), and where body offset 0 would be in the heap. */
+  private runBody: Uint8Array | undefined;
+  private runAt = 0;
+  private runEnd = 0;
+  private origin = 0;
 
   constructor(
     private readonly layout: SourceLayout,
     use: ThreadUse,
     containerKeys: readonly ContainerKey[] = [],
   ) {
+    let texts = 0;
     this.slots = layout.slots.map((s) => {
       const cls = typeClass(s.ref.type);
       const ip = cls === 'ipaddr' || cls === 'ipnet';
-      return { s, ip, plainStr: s.kind === 'str' && !ip, copy: s.kind === 'str' && !ip && !s.list, f: new BoundField(s.ref) };
+      const copy = s.kind === 'str' && !ip && !s.list;
+      return { s, ip, plainStr: s.kind === 'str' && !ip, copy, text: copy ? texts++ : -1, f: new BoundField(s.ref) };
     });
+    this.textKeys = new Int32Array(texts);
+    this.textSpans = new Int32Array(2 * texts);
     const levels = use.walk ? LIMITS.maxDepth : use.levels;
     this.indexedLevels = Math.min(LIMITS.maxDepth, use.levels);
     this.threadFields = THREAD_FIELDS.filter((f) => use.bases.includes(f.base)).map((f) => {
@@ -103,19 +133,79 @@ export class BatchEncoder {
     this.strings.clear();
     this.threads.clear();
     this.ctrs.clear();
+    this.events = events;
+    this.stop = start + n;
+    this.runBody = undefined;
     this.u8.fill(0, rec, rec + n * stride);
     let i = 0;
     for (; i < n; i++) {
       const saved = this.heap;
-      if (!this.record(events[start + i]!, rec + i * stride)) {
+      if (!this.record(start + i, rec + i * stride)) {
+        // Whatever the event put in the heap goes, a run it copied too.
         this.heap = saved;
         break;
       }
     }
+    this.events = [];
     return { count: i, heapEnd: this.heap };
   }
 
-  private record(ev: SourceEvent, at: number): boolean {
+  /**
+   * Places the bytes of events[k] (a byte source's) in the heap, within the run copied before or
+   * as a new run: this event and those after it in the call that follow it in the same body.
+   * False when the event has no bytes, or when even its own bytes would take more than half the
+   * room left (its values are then copied one by one, as they fit).
+   */
+  private placeBytes(k: number): boolean {
+    const b = this.events[k]!.fields.bytes!;
+    if (b.body === this.runBody && b.at >= this.runAt && b.end <= this.runEnd) return true;
+    let end = b.end;
+    for (let j = k + 1; j < this.stop; j++) {
+      const o = this.events[j]!.fields.bytes;
+      if (o === undefined || o.body !== b.body || o.at < end || o.at - end > RUN_GAP) break;
+      end = o.end;
+    }
+    // Half the room at most: the run leaves the other half to the values that are not in it.
+    const half = (this.limit - this.heap) / 2;
+    if (end - b.at > half) end = b.end;
+    if (end - b.at > half) return false;
+    this.u8.set(b.body.subarray(b.at, end), this.heap);
+    this.runBody = b.body;
+    this.runAt = b.at;
+    this.runEnd = end;
+    this.origin = this.heap - b.at;
+    this.heap = align8(this.heap + end - b.at);
+    return true;
+  }
+
+  /**
+   * Places the bytes of events[k] (placeBytes) when it has them and some text slot can be found
+   * in them, and finds its text slots there (textSpans); false when they are not placed.
+   */
+  private placeTexts(k: number): boolean {
+    const fields = this.events[k]!.fields;
+    const bytes = fields.bytes;
+    if (bytes === undefined) return false;
+    const kind = fields.readers;
+    if (kind !== this.textKind) {
+      this.textKind = kind;
+      this.textAny = false;
+      for (const e of this.slots) {
+        if (e.text < 0) continue;
+        const key = kind?.textKey?.(e.s.ref) ?? -1;
+        this.textKeys[e.text] = key;
+        if (key >= 0) this.textAny = true;
+      }
+    }
+    if (!this.textAny || !this.placeBytes(k)) return false;
+    bytes.texts(this.textKeys, this.textSpans);
+    return true;
+  }
+
+  private record(k: number, at: number): boolean {
+    const ev = this.events[k]!;
+    const placed = this.placeTexts(k);
+    const spans = this.textSpans;
     const dv = this.dv;
     dv.setUint32(at + REC.type, evtTypeId(ev.evtType), true);
     if ((this.threadFields.length > 0 || this.ctrRefs.length > 0) && ev.source === 'syscall') {
@@ -128,6 +218,17 @@ export class BatchEncoder {
     for (const e of this.slots) {
       const s = e.s;
       if (e.copy) {
+        if (placed) {
+          // A value in the body's copy as it is: a reference to it there.
+          const start = spans[2 * e.text]!;
+          if (start >= 0) {
+            dv.setUint32(at + s.offset, this.origin + start, true);
+            dv.setUint32(at + s.offset + 4, spans[2 * e.text + 1]!, true);
+            u8[at + REC.present + (s.index >> 3)]! |= 1 << (s.index & 7);
+            continue;
+          }
+          if (start === TEXT_COPY.missing) continue;
+        }
         // A byte source's string: its bytes go from the source straight into the heap.
         const n = e.f.copy(fields, u8, this.heap, this.limit);
         if (n >= 0) {

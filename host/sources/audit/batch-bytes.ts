@@ -88,7 +88,7 @@ function addEvent(out: Out, body: Buffer, at: number, end: number, depth: number
     out.events.push(auditSourceEvent(json, num));
     return;
   }
-  out.events.push(byteSourceEvent(body, at, out.index, base, num));
+  out.events.push(byteSourceEvent(body, at, end, out.index, base, num));
 }
 
 /**

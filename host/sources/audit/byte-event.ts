@@ -6,7 +6,7 @@
 // reader, decodes only the member it reads, once per event; anything else (jevt.obj, fields this file does not map) decodes the
 // whole event once and asks the object path, so every field keeps the object path's semantics.
 // Consumes a validated body and an event's offset; produces a SourceEvent.
-import { type EventAccessor, type FieldRead, type FieldReaders, type FieldRef, type RawValue, type SourceEvent, TEXT_COPY, type TextCopy } from '../../engine/index.js';
+import { type EventAccessor, type EventBytes, type FieldRead, type FieldReaders, type FieldRef, type RawValue, type SourceEvent, TEXT_COPY, type TextCopy } from '../../engine/index.js';
 import { END, FLAGS, indexedPrefix, isPlain, slotOf } from './byte-index.js';
 import { byteListReader, type ListEvent, type Names, type Table, tableOf } from './byte-lists.js';
 import { bodyText, type MemberCache, membersOf, parseAt, plainInteger, stringAt, textAt, valueAt } from './byte-value.js';
@@ -138,10 +138,15 @@ const BYTE_READERS: FieldReaders = {
     const path = cachedTextPath(ref.def.name, ref.arg);
     return path === null ? copyOther : (f, _ref, dst, to, limit) => (f as ByteAuditFields).copyPath(path, dst, to, limit);
   },
+  textKey: (ref) => {
+    // A value at an indexed key path: its slot. The event time's digits are not in the body as they are.
+    const path = isRawTime(ref.def.name) ? null : cachedTextPath(ref.def.name, ref.arg);
+    return path !== null && path.length === path.keys.length ? path.slot : -1;
+  },
 };
 
 /** Field access over one event's bytes. */
-class ByteAuditFields implements EventAccessor, MemberCache, ListEvent {
+class ByteAuditFields implements EventAccessor, EventBytes, MemberCache, ListEvent {
   readonly readers = BYTE_READERS;
   /** Members decoded so far for list fields (absent members stay absent). */
   private members: Record<string, unknown> | undefined;
@@ -155,6 +160,8 @@ class ByteAuditFields implements EventAccessor, MemberCache, ListEvent {
     readonly body: Buffer,
     /** Offset of the event's `{`. */
     readonly at: number,
+    /** Offset just past the event's `}`. */
+    readonly end: number,
     /** The batch's index (byte-index.ts) and this event's entry in it. */
     private readonly index: Int32Array,
     private readonly base: number,
@@ -162,6 +169,11 @@ class ByteAuditFields implements EventAccessor, MemberCache, ListEvent {
     readonly timeKnown: boolean,
     readonly num: bigint,
   ) {}
+
+  /** The event's bytes are body[at, end): this object. */
+  get bytes(): EventBytes {
+    return this;
+  }
 
   field(ref: FieldRef): RawValue | undefined {
     return cachedGetter(ref.def.name, ref.arg)(this, ref);
@@ -201,6 +213,38 @@ class ByteAuditFields implements EventAccessor, MemberCache, ListEvent {
       if (end > 0) return copyBytes(b, at, end, dst, to, limit);
     }
     return TEXT_COPY.other;
+  }
+
+  /**
+   * EventBytes.texts, keys being index slots: a value the walk found to be a string without
+   * escapes (its bytes inside the quotes) or a plain integer (its digits), the text copyPath
+   * would copy; anything else, or any value of an event the index cannot be trusted for, is `other`.
+   */
+  texts(keys: Int32Array, out: Int32Array): void {
+    const b = this.body;
+    const index = this.index;
+    const base = this.base;
+    const trusted = index[base + FLAGS] === 0;
+    for (let k = 0; k < keys.length; k++) {
+      const slot = keys[k]!;
+      let start: number = TEXT_COPY.other;
+      let length = 0;
+      const at = slot >= 0 && trusted ? index[base + slot]! : 0;
+      if (slot < 0 || !trusted) start = TEXT_COPY.other;
+      else if (at < 0) start = TEXT_COPY.missing;
+      else if (isPlain(index, base, slot)) {
+        start = at + 1;
+        length = index[base + END + slot]! - at - 2;
+      } else if (b[at] === 0x2d || (b[at]! >= 0x30 && b[at]! <= 0x39)) {
+        const end = plainInteger(b, at);
+        if (end > 0) {
+          start = at;
+          length = end - at;
+        }
+      }
+      out[2 * k] = start;
+      out[2 * k + 1] = length;
+    }
   }
 
   /** copyText of jevt.rawtime: the event time's decimal digits. */
@@ -325,10 +369,10 @@ const STAGE_TIMESTAMP = ['stageTimestamp'];
 const STAGE_TIMESTAMP_SLOT = slotOf(STAGE_TIMESTAMP);
 
 /**
- * The SourceEvent of the event whose `{` is at `at` in a validated body, indexed at index[base..]
+ * The SourceEvent of the event at [at, end) in a validated body, indexed at index[base..]
  * (byte-index.ts); time = stageTimestamp (0 if unreadable).
  */
-export function byteSourceEvent(body: Buffer, at: number, index: Int32Array, base: number, num: bigint): SourceEvent {
+export function byteSourceEvent(body: Buffer, at: number, end: number, index: Int32Array, base: number, num: bigint): SourceEvent {
   const indexed = index[base + FLAGS] === 0;
   const ts = indexed ? index[base + STAGE_TIMESTAMP_SLOT]! : valueAt(body, at, STAGE_TIMESTAMP);
   let parsed: bigint | undefined;
@@ -339,5 +383,5 @@ export function byteSourceEvent(body: Buffer, at: number, index: Int32Array, bas
     parsed = text === undefined ? undefined : parseRfc3339Nano(text);
   }
   const timeNs = parsed ?? 0n;
-  return { source: 'k8s_audit', timeNs, fields: new ByteAuditFields(body, at, index, base, timeNs, parsed !== undefined, num) };
+  return { source: 'k8s_audit', timeNs, fields: new ByteAuditFields(body, at, end, index, base, timeNs, parsed !== undefined, num) };
 }

@@ -1,7 +1,8 @@
 // The webhook's two decoders (webhook.decoder: bytes | objects) side by side on the same bodies:
 // the same refusals, skipped and truncated items, event times and numbers, the same value of
 // every k8s_audit field (each ka.*/jevt.* field of the table, with the arguments rules use), and
-// the same string values copied straight into memory (copyText) as read, and
+// the same string values copied straight into memory (copyText) or found in the body's bytes
+// (EventBytes.texts) as read, and
 // the same alerts (rule, output, fields) from a DetectionEngine with the upstream
 // k8s_audit_rules.yaml. Bodies: the orchestrator audit samples of the corpus, hand-written edge
 // cases (escapes, unicode, \u0000, huge strings, missing members, containers and numbers where
@@ -64,6 +65,30 @@ function copiesSame(ev: SourceEvent, what: string): void {
   }
 }
 
+/** Fields a byte event found as text in its body's bytes (EventBytes.texts) in all. */
+let found = 0;
+
+/** EventBytes.texts gives each field's value as field() and copyText() do: where its UTF-8 bytes lie in the body, missing, or "copy or read it another way". */
+function textsSame(ev: SourceEvent, what: string): void {
+  const bytes = ev.fields.bytes!;
+  const keys = Int32Array.from(REFS, (r) => ev.fields.readers!.textKey!(r));
+  const out = new Int32Array(2 * keys.length).fill(7);
+  bytes.texts(keys, out);
+  REFS.forEach((r, k) => {
+    const start = out[2 * k]!;
+    const v = ev.fields.field(r);
+    if (start === TEXT_COPY.missing) assert.is(v, undefined, `${what} ${r.canonical}: texts says missing`);
+    else if (start !== TEXT_COPY.other) {
+      assert.ok(start >= bytes.at && start + out[2 * k + 1]! < bytes.end, `${what} ${r.canonical}: found within the event`);
+      found++;
+      const text = Buffer.from(bytes.body.subarray(start, start + out[2 * k + 1]!));
+      assert.equal(text, Buffer.from(v as string), `${what} ${r.canonical}: found bytes`);
+      const n = ev.fields.copyText!(r, scratch, 8, scratch.length);
+      assert.equal(Buffer.from(scratch.subarray(8, 8 + n)), text, `${what} ${r.canonical}: found what copyText copies`);
+    }
+  });
+}
+
 /** One BoundField per field, kept across the events of both decoders (as the encoder's slots and the alert plans keep theirs). */
 const BOUND = REFS.map((r) => new BoundField(r));
 const scratch2 = new Uint8Array(256 * 1024);
@@ -97,6 +122,7 @@ function same(body: Buffer, what: string, limits = LIMITS): { objects: SourceDec
     assert.is(b.timeNs, o.timeNs, `${what} #${i}: time`);
     assert.equal(fieldValues(b), fieldValues(o), `${what} #${i}: fields`);
     if (b.fields.copyText) copiesSame(b, `${what} #${i}`);
+    if (b.fields.bytes) textsSame(b, `${what} #${i}`);
     boundSame(o, `${what} #${i} objects`);
     boundSame(b, `${what} #${i} bytes`);
   });
@@ -113,6 +139,7 @@ test('decoders: the corpus gives the same events and field values, read from the
   const kinds = new Set(bytes.ok ? bytes.events.map((e) => e.fields.constructor.name) : []);
   assert.equal([...kinds], ['ByteAuditFields']);
   assert.ok(copied > 400, `${copied} values copied as bytes`);
+  assert.ok(found > 400, `${found} values found as bytes`);
   for (const [i, item] of items.entries()) same(Buffer.from(JSON.stringify(item)), `corpus item ${i} alone`);
 });
 
