@@ -45,6 +45,9 @@ interface EncSlot {
   copy: boolean;
   /** A copy slot's place among the copy slots (EventBytes.texts' keys), else -1. */
   text: number;
+  /** The slot's presence bit: byte REC.present + (index >> 3) of the record, bit index & 7. */
+  presentAt: number;
+  presentBit: number;
   /** The slot's field read, resolved once per kind of accessor (no lookup by name per read). */
   f: BoundField;
 }
@@ -104,7 +107,8 @@ export class BatchEncoder {
       const cls = typeClass(s.ref.type);
       const ip = cls === 'ipaddr' || cls === 'ipnet';
       const copy = s.kind === 'str' && !ip && !s.list;
-      return { s, ip, plainStr: s.kind === 'str' && !ip, copy, text: copy ? texts++ : -1, f: new BoundField(s.ref) };
+      const text = copy ? texts++ : -1;
+      return { s, ip, plainStr: s.kind === 'str' && !ip, copy, text, presentAt: REC.present + (s.index >> 3), presentBit: 1 << (s.index & 7), f: new BoundField(s.ref) };
     });
     this.textKeys = new Int32Array(texts);
     this.textSpans = new Int32Array(2 * texts);
@@ -206,6 +210,7 @@ export class BatchEncoder {
     const ev = this.events[k]!;
     const placed = this.placeTexts(k);
     const spans = this.textSpans;
+    const origin = this.origin;
     const dv = this.dv;
     dv.setUint32(at + REC.type, evtTypeId(ev.evtType), true);
     if ((this.threadFields.length > 0 || this.ctrRefs.length > 0) && ev.source === 'syscall') {
@@ -222,9 +227,9 @@ export class BatchEncoder {
           // A value in the body's copy as it is: a reference to it there.
           const start = spans[2 * e.text]!;
           if (start >= 0) {
-            dv.setUint32(at + s.offset, this.origin + start, true);
+            dv.setUint32(at + s.offset, origin + start, true);
             dv.setUint32(at + s.offset + 4, spans[2 * e.text + 1]!, true);
-            u8[at + REC.present + (s.index >> 3)]! |= 1 << (s.index & 7);
+            u8[at + e.presentAt]! |= e.presentBit;
             continue;
           }
           if (start === TEXT_COPY.missing) continue;

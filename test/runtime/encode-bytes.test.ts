@@ -3,7 +3,8 @@
 // are references into that copy: every record must read back (recordFields: the bytes at each
 // reference) as the record of the same event from the object decoder, whose values are each
 // copied on their own. Edge cases: values first and last in an event, escaped and plain strings
-// side by side, empty strings, multi-byte UTF-8, strings longer than 64 bytes, events of several
+// side by side, empty strings, multi-byte UTF-8, strings longer than 64 bytes, values that are
+// not strings (true, null, numbers, objects written as JSON.stringify writes them or not), events of several
 // bodies in one call, and a batch that fills the heap so that events go to the next call whole.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -33,6 +34,8 @@ const FIELDS: Array<[string, string?]> = [
   ['ka.user.groups'],
   ['jevt.value', '/requestObject/spec/tls'],
   ['jevt.value', '/auditID'],
+  ['ka.req.configmap.obj'],
+  ['jevt.value', '/objectRef'],
 ];
 
 function layout() {
@@ -114,6 +117,21 @@ test('encode: references into the body copy read back as the object path copies 
   assert.equal(counts, [items.length], 'one call');
   // The same events one body each: a run per event.
   for (const [i, item] of items.entries()) sameRecords(Buffer.from(JSON.stringify(item)), `item ${i} alone`);
+});
+
+test('encode: values that are not strings are references where their text is their bytes, and written otherwise', () => {
+  const event = (data: string, hostNetwork: string) =>
+    `{"auditID":"c1","verb":"create","objectRef":{"resource":"configmaps","name":"cm"},"requestObject":{"data":${data},"spec":{"hostNetwork":${hostNetwork}}},"stageTimestamp":"2026-01-02T03:04:05Z"}`;
+  const items = [
+    event('{"a":"1","b":{"c":[1,2,{"d":null}]},"e":"x\\ny"}', 'true'),
+    event('{"a" : "1"}', 'false'),
+    event('{"a":"1","a":"2"}', 'null'),
+    event('{"2":"x","1":"y"}', '1.5'),
+    event('["\u0041",-0,1e3]', '12'),
+    event('{}', '"s"'),
+    event('[]', '[]'),
+  ];
+  sameRecords(Buffer.from(`{"kind":"EventList","items":[${items.join(',')}]}`), 'not strings');
 });
 
 test('encode: events of several bodies in one call each read their own body', () => {

@@ -9,7 +9,7 @@
 import { type EventAccessor, type EventBytes, type FieldRead, type FieldReaders, type FieldRef, type RawValue, type SourceEvent, TEXT_COPY, type TextCopy } from '../../engine/index.js';
 import { END, FLAGS, indexedPrefix, isPlain, slotOf } from './byte-index.js';
 import { byteListReader, type ListEvent, type Names, type Table, tableOf } from './byte-lists.js';
-import { bodyText, type MemberCache, membersOf, parseAt, plainInteger, stringAt, textAt, valueAt } from './byte-value.js';
+import { bodyText, compactEnd, type MemberCache, membersOf, parseAt, plainInteger, stringAt, textAt, valueAt } from './byte-value.js';
 import { auditSourceEvent } from './document.js';
 import { getterCache } from './getter-cache.js';
 import { pointerKeys } from './json-value.js';
@@ -128,6 +128,9 @@ interface Member {
 }
 
 const copyOther: TextCopy = () => TEXT_COPY.other;
+/** TEXT_COPY's codes as plain numbers (texts() gives one per field, per event). */
+const OTHER: number = TEXT_COPY.other;
+const MISSING: number = TEXT_COPY.missing;
 
 /** The reads of ByteAuditFields resolved per FieldRef (BoundField): its getter and, for a text field, its path. */
 const BYTE_READERS: FieldReaders = {
@@ -217,8 +220,10 @@ class ByteAuditFields implements EventAccessor, EventBytes, MemberCache, ListEve
 
   /**
    * EventBytes.texts, keys being index slots: a value the walk found to be a string without
-   * escapes (its bytes inside the quotes) or a plain integer (its digits), the text copyPath
-   * would copy; anything else, or any value of an event the index cannot be trusted for, is `other`.
+   * escapes (its bytes inside the quotes), or any other value but a string whose text (asText,
+   * what textAt gives) is its bytes as they are (compactEnd: true, false, null, a plain integer, a
+   * compact object or array: a configmap's data); anything else (a string with escapes), or any
+   * value of an event the index cannot be trusted for, is `other`.
    */
   texts(keys: Int32Array, out: Int32Array): void {
     const b = this.body;
@@ -227,19 +232,21 @@ class ByteAuditFields implements EventAccessor, EventBytes, MemberCache, ListEve
     const trusted = index[base + FLAGS] === 0;
     for (let k = 0; k < keys.length; k++) {
       const slot = keys[k]!;
-      let start: number = TEXT_COPY.other;
+      let start = OTHER;
       let length = 0;
-      const at = slot >= 0 && trusted ? index[base + slot]! : 0;
-      if (slot < 0 || !trusted) start = TEXT_COPY.other;
-      else if (at < 0) start = TEXT_COPY.missing;
-      else if (isPlain(index, base, slot)) {
-        start = at + 1;
-        length = index[base + END + slot]! - at - 2;
-      } else if (b[at] === 0x2d || (b[at]! >= 0x30 && b[at]! <= 0x39)) {
-        const end = plainInteger(b, at);
-        if (end > 0) {
-          start = at;
-          length = end - at;
+      if (slot >= 0 && trusted) {
+        const at = index[base + slot]!;
+        if (at < 0) start = MISSING;
+        else if (isPlain(index, base, slot)) {
+          start = at + 1;
+          length = index[base + END + slot]! - at - 2;
+        } else if (b[at] !== 0x22) {
+          // true, false, null, a plain integer, an object or array JSON.stringify writes as it is.
+          const end = compactEnd(b, at, 0);
+          if (end > 0) {
+            start = at;
+            length = end - at;
+          }
         }
       }
       out[2 * k] = start;

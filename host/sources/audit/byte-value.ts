@@ -174,7 +174,7 @@ const COMPACT_MEMBERS = 256;
 const COMPACT_DEPTH = 64;
 
 /** The end of the value at `at` when asText writes it as its bytes (compactAt), or -1. */
-function compactEnd(b: Buffer, at: number, depth: number): number {
+export function compactEnd(b: Buffer, at: number, depth: number): number {
   const c = b[at];
   if (c === 0x22) return compactString(b, at);
   if (c === 0x74 || c === 0x6e) return at + 4;
