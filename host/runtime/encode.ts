@@ -64,6 +64,8 @@ const SPAN = MEM.bytes;
  * item skipped as too large) stays within this; a wider gap starts another run.
  */
 const RUN_GAP = 1024;
+/** TEXT_COPY.missing as a plain number (compared once per text slot and event). */
+const MISSING: number = TEXT_COPY.missing;
 
 /** Writes SourceEvents of one source into linear memory. */
 export class BatchEncoder {
@@ -219,50 +221,60 @@ export class BatchEncoder {
       dv.setUint32(at + REC.thread, t, true);
     }
     const u8 = this.u8;
-    const fields = ev.fields;
-    for (const e of this.slots) {
-      const s = e.s;
-      if (e.copy) {
-        if (placed) {
-          // A value in the body's copy as it is: a reference to it there.
-          const start = spans[2 * e.text]!;
-          if (start >= 0) {
-            dv.setUint32(at + s.offset, origin + start, true);
-            dv.setUint32(at + s.offset + 4, spans[2 * e.text + 1]!, true);
-            u8[at + e.presentAt]! |= e.presentBit;
-            continue;
-          }
-          if (start === TEXT_COPY.missing) continue;
-        }
-        // A byte source's string: its bytes go from the source straight into the heap.
-        const n = e.f.copy(fields, u8, this.heap, this.limit);
-        if (n >= 0) {
-          setRef(dv, at + s.offset, this.heap + n * SPAN);
-          this.heap = align8(this.heap + n);
-          u8[at + REC.present + (s.index >> 3)]! |= 1 << (s.index & 7);
+    const slots = this.slots;
+    for (let j = 0; j < slots.length; j++) {
+      const e = slots[j]!;
+      if (placed && e.text >= 0) {
+        // A value in the body's copy as it is: a reference to it there.
+        const start = spans[2 * e.text]!;
+        if (start >= 0) {
+          const where = at + e.s.offset;
+          dv.setUint32(where, origin + start, true);
+          dv.setUint32(where + 4, spans[2 * e.text + 1]!, true);
+          u8[at + e.presentAt]! |= e.presentBit;
           continue;
         }
-        if (n === TEXT_COPY.missing) continue;
-        if (n === TEXT_COPY.noRoom) return false;
+        if (start === MISSING) continue;
       }
-      const raw = e.f.read(fields);
-      if (raw === undefined || raw === null) continue;
-      const where = at + s.offset;
-      if (e.plainStr) {
-        // Strings (and string lists) without BigInt: two 32-bit halves of the reference.
-        const ref = s.list ? this.strList(raw) : Array.isArray(raw) ? undefined : this.strRef(typeof raw === 'string' ? raw : String(raw));
-        if (ref === undefined) continue;
-        if (ref < 0) return false;
-        setRef(dv, where, ref);
-      } else {
-        const bits = s.list ? this.list(raw, s, e.ip) : Array.isArray(raw) ? undefined : this.value(raw, s.kind, s.ref, e.ip);
-        if (bits === undefined) continue;
-        if (bits < 0n) return false;
-        dv.setBigUint64(where, bits, true);
-      }
-      // Bit index&63 of little-endian 64-bit presence word index>>6 is bit index&7 of byte index>>3.
-      u8[at + REC.present + (s.index >> 3)]! |= 1 << (s.index & 7);
+      if (!this.slot(e, ev.fields, at)) return false;
     }
+    return true;
+  }
+
+  /** Writes one slot's value of the record at `at`, copied or read; false when out of room. */
+  private slot(e: EncSlot, fields: SourceEvent['fields'], at: number): boolean {
+    const dv = this.dv;
+    const u8 = this.u8;
+    const s = e.s;
+    if (e.copy) {
+      // A byte source's string: its bytes go from the source straight into the heap.
+      const n = e.f.copy(fields, u8, this.heap, this.limit);
+      if (n >= 0) {
+        setRef(dv, at + s.offset, this.heap + n * SPAN);
+        this.heap = align8(this.heap + n);
+        u8[at + e.presentAt]! |= e.presentBit;
+        return true;
+      }
+      if (n === TEXT_COPY.missing) return true;
+      if (n === TEXT_COPY.noRoom) return false;
+    }
+    const raw = e.f.read(fields);
+    if (raw === undefined || raw === null) return true;
+    const where = at + s.offset;
+    if (e.plainStr) {
+      // Strings (and string lists) without BigInt: two 32-bit halves of the reference.
+      const ref = s.list ? this.strList(raw) : Array.isArray(raw) ? undefined : this.strRef(typeof raw === 'string' ? raw : String(raw));
+      if (ref === undefined) return true;
+      if (ref < 0) return false;
+      setRef(dv, where, ref);
+    } else {
+      const bits = s.list ? this.list(raw, s, e.ip) : Array.isArray(raw) ? undefined : this.value(raw, s.kind, s.ref, e.ip);
+      if (bits === undefined) return true;
+      if (bits < 0n) return false;
+      dv.setBigUint64(where, bits, true);
+    }
+    // Bit index&63 of little-endian 64-bit presence word index>>6 is bit index&7 of byte index>>3.
+    u8[at + e.presentAt]! |= e.presentBit;
     return true;
   }
 
