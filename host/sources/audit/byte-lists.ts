@@ -7,7 +7,7 @@
 // (test/sources/audit/decoder-differential.test.ts compares them on every field). A field with
 // no reader here (volume_type: its object key order is the parser's) keeps the object path.
 import { indexedPrefix } from './byte-index.js';
-import { hasEscape, skipBlanks, skipValue, stringEnd } from './json-scan.js';
+import { skipBlanks, skipValue } from './json-scan.js';
 import { stringAt, textAt, valueAt } from './byte-value.js';
 import { indexOf, listPath, ruleKey, subjectKind } from './ka-fields.js';
 import { imageRepository, nonEmpty, securityKey } from './pod-fields.js';
@@ -30,6 +30,8 @@ export interface Names {
   bytes: readonly Uint8Array[];
 }
 
+const isBlank = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
 const namesOf = (...names: string[]): Names => ({ names, bytes: names.map((n) => Uint8Array.from(n, (c) => c.charCodeAt(0))) });
 
 /**
@@ -43,17 +45,18 @@ export interface Table {
   names: Names;
 }
 
-/** Which of `names` the member name whose quote is at `i` and which ends before `end` is (a name with escapes compared decoded), or -1. */
-function nameIndex(b: Buffer, i: number, end: number, names: Names): number {
+/** Which of `names` the member name whose quote is at `i` and which ends before `end` is (a name with escapes, `escaped`, compared decoded), or -1. */
+function nameIndex(b: Buffer, i: number, end: number, names: Names, escaped: boolean): number {
   const length = end - i - 2;
-  for (let k = 0; k < names.bytes.length; k++) {
-    const name = names.bytes[k]!;
+  const bytes = names.bytes;
+  for (let k = 0; k < bytes.length; k++) {
+    const name = bytes[k]!;
     if (name.length !== length) continue;
     let j = 0;
     while (j < length && b[i + 1 + j] === name[j]) j++;
     if (j === length) return k;
   }
-  return hasEscape(b, i + 1, end - 1) ? names.names.indexOf(JSON.parse(b.toString('utf8', i, end)) as string) : -1;
+  return escaped ? names.names.indexOf(JSON.parse(b.toString('utf8', i, end)) as string) : -1;
 }
 
 /** The table of the array at `at` (valid text) over `names`, or undefined when the value there is not an array. */
@@ -72,11 +75,23 @@ export function tableOf(b: Buffer, at: number, names: Names): Table | undefined 
       i = skipBlanks(b, i + 1);
       if (b[i] !== 0x7d) {
         for (;;) {
-          const nameEnd = stringEnd(b, i);
-          const valueAt = skipBlanks(b, skipBlanks(b, nameEnd) + 1);
-          const k = nameIndex(b, i, nameEnd, names);
+          // The name's end, noting an escape on the way (stringEnd's loop); blanks are looked
+          // for only where a byte is not the one the API server writes there.
+          let e = i + 1;
+          let escaped = false;
+          for (let c = b[e]; c !== 0x22; c = b[e]) {
+            if (c === 0x5c) {
+              escaped = true;
+              e += 2;
+            } else e++;
+          }
+          const nameEnd = e + 1;
+          const colon = b[nameEnd] === 0x3a ? nameEnd : skipBlanks(b, nameEnd);
+          const valueAt = isBlank(b[colon + 1]) ? skipBlanks(b, colon + 1) : colon + 1;
+          const k = nameIndex(b, i, nameEnd, names, escaped);
           if (k >= 0) t.at[base + k] = valueAt;
-          i = skipBlanks(b, skipValue(b, valueAt));
+          i = skipValue(b, valueAt);
+          if (b[i] !== 0x2c && b[i] !== 0x7d) i = skipBlanks(b, i);
           if (b[i] === 0x7d) break;
           i = skipBlanks(b, i + 1);
         }
