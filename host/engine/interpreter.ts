@@ -47,7 +47,8 @@ export interface EventBytes {
   /**
    * Where the value of each field of `keys` (FieldReaders.textKey's; -1: none) lies in body when
    * it is the text copyText would copy, as it is: out[2k] its start and out[2k + 1] its length;
-   * else out[2k] is a TEXT_COPY code (`missing`, or `other`: copy or read it another way).
+   * else out[2k] is a TEXT_COPY code (`missing`, or `other`: copy or read it another way). A key
+   * below -1 only tells a missing field (a list, say): out[2k] is `missing` or `other`.
    */
   texts(keys: Int32Array, out: Int32Array): void;
 }
@@ -61,7 +62,7 @@ export type TextCopy = (ev: EventAccessor, ref: FieldRef, dst: Uint8Array, at: n
 export interface FieldReaders {
   read(ref: FieldRef): FieldRead;
   copy(ref: FieldRef): TextCopy;
-  /** For an accessor kind with EventAccessor.bytes: the field's key for EventBytes.texts (-1: its value is never text as it is in the body). */
+  /** For an accessor kind with EventAccessor.bytes: the field's key for EventBytes.texts (-1: none). */
   textKey?(ref: FieldRef): number;
 }
 

@@ -43,7 +43,7 @@ interface EncSlot {
   plainStr: boolean;
   /** A plain string slot of one value: an accessor with copyText may copy its bytes in. */
   copy: boolean;
-  /** A copy slot's place among the copy slots (EventBytes.texts' keys), else -1. */
+  /** The slot's key's place in EventBytes.texts' keys (every slot has one). */
   text: number;
   /** The slot's presence bit: byte REC.present + (index >> 3) of the record, bit index & 7. */
   presentAt: number;
@@ -64,8 +64,10 @@ const SPAN = MEM.bytes;
  * item skipped as too large) stays within this; a wider gap starts another run.
  */
 const RUN_GAP = 1024;
-/** TEXT_COPY.missing as a plain number (compared once per text slot and event). */
+/** TEXT_COPY.missing as a plain number (compared once per slot and event). */
 const MISSING: number = TEXT_COPY.missing;
+/** What BatchEncoder.findTexts found of an event. */
+const FOUND = { none: 0, missing: 1, placed: 2 } as const;
 
 /** Writes SourceEvents of one source into linear memory. */
 export class BatchEncoder {
@@ -83,10 +85,11 @@ export class BatchEncoder {
   /** Container entry fields the module reads (strings, flags, start_ts, then its keyed fields), or none. */
   private readonly ctrRefs: FieldRef[];
   private ctrs = new Map<string, number>();
-  /** The copy slots' keys for EventBytes.texts, resolved for the accessor kind `textKind` (null: none resolved). */
+  /** The slots' keys for EventBytes.texts, resolved for the accessor kind `textKind` (null: none resolved). */
   private readonly textKeys: Int32Array;
   private textKind: FieldReaders | undefined | null = null;
-  /** Some key of textKeys is a field's (not -1). */
+  /** Some key of textKeys is a field's (not -1), and some is a text's (>= 0: the body's bytes are placed for it). */
+  private keyAny = false;
   private textAny = false;
   /** What EventBytes.texts gives for the event being written. */
   private readonly textSpans: Int32Array;
@@ -104,16 +107,14 @@ export class BatchEncoder {
     use: ThreadUse,
     containerKeys: readonly ContainerKey[] = [],
   ) {
-    let texts = 0;
-    this.slots = layout.slots.map((s) => {
+    this.slots = layout.slots.map((s, text) => {
       const cls = typeClass(s.ref.type);
       const ip = cls === 'ipaddr' || cls === 'ipnet';
       const copy = s.kind === 'str' && !ip && !s.list;
-      const text = copy ? texts++ : -1;
       return { s, ip, plainStr: s.kind === 'str' && !ip, copy, text, presentAt: REC.present + (s.index >> 3), presentBit: 1 << (s.index & 7), f: new BoundField(s.ref) };
     });
-    this.textKeys = new Int32Array(texts);
-    this.textSpans = new Int32Array(2 * texts);
+    this.textKeys = new Int32Array(this.slots.length);
+    this.textSpans = new Int32Array(2 * this.slots.length);
     const levels = use.walk ? LIMITS.maxDepth : use.levels;
     this.indexedLevels = Math.min(LIMITS.maxDepth, use.levels);
     this.threadFields = THREAD_FIELDS.filter((f) => use.bases.includes(f.base)).map((f) => {
@@ -185,32 +186,33 @@ export class BatchEncoder {
   }
 
   /**
-   * Places the bytes of events[k] (placeBytes) when it has them and some text slot can be found
-   * in them, and finds its text slots there (textSpans); false when they are not placed.
+   * Finds events[k]'s keyed slots (EventBytes.texts, into textSpans) when it has bytes and some
+   * slot a key, placing its bytes (placeBytes) when some key is a text's: FOUND.none (nothing
+   * found), FOUND.missing (missing fields found, no reference) or FOUND.placed (both).
    */
-  private placeTexts(k: number): boolean {
+  private findTexts(k: number): number {
     const fields = this.events[k]!.fields;
     const bytes = fields.bytes;
-    if (bytes === undefined) return false;
+    if (bytes === undefined) return FOUND.none;
     const kind = fields.readers;
     if (kind !== this.textKind) {
       this.textKind = kind;
-      this.textAny = false;
+      this.keyAny = this.textAny = false;
       for (const e of this.slots) {
-        if (e.text < 0) continue;
         const key = kind?.textKey?.(e.s.ref) ?? -1;
         this.textKeys[e.text] = key;
+        if (key !== -1) this.keyAny = true;
         if (key >= 0) this.textAny = true;
       }
     }
-    if (!this.textAny || !this.placeBytes(k)) return false;
+    if (!this.keyAny) return FOUND.none;
     bytes.texts(this.textKeys, this.textSpans);
-    return true;
+    return this.textAny && this.placeBytes(k) ? FOUND.placed : FOUND.missing;
   }
 
   private record(k: number, at: number): boolean {
     const ev = this.events[k]!;
-    const placed = this.placeTexts(k);
+    const found = this.findTexts(k);
     const spans = this.textSpans;
     const origin = this.origin;
     const dv = this.dv;
@@ -224,10 +226,10 @@ export class BatchEncoder {
     const slots = this.slots;
     for (let j = 0; j < slots.length; j++) {
       const e = slots[j]!;
-      if (placed && e.text >= 0) {
-        // A value in the body's copy as it is: a reference to it there.
+      if (found !== FOUND.none) {
+        // A value in the body's copy as it is: a reference to it there; a field found missing: nothing to read.
         const start = spans[2 * e.text]!;
-        if (start >= 0) {
+        if (start >= 0 && e.copy && found === FOUND.placed) {
           const where = at + e.s.offset;
           dv.setUint32(where, origin + start, true);
           dv.setUint32(where + 4, spans[2 * e.text + 1]!, true);

@@ -143,10 +143,25 @@ const BYTE_READERS: FieldReaders = {
   },
   textKey: (ref) => {
     // A value at an indexed key path: its slot. The event time's digits are not in the body as they are.
-    const path = isRawTime(ref.def.name) ? null : cachedTextPath(ref.def.name, ref.arg);
-    return path !== null && path.length === path.keys.length ? path.slot : -1;
+    if (isRawTime(ref.def.name)) return -1;
+    const path = cachedTextPath(ref.def.name, ref.arg);
+    if (path === null) return missingKey(ref.def.name, ref.arg);
+    return path.length === path.keys.length ? path.slot : -1;
   },
 };
+
+/**
+ * The texts() key of a list field read from the bytes that is missing whenever its one member is
+ * (getterFor's `none`: what it gives on an event without that member): -2 - the member's slot,
+ * so an event without it skips the field's read; -1 for any other field.
+ */
+function missingKey(name: string, arg: string | undefined): number {
+  if (!name.startsWith('ka.') || byteListReader(name) === undefined) return -1;
+  const paths = kaMembers(name);
+  if (paths === undefined || paths.length !== 1 || kaExtractor(name)({}, arg) !== undefined) return -1;
+  const slot = slotOf(paths[0]!);
+  return slot < 0 ? -1 : -2 - slot;
+}
 
 /** Field access over one event's bytes. */
 class ByteAuditFields implements EventAccessor, EventBytes, MemberCache, ListEvent {
@@ -219,11 +234,11 @@ class ByteAuditFields implements EventAccessor, EventBytes, MemberCache, ListEve
   }
 
   /**
-   * EventBytes.texts, keys being index slots: a value the walk found to be a string without
-   * escapes (its bytes inside the quotes), or any other value but a string whose text (asText,
-   * what textAt gives) is its bytes as they are (compactEnd: true, false, null, a plain integer, a
-   * compact object or array: a configmap's data); anything else (a string with escapes), or any
-   * value of an event the index cannot be trusted for, is `other`.
+   * EventBytes.texts, keys being index slots (missingKey's below -1): a value the walk found to be
+   * a string without escapes (its bytes inside the quotes), or any other value but a string whose
+   * text (asText, what textAt gives) is its bytes as they are (compactEnd: true, false, null, a
+   * plain integer, a compact object or array: a configmap's data); anything else (a string with
+   * escapes), or any value of an event the index cannot be trusted for, is `other`.
    */
   texts(keys: Int32Array, out: Int32Array): void {
     const b = this.body;
@@ -234,7 +249,10 @@ class ByteAuditFields implements EventAccessor, EventBytes, MemberCache, ListEve
       const slot = keys[k]!;
       let start = OTHER;
       let length = 0;
-      if (slot >= 0 && trusted) {
+      if (slot < -1) {
+        // A list field's member (missingKey): the field is missing when the member is.
+        if (trusted && index[base - 2 - slot]! < 0) start = MISSING;
+      } else if (slot >= 0 && trusted) {
         const at = index[base + slot]!;
         if (at < 0) start = MISSING;
         else if (isPlain(index, base, slot)) {
