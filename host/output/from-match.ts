@@ -143,10 +143,19 @@ export class AlertPlan {
       const p = fields[i]!;
       const v = p.f.read(evf);
       let s: string;
-      if (p.textual && typeof v === 'string') {
+      if (typeof v === 'string' && p.textual) {
         s = capText(utf8Sanitized(v), maxFieldBytes);
         outputFields[p.key] = s;
         if (!p.inMessage) continue;
+      } else if (v === undefined) {
+        // Missing: null in output_fields, <NA> in the message (fieldJson, fieldText).
+        outputFields[p.key] = null;
+        if (!p.inMessage) continue;
+        s = capText('<NA>', maxFieldBytes);
+      } else if (Array.isArray(v)) {
+        outputFields[p.key] = listJson(v, p.f.ref, maxFieldBytes);
+        if (!p.inMessage) continue;
+        s = capText(fieldText(v, p.f.ref), maxFieldBytes);
       } else {
         outputFields[p.key] = capJson(fieldJson(v, p.f.ref), maxFieldBytes);
         if (!p.inMessage) continue;
@@ -171,6 +180,16 @@ export class AlertPlan {
       outputFields,
     };
   }
+}
+
+/** capJson(fieldJson(v, ref), max) of a list in one pass: each element typed, a bigint as a number, a string cut to `max` bytes. */
+function listJson(v: readonly RawScalar[], ref: FieldRef, max: number): OutputFieldValue {
+  const out: Array<string | number | boolean> = new Array(v.length);
+  for (let k = 0; k < v.length; k++) {
+    const j = scalarJson(v[k]!, ref);
+    out[k] = typeof j === 'bigint' ? Number(j) : typeof j === 'string' ? capText(j, max) : j;
+  }
+  return out;
 }
 
 function planned(t: FieldToken, inMessage: boolean, before: string): PlannedField {

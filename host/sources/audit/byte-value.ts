@@ -149,6 +149,9 @@ export function textAt(b: Buffer, at: number): string {
   if (c === 0x66) return 'false';
   if (c === 0x6e) return 'null';
   if (c === 0x7b || c === 0x5b) return compactAt(b, at) ?? asText(parseAt(b, at));
+  // An integer written as asText writes it (a response code) is its own text, met before as often as not.
+  const end = plainInteger(b, at);
+  if (end > 0) return bodyText(b, at, end);
   // Number() reads a JSON number token as JSON.parse does (a value past the doubles is Infinity: "null").
   const n = Number(b.toString('latin1', at, skipValue(b, at)));
   return Number.isFinite(n) ? String(n) : 'null';
