@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type LoadedRule, parseOutput } from '../../../host/engine/index.js';
 import type { Alert } from '../../../host/output/alert.js';
-import { AlertPlan } from '../../../host/output/from-match.js';
+import { AlertPlan, outputFieldsMaker } from '../../../host/output/from-match.js';
 import { decodeAuditEvents } from '../../../host/sources/audit/batch-bytes.js';
 
 const LIMITS = { maxEventBytes: 256 * 1024, maxEventDepth: 300 };
@@ -104,6 +104,32 @@ test('alert text: a query parameter read from the request URI, plain or escaped'
   assert.is(rendered(p, body('"requestURI":"/x/exec?command=sh&a;b=1"')).message, 'cmd=<NA> c=<NA>');
   assert.is(rendered(p, body('"requestURI":"/x/exec?command=\\u0073h"')).message, 'cmd=sh c=<NA>');
   assert.is(rendered(p, body('"requestURI":404')).message, 'cmd=<NA> c=<NA>');
+});
+
+test('output_fields maker: compiled or stored in turn, the same keys in the same order, each at its first place; any key is only a name', () => {
+  const keys = ['ka.verb', 'jevt.value[/a"b]', 'ka.verb', 'jevt.value[/x\\"}; throw 1; ({"]', 'jevt.value[/\u2028\u0000]', '10', 'ka.user.name'];
+  const values = ['get', 1, 'again', null, ['a'], true, 'u'];
+  const want = Object.fromEntries([
+    ['ka.verb', 'get'],
+    ['jevt.value[/a"b]', 1],
+    ['jevt.value[/x\\"}; throw 1; ({"]', null],
+    ['jevt.value[/\u2028\u0000]', ['a']],
+    ['10', true],
+    ['ka.user.name', 'u'],
+  ]);
+  for (const compile of [true, false]) {
+    const made = outputFieldsMaker(keys, compile)(values);
+    assert.equal(made, want, `compile ${compile}`);
+    assert.equal(Object.keys(made), Object.keys(want), `compile ${compile}: order`);
+    assert.is(Object.getPrototypeOf(made), Object.prototype);
+  }
+  // A key __proto__ is an own key, never the prototype.
+  for (const compile of [true, false]) {
+    const proto = outputFieldsMaker(['__proto__', 'a'], compile)([JSON.parse('{"polluted":true}') as null, 1]);
+    assert.equal(Object.keys(proto), ['__proto__', 'a'], `compile ${compile}: __proto__ own`);
+    assert.is(Object.getPrototypeOf(proto), Object.prototype);
+    assert.is((proto as Record<string, unknown>).polluted, undefined);
+  }
 });
 
 test.run();
