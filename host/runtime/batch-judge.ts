@@ -37,7 +37,8 @@ export class BatchJudge {
   /**
    * The same plans by the rule's index in its ruleset, looked up first: an array read where the
    * WeakMap hashes the rule on every alert. A plan there of another ruleset's rule (after a
-   * reload) is replaced from `plans`.
+   * reload) is replaced from `plans` when its index alerts; until then it keeps that rule
+   * (one plan an index at most, as many as the largest ruleset's rules).
    */
   private readonly byIndex: AlertPlan[] = [];
 
