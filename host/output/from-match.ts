@@ -105,6 +105,43 @@ interface PlannedField {
   width: number | undefined;
 }
 
+/** An alert's output_fields from the values of its plan's fields, in the plan's order. */
+type OutputFieldsMaker = (values: readonly OutputFieldValue[]) => Alert['outputFields'];
+
+/**
+ * The maker of a plan's output_fields: one object literal of its keys, each at its first place
+ * (a key met again keeps that place, as when the keys are stored in turn), compiled once per
+ * plan. Each alert's object is then made whole, in one shape, where storing its keys one by
+ * one goes through V8's generic store for each key (one code for every rule's keys), a good
+ * part of an alert's cost. Each key is written as a JSON string, so it can only be a property
+ * name (`__proto__` as a computed one, which a literal makes an own key, not the prototype).
+ * Without `compile`, or where code generation from strings is disallowed (node
+ * --disallow-code-generation-from-strings), the keys are defined one by one.
+ */
+export function outputFieldsMaker(keys: readonly string[], compile = true): OutputFieldsMaker {
+  const first = new Map<string, number>();
+  keys.forEach((k, i) => {
+    if (!first.has(k)) first.set(k, i);
+  });
+  if (compile) {
+    try {
+      const members = [...first].map(([k, i]) => `${k === '__proto__' ? '["__proto__"]' : JSON.stringify(k)}: v[${i}]`).join(', ');
+      return new Function('v', `'use strict'; return { ${members} };`) as OutputFieldsMaker;
+    } catch {
+      // Code generation from strings is disallowed: the keys are stored in turn.
+    }
+  }
+  const entries = [...first];
+  return (values) => {
+    const out: Alert['outputFields'] = {};
+    for (const [k, i] of entries) {
+      if (k === '__proto__') Object.defineProperty(out, k, { value: values[i], enumerable: true, writable: true, configurable: true });
+      else out[k] = values[i]!;
+    }
+    return out;
+  };
+}
+
 /**
  * A rule's output with its appended fields, resolved once for all its alerts: each field's read
  * (BoundField: no lookup by name per alert), whether it is textual, its width, and the literal
@@ -114,10 +151,13 @@ export class AlertPlan {
   private readonly fields: PlannedField[] = [];
   /** The message's literal text after its last field. */
   private readonly tail: string;
+  /** Each field's value for output_fields, by the field's place (kept from alert to alert: alert() is not re-entered). */
+  private readonly values: OutputFieldValue[];
+  private readonly make: OutputFieldsMaker;
 
   /** `extra` (appendedFields) go to output_fields only. */
   constructor(
-    private readonly rule: LoadedRule,
+    readonly rule: LoadedRule,
     extra: readonly FieldToken[] = [],
   ) {
     let text = '';
@@ -129,11 +169,13 @@ export class AlertPlan {
     }
     this.tail = text;
     for (const t of extra) this.fields.push(planned(t, false, ''));
+    this.values = this.fields.map(() => null);
+    this.make = outputFieldsMaker(this.fields.map((f) => f.key));
   }
 
   /** The alert for the rule matching `ev`; each field value it carries is at most `maxFieldBytes` (rules.maxOutputFieldBytes). */
   alert(ev: SourceEvent, hostname: string, maxFieldBytes = DEFAULT_MAX_OUTPUT_FIELD_BYTES): Alert {
-    const outputFields: Alert['outputFields'] = {};
+    const values = this.values;
     const fields = this.fields;
     const evf = ev.fields;
     // One pass: each field of the output is read once, for output_fields and the message both; a
@@ -143,12 +185,21 @@ export class AlertPlan {
       const p = fields[i]!;
       const v = p.f.read(evf);
       let s: string;
-      if (p.textual && typeof v === 'string') {
+      if (typeof v === 'string' && p.textual) {
         s = capText(utf8Sanitized(v), maxFieldBytes);
-        outputFields[p.key] = s;
+        values[i] = s;
         if (!p.inMessage) continue;
+      } else if (v === undefined) {
+        // Missing: null in output_fields, <NA> in the message (fieldJson, fieldText).
+        values[i] = null;
+        if (!p.inMessage) continue;
+        s = capText('<NA>', maxFieldBytes);
+      } else if (Array.isArray(v)) {
+        values[i] = listJson(v, p.f.ref, maxFieldBytes);
+        if (!p.inMessage) continue;
+        s = capText(fieldText(v, p.f.ref), maxFieldBytes);
       } else {
-        outputFields[p.key] = capJson(fieldJson(v, p.f.ref), maxFieldBytes);
+        values[i] = capJson(fieldJson(v, p.f.ref), maxFieldBytes);
         if (!p.inMessage) continue;
         s = capText(fieldText(v, p.f.ref), maxFieldBytes);
       }
@@ -159,6 +210,7 @@ export class AlertPlan {
       message += s;
     }
     message += this.tail;
+    const outputFields = this.make(values);
     const rule = this.rule;
     return {
       timeNs: ev.timeNs,
@@ -171,6 +223,16 @@ export class AlertPlan {
       outputFields,
     };
   }
+}
+
+/** capJson(fieldJson(v, ref), max) of a list in one pass: each element typed, a bigint as a number, a string cut to `max` bytes. */
+function listJson(v: readonly RawScalar[], ref: FieldRef, max: number): OutputFieldValue {
+  const out: Array<string | number | boolean> = new Array(v.length);
+  for (let k = 0; k < v.length; k++) {
+    const j = scalarJson(v[k]!, ref);
+    out[k] = typeof j === 'bigint' ? Number(j) : typeof j === 'string' ? capText(j, max) : j;
+  }
+  return out;
 }
 
 function planned(t: FieldToken, inMessage: boolean, before: string): PlannedField {

@@ -34,6 +34,13 @@ export class BatchJudge {
   evaluated = 0;
   /** The alert plan of each rule that has alerted, with its append_output fields (appendedFields), by rule. */
   private readonly plans = new WeakMap<LoadedRule, AlertPlan>();
+  /**
+   * The same plans by the rule's index in its ruleset, looked up first: an array read where the
+   * WeakMap hashes the rule on every alert. A plan there of another ruleset's rule (after a
+   * reload) is replaced from `plans` when its index alerts; until then it keeps that rule
+   * (one plan an index at most, as many as the largest ruleset's rules).
+   */
+  private readonly byIndex: AlertPlan[] = [];
 
   constructor(
     private readonly options: DetectionEngineOptions,
@@ -79,12 +86,20 @@ export class BatchJudge {
 
   /** The alert of `rule` matching `ev`, with the fields append_output adds to it. */
   alert(rule: LoadedRule, ev: SourceEvent): Alert {
+    const indexed = this.byIndex[rule.index];
+    const plan = indexed !== undefined && indexed.rule === rule ? indexed : this.planOf(rule);
+    return plan.alert(ev, this.options.hostname, this.options.maxOutputFieldBytes);
+  }
+
+  /** The plan of `rule` from `plans` (made on its first alert), put at its index. */
+  private planOf(rule: LoadedRule): AlertPlan {
     let plan = this.plans.get(rule);
     if (plan === undefined) {
       const entries = this.options.appendOutput ?? [];
       this.plans.set(rule, (plan = new AlertPlan(rule, entries.length > 0 ? appendedFields(entries, rule) : [])));
     }
-    return plan.alert(ev, this.options.hostname, this.options.maxOutputFieldBytes);
+    this.byIndex[rule.index] = plan;
+    return plan;
   }
 
   /** Counts events the compiled tier had judged by the reference interpreter (a stopped one is dropped: watchdog). */

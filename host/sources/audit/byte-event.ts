@@ -15,6 +15,7 @@ import { getterCache } from './getter-cache.js';
 import { pointerKeys } from './json-value.js';
 import { kaExtractor, kaScalarPath } from './ka-fields.js';
 import { parseRfc3339Nano, parseRfc3339NanoBytes } from './time.js';
+import { uriParam } from './uri-param.js';
 
 type Getter = (f: ByteAuditFields, ref: FieldRef) => RawValue | undefined;
 
@@ -29,7 +30,6 @@ const cachedGetter = getterCache(getterFor);
 function kaMembers(name: string): readonly (readonly string[])[] | undefined {
   if (name === 'ka.user.groups') return [['user']];
   if (name === 'ka.sourceips') return [['sourceIPs']];
-  if (name === 'ka.uri.param') return [['requestURI']];
   if (name === 'ka.target.pod.name') return [['objectRef']];
   if (name === 'ka.req.binding.subject.has_name') return [];
   if (name.startsWith('ka.req.role.rules')) return [['requestObject', 'rules']];
@@ -96,6 +96,15 @@ function getterFor(name: string, arg: string | undefined): Getter {
   if (name.startsWith('ka.')) {
     const path = kaScalarPath(name);
     if (path !== undefined) return textGetter(path);
+    if (name === 'ka.uri.param') {
+      // The request URI's text (asText, as the object path reads it), its query read in place.
+      if (arg === undefined || arg === '') return () => undefined;
+      const uri = textGetter(['requestURI']);
+      return (f, ref) => {
+        const text = uri(f, ref);
+        return text === undefined ? undefined : uriParam(text as string, arg);
+      };
+    }
     const paths = kaMembers(name);
     if (paths !== undefined) {
       const extract = kaExtractor(name);

@@ -91,21 +91,37 @@ export function parseAt(b: Buffer, at: number, end = -1): unknown {
 const TEXTS: string[] = new Array<string>(1024).fill('');
 /** Longest value kept in TEXTS: names, verbs, kinds, namespaces, codes; longer ones are rarely met twice. */
 const TEXT_MAX = 48;
+/** Bytes at each end of a value that its TEXTS slot is hashed from. */
+const TEXT_HASHED = 8;
+
+type Slice = (this: Buffer, from: number, to: number) => string;
+/**
+ * Buffer's own UTF-8 decoder of a range, called without toString's argument checks and the
+ * encoding's lookup (the ranges here are known to be inside the body); toString where a
+ * Node.js has no such method.
+ */
+const utf8Slice: Slice =
+  (Buffer.prototype as unknown as { utf8Slice?: Slice }).utf8Slice ??
+  function (this: Buffer, from: number, to: number) {
+    return this.toString('utf8', from, to);
+  };
 
 /**
  * The text of b[from, to) (UTF-8 without escapes). Audit values repeat from event to event (the
  * user, verb, resource, namespace, a container's image): a short ASCII one is taken from TEXTS
- * when the text there has the same bytes, so it is neither decoded nor allocated again.
+ * when the text there has the same bytes, so it is neither decoded nor allocated again. The slot
+ * is hashed from the length and the bytes at each end only, so a value met before is read once
+ * (compared with the text there); a text goes into TEXTS when its decoding has as many
+ * characters as bytes, which for UTF-8 means ASCII (an invalid byte decodes to U+FFFD, never
+ * equal to a byte, so such a text is never taken for one).
  */
 export function bodyText(b: Buffer, from: number, to: number): string {
   const n = to - from;
-  if (n > TEXT_MAX) return b.toString('utf8', from, to);
+  if (n > TEXT_MAX) return utf8Slice.call(b, from, to);
   let h = n;
-  for (let i = from; i < to; i++) {
-    const c = b[i]!;
-    if (c >= 0x80) return b.toString('utf8', from, to);
-    h = (Math.imul(h, 31) + c) | 0;
-  }
+  const head = n < TEXT_HASHED ? to : from + TEXT_HASHED;
+  for (let i = from; i < head; i++) h = (Math.imul(h, 31) + b[i]!) | 0;
+  for (let i = Math.max(head, to - TEXT_HASHED); i < to; i++) h = (Math.imul(h, 31) + b[i]!) | 0;
   const slot = (h ^ (h >>> 12)) & (TEXTS.length - 1);
   const had = TEXTS[slot]!;
   if (had.length === n) {
@@ -113,9 +129,8 @@ export function bodyText(b: Buffer, from: number, to: number): string {
     while (k < n && had.charCodeAt(k) === b[from + k]) k++;
     if (k === n) return had;
   }
-  // ASCII: its Latin-1 decoding is its UTF-8 decoding.
-  const text = b.toString('latin1', from, to);
-  TEXTS[slot] = text;
+  const text = utf8Slice.call(b, from, to);
+  if (text.length === n) TEXTS[slot] = text;
   return text;
 }
 
@@ -134,6 +149,9 @@ export function textAt(b: Buffer, at: number): string {
   if (c === 0x66) return 'false';
   if (c === 0x6e) return 'null';
   if (c === 0x7b || c === 0x5b) return compactAt(b, at) ?? asText(parseAt(b, at));
+  // An integer written as asText writes it (a response code) is its own text, met before as often as not.
+  const end = plainInteger(b, at);
+  if (end > 0) return bodyText(b, at, end);
   // Number() reads a JSON number token as JSON.parse does (a value past the doubles is Infinity: "null").
   const n = Number(b.toString('latin1', at, skipValue(b, at)));
   return Number.isFinite(n) ? String(n) : 'null';
@@ -165,7 +183,7 @@ export function plainInteger(b: Buffer, at: number): number {
  */
 function compactAt(b: Buffer, at: number): string | undefined {
   const end = compactEnd(b, at, 0);
-  return end < 0 ? undefined : b.toString('utf8', at, end);
+  return end < 0 ? undefined : utf8Slice.call(b, at, end);
 }
 
 /** Members an object may have for compactEnd (each name is compared with the ones before it). */

@@ -27,9 +27,39 @@ function queryUnescape(s: string): string | undefined {
 export function uriParam(uri: string, key: string): string | undefined {
   const q = uri.indexOf('?');
   if (q < 0) return undefined;
-  let query = uri.slice(q + 1);
-  const hash = query.indexOf('#');
-  if (hash >= 0) query = query.slice(0, hash);
+  let end = uri.indexOf('#', q + 1);
+  if (end < 0) end = uri.length;
+  return plainQuery(uri, q + 1, end) ? plainParam(uri, q + 1, end, key) : parsedParam(uri.slice(q + 1, end), key);
+}
+
+/** True when uri[from, to) has no `%`, `+` or `;`: no pair of it is malformed and none needs unescaping. */
+function plainQuery(uri: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = uri.charCodeAt(i);
+    if (c === 0x25 || c === 0x2b || c === 0x3b) return false;
+  }
+  return true;
+}
+
+/** uriParam of a plain query (plainQuery), uri[from, to): the first pair named `key` read in place, nothing else built. */
+function plainParam(uri: string, from: number, to: number, key: string): string | undefined {
+  for (let at = from; at < to; ) {
+    let amp = uri.indexOf('&', at);
+    if (amp < 0 || amp > to) amp = to;
+    if (amp === at) {
+      at++; // an empty pair
+      continue;
+    }
+    const eq = uri.indexOf('=', at);
+    const keyEnd = eq < 0 || eq > amp ? amp : eq;
+    if (keyEnd - at === key.length && uri.startsWith(key, at)) return keyEnd === amp ? '' : uri.slice(keyEnd + 1, amp);
+    at = amp + 1;
+  }
+  return undefined;
+}
+
+/** uriParam of any query: each pair unescaped, and none found when one of them is malformed. */
+function parsedParam(query: string, key: string): string | undefined {
   let found: string | undefined;
   for (const pair of query.split('&')) {
     if (pair === '') continue;

@@ -441,6 +441,36 @@ test('decoders: short values read as the text of their own bytes, with many of o
   );
 });
 
+test('decoders: values alike at both ends read as their own (bodyText hashes the bytes at each end only)', () => {
+  // Names of one length whose first and last 8 bytes are the same share a slot: each must read as
+  // itself, and so must one with a non-ASCII letter or an escape between the same ends, values
+  // of 1 to 17 bytes (the ends overlapping), and ones at and past the longest kept (48 bytes).
+  const middle = (i: number, n: number) => String(i).padStart(n, '0');
+  const names = [
+    ...Array.from({ length: 300 }, (_, i) => `system:s${middle(i, 6)}:default`),
+    'system:s\u00e90000:default',
+    'system:s\u00e9\u00e900:default',
+    ...Array.from({ length: 18 }, (_, n) => 'abcdefghijklmnopq'.slice(0, n)),
+    ...Array.from({ length: 20 }, (_, i) => `${'p'.repeat(8)}${middle(i, 32)}${'s'.repeat(8)}`),
+    ...Array.from({ length: 20 }, (_, i) => `${'p'.repeat(8)}${middle(i, 33)}${'s'.repeat(8)}`),
+  ];
+  const pick = random(5);
+  const order = [...names, ...names, ...names]
+    .map((n) => ({ n, k: pick() }))
+    .sort((a, b) => a.k - b.k)
+    .map((x) => x.n);
+  const user = REFS.find((r) => r.canonical === 'ka.user.name')!;
+  const events = order.map((n, i) => ({ ...JSON.parse(EV), auditID: `t${i}`, user: { username: n } }));
+  const body = Buffer.from(list(events).toString('utf8').replace('system:s000007:default', 'system:s0000\\u00307:default'));
+  const decoded = decode(body, 'bytes');
+  assert.ok(decoded.ok);
+  if (!decoded.ok) return;
+  assert.equal(
+    decoded.events.map((e) => e.fields.field(user)),
+    order,
+  );
+});
+
 test('decoders: limits (too large, too deep) give the same skipped and truncated items', () => {
   const deep = (n: number) => `${'['.repeat(n)}1${']'.repeat(n)}`;
   const tight = { maxEventBytes: 600, maxEventDepth: 4 };
