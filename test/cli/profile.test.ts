@@ -34,11 +34,18 @@ interface Row {
 const rae = async (...args: string[]) => run(process.execPath, ['bin/rae.js', ...args], { encoding: 'utf8', timeout: 600_000 });
 const counts = (rows: Row[]) => Object.fromEntries(rows.map((r) => [r.rule, [r.evaluations, r.matches]]));
 
-/** Rows are ranked by cost; shares add up to 1; costs are never negative (a rule cheaper than the timer's noise may read 0). */
+/**
+ * Rows are ranked by cost; costs are never negative (a rule cheaper than the timer's noise may
+ * read 0); shares add up to 1, or are all 0 when every cost read 0. A replay this small is one
+ * evaluate call, and each rule's cost is a timing less the loop's own: on a loaded machine the
+ * loop's timing can exceed every rule's, so all of them read 0 (rule-tally.ts).
+ */
 function assertRanked(rows: Row[]): void {
   for (let i = 1; i < rows.length; i++) assert.ok(rows[i - 1]!.cost_seconds >= rows[i]!.cost_seconds, 'ranked by cost');
-  assert.ok(Math.abs(rows.reduce((s, r) => s + r.cost_share, 0) - 1) < 1e-9);
-  for (const r of rows) assert.ok(r.cost_seconds >= 0, `${r.rule}: cost ${r.cost_seconds}`);
+  for (const r of rows) assert.ok(Number.isFinite(r.cost_seconds) && r.cost_seconds >= 0, `${r.rule}: cost ${r.cost_seconds}`);
+  const shares = rows.reduce((s, r) => s + r.cost_share, 0);
+  if (rows.some((r) => r.cost_seconds > 0)) assert.ok(Math.abs(shares - 1) < 1e-9, `shares add up to ${shares}`);
+  else assert.equal(shares, 0, 'no cost measured: every share 0');
 }
 
 for (const engine of ['wasm', 'interpreter'] as const) {
