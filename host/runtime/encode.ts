@@ -230,9 +230,7 @@ export class BatchEncoder {
         // A value in the body's copy as it is: a reference to it there; a field found missing: nothing to read.
         const start = spans[2 * e.text]!;
         if (start >= 0 && e.copy && found === FOUND.placed) {
-          const where = at + e.s.offset;
-          dv.setUint32(where, origin + start, true);
-          dv.setUint32(where + 4, spans[2 * e.text + 1]!, true);
+          setSpan(dv, at + e.s.offset, origin + start, spans[2 * e.text + 1]!);
           u8[at + e.presentAt]! |= e.presentBit;
           continue;
         }
@@ -492,8 +490,13 @@ function toInt(raw: RawScalar, r: FieldRef): bigint | undefined {
 
 /** Writes a heap reference number (addr + len * SPAN) as {u32 addr, u32 len}. */
 function setRef(dv: DataView, at: number, ref: number): void {
-  dv.setUint32(at, ref % SPAN, true);
-  dv.setUint32(at + 4, Math.floor(ref / SPAN), true);
+  setSpan(dv, at, ref % SPAN, Math.floor(ref / SPAN));
+}
+
+/** A string reference's two 32-bit halves: its address in memory, then its length in bytes. */
+function setSpan(dv: DataView, at: number, addr: number, length: number): void {
+  dv.setUint32(at, addr, true);
+  dv.setUint32(at + 4, length, true);
 }
 
 function align8(n: number): number {
